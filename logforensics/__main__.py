@@ -1,0 +1,3 @@
+from logforensics.cli import main
+
+main()

@@ -1,0 +1,186 @@
+"""`forensics`: the command line. Parses options, calls the library, maps errors to exit codes.
+
+Exit codes: 0 analysis completed (whatever it found, unless --fail-on says otherwise);
+1 findings at or above --fail-on; 2 usage or input error; 3 internal error (a bug).
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from logforensics import __version__
+from logforensics.errors import LogForensicsError
+
+EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+DEFAULT_HTML = "forensics-report.html"
+DEFAULT_JSON = "forensics-report.json"
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Tell why a multi-rank PyTorch job hung, from its logs alone.",
+)
+
+
+class OutputFormat(StrEnum):
+    html = "html"
+    json = "json"
+
+
+class FailOn(StrEnum):
+    never = "never"
+    error = "error"
+    warning = "warning"
+
+
+def _version(value: bool) -> None:
+    if value:
+        import polars
+
+        typer.echo(f"logforensics {__version__} (polars {polars.__version__})")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print versions.")
+    ] = False,
+) -> None:
+    """Tell why a multi-rank PyTorch job hung, from its logs alone."""
+
+
+@app.command()
+def analyze(
+    path: Annotated[
+        Path, typer.Argument(help="A folder of logs (searched recursively) or one file.")
+    ],
+    output_format: Annotated[
+        OutputFormat, typer.Option("--format", "-f", help="Report format.")
+    ] = OutputFormat.html,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help=f"Where to write the report ('-' for stdout). Default: ./{DEFAULT_HTML} "
+            f"or ./{DEFAULT_JSON}.",
+        ),
+    ] = None,
+    events: Annotated[
+        Path | None, typer.Option("--events", help="Also write the event table as Parquet.")
+    ] = None,
+    fail_on: Annotated[
+        FailOn,
+        typer.Option("--fail-on", help="Exit 1 when findings of this severity or worse exist."),
+    ] = FailOn.never,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")] = False,
+) -> None:
+    """Analyse the logs under PATH and write a report (HTML by default)."""
+    try:
+        code = _analyze(path, output_format, out, events, fail_on, quiet)
+    except LogForensicsError as error:
+        hint = f" ({error.hint})" if error.hint else ""
+        typer.echo(f"forensics: error: {error}{hint}", err=True)
+        raise typer.Exit(EXIT_INPUT) from None
+    except typer.Exit:
+        raise
+    except Exception:  # a bug: say so, keep the traceback for the bug report
+        traceback.print_exc(file=sys.stderr)
+        typer.echo(
+            "forensics: internal error (this is a bug in logforensics; the traceback above "
+            "helps fix it)",
+            err=True,
+        )
+        raise typer.Exit(EXIT_INTERNAL) from None
+    raise typer.Exit(code)
+
+
+def _analyze(
+    path: Path,
+    output_format: OutputFormat,
+    out: Path | None,
+    events_path: Path | None,
+    fail_on: FailOn,
+    quiet: bool,
+) -> int:
+    from logforensics.api import analyze as run_analysis
+    from logforensics.errors import InputError
+    from logforensics.findings import SEVERITY_ORDER
+    from logforensics.report.model import build_report
+    from logforensics.report.render import render_html, render_json
+    from logforensics.schema import write_parquet
+
+    target = out or Path(DEFAULT_HTML if output_format is OutputFormat.html else DEFAULT_JSON)
+    for written in (target, events_path):
+        if written is not None and str(written) != "-":
+            _refuse_writing_into_input(path, written)
+    analysis = run_analysis(path)
+    report = build_report(analysis, str(path))
+    text = (
+        render_json(report) if output_format is OutputFormat.json else render_html(report, analysis)
+    )
+    try:
+        if str(target) == "-":
+            sys.stdout.write(text)
+        else:
+            target.write_text(text, encoding="utf-8")
+        if events_path is not None:
+            write_parquet(analysis.job.events, str(events_path))
+    except OSError as error:
+        raise InputError(f"cannot write {error.filename or target}: {error.strerror}") from None
+    if not quiet:
+        _print_summary(report, None if str(target) == "-" else target, events_path)
+    if fail_on is FailOn.never:
+        return EXIT_OK
+    threshold = SEVERITY_ORDER[fail_on.value]
+    worst = max((SEVERITY_ORDER[f["severity"]] for f in report["findings"]), default=-1)
+    return EXIT_FINDINGS if worst >= threshold else EXIT_OK
+
+
+def _refuse_writing_into_input(input_path: Path, output: Path) -> None:
+    from logforensics.errors import InputError
+
+    resolved_input = input_path.resolve()
+    resolved_output = output.resolve()
+    if resolved_output == resolved_input or (
+        resolved_input.is_dir() and resolved_input in resolved_output.parents
+    ):
+        raise InputError(
+            f"{output}: refusing to write inside the input {input_path}",
+            hint="pass --out with a path outside the logs",
+        )
+
+
+def _print_summary(report: dict, target: Path | None, events_path: Path | None) -> None:
+    inputs = report["inputs"]
+    lines = [
+        f"read {inputs['files']} files, {inputs['lines']} lines "
+        f"({inputs['unrecognised_lines']} not recognised), ranks seen: {len(inputs['ranks_seen'])}"
+        + (f" of {report['world_size']}" if report["world_size"] is not None else "")
+    ]
+    verdict = report["verdict"]
+    if verdict:
+        lines.append(f"verdict: {verdict['kind']} — {verdict['summary']}")
+        lines.append(f"fix: {verdict['fix']}")
+    else:
+        errors = sum(1 for f in report["findings"] if f["severity"] == "error")
+        lines.append(
+            "verdict: no root cause found" + (f" ({errors} error findings)" if errors else "")
+        )
+    if target is not None:
+        lines.append(f"report: {target}")
+    if events_path is not None:
+        lines.append(f"events: {events_path}")
+    typer.echo("\n".join(lines), err=True)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,109 @@
+"""Everything the rules may read about one analysed job, derived once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from logforensics.attribution import path_ranks
+from logforensics.intake import Inventory
+from logforensics.progress import Progress, build_progress
+
+
+@dataclass(frozen=True, slots=True)
+class WorldSize:
+    value: int
+    source: str  # which event family stated it
+    file: str
+    line: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    events: pl.DataFrame
+    inventory: Inventory
+    file_stats: pl.DataFrame  # file, lines, blank_lines, last_line, last_text, rank, rank_from
+    world_size: WorldSize | None
+    progress: Progress | None
+
+    @property
+    def ranks_seen(self) -> tuple[int, ...]:
+        """Ranks with at least one event or a file of their own."""
+        from_events = self.events.get_column("rank").drop_nulls().unique().to_list()
+        from_files = self.file_stats.get_column("rank").drop_nulls().unique().to_list()
+        return tuple(sorted(set(from_events) | set(from_files)))
+
+    def host_of(self, rank: int) -> str | None:
+        hosts = self.events.filter((pl.col("rank") == rank) & pl.col("host").is_not_null())
+        return None if hosts.is_empty() else hosts.item(0, "host")
+
+    def files_of(self, rank: int) -> list[str]:
+        own = self.file_stats.filter(pl.col("rank") == rank).get_column("file").to_list()
+        with_events = (
+            self.events.filter(pl.col("rank") == rank).get_column("file").unique().to_list()
+        )
+        return sorted(set(own) | set(with_events))
+
+
+def build_job(events: pl.DataFrame, inventory: Inventory, lines: pl.DataFrame) -> Job:
+    return Job(
+        events=events,
+        inventory=inventory,
+        file_stats=_file_stats(events, lines),
+        world_size=_world_size(events),
+        progress=build_progress(events),
+    )
+
+
+def _file_stats(events: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
+    """Per file: line counts, the last non-blank line, and the rank the whole file belongs to."""
+    is_blank = pl.col("text").str.strip_chars() == ""
+    stats = lines.group_by("file").agg(
+        pl.len().alias("lines"),
+        is_blank.sum().alias("blank_lines"),
+        pl.col("line").filter(~is_blank).last().alias("last_line"),
+        pl.col("text").filter(~is_blank).last().alias("last_text"),
+    )
+    # A file belongs to a rank when every rank-attributed event in it names the same rank.
+    owner = (
+        events.filter(pl.col("rank").is_not_null())
+        .group_by("file")
+        .agg(pl.col("rank").unique().alias("ranks"), pl.col("rank_from").first())
+        .filter(pl.col("ranks").list.len() == 1)
+        .select("file", pl.col("ranks").list.first().alias("rank"), "rank_from")
+    )
+    by_path = path_ranks(stats.get_column("file").to_list()).select(
+        "file",
+        pl.col("path_rank").alias("rank_by_path"),
+        pl.when(pl.col("path_rank_local_only"))
+        .then(pl.lit("path_local"))
+        .otherwise(pl.lit("path"))
+        .alias("from_path"),
+    )
+    stats = stats.join(owner, on="file", how="left").join(by_path, on="file", how="left")
+    return stats.select(
+        "file",
+        "lines",
+        "blank_lines",
+        "last_line",
+        "last_text",
+        pl.coalesce("rank", "rank_by_path").cast(pl.Int32).alias("rank"),
+        pl.when(pl.col("rank").is_not_null())
+        .then(pl.col("rank_from"))
+        .when(pl.col("rank_by_path").is_not_null())
+        .then(pl.col("from_path"))
+        .alias("rank_from"),
+    ).sort("file")
+
+
+def _world_size(events: pl.DataFrame) -> WorldSize | None:
+    """The world size most events state; ties go to the larger value."""
+    stated = events.filter(pl.col("world_size").is_not_null())
+    if stated.is_empty():
+        return None
+    counts = stated.group_by("world_size").len().sort("len", "world_size", descending=True)
+    value = int(counts.item(0, "world_size"))
+    first = stated.filter(pl.col("world_size") == value).row(0, named=True)
+    return WorldSize(value, first["family"], first["file"], first["line"], first["text"])

@@ -1,0 +1,198 @@
+"""Per-rank progress through the training loop, from stage marks.
+
+Derived once and shared by the rules and the report:
+- the stage order, learned from the logs (the mean position of each stage within a step);
+- each rank's sequence of marks from its primary file (a rank's marks copied into another file,
+  e.g. a launcher console under `--tee`, are not counted twice);
+- a total order over (epoch, repeat, step, stage) keys, so "further" has a meaning;
+- each rank's first departure from what the majority of ranks did at the same position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import polars as pl
+
+DepartureKind = Literal["skipped", "repeated", "stopped"]
+
+
+@dataclass(frozen=True, slots=True)
+class Departure:
+    """Where one rank's sequence of marks first parts from the majority's."""
+
+    rank: int
+    position: int  # index into the rank's own sequence
+    kind: DepartureKind
+    expected_key: int  # key index the majority emitted at this position
+    actual_key: int | None  # key index the rank emitted instead (None: it emitted nothing)
+    missed_stages: tuple[str, ...]  # stages of the expected step the rank never emitted
+    majority_support: int  # ranks that agree on the expected key
+    tie: bool  # True when as many ranks disagree as agree
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    stage_order: tuple[str, ...]
+    marks: pl.DataFrame  # rank, file, line, text, epoch, step, stage, occ, pos, key
+    keys: pl.DataFrame  # key, epoch, occ, step, stage, stage_pos (sorted by key)
+    ranks: tuple[int, ...]
+    departures: tuple[Departure, ...]  # sorted by (expected key, rank)
+
+    def key_of(self, key: int) -> dict[str, object]:
+        return self.keys.row(key, named=True)
+
+    def last_key(self) -> pl.DataFrame:
+        """rank, key, file, line, text of each rank's last mark."""
+        return self.marks.group_by("rank").agg(pl.all().sort_by("pos").last()).sort("rank")
+
+    def step_key_index(self, epoch: int | None, step: int) -> int | None:
+        """The first key of a step (for ordering findings that know only a step)."""
+        found = self.keys.filter(
+            (pl.col("step") == step) & (pl.col("epoch") == (-1 if epoch is None else epoch))
+        )
+        if found.is_empty():
+            found = self.keys.filter(pl.col("step") == step)
+        return None if found.is_empty() else int(found.get_column("key").min())
+
+
+def build_progress(events: pl.DataFrame) -> Progress | None:
+    """None when there are no stage marks with a known rank."""
+    marks = events.filter((pl.col("event") == "stage") & pl.col("rank").is_not_null()).select(
+        "rank", "file", "line", "text", pl.col("epoch").fill_null(-1), "step", "stage"
+    )
+    if marks.is_empty():
+        return None
+    marks = _primary_file_only(marks).sort("rank", "file", "line")
+    marks = marks.with_columns(pl.int_range(pl.len()).over("rank").alias("pos"))
+    stage_order = _learn_stage_order(marks)
+    stage_pos = {stage: index for index, stage in enumerate(stage_order)}
+    marks = marks.with_columns(
+        pl.col("stage").replace_strict(stage_pos, return_dtype=pl.Int32).alias("stage_pos"),
+        pl.int_range(pl.len()).over("rank", "epoch", "step", "stage").alias("occ"),
+    )
+    keys = (
+        marks.select("epoch", "occ", "step", "stage", "stage_pos")
+        .unique()
+        .sort("epoch", "occ", "step", "stage_pos")
+        .with_row_index("key")
+        .with_columns(pl.col("key").cast(pl.Int64))
+    )
+    marks = marks.join(
+        keys.select("epoch", "occ", "step", "stage", "key"), on=["epoch", "occ", "step", "stage"]
+    )
+    marks = marks.sort("rank", "pos")
+    ranks = tuple(marks.get_column("rank").unique().sort().to_list())
+    departures = _departures(marks, keys, stage_order, len(ranks))
+    return Progress(stage_order, marks, keys, ranks, departures)
+
+
+def _primary_file_only(marks: pl.DataFrame) -> pl.DataFrame:
+    """Keep each rank's marks from one file: the one with most of them, its own file on a tie."""
+    ranks_in_file = marks.group_by("file").agg(pl.col("rank").n_unique().alias("ranks_in_file"))
+    counts = (
+        marks.group_by("rank", "file")
+        .len()
+        .join(ranks_in_file, on="file")
+        .sort(["rank", "len", "ranks_in_file", "file"], descending=[False, True, False, False])
+    )
+    primary = counts.group_by("rank", maintain_order=True).first().select("rank", "file")
+    return marks.join(primary, on=["rank", "file"])
+
+
+def _learn_stage_order(marks: pl.DataFrame) -> tuple[str, ...]:
+    """Order stages by their mean position within a (rank, epoch, step), then by first sight."""
+    firsts = marks.group_by("rank", "epoch", "step", "stage").agg(pl.col("pos").min())
+    positions = firsts.with_columns(
+        pl.col("pos").rank("ordinal").over("rank", "epoch", "step").alias("index")
+    )
+    order = (
+        positions.group_by("stage")
+        .agg(pl.col("index").mean().alias("mean_index"), pl.col("pos").min().alias("first"))
+        .sort("mean_index", "first")
+    )
+    return tuple(order.get_column("stage").to_list())
+
+
+def _departures(
+    marks: pl.DataFrame, keys: pl.DataFrame, stage_order: tuple[str, ...], rank_count: int
+) -> tuple[Departure, ...]:
+    if rank_count < 2:
+        return ()
+    by_position = marks.group_by("pos", "key").agg(pl.len().alias("support"))
+    mode = (
+        by_position.sort("pos", "support", "key", descending=[False, True, False])
+        .group_by("pos", maintain_order=True)
+        .first()
+    )
+    # A position counts only where at least half of all ranks agree on what came there.
+    mode = mode.filter(pl.col("support") * 2 >= rank_count)
+    lengths = marks.group_by("rank").agg(pl.len().alias("length"))
+    mismatches = (
+        marks.join(mode, on="pos")
+        .filter(pl.col("key") != pl.col("key_right"))
+        .group_by("rank")
+        .agg(pl.col("pos").min().alias("mismatch_pos"))
+    )
+    last_majority_pos = mode.get_column("pos").max()
+    per_rank = lengths.join(mismatches, on="rank", how="left").with_columns(
+        pl.when(pl.col("length") <= last_majority_pos).then(pl.col("length")).alias("stopped_pos")
+    )
+    per_rank = per_rank.with_columns(
+        pl.min_horizontal("mismatch_pos", "stopped_pos").alias("position")
+    ).filter(pl.col("position").is_not_null())
+    mode_at = {row["pos"]: (row["key"], row["support"]) for row in mode.iter_rows(named=True)}
+    departures: list[Departure] = []
+    for row in per_rank.iter_rows(named=True):
+        rank, position = row["rank"], row["position"]
+        expected_key, support = mode_at[position]
+        own = marks.filter(pl.col("rank") == rank)
+        actual = own.filter(pl.col("pos") == position)
+        actual_key = None if actual.is_empty() else int(actual.item(0, "key"))
+        expected = keys.row(expected_key, named=True)
+        step_marks = own.filter(
+            (pl.col("epoch") == expected["epoch"])
+            & (pl.col("step") == expected["step"])
+            & (pl.col("occ") == expected["occ"])
+        )
+        seen = set(step_marks.get_column("stage").to_list())
+        missed = tuple(
+            stage
+            for stage in stage_order[expected["stage_pos"] :]
+            if stage not in seen and _stage_in_step(keys, expected, stage)
+        )
+        if actual_key is None:
+            kind: DepartureKind = "stopped"
+        elif _place(keys.row(actual_key, named=True)) > _place(expected):
+            kind = "skipped"
+        else:
+            kind = "repeated"  # went back to an earlier point, or ran the same one again
+        departures.append(
+            Departure(
+                rank=rank,
+                position=position,
+                kind=kind,
+                expected_key=expected_key,
+                actual_key=actual_key,
+                missed_stages=missed,
+                majority_support=support,
+                tie=support * 2 == rank_count,
+            )
+        )
+    return tuple(sorted(departures, key=lambda d: (d.expected_key, d.rank)))
+
+
+def _place(key: dict[str, object]) -> tuple[object, ...]:
+    """Where a key stands in the loop, ignoring how often it was reached."""
+    return (key["epoch"], key["step"], key["stage_pos"])
+
+
+def _stage_in_step(keys: pl.DataFrame, expected: dict[str, object], stage: str) -> bool:
+    """Whether any rank emitted `stage` in the expected step (some stages are occasional)."""
+    return not keys.filter(
+        (pl.col("epoch") == expected["epoch"])
+        & (pl.col("step") == expected["step"])
+        & (pl.col("occ") == expected["occ"])
+        & (pl.col("stage") == stage)
+    ).is_empty()

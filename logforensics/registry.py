@@ -1,0 +1,82 @@
+"""The one place parsers and rules are found: every module in `parsers/` that defines
+`PARSER`, and every module in `logforensics/rules/` that defines `RULE`.
+
+Adding a log family or a diagnosis is adding one file; nothing else needs editing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from logforensics.errors import ImplementationError
+
+if TYPE_CHECKING:
+    from logforensics.findings import Finding
+    from logforensics.job import Job
+
+
+@dataclass(frozen=True, slots=True)
+class LineParser:
+    """Recognises one log family.
+
+    `parse` receives only the lines whose `message` contains one of `literals` (columns
+    `file, line, text, message, prefix_rank, prefix_local_rank`) and returns one row per
+    recognised line: `file`, `line` and any event-schema columns it can fill. Rows it returns
+    count as recognised; it must work on whole columns, never loop over lines in Python.
+    """
+
+    name: str
+    literals: tuple[str, ...]
+    parse: Callable[[pl.DataFrame], pl.DataFrame]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One diagnosis: reads the job (event table and what was derived from it), returns findings.
+
+    `specificity` breaks ties between root-cause findings at the same point of the run: the
+    rule that names the more particular cause wins (an uneven DataLoader explains the rank
+    that went quiet at the epoch end).
+    """
+
+    kind: str
+    check: Callable[[Job], list[Finding]]
+    specificity: int = 0
+
+
+def _modules(package_name: str) -> list[ModuleType]:
+    package = importlib.import_module(package_name)
+    names = sorted(info.name for info in pkgutil.iter_modules(package.__path__))
+    return [importlib.import_module(f"{package_name}.{name}") for name in names]
+
+
+@cache
+def parsers() -> tuple[LineParser, ...]:
+    """Every registered parser, in module-name order."""
+    found = [module.PARSER for module in _modules("parsers") if hasattr(module, "PARSER")]
+    _refuse_duplicates([parser.name for parser in found], "parser")
+    return tuple(found)
+
+
+@cache
+def rules() -> tuple[Rule, ...]:
+    """Every registered rule, in module-name order."""
+    found = [module.RULE for module in _modules("logforensics.rules") if hasattr(module, "RULE")]
+    _refuse_duplicates([rule.kind for rule in found], "rule")
+    return tuple(found)
+
+
+def _refuse_duplicates(names: list[str], what: str) -> None:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ImplementationError(f"{what} {name!r} registered twice")
+        seen.add(name)

@@ -1,0 +1,152 @@
+"""The per-rank progress picture: ranks down, steps across, drawn as inline SVG by the template.
+
+Each cell says how much of a step a rank ran (all stages, some, none). The cell where a rank
+departed from the others is outlined; each rank's last mark is dotted. Wide runs keep the
+steps around the first departure and the last steps; large jobs keep the ranks that matter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from logforensics.progress import Progress
+
+MAX_COLUMNS = 48
+MAX_ROWS = 64
+CELL = 14
+GAP = 2
+LABEL_WIDTH = 70
+HEADER_HEIGHT = 34
+
+FILL = {"full": "#3b8a4a", "partial": "#e0a526", "none": "#e4e4e4"}
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    x: int
+    y: int
+    fill: str
+    title: str
+    departed: bool
+    last: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Picture:
+    width: int
+    height: int
+    cells: list[Cell]
+    row_labels: list[tuple[int, str]]  # (y, text)
+    column_labels: list[tuple[int, str]]  # (x, text)
+    gaps: list[int]  # x of a column gap (steps left out)
+    note: str
+
+
+def build_picture(progress: Progress) -> Picture:
+    steps = (
+        progress.marks.group_by("epoch", "occ", "step")
+        .agg(pl.col("key").min().alias("first_key"))
+        .sort("first_key")
+        .with_row_index("column")
+    )
+    departed = {d.rank: progress.key_of(d.expected_key) for d in progress.departures}
+    column_of = {
+        (row["epoch"], row["occ"], row["step"]): row["column"]
+        for row in steps.iter_rows(named=True)
+    }
+    columns = _choose_columns(steps.height, [column_of[_step_id(k)] for k in departed.values()])
+    ranks = _choose_rows(progress.ranks, list(departed))
+    stages_per_step = progress.marks.group_by("epoch", "occ", "step").agg(
+        pl.col("stage").n_unique().alias("stages")
+    )
+    per_cell = (
+        progress.marks.group_by("rank", "epoch", "occ", "step")
+        .agg(pl.col("stage").n_unique().alias("done"), pl.col("stage").sort_by("pos").last())
+        .join(stages_per_step, on=["epoch", "occ", "step"])
+    )
+    done = {
+        (row["rank"], column_of[(row["epoch"], row["occ"], row["step"])]): row
+        for row in per_cell.iter_rows(named=True)
+    }
+    last_column = {
+        row["rank"]: column_of[(row["epoch"], row["occ"], row["step"])]
+        for row in progress.last_key().iter_rows(named=True)
+    }
+    x_of, gaps = _x_positions(columns)
+    cells: list[Cell] = []
+    row_labels: list[tuple[int, str]] = []
+    for row_index, rank in enumerate(ranks):
+        y = HEADER_HEIGHT + row_index * (CELL + GAP)
+        row_labels.append((y + CELL - 3, f"rank {rank}"))
+        departure_column = column_of[_step_id(departed[rank])] if rank in departed else None
+        for column in columns:
+            info = done.get((rank, column))
+            step_row = steps.row(column, named=True)
+            if info is None:
+                state, title = "none", "no mark"
+            else:
+                state = "full" if info["done"] >= info["stages"] else "partial"
+                title = f"{info['done']}/{info['stages']} stages, last {info['stage']}"
+            cells.append(
+                Cell(
+                    x=x_of[column],
+                    y=y,
+                    fill=FILL[state],
+                    title=f"rank {rank}, step {step_row['step']}: {title}",
+                    departed=column == departure_column,
+                    last=column == last_column.get(rank),
+                )
+            )
+    column_labels = [
+        (x_of[column] + CELL // 2, str(steps.row(column, named=True)["step"]))
+        for column in columns
+        if column in (columns[0], columns[-1]) or steps.row(column, named=True)["step"] % 5 == 0
+    ]
+    hidden_rows = len(progress.ranks) - len(ranks)
+    note = f"{hidden_rows} ranks that behaved like the others are not drawn." if hidden_rows else ""
+    width = (max(x_of.values()) if x_of else LABEL_WIDTH) + CELL + 10
+    height = HEADER_HEIGHT + len(ranks) * (CELL + GAP) + 6
+    return Picture(width, height, cells, row_labels, column_labels, gaps, note)
+
+
+def _step_id(key: dict[str, object]) -> tuple[object, object, object]:
+    return (key["epoch"], key["occ"], key["step"])
+
+
+def _choose_columns(count: int, departure_columns: list[int]) -> list[int]:
+    if count <= MAX_COLUMNS:
+        return list(range(count))
+    tail = list(range(count - MAX_COLUMNS // 2, count))
+    if not departure_columns:
+        return list(range(count - MAX_COLUMNS, count))
+    first = min(departure_columns)
+    head = list(range(max(0, first - 6), min(count, first - 6 + MAX_COLUMNS // 2)))
+    return sorted(set(head) | set(tail))
+
+
+def _choose_rows(ranks: tuple[int, ...], departed: list[int]) -> list[int]:
+    if len(ranks) <= MAX_ROWS:
+        return list(ranks)
+    keep = set(departed[: MAX_ROWS // 2])
+    for rank in ranks:
+        if len(keep) >= MAX_ROWS:
+            break
+        keep.add(rank)
+    return sorted(keep)
+
+
+def _x_positions(columns: list[int]) -> tuple[dict[int, int], list[int]]:
+    x_of: dict[int, int] = {}
+    gaps: list[int] = []
+    x = LABEL_WIDTH
+    previous: int | None = None
+    for column in columns:
+        if previous is not None and column != previous + 1:
+            gaps.append(x + 2)
+            x += CELL
+        x_of[column] = x
+        x += CELL + GAP
+        previous = column
+    return x_of, gaps

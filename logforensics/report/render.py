@@ -1,0 +1,53 @@
+"""Render the report model as JSON, or as one self-contained HTML file (no network, no JS)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from logforensics.api import Analysis
+from logforensics.report.picture import FILL, build_picture
+
+
+def render_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+
+
+def render_html(
+    report: dict[str, Any], analysis: Analysis, generated_at: datetime | None = None
+) -> str:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("logforensics", "report/templates"),
+        autoescape=True,  # every byte of log text on the page is untrusted
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    env.filters["evidence_id"] = evidence_id
+    picture = build_picture(analysis.job.progress) if analysis.job.progress else None
+    moment = generated_at or datetime.now(UTC)
+    return env.get_template("report.html.j2").render(
+        report=report,
+        picture=picture,
+        fill=FILL,
+        generated_at=moment.strftime("%Y-%m-%d %H:%M:%S UTC"),
+        embedded_json=_script_safe_json(report),
+        css=Markup(env.loader.get_source(env, "report.css")[0]),  # our own file, not log text
+    )
+
+
+def evidence_id(evidence: dict[str, Any]) -> str:
+    """A stable fragment for an evidence line; raw paths make awkward fragments."""
+    digest = hashlib.sha1(evidence["file"].encode(), usedforsecurity=False).hexdigest()[:8]
+    return f"ev-{digest}-{evidence['line']}"
+
+
+def _script_safe_json(report: dict[str, Any]) -> Markup:
+    """JSON that cannot close its <script> element or break a JS string (Lighthouse's rule)."""
+    text = json.dumps(report, ensure_ascii=False)
+    text = text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return Markup(text)  # noqa: S704 - made safe just above

@@ -1,0 +1,1 @@
+"""One module per diagnosis. Each defines `RULE`, a `logforensics.registry.Rule`."""

@@ -1,0 +1,69 @@
+"""The last point of the training loop that every rank reached, and who got further."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.findings import Finding, evidence_from
+from logforensics.job import Job
+from logforensics.registry import Rule
+from logforensics.text import describe_key, rank_list
+
+
+def check(job: Job) -> list[Finding]:
+    progress = job.progress
+    if progress is None:
+        return []
+    rank_count = len(progress.ranks)
+    reached_by_all = (
+        progress.marks.group_by("key")
+        .agg(pl.col("rank").n_unique().alias("ranks"))
+        .filter(pl.col("ranks") == rank_count)
+    )
+    last = progress.last_key()
+    if reached_by_all.is_empty():
+        return [
+            Finding(
+                kind="last_common_stage",
+                severity="info",
+                role="context",
+                summary="No stage mark was reached by every rank.",
+                fix="",
+                ranks=list(progress.ranks),
+            )
+        ]
+    common_key = int(reached_by_all.get_column("key").max())
+    common = progress.key_of(common_key)
+    stuck = last.filter(pl.col("key") == common_key)
+    further = last.filter(pl.col("key") > common_key)
+    stuck_ranks = stuck.get_column("rank").to_list()
+    further_ranks = further.get_column("rank").to_list()
+    where = describe_key(common)
+    if further_ranks:
+        summary = (
+            f"Every rank reached {where}; {rank_list(stuck_ranks)} stopped there while "
+            f"{rank_list(further_ranks)} got further."
+        )
+    else:
+        summary = f"Every rank reached {where} and no rank got further."
+    evidence, total = evidence_from(stuck.select("file", "line", "text", "rank"))
+    return [
+        Finding(
+            kind="last_common_stage",
+            severity="info",
+            role="context",
+            summary=summary,
+            fix="",
+            ranks=stuck_ranks,
+            step=common["step"],
+            stage=common["stage"],
+            epoch=None if common["epoch"] == -1 else common["epoch"],
+            evidence=evidence,
+            evidence_total=total,
+            order=float(common_key),
+            details={"ranks_further": further_ranks, "ranks_stopped_here": stuck_ranks},
+        )
+    ]
+
+
+RULE = Rule(kind="last_common_stage", check=check)

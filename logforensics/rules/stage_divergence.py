@@ -1,0 +1,144 @@
+"""The earliest point at which a rank's stage marks part from what the other ranks did.
+
+A rank that skips a stage (a `continue` on a bad batch), repeats a step, or goes quiet while
+the others carry on has stopped issuing the collectives the others wait for: this is the usual
+root cause of a hang that a watchdog timeout reports much later.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import polars as pl
+
+from logforensics.findings import EVIDENCE_CAP, Evidence, Finding
+from logforensics.job import Job
+from logforensics.progress import Departure, Progress
+from logforensics.registry import Rule
+from logforensics.text import describe_key, rank_list
+
+MAX_FINDINGS = 10
+
+SKIP_FIX = (
+    "Every rank must run the same collectives in the same order. Decide a skip together: "
+    "compute a local flag `skip = torch.tensor(int(bad_batch))`, call "
+    "`dist.all_reduce(skip, op=dist.ReduceOp.MAX)`, and skip the step on every rank when "
+    "`skip.item()` is 1. Never `continue` past backward on one rank only."
+)
+STOP_FIX = (
+    "Read what {who} did after {its} last mark (the last lines of {its} log are in the "
+    "evidence): an exception caught and ignored, a DataLoader that ran out early (give every "
+    "rank the same number of batches: DistributedSampler, `drop_last=True`), or a blocking "
+    "call that only {who} makes."
+)
+REPEAT_FIX = (
+    "{who} ran a step again that the other ranks ran once (a retry or a restarted loop on one "
+    "rank). Make retries collective, or restart every rank together."
+)
+
+
+def check(job: Job) -> list[Finding]:
+    progress = job.progress
+    if progress is None or not progress.departures:
+        return []
+    groups = itertools.groupby(progress.departures, key=lambda d: (d.expected_key, d.kind))
+    findings = [_finding(job, progress, list(group)) for _, group in groups]
+    return findings[:MAX_FINDINGS]
+
+
+def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Finding:
+    first = departures[0]
+    ranks = [departure.rank for departure in departures]
+    expected = progress.key_of(first.expected_key)
+    others = sorted(set(progress.ranks) - set(ranks))
+    who = rank_list(ranks)
+    where = describe_key(expected)
+    if first.kind == "skipped":
+        missed = ", ".join(first.missed_stages) or expected["stage"]
+        actual = describe_key(progress.key_of(first.actual_key))
+        summary = (
+            f"{who.capitalize()} skipped {missed} at step {expected['step']}: "
+            f"it went on to {actual} while {rank_list(others)} ran {where}."
+        )
+        fix = SKIP_FIX
+    elif first.kind == "stopped":
+        summary = (
+            f"{who.capitalize()} went quiet before {where}: "
+            f"{rank_list(others)} went on to it and further."
+        )
+        its = "its" if len(ranks) == 1 else "their"
+        fix = STOP_FIX.format(who=who, its=its)
+    else:
+        summary = (
+            f"{who.capitalize()} repeated an earlier step where {rank_list(others)} ran {where}."
+        )
+        fix = REPEAT_FIX.format(who=who.capitalize())
+    confidence = "high"
+    if first.tie:
+        confidence = "medium" if first.kind == "skipped" else "low"
+        summary += " As many ranks agree with it as not, so which side departed is a guess."
+    evidence = _evidence(job, progress, departures)
+    return Finding(
+        kind="stage_divergence",
+        severity="error",
+        role="root_cause",
+        summary=summary,
+        fix=fix,
+        ranks=ranks,
+        step=expected["step"],
+        stage=first.missed_stages[0] if first.missed_stages else expected["stage"],
+        epoch=None if expected["epoch"] == -1 else expected["epoch"],
+        evidence=evidence[:EVIDENCE_CAP],
+        evidence_total=len(evidence),
+        confidence=confidence,
+        order=float(first.expected_key),
+        details={
+            "departure": first.kind,
+            "missed_stages": list(first.missed_stages),
+            "expected": where,
+            "ranks_agreeing": first.majority_support,
+        },
+    )
+
+
+def _evidence(job: Job, progress: Progress, departures: list[Departure]) -> list[Evidence]:
+    """For each departing rank: its mark before the departure, the mark it made instead (or
+    the last line of its log), and one other rank's mark at the same position."""
+    marks = progress.marks
+    lines: list[Evidence] = []
+    for departure in departures:
+        own = marks.filter(pl.col("rank") == departure.rank)
+        around = own.filter(pl.col("pos").is_between(departure.position - 1, departure.position))
+        lines.extend(_as_evidence(around))
+        if departure.kind == "stopped":
+            lines.extend(_last_line_of(job, departure.rank, own))
+    majority = marks.filter(
+        (pl.col("pos") == departures[0].position) & (pl.col("key") == departures[0].expected_key)
+    )
+    lines.extend(_as_evidence(majority.head(1)))
+    return lines
+
+
+def _as_evidence(rows: pl.DataFrame) -> list[Evidence]:
+    return [
+        Evidence(row["file"], int(row["line"]), row["text"], row["rank"])
+        for row in rows.iter_rows(named=True)
+    ]
+
+
+def _last_line_of(job: Job, rank: int, own_marks: pl.DataFrame) -> list[Evidence]:
+    """The last line of the file holding the rank's marks, when it is not the last mark."""
+    if own_marks.is_empty():
+        return []
+    last_mark = own_marks.row(own_marks.height - 1, named=True)
+    stats = job.file_stats.filter(pl.col("file") == last_mark["file"])
+    if stats.is_empty() or stats.item(0, "last_line") in (None, last_mark["line"]):
+        return []
+    return [
+        Evidence(
+            last_mark["file"], int(stats.item(0, "last_line")), stats.item(0, "last_text"), rank
+        )
+    ]
+
+
+RULE = Rule(kind="stage_divergence", check=check)

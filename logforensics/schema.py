@@ -1,0 +1,92 @@
+"""The event table: one declared schema that every parser fills and every rule reads.
+
+A row is one recognised fact from one input line. Parsers return frames holding a subset of
+these columns; `conform` adds the rest as typed nulls, casts, and orders them.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.errors import ImplementationError
+
+SCHEMA_VERSION = 1
+SCHEMA_ID = f"logforensics/events@{SCHEMA_VERSION}"
+
+SEVERITY = pl.Enum(["debug", "info", "warning", "error"])
+
+# How a row's global rank was established, most trusted first.
+RANK_SOURCES = ("prefix", "content", "file_content", "path", "path_local")
+
+EVENT_SCHEMA: dict[str, pl.DataType] = {
+    # provenance: every finding must lead back to a line of an input file
+    "file": pl.String(),  # path relative to the analysed PATH
+    "line": pl.UInt32(),  # 1-based line number within `file`
+    "text": pl.String(),  # the line exactly as read (after decoding)
+    "parser": pl.String(),  # module that recognised the line
+    # who
+    "rank": pl.Int32(),  # global rank; null when nothing says which rank
+    "rank_from": pl.String(),  # one of RANK_SOURCES
+    "local_rank": pl.Int32(),
+    "host": pl.String(),
+    "pid": pl.Int64(),
+    # when
+    "timestamp": pl.Datetime("us"),  # as printed (no zone); null when the line has none
+    # what
+    "family": pl.String(),  # log family: stage_mark, device_map, loader_size, ...
+    "event": pl.String(),  # normalised event name within the family
+    "severity": SEVERITY,
+    "message": pl.String(),  # the line with launcher prefixes stripped
+    # training position
+    "epoch": pl.Int64(),
+    "step": pl.Int64(),
+    "stage": pl.String(),
+    # collectives
+    "op": pl.String(),
+    "seq": pl.Int64(),
+    "timeout_ms": pl.Int64(),
+    # devices and sizes
+    "device": pl.String(),  # device ordinal or bus id as printed
+    "world_size": pl.Int32(),
+    "value": pl.Int64(),  # a single number the event reports (e.g. a loader length)
+    "values": pl.List(pl.Int64()),  # a list the event reports (e.g. loader sizes by rank)
+}
+
+COLUMNS: tuple[str, ...] = tuple(EVENT_SCHEMA)
+
+
+def empty_events() -> pl.DataFrame:
+    """An event table with no rows."""
+    return pl.DataFrame(schema=EVENT_SCHEMA)
+
+
+def conform(frame: pl.LazyFrame | pl.DataFrame) -> pl.LazyFrame:
+    """Add missing columns as typed nulls, cast to the schema and order the columns.
+
+    Raises ImplementationError when a parser emits a column the schema does not declare.
+    """
+    lazy = frame.lazy()
+    present = lazy.collect_schema().names()
+    unknown = [name for name in present if name not in EVENT_SCHEMA]
+    if unknown:
+        raise ImplementationError(f"columns not in the event schema: {unknown}")
+    return lazy.select(
+        (pl.col(name) if name in present else pl.lit(None)).cast(dtype).alias(name)
+        for name, dtype in EVENT_SCHEMA.items()
+    )
+
+
+def write_parquet(events: pl.DataFrame, path: str) -> None:
+    """Write the event table with the schema version in the file's key/value metadata."""
+    from logforensics import __version__
+
+    events.sort("file", "line").write_parquet(
+        path,
+        compression="zstd",
+        statistics=True,
+        metadata={
+            "logforensics.schema": SCHEMA_ID,
+            "logforensics.schema_version": str(SCHEMA_VERSION),
+            "logforensics.version": __version__,
+        },
+    )

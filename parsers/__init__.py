@@ -1,0 +1,1 @@
+"""One module per log family. Each defines `PARSER`, a `logforensics.registry.LineParser`."""

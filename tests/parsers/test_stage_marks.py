@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from tests.builders import parse
+
+
+@pytest.mark.parametrize(
+    ("line", "rank", "step", "stage", "epoch"),
+    [
+        ("rank=1 step=37 stage=before_backward", 1, 37, "before_backward", None),
+        ("2026-11-29 10:00:01,234 INFO rank=1 step=37 stage=after_step", 1, 37, "after_step", None),
+        ("2026-11-30T15:01:02Z rank=3 step=0 stage=fwd", 3, 0, "fwd", None),
+        ("rank=1 step=37 stage=before_backward loss=0.1234 epoch=2", 1, 37, "before_backward", 2),
+        (
+            "[trainer] epoch=0 rank=12 lr=1e-4 step=9 stage=optimizer.step",
+            12,
+            9,
+            "optimizer.step",
+            0,
+        ),
+        ("[rank5]: rank=5 step=3 stage=before_forward", 5, 3, "before_forward", None),
+    ],
+)
+def test_reads_a_mark_wherever_it_stands(line, rank, step, stage, epoch):
+    events = parse([line])
+    assert events.height == 1
+    row = events.row(0, named=True)
+    assert (row["rank"], row["step"], row["stage"], row["epoch"]) == (rank, step, stage, epoch)
+    assert row["event"] == "stage"
+    assert row["text"] == line
+
+
+def test_keys_must_start_a_word():
+    # `local_rank=` is not `rank=`, `prestep=` is not `step=`.
+    assert parse(["local_rank=1 prestep=3 stage=x"]).is_empty()
+
+
+def test_incomplete_marks_are_not_marks():
+    assert parse(["rank=2 step=5 non-finite loss=nan -> skipping batch", "stage=warmup"]).is_empty()
+
+
+def test_leading_timestamp_is_kept():
+    events = parse(["2026-11-29 10:00:01,234 INFO rank=1 step=37 stage=before_backward"])
+    assert events.item(0, "timestamp") == dt.datetime(2026, 11, 29, 10, 0, 1, 234000)
+
+
+def test_prefix_rank_outranks_content():
+    events = parse(["[rank4]: rank=5 step=3 stage=before_forward"])
+    assert (events.item(0, "rank"), events.item(0, "rank_from")) == (4, "prefix")

@@ -1,0 +1,92 @@
+"""The HTML report as a ticket reader gets it: self-contained, escaped, verdict first."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+from logforensics.api import analyze
+from logforensics.report.model import build_report
+from logforensics.report.render import render_html
+from tests.builders import marks, write_logs
+from tests.conftest import SAMPLE_LOGS
+
+
+def html_for(path: Path) -> str:
+    analysis = analyze(path)
+    return render_html(build_report(analysis, str(path)), analysis)
+
+
+class Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+        self.scripts_with_src = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name in ("src", "href", "action", "data", "xlink:href") and value:
+                self.urls.append(value)
+        if tag in ("script", "link", "img", "iframe") and dict(attrs).get("src"):
+            self.scripts_with_src += 1
+
+
+def test_no_external_resources(tmp_path):
+    page = html_for(SAMPLE_LOGS / "skip_backward_hang" / "logs")
+    links = Links()
+    links.feed(page)
+    assert links.urls, "the report links its findings internally"
+    assert all(url.startswith("#") for url in links.urls), links.urls
+    assert links.scripts_with_src == 0
+    assert "<link " not in page and "@import" not in page and "url(" not in page
+
+
+def test_verdict_comes_first_and_cites_evidence():
+    page = html_for(SAMPLE_LOGS / "skip_backward_hang" / "logs")
+    verdict_at = page.index("Verdict: ")
+    findings_at = page.index('id="findings-title"')
+    assert verdict_at < findings_at
+    assert "Rank 2 skipped after_backward" in page[verdict_at:findings_at]
+    assert re.search(r"attempt_0/2/stdout\.log:2\d", page), "evidence is shown as file:line"
+    assert "all_reduce(skip, op=dist.ReduceOp.MAX)" in page
+
+
+def test_hostile_log_text_is_escaped(tmp_path):
+    payload = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+    files = {f"rank{r}.log": marks(r, range(4), timestamp=False) for r in (0, 1)}
+    files["rank2.log"] = [
+        line + " " + payload
+        for line in marks(2, range(4), skip={1: ("after_step",)}, timestamp=False)
+    ]
+    page = html_for(write_logs(tmp_path, files))
+    assert payload not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    # the embedded JSON cannot close its <script> element
+    embedded = page.split('<script type="application/json" id="lf-report">')[1].split("</script>")[
+        0
+    ]
+    assert "<" not in embedded
+    assert payload in json.loads(embedded)["findings"][0]["evidence"][0]["text"]
+
+
+def test_healthy_run_says_no_root_cause():
+    page = html_for(SAMPLE_LOGS / "skip_flag_fixed" / "logs")
+    assert "Verdict: no root cause found" in page
+
+
+def test_progress_picture_marks_the_departure():
+    page = html_for(SAMPLE_LOGS / "skip_backward_hang" / "logs")
+    assert page.count('stroke="#d00000"') == 1
+    assert "rank 2, step 5: 2/4 stages" in page
+
+
+def test_inputs_list_every_file_read_and_skipped(tmp_path):
+    write_logs(
+        tmp_path,
+        {"rank0.log": marks(0, range(2)), "rank1.log": marks(1, range(2)), "notes.md": ["x"]},
+    )
+    page = html_for(tmp_path)
+    assert "<code>rank0.log</code>" in page and "<code>rank1.log</code>" in page
+    assert "<code>notes.md</code>" in page and "not a log (.md file)" in page

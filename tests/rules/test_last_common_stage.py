@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+from tests.builders import analyze_files, finding, marks
+
+
+def test_names_the_last_point_all_reached_and_who_went_further(tmp_path):
+    files = {f"rank{r}.log": marks(r, range(6)) for r in (0, 1)}
+    files["rank2.log"] = marks(2, range(6), stop_after=(3, "after_backward"))
+    common = finding(analyze_files(tmp_path, files), "last_common_stage")
+    assert (common.step, common.stage, common.ranks) == (3, "after_backward", [2])
+    assert common.details["ranks_further"] == [0, 1]
+    assert common.role == "context" and common.severity == "info"
+
+
+def test_absent_without_stage_marks(tmp_path):
+    analysis = analyze_files(tmp_path, {"rank0.log": ["hello"]})
+    assert analysis.findings == []

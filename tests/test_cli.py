@@ -1,0 +1,161 @@
+"""The command as a user runs it: exit codes, outputs, and what it refuses to do."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+
+from tests.builders import marks, write_logs
+from tests.conftest import SAMPLE_LOGS
+
+SKIP_SAMPLE = SAMPLE_LOGS / "skip_backward_hang" / "logs"
+HEALTHY_SAMPLE = SAMPLE_LOGS / "skip_flag_fixed" / "logs"
+
+
+def forensics(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "logforensics", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_default_writes_html_report_in_current_folder(tmp_path):
+    result = forensics("analyze", str(SKIP_SAMPLE), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "forensics-report.html").is_file()
+    assert "verdict: stage_divergence" in result.stderr
+    assert "forensics-report.html" in result.stderr
+
+
+def test_json_report_has_the_documented_shape(tmp_path):
+    result = forensics(
+        "analyze", str(SKIP_SAMPLE), "--format", "json", "--out", "r.json", cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["schema"] == "logforensics/report@1"
+    assert {"world_size", "verdict", "findings", "ranks", "inputs"} <= set(report)
+    assert set(report["verdict"]) >= {"kind", "ranks", "step", "stage", "summary"}
+    for finding in report["findings"]:
+        assert set(finding) >= {
+            "kind",
+            "severity",
+            "role",
+            "ranks",
+            "step",
+            "stage",
+            "op",
+            "seq",
+            "summary",
+            "fix",
+            "evidence",
+        }
+        for evidence in finding["evidence"]:
+            assert set(evidence) >= {"file", "line", "text"}
+    for rank in report["ranks"]:
+        assert set(rank) >= {"rank", "host", "files", "last_step", "last_stage"}
+    assert set(report["inputs"]) >= {"files", "lines", "unrecognised_lines", "bytes"}
+    assert report["inputs"]["lines"] >= report["inputs"]["unrecognised_lines"] > 0
+
+
+def test_json_to_stdout(tmp_path):
+    result = forensics("analyze", str(SKIP_SAMPLE), "-f", "json", "-o", "-", cwd=tmp_path)
+    assert json.loads(result.stdout)["verdict"]["kind"] == "stage_divergence"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_same_input_same_json(tmp_path):
+    first = forensics("analyze", str(SKIP_SAMPLE), "-f", "json", "-o", "-", cwd=tmp_path).stdout
+    second = forensics("analyze", str(SKIP_SAMPLE), "-f", "json", "-o", "-", cwd=tmp_path).stdout
+    assert first == second
+
+
+@pytest.mark.parametrize(
+    ("sample", "fail_on", "code"),
+    [
+        (SKIP_SAMPLE, "never", 0),
+        (SKIP_SAMPLE, "error", 1),
+        (SKIP_SAMPLE, "warning", 1),
+        (HEALTHY_SAMPLE, "error", 0),
+    ],
+)
+def test_fail_on_sets_the_exit_code(tmp_path, sample, fail_on, code):
+    result = forensics("analyze", str(sample), "--fail-on", fail_on, "-q", cwd=tmp_path)
+    assert result.returncode == code, result.stderr
+
+
+def test_missing_path_is_one_line_and_exit_2(tmp_path):
+    result = forensics("analyze", str(tmp_path / "nope"), cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0
+    assert "Traceback" not in result.stderr and "no such file or folder" in result.stderr
+
+
+def test_nothing_readable_is_exit_2(tmp_path):
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "notes.md").write_text("nothing\n")
+    result = forensics("analyze", "logs", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "no readable log file" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_refuses_to_write_into_the_input(tmp_path):
+    write_logs(tmp_path / "logs", {"rank0.log": marks(0, range(2))})
+    result = forensics("analyze", "logs", "--out", "logs/report.html", cwd=tmp_path)
+    assert result.returncode == 2
+    assert not (tmp_path / "logs" / "report.html").exists()
+
+
+def test_bad_option_is_a_usage_error(tmp_path):
+    assert forensics("analyze", str(SKIP_SAMPLE), "--format", "pdf", cwd=tmp_path).returncode == 2
+
+
+def test_events_round_trip_through_parquet(tmp_path):
+    result = forensics(
+        "analyze", str(SKIP_SAMPLE), "--events", "events.parquet", "-q", cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    from logforensics.api import analyze
+    from logforensics.schema import EVENT_SCHEMA
+
+    events = pl.read_parquet(tmp_path / "events.parquet")
+    assert events.schema == pl.Schema(EVENT_SCHEMA)
+    expected = analyze(SKIP_SAMPLE).job.events.sort("file", "line")
+    assert events.equals(expected)
+    metadata = pq.read_metadata(tmp_path / "events.parquet").metadata
+    assert metadata[b"logforensics.schema_version"] == b"1"
+
+
+def test_unwritable_output_is_one_line_and_exit_2(tmp_path):
+    (tmp_path / "forensics-report.html").mkdir()
+    result = forensics("analyze", str(SKIP_SAMPLE), cwd=tmp_path)
+    assert result.returncode == 2
+    assert (
+        result.stderr.startswith("forensics: error: cannot write")
+        and "Traceback" not in result.stderr
+    )
+
+
+def test_a_bug_is_exit_3_with_its_traceback(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from logforensics import api, cli
+    from logforensics.registry import Rule
+
+    def broken(job):
+        raise ZeroDivisionError("rule bug")
+
+    monkeypatch.setattr(api, "rules", lambda: (Rule(kind="broken", check=broken),))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli.app, ["analyze", str(SKIP_SAMPLE)])
+    assert result.exit_code == 3
+    assert "ZeroDivisionError" in result.output and "internal error" in result.output
