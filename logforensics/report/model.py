@@ -10,6 +10,7 @@ import polars as pl
 from logforensics import __version__
 from logforensics.api import Analysis
 from logforensics.findings import Finding
+from logforensics.job import Job
 
 REPORT_SCHEMA = "logforensics/report@1"
 
@@ -76,43 +77,38 @@ def _ranks(analysis: Analysis) -> list[dict[str, Any]]:
     if job.progress is not None:
         for row in job.progress.last_key().iter_rows(named=True):
             last_marks[row["rank"]] = row
-    stats = {row["file"]: row for row in job.file_stats.iter_rows(named=True)}
     ranks = []
     for rank in job.ranks_seen:
-        files = job.files_of(rank)
         mark = last_marks.get(rank)
-        last_line = _last_line(job.events, rank, files, stats)
+        last_lines = _last_lines(job, rank)
         ranks.append(
             {
                 "rank": rank,
                 "host": job.host_of(rank),
-                "files": files,
+                "files": job.files_of(rank),
                 "last_step": mark["step"] if mark else None,
                 "last_stage": mark["stage"] if mark else None,
-                "last_line": last_line,
+                "last_line": last_lines[0] if last_lines else None,
+                "last_lines": last_lines,
             }
         )
     return ranks
 
 
-def _last_line(
-    events: pl.DataFrame, rank: int, files: list[str], stats: dict[str, dict[str, Any]]
-) -> dict[str, Any] | None:
-    """The last line of the rank's own file (the one with most of its events), else its last
-    event."""
-    own = events.filter(pl.col("rank") == rank)
-    if own.is_empty():
-        candidates = [stats[name] for name in files if name in stats and stats[name]["last_line"]]
-        if not candidates:
-            return None
-        best = candidates[0]
-        return {"file": best["file"], "line": best["last_line"], "text": best["last_text"]}
-    main_file = own.group_by("file").len().sort("len", "file", descending=[True, False]).item(0, 0)
-    info = stats.get(main_file)
-    if info and info["rank"] == rank and info["last_line"]:
-        return {"file": main_file, "line": info["last_line"], "text": info["last_text"]}
-    last = own.filter(pl.col("file") == main_file).row(-1, named=True)
-    return {"file": main_file, "line": last["line"], "text": last["text"]}
+def _last_lines(job: Job, rank: int) -> list[dict[str, Any]]:
+    """What the rank wrote last: the last line of each file that is its alone (its stdout and
+    stderr can each end differently), else its last event in a shared file."""
+    own = job.file_stats.filter((pl.col("rank") == rank) & pl.col("last_line").is_not_null())
+    if not own.is_empty():
+        return [
+            {"file": row["file"], "line": row["last_line"], "text": row["last_text"]}
+            for row in own.sort("file").iter_rows(named=True)
+        ]
+    events = job.events.filter(pl.col("rank") == rank)
+    if events.is_empty():
+        return []
+    last = events.row(events.height - 1, named=True)
+    return [{"file": last["file"], "line": last["line"], "text": last["text"]}]
 
 
 def _inputs(analysis: Analysis, input_path: str) -> dict[str, Any]:

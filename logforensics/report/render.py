@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from datetime import UTC, datetime
 from typing import Any
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from logforensics.api import Analysis
 from logforensics.report.picture import FILL, build_picture
@@ -28,6 +29,7 @@ def render_html(
         keep_trailing_newline=True,
     )
     env.filters["evidence_id"] = evidence_id
+    env.filters["inline_code"] = inline_code
     picture = build_picture(analysis.job.progress) if analysis.job.progress else None
     moment = generated_at or datetime.now(UTC)
     return env.get_template("report.html.j2").render(
@@ -44,6 +46,12 @@ def evidence_id(evidence: dict[str, Any]) -> str:
     """A stable fragment for an evidence line; raw paths make awkward fragments."""
     digest = hashlib.sha1(evidence["file"].encode(), usedforsecurity=False).hexdigest()[:8]
     return f"ev-{digest}-{evidence['line']}"
+
+
+def inline_code(text: str) -> Markup:
+    """Escape, then show `backticked` spans as code (our own fix texts use them)."""
+    escaped = str(escape(text))
+    return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped))  # noqa: S704 - escaped
 
 
 def _script_safe_json(report: dict[str, Any]) -> Markup:

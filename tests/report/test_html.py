@@ -90,3 +90,16 @@ def test_inputs_list_every_file_read_and_skipped(tmp_path):
     page = html_for(tmp_path)
     assert "<code>rank0.log</code>" in page and "<code>rank1.log</code>" in page
     assert "<code>notes.md</code>" in page and "not a log (.md file)" in page
+
+
+def test_rank_table_shows_what_each_rank_wrote_last():
+    page = html_for(SAMPLE_LOGS / "skip_backward_hang" / "logs")
+    ranks_section = page[page.index('id="ranks-title"') : page.index('id="inputs-title"')]
+    # each rank's stderr.log ends with the gloo timeout it died of
+    assert ranks_section.count("Timed out waiting 20000ms") == 4
+
+
+def test_code_in_fix_text_is_shown_as_code_and_stays_escaped():
+    from logforensics.report.render import inline_code
+
+    assert inline_code("use `drop_last=True` <b>") == "use <code>drop_last=True</code> &lt;b&gt;"
