@@ -27,15 +27,23 @@ if TYPE_CHECKING:
 class LineParser:
     """Recognises one log family.
 
-    `parse` receives only the lines whose `message` contains one of `literals` (columns
-    `file, line, text, message, prefix_rank, prefix_local_rank`) and returns one row per
-    recognised line: `file`, `line` and any event-schema columns it can fill. Rows it returns
-    count as recognised; it must work on whole columns, never loop over lines in Python.
+    `parse` receives the lines whose `message` contains one of `literals` (columns
+    `file, line, text, message, prefix_rank, prefix_local_rank, candidate`) and returns one row
+    per recognised line: `file`, `line` and any event-schema columns it can fill, at least
+    `event`. A row whose `event` is null counts the line as recognised without keeping an
+    event (for bulky lines that matter only in number, such as NCCL ring and channel lines).
+
+    A family whose messages span several lines (a traceback, a summary block) sets
+    `context_after`: it then also receives up to that many lines after each candidate line of
+    the same file, with `candidate` false on them.
+
+    `parse` must work on whole columns (polars expressions), never loop over lines in Python.
     """
 
     name: str
     literals: tuple[str, ...]
     parse: Callable[[pl.DataFrame], pl.DataFrame]
+    context_after: int = 0
 
 
 @dataclass(frozen=True, slots=True)

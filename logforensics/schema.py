@@ -16,7 +16,7 @@ SCHEMA_ID = f"logforensics/events@{SCHEMA_VERSION}"
 SEVERITY = pl.Enum(["debug", "info", "warning", "error"])
 
 # How a row's global rank was established, most trusted first.
-RANK_SOURCES = ("prefix", "content", "file_content", "path", "path_local")
+RANK_SOURCES = ("prefix", "content", "file_content", "path", "path_local", "process")
 
 EVENT_SCHEMA: dict[str, pl.DataType] = {
     # provenance: every finding must lead back to a line of an input file
@@ -42,14 +42,50 @@ EVENT_SCHEMA: dict[str, pl.DataType] = {
     "step": pl.Int64(),
     "stage": pl.String(),
     # collectives
-    "op": pl.String(),
-    "seq": pl.Int64(),
+    "pg": pl.String(),  # process group as printed: "0", "0 (default_pg)", "1 (EXPERT_GROUP)"
+    "op": pl.String(),  # ALLREDUCE, BROADCAST, BARRIER, ... (upper case as PyTorch prints)
+    "seq": pl.Int64(),  # collective sequence number (SeqNum / SequenceNumber / work id)
+    "numel_in": pl.Int64(),
+    "numel_out": pl.Int64(),
+    "shape": pl.String(),  # TensorShape as printed, e.g. "[25]"
+    "dtype": pl.String(),
     "timeout_ms": pl.Int64(),
+    "elapsed_ms": pl.Int64(),
+    "last_enqueued": pl.Int64(),
+    "last_started": pl.Int64(),
+    "last_completed": pl.Int64(),
+    # the other side of a two-sided message (DETAIL mismatch, monitored barrier, p2p peer)
+    "peer_rank": pl.Int32(),
+    "peer_op": pl.String(),
+    "peer_seq": pl.Int64(),
+    "peer_shape": pl.String(),
+    "peer_dtype": pl.String(),
+    "peer": pl.String(),  # a network peer as printed: "10.0.0.3<58355>", "[18.25.6.30]:28048"
+    # exceptions and process exits
+    "exc_type": pl.String(),  # e.g. torch.OutOfMemoryError, RuntimeError
+    "exc_message": pl.String(),
+    "frame": pl.String(),  # innermost frame "file:line in func"
+    "end_line": pl.UInt32(),  # last line of a multi-line event (traceback, summary block)
+    "exitcode": pl.Int32(),
+    "signal": pl.String(),  # SIGABRT, SIGTERM, ...
+    # NCCL communicators and devices
+    "tid": pl.Int64(),
+    "cuda_dev": pl.Int32(),  # CUDA ordinal as the process sees it (after CUDA_VISIBLE_DEVICES)
+    "nvml_dev": pl.Int32(),  # physical GPU index
+    "bus_id": pl.String(),  # PCI bus id, as printed (e.g. "1000", "0000:1b:00.0")
+    "comm": pl.String(),  # communicator pointer, e.g. "0x7f1c0c002f80"
+    "comm_id": pl.String(),  # communicator id (commId / hash)
+    "comm_rank": pl.Int32(),  # rank within that communicator (may differ from the global rank)
+    "nranks": pl.Int32(),  # size of that communicator
+    "nccl_version": pl.String(),
+    "error_code": pl.String(),  # ncclResult / errno name or number as printed
     # devices and sizes
     "device": pl.String(),  # device ordinal or bus id as printed
     "world_size": pl.Int32(),
     "value": pl.Int64(),  # a single number the event reports (e.g. a loader length)
-    "values": pl.List(pl.Int64()),  # a list the event reports (e.g. loader sizes by rank)
+    "values": pl.List(pl.Int64()),  # a list the event reports (loader sizes, failed ranks, ...)
+    "names": pl.List(pl.String()),  # names the event reports (e.g. parameters without grad)
+    "extra": pl.String(),  # JSON for the long tail; promote to a column once two rules use it
 }
 
 COLUMNS: tuple[str, ...] = tuple(EVENT_SCHEMA)
