@@ -46,7 +46,7 @@ def analyze(path: Path) -> Analysis:
     table = build_events(lines.frame)
     job = build_job(table.events, inventory, lines.frame)
     findings = [finding for rule in rules() for finding in rule.check(job)]
-    verdict = choose_verdict(findings)
+    verdict = choose_verdict(findings, job)
     blank = int(job.file_stats.get_column("blank_lines").sum()) if job.file_stats.height else 0
     return Analysis(
         job=job,

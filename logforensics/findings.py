@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Literal
 
 import polars as pl
@@ -40,6 +41,8 @@ class Finding:
     evidence_total: int = 0
     confidence: Literal["high", "medium", "low"] = "high"
     order: float | None = None
+    timestamp: datetime | None = None  # earliest printed time of its evidence, if any
+    culprit_ranks: list[int] = field(default_factory=list)  # ranks to blame, when not `ranks`
     note: str = ""  # why it got its role (filled by the verdict step)
     details: dict[str, object] = field(default_factory=dict)
 

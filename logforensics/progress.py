@@ -35,7 +35,8 @@ class Departure:
 @dataclass(frozen=True, slots=True)
 class Progress:
     stage_order: tuple[str, ...]
-    marks: pl.DataFrame  # rank, file, line, text, epoch, step, stage, occ, pos, key
+    marks: pl.DataFrame  # rank, file, line, text, timestamp, epoch, step, stage, occ, pos, key
+    all_marks: pl.DataFrame  # rank, file, line, key: every mark, also copies in other files
     keys: pl.DataFrame  # key, epoch, occ, step, stage, stage_pos (sorted by key)
     ranks: tuple[int, ...]
     departures: tuple[Departure, ...]  # sorted by (expected key, rank)
@@ -60,10 +61,11 @@ class Progress:
 def build_progress(events: pl.DataFrame) -> Progress | None:
     """None when there are no stage marks with a known rank."""
     marks = events.filter((pl.col("event") == "stage") & pl.col("rank").is_not_null()).select(
-        "rank", "file", "line", "text", pl.col("epoch").fill_null(-1), "step", "stage"
+        "rank", "file", "line", "text", "timestamp", pl.col("epoch").fill_null(-1), "step", "stage"
     )
     if marks.is_empty():
         return None
+    every_mark = marks
     marks = _primary_file_only(marks).sort("rank", "file", "line")
     marks = marks.with_columns(pl.int_range(pl.len()).over("rank").alias("pos"))
     stage_order = _learn_stage_order(marks)
@@ -85,7 +87,19 @@ def build_progress(events: pl.DataFrame) -> Progress | None:
     marks = marks.sort("rank", "pos")
     ranks = tuple(marks.get_column("rank").unique().sort().to_list())
     departures = _departures(marks, keys, stage_order, len(ranks))
-    return Progress(stage_order, marks, keys, ranks, departures)
+    all_marks = (
+        every_mark.sort("rank", "file", "line")
+        .with_columns(
+            pl.int_range(pl.len()).over("rank", "file", "epoch", "step", "stage").alias("occ")
+        )
+        .join(
+            keys.select("epoch", "occ", "step", "stage", "key"),
+            on=["epoch", "occ", "step", "stage"],
+        )
+        .select("rank", "file", "line", "key")
+        .sort("line")
+    )
+    return Progress(stage_order, marks, all_marks, keys, ranks, departures)
 
 
 def _primary_file_only(marks: pl.DataFrame) -> pl.DataFrame:

@@ -30,7 +30,7 @@ def build_report(analysis: Analysis, input_path: str) -> dict[str, Any]:
         "verdict": (
             {
                 "kind": verdict.finding.kind,
-                "ranks": verdict.finding.ranks,
+                "ranks": verdict.ranks,
                 "step": verdict.finding.step,
                 "stage": verdict.finding.stage,
                 "summary": verdict.finding.summary,
@@ -56,6 +56,7 @@ def _finding(finding: Finding) -> dict[str, Any]:
         "severity": finding.severity,
         "role": finding.role,
         "ranks": finding.ranks,
+        "culprit_ranks": finding.culprit_ranks,
         "step": finding.step,
         "stage": finding.stage,
         "epoch": finding.epoch,

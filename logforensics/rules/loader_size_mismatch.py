@@ -34,13 +34,20 @@ class Lengths:
 
 
 def check(job: Job) -> list[Finding]:
-    lengths = _from_all_ranks_print(job) or _from_per_rank_prints(job) or _from_step_counts(job)
+    lengths = (
+        _from_all_ranks_print(job)
+        or _from_per_rank_prints(job)
+        or _from_step_counts(job)
+        or _from_progress_bars(job)
+    )
     if lengths is None:
         return []
     longest = max(lengths.by_rank.values())
     short = sorted(rank for rank, length in lengths.by_rank.items() if length < longest)
     if not short:
         return []
+    if min(lengths.by_rank) < 0:
+        return [_unlabelled(lengths)]
     long_ranks = sorted(set(lengths.by_rank) - set(short))
     sizes = ", ".join(f"{rank_list([rank])} has {lengths.by_rank[rank]}" for rank in short[:8])
     epoch_words = f"epoch {lengths.epoch}" if lengths.epoch is not None else "the first epoch"
@@ -72,6 +79,28 @@ def check(job: Job) -> list[Finding]:
             details={"batches_by_rank": {str(k): v for k, v in sorted(lengths.by_rank.items())}},
         )
     ]
+
+
+def _unlabelled(lengths: Lengths) -> Finding:
+    """Lengths known per process but not per rank (negative keys): name no rank."""
+    totals = sorted(lengths.by_rank.values())
+    evidence, total = evidence_from(lengths.evidence)
+    return Finding(
+        kind="loader_size_mismatch",
+        severity="error",
+        role="root_cause",
+        summary=(
+            f"The processes' epoch lengths differ ({lengths.source}: "
+            f"{', '.join(map(str, totals))} batches): the ranks cannot all leave the epoch loop at "
+            "the same collective. The bars do not say which rank is which."
+        ),
+        fix=FIX,
+        ranks=[],
+        evidence=evidence,
+        evidence_total=total,
+        confidence="medium",
+        details={"batches_per_process": totals},
+    )
 
 
 def _from_all_ranks_print(job: Job) -> Lengths | None:
@@ -129,6 +158,41 @@ def _from_step_counts(job: Job) -> Lengths | None:
                 source="steps per epoch",
                 epoch=epoch,
             )
+    return None
+
+
+# Bars of one loader on different ranks differ by a few batches; bars of different loaders
+# (train and eval) differ far more. Totals within this ratio are taken as one loader.
+SAME_LOADER_RATIO = 1.01
+
+
+def _from_progress_bars(job: Job) -> Lengths | None:
+    """Per-process tqdm totals that differ slightly: one loader, uneven lengths. The bars are
+    seldom labelled with a rank, so the lengths are keyed by bar, not by rank."""
+    bars = job.events.filter(pl.col("event") == "progress_bar").with_columns(
+        pl.col("values").list.get(1).alias("total")
+    )
+    totals = sorted(set(bars.get_column("total").drop_nulls().to_list()))
+    for total in reversed(totals):
+        family = [t for t in totals if total / SAME_LOADER_RATIO <= t <= total and t > 1]
+        if len(family) < 2:
+            continue
+        rows = bars.filter(pl.col("total").is_in(family))
+        labelled = rows.filter(pl.col("rank").is_not_null())
+        if labelled.get_column("rank").n_unique() == rows.height:
+            by_rank = dict(
+                zip(labelled["rank"].to_list(), labelled["total"].to_list(), strict=True)
+            )
+        else:
+            by_rank = {
+                -(index + 1): t for index, t in enumerate(rows.get_column("total").to_list())
+            }
+        return Lengths(
+            by_rank=by_rank,
+            evidence=rows.select("file", "line", "text", "rank"),
+            source="per-process progress-bar totals",
+            epoch=None,
+        )
     return None
 
 

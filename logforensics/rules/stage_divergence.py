@@ -11,8 +11,10 @@ import itertools
 
 import polars as pl
 
-from logforensics.findings import EVIDENCE_CAP, Evidence, Finding
+from logforensics.desync import describe, mixed_ops_at_one_seq, per_rank_timeouts
+from logforensics.findings import EVIDENCE_CAP, Evidence, Finding, evidence_from
 from logforensics.job import Job
+from logforensics.placement import earliest_time, place
 from logforensics.progress import Departure, Progress
 from logforensics.registry import Rule
 from logforensics.text import describe_key, rank_list
@@ -31,6 +33,12 @@ STOP_FIX = (
     "rank the same number of batches: DistributedSampler, `drop_last=True`), or a blocking "
     "call that only {who} makes."
 )
+DESYNC_FIX = (
+    "Find the code path that issues a different collective on some ranks at this point "
+    "(an epoch end reached at different times, a metric or checkpoint collective on some ranks "
+    "only, a `continue` past backward). Run with TORCH_DISTRIBUTED_DEBUG=DETAIL to have the "
+    "mismatch reported with both fingerprints, and print stage marks per rank."
+)
 REPEAT_FIX = (
     "{who} ran a step again that the other ranks ran once (a retry or a restarted loop on one "
     "rank). Make retries collective, or restart every rank together."
@@ -38,12 +46,46 @@ REPEAT_FIX = (
 
 
 def check(job: Job) -> list[Finding]:
+    return _from_marks(job) + _from_timeouts(job)
+
+
+def _from_marks(job: Job) -> list[Finding]:
     progress = job.progress
     if progress is None or not progress.departures:
         return []
     groups = itertools.groupby(progress.departures, key=lambda d: (d.expected_key, d.kind))
     findings = [_finding(job, progress, list(group)) for _, group in groups]
     return findings[:MAX_FINDINGS]
+
+
+def _from_timeouts(job: Job) -> list[Finding]:
+    """Ranks that timed out in different collectives at one SeqNum had already taken
+    different code paths: a divergence the timeout reports prove without DETAIL or marks."""
+    mixed = mixed_ops_at_one_seq(per_rank_timeouts(job.events))
+    if mixed.is_empty():
+        return []
+    ranks = sorted(mixed.get_column("rank").unique().to_list())
+    evidence, total = evidence_from(mixed.select("file", "line", "text", "rank"))
+    return [
+        Finding(
+            kind="stage_divergence",
+            severity="error",
+            role="root_cause",
+            summary=(
+                f"The ranks reached the same collective sequence number in different "
+                f"collectives ({describe(mixed)}): their code paths had already diverged. "
+                "The timeout reports alone do not say which rank left the common path."
+            ),
+            fix=DESYNC_FIX,
+            ranks=ranks,
+            seq=int(mixed.item(0, "seq")),
+            evidence=evidence,
+            evidence_total=total,
+            confidence="medium",
+            order=place(job, mixed),
+            timestamp=earliest_time(mixed),
+        )
+    ]
 
 
 def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Finding:
@@ -78,6 +120,9 @@ def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Findi
         confidence = "medium" if first.kind == "skipped" else "low"
         summary += " As many ranks agree with it as not, so which side departed is a guess."
     evidence = _evidence(job, progress, departures)
+    departing = progress.marks.filter(
+        (pl.col("rank") == first.rank) & (pl.col("pos") <= first.position)
+    ).tail(1)
     return Finding(
         kind="stage_divergence",
         severity="error",
@@ -92,6 +137,7 @@ def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Findi
         evidence_total=len(evidence),
         confidence=confidence,
         order=float(first.expected_key),
+        timestamp=departing.item(0, "timestamp") if departing.height else None,
         details={
             "departure": first.kind,
             "missed_stages": list(first.missed_stages),

@@ -1,0 +1,44 @@
+"""Place events that are not stage marks in the run, so findings can be ordered in time.
+
+An event is placed just after the last stage mark its rank printed before it in the same
+file (a traceback printed between `step=7 stage=before_backward` and the next mark happened
+during step 7's backward). Events in files without marks stay unplaced; printed timestamps
+then order them, compared only within one host.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import polars as pl
+
+from logforensics.job import Job
+
+AFTER_MARK = 0.5  # an event after mark k sorts after findings placed at mark k itself
+
+
+def placed_keys(job: Job, events: pl.DataFrame) -> pl.DataFrame:
+    """`events` with a `key` column: the key of the last mark before each event (or null)."""
+    if job.progress is None or events.is_empty():
+        return events.with_columns(pl.lit(None, dtype=pl.Int64).alias("key"))
+    marks = job.progress.all_marks.with_columns(pl.col("line").cast(pl.Int64))
+    rows = events.with_columns(pl.col("line").cast(pl.Int64)).sort("line")
+    return rows.join_asof(
+        marks.rename({"line": "mark_line"}),
+        left_on="line",
+        right_on="mark_line",
+        by=["rank", "file"],
+        strategy="backward",
+    ).drop("mark_line")
+
+
+def place(job: Job, events: pl.DataFrame) -> float | None:
+    """The earliest position of these events in the run, or None when none can be placed."""
+    keys = placed_keys(job, events.filter(pl.col("rank").is_not_null())).get_column("key")
+    keys = keys.drop_nulls()
+    return None if keys.is_empty() else float(keys.min()) + AFTER_MARK
+
+
+def earliest_time(events: pl.DataFrame) -> datetime | None:
+    times = events.get_column("timestamp").drop_nulls()
+    return None if times.is_empty() else times.min()

@@ -1,0 +1,177 @@
+"""Ranks that issued different collectives at the same point: the desync itself.
+
+Sources, most direct first: TORCH_DISTRIBUTED_DEBUG=DETAIL's `Detected mismatch between
+collectives on ranks` (both fingerprints), the per-collective `Running collective` lines
+(the first sequence number at which the ranks' histories part), and NCCL's own
+`Mismatched collective detected ... at and around rank N` warning (NCCL 2.4 era).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.findings import Finding, evidence_from
+from logforensics.job import Job
+from logforensics.placement import earliest_time, place
+from logforensics.registry import Rule
+from logforensics.text import rank_list
+
+FIX = (
+    "Every rank must call the same collectives in the same order with the same shapes. Look "
+    "at the code path that issues the differing collective on {who}: a data-dependent branch, "
+    "a `continue` or early `return` on some ranks, a metric or barrier only some ranks reach, "
+    "or uneven data at the epoch end."
+)
+NCCL_MISMATCH = r"Mismatched collective detected.*?rank (\d+)"
+
+
+def check(job: Job) -> list[Finding]:
+    return _from_detail(job) + _from_collective_runs(job) + _from_nccl_warning(job)
+
+
+def _from_detail(job: Job) -> list[Finding]:
+    reports = job.events.filter(pl.col("event") == "collective_mismatch")
+    if reports.is_empty():
+        return []
+    first = reports.sort("file", "line").row(0, named=True)
+    pairs = reports.select("rank", "peer_rank").unique()
+    ranks = sorted(
+        set(pairs.get_column("rank").drop_nulls().to_list())
+        | set(pairs.get_column("peer_rank").drop_nulls().to_list())
+    )
+    mine = _fingerprint(first["op"], first["seq"], first["shape"], first["dtype"])
+    theirs = _fingerprint(
+        first["peer_op"], first["peer_seq"], first["peer_shape"], first["peer_dtype"]
+    )
+    summary = (
+        f"DETAIL caught a desync: rank {first['rank']} ran {mine} while rank "
+        f"{first['peer_rank']} ran {theirs}."
+    )
+    evidence, total = evidence_from(
+        reports.sort("file", "line").select("file", "line", "text", "rank")
+    )
+    return [
+        Finding(
+            kind="collective_mismatch",
+            severity="error",
+            role="root_cause",
+            summary=summary,
+            fix=FIX.format(who=rank_list(ranks)),
+            ranks=ranks,
+            op=first["op"],
+            seq=first["seq"],
+            evidence=evidence,
+            evidence_total=total,
+            order=place(job, reports),
+            timestamp=earliest_time(reports),
+            details={"fingerprints": {str(first["rank"]): mine, str(first["peer_rank"]): theirs}},
+        )
+    ]
+
+
+def _fingerprint(op: str | None, seq: int | None, shape: str | None, dtype: str | None) -> str:
+    parts = [op or "an unknown collective"]
+    if seq is not None:
+        parts.append(f"#{seq}")
+    if shape:
+        parts.append(f"shape {shape}")
+    if dtype:
+        parts.append(dtype)
+    return " ".join(parts)
+
+
+def _from_collective_runs(job: Job) -> list[Finding]:
+    """The first sequence number at which ranks' `Running collective` histories differ."""
+    runs = job.events.filter(
+        (pl.col("event") == "collective_run")
+        & pl.col("rank").is_not_null()
+        & pl.col("seq").is_not_null()
+    )
+    if runs.is_empty() or runs.get_column("rank").n_unique() < 2:
+        return []
+    runs = runs.unique(
+        subset=["rank", "pg", "seq"], keep="first", maintain_order=True
+    ).with_columns(
+        pl.concat_str(
+            [
+                pl.col("op").fill_null("?"),
+                pl.col("shape").fill_null(""),
+                pl.col("dtype").fill_null(""),
+            ],
+            separator="|",
+        ).alias("fingerprint")
+    )
+    differing = (
+        runs.group_by("pg", "seq")
+        .agg(pl.col("fingerprint").n_unique().alias("kinds"))
+        .filter(pl.col("kinds") > 1)
+        .sort("seq")
+    )
+    if differing.is_empty():
+        return []
+    seq = differing.item(0, "seq")
+    pg = differing.item(0, "pg")
+    at_seq = runs.filter((pl.col("seq") == seq) & pl.col("pg").eq_missing(pg)).sort("rank")
+    groups = at_seq.group_by("fingerprint").agg(pl.col("rank").sort(), pl.col("op").first())
+    minority = groups.sort(pl.col("rank").list.len(), "fingerprint").row(0, named=True)
+    culprits = minority["rank"]
+    described = "; ".join(
+        f"{rank_list(row['rank'])}: {row['fingerprint'].replace('|', ' ').strip()}"
+        for row in groups.sort("fingerprint").iter_rows(named=True)
+    )
+    evidence, total = evidence_from(at_seq.select("file", "line", "text", "rank"))
+    return [
+        Finding(
+            kind="collective_mismatch",
+            severity="error",
+            role="root_cause",
+            summary=(
+                f"The ranks' collective histories part at sequence number {seq}: {described}. "
+                f"{rank_list(culprits).capitalize()} is the odd one out."
+            ),
+            fix=FIX.format(who=rank_list(culprits)),
+            ranks=sorted(at_seq.get_column("rank").to_list()),
+            op=minority["op"],
+            seq=seq,
+            evidence=evidence,
+            evidence_total=total,
+            order=place(job, at_seq),
+            timestamp=earliest_time(at_seq),
+            culprit_ranks=culprits,
+            confidence="high"
+            if groups.height == 2 and len(culprits) * 2 < at_seq.height
+            else "medium",
+        )
+    ]
+
+
+def _from_nccl_warning(job: Job) -> list[Finding]:
+    warnings = job.events.filter(
+        (pl.col("family") == "nccl")
+        & pl.col("message").str.contains("Mismatched collective detected", literal=True)
+    ).with_columns(pl.col("message").str.extract(NCCL_MISMATCH, 1).cast(pl.Int32).alias("named"))
+    if warnings.is_empty():
+        return []
+    named = sorted(warnings.get_column("named").drop_nulls().unique().to_list())
+    evidence, total = evidence_from(warnings.select("file", "line", "text", "rank"))
+    return [
+        Finding(
+            kind="collective_mismatch",
+            severity="error",
+            role="root_cause",
+            summary=(
+                f"NCCL detected mismatched collectives at and around {rank_list(named)}: the "
+                "ranks called different collectives (or sizes) at the same point."
+            ),
+            fix=FIX.format(who=rank_list(named)),
+            ranks=named,
+            evidence=evidence,
+            evidence_total=total,
+            order=place(job, warnings),
+            timestamp=earliest_time(warnings),
+            confidence="medium",
+        )
+    ]
+
+
+RULE = Rule(kind="collective_mismatch", check=check, specificity=5)

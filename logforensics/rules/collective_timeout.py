@@ -1,0 +1,122 @@
+"""Collective timeouts: which ranks timed out, on which collective, and who lagged.
+
+A watchdog or gloo timeout fires on the ranks that waited; it is the symptom of a hang, not
+its cause. What it can still tell: ranks whose last completed (or timed-out) sequence number
+is lower than the others' are the laggards, and a different OpType at the same SeqNum across
+ranks proves the ranks were in different collectives (a desync) even without DETAIL.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.desync import TIMEOUT_EVENTS, describe, mixed_ops_at_one_seq, per_rank_timeouts
+from logforensics.findings import Finding, evidence_from
+from logforensics.job import Job
+from logforensics.placement import earliest_time, place
+from logforensics.registry import Rule
+from logforensics.text import rank_list
+
+FIX = (
+    "The timeout is where the waiting ranks gave up, not why. Find the rank that never joined "
+    "this collective (the verdict, or the laggards named here) and why it took another path. "
+    "To catch the divergence itself next time, run with TORCH_DISTRIBUTED_DEBUG=DETAIL (names "
+    "the mismatching collectives) and keep the stage marks; raise the timeout only if the "
+    "collective is legitimately slow."
+)
+
+
+def check(job: Job) -> list[Finding]:
+    timeouts = job.events.filter(pl.col("event").is_in(TIMEOUT_EVENTS))
+    if timeouts.is_empty():
+        return []
+    reporters = sorted(timeouts.get_column("rank").drop_nulls().unique().to_list())
+    per_rank = per_rank_timeouts(timeouts)
+    seq, op = _main_collective(timeouts)
+    timeout_ms = timeouts.get_column("timeout_ms").drop_nulls().max()
+    laggards = _laggards(job, per_rank)
+    mixed = mixed_ops_at_one_seq(per_rank)
+    desync = describe(mixed) if mixed.height else ""
+    words = [f"{rank_list(reporters).capitalize() if reporters else 'Some rank'} timed out"]
+    if op or seq is not None:
+        words.append(f" in {op or 'a collective'}" + (f" #{seq}" if seq is not None else ""))
+    if timeout_ms:
+        words.append(f" after {timeout_ms / 1000:g} s")
+    summary = "".join(words) + "."
+    if desync:
+        summary += (
+            f" At the same sequence number the ranks ran different collectives ({desync}): "
+            "they had desynchronised."
+        )
+    if laggards:
+        summary += f" {rank_list(laggards).capitalize()} lagged behind (lower sequence number)."
+    first = timeouts.sort("file", "line")
+    evidence, total = evidence_from(
+        first.unique(subset=["rank"], keep="first", maintain_order=True).select(
+            "file", "line", "text", "rank"
+        )
+    )
+    return [
+        Finding(
+            kind="collective_timeout",
+            severity="error",
+            role="symptom",
+            summary=summary,
+            fix=FIX,
+            ranks=reporters,
+            op=op,
+            seq=seq,
+            evidence=evidence,
+            evidence_total=total,
+            confidence="high",
+            order=place(job, timeouts),
+            timestamp=earliest_time(timeouts),
+            culprit_ranks=laggards,
+            details={
+                "timeout_ms": timeout_ms,
+                "ops_at_same_seq": desync or None,
+                "laggards": laggards,
+            },
+        )
+    ]
+
+
+def _main_collective(timeouts: pl.DataFrame) -> tuple[int | None, str | None]:
+    """The (seq, op) most ranks timed out on; op is left out when ranks disagree on it."""
+    with_seq = timeouts.filter(pl.col("seq").is_not_null())
+    if with_seq.is_empty():
+        ops = timeouts.get_column("op").drop_nulls().unique().to_list()
+        return None, ops[0] if len(ops) == 1 else None
+    counts = (
+        with_seq.group_by("seq")
+        .agg(pl.col("rank").n_unique().alias("ranks"), pl.col("line").min())
+        .sort(["ranks", "line"], descending=[True, False])
+    )
+    seq = int(counts.item(0, "seq"))
+    ops = with_seq.filter(pl.col("seq") == seq).get_column("op").drop_nulls().unique().to_list()
+    return seq, ops[0] if len(ops) == 1 else None
+
+
+def _laggards(job: Job, per_rank: pl.DataFrame) -> list[int]:
+    """Ranks whose last completed work (else timed-out seq) is below every other rank's, in the
+    same process group. Different groups count separately: their numbers are not comparable."""
+    progress = job.events.filter(
+        (pl.col("event") == "work_progress") & pl.col("rank").is_not_null()
+    )
+    if not progress.is_empty() and progress.get_column("last_completed").drop_nulls().len():
+        marks = progress.group_by("pg", "rank").agg(pl.col("last_completed").max().alias("mark"))
+    else:
+        marks = per_rank.group_by("pg", "rank").agg(pl.col("seq").max().alias("mark"))
+    laggards: set[int] = set()
+    for (pg,), group in marks.filter(pl.col("mark").is_not_null()).group_by("pg"):
+        del pg
+        if group.height < 2 or group.get_column("mark").n_unique() < 2:
+            continue
+        lowest = group.get_column("mark").min()
+        low = group.filter(pl.col("mark") == lowest)
+        if low.height < group.height / 2 or group.height == 2:
+            laggards.update(low.get_column("rank").to_list())
+    return sorted(laggards)
+
+
+RULE = Rule(kind="collective_timeout", check=check)

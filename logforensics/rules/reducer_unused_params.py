@@ -1,0 +1,112 @@
+"""DDP reducer errors: parameters that got no gradient on some rank, or were marked ready twice.
+
+`Expected to have finished reduction in the prior iteration` means a rank's backward did not
+touch every parameter, so its gradient all_reduce buckets never completed; with DETAIL (or
+INFO) the rank names the parameters. When only some ranks report it, their forward took a
+data-dependent branch the others did not.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.findings import Finding, evidence_from
+from logforensics.job import Job
+from logforensics.placement import earliest_time, place
+from logforensics.registry import Rule
+from logforensics.text import rank_list
+
+REDUCER_EVENTS = ("reducer_unfinished", "unused_params", "ready_twice", "model_mismatch")
+UNUSED_FIX = (
+    "Make every parameter take part in the loss on every rank and every step (no branch that "
+    "skips a submodule on some ranks only), or construct DDP with "
+    "`find_unused_parameters=True` (slower) — or `static_graph=True` when the unused set never "
+    "changes. Set TORCH_DISTRIBUTED_DEBUG=DETAIL to get the parameter names."
+)
+READY_TWICE_FIX = (
+    "A parameter's gradient hook fired twice in one iteration: shared/reused modules, "
+    "activation checkpointing with `use_reentrant=True`, or several forward passes before one "
+    "backward. Use `static_graph=True`, non-reentrant checkpointing, or `no_sync()` for the "
+    "extra passes."
+)
+MISMATCH_FIX = (
+    "Build the same model on every rank before wrapping it in DDP (same parameters, same order)."
+)
+
+
+def check(job: Job) -> list[Finding]:
+    errors = job.events.filter(
+        pl.col("event").is_in(REDUCER_EVENTS) & (pl.col("severity") == "error")
+    )
+    if errors.is_empty():
+        return []
+    findings: list[Finding] = []
+    unused = errors.filter(pl.col("event").is_in(("reducer_unfinished", "unused_params")))
+    if not unused.is_empty():
+        findings.append(_unused(job, unused))
+    for event, fix, what in (
+        ("ready_twice", READY_TWICE_FIX, "marked a parameter ready twice"),
+        ("model_mismatch", MISMATCH_FIX, "built a different model than the others"),
+    ):
+        rows = errors.filter(pl.col("event") == event)
+        if not rows.is_empty():
+            findings.append(_simple(job, rows, fix, what))
+    return findings
+
+
+def _unused(job: Job, rows: pl.DataFrame) -> Finding:
+    named = rows.filter(pl.col("event") == "unused_params")
+    source = named if not named.is_empty() else rows
+    ranks = sorted(source.get_column("rank").drop_nulls().unique().to_list())
+    names = sorted({n for ns in named.get_column("names").drop_nulls().to_list() for n in ns})
+    indices = sorted({i for vs in named.get_column("values").drop_nulls().to_list() for i in vs})
+    what = ""
+    if names:
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        what = f": {shown}"
+    elif indices:
+        shown = " ".join(map(str, indices[:10])) + (" ..." if len(indices) > 10 else "")
+        what = f" (parameter indices {shown})"
+    who = rank_list(ranks) if ranks else "A rank"
+    summary = (
+        f"DDP's reducer on {who} found parameters that received no gradient{what}; the "
+        "gradient all_reduce of that iteration never completed."
+    )
+    evidence, total = evidence_from(
+        rows.sort("file", "line").select("file", "line", "text", "rank")
+    )
+    return Finding(
+        kind="reducer_unused_params",
+        severity="error",
+        role="root_cause",
+        summary=summary,
+        fix=UNUSED_FIX,
+        ranks=ranks,
+        evidence=evidence,
+        evidence_total=total,
+        order=place(job, rows),
+        timestamp=earliest_time(rows),
+        details={"parameters": names, "parameter_indices": indices},
+    )
+
+
+def _simple(job: Job, rows: pl.DataFrame, fix: str, what: str) -> Finding:
+    ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
+    evidence, total = evidence_from(
+        rows.sort("file", "line").select("file", "line", "text", "rank")
+    )
+    return Finding(
+        kind="reducer_unused_params",
+        severity="error",
+        role="root_cause",
+        summary=f"DDP's reducer on {rank_list(ranks) if ranks else 'a rank'} {what}.",
+        fix=fix,
+        ranks=ranks,
+        evidence=evidence,
+        evidence_total=total,
+        order=place(job, rows),
+        timestamp=earliest_time(rows),
+    )
+
+
+RULE = Rule(kind="reducer_unused_params", check=check, specificity=15)
