@@ -35,16 +35,42 @@ class Job:
         from_files = self.file_stats.get_column("rank").drop_nulls().unique().to_list()
         return tuple(sorted(set(from_events) | set(from_files)))
 
+    def rank_facts(self) -> pl.DataFrame:
+        """One row per rank seen: host, pid, device, bus_id, nccl_version (first stated) and
+        the files holding its lines."""
+        ranks = pl.DataFrame({"rank": list(self.ranks_seen)}, schema={"rank": pl.Int32})
+        attributed = self.events.filter(pl.col("rank").is_not_null())
+        facts = attributed.group_by("rank").agg(
+            *(
+                pl.col(name).drop_nulls().first().alias(name)
+                for name in ("host", "pid", "device", "bus_id", "nccl_version")
+            ),
+            pl.col("file").unique().alias("event_files"),
+        )
+        own_files = (
+            self.file_stats.filter(pl.col("rank").is_not_null())
+            .group_by("rank")
+            .agg(pl.col("file").alias("own_files"))
+        )
+        return (
+            ranks.join(facts, on="rank", how="left")
+            .join(own_files, on="rank", how="left")
+            .with_columns(
+                pl.concat_list(
+                    pl.col("event_files").fill_null(pl.lit([], dtype=pl.List(pl.String))),
+                    pl.col("own_files").fill_null(pl.lit([], dtype=pl.List(pl.String))),
+                )
+                .list.unique()
+                .list.sort()
+                .alias("files")
+            )
+            .drop("event_files", "own_files")
+            .sort("rank")
+        )
+
     def host_of(self, rank: int) -> str | None:
         hosts = self.events.filter((pl.col("rank") == rank) & pl.col("host").is_not_null())
         return None if hosts.is_empty() else hosts.item(0, "host")
-
-    def files_of(self, rank: int) -> list[str]:
-        own = self.file_stats.filter(pl.col("rank") == rank).get_column("file").to_list()
-        with_events = (
-            self.events.filter(pl.col("rank") == rank).get_column("file").unique().to_list()
-        )
-        return sorted(set(own) | set(with_events))
 
 
 def build_job(events: pl.DataFrame, inventory: Inventory, lines: pl.DataFrame) -> Job:

@@ -78,38 +78,47 @@ def _ranks(analysis: Analysis) -> list[dict[str, Any]]:
     if job.progress is not None:
         for row in job.progress.last_key().iter_rows(named=True):
             last_marks[row["rank"]] = row
+    last_lines = _last_lines(job)
     ranks = []
-    for rank in job.ranks_seen:
+    for facts in job.rank_facts().iter_rows(named=True):
+        rank = facts["rank"]
         mark = last_marks.get(rank)
-        last_lines = _last_lines(job, rank)
+        lines = last_lines.get(rank, [])
         ranks.append(
             {
                 "rank": rank,
-                "host": job.host_of(rank),
-                "files": job.files_of(rank),
+                "host": facts["host"],
+                "pid": facts["pid"],
+                "device": facts["device"],
+                "bus_id": facts["bus_id"],
+                "nccl_version": facts["nccl_version"],
+                "files": facts["files"],
                 "last_step": mark["step"] if mark else None,
                 "last_stage": mark["stage"] if mark else None,
-                "last_line": last_lines[0] if last_lines else None,
-                "last_lines": last_lines,
+                "last_line": lines[0] if lines else None,
+                "last_lines": lines,
             }
         )
     return ranks
 
 
-def _last_lines(job: Job, rank: int) -> list[dict[str, Any]]:
-    """What the rank wrote last: the last line of each file that is its alone (its stdout and
+def _last_lines(job: Job) -> dict[int, list[dict[str, Any]]]:
+    """What each rank wrote last: the last line of each file that is its alone (its stdout and
     stderr can each end differently), else its last event in a shared file."""
-    own = job.file_stats.filter((pl.col("rank") == rank) & pl.col("last_line").is_not_null())
-    if not own.is_empty():
-        return [
+    found: dict[int, list[dict[str, Any]]] = {}
+    own = job.file_stats.filter(pl.col("rank").is_not_null() & pl.col("last_line").is_not_null())
+    for row in own.sort("rank", "file").iter_rows(named=True):
+        found.setdefault(row["rank"], []).append(
             {"file": row["file"], "line": row["last_line"], "text": row["last_text"]}
-            for row in own.sort("file").iter_rows(named=True)
-        ]
-    events = job.events.filter(pl.col("rank") == rank)
-    if events.is_empty():
-        return []
-    last = events.row(events.height - 1, named=True)
-    return [{"file": last["file"], "line": last["line"], "text": last["text"]}]
+        )
+    last_events = (
+        job.events.filter(pl.col("rank").is_not_null() & ~pl.col("rank").is_in(list(found)))
+        .group_by("rank")
+        .agg(pl.all().sort_by("file", "line").last())
+    )
+    for row in last_events.iter_rows(named=True):
+        found[row["rank"]] = [{"file": row["file"], "line": row["line"], "text": row["text"]}]
+    return found
 
 
 def _inputs(analysis: Analysis, input_path: str) -> dict[str, Any]:
