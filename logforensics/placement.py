@@ -29,6 +29,7 @@ def placed_keys(job: Job, events: pl.DataFrame) -> pl.DataFrame:
         right_on="mark_line",
         by=["rank", "file"],
         strategy="backward",
+        check_sortedness=False,  # both sides are sorted by line above
     ).drop("mark_line")
 
 
