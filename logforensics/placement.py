@@ -43,3 +43,14 @@ def place(job: Job, events: pl.DataFrame) -> float | None:
 def earliest_time(events: pl.DataFrame) -> datetime | None:
     times = events.get_column("timestamp").drop_nulls()
     return None if times.is_empty() else times.min()
+
+
+def place_with_step(job: Job, events: pl.DataFrame) -> tuple[float | None, int | None, str | None]:
+    """`place`, and the step and stage of the mark the earliest event follows."""
+    keys = placed_keys(job, events.filter(pl.col("rank").is_not_null())).get_column("key")
+    keys = keys.drop_nulls()
+    if keys.is_empty() or job.progress is None:
+        return None, None, None
+    key = int(keys.min())
+    at = job.progress.key_of(key)
+    return float(key) + AFTER_MARK, at["step"], at["stage"]

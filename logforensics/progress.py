@@ -30,6 +30,8 @@ class Departure:
     missed_stages: tuple[str, ...]  # stages of the expected step the rank never emitted
     majority_support: int  # ranks that agree on the expected key
     tie: bool  # True when as many ranks disagree as agree
+    expected: dict[str, object]  # epoch, occ, step, stage the rank should have printed next
+    order: float  # where it happened, in key units (between two keys when nobody printed it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,9 +194,100 @@ def _departures(
                 missed_stages=missed,
                 majority_support=support,
                 tie=support * 2 == rank_count,
+                expected={name: expected[name] for name in ("epoch", "occ", "step", "stage")},
+                order=float(expected_key),
             )
         )
-    return tuple(sorted(departures, key=lambda d: (d.expected_key, d.rank)))
+    flagged = {departure.rank for departure in departures}
+    departures.extend(_own_skips(marks, keys, stage_order, rank_count, flagged))
+    return tuple(sorted(departures, key=lambda d: (d.order, d.rank)))
+
+
+def _own_skips(
+    marks: pl.DataFrame,
+    keys: pl.DataFrame,
+    stage_order: tuple[str, ...],
+    rank_count: int,
+    flagged: set[int],
+) -> list[Departure]:
+    """Skips the position alignment cannot see: the rank jumped past regular stages of its
+    step where the other ranks, having printed the same mark, did not make that jump (they
+    stopped there, e.g. blocked in the collective the skipping rank no longer issues).
+
+    A stage is regular when most (rank, step) groups print it; all ranks skipping together
+    (the all_reduce(MAX) skip flag) is no departure, since the others made the same jump.
+    """
+    groups = marks.select("rank", "epoch", "occ", "step").unique().height
+    regular = (
+        marks.group_by("stage")
+        .agg(pl.struct("rank", "epoch", "occ", "step").n_unique().alias("groups"))
+        .filter(pl.col("groups") * 2 > groups)
+        .get_column("stage")
+        .to_list()
+    )
+    regular_pos = sorted(stage_order.index(stage) for stage in regular)
+    next_regular = {
+        pos: next((p for p in regular_pos if p > pos), None) for pos in range(len(stage_order))
+    }
+    step_id = ["epoch", "occ", "step"]
+    moves = marks.sort("rank", "pos").with_columns(
+        pl.col("key").shift(-1).over("rank").alias("next_key"),
+        *(pl.col(c).shift(-1).over("rank").alias(f"next_{c}") for c in [*step_id, "stage_pos"]),
+        pl.col("stage_pos")
+        .replace_strict(next_regular, default=None, return_dtype=pl.Int32)
+        .alias("regular_after"),
+    )
+    same_step = pl.all_horizontal(pl.col(c) == pl.col(f"next_{c}") for c in step_id)
+    skips_regular = (
+        pl.col("next_key").is_not_null()
+        & pl.col("regular_after").is_not_null()
+        & (~same_step | (pl.col("next_stage_pos") > pl.col("regular_after")))
+    )
+    moves = moves.with_columns(skips_regular.alias("skips"))
+    followers = moves.group_by("key", "next_key").agg(pl.len().alias("same_move"))
+    reached = moves.group_by("key").agg(pl.len().alias("reached"))
+    suspicious = (
+        moves.filter(pl.col("skips") & ~pl.col("rank").is_in(list(flagged)))
+        .join(followers, on=["key", "next_key"], how="left", nulls_equal=True)
+        .join(reached, on="key")
+        .filter(pl.col("same_move") * 2 <= pl.col("reached"))
+        .sort("rank", "pos")
+        .group_by("rank", maintain_order=True)
+        .first()
+    )
+    departures = []
+    for row in suspicious.iter_rows(named=True):
+        missed_pos = row["regular_after"]
+        missed = tuple(
+            stage_order[p]
+            for p in regular_pos
+            if p >= missed_pos
+            and (row["next_stage_pos"] is None or not _same_step(row) or p < row["next_stage_pos"])
+        )
+        departures.append(
+            Departure(
+                rank=row["rank"],
+                position=row["pos"] + 1,
+                kind="skipped",
+                expected_key=int(row["key"]),
+                actual_key=int(row["next_key"]),
+                missed_stages=missed,
+                majority_support=int(row["reached"] - row["same_move"]),
+                tie=False,
+                expected={
+                    "epoch": row["epoch"],
+                    "occ": row["occ"],
+                    "step": row["step"],
+                    "stage": stage_order[missed_pos],
+                },
+                order=float(row["key"]) + 0.5,
+            )
+        )
+    return departures
+
+
+def _same_step(row: dict[str, object]) -> bool:
+    return all(row[c] == row[f"next_{c}"] for c in ("epoch", "occ", "step"))
 
 
 def _place(key: dict[str, object]) -> tuple[object, ...]:

@@ -83,6 +83,12 @@ def choose_verdict(findings: list[Finding], job: Job | None = None) -> Verdict |
             related.append(other)
         elif _order(other) == _order(chosen):
             other.note = "At the same point of the run as the verdict, on other ranks."
+        elif shares_ranks:
+            other.role = "context"
+            other.note = (
+                f"Comes after the verdict ({chosen.kind}) and names the same "
+                f"{'rank' if len(chosen.ranks) == 1 else 'ranks'}: it confirms it."
+            )
         else:
             other.role = "symptom"
             other.note = f"Comes after the verdict ({chosen.kind}); most likely a consequence."

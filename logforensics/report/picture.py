@@ -51,7 +51,7 @@ def build_picture(progress: Progress) -> Picture:
         .sort("first_key")
         .with_row_index("column")
     )
-    departed = {d.rank: progress.key_of(d.expected_key) for d in progress.departures}
+    departed = {d.rank: d.expected for d in progress.departures}
     column_of = {
         (row["epoch"], row["occ"], row["step"]): row["column"]
         for row in steps.iter_rows(named=True)

@@ -30,33 +30,51 @@ def check(job: Job) -> list[Finding]:
 
 
 def _from_detail(job: Job) -> list[Finding]:
-    reports = job.events.filter(pl.col("event") == "collective_mismatch")
+    """Each report pairs the reporting rank with one other. Only the reporter's own
+    fingerprint is reliable (the other side's is often garbled, `SequenceNumber=0OpType=...`),
+    so ranks are described by what they reported of themselves; a rank named in every pair is
+    the odd one out."""
+    reports = job.events.filter(pl.col("event") == "collective_mismatch").sort("file", "line")
     if reports.is_empty():
         return []
-    first = reports.sort("file", "line").row(0, named=True)
     pairs = reports.select("rank", "peer_rank").unique()
-    ranks = sorted(
-        set(pairs.get_column("rank").drop_nulls().to_list())
-        | set(pairs.get_column("peer_rank").drop_nulls().to_list())
+    pair_sets = [{row["rank"], row["peer_rank"]} - {None} for row in pairs.iter_rows(named=True)]
+    ranks = sorted(set().union(*pair_sets))
+    common = set.intersection(*pair_sets) if len(pair_sets) > 1 else set()
+    own = reports.filter(pl.col("rank").is_not_null()).unique(
+        subset=["rank"], keep="first", maintain_order=True
     )
-    mine = _fingerprint(first["op"], first["seq"], first["shape"], first["dtype"])
-    theirs = _fingerprint(
-        first["peer_op"], first["peer_seq"], first["peer_shape"], first["peer_dtype"]
-    )
-    summary = (
-        f"DETAIL caught a desync: rank {first['rank']} ran {mine} while rank "
-        f"{first['peer_rank']} ran {theirs}."
-    )
-    evidence, total = evidence_from(
-        reports.sort("file", "line").select("file", "line", "text", "rank")
-    )
+    described = {
+        row["rank"]: _fingerprint(row["op"], row["seq"], row["shape"], row["dtype"])
+        for row in own.iter_rows(named=True)
+    }
+    if len(described) > 1:
+        by_print: dict[str, list[int]] = {}
+        for rank, printed in described.items():
+            by_print.setdefault(printed, []).append(rank)
+        sides = "; ".join(f"{rank_list(r)} ran {p}" for p, r in sorted(by_print.items()))
+        summary = f"DETAIL caught a desync: {sides}."
+    else:
+        first = reports.row(0, named=True)
+        mine = _fingerprint(first["op"], first["seq"], first["shape"], first["dtype"])
+        theirs = _fingerprint(
+            first["peer_op"], first["peer_seq"], first["peer_shape"], first["peer_dtype"]
+        )
+        summary = (
+            f"DETAIL caught a desync: rank {first['rank']} ran {mine} while rank "
+            f"{first['peer_rank']} ran {theirs} (as rank {first['rank']} reports it)."
+        )
+    if common:
+        summary += f" Every report involves {rank_list(common)}: the odd one out."
+    first = reports.row(0, named=True)
+    evidence, total = evidence_from(reports.select("file", "line", "text", "rank"))
     return [
         Finding(
             kind="collective_mismatch",
             severity="error",
             role="root_cause",
             summary=summary,
-            fix=FIX.format(who=rank_list(ranks)),
+            fix=FIX.format(who=rank_list(sorted(common) or ranks)),
             ranks=ranks,
             op=first["op"],
             seq=first["seq"],
@@ -64,7 +82,8 @@ def _from_detail(job: Job) -> list[Finding]:
             evidence_total=total,
             order=place(job, reports),
             timestamp=earliest_time(reports),
-            details={"fingerprints": {str(first["rank"]): mine, str(first["peer_rank"]): theirs}},
+            culprit_ranks=sorted(common),
+            details={"fingerprints": {str(rank): printed for rank, printed in described.items()}},
         )
     ]
 

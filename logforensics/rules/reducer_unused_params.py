@@ -12,7 +12,7 @@ import polars as pl
 
 from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
-from logforensics.placement import earliest_time, place
+from logforensics.placement import earliest_time, place, place_with_step
 from logforensics.registry import Rule
 from logforensics.text import rank_list
 
@@ -68,9 +68,13 @@ def _unused(job: Job, rows: pl.DataFrame) -> Finding:
         shown = " ".join(map(str, indices[:10])) + (" ..." if len(indices) > 10 else "")
         what = f" (parameter indices {shown})"
     who = rank_list(ranks) if ranks else "A rank"
+    order, step, stage = place_with_step(job, rows)
+    if step is not None and job.progress and stage == job.progress.stage_order[0]:
+        step -= 1  # raised in the next step's forward, about the prior iteration
     summary = (
-        f"DDP's reducer on {who} found parameters that received no gradient{what}; the "
-        "gradient all_reduce of that iteration never completed."
+        f"DDP's reducer on {who} found parameters that received no gradient{what}"
+        + (f" in step {step}" if step is not None else "")
+        + "; the gradient all_reduce of that iteration never completed."
     )
     evidence, total = evidence_from(
         rows.sort("file", "line").select("file", "line", "text", "rank")
@@ -82,9 +86,10 @@ def _unused(job: Job, rows: pl.DataFrame) -> Finding:
         summary=summary,
         fix=UNUSED_FIX,
         ranks=ranks,
+        step=step,
         evidence=evidence,
         evidence_total=total,
-        order=place(job, rows),
+        order=order,
         timestamp=earliest_time(rows),
         details={"parameters": names, "parameter_indices": indices},
     )

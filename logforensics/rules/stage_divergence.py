@@ -53,7 +53,7 @@ def _from_marks(job: Job) -> list[Finding]:
     progress = job.progress
     if progress is None or not progress.departures:
         return []
-    groups = itertools.groupby(progress.departures, key=lambda d: (d.expected_key, d.kind))
+    groups = itertools.groupby(progress.departures, key=lambda d: (d.order, d.kind))
     findings = [_finding(job, progress, list(group)) for _, group in groups]
     return findings[:MAX_FINDINGS]
 
@@ -91,7 +91,7 @@ def _from_timeouts(job: Job) -> list[Finding]:
 def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Finding:
     first = departures[0]
     ranks = [departure.rank for departure in departures]
-    expected = progress.key_of(first.expected_key)
+    expected = first.expected
     others = sorted(set(progress.ranks) - set(ranks))
     who = rank_list(ranks)
     where = describe_key(expected)
@@ -100,8 +100,15 @@ def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Findi
         actual = describe_key(progress.key_of(first.actual_key))
         summary = (
             f"{who.capitalize()} skipped {missed} at step {expected['step']}: "
-            f"it went on to {actual} while {rank_list(others)} ran {where}."
+            f"it went on to {actual}"
         )
+        if first.order == float(first.expected_key):
+            summary += f" while {rank_list(others)} ran {where}."
+        else:  # nobody printed the skipped stage: the others stopped before it
+            summary += (
+                f"; {rank_list(others)} printed the same mark before it and did not follow "
+                "(they stopped there, waiting)."
+            )
         fix = SKIP_FIX
     elif first.kind == "stopped":
         summary = (
@@ -121,7 +128,7 @@ def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Findi
         summary += " As many ranks agree with it as not, so which side departed is a guess."
     evidence = _evidence(job, progress, departures)
     departing = progress.marks.filter(
-        (pl.col("rank") == first.rank) & (pl.col("pos") <= first.position)
+        (pl.col("rank") == first.rank) & (pl.col("pos") < first.position)
     ).tail(1)
     return Finding(
         kind="stage_divergence",
@@ -136,7 +143,7 @@ def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Findi
         evidence=evidence[:EVIDENCE_CAP],
         evidence_total=len(evidence),
         confidence=confidence,
-        order=float(first.expected_key),
+        order=first.order,
         timestamp=departing.item(0, "timestamp") if departing.height else None,
         details={
             "departure": first.kind,

@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+from tests.builders import analyze_files, finding, kinds, marks
+
+# pytorch/pytorch#22834-style watermark lines and NVIDIA/nccl#1409 timeouts (verbatim shapes)
+MIXED_OPS = [
+    "    [rank7]:[E816 01:45:40.183009389 ProcessGroupNCCL.cpp:607] [Rank 7] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=80078, OpType=BROADCAST, NumelIn=5056, NumelOut=5056, Timeout(ms)=600000) ran for 600026 milliseconds before timing out.",
+    "    [rank3]:[E816 01:45:40.196873285 ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=80078, OpType=ALLREDUCE, NumelIn=2106881, NumelOut=2106881, Timeout(ms)=600000) ran for 600089 milliseconds before timing out.",
+]
+
+
+def timeout_line(rank: int, seq: int, op: str = "ALLREDUCE") -> str:
+    return (
+        f"[rank{rank}]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank {rank}] Watchdog "
+        f"caught collective operation timeout: WorkNCCL(SeqNum={seq}, OpType={op}, "
+        f"NumelIn=9801523, NumelOut=9801523, Timeout(ms)=600000) ran for 600063 milliseconds "
+        "before timing out."
+    )
+
+
+def progress_line(rank: int, completed: int) -> str:
+    return (
+        f"[rank{rank}]:[E626 06:24:44.906457629 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID "
+        f"0(default_pg) Rank {rank}] Exception (either an error or timeout) detected by watchdog "
+        f"at work: 808, last enqueued NCCL work: 811, last completed NCCL work: {completed}."
+    )
+
+
+def test_names_reporters_op_seq_and_timeout(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": [timeout_line(r, 808) for r in (1, 0, 2)]})
+    timeout = finding(analysis, "collective_timeout")
+    assert (timeout.ranks, timeout.op, timeout.seq) == ([0, 1, 2], "ALLREDUCE", 808)
+    assert timeout.details["timeout_ms"] == 600000
+    assert timeout.severity == "error"
+
+
+def test_different_ops_at_one_seq_prove_a_desync(tmp_path):
+    analysis = analyze_files(tmp_path, {"accelerate_train.log": MIXED_OPS})
+    timeout = finding(analysis, "collective_timeout")
+    assert timeout.ranks == [3, 7] and timeout.op is None and timeout.seq == 80078
+    divergence = finding(analysis, "stage_divergence")
+    assert divergence.ranks == [3, 7] and divergence.seq == 80078
+    assert "rank 7 BROADCAST" in divergence.summary and "rank 3 ALLREDUCE" in divergence.summary
+
+
+def test_lower_last_completed_names_the_laggard_and_stands_in_as_verdict(tmp_path):
+    lines = [timeout_line(r, 808) for r in range(4)]
+    lines += [progress_line(r, 807 if r != 2 else 805) for r in range(4)]
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    timeout = finding(analysis, "collective_timeout")
+    assert timeout.culprit_ranks == [2]
+    # nothing else names a cause: the timeout stands in, its culprit is the verdict's rank
+    assert analysis.verdict.finding is timeout
+    assert analysis.verdict.ranks == [2]
+    assert timeout.confidence == "medium"
+
+
+def test_timeout_after_a_skip_is_a_symptom_of_it(tmp_path):
+    files = {f"rank{r}.log": marks(r, range(8)) for r in (0, 1, 3)}
+    files["rank2.log"] = marks(2, range(8), skip={4: ("after_backward", "after_step")})
+    for rank in range(4):
+        files[f"rank{rank}.log"].append(timeout_line(rank, 40))
+    analysis = analyze_files(tmp_path, files)
+    assert analysis.verdict.finding.kind == "stage_divergence"
+    timeout = finding(analysis, "collective_timeout")
+    assert timeout.role == "symptom"
+    assert "symptom" in timeout.note and "rank 2" in timeout.note
+    # the last marks (10:00:07) plus the 600 s timeout, against the divergence at 10:00:04
+    assert "fired at about 10:10:07, 603 s after the divergence" in timeout.note
+
+
+def test_no_timeouts_no_finding(tmp_path):
+    assert "collective_timeout" not in kinds(analyze_files(tmp_path, {"a.log": ["hello"]}))

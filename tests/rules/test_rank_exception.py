@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from tests.builders import analyze_files, finding, kinds, marks
+
+TRACEBACK = [
+    "Traceback (most recent call last):",
+    '  File "/work/train.py", line 120, in main',
+    "    batch = transform(sample)",
+    '  File "/work/data.py", line 33, in transform',
+    '    raise ValueError("corrupt sample 1731")',
+    "ValueError: corrupt sample 1731",
+]
+
+
+def test_a_swallowed_exception_is_where_the_rank_left_the_path(tmp_path):
+    files = {f"rank{r}.log": marks(r, range(8)) for r in (0, 2, 3)}
+    before = marks(1, range(4)) + marks(1, [4], stages=("before_forward",))
+    files["rank1.log"] = before + TRACEBACK + marks(1, range(5, 8))
+    analysis = analyze_files(tmp_path, files)
+    exception = finding(analysis, "rank_exception")
+    assert exception.ranks == [1] and exception.step == 4
+    assert exception.details["swallowed"] is True
+    assert "caught it and kept going" in exception.summary
+    assert exception.details["frame"].startswith("/work/data.py:33")
+    assert analysis.verdict.finding is exception  # before the stage divergence it causes
+
+
+def test_a_rank_that_died_of_it_is_the_one_waited_for(tmp_path):
+    files = {f"rank{r}.log": marks(r, range(6)) for r in (0, 1)}
+    files["rank2.log"] = marks(2, range(3)) + TRACEBACK
+    exception = finding(analyze_files(tmp_path, files), "rank_exception")
+    assert exception.ranks == [2] and exception.details["swallowed"] is False
+
+
+def test_communication_errors_are_not_rank_exceptions(tmp_path):
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/work/train.py", line 186, in main',
+        "    loss.backward()",
+        "RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 20000ms for recv operation to complete",
+    ]
+    assert "rank_exception" not in kinds(analyze_files(tmp_path, {"rank0.log": lines}))
