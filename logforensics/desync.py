@@ -8,12 +8,17 @@ TIMEOUT_EVENTS = ("collective_timeout", "transport_timeout")
 
 
 def per_rank_timeouts(events: pl.DataFrame) -> pl.DataFrame:
-    """One timeout row per (rank, pg, seq, op): the watchdog repeats itself several times."""
-    return events.filter(
+    """One timeout row per (rank, pg, seq, op): the watchdog repeats itself several times.
+
+    `pg` is reduced to the group id, a line without a PG tag being the default group 0
+    (`[Rank 3] Watchdog caught ...` and `[PG ID 0 PG GUID 0(default_pg) Rank 3]` agree).
+    """
+    timeouts = events.filter(
         pl.col("event").is_in(TIMEOUT_EVENTS)
         & pl.col("rank").is_not_null()
         & pl.col("seq").is_not_null()
-    ).unique(subset=["rank", "pg", "seq", "op"], keep="first", maintain_order=True)
+    ).with_columns(pl.col("pg").str.extract(r"^(\d+)", 1).fill_null("0").alias("pg"))
+    return timeouts.unique(subset=["rank", "pg", "seq", "op"], keep="first", maintain_order=True)
 
 
 def mixed_ops_at_one_seq(timeouts: pl.DataFrame) -> pl.DataFrame:

@@ -19,7 +19,7 @@ from logforensics.registry import Rule
 CONSEQUENCE = (
     r"(?i)DistBackendError|DistStoreError|ChildFailedError|timed? ?out|timeout|Connection closed"
     r"|Connection reset|NCCL (?:error|communicator)|ProcessGroup|[Ww]atchdog|monitoredBarrier"
-    r"|Detected mismatch between collectives|finished reduction|out of memory|OutOfMemoryError"
+    r"|Detected mismatch between collectives|finished reduction"
     r"|KeyboardInterrupt|SignalException|Broken pipe|Socket|gloo"
 )
 SWALLOWED_FIX = (

@@ -96,7 +96,10 @@ def _unused(job: Job, rows: pl.DataFrame) -> Finding:
 
 
 def _simple(job: Job, rows: pl.DataFrame, fix: str, what: str) -> Finding:
-    ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
+    # `DDP expects same model ... but Rank 0 has 382 params, while rank 1 has inconsistent 0
+    # params` is printed by rank 0 about rank 1: the differing rank is the peer.
+    named = "peer_rank" if rows.item(0, "event") == "model_mismatch" else "rank"
+    ranks = sorted(rows.get_column(named).drop_nulls().unique().to_list())
     evidence, total = evidence_from(
         rows.sort("file", "line").select("file", "line", "text", "rank")
     )

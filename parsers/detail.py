@@ -1,0 +1,117 @@
+# ruff: noqa: E501 -- verbatim log lines are quoted whole in the docstring and comments
+"""TORCH_DISTRIBUTED_DEBUG=DETAIL: ProcessGroupWrapper's collective fingerprints
+(pytorch/pytorch:torch/csrc/distributed/c10d/ProcessGroupWrapper.cpp). Verbatim, with the long
+`TensorDeviceTypes=TensorOptions(...)` shortened:
+
+    RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=485, OpType=ALLREDUCE, TensorShape=[25], TensorDtypes=Float, TensorDeviceTypes=TensorOptions(...)), but Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=485, OpType=BROADCAST, TensorShape=[1], TensorDtypes=Long, TensorDeviceTypes=TensorOptions(...)).Collectives differ in the following aspects:   Op type: ALLREDUCEvs BROADCAST  Tensor Tensor shapes: 25vs 1  Tensor Tensor dtypes: Floatvs Long
+    RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=1OpType=BARRIER), but Rank 2 is running collective: CollectiveFingerPrint(SequenceNumber=0OpType=BARRIER).Collectives di
+    [rank3]:[I1130 15:15:01.588855496 ProcessGroupWrapper.cpp:710] [Rank 3] Running collective: CollectiveFingerPrint(SequenceNumber=37, OpType=ALLREDUCE, TensorShape=[16, 8], TensorDtypes=Float, TensorDeviceTypes=TensorOptions(...))
+
+and, from the source, `ProcessGroupWrapper: Monitored Barrier encountered error running
+collective: <fingerprint>. Error: ` with the monitored barrier's error on the next line.
+
+Versions: torch <= 1.11 prints one side only ("Rank 0 is running inconsistent collective: ..."),
+1.12 names only the other side's op ("but Rank 1 is running collective: REDUCE."), ~2.0 added
+SequenceNumber, and a fingerprint without tensors is printed without the comma
+(`SequenceNumber=20OpType=BARRIER`). "Rank X" is the reporting process's rank in the wrapped
+group: the global rank for the default group (the common case), so it fills both `rank` and
+`comm_rank`.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.registry import LineParser
+
+# CollectiveFingerPrint(SequenceNumber=485, OpType=ALLREDUCE, TensorShape=[25], TensorDtypes=Float, TensorDeviceTypes=...
+# CollectiveFingerPrint(SequenceNumber=20OpType=BARRIER)      CollectiveFingerPrint(OpType=BROADCAST, TensorShape=[34112], ...
+FINGERPRINT = (
+    r"CollectiveFingerPrint\((?:SequenceNumber=(?P<seq>\d+),? ?)?OpType=(?P<op>\w+)"
+    r"(?:, TensorShape=(?P<shape>\[[^\]]*\]))?"
+    r"(?:, TensorDtypes=\[?(?P<dtype>\w+(?:, \w+)*?)\]?(?:, TensorDeviceTypes=|\)))?"
+)
+# Detected mismatch between collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(...
+MISMATCH_OWN = r"Rank (?P<rank>\d+) is running (?:inconsistent )?collective: " + FINGERPRINT
+# ..., but Rank 0 is running collective: CollectiveFingerPrint(...   /  ..., but Rank 1 is running collective: REDUCE.
+MISMATCH_PEER = (
+    r", but Rank (?P<rank>\d+) is running collective: (?:" + FINGERPRINT + r"|(?P<bare_op>\w+)\.)"
+)
+# [Rank 0] Running collective: CollectiveFingerPrint(SequenceNumber=20OpType=BARRIER)
+RUNNING = r"\[Rank (?P<rank>\d+)\] Running collective: " + FINGERPRINT
+# ProcessGroupWrapper: Monitored Barrier encountered error running collective: CollectiveFingerPrint(...
+BARRIER_ERROR = r"Monitored Barrier encountered error running collective: " + FINGERPRINT
+
+MISMATCH_WORDING = "Detected mismatch between collectives on ranks"
+
+
+def _fingerprint_columns(found: pl.Expr) -> list[pl.Expr]:
+    return [
+        found.struct.field("seq").cast(pl.Int64).alias("seq"),
+        found.struct.field("op").alias("op"),
+        found.struct.field("shape").alias("shape"),
+        found.struct.field("dtype").alias("dtype"),
+    ]
+
+
+def _mismatches(lines: pl.DataFrame) -> pl.DataFrame:
+    message = pl.col("message")
+    own = message.str.extract_groups(MISMATCH_OWN)
+    peer = message.str.extract_groups(MISMATCH_PEER)
+    return lines.filter(
+        message.str.contains(MISMATCH_WORDING, literal=True) & message.str.contains(MISMATCH_OWN)
+    ).select(
+        "file",
+        "line",
+        pl.lit("collective_mismatch").alias("event"),
+        pl.lit("error").alias("severity"),
+        own.struct.field("rank").cast(pl.Int32).alias("rank"),
+        own.struct.field("rank").cast(pl.Int32).alias("comm_rank"),
+        *_fingerprint_columns(own),
+        peer.struct.field("rank").cast(pl.Int32).alias("peer_rank"),
+        peer.struct.field("seq").cast(pl.Int64).alias("peer_seq"),
+        pl.coalesce(peer.struct.field("op"), peer.struct.field("bare_op")).alias("peer_op"),
+        peer.struct.field("shape").alias("peer_shape"),
+        peer.struct.field("dtype").alias("peer_dtype"),
+    )
+
+
+def _runs(lines: pl.DataFrame) -> pl.DataFrame:
+    running = pl.col("message").str.extract_groups(RUNNING)
+    return lines.filter(pl.col("message").str.contains(RUNNING)).select(
+        "file",
+        "line",
+        pl.lit("collective_run").alias("event"),
+        pl.lit("info").alias("severity"),
+        running.struct.field("rank").cast(pl.Int32).alias("rank"),
+        running.struct.field("rank").cast(pl.Int32).alias("comm_rank"),
+        *_fingerprint_columns(running),
+    )
+
+
+def _barrier_errors(lines: pl.DataFrame) -> pl.DataFrame:
+    failed = pl.col("message").str.extract_groups(BARRIER_ERROR)
+    return lines.filter(pl.col("message").str.contains(BARRIER_ERROR)).select(
+        "file",
+        "line",
+        pl.lit("monitored_barrier_error").alias("event"),
+        pl.lit("error").alias("severity"),
+        *_fingerprint_columns(failed),
+    )
+
+
+def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    return pl.concat(
+        [_mismatches(lines), _runs(lines), _barrier_errors(lines)], how="diagonal_relaxed"
+    )
+
+
+PARSER = LineParser(
+    name="detail",
+    literals=(
+        MISMATCH_WORDING,
+        "Running collective: CollectiveFingerPrint",
+        "Monitored Barrier encountered error running collective",
+    ),
+    parse=parse,
+)

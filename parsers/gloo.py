@@ -1,0 +1,103 @@
+# ruff: noqa: E501 -- verbatim log lines are quoted whole in the docstring and comments
+"""Gloo transport errors, as PyTorch re-raises them (pytorch/gloo:gloo/transport/tcp/pair.cc,
+unbound_buffer.cc, gloo/common/logging.cc). Verbatim:
+
+    [rank1]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 20000ms for recv operation to complete
+    RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [18.25.6.30]:28048
+    RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:589] Read error [192.168.70.92]:25266: Connection reset by peer
+    RuntimeError: Application timeout caused pair closure
+    what():  [enforce fail at ../third_party/gloo/gloo/transport/tcp/pair.cc:446] op.preamble.length <= op.nbytes. 1046204 vs 1040256
+    RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error
+
+"Timed out waiting" means the peer is alive but never arrived; "Connection closed by peer" usually
+means the peer process exited (after its own error). A timed-out rank closes all its pairs, so
+its peers then see "Application timeout caused pair closure". Since pytorch/gloo#456 (2025) the
+size check adds "Received data size doesn't match expected size. Is there a distributed
+collective mismatch in your code?"; the two numbers are the bytes that arrived and the bytes the
+receiving buffer expected.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.registry import LineParser
+
+# ... Timed out waiting 20000ms for recv operation to complete
+TRANSPORT_TIMEOUT = (
+    r"Timed out waiting (?P<timeout_ms>\d+)ms for (?P<direction>recv|send) operation to complete"
+)
+# ... Connection closed by peer [18.25.6.30]:28048   (also IPv6: [2401:db00:eef0:1100:3560:0:1c05:25d]:8594)
+PEER_CLOSED = r"Connection closed by peer (\[[^\]]+\]:\d+)"
+# ... Read error [192.168.70.92]:25266: Connection reset by peer
+PEER_RESET = r"Read error (\[[^\]]+\]:\d+): Connection reset by peer"
+# ... op.preamble.length <= op.nbytes. 881392472 vs 881392448
+SIZE_MISMATCH = r"op\.preamble\.length <= op\.nbytes\. (?P<received>\d+) vs (?P<expected>\d+)"
+
+PAIR_CLOSED = "Application timeout caused pair closure"
+SIZE_MISMATCH_WORDING = (
+    "op.preamble.length <= op.nbytes",
+    "Received data size doesn't match expected size",
+)
+CONNECT_FAILED = "Gloo connectFullMesh failed"
+
+
+def _event() -> pl.Expr:
+    message = pl.col("message")
+    return (
+        pl.when(message.str.contains(CONNECT_FAILED, literal=True))
+        .then(pl.lit("connect_failed"))
+        .when(message.str.contains(TRANSPORT_TIMEOUT))
+        .then(pl.lit("transport_timeout"))
+        .when(message.str.contains(PEER_CLOSED))
+        .then(pl.lit("peer_closed"))
+        .when(message.str.contains(PEER_RESET))
+        .then(pl.lit("peer_reset"))
+        .when(message.str.contains(PAIR_CLOSED, literal=True))
+        .then(pl.lit("pair_closed"))
+        .when(message.str.contains_any(list(SIZE_MISMATCH_WORDING)))
+        .then(pl.lit("size_mismatch"))
+    )
+
+
+def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    message = pl.col("message")
+    timeout = message.str.extract_groups(TRANSPORT_TIMEOUT)
+    sizes = message.str.extract_groups(SIZE_MISMATCH)
+    return (
+        lines.with_columns(_event().alias("event"))
+        .filter(pl.col("event").is_not_null())
+        .select(
+            "file",
+            "line",
+            "event",
+            pl.lit("error").alias("severity"),
+            timeout.struct.field("timeout_ms").cast(pl.Int64).alias("timeout_ms"),
+            timeout.struct.field("direction").alias("op"),
+            pl.coalesce(
+                message.str.extract(PEER_CLOSED, 1), message.str.extract(PEER_RESET, 1)
+            ).alias("peer"),
+            pl.when(sizes.struct.field("received").is_not_null())
+            .then(
+                pl.concat_list(
+                    sizes.struct.field("received").cast(pl.Int64),
+                    sizes.struct.field("expected").cast(pl.Int64),
+                )
+            )
+            .alias("values"),
+        )
+    )
+
+
+PARSER = LineParser(
+    name="gloo",
+    literals=(
+        "Timed out waiting",
+        "Connection closed by peer",
+        "Connection reset by peer",
+        PAIR_CLOSED,
+        *SIZE_MISMATCH_WORDING,
+        CONNECT_FAILED,
+    ),
+    parse=parse,
+)

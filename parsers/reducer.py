@@ -1,0 +1,137 @@
+# ruff: noqa: E501 -- verbatim log lines are quoted whole in the docstring and comments
+"""DDP reducer errors (pytorch/pytorch:torch/csrc/distributed/c10d/reducer.cpp). Verbatim, long
+messages cut at "...":
+
+    RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. This error indicates that your module has parameters that were not used in producing loss. ...
+    Parameters which did not receive grad for rank 3: mask_encoder.sensory_update.transform.bias, mask_encoder.sensory_update.transform.weight
+    Parameter indices which did not receive grad for rank 3: 282 283
+    Parameter at index 447 with name base_model.model.model.layers.31.mlp.down_proj.lora_B.default.weight has been marked as ready twice. ...
+    RuntimeError: DDP expects same model across all ranks, but Rank 0 has 382 params, while rank 1 has inconsistent 0 params.
+
+The reducer error is one multi-line message; each line that states a fact is its own event (the
+names line only appears with TORCH_DISTRIBUTED_DEBUG=INFO/DETAIL). Its other lines and the
+one-space-indented DEBUG hint are recognised without an event, as are the healthy-run notes
+"Reducer buckets have been rebuilt" and torch 1.7's "find_unused_parameters=True was specified
+... but did not find any unused parameters" warning.
+
+"DDP expects same model" is raised by `verify_params_across_processes` on the rank that found the
+difference: "Rank X" is that process (`process_group->getRank()`), "rank i" the one it disagrees
+with. So `rank` is X, `peer_rank` is i, `values` are [X's count, i's count] and `value` is i's.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.registry import LineParser
+
+UNFINISHED = "Expected to have finished reduction in the prior iteration before starting a new one"
+# Parameters which did not receive grad for rank 0: text_model.final_layer_norm.bias, text_model.final_layer_norm.weight
+UNUSED_NAMES = r"Parameters which did not receive grad for rank (\d+): "
+UNUSED_NAMES_PREFIX = r"^.*?" + UNUSED_NAMES
+# Parameter indices which did not receive grad for rank 2: 362 363 364 365
+UNUSED_INDICES = (
+    r"Parameter indices which did not receive grad for rank (?P<rank>\d+): "
+    r"(?P<indices>\d+(?: +\d+)*)"
+)
+# Parameter at index 55 has been marked as ready twice. This means that multiple autograd engine  hooks ...
+READY_TWICE = (
+    r"Parameter at index (?P<index>\d+)(?: with name (?P<name>\S+))? has been marked as ready twice"
+)
+# RuntimeError: Expected to mark a variable ready only once. This error is caused by one of the following reasons: ...
+READY_ONCE = "Expected to mark a variable ready only once"
+# DDP expects same model across all ranks, but Rank 0 has 382 params, while rank 1 has inconsistent 0 params.
+MODEL_MISMATCH = (
+    r"DDP expects same model across all ranks, but Rank (?P<rank>\d+) has (?P<own>\d+) params, "
+    r"while rank (?P<peer>\d+) has inconsistent (?P<peer_count>\d+) params"
+)
+
+# Recognised without an event: continuation lines of the reducer error, the DEBUG hint, and
+# messages of healthy runs.
+RECOGNISED_ONLY = (
+    "outputs participate in calculating loss",
+    "wasn't able to locate the output tensors in the return value",
+    "In addition, you can set the environment variable TORCH_DISTRIBUTED_DEBUG",
+    "but did not find any unused parameters",
+    "Reducer buckets have been rebuilt",  # "in this iteration." may be hard-wrapped
+)
+
+
+def _event() -> pl.Expr:
+    message = pl.col("message")
+    return (
+        # A message joined onto one line names the parameters: keep the more specific event.
+        pl.when(message.str.contains(UNUSED_NAMES) | message.str.contains(UNUSED_INDICES))
+        .then(pl.lit("unused_params"))
+        .when(message.str.contains(UNFINISHED, literal=True))
+        .then(pl.lit("reducer_unfinished"))
+        .when(message.str.contains(READY_TWICE) | message.str.contains(READY_ONCE, literal=True))
+        .then(pl.lit("ready_twice"))
+        .when(message.str.contains(MODEL_MISMATCH))
+        .then(pl.lit("model_mismatch"))
+    )
+
+
+def _names() -> pl.Expr:
+    """The comma-separated parameter names after `... for rank N: `, sliced off by replace."""
+    message = pl.col("message")
+    listed = message.str.replace(UNUSED_NAMES_PREFIX, "").str.strip_chars().str.split(", ")
+    return pl.when(message.str.contains(UNUSED_NAMES)).then(listed)
+
+
+def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    message = pl.col("message")
+    indices = message.str.extract_groups(UNUSED_INDICES)
+    ready = message.str.extract_groups(READY_TWICE)
+    mismatch = message.str.extract_groups(MODEL_MISMATCH)
+    counts = pl.concat_list(
+        mismatch.struct.field("own").cast(pl.Int64),
+        mismatch.struct.field("peer_count").cast(pl.Int64),
+    )
+    found = lines.with_columns(_event().alias("event")).filter(
+        pl.col("event").is_not_null() | message.str.contains_any(list(RECOGNISED_ONLY))
+    )
+    return found.select(
+        "file",
+        "line",
+        "event",
+        pl.when(pl.col("event").is_not_null()).then(pl.lit("error")).alias("severity"),
+        pl.coalesce(
+            message.str.extract(UNUSED_NAMES, 1),
+            indices.struct.field("rank"),
+            mismatch.struct.field("rank"),
+        )
+        .cast(pl.Int32)
+        .alias("rank"),
+        mismatch.struct.field("peer").cast(pl.Int32).alias("peer_rank"),
+        mismatch.struct.field("peer_count").cast(pl.Int64).alias("value"),
+        pl.coalesce(
+            indices.struct.field("indices")
+            .str.extract_all(r"\d+")
+            .list.eval(pl.element().cast(pl.Int64)),
+            pl.when(ready.struct.field("index").is_not_null()).then(
+                pl.concat_list(ready.struct.field("index").cast(pl.Int64))
+            ),
+            pl.when(mismatch.struct.field("own").is_not_null()).then(counts),
+        ).alias("values"),
+        pl.coalesce(
+            _names(),
+            pl.when(ready.struct.field("name").is_not_null()).then(
+                pl.concat_list(ready.struct.field("name"))
+            ),
+        ).alias("names"),
+    )
+
+
+PARSER = LineParser(
+    name="reducer",
+    literals=(
+        UNFINISHED,
+        "did not receive grad for rank",
+        "has been marked as ready twice",
+        READY_ONCE,
+        "DDP expects same model across all ranks",
+        *RECOGNISED_ONLY,
+    ),
+    parse=parse,
+)

@@ -1,0 +1,219 @@
+# ruff: noqa: E501 -- verbatim log lines are quoted whole in the docstring and comments
+"""ProcessGroupNCCL's watchdog: collective timeouts, progress watermarks, heartbeat and
+rendezvous-store failures (pytorch/pytorch:torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp,
+TCPStore.cpp). Verbatim:
+
+    [E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=469508, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds before timing out.
+    [rank1]:[E626 06:24:44.906457629 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) Rank 1] Exception (either an error or timeout) detected by watchdog at work: 808, last enqueued NCCL work: 811, last completed NCCL work: 807.
+    [rank1]:[E ProcessGroupNCCL.cpp:537] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.
+    torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/3 clients joined.
+
+The messages are found anywhere in `message`: pdsh (`node04: `) and srun (`11: `) labels are
+not peeled yet, and `what():  ` or an exception type may precede them. `[Rank N]` is the rank
+within the process group named by the `[PG ...]` tag; it is the global rank only for the default
+group (PG id 0, or no tag at all), so only then is it copied to `rank`. The glog header's time
+(`E626 06:24:44.906457629`) has no year and is left to the clock logic.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.registry import LineParser
+
+# [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=469508, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds before timing out.
+# All generations: `WorkNCCL(OpType=.., TensorShape=[..], Timeout(ms)=..)` (~1.7),
+# `WorkNCCL(SeqNum=.., OpType=.., Timeout(ms)=..)` (~1.10), `..., NumelIn=.., NumelOut=.., ...)`
+# (~2.1+). Fields torch may add before `Timeout(ms)` are skipped.
+WORK_NCCL = (
+    r"WorkNCCL\((?:SeqNum=(?P<seq>\d+), ?)?OpType=(?P<op>\w+)"
+    r"(?:, TensorShape=(?P<shape>\[[^\]]*\]))?"
+    r"(?:, NumelIn=(?P<numel_in>\d+), NumelOut=(?P<numel_out>\d+))?"
+    r"[^()]*?Timeout\(ms\)=(?P<timeout_ms>\d+)"
+)
+# ... ran for 1802212 milliseconds before timing out.
+ELAPSED = r"ran for (\d+) milliseconds before timing out"
+# Statements that a WorkNCCL timed out (watchdog, torch 1.8 `Caught ...`, blocking wait, and the
+# re-raised forms `NCCL communicator was aborted ...` / `... watchdog thread terminated ...`).
+TIMEOUT_WORDING = ("collective operation timeout", "timed out in blocking wait")
+
+# [PG 1 Rank 0] / [PG 0 (default_pg) Rank 7] / [PG ID 0 PG GUID 0(default_pg) Rank 1]
+# [PG ID 12 PG GUID 99(EXPERT_MODEL_PARALLEL_GROUP) Rank 4]
+PG_TAG = (
+    r"\[PG (?:ID )?(?P<pg_id>\d+)(?: PG GUID \d+)?(?: ?\((?P<pg_desc>[^)]*)\))? "
+    r"Rank (?P<pg_rank>\d+)\]"
+)
+# [Rank 5] Watchdog caught ...  (no process-group tag: torch before ~2.3)
+RANK_TAG = r"\[Rank (\d+)\]"
+
+# [PG 0 Rank 3] Timeout at NCCL work: 4084, last enqueued NCCL work: 4084, last completed NCCL work: 4083.
+# ... detected by watchdog at work: 50, last enqueued NCCL work: 50, last completed NCCL work: 49.
+# ...  failure detected by watchdog at work sequence id: 120049 PG status: last enqueued work: 120051, last completed work: 120048
+FAILING_WORK = r"(?:at NCCL work|at work|at work sequence id): (\d+)"
+LAST_ENQUEUED = r"[Ll]ast enqueued (?:NCCL )?work: (-?\d+)"
+LAST_STARTED = r"[Ll]ast started (?:NCCL )?work: (-?\d+)"
+LAST_COMPLETED = r"[Ll]ast completed (?:NCCL )?work: (-?\d+)"
+# ... Received a dump signal due to a collective timeout from  rank 1 and we will try our best to dump the debug info. Last enqueued NCCL work: 233659, last completed NCCL work: 233659.This is ...
+DUMP_SIGNAL_FROM = r"dump signal due to a collective timeout from\s+rank (\d+)"
+
+# [PG ID 0 PG GUID 0(default_pg) Rank 2] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives. ...
+STUCK_SECONDS = r"watchdog got stuck for (\d+) seconds"
+HEARTBEAT_WORDING = (
+    "Heartbeat monitor timed out",  # [PG 0 Rank 1] Heartbeat monitor timed out! Process will ...
+    "detected no heartbeat of its watchdog",  # [PG 3 Rank 7] First PG on this rank that ...
+    "watchdog got stuck for",
+    "NCCL monitor thread timeout",  # torch ~2.2: [Rank 1] NCCL monitor thread timeout. ...
+    "monitoring thread detects no heartbeat",
+    "No PGNCCL's watchdog heartbeat detected",
+)
+
+# RuntimeError: [1] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout
+# (`retreiving` is the older spelling.)
+STORE_SETUP = (
+    r"\[(?P<rank>\d+)\] is setting up NCCL communicator and retr(?:ie|ei)ving ncclUniqueId "
+    r"from \[(?P<root>\d+)\]"
+)
+# torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/3 clients joined.
+STORE_CLIENTS = (
+    r"Timed out after (?P<seconds>\d+) seconds waiting for clients\. "
+    r"(?P<joined>\d+)/(?P<expected>\d+) clients joined"
+)
+
+# Lines that repeat a fact already counted: recognised, no event.
+# Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:632 (most recent call first):
+EXCEPTION_RAISED = r"Exception raised from \w+ at \S*ProcessGroupNCCL\.cpp:\d+"
+# frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7f83f296c1b6 in /.../libc10.so)
+CPP_FRAME = r"frame #\d+: .* \(0x[0-9a-fA-F]+ in \S"
+FLIGHT_RECORDER_NOISE = (
+    "ProcessGroupNCCL preparing to dump debug info",
+    "First PG on this rank to signal dumping",
+    "Observed flight recorder dump signal from another rank",
+    "Stack trace of the failed collective",
+    "Finished writing NCCLPG debug info",
+    "NCCL_DESYNC_DEBUG report",  # Failed to retrieve NCCL_DESYNC_DEBUG report.  Please file ...
+)
+
+OPS_FAILED = "Some NCCL operations have failed or timed out"
+PROCESS_ABORT = "To avoid data inconsistency, we are taking the entire process down"
+
+
+def _contains_any(words: tuple[str, ...]) -> pl.Expr:
+    return pl.col("message").str.contains_any(list(words))
+
+
+def _has(word: str) -> pl.Expr:
+    return pl.col("message").str.contains(word, literal=True)
+
+
+def _event() -> pl.Expr:
+    message = pl.col("message")
+    return (
+        pl.when(_has("WorkNCCL(") & _contains_any(TIMEOUT_WORDING))
+        .then(pl.lit("collective_timeout"))
+        .when(message.str.contains(LAST_ENQUEUED))
+        .then(pl.lit("work_progress"))
+        .when(_has(OPS_FAILED))
+        .then(pl.lit("ops_failed"))
+        .when(_has(PROCESS_ABORT))
+        .then(pl.lit("process_abort"))
+        .when(_contains_any(HEARTBEAT_WORDING))
+        .then(pl.lit("heartbeat_timeout"))
+        .when(message.str.contains(STORE_SETUP) | message.str.contains(STORE_CLIENTS))
+        .then(pl.lit("store_timeout"))
+    )
+
+
+def _noise() -> pl.Expr:
+    message = pl.col("message")
+    return (
+        message.str.contains(EXCEPTION_RAISED)
+        | message.str.contains(CPP_FRAME)
+        | _contains_any(FLIGHT_RECORDER_NOISE)
+    )
+
+
+def _int(pattern: str) -> pl.Expr:
+    return pl.col("message").str.extract(pattern, 1).cast(pl.Int64)
+
+
+def _process_group_columns() -> list[pl.Expr]:
+    """`pg` as printed-normalised ("0 (default_pg)", "1"), `comm_rank`, and the default group's
+    `[Rank N]` as `rank`."""
+    tag = pl.col("_pg")
+    pg_id = tag.struct.field("pg_id")
+    pg_desc = tag.struct.field("pg_desc")
+    comm_rank = pl.coalesce(
+        tag.struct.field("pg_rank"), pl.col("message").str.extract(RANK_TAG, 1)
+    ).cast(pl.Int32)
+    pg = pl.when(pg_desc.is_not_null()).then(pl.format("{} ({})", pg_id, pg_desc)).otherwise(pg_id)
+    default_group = pg_id.is_null() | (pg_id == "0")
+    return [
+        pg.alias("pg"),
+        comm_rank.alias("comm_rank"),
+        pl.when(default_group).then(comm_rank).alias("_group_rank"),
+    ]
+
+
+def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    message = pl.col("message")
+    work = pl.col("_work")
+    store = pl.col("_store")
+    clients = pl.col("_clients")
+    found = (
+        lines.with_columns(_event().alias("event"), _noise().alias("_noise"))
+        .filter(pl.col("event").is_not_null() | pl.col("_noise"))
+        .with_columns(
+            message.str.extract_groups(WORK_NCCL).alias("_work"),
+            message.str.extract_groups(PG_TAG).alias("_pg"),
+            message.str.extract_groups(STORE_SETUP).alias("_store"),
+            message.str.extract_groups(STORE_CLIENTS).alias("_clients"),
+        )
+        .with_columns(_process_group_columns())
+    )
+    return found.select(
+        "file",
+        "line",
+        "event",
+        pl.when(pl.col("event").is_not_null()).then(pl.lit("error")).alias("severity"),
+        pl.coalesce(work.struct.field("seq").cast(pl.Int64), _int(FAILING_WORK)).alias("seq"),
+        work.struct.field("op").alias("op"),
+        work.struct.field("shape").alias("shape"),
+        work.struct.field("numel_in").cast(pl.Int64).alias("numel_in"),
+        work.struct.field("numel_out").cast(pl.Int64).alias("numel_out"),
+        pl.coalesce(
+            work.struct.field("timeout_ms").cast(pl.Int64),
+            clients.struct.field("seconds").cast(pl.Int64) * 1000,
+        ).alias("timeout_ms"),
+        _int(ELAPSED).alias("elapsed_ms"),
+        _int(LAST_ENQUEUED).alias("last_enqueued"),
+        _int(LAST_STARTED).alias("last_started"),
+        _int(LAST_COMPLETED).alias("last_completed"),
+        "pg",
+        "comm_rank",
+        pl.coalesce(pl.col("_group_rank"), store.struct.field("rank").cast(pl.Int32)).alias("rank"),
+        pl.coalesce(
+            _int(DUMP_SIGNAL_FROM).cast(pl.Int32), store.struct.field("root").cast(pl.Int32)
+        ).alias("peer_rank"),
+        pl.coalesce(_int(STUCK_SECONDS), clients.struct.field("joined").cast(pl.Int64)).alias(
+            "value"
+        ),
+        clients.struct.field("expected").cast(pl.Int32).alias("world_size"),
+    )
+
+
+PARSER = LineParser(
+    name="watchdog",
+    literals=(
+        "WorkNCCL(",
+        "ast enqueued",  # "last enqueued NCCL work" and the dump signal's "Last enqueued"
+        OPS_FAILED,
+        PROCESS_ABORT,
+        *HEARTBEAT_WORDING,
+        "is setting up NCCL communicator",
+        "clients joined",
+        "Exception raised from",
+        "frame #",
+        *FLIGHT_RECORDER_NOISE,
+    ),
+    parse=parse,
+)

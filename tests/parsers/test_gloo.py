@@ -1,0 +1,152 @@
+# ruff: noqa: E501 -- test data are verbatim log lines
+"""Gloo transport errors, verbatim from /work/shared/formats.md §5, public issues and runs of
+torch 2.13 (CPU, gloo) on this project's machine."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from tests.builders import parse
+
+
+def gloo_events(lines: list[str]) -> pl.DataFrame:
+    return parse(lines).filter(pl.col("parser") == "gloo")
+
+
+def only(events: pl.DataFrame) -> dict:
+    assert events.height == 1, events
+    return events.row(0, named=True)
+
+
+@pytest.mark.parametrize(
+    ("line", "timeout_ms", "direction", "rank"),
+    [
+        # sample_logs/*/logs/launcher.log (torch 2.13, torchrun --tee)
+        (
+            "[default1]:[rank1]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 20000ms for recv operation to complete",
+            20000,
+            "recv",
+            1,
+        ),
+        (
+            "[default3]:[rank3]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:129] Timed out waiting 20000ms for send operation to complete",
+            20000,
+            "send",
+            3,
+        ),
+        # the same error quoted in torchrun's ChildFailedError summary block
+        (
+            "  RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 20000ms for recv operation to complete",
+            20000,
+            "recv",
+            None,
+        ),
+        # monitored_barrier's original exception on a rank that reached the barrier
+        (
+            "[rank2]: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 4000ms for recv operation to complete",
+            4000,
+            "recv",
+            2,
+        ),
+    ],
+)
+def test_transport_timeout(line, timeout_ms, direction, rank):
+    row = only(gloo_events([line]))
+    assert (row["event"], row["severity"], row["family"]) == ("transport_timeout", "error", "gloo")
+    assert (row["timeout_ms"], row["op"], row["rank"]) == (timeout_ms, direction, rank)
+
+
+@pytest.mark.parametrize(
+    ("line", "peer"),
+    [
+        # pytorch/pytorch#75512, #61670
+        (
+            "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [18.25.6.30]:28048",
+            "[18.25.6.30]:28048",
+        ),
+        (
+            "RuntimeError: [/var/lib/jenkins/workspace/third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [172.17.0.2]:16786",
+            "[172.17.0.2]:16786",
+        ),
+        # PyTorch docs, monitored_barrier example (IPv6)
+        (
+            "[gloo/transport/tcp/pair.cc:598] Connection closed by peer [2401:db00:eef0:1100:3560:0:1c05:25d]:8594",
+            "[2401:db00:eef0:1100:3560:0:1c05:25d]:8594",
+        ),
+        # torch 2.13 on this machine: current gloo adds advice after the peer
+        (
+            "[rank0]: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed by peer [127.0.0.1]:15747. This is typically caused by a remote worker crashing. Check the logs of the remote worker before reporting an error. GLHF! 🏖️",
+            "[127.0.0.1]:15747",
+        ),
+    ],
+)
+def test_peer_closed(line, peer):
+    row = only(gloo_events([line]))
+    assert (row["event"], row["severity"], row["peer"]) == ("peer_closed", "error", peer)
+
+
+def test_peer_reset():
+    # RVC-Project/Retrieval-based-Voice-Conversion-WebUI#1882
+    line = "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:589] Read error [192.168.70.92]:25266: Connection reset by peer"
+    row = only(gloo_events([line]))
+    assert (row["event"], row["severity"], row["peer"]) == (
+        "peer_reset",
+        "error",
+        "[192.168.70.92]:25266",
+    )
+
+
+def test_pair_closed():
+    # torch 2.13 on this machine: the rank whose peer timed out first
+    row = only(gloo_events(["[rank1]: RuntimeError: Application timeout caused pair closure"]))
+    assert (row["event"], row["severity"], row["rank"]) == ("pair_closed", "error", 1)
+
+
+@pytest.mark.parametrize(
+    ("line", "sizes"),
+    [
+        # torch 2.13 on this machine (gloo with pytorch/gloo#456's wording): 8 floats sent, 4 expected
+        (
+            "  what():  [enforce fail at /__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:456] op.preamble.length <= op.nbytes. 32 vs 16. Received data size doesn't match expected size. Is there a distributed collective mismatch in your code?",
+            [32, 16],
+        ),
+        # PrimeIntellect-ai/prime-diloco#68, pytorch/gloo#334 (before the wording was added)
+        (
+            "  what():  [enforce fail at ../third_party/gloo/gloo/transport/tcp/pair.cc:446] op.preamble.length <= op.nbytes. 1046204 vs 1040256",
+            [1046204, 1040256],
+        ),
+        (
+            "  what():  [enforce fail at ../third_party/gloo/gloo/transport/tcp/pair.cc:490] op.preamble.length <= op.nbytes. 881392472 vs 881392448",
+            [881392472, 881392448],
+        ),
+        # pytorch/gloo#456 (the message before the fix, as a Python exception)
+        (
+            "gloo::EnforceNotMet: [enforce fail at fbcode/gloo/transport/tcp/pair.cc:456] op.preamble.length <= op.nbytes. 194478720 vs 4",
+            [194478720, 4],
+        ),
+    ],
+)
+def test_size_mismatch_keeps_received_and_expected_bytes(line, sizes):
+    row = only(gloo_events([line]))
+    assert (row["event"], row["severity"], row["values"]) == ("size_mismatch", "error", sizes)
+
+
+def test_connect_failed():
+    # sgl-project/sglang#3226
+    line = "RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error"
+    row = only(gloo_events([line]))
+    assert (row["event"], row["severity"]) == ("connect_failed", "error")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # NCCL's own socket errors and service-thread notes are not gloo's (NVIDIA/nccl-tests#166, funasr-2006)
+        "gpu004:2200689:2200706 [3] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer gpu004.ds-a4-r02.abc.com<55693>",
+        "liangxianchen-funasr-15wh-train-lxc0-w-0:15325:16199 [2] NCCL INFO [Service thread] Connection closed by localRank 2",
+        "a100-st-p4d24xlarge-22:183006:183181 [1] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer a100-st-p4d24xlarge-22.luciodelelis-92732890-0458-4f76-8369-c4fee80b23e7.pcluster<47861>",
+    ],
+)
+def test_nccl_socket_lines_are_not_gloo(line):
+    assert gloo_events([line]).is_empty()

@@ -1,0 +1,442 @@
+# ruff: noqa: E501 -- test data are verbatim log lines
+"""ProcessGroupNCCL watchdog lines, verbatim from /work/shared/formats.md §4 and the field
+samples (sources in the comments)."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from logforensics.framing import frame_lines
+from parsers.watchdog import PARSER
+from tests.builders import parse
+
+
+def watchdog_events(lines: list[str]) -> pl.DataFrame:
+    return parse(lines).filter(pl.col("parser") == "watchdog")
+
+
+def content_rows(lines: list[str]) -> pl.DataFrame:
+    """What the parser itself says about each line it recognises, before rank attribution."""
+    frame = pl.DataFrame(
+        {"file": ["job.log"] * len(lines), "line": range(1, len(lines) + 1), "text": lines},
+        schema={"file": pl.String, "line": pl.UInt32, "text": pl.String},
+    )
+    framed = frame_lines(frame)
+    candidates = framed.filter(pl.col("message").str.contains_any(list(PARSER.literals)))
+    return PARSER.parse(candidates.with_columns(pl.lit(True).alias("candidate"))).sort("line")
+
+
+def only(events: pl.DataFrame) -> dict:
+    assert events.height == 1, events
+    return events.row(0, named=True)
+
+
+TIMEOUTS = [
+    # OFA-Sys/OFA#271 (torch 1.x: no prefix, no time)
+    (
+        "[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=469508, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds before timing out.",
+        dict(
+            rank=1,
+            seq=469508,
+            op="ALLREDUCE",
+            numel_in=None,
+            numel_out=None,
+            timeout_ms=1800000,
+            elapsed_ms=1802212,
+            pg=None,
+            comm_rank=1,
+        ),
+    ),
+    # huggingface/accelerate#2174 (torch ~2.1)
+    (
+        "[E ProcessGroupNCCL.cpp:916] [Rank 2] NCCL watchdog thread terminated with exception: [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=48490, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800781 milliseconds before timing out.",
+        dict(
+            rank=2,
+            seq=48490,
+            op="ALLREDUCE",
+            numel_in=1,
+            numel_out=1,
+            timeout_ms=1800000,
+            elapsed_ms=1800781,
+        ),
+    ),
+    # meta-llama/llama-cookbook#543 (torch 2.2.2)
+    (
+        "[rank1]:[E ProcessGroupNCCL.cpp:523] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=_ALLGATHER_BASE, NumelIn=262669312, NumelOut=1050677248, Timeout(ms)=600000) ran for 600487 milliseconds before timing out.",
+        dict(
+            rank=1,
+            seq=1,
+            op="_ALLGATHER_BASE",
+            numel_in=262669312,
+            numel_out=1050677248,
+            timeout_ms=600000,
+            elapsed_ms=600487,
+        ),
+    ),
+    # mlfoundations/open_clip#1024 (torch 2.5.1, glog time)
+    (
+        "[rank5]:[E126 01:17:58.183471014 ProcessGroupNCCL.cpp:616] [Rank 5] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=14217, OpType=ALLGATHER, NumelIn=65536, NumelOut=524288, Timeout(ms)=600000) ran for 600002 milliseconds before timing out.",
+        dict(
+            rank=5, seq=14217, op="ALLGATHER", numel_in=65536, numel_out=524288, elapsed_ms=600002
+        ),
+    ),
+    # huggingface/diffusers#12422 (blocking wait: no elapsed time)
+    (
+        "[rank1]:[E1002 18:16:40.662691402 ProcessGroupNCCL.cpp:756] [Rank 1] Work WorkNCCL(SeqNum=2521, OpType=ALLREDUCE, NumelIn=160672064, NumelOut=160672064, Timeout(ms)=600000) timed out in blocking wait.",
+        dict(
+            rank=1, seq=2521, op="ALLREDUCE", numel_in=160672064, timeout_ms=600000, elapsed_ms=None
+        ),
+    ),
+    # huggingface/accelerate#2174: the C++ `what():` of the abort
+    (
+        "  what():  [Rank 2] NCCL watchdog thread terminated with exception: [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=48490, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800781 milliseconds before timing out.",
+        dict(rank=2, seq=48490, elapsed_ms=1800781),
+    ),
+    # instructlab/training#520 (torch 2.3+: PG tag on the outer message)
+    (
+        "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated with exception: [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1) ran for 90 milliseconds before timing out.",
+        dict(rank=3, seq=1, timeout_ms=1, elapsed_ms=90, pg="0 (default_pg)", comm_rank=3),
+    ),
+    # open-mmlab/mmdetection#12392 (main-thread re-raise, double space kept)
+    (
+        "RuntimeError: NCCL communicator was aborted on rank 1.  Original reason for failure was: [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2511984, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1809553 milliseconds before timing out.",
+        dict(rank=1, seq=2511984, op="ALLREDUCE", timeout_ms=1800000, elapsed_ms=1809553),
+    ),
+    # weathergen-360: srun label `11: ` in front of the torch prefix (not peeled yet)
+    (
+        "11: [rank11]:[E617 15:17:35.520063769 ProcessGroupNCCL.cpp:1895] [PG ID 0 PG GUID 0(default_pg) Rank 11] Process group watchdog thread terminated with exception: [Rank 11] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=52, OpType=ALLREDUCE, NumelIn=11, NumelOut=11, Timeout(ms)=240000) ran for 240077 milliseconds before timing out.",
+        dict(
+            rank=11,
+            seq=52,
+            op="ALLREDUCE",
+            numel_in=11,
+            timeout_ms=240000,
+            elapsed_ms=240077,
+            pg="0 (default_pg)",
+        ),
+    ),
+    # qlorapipe-19: pdsh host prefix
+    (
+        "node04: [E ProcessGroupNCCL.cpp:474] [Rank 7] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5727, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800240 milliseconds before timing out.",
+        dict(rank=7, seq=5727, op="ALLREDUCE", numel_in=1, timeout_ms=1800000, elapsed_ms=1800240),
+    ),
+    # nccl-1409: indented by four spaces in the paste
+    (
+        "    [rank7]:[E816 01:45:40.183009389 ProcessGroupNCCL.cpp:607] [Rank 7] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=80078, OpType=BROADCAST, NumelIn=5056, NumelOut=5056, Timeout(ms)=600000) ran for 600026 milliseconds before timing out.",
+        dict(rank=7, seq=80078, op="BROADCAST", numel_in=5056, elapsed_ms=600026),
+    ),
+    # pl-19487: the line starts after a progress bar that had no newline
+    (
+        "Epoch 0:   6%|██                               | 32040/500150 [6:28:43<94:39:17,  1.37it/s, loss=2.6, v_num=95nc, reduced_train_loss=2.590, global_step=3.2e+4, consumed_samples=2.56e+7][E ProcessGroupNCCL.cpp:458] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=96120, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 25624887 milliseconds before timing out.",
+        dict(rank=0, seq=96120, timeout_ms=1800000, elapsed_ms=25624887),
+    ),
+    # funasr-2006
+    (
+        "[rank5]:[E ProcessGroupNCCL.cpp:563] [Rank 5] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=15734, OpType=ALLREDUCE, NumelIn=220084533, NumelOut=220084533, Timeout(ms)=600000) ran for 600037 milliseconds before timing out.",
+        dict(rank=5, seq=15734, numel_in=220084533, numel_out=220084533),
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), TIMEOUTS)
+def test_collective_timeout_in_every_generation_and_wrapping(line, expected):
+    row = only(watchdog_events([line]))
+    assert (row["event"], row["severity"], row["family"]) == (
+        "collective_timeout",
+        "error",
+        "watchdog",
+    )
+    assert {key: row[key] for key in expected} == expected
+
+
+PROGRESS = [
+    # pytorch/pytorch#22834
+    (
+        "[rank3]:[E ProcessGroupNCCL.cpp:1537] [PG 0 Rank 3] Timeout at NCCL work: 4084, last enqueued NCCL work: 4084, last completed NCCL work: 4083.",
+        dict(rank=3, seq=4084, last_enqueued=4084, last_completed=4083, pg="0", comm_rank=3),
+    ),
+    # NVIDIA/physicsnemo#691
+    (
+        "[rank3]:[E1016 03:33:45.319844411 ProcessGroupNCCL.cpp:1583] [PG 0 Rank 3] Exception (either an error or timeout) detected by watchdog at work: 50, last enqueued NCCL work: 50, last completed NCCL work: 49.",
+        dict(seq=50, last_enqueued=50, last_completed=49, pg="0"),
+    ),
+    # nccl-1409 (indented)
+    (
+        "    [rank7]:[E816 01:45:40.184373931 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 7] Exception (either an error or timeout) detected by watchdog at work: 80078, last enqueued NCCL work: 80078, last completed NCCL work: 80077.",
+        dict(
+            rank=7,
+            seq=80078,
+            last_enqueued=80078,
+            last_completed=80077,
+            pg="0 (default_pg)",
+            comm_rank=7,
+        ),
+    ),
+    # basicsr-737
+    (
+        "[rank1]:[E626 06:24:44.906457629 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) Rank 1] Exception (either an error or timeout) detected by watchdog at work: 808, last enqueued NCCL work: 811, last completed NCCL work: 807.",
+        dict(rank=1, seq=808, last_enqueued=811, last_completed=807, pg="0 (default_pg)"),
+    ),
+    # snowflakedb/ArcticTraining#219 (double space before `failure`)
+    (
+        "[rank5]:[E626 16:48:25.440238649 ProcessGroupNCCL.cpp:2268] [PG ID 0 PG GUID 0(default_pg) Rank 5]  failure detected by watchdog at work sequence id: 120049 PG status: last enqueued work: 120051, last completed work: 120048",
+        dict(rank=5, seq=120049, last_enqueued=120051, last_completed=120048, last_started=None),
+    ),
+    # modelscope/DiffSynth-Studio#458 (sub-group: the rank comes from the prefix only)
+    (
+        "[rank4]:[E318 07:39:53.792780659 ProcessGroupNCCL.cpp:1834] [PG ID 2 PG GUID 9 Rank 4] Timeout at NCCL work: 610, last enqueued NCCL work: 616, last completed NCCL work: 609.",
+        dict(
+            rank=4,
+            rank_from="prefix",
+            seq=610,
+            last_enqueued=616,
+            last_completed=609,
+            pg="2",
+            comm_rank=4,
+        ),
+    ),
+    # vllm-project/vllm-omni#2928: the rank that signalled the dump first
+    (
+        "[rank0]:[E418 01:32:50.907342463 ProcessGroupNCCL.cpp:1890] [PG ID 0 PG GUID 0(default_pg) Rank 0] Received a dump signal due to a collective timeout from  rank 1 and we will try our best to dump the debug info. Last enqueued NCCL work: 233659, last completed NCCL work: 233659.This is most likely caused by incorrect usages of collectives, e.g., wrong sizes used across ranks, the order of collectives is not same for all ranks or the scheduled collective, for some reason, didn't run. Additionally, this can be caused by GIL deadlock or other reasons such as network errors or bugs in the communications library (e.g. NCCL), etc.",
+        dict(
+            rank=0,
+            seq=None,
+            last_enqueued=233659,
+            last_completed=233659,
+            peer_rank=1,
+            pg="0 (default_pg)",
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), PROGRESS)
+def test_work_progress_watermarks(line, expected):
+    row = only(watchdog_events([line]))
+    assert (row["event"], row["severity"]) == ("work_progress", "error")
+    assert {key: row[key] for key in expected} == expected
+
+
+@pytest.mark.parametrize(
+    ("tag_line", "pg", "comm_rank", "content_rank"),
+    [
+        # the four PG tag forms, as the watchdog prints them (formats.md §4.4, §4.6)
+        (
+            "[rank1]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=103",
+            "0",
+            1,
+            1,
+        ),
+        (
+            "[rank7]:[E816 01:45:40.184373931 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 7] Exception (either an error or timeout) detected by watchdog at work: 80078, last enqueued NCCL work: 80078, last completed NCCL work: 80077.",
+            "0 (default_pg)",
+            7,
+            7,
+        ),
+        (
+            "[rank1]:[E626 06:24:44.906457629 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) Rank 1] Exception (either an error or timeout) detected by watchdog at work: 808, last enqueued NCCL work: 811, last completed NCCL work: 807.",
+            "0 (default_pg)",
+            1,
+            1,
+        ),
+        (
+            "[rank7]:[E1019 01:04:03.357615073 ProcessGroupNCCL.cpp:1375] [PG 3 Rank 7] First PG on this rank that detected no heartbeat of its watchdog.",
+            "3",
+            7,
+            None,
+        ),
+        (
+            "[rank4]:[E318 07:39:53.792780659 ProcessGroupNCCL.cpp:1834] [PG ID 2 PG GUID 9 Rank 4] Timeout at NCCL work: 610, last enqueued NCCL work: 616, last completed NCCL work: 609.",
+            "2",
+            4,
+            None,
+        ),
+        # hiyouga/LlamaFactory#6269: a sub-group with the pg rank 0 on global rank 0
+        (
+            "[rank0]:[E1206 18:44:12.715588844 ProcessGroupNCCL.cpp:1664] [PG 1 Rank 0] Exception (either an error or timeout) detected by watchdog at work: 7753, last enqueued NCCL work: 7755, last completed NCCL work: 7752.",
+            "1",
+            0,
+            None,
+        ),
+    ],
+)
+def test_pg_rank_is_global_only_in_the_default_group(tag_line, pg, comm_rank, content_rank):
+    row = only(content_rows([tag_line]))
+    assert (row["pg"], row["comm_rank"], row["rank"]) == (pg, comm_rank, content_rank)
+
+
+def test_pg_tag_with_a_group_name():
+    # modelscope/ms-swift#4724: a named sub-group (`[PG ID 12 PG GUID 99(EXPERT_MODEL_PARALLEL_GROUP)
+    # Rank 4]` in ms-swift#7992 has the same form)
+    line = "[rank0]:[E626 15:29:37.152254235 ProcessGroupNCCL.cpp:2168] [PG ID 2 PG GUID 5(mesh_sequence) Rank 0]  failure detected by watchdog at work sequence id: 4 PG status: last enqueued work: 4, last completed work: 3"
+    row = only(content_rows([line]))
+    assert (row["pg"], row["comm_rank"], row["rank"]) == ("2 (mesh_sequence)", 0, None)
+    assert (row["seq"], row["last_enqueued"], row["last_completed"]) == (4, 4, 3)
+
+
+def test_sub_group_rank_is_not_taken_for_the_global_rank():
+    # GAIR-NLP/DeepResearcher#16: a Ray prefix hides `[rank3]:` from the framing; the line's
+    # `[PG 5 Rank 3]` is a rank in group 5, which says nothing about the global rank.
+    line = "(WorkerDict pid=63294) [rank3]:[E416 20:40:12.986007770 ProcessGroupNCCL.cpp:1664] [PG 5 Rank 3] Exception (either an error or timeout) detected by watchdog at work: 8, last enqueued NCCL work: 10, last completed NCCL work: 7."
+    row = only(watchdog_events([line]))
+    assert row["rank_from"] != "content"
+    assert (row["pg"], row["comm_rank"], row["seq"]) == ("5", 3, 8)
+
+
+def test_prefix_rank_wins_over_the_content_rank():
+    line = "[rank1]:[E ProcessGroupNCCL.cpp:523] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=_ALLGATHER_BASE, NumelIn=262669312, NumelOut=1050677248, Timeout(ms)=600000) ran for 600487 milliseconds before timing out."
+    assert only(watchdog_events([line]))["rank_from"] == "prefix"
+
+
+@pytest.mark.parametrize(
+    ("line", "event", "rank"),
+    [
+        # salesforce/MUST#7: the old single-line form is one event
+        (
+            "[E ProcessGroupNCCL.cpp:341] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data. To avoid this inconsistency, we are taking the entire process down.",
+            "ops_failed",
+            None,
+        ),
+        # MLI-lab/DeepDeWedge#22: split into two lines
+        (
+            "[rank1]:[E ProcessGroupNCCL.cpp:537] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+            "ops_failed",
+            1,
+        ),
+        (
+            "[rank1]:[E ProcessGroupNCCL.cpp:543] To avoid data inconsistency, we are taking the entire process down.",
+            "process_abort",
+            1,
+        ),
+        # snowflakedb/ArcticTraining#219
+        (
+            "[rank3]:[E626 16:48:25.440250129 ProcessGroupNCCL.cpp:684] [Rank 3] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+            "ops_failed",
+            3,
+        ),
+        # weathergen-360 (srun label)
+        (
+            "11: [rank11]:[E617 15:17:35.519071987 ProcessGroupNCCL.cpp:681] [Rank 11] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+            "ops_failed",
+            11,
+        ),
+        (
+            "11: [rank11]:[E617 15:17:35.519087787 ProcessGroupNCCL.cpp:695] [Rank 11] To avoid data inconsistency, we are taking the entire process down.",
+            "process_abort",
+            11,
+        ),
+    ],
+)
+def test_ops_failed_and_process_abort(line, event, rank):
+    row = only(watchdog_events([line]))
+    assert (row["event"], row["severity"], row["rank"]) == (event, "error", rank)
+
+
+@pytest.mark.parametrize(
+    ("line", "pg", "stuck_seconds"),
+    [
+        # Intellindust-AI-Lab/DEIM#105, sgl-project/sglang#1691, hiyouga/LlamaFactory#8549
+        (
+            "[rank1]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=103",
+            "0",
+            None,
+        ),
+        (
+            "[rank7]:[E1019 01:04:03.357615073 ProcessGroupNCCL.cpp:1375] [PG 3 Rank 7] First PG on this rank that detected no heartbeat of its watchdog.",
+            "3",
+            None,
+        ),
+        (
+            "[rank2]:[E704 13:48:58.260494728 ProcessGroupNCCL.cpp:1746] [PG ID 0 PG GUID 0(default_pg) Rank 2] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives. This typically indicates a NCCL/CUDA API (e.g., CudaEventDestroy) hang blocking the watchdog, and could be triggered by another thread holding the GIL inside a CUDA api (for example, CudaEventDestroy), or other deadlock-prone behaviors.If you suspect the watchdog is not actually stuck and a longer timeout would help, you can either increase the timeout (TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC) to a larger value or disable the heartbeat monitor (TORCH_NCCL_ENABLE_MONITORING=0).If either of aforementioned helps, feel free to file an issue to PyTorch about the short timeout or false positive abort; otherwise, please attempt to debug the hang. ",
+            "0 (default_pg)",
+            480,
+        ),
+    ],
+)
+def test_heartbeat_timeout(line, pg, stuck_seconds):
+    row = only(watchdog_events([line]))
+    assert (row["event"], row["severity"], row["pg"], row["value"]) == (
+        "heartbeat_timeout",
+        "error",
+        pg,
+        stuck_seconds,
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        # hiyouga/LlamaFactory#3698
+        (
+            "torch.distributed.DistBackendError: [4] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout",
+            dict(rank=4, peer_rank=0),
+        ),
+        # zai-org/ChatGLM-6B#1232 (older spelling `retreiving`)
+        (
+            "RuntimeError: [1] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout",
+            dict(rank=1, peer_rank=0),
+        ),
+        # Liuziyu77/Visual-RFT#123
+        (
+            "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/3 clients joined.",
+            dict(rank=None, value=1, world_size=3, timeout_ms=901000),
+        ),
+    ],
+)
+def test_store_timeout(line, expected):
+    row = only(watchdog_events([line]))
+    assert (row["event"], row["severity"]) == ("store_timeout", "error")
+    assert {key: row[key] for key in expected} == expected
+
+
+# Lines that repeat what another line already said: recognised, no event.
+NOISE = [
+    "Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:632 (most recent call first):",
+    "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7f83f296c1b6 in /actions-runner/_work/training/training/instructlab/venv/lib64/python3.11/site-packages/torch/lib/libc10.so)",
+    "11: Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:632 (most recent call first):",
+    "11: frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, std::ratio<1l, 1000l> > >) + 0x2b4 (0x7fff4117fc74 in /work/ab0995/a270225/WeatherGenerator2/.venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so)",
+    "[rank7]:[E626 16:48:25.440228878 ProcessGroupNCCL.cpp:1533] [PG ID 0 PG GUID 0(default_pg) Rank 7] ProcessGroupNCCL preparing to dump debug info. Include stack trace: 1",
+    "[rank0]:[E1026 04:01:29.500973224 ProcessGroupNCCL.cpp:2573] [PG ID 1 PG GUID 1 Rank 0] First PG on this rank to signal dumping.",
+    "[rank0]:[E1128 21:11:49.041188078 ProcessGroupNCCL.cpp:1806] [PG ID 0 PG GUID 0(default_pg) Rank 0] Observed flight recorder dump signal from another rank via TCPStore.",
+    "[rank1]:[E626 16:48:25.440243908 ProcessGroupNCCL.cpp:670] Stack trace of the failed collective not found, potentially because FlightRecorder is disabled. You can enable it by setting TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero value.",
+]
+
+
+def test_cpp_noise_is_recognised_without_an_event():
+    assert content_rows(NOISE).get_column("line").to_list() == list(range(1, len(NOISE) + 1))
+    assert watchdog_events(NOISE).is_empty()
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # not a timeout: an NCCL error carried by a WorkNCCL (pytorch/pytorch#149984)
+        "Collective WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1000000) raised the following async exception: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.25.1",
+        # the traceback parser's line, not the watchdog's (huggingface/accelerate#2174)
+        "terminate called after throwing an instance of 'std::runtime_error'",
+    ],
+)
+def test_lines_that_are_not_the_watchdogs(line):
+    assert content_rows([line]).is_empty()
+
+
+def test_field_sample_basicsr_737():
+    lines = [
+        "[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, NumelOut=9801523, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.",
+        "[rank1]:[E626 06:24:44.906457629 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) Rank 1] Exception (either an error or timeout) detected by watchdog at work: 808, last enqueued NCCL work: 811, last completed NCCL work: 807.",
+        "[rank0]:[E626 06:24:44.159932949 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, NumelOut=9801523, Timeout(ms)=600000) ran for 600030 milliseconds before timing out.",
+        "[rank0]:[E626 06:24:44.160366013 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) Rank 0] Exception (either an error or timeout) detected by watchdog at work: 808, last enqueued NCCL work: 811, last completed NCCL work: 807.",
+        "[rank2]:[E626 06:24:44.173078629 ProcessGroupNCCL.cpp:616] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, NumelOut=9801523, Timeout(ms)=600000) ran for 600061 milliseconds before timing out.",
+    ]
+    events = watchdog_events(lines)
+    timeouts = events.filter(pl.col("event") == "collective_timeout")
+    assert sorted(timeouts.get_column("rank").to_list()) == [0, 1, 2]
+    assert timeouts.select("seq", "op", "timeout_ms").unique().rows() == [
+        (808, "ALLREDUCE", 600000)
+    ]
+    progress = events.filter(pl.col("event") == "work_progress")
+    assert progress.select("rank", "last_enqueued", "last_completed").sort("rank").rows() == [
+        (0, 811, 807),
+        (1, 811, 807),
+    ]
