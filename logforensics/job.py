@@ -125,10 +125,19 @@ def _file_stats(events: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
 
 
 def _world_size(events: pl.DataFrame) -> WorldSize | None:
-    """The world size most events state; ties go to the larger value."""
+    """The world size most events state (ties go to the larger value); else the size of the
+    largest NCCL communicator, which is the world."""
     stated = events.filter(pl.col("world_size").is_not_null())
     if stated.is_empty():
-        return None
+        inits = events.filter((pl.col("event") == "nccl_init") & pl.col("nranks").is_not_null())
+        if inits.is_empty():
+            return None
+        largest = inits.filter(pl.col("nranks") == inits.get_column("nranks").max()).row(
+            0, named=True
+        )
+        return WorldSize(
+            int(largest["nranks"]), "nccl", largest["file"], largest["line"], largest["text"]
+        )
     counts = stated.group_by("world_size").len().sort("len", "world_size", descending=True)
     value = int(counts.item(0, "world_size"))
     first = stated.filter(pl.col("world_size") == value).row(0, named=True)

@@ -1,15 +1,28 @@
-"""Two or more ranks on the same device of the same host.
+"""Two or more ranks on the same GPU of the same host.
 
-From the rank-to-device print. Ranks are on the same host when the print names it; otherwise
-when `rank - local_rank` agrees (torchrun numbers a node's ranks contiguously). With neither,
-the ranks are only *possibly* on one host and the finding is a warning.
+Three sources, most trusted first:
+
+- NCCL's own check, as a WARN (`Duplicate GPU detected : rank 2 and rank 0 both on CUDA device
+  1000`, NCCL 2.5-2.29, also quoted by PyTorch after `Last error:`) or, from NCCL 2.30, as a
+  WARN that names no rank (`Multiple ranks detected using the same GPU on this node`). The
+  device there is the PCI bus id.
+- NCCL's communicator init records: two processes of one communicator on the same
+  (host, busId), or (host, nvmlDev) where NCCL 2.4 prints no busId. Never `cudaDev` alone:
+  under `CUDA_VISIBLE_DEVICES` every process may see its GPU as device 0.
+- The training script's rank-to-device print. Ranks are on the same host when the print names
+  it; otherwise when `rank - local_rank` agrees (torchrun numbers a node's ranks
+  contiguously). With neither, the ranks are only *possibly* on one host: a warning. The
+  printed device is a CUDA ordinal, so when NCCL shows those ranks on distinct bus ids the
+  print is not taken as a duplicate.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import polars as pl
 
-from logforensics.findings import Finding, evidence_from
+from logforensics.findings import Evidence, Finding, evidence_from
 from logforensics.job import Job
 from logforensics.registry import Rule
 from logforensics.text import rank_list
@@ -20,9 +33,234 @@ FIX = (
     "creating the process group or the model; check that `--nproc_per_node` does not exceed the "
     "node's GPU count and that `CUDA_VISIBLE_DEVICES` is not narrowed to one device per node."
 )
+ALLOWED_FIX = (
+    "NCCL_MULTI_RANK_GPU_ENABLE=1 lets these ranks share the GPU; if that was not intended, "
+    + FIX[0].lower()
+    + FIX[1:]
+)
+INIT_PHASES = ("start", "complete")
+UNKNOWN_BUS = "(bus not printed)"
 
 
 def check(job: Job) -> list[Finding]:
+    nccl_sharing = _from_nccl(job)
+    return _from_device_map(job) + [group.finding() for group in nccl_sharing]
+
+
+# --- NCCL -----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Sharing:
+    """Ranks that NCCL shows on one GPU of one host (host None: NCCL said so, host unprinted)."""
+
+    host: str | None
+    bus: str
+    ranks: set[int] = field(default_factory=set)
+    warned: list[Evidence] = field(default_factory=list)  # NCCL's own WARN lines
+    inits: list[Evidence] = field(default_factory=list)  # init records on that GPU
+    total: int = 0
+    allowed: bool = False
+
+    def finding(self) -> Finding:
+        ranks = sorted(self.ranks)
+        who = rank_list(ranks).capitalize() if ranks else "Several ranks"
+        where = f"host {self.host}" if self.host else "one host (NCCL checked; no host printed)"
+        if self.bus == UNKNOWN_BUS:
+            gpu = "one GPU"
+        elif self.bus.startswith("nvml"):
+            gpu = f"one GPU ({self.bus})"
+        else:
+            gpu = f"one GPU (PCI bus {self.bus})"
+        said = (
+            "NCCL reported it and refused to create the communicator"
+            if self.warned
+            else "their NCCL communicator init records show it"
+        )
+        summary = f"{who} use {gpu} on {where}: {said}."
+        if self.allowed:
+            summary += " NCCL_MULTI_RANK_GPU_ENABLE=1 allowed the sharing."
+        evidence = (self.warned + self.inits)[:20]
+        return Finding(
+            kind="duplicate_device",
+            severity="warning" if self.allowed else "error",
+            role="context" if self.allowed else "root_cause",
+            summary=summary,
+            fix=ALLOWED_FIX if self.allowed else FIX,
+            ranks=ranks,
+            evidence=evidence,
+            evidence_total=self.total,
+            confidence="high",
+            order=-1.0,  # decided at start-up, before any step
+            details={"bus_id": self.bus, "host": self.host, "source": "nccl"},
+        )
+
+
+def _bus_key() -> pl.Expr:
+    """`bus 1b000` (hex without leading zeros) or `nvmlDev 3` (NCCL 2.4)."""
+    bus = pl.col("bus_id").str.to_lowercase().str.strip_chars_start("0")
+    return (
+        pl.when(pl.col("bus_id").is_not_null())
+        .then(pl.when(bus == "").then(pl.lit("0")).otherwise(bus))
+        .when(pl.col("nvml_dev").is_not_null())
+        .then(pl.format("nvmlDev {}", pl.col("nvml_dev")))
+        .alias("bus")
+    )
+
+
+def _from_nccl(job: Job) -> list[_Sharing]:
+    nccl = job.events.filter(pl.col("family") == "nccl")
+    if nccl.is_empty():
+        return []
+    inits = _shared_by_inits(nccl)
+    warned = nccl.filter(pl.col("event") == "duplicate_gpu").with_columns(_bus_key())
+    groups: dict[tuple[str | None, str], _Sharing] = {}
+    for row in inits.iter_rows(named=True):
+        group = _group(groups, row["host"], row["bus"])
+        group.ranks.update(row["ranks"])
+        group.inits.extend(_evidence(row["rows"]))
+        group.total += len(row["rows"])
+    _add_warned_pairs(groups, warned.filter(pl.col("bus").is_not_null()))
+    _add_unnamed_warnings(groups, warned.filter(pl.col("bus").is_null()), nccl)
+    return [groups[key] for key in sorted(groups, key=lambda key: (key[0] or "", key[1]))]
+
+
+def _group(groups: dict[tuple[str | None, str], _Sharing], host: str | None, bus: str) -> _Sharing:
+    if (host, bus) not in groups:
+        groups[(host, bus)] = _Sharing(host, bus)
+    return groups[(host, bus)]
+
+
+def _evidence(rows: list[dict]) -> list[Evidence]:
+    return [Evidence(row["file"], int(row["line"]), row["text"], row["rank"]) for row in rows]
+
+
+def _shared_by_inits(nccl: pl.DataFrame) -> pl.DataFrame:
+    """(host, bus, ranks, rows) where two processes of one communicator sit on one GPU."""
+    inits = nccl.filter(
+        (pl.col("event") == "nccl_init")
+        & pl.col("extra").str.json_path_match("$.phase").is_in(INIT_PHASES)
+        & pl.col("host").is_not_null()
+        & pl.col("comm_rank").is_not_null()
+    ).with_columns(
+        _bus_key(),
+        # One communicator: its commId; else (NCCL < 2.16, and splits) its size and color.
+        pl.coalesce(
+            pl.col("comm_id"),
+            pl.format(
+                "{} ranks, color {}",
+                pl.col("nranks"),
+                pl.col("extra").str.json_path_match("$.color").fill_null("-"),
+            ),
+        ).alias("communicator"),
+        pl.coalesce(pl.col("rank"), pl.col("comm_rank")).alias("who"),
+    )
+    inits = inits.filter(pl.col("bus").is_not_null())
+    if inits.is_empty():
+        return pl.DataFrame()
+    crowded = (
+        inits.group_by("communicator", "host", "bus")
+        .agg(
+            pl.col("pid").n_unique().alias("processes"),
+            pl.col("comm_rank").n_unique().alias("comm_ranks"),
+        )
+        .filter((pl.col("processes") > 1) & (pl.col("comm_ranks") > 1))
+        .select("communicator", "host", "bus")
+    )
+    return (
+        inits.join(crowded, on=["communicator", "host", "bus"])
+        .sort("file", "line")
+        .group_by("host", "bus", maintain_order=True)
+        .agg(
+            pl.col("who").unique().sort().alias("ranks"),
+            pl.struct("file", "line", "text", "rank").alias("rows"),
+        )
+    )
+
+
+def _add_warned_pairs(groups: dict[tuple[str | None, str], _Sharing], pairs: pl.DataFrame) -> None:
+    """NCCL's `rank a and rank b both on CUDA device <bus>`: pairs that share a rank (or a
+    printed host) and a bus are one GPU, also when some of them lost their host."""
+    for (bus,), rows in pairs.sort("file", "line").group_by("bus", maintain_order=True):
+        components = _components(rows)
+        for members, host, component_rows in components:
+            # A pair that lost its host (PyTorch's `Last error:` copy) joins the GPU whose
+            # ranks it names.
+            known = [g for (h, b), g in groups.items() if b == bus and g.ranks & members]
+            if host is None and known:
+                group = known[0]
+            else:
+                group = _group(groups, host, str(bus))
+            group.ranks.update(members)
+            group.warned.extend(_evidence(component_rows))
+            group.total += len(component_rows)
+
+
+def _components(
+    rows: pl.DataFrame,
+) -> list[tuple[set[int], str | None, list[dict[str, object]]]]:
+    """Connected groups of ranks over the printed pairs (a few rows: plain Python)."""
+    parent: dict[int, int] = {}
+
+    def root(rank: int) -> int:
+        while parent.setdefault(rank, rank) != rank:
+            rank = parent[rank]
+        return rank
+
+    records = rows.select("file", "line", "text", "rank", "host", "comm_rank", "peer_rank")
+    for row in records.iter_rows(named=True):
+        a, b = row["comm_rank"], row["peer_rank"]
+        if a is not None and b is not None:
+            parent[root(a)] = root(b)
+    by_root: dict[int, tuple[set[int], set[str], list[dict[str, object]]]] = {}
+    for row in records.iter_rows(named=True):
+        named = {r for r in (row["comm_rank"], row["peer_rank"]) if r is not None}
+        key = root(min(named)) if named else -1
+        members, hosts, kept = by_root.setdefault(key, (set(), set(), []))
+        members.update(named)
+        if row["host"]:
+            hosts.add(row["host"])
+        kept.append(row)
+    return [
+        (members, next(iter(hosts)) if len(hosts) == 1 else None, kept)
+        for members, hosts, kept in by_root.values()
+    ]
+
+
+def _add_unnamed_warnings(
+    groups: dict[tuple[str | None, str], _Sharing], warned: pl.DataFrame, nccl: pl.DataFrame
+) -> None:
+    """NCCL 2.30's WARN (and the `allowed` INFO) name no rank or bus: attach them to the GPUs
+    the init records show shared on that host, else report the warning processes' ranks."""
+    for row in warned.sort("file", "line").iter_rows(named=True):
+        host = row["host"]
+        on_host = [g for (h, _), g in groups.items() if h == host and host is not None]
+        allowed = bool(row["extra"]) and "allowed" in row["extra"]
+        if not on_host:
+            ranks = _ranks_of_process(nccl, host, row["pid"])
+            on_host = [_group(groups, host, UNKNOWN_BUS)]
+            on_host[0].ranks.update(ranks)
+        for group in on_host:
+            evidence = Evidence(row["file"], row["line"], row["text"], row["rank"])
+            if allowed:
+                group.allowed = True
+                group.inits.append(evidence)
+            else:
+                group.warned.append(evidence)
+            group.total += 1
+
+
+def _ranks_of_process(nccl: pl.DataFrame, host: str | None, pid: int | None) -> set[int]:
+    if host is None or pid is None:
+        return set()
+    ranks = nccl.filter((pl.col("host") == host) & (pl.col("pid") == pid)).get_column("rank")
+    return set(ranks.drop_nulls().unique().to_list())
+
+
+# --- the training script's rank-to-device print ---------------------------------------------
+
+
+def _from_device_map(job: Job) -> list[Finding]:
     mapping = job.events.filter(
         (pl.col("event") == "device_map")
         & pl.col("rank").is_not_null()
@@ -45,10 +283,33 @@ def check(job: Job) -> list[Finding]:
     unknown = mapping.filter(pl.col("node").is_null()).with_columns(
         pl.lit("(host unknown)").alias("node")
     )
-    findings = [_finding(group, certain=True) for group in _shared(known)] + [
-        _finding(group, certain=False) for group in _shared(unknown)
+    buses = _nccl_bus_of_rank(job)
+    groups = [(group, True) for group in _shared(known)] + [
+        (group, False) for group in _shared(unknown)
     ]
-    return findings
+    return [
+        _finding(group, certain)
+        for group, certain in groups
+        if not _distinct_gpus_per_nccl(group, buses)
+    ]
+
+
+def _nccl_bus_of_rank(job: Job) -> dict[int, str]:
+    """Each rank's GPU as its NCCL init records state it (bus id, or nvmlDev)."""
+    inits = job.events.filter(
+        (pl.col("event") == "nccl_init") & pl.col("rank").is_not_null()
+    ).with_columns(_bus_key())
+    inits = inits.filter(pl.col("bus").is_not_null()).unique(subset=["rank"], keep="first")
+    return {row["rank"]: row["bus"] for row in inits.select("rank", "bus").iter_rows(named=True)}
+
+
+def _distinct_gpus_per_nccl(group: pl.DataFrame, buses: dict[int, str]) -> bool:
+    """True when NCCL shows every rank of the group on its own GPU: the printed ordinals were
+    per-process views (CUDA_VISIBLE_DEVICES), not a shared device."""
+    ranks = group.get_column("rank").to_list()
+    if not all(rank in buses for rank in ranks):
+        return False
+    return len({buses[rank] for rank in ranks}) == len(ranks)
 
 
 def _shared(mapping: pl.DataFrame) -> list[pl.DataFrame]:

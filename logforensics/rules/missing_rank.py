@@ -1,16 +1,24 @@
-"""Ranks the logs say should exist but that left no log, and ranks whose log simply ends.
+"""Ranks the logs say should exist but that left no log, ranks whose log simply ends, and
+ranks that never finished creating the NCCL world communicator.
 
 A rank with no log at all is usually an incomplete upload, so that is a warning that limits
-the analysis. A rank whose log ends with nothing after its last stage mark, while the other
-ranks carried on past that point, is a process that vanished (OOM killer, SIGKILL, node loss)
-and is the one the others wait for.
+the analysis. The world size comes from the events that state it, else from the size of
+NCCL's world communicator (the largest `nranks` of the init records). A rank whose log ends
+with nothing after its last stage mark, while the other ranks carried on past that point, is
+a process that vanished (OOM killer, SIGKILL, node loss) and is the one the others wait for.
+
+NCCL prints `Init START` and `Init COMPLETE` for each communicator (2.18.3+; older versions
+only COMPLETE). A rank of the world communicator that began its init, or printed NCCL lines,
+but never completed it while other ranks did is stuck in (or died during) communicator
+creation: that is a cause when the rank printed no NCCL error or warning of its own, and
+context for the rank's own error otherwise.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from logforensics.findings import Evidence, Finding
+from logforensics.findings import Evidence, Finding, evidence_from
 from logforensics.job import Job
 from logforensics.registry import Rule
 from logforensics.text import describe_key, rank_list
@@ -26,18 +34,28 @@ VANISHED_FIX = (
 )
 
 
+INIT_STUCK_FIX = (
+    "These ranks never finished `ncclCommInitRank` for the world communicator. Look at what "
+    "they printed last (a hang in bootstrap points at the network: NCCL_SOCKET_IFNAME, "
+    "firewalls between nodes, the MASTER_ADDR host), and at their own errors if they have any; "
+    "`NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET` shows how far init got."
+)
+INIT_PHASES = ("start", "complete")
+NCCL_PROBLEMS = ("nccl_error", "nccl_warn", "duplicate_gpu", "nccl_unwind", "nccl_mismatch")
+
+
 def check(job: Job) -> list[Finding]:
-    return _absent(job) + _vanished(job)
+    return _absent(job) + _vanished(job) + _init_never_completed(job)
 
 
 def _absent(job: Job) -> list[Finding]:
-    if job.world_size is None:
+    world = job.world_size
+    if world is None:
         return []
     seen = set(job.ranks_seen)
-    absent = sorted(set(range(job.world_size.value)) - seen)
+    absent = sorted(set(range(world.value)) - seen)
     if not absent:
         return []
-    world = job.world_size
     return [
         Finding(
             kind="missing_rank",
@@ -83,7 +101,7 @@ def _vanished(job: Job) -> list[Finding]:
                     f"The log of rank {departure.rank} ends at its mark "
                     f"{describe_key(progress.key_of(last['key']))} with nothing after it, while "
                     f"{rank_list(others)} went on to {describe_key(expected)}: the process "
-                    f"vanished without an error."
+                    f"stopped without an error (it died or hung without a word)."
                 ),
                 fix=VANISHED_FIX,
                 ranks=[departure.rank],
@@ -108,4 +126,101 @@ def _has_other_output(job: Job, rank: int, marks_file: str) -> bool:
     return not other.is_empty()
 
 
-RULE = Rule(kind="missing_rank", check=check, specificity=15)
+# Below stage_divergence: a log that just ends says less than the divergence it coincides
+# with (a rank asleep in a data loader and then killed looks the same as one that died).
+RULE = Rule(kind="missing_rank", check=check, specificity=-1)
+
+
+def _world_inits(job: Job) -> pl.DataFrame:
+    """Init records (START/COMPLETE) of the largest communicator: NCCL's world."""
+    inits = job.events.filter(
+        (pl.col("family") == "nccl")
+        & (pl.col("event") == "nccl_init")
+        & pl.col("nranks").is_not_null()
+        & pl.col("comm_rank").is_not_null()
+    ).with_columns(pl.col("extra").str.json_path_match("$.phase").alias("phase"))
+    inits = inits.filter(pl.col("phase").is_in(INIT_PHASES))
+    if inits.is_empty():
+        return inits
+    return inits.filter(pl.col("nranks") == inits.get_column("nranks").max())
+
+
+def _init_never_completed(job: Job) -> list[Finding]:
+    inits = _world_inits(job)
+    if inits.is_empty():
+        return []
+    world = int(inits.item(0, "nranks"))
+    ranks = pl.coalesce("rank", "comm_rank")
+    completed = set(inits.filter(pl.col("phase") == "complete").select(ranks).to_series().to_list())
+    started = set(inits.filter(pl.col("phase") == "start").select(ranks).to_series().to_list())
+    if not completed:
+        return []  # nobody finished: the excerpt may end there, or every rank is stuck alike
+    nccl_ranks = set(
+        job.events.filter((pl.col("family") == "nccl") & pl.col("rank").is_not_null())
+        .get_column("rank")
+        .to_list()
+    )
+    stuck = sorted(r for r in (started | nccl_ranks) - completed if 0 <= r < world)
+    if not stuck:
+        return []
+    with_problem = set(
+        job.events.filter(pl.col("event").is_in(NCCL_PROBLEMS) & pl.col("rank").is_in(stuck))
+        .get_column("rank")
+        .to_list()
+    )
+    silent = [rank for rank in stuck if rank not in with_problem]
+    findings = []
+    if silent:
+        findings.append(_stuck_finding(job, inits, silent, completed, world, explained=False))
+    if with_problem:
+        explained = sorted(with_problem)
+        findings.append(_stuck_finding(job, inits, explained, completed, world, explained=True))
+    return findings
+
+
+def _stuck_finding(
+    job: Job,
+    inits: pl.DataFrame,
+    stuck: list[int],
+    completed: set[int],
+    world: int,
+    explained: bool,
+) -> Finding:
+    """One finding for ranks whose world-communicator init never completed."""
+    rows = job.events.filter((pl.col("family") == "nccl") & pl.col("rank").is_in(stuck)).sort(
+        "file", "line"
+    )
+    starts = inits.filter(
+        (pl.col("phase") == "start") & pl.coalesce("rank", "comm_rank").is_in(stuck)
+    )
+    # Evidence: each stuck rank's START line, else its last NCCL line.
+    shown = starts if not starts.is_empty() else rows.group_by("rank").agg(pl.all().last())
+    evidence, total = evidence_from(
+        shown.sort("file", "line").select("file", "line", "text", "rank")
+    )
+    they = "it" if len(stuck) == 1 else "they"
+    summary = (
+        f"{rank_list(stuck).capitalize()} of the {world}-rank NCCL world communicator never "
+        f"printed `Init COMPLETE`, while {len(completed)} rank"
+        f"{'s' if len(completed) != 1 else ''} did"
+    )
+    if explained:
+        summary += f": {they} stopped at {'its' if len(stuck) == 1 else 'their'} own NCCL error."
+    else:
+        summary += (
+            f": {they} hung or died inside communicator creation without an NCCL error, and "
+            "the others wait for them at the first collective."
+        )
+    return Finding(
+        kind="missing_rank",
+        severity="warning" if explained else "error",
+        role="context" if explained else "root_cause",
+        summary=summary,
+        fix=INIT_STUCK_FIX,
+        ranks=stuck,
+        evidence=evidence,
+        evidence_total=total,
+        confidence="medium",
+        order=-1.0,  # communicator creation comes before the first step
+        details={"nccl_world_size": world, "completed": len(completed)},
+    )

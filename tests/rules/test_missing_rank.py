@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from tests.builders import analyze_files, finding, kinds, marks
+from tests.rules.test_duplicate_device import init_line
 
 
 def mapping(rank: int) -> str:
@@ -14,15 +15,67 @@ def test_ranks_without_any_log_are_listed(tmp_path):
     assert missing.severity == "warning" and missing.role == "context"
 
 
-def test_a_log_that_just_ends_is_a_vanished_process(tmp_path):
+def test_a_log_that_just_ends_is_said_to_end_without_an_error(tmp_path):
     files = {f"rank{r}.log": [mapping(r)] + marks(r, range(6)) for r in range(3)}
     files["rank3.log"] = [mapping(3)] + marks(3, range(6), stop_after=(2, "before_backward"))
     analysis = analyze_files(tmp_path, files)
-    vanished = finding(analysis, "missing_rank")
-    assert vanished.ranks == [3] and vanished.role == "root_cause"
-    assert analysis.verdict.finding is vanished
+    ended = finding(analysis, "missing_rank")
+    assert ended.ranks == [3] and "stopped without an error" in ended.summary
+    # the departure it coincides with is the verdict; the silent end is its context
+    assert analysis.verdict.finding.kind == "stage_divergence"
+    assert analysis.verdict.finding.ranks == [3]
+    assert ended.role == "context"
 
 
 def test_all_ranks_present(tmp_path):
     files = {f"rank{r}.log": [mapping(r)] + marks(r, range(2)) for r in range(4)}
+    assert "missing_rank" not in kinds(analyze_files(tmp_path, files))
+
+
+# --- NCCL: the world communicator's size and its unfinished inits --------------------------
+
+
+def nccl_init(host: str, rank: int, nranks: int, phase: str) -> str:
+    return init_line(host, 100 + rank, rank, nranks, rank % 8, f"{rank % 8 + 1}8000", phase)
+
+
+def test_the_nccl_world_size_names_ranks_without_logs(tmp_path):
+    files = {f"nccl.{r}.log": [nccl_init("node-a", r, 4, "COMPLETE")] for r in (0, 1)}
+    analysis = analyze_files(tmp_path, files)
+    missing = finding(analysis, "missing_rank")
+    assert missing.ranks == [2, 3] and missing.role == "context"
+    assert missing.details == {"world_size_from": "nccl"}
+    assert "nranks 4" in missing.evidence[0].text
+
+
+def test_a_rank_that_never_completes_nccl_init_is_the_cause(tmp_path):
+    files = {
+        f"nccl.{r}.log": [nccl_init("node-a", r, 4, "START"), nccl_init("node-a", r, 4, "COMPLETE")]
+        for r in range(3)
+    }
+    files["nccl.3.log"] = [nccl_init("node-a", 3, 4, "START")]
+    analysis = analyze_files(tmp_path, files)
+    stuck = finding(analysis, "missing_rank")
+    assert (stuck.ranks, stuck.severity, stuck.role) == ([3], "error", "root_cause")
+    assert stuck.evidence[0].file == "nccl.3.log" and stuck.order == -1.0
+    assert "never printed `Init COMPLETE`" in stuck.summary
+    assert analysis.verdict.finding is stuck
+
+
+def test_an_init_stopped_by_its_own_nccl_error_is_context(tmp_path):
+    files = {
+        f"nccl.{r}.log": [nccl_init("node-a", r, 2, "START"), nccl_init("node-a", r, 2, "COMPLETE")]
+        for r in range(1)
+    }
+    files["nccl.1.log"] = [
+        nccl_init("node-a", 1, 2, "START"),
+        "",
+        "node-a:101:374 [1] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer node-b<47861>",
+    ]
+    stuck = finding(analyze_files(tmp_path, files), "missing_rank")
+    assert (stuck.ranks, stuck.severity, stuck.role) == ([1], "warning", "context")
+
+
+def test_nothing_is_said_when_no_rank_completed_init(tmp_path):
+    files = {f"nccl.{r}.log": [nccl_init("node-a", r, 2, "START")] for r in range(2)}
     assert "missing_rank" not in kinds(analyze_files(tmp_path, files))

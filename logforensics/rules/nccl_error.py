@@ -1,0 +1,374 @@
+"""NCCL network, system and CUDA errors: which process failed first, and the cascade after it.
+
+When one process dies or loses its link, every rank talking to it fails next: their NCCL
+WARNs say `Connection closed by remote peer`, `Broken pipe` or `retcode 6` and PyTorch says
+`remote process exited or there was a network error`. Those are symptoms. The candidate root
+cause is the first error that is not such a report about a peer (an InfiniBand completion
+error, a CUDA failure, a failed system call), earliest by printed time where NCCL prints one
+(2.26+), then by position in the run; failing that, the first report about a peer.
+
+Errors NCCL raises because two ranks share a GPU (`invalid usage` after `Duplicate GPU
+detected`) are left to `duplicate_device` and reported here as its symptoms.
+
+Ranks whose NCCL versions differ are reported as a warning: mixed NCCL builds can hang or fail
+at communicator init.
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from logforensics.findings import Evidence, Finding, evidence_from
+from logforensics.job import Job
+from logforensics.placement import AFTER_MARK, earliest_time, placed_keys
+from logforensics.registry import Rule
+from logforensics.text import rank_list
+
+# A report that the other side went away (NVIDIA/nccl misc/socket.cc, proxy.cc; ncclResult_t 6
+# is ncclRemoteError; PyTorch's `remote process exited or there was a network error`).
+ABOUT_A_PEER = (
+    r"(?i)remote peer|connection closed|connection reset|broken pipe|remote process exited"
+    r"|retcode 6\b|ncclRemoteError"
+)
+INFINIBAND = r"Got completion from peer"
+CUDA = r"(?i)cuda"
+DUPLICATE_GPU = r"Duplicate GPU detected|same GPU"
+
+CLASS_WORDS = {
+    "peer": (
+        " It is a report that the peer went away, so the failure most likely began at that "
+        "peer; this is the earliest place the logs show it."
+    ),
+    "infiniband": " The InfiniBand transport to that peer failed on this rank.",
+    "cuda": " A CUDA call inside NCCL failed on this rank.",
+    "system": " A system or network call inside NCCL failed on this rank.",
+    "unknown": " PyTorch names only the error class; NCCL's own lines are not in the logs.",
+}
+FIX_PEER = (
+    "This rank lost its connection to a peer; the peer is most likely where the failure "
+    "started. Find the process at the peer address printed here (the host with that IP) and "
+    "why it exited: its own log and traceback, `dmesg` / `journalctl -k` for the OOM killer or "
+    "a segfault, the scheduler's log for a preemption. If no process died, check the network "
+    "between the two hosts and NCCL_SOCKET_IFNAME / NCCL_IB_HCA."
+)
+FIX_INFINIBAND = (
+    "An InfiniBand completion error on the link to the peer named here: check both hosts' HCAs "
+    "and ports (`ibstat`, `ibv_devinfo`, the switch port error counters) and the fabric "
+    "(subnet manager logs). Status 12 (IBV_WC_RETRY_EXC_ERR) means the transport gave up "
+    "retrying: a flapping link or a dead peer. Drain the bad node, or raise NCCL_IB_TIMEOUT / "
+    "NCCL_IB_RETRY_CNT if the fabric is only congested."
+)
+FIX_CUDA = (
+    "A CUDA call inside NCCL failed on this rank: check the GPU (`nvidia-smi`, Xid errors in "
+    "`dmesg`), that the driver supports the CUDA version NCCL was built for, and that the "
+    "process did not run out of GPU memory just before."
+)
+FIX_SYSTEM = (
+    "A system call inside NCCL failed on this rank: in containers give /dev/shm room "
+    "(`--shm-size` or `--ipc=host`), check the open-files and locked-memory limits "
+    "(`ulimit -n`, `ulimit -l`) and the network interface NCCL picked (NCCL_SOCKET_IFNAME)."
+)
+FIX_UNKNOWN = (
+    "PyTorch reports only the NCCL error class here. Rerun with `NCCL_DEBUG=INFO` (and "
+    "`NCCL_DEBUG_FILE=nccl.%h.%p` to get one file per process) to see which peer, link or call "
+    "failed first."
+)
+FIX_CASCADE = (
+    "Nothing to fix on these ranks: they failed because a peer went away. Fix the first "
+    "failure (the root-cause finding)."
+)
+FIX_DUPLICATE = (
+    "Fix the duplicate GPU assignment (see the duplicate_device finding); NCCL raises this "
+    "error on every rank that shares a GPU."
+)
+FIX_VERSIONS = (
+    "Run every rank from the same image or environment so they load one NCCL library "
+    "(`python -c 'import torch; print(torch.cuda.nccl.version())'` on each node; check "
+    "LD_LIBRARY_PATH and NCCL from pip `nvidia-nccl-cu*` against a system copy)."
+)
+
+
+def check(job: Job) -> list[Finding]:
+    nccl = job.events.filter(pl.col("family") == "nccl")
+    if nccl.is_empty():
+        return []
+    return _errors(job, nccl) + _versions(nccl)
+
+
+def _errors(job: Job, nccl: pl.DataFrame) -> list[Finding]:
+    errors = nccl.filter(pl.col("event") == "nccl_error")
+    if errors.is_empty():
+        return []
+    errors = _with_process_rank(errors, nccl).with_columns(
+        _who().alias("who"),
+        pl.concat_str(
+            [pl.col("exc_message").fill_null(""), pl.col("error_code").fill_null("")],
+            separator=" ",
+        ).alias("what"),
+    )
+    sharing = nccl.filter(pl.col("event") == "duplicate_gpu").height > 0
+    explained = (
+        pl.col("what").str.contains(DUPLICATE_GPU)
+        | (pl.lit(sharing) & (pl.col("error_code") == "invalid usage"))
+    ).fill_null(False)
+    findings: list[Finding] = []
+    by_duplicate = errors.filter(explained)
+    if not by_duplicate.is_empty():
+        findings.append(_explained_by_duplicate(by_duplicate))
+    candidates = _in_order(job, errors.filter(~explained))
+    if candidates.is_empty():
+        return findings
+    first_who = candidates.item(0, "who")
+    findings.append(_root_cause(job, candidates.filter(pl.col("who") == first_who), candidates))
+    cascade = candidates.filter(pl.col("who") != first_who)
+    if not cascade.is_empty():
+        findings.append(_cascade(cascade, candidates.row(0, named=True)))
+    return findings
+
+
+def _with_process_rank(errors: pl.DataFrame, nccl: pl.DataFrame) -> pl.DataFrame:
+    """`rank`, or else the rank a process states for itself in its proxy WARN
+    (`[Proxy Service 9] ...`) when no init record mapped the process."""
+    stated = (
+        nccl.filter(
+            pl.col("event").is_in(["nccl_error", "nccl_warn"])
+            & pl.col("host").is_not_null()
+            & pl.col("pid").is_not_null()
+            & pl.col("comm_rank").is_not_null()
+        )
+        .group_by("host", "pid")
+        .agg(pl.col("comm_rank").unique().alias("stated"))
+        .filter(pl.col("stated").list.len() == 1)
+        .select("host", "pid", pl.col("stated").list.first().alias("stated_rank"))
+    )
+    return (
+        errors.join(stated, on=["host", "pid"], how="left")
+        .with_columns(pl.coalesce("rank", "stated_rank").alias("rank"))
+        .drop("stated_rank")
+    )
+
+
+def _who() -> pl.Expr:
+    """One identity per failing process: its rank, else host:pid, else its file."""
+    return pl.coalesce(
+        pl.format("rank {}", pl.col("rank")),
+        pl.format("{}:{}", pl.col("host"), pl.col("pid")),
+        pl.format("file {}", pl.col("file")),
+    )
+
+
+def _in_order(job: Job, errors: pl.DataFrame) -> pl.DataFrame:
+    """Errors about a peer last; then by printed time, position in the run, file position."""
+    placed = placed_keys(job, errors)
+    return placed.with_columns(pl.col("what").str.contains(ABOUT_A_PEER).alias("about_peer")).sort(
+        "about_peer", "timestamp", "key", "file", "line", nulls_last=True
+    )
+
+
+def _class_of(first: dict[str, object]) -> str:
+    what = str(first["what"])
+    if _matches(what, INFINIBAND):
+        return "infiniband"
+    if first["about_peer"]:
+        return "peer"
+    if _matches(what, CUDA):
+        return "cuda"
+    if first["host"] is None:
+        return "unknown"
+    return "system"
+
+
+def _matches(text: str, pattern: str) -> bool:
+    return re.search(pattern, text) is not None
+
+
+def _describe_process(first: dict[str, object], start: bool = True) -> str:
+    """`Rank 9 (host a100-22, pid 183006)`; `a process (...)` inside a sentence."""
+    if first["rank"] is not None:
+        who = f"{'R' if start else 'r'}ank {first['rank']}"
+    else:
+        who = "A process" if start else "a process"
+    where = []
+    if first["host"]:
+        where.append(f"host {first['host']}")
+    if first["pid"] is not None:
+        where.append(f"pid {first['pid']}")
+    return who + (f" ({', '.join(where)})" if where else "")
+
+
+def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Finding:
+    first = rows.row(0, named=True)
+    kind = _class_of(first)
+    message = (first["exc_message"] or first["error_code"] or "").strip()
+    peer = f" with peer {first['peer']}" if first["peer"] else ""
+    summary = f"{_describe_process(first)} hit the first NCCL error{peer}: `{message[:200]}`."
+    others = candidates.filter(pl.col("who") != first["who"])
+    summary += CLASS_WORDS[kind]
+    if not others.is_empty():
+        summary += (
+            f" {others.get_column('who').n_unique()} other process"
+            f"{'es' if others.get_column('who').n_unique() > 1 else ''} failed after it."
+        )
+    timed = candidates.get_column("timestamp").drop_nulls().len() > 1
+    alone = others.is_empty()
+    evidence, total = evidence_from(rows.select("file", "line", "text", "rank"))
+    fix = {
+        "peer": FIX_PEER,
+        "infiniband": FIX_INFINIBAND,
+        "cuda": FIX_CUDA,
+        "system": FIX_SYSTEM,
+        "unknown": FIX_UNKNOWN,
+    }[kind]
+    return Finding(
+        kind="nccl_error",
+        severity="error",
+        role="root_cause",
+        summary=summary,
+        fix=fix,
+        ranks=[first["rank"]] if first["rank"] is not None else [],
+        evidence=evidence,
+        evidence_total=total,
+        confidence="high" if kind != "peer" and (timed or alone) else "medium",
+        order=_order(rows),
+        timestamp=earliest_time(rows),
+        **_position(job, rows),
+        details={
+            "class": kind,
+            "host": first["host"],
+            "pid": first["pid"],
+            "peer": first["peer"],
+            "error_code": first["error_code"],
+            "nccl_version": first["nccl_version"],
+        },
+    )
+
+
+def _cascade(rows: pl.DataFrame, first: dict[str, object]) -> Finding:
+    ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
+    processes = rows.get_column("who").n_unique()
+    unranked = processes - len(ranks)
+    who = rank_list(ranks).capitalize() if ranks else ""
+    if unranked:
+        who += (" and " if who else "") + f"{unranked} process{'es' if unranked > 1 else ''}"
+        who += " of unknown rank"
+    about_peer = rows.get_column("about_peer").sum()
+    summary = (
+        f"{who} then failed in NCCL too ({about_peer} of their {rows.height} errors report a "
+        f"peer that went away): the cascade after {_describe_process(first, start=False)}'s error."
+    )
+    evidence, total = evidence_from(
+        rows.unique(subset=["who"], keep="first", maintain_order=True).select(
+            "file", "line", "text", "rank"
+        )
+    )
+    return Finding(
+        kind="nccl_error",
+        severity="error",
+        role="symptom",
+        summary=summary,
+        fix=FIX_CASCADE,
+        ranks=ranks,
+        evidence=evidence,
+        evidence_total=total,
+        confidence="medium",
+        order=_order(rows),
+        timestamp=earliest_time(rows),
+        details={"processes": processes},
+    )
+
+
+def _explained_by_duplicate(rows: pl.DataFrame) -> Finding:
+    ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
+    codes = sorted(rows.get_column("error_code").drop_nulls().unique().to_list())
+    who = rank_list(ranks).capitalize() if ranks else "The ranks"
+    summary = (
+        f"{who} failed with NCCL error `{', '.join(codes) or 'invalid usage'}`: NCCL refused "
+        "to create a communicator because ranks share a GPU."
+    )
+    evidence, total = evidence_from(
+        rows.sort("file", "line").select("file", "line", "text", "rank")
+    )
+    ops = rows.get_column("op").drop_nulls()
+    return Finding(
+        kind="nccl_error",
+        severity="error",
+        role="symptom",
+        summary=summary,
+        fix=FIX_DUPLICATE,
+        ranks=ranks,
+        op=ops.item(0) if len(ops) else None,
+        evidence=evidence,
+        evidence_total=total,
+        order=-1.0,
+        timestamp=earliest_time(rows),
+        details={"error_code": codes},
+    )
+
+
+def _position(job: Job, rows: pl.DataFrame) -> dict[str, object]:
+    """The step and stage the error came in (after its rank's last mark), when marks say."""
+    keys = rows.get_column("key").drop_nulls()
+    if keys.is_empty() or job.progress is None:
+        return {}
+    key = job.progress.key_of(int(keys.min()))
+    epoch = key["epoch"]
+    return {"step": key["step"], "stage": key["stage"], "epoch": None if epoch == -1 else epoch}
+
+
+def _order(rows: pl.DataFrame) -> float | None:
+    """After the last stage mark its rank printed before the error, when there is one."""
+    keys = rows.get_column("key").drop_nulls()
+    return None if keys.is_empty() else float(keys.min()) + AFTER_MARK
+
+
+def _versions(nccl: pl.DataFrame) -> list[Finding]:
+    """Different NCCL versions (x.y.z) stated by different ranks or processes."""
+    stated = nccl.filter(pl.col("nccl_version").is_not_null()).with_columns(
+        pl.col("nccl_version").str.extract(r"^(\d+\.\d+\.\d+)", 1).alias("version"),
+        _who().alias("who"),
+    )
+    stated = stated.filter(pl.col("version").is_not_null())
+    if stated.get_column("version").n_unique() < 2:
+        return []
+    per_version = (
+        stated.sort("file", "line")
+        .group_by("version", maintain_order=True)
+        .agg(
+            pl.col("rank").drop_nulls().unique().sort().alias("ranks"),
+            pl.col("who").n_unique().alias("processes"),
+            pl.struct("file", "line", "text", "rank").first().alias("first"),
+        )
+        .sort("version")
+    )
+    parts = []
+    evidence = []
+    for row in per_version.iter_rows(named=True):
+        ranks = row["ranks"]
+        on = rank_list(ranks) if ranks else f"{row['processes']} process(es) of unknown rank"
+        parts.append(f"{row['version']} on {on}")
+        first = row["first"]
+        evidence.append(Evidence(first["file"], first["line"], first["text"], first["rank"]))
+    ranks = sorted({rank for row in per_version.iter_rows(named=True) for rank in row["ranks"]})
+    return [
+        Finding(
+            kind="nccl_error",
+            severity="warning",
+            role="context",
+            summary=(
+                "The ranks do not run the same NCCL version ("
+                + "; ".join(parts)
+                + "): mixed NCCL builds can fail or hang at communicator init."
+            ),
+            fix=FIX_VERSIONS,
+            ranks=ranks,
+            evidence=evidence,
+            evidence_total=stated.height,
+            confidence="high",
+            details={"versions": per_version.get_column("version").to_list()},
+        )
+    ]
+
+
+RULE = Rule(kind="nccl_error", check=check, specificity=8)

@@ -1,0 +1,503 @@
+"""NCCL_DEBUG output and PyTorch's wrappers around NCCL errors.
+
+The line grammar (NVIDIA/nccl:src/debug.cc), optionally after a launcher prefix and, since
+NCCL 2.26, after a `[%F %T] ` timestamp:
+
+    host:pid:tid [cudaDev] NCCL INFO <message>
+    host:pid:tid [cudaDev] file.cc:123 (func) NCCL WARN <message>      (2.x without `(func)`)
+    host:pid:tid [cudaDev] 12.345678 func:123 NCCL TRACE <message>
+
+WARN lines are preceded by an empty line. The communicator init record, by version
+(NVIDIA/nccl:src/init.cc across tags):
+
+    2.4          comm %p rank %d nranks %d cudaDev %d nvmlDev %d - Init COMPLETE
+    2.7-2.15     comm %p rank %d nranks %d cudaDev %d busId %x - Init COMPLETE
+    2.16-2.18.1  ... busId %lx commId 0x%llx - Init COMPLETE
+    2.18.3-2.20  ... cudaDev %d nvmlDev %d busId %lx commId 0x%llx - Init START / COMPLETE
+    2.21+        `ncclCommInitRank comm ...` / `ncclCommSplit comm ... parent %p color %d key %d`
+    2.30         `[Rank %d] ncclCommInitRank comm ... - Init START`
+    teardown     comm %p rank %d nranks %d cudaDev %d busId %lx - Abort|Destroy COMPLETE
+
+PyTorch (pytorch/pytorch:torch/csrc/distributed/c10d/NCCLUtils.hpp) wraps an ncclResult_t as
+`NCCL error in: <file>:<line>, <ncclGetErrorString>, NCCL version x.y.z`, then a line naming the
+result (`ncclInvalidUsage: ...`), then `Last error:` and NCCL's last WARN text on the next line.
+
+Events (family `nccl`): `nccl_version`; `nccl_init` (comm, comm_rank, nranks, cuda_dev,
+nvml_dev, bus_id, comm_id; `extra` phase start|complete|layout, api, nnodes, local_ranks,
+local_rank, parent, color, key); `nccl_abort` (phase abort|destroy); `duplicate_gpu`
+(comm_rank and peer_rank = the two ranks NCCL names, bus_id); `nccl_error` (peer, error_code,
+exc_message; for PyTorch's wrapper also nccl_version, exc_type and the WorkNCCL seq/op);
+`nccl_warn`; `nccl_unwind` (error_code = the ncclResult_t); `nccl_mismatch` (NCCL 2.4's
+mismatched-collective WARN, comm_rank = the reporting rank). `rank` is never set here: NCCL
+lines name a process (host, pid), and `logforensics.process_map` maps it to its global rank
+through the world communicator's init records.
+
+Ring, tree, channel and connection lines are counted as recognised without becoming events: a
+1,024-rank job prints hundreds of thousands of them and no rule reads them.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.registry import LineParser
+
+# The identity in front of every NCCL_DEBUG line, found anywhere in the message so that
+# unpeeled launcher prefixes do not hide it (mpirun `[1,2]<stdout>:`, Ray `(Worker pid=1) `):
+#   [2025-03-18 21:25:51] nickelpie-job-0:1:1 [0] NCCL INFO NCCL version 2.26.2+cuda12.8
+#   [1,2]<stdout>:smc-gpu-03:29880:30398 [0] init.cc:497 NCCL WARN Duplicate GPU detected : ...
+NCCL_LINE = (
+    r"(?:\[(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\] )?"
+    r"(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
+    r"(?:[0-9.]+ )?(?:(?P<src>\S+:\d+)(?: \((?P<func>[^)\s]*)\))? )?"
+    r"NCCL (?P<level>INFO|WARN|TRACE) "
+)
+# The same, without captures: a DFA-only test for the bulk of the lines.
+NCCL_LINE_TEST = r"[^\s:\[\]]+:\d+:\d+ \[\d+\] (?:\S+ ){0,3}NCCL (?:INFO|WARN|TRACE) "
+
+# INFO lines that become events; every other INFO line is only counted.
+# `A03-R28-I49-3-9000018:193027:193119 [7] NCCL INFO comm 0x7fdf08000d00 rank 15 nranks 16
+#  cudaDev 7 busId e7000 - Init COMPLETE`
+EVENTFUL_INFO = (
+    " - Init ",
+    "- Init START",
+    " - Abort COMPLETE",
+    " - Destroy COMPLETE",
+    "NCCL version ",
+    " nRanks ",
+    "sharing GPU with bus",
+    "same GPU detected and allowed",
+)
+# The error unwinding its stack, one line per frame; newer NCCL adds `(func)` and a suffix:
+#   a100-st-p4d24xlarge-22:183006:183220 [1] NCCL INFO misc/socket.cc:535 -> 6
+#   host:1:2 [0] NCCL INFO group.cc:79 (ncclAsyncJobMain) -> 3 [Async thread]
+UNWIND_TEST = r"NCCL INFO \S+:\d+ (?:\(\S*\) )?-> -?\d+"
+UNWIND = r"^(?P<src>\S+:\d+)(?: \((?P<func>\S*)\))? -> (?P<code>-?\d+)"
+
+# `NCCL version 2.10.3+cuda11.3` (bare, NCCL <= 2.21 rank 0), `... NCCL INFO NCCL version
+# 2.18.3+cuda12.2`, and PyTorch's `..., NCCL version 2.19.3`.
+VERSION = r"NCCL version (\d+\.\d+\.\d+[\w.-]*(?:\+cuda\d+\.\d+)?)"
+
+# Fields of the init / teardown record (each its own short pattern: versions add and drop
+# fields). `kolyoz2:25146:25827 [0] NCCL INFO ncclCommInitRank comm 0x559d5aa8ca00 rank 4
+# nranks 8 cudaDev 0 nvmlDev 0 busId 42000 commId 0x996ee6f117cb8e1e - Init START`
+INIT_PHASE = r"- (?P<what>Init|Abort|Destroy) (?P<phase>START|COMPLETE)"
+INIT_API = r"^(?:\[Rank \d+\] )?(ncclComm\w+) comm "
+COMM = r"(?:^|\s)comm (0x[0-9a-fA-F]+)"
+COMM_RANKS = r"(?:^|\s)rank (?P<rank>\d+) n[rR]anks (?P<nranks>\d+)"
+CUDA_DEV = r"\scudaDev (\d+)"
+NVML_DEV = r"\snvmlDev (\d+)"
+BUS_ID = r"\sbusId (?:0x)?([0-9a-fA-F]+)"
+COMM_ID = r"\scommId (0x[0-9a-fA-F]+)"
+PARENT = r"\sparent (0x[0-9a-fA-F]+)"
+COLOR_KEY = r"\scolor (?P<color>-?\d+) key (?P<key>-?\d+)"
+# `qh100-gpu20:39634:39692 [5] NCCL INFO comm 0x5558e3c10180 rank 13 nRanks 16 nNodes 2
+#  localRanks 8 localRank 5 MNNVL 0`
+NODE_LAYOUT = (
+    r"nNodes (?P<nnodes>\d+) localRanks (?P<local_ranks>\d+) localRank (?P<local_rank>\d+)"
+)
+
+# Two ranks on one GPU. NCCL 2.5-2.29 (WARN, also after PyTorch's `Last error:`):
+#   Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000
+# NCCL 2.30.3 (INFO, first rank of the host only): Detected ranks 0 and 1 sharing GPU with bus
+# 1B000 on this node
+DUPLICATE_PAIR = (
+    r"(?:Duplicate GPU detected : rank (?P<a>\d+) and rank (?P<b>\d+) both on CUDA device "
+    r"|Detected ranks (?P<a2>\d+) and (?P<b2>\d+) sharing GPU with bus )(?P<bus>[0-9a-fA-F]+)"
+)
+# NCCL 2.30 WARNs that name no rank:
+#   Multiple ranks detected using the same GPU on this node. Set NCCL_MULTI_RANK_GPU_ENABLE=1 ...
+#   Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 ...
+SHARED_GPU = r"Multiple [Rr]anks (?:detected using|are using) the same GPU"
+SHARED_GPU_ALLOWED = "Multiple ranks on the same GPU detected and allowed"
+
+# NCCL 2.4 own check: `container-e28-...:105:185 [0] init.cc:1247 NCCL WARN Mismatched
+# collective detected, please check your collective calls at and around rank 11. ...`
+MISMATCH = (
+    r"Mismatched collective detected, please check your collective calls at and around rank (\d+)"
+)
+
+# WARN texts that are network, system or CUDA failures (NVIDIA/nccl: misc/socket.cc, proxy.cc,
+# transport/net_ib.cc, include/checks.h); any other WARN stays a generic warning.
+#   Net : Call to recv from 10.200.84.247<58355> failed : Broken pipe
+#   socketProgress: Connection closed by remote peer gpu004.ds-a4-r02.abc.com<55693>
+#   NET/IB : Got completion from peer 10.0.35.1<49189> with error 4, opcode 5327, len 5327, ...
+#   [Proxy Service 9] Failed to execute operation Connect from rank 9, retcode 6
+#   Cuda failure 'named symbol not found'
+ERROR_WARN = (
+    r"Net ?: |NET/\w+ ?: Got completion|Got completion from peer|[Cc]onnection closed|"
+    r"[Cc]onnection refused|[Cc]onnection reset|Broken pipe|remote peer|socketProgress|"
+    r"socketPoll|socketWait|Call to \w+|\[Proxy \w+ \d+\] Failed|[Cc]uda failure|CUDA failure|"
+    r"[Cc]uda error|CUDA error|System call|Timeout waiting|timed out"
+)
+# A network peer as printed: `10.200.84.247<58355>`, `gpu004.ds-a4-r02.abc.com<55693>`.
+PEER = r"([^\s<>()]+<\d+>)"
+# What failed, as printed: `retcode 6`, IB `with error 4` / `with status=12` /
+# `with status=IBV_WC_RETRY_EXC_ERR(12)`, `Cuda failure 'named symbol not found'` (2.19+:
+# `Cuda failure 2 'out of memory'`), strerror after `failed : `.
+RETCODE = r"retcode (\d+)"
+IB_STATUS = r"with (?:error |status=)(\w+(?:\(\d+\))?)"
+CUDA_FAILURE = r"[Cc]uda failure (?:\d+ )?'([^']{1,80})'"
+STRERROR = r"failed ?: ([A-Z][a-z]+(?: [a-z]+){0,4})"
+# `[Proxy Service 9] Failed to execute operation Connect from rank 9, retcode 6`: the proxy's
+# own rank in the communicator.
+PROXY_RANK = r"\[Proxy \w+ (\d+)\]"
+
+# PyTorch's wrapper, one line (the class words stop at ` (run with`, `,` or ` - please`):
+#   torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/
+#   ProcessGroupNCCL.cpp:1333, unhandled system error (run with NCCL_DEBUG=INFO for details),
+#   NCCL version 2.18.1
+#   Collective WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1000000)
+#   raised the following async exception: NCCL error: unhandled system error (...), NCCL ...
+WRAPPER = r"NCCL error(?: in: (?P<src>\S+:\d+),|:) (?P<code>[a-z][a-z ]*[a-z])"
+WRAPPER_TYPE = r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)): NCCL error"
+WORK = r"WorkNCCL\((?:SeqNum=(?P<seq>\d+), )?OpType=(?P<op>\w+)"
+WORK_TIMEOUT = r"Timeout\(ms\)=(\d+)"
+# `ncclInvalidUsage: This usually reflects invalid usage of NCCL library.`
+RESULT_LINE = r"^\s*nccl[A-Z]\w+: "
+LAST_ERROR = "Last error:"
+NOT_A_LAST_ERROR = "Exception raised from"
+
+LITERALS = (
+    "NCCL INFO",
+    "NCCL WARN",
+    "NCCL TRACE",
+    "NCCL version",
+    "NCCL error",
+    LAST_ERROR,
+    "Duplicate GPU detected",
+    "the same GPU",
+    "ncclInvalidUsage:",
+    "ncclSystemError:",
+    "ncclRemoteError:",
+    "ncclInternalError:",
+    "ncclUnhandledCudaError:",
+    "ncclInvalidArgument:",
+)
+
+
+def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    message = pl.col("message")
+    lines = lines.with_columns(
+        (pl.col("candidate") & message.str.contains(NCCL_LINE_TEST)).alias("_nccl")
+    )
+    nccl = lines.filter(pl.col("_nccl"))
+    eventful = message.str.contains(" NCCL WARN ", literal=True) | (
+        message.str.contains(" NCCL INFO ", literal=True)
+        & (message.str.contains_any(list(EVENTFUL_INFO)) | message.str.contains(UNWIND_TEST))
+    )
+    counted = nccl.filter(~eventful).select("file", "line", pl.lit(None, pl.String).alias("event"))
+    return pl.concat(
+        [
+            counted,
+            _debug_lines(nccl.filter(eventful)),
+            _pytorch_lines(lines.filter(~pl.col("_nccl"))),
+        ],
+        how="diagonal_relaxed",
+    )
+
+
+def _debug_lines(lines: pl.DataFrame) -> pl.DataFrame:
+    """Events of the NCCL_DEBUG lines that carry facts: versions, inits, unwinds, WARNs."""
+    message = pl.col("message")
+    head = message.str.extract_groups(NCCL_LINE)
+    level = head.struct.field("level")
+    body_start = message.str.find(r"NCCL (?:INFO|WARN|TRACE) ") + pl.when(level == "TRACE").then(
+        11
+    ).otherwise(10)
+    framed = lines.select(
+        "file",
+        "line",
+        head.struct.field("ts")
+        .str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False, time_unit="us")
+        .alias("timestamp"),
+        head.struct.field("host").alias("host"),
+        head.struct.field("pid").cast(pl.Int64).alias("pid"),
+        head.struct.field("tid").cast(pl.Int64).alias("tid"),
+        head.struct.field("dev").cast(pl.Int32).alias("cuda_dev"),
+        _frame(head.struct.field("src"), head.struct.field("func")).alias("frame"),
+        level.alias("_level"),
+        message.str.slice(body_start).alias("_body"),
+    )
+    body = pl.col("_body")
+    is_warn = pl.col("_level") == "WARN"
+    unwind = body.str.extract_groups(UNWIND)
+    init = body.str.extract_groups(INIT_PHASE)
+    pair = body.str.extract_groups(DUPLICATE_PAIR)
+    comm_ranks = body.str.extract_groups(COMM_RANKS)
+    is_pair = pair.struct.field("bus").is_not_null()
+    is_shared = body.str.contains(SHARED_GPU)
+    is_allowed = body.str.contains(SHARED_GPU_ALLOWED, literal=True)
+    is_mismatch = body.str.contains(MISMATCH)
+    is_error = is_warn & body.str.contains(ERROR_WARN)
+    is_version = body.str.contains(VERSION)
+    is_layout = body.str.contains(NODE_LAYOUT)
+    is_unwind = ~is_warn & unwind.struct.field("code").is_not_null()
+    event = (
+        pl.when(is_pair | is_shared | is_allowed)
+        .then(pl.lit("duplicate_gpu"))
+        .when(is_warn & is_mismatch)
+        .then(pl.lit("nccl_mismatch"))
+        .when(is_error)
+        .then(pl.lit("nccl_error"))
+        .when(is_warn)
+        .then(pl.lit("nccl_warn"))
+        .when(init.struct.field("what") == "Init")
+        .then(pl.lit("nccl_init"))
+        .when(init.struct.field("what").is_not_null())
+        .then(pl.lit("nccl_abort"))
+        .when(is_layout & comm_ranks.struct.field("rank").is_not_null())
+        .then(pl.lit("nccl_init"))
+        .when(is_version)
+        .then(pl.lit("nccl_version"))
+        .when(is_unwind)
+        .then(pl.lit("nccl_unwind"))
+    )
+    severity = (
+        pl.when(is_allowed)
+        .then(pl.lit("info"))
+        .when(is_pair | is_shared | is_mismatch | is_error)
+        .then(pl.lit("error"))
+        .when(is_warn | is_unwind)
+        .then(pl.lit("warning"))
+        .otherwise(pl.lit("info"))
+    )
+    events = framed.with_columns(event.alias("event"), severity.alias("severity"))
+    return pl.concat(
+        [
+            events.filter(pl.col("event").is_null()).select("file", "line", "event"),
+            _inits(events.filter(pl.col("event").is_in(["nccl_init", "nccl_abort"]))),
+            _duplicates(events.filter(pl.col("event") == "duplicate_gpu")),
+            _warnings(events.filter(pl.col("event").is_in(["nccl_error", "nccl_warn"]))),
+            _others(events.filter(pl.col("event").is_in(["nccl_mismatch", "nccl_version"]))),
+            _unwinds(events.filter(pl.col("event") == "nccl_unwind")),
+        ],
+        how="diagonal_relaxed",
+    )
+
+
+def _frame(src: pl.Expr, func: pl.Expr) -> pl.Expr:
+    """`misc/socket.cc:518`, or `init.cc:1945 in ncclCommInitRankFunc` when NCCL names it."""
+    return pl.when(func.is_not_null() & (func != "")).then(src + " in " + func).otherwise(src)
+
+
+def _line_columns(events: pl.DataFrame) -> pl.DataFrame:
+    return events.drop("_level", "_body")
+
+
+def _inits(events: pl.DataFrame) -> pl.DataFrame:
+    """`nccl_init` (START, COMPLETE, and the nRanks/nNodes layout line) and `nccl_abort`."""
+    body = pl.col("_body")
+    phase = body.str.extract_groups(INIT_PHASE)
+    ranks = body.str.extract_groups(COMM_RANKS)
+    layout = body.str.extract_groups(NODE_LAYOUT)
+    split = body.str.extract_groups(COLOR_KEY)
+    details = pl.struct(
+        pl.when(phase.struct.field("what") == "Init")
+        .then(phase.struct.field("phase").str.to_lowercase())
+        .otherwise(pl.coalesce(phase.struct.field("what").str.to_lowercase(), pl.lit("layout")))
+        .alias("phase"),
+        body.str.extract(INIT_API, 1).alias("api"),
+        layout.struct.field("nnodes").cast(pl.Int64).alias("nnodes"),
+        layout.struct.field("local_ranks").cast(pl.Int64).alias("local_ranks"),
+        layout.struct.field("local_rank").cast(pl.Int64).alias("local_rank"),
+        body.str.extract(PARENT, 1).alias("parent"),
+        split.struct.field("color").cast(pl.Int64).alias("color"),
+        split.struct.field("key").cast(pl.Int64).alias("key"),
+    )
+    return _line_columns(
+        events.with_columns(
+            body.str.extract(COMM, 1).alias("comm"),
+            ranks.struct.field("rank").cast(pl.Int32).alias("comm_rank"),
+            ranks.struct.field("nranks").cast(pl.Int32).alias("nranks"),
+            body.str.extract(CUDA_DEV, 1).cast(pl.Int32).alias("_cuda_dev"),
+            body.str.extract(NVML_DEV, 1).cast(pl.Int32).alias("nvml_dev"),
+            body.str.extract(BUS_ID, 1).str.to_lowercase().alias("bus_id"),
+            body.str.extract(COMM_ID, 1).alias("comm_id"),
+            _json(details).alias("extra"),
+        )
+        .with_columns(pl.coalesce("_cuda_dev", "cuda_dev").alias("cuda_dev"))
+        .drop("_cuda_dev")
+    )
+
+
+def _duplicates(events: pl.DataFrame) -> pl.DataFrame:
+    """`duplicate_gpu`: `comm_rank` = rank a, `peer_rank` = rank b when NCCL names them."""
+    body = pl.col("_body")
+    return _line_columns(_duplicate_columns(events, body))
+
+
+def _duplicate_columns(events: pl.DataFrame, text: pl.Expr) -> pl.DataFrame:
+    pair = text.str.extract_groups(DUPLICATE_PAIR)
+    allowed = text.str.contains(SHARED_GPU_ALLOWED, literal=True)
+    return events.with_columns(
+        pl.coalesce(pair.struct.field("a"), pair.struct.field("a2"))
+        .cast(pl.Int32)
+        .alias("comm_rank"),
+        pl.coalesce(pair.struct.field("b"), pair.struct.field("b2"))
+        .cast(pl.Int32)
+        .alias("peer_rank"),
+        pair.struct.field("bus").str.to_lowercase().alias("bus_id"),
+        text.alias("exc_message"),
+        pl.when(allowed).then(pl.lit('{"allowed": true}')).alias("extra"),
+    )
+
+
+def _warnings(events: pl.DataFrame) -> pl.DataFrame:
+    """`nccl_error` (network, system, CUDA) and `nccl_warn`: the WARN text, peer, code."""
+    body = pl.col("_body")
+    return _line_columns(
+        events.with_columns(
+            body.alias("exc_message"),
+            body.str.extract(PEER, 1).alias("peer"),
+            pl.coalesce(
+                body.str.extract(RETCODE, 1),
+                body.str.extract(IB_STATUS, 1),
+                body.str.extract(CUDA_FAILURE, 1),
+                body.str.extract(STRERROR, 1),
+            ).alias("error_code"),
+            body.str.extract(PROXY_RANK, 1).cast(pl.Int32).alias("comm_rank"),
+        )
+    )
+
+
+def _others(events: pl.DataFrame) -> pl.DataFrame:
+    """`nccl_version`; NCCL 2.4's `nccl_mismatch` with the reporting rank (`comm_rank`)."""
+    body = pl.col("_body")
+    return _line_columns(
+        events.with_columns(
+            body.str.extract(VERSION, 1).alias("nccl_version"),
+            body.str.extract(MISMATCH, 1).cast(pl.Int32).alias("comm_rank"),
+            pl.when(pl.col("event") == "nccl_mismatch").then(body).alias("exc_message"),
+        )
+    )
+
+
+def _unwinds(events: pl.DataFrame) -> pl.DataFrame:
+    """`nccl_unwind`: one frame of an error unwinding (`-> 6`): its ncclResult_t and place."""
+    unwind = pl.col("_body").str.extract_groups(UNWIND)
+    return _line_columns(
+        events.with_columns(
+            unwind.struct.field("code").alias("error_code"),
+            _frame(unwind.struct.field("src"), unwind.struct.field("func")).alias("frame"),
+        )
+    )
+
+
+def _json(details: pl.Expr) -> pl.Expr:
+    """A struct as a JSON object without its null fields."""
+    return (
+        details.struct.json_encode().str.replace_all(r',?"\w+":null', "").str.replace(r"^\{,", "{")
+    )
+
+
+def _pytorch_lines(lines: pl.DataFrame) -> pl.DataFrame:
+    """Lines without the NCCL_DEBUG identity: the bare version line, PyTorch's wrappers and
+    the `Last error:` text that follows them."""
+    message = pl.col("message")
+    stripped = message.str.strip_chars()
+    previous = pl.col("message").shift(1).over("file", order_by="line")
+    previous_line = pl.col("line").shift(1).over("file", order_by="line")
+    marked = lines.with_columns(
+        (
+            (previous_line == pl.col("line") - 1)
+            & (previous.str.strip_chars() == LAST_ERROR)
+            & (stripped != "")
+            & ~stripped.str.starts_with(NOT_A_LAST_ERROR)
+        )
+        .fill_null(False)
+        .alias("_last_error")
+    )
+    wrapper = message.str.extract_groups(WRAPPER)
+    is_wrapper = pl.col("candidate") & wrapper.struct.field("code").is_not_null()
+    is_pair = message.str.contains(DUPLICATE_PAIR)
+    is_shared = message.str.contains(SHARED_GPU)
+    is_bare_version = (
+        pl.col("candidate")
+        & stripped.str.starts_with("NCCL version ")
+        & message.str.contains(VERSION)
+    )
+    is_noted = pl.col("candidate") & (message.str.contains(RESULT_LINE) | (stripped == LAST_ERROR))
+    kind = (
+        pl.when(is_wrapper)
+        .then(pl.lit("wrapper"))
+        .when(is_pair | is_shared)
+        .then(pl.lit("duplicate"))
+        .when(is_bare_version)
+        .then(pl.lit("version"))
+        .when(pl.col("_last_error") | is_noted)
+        .then(pl.lit("counted"))
+    )
+    marked = marked.with_columns(kind.alias("_kind")).filter(pl.col("_kind").is_not_null())
+    wrappers = _wrappers(marked.filter(pl.col("_kind") == "wrapper"), marked)
+    duplicates = _duplicate_columns(
+        marked.filter(pl.col("_kind") == "duplicate"), pl.col("message")
+    ).with_columns(pl.lit("duplicate_gpu").alias("event"), pl.lit("error").alias("severity"))
+    versions = marked.filter(pl.col("_kind") == "version").with_columns(
+        pl.lit("nccl_version").alias("event"),
+        pl.lit("info").alias("severity"),
+        message.str.extract(VERSION, 1).alias("nccl_version"),
+    )
+    counted = marked.filter(pl.col("_kind") == "counted").with_columns(
+        pl.lit(None, pl.String).alias("event")
+    )
+    keep = ["file", "line", "event"]
+    return pl.concat(
+        [
+            wrappers,
+            duplicates.select(
+                *keep, "severity", "comm_rank", "peer_rank", "bus_id", "exc_message", "extra"
+            ),
+            versions.select(*keep, "severity", "nccl_version"),
+            counted.select(keep),
+        ],
+        how="diagonal_relaxed",
+    )
+
+
+def _wrappers(wrappers: pl.DataFrame, marked: pl.DataFrame) -> pl.DataFrame:
+    """`nccl_error` for PyTorch's `NCCL error ...` line, with NCCL's last error as its message:
+    the text after an inline `Last error: `, or the line after `Last error:` three lines on."""
+    message = pl.col("message")
+    wrapper = message.str.extract_groups(WRAPPER)
+    work = message.str.extract_groups(WORK)
+    inline_at = message.str.find(LAST_ERROR + " ", literal=True)
+    inline = (
+        pl.when(inline_at.is_not_null())
+        .then(message.str.slice(inline_at + len(LAST_ERROR) + 1).str.strip_chars())
+        .otherwise(None)
+    )
+    following = marked.filter(pl.col("_last_error")).select(
+        "file",
+        (pl.col("line") - 3).alias("line"),
+        message.str.strip_chars().alias("_following"),
+    )
+    found = wrappers.with_columns(
+        wrapper.struct.field("code").alias("error_code"),
+        message.str.extract(VERSION, 1).alias("nccl_version"),
+        message.str.extract(WRAPPER_TYPE, 1).alias("exc_type"),
+        wrapper.struct.field("src").alias("frame"),
+        work.struct.field("seq").cast(pl.Int64).alias("seq"),
+        work.struct.field("op").alias("op"),
+        message.str.extract(WORK_TIMEOUT, 1).cast(pl.Int64).alias("timeout_ms"),
+        inline.alias("_inline"),
+    ).join(following, on=["file", "line"], how="left")
+    last_error = pl.coalesce("_inline", "_following")
+    return found.select(
+        "file",
+        "line",
+        pl.lit("nccl_error").alias("event"),
+        pl.lit("error").alias("severity"),
+        "error_code",
+        "nccl_version",
+        "exc_type",
+        "frame",
+        "seq",
+        "op",
+        "timeout_ms",
+        pl.coalesce(last_error, pl.col("error_code")).alias("exc_message"),
+        last_error.str.extract(PEER, 1).alias("peer"),
+    )
+
+
+PARSER = LineParser(name="nccl", literals=LITERALS, parse=parse, context_after=1)

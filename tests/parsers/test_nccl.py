@@ -1,0 +1,579 @@
+"""NCCL_DEBUG lines and PyTorch's NCCL error wrappers, one test per format variant.
+
+Lines are verbatim from public reports (the source is named above each group); a few built from
+NCCL's own format strings say so.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import polars as pl
+import pytest
+
+from tests.builders import parse
+
+
+def only(events: pl.DataFrame, event: str) -> dict:
+    rows = events.filter(pl.col("event") == event)
+    assert rows.height == 1, events.select("line", "event")
+    return rows.row(0, named=True)
+
+
+def extra(row: dict) -> dict:
+    return json.loads(row["extra"]) if row["extra"] else {}
+
+
+def recognised(lines: list[str]) -> int:
+    from logforensics.events import build_events
+
+    frame = pl.DataFrame(
+        {"file": ["job.log"] * len(lines), "line": range(1, len(lines) + 1), "text": lines},
+        schema={"file": pl.String, "line": pl.UInt32, "text": pl.String},
+    )
+    return build_events(frame).recognised_lines
+
+
+# --- 2.1 the line grammar ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "host", "pid", "tid", "cuda_dev"),
+    [
+        # NVIDIA/nccl#1038
+        (
+            "host-2:38610:38610 [0] NCCL INFO NCCL version 2.18.3+cuda12.2",
+            "host-2",
+            38610,
+            38610,
+            0,
+        ),
+        # NVIDIA/nccl#629: upper case, digits and dashes in the host name
+        (
+            "A03-R28-I49-3-9000018:193027:193119 [7] NCCL INFO comm 0x7fdf08000d00 rank 15 nranks 16 cudaDev 7 busId e7000 - Init COMPLETE",
+            "A03-R28-I49-3-9000018",
+            193027,
+            193119,
+            7,
+        ),
+        # horovod/horovod#3929: Open MPI --tag-output prefix, not peeled by framing
+        (
+            "[1,3]<stdout>:smc-gpu-03:29881:30401 [0] NCCL INFO init.cc:903 -> 5",
+            "smc-gpu-03",
+            29881,
+            30401,
+            0,
+        ),
+        # NVIDIA/nccl#957: Open MPI --timestamp-output --tag-output
+        (
+            "Fri Aug 11 12:31:45 2023[1,0]<stdout>:tomte401:1850301:1881341 [0] transport.cc:154 NCCL WARN Cuda failure 'invalid argument'",
+            "tomte401",
+            1850301,
+            1881341,
+            0,
+        ),
+        # NVIDIA/nccl#1672: Ray worker prefix and dedup suffix
+        (
+            "(WorkerDict pid=3569860) degamts15:3569860:3571297 [0] NCCL INFO ncclCommInitRank comm 0x7edae6dc2fd0 rank 0 nranks 8 cudaDev 0 nvmlDev 0 busId 4000 commId 0x4e52464bbe9f9659 - Init COMPLETE [repeated 8x across cluster]",
+            "degamts15",
+            3569860,
+            3571297,
+            0,
+        ),
+        # NVIDIA/nccl#795: a host name with dots (in the message) and dashes
+        (
+            "a100-st-p4d24xlarge-22:183006:183181 [1] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer a100-st-p4d24xlarge-22.luciodelelis-92732890-0458-4f76-8369-c4fee80b23e7.pcluster<47861>",
+            "a100-st-p4d24xlarge-22",
+            183006,
+            183181,
+            1,
+        ),
+        # facebookresearch/fairseq#1700: YARN container host names
+        (
+            "container-e28-1580189644036-2850-02-000003:105:185 [0] init.cc:1247 NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 11. You can use NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL to see the collective logs",
+            "container-e28-1580189644036-2850-02-000003",
+            105,
+            185,
+            0,
+        ),
+    ],
+)
+def test_reads_host_pid_tid_and_device_wherever_the_identity_stands(line, host, pid, tid, cuda_dev):
+    row = parse([line]).row(0, named=True)
+    assert (row["host"], row["pid"], row["tid"], row["cuda_dev"]) == (host, pid, tid, cuda_dev)
+    assert row["family"] == "nccl"
+
+
+def test_the_optional_timestamp_prefix_of_nccl_2_26_is_the_event_time():
+    # NVIDIA/nccl#1647
+    line = "[2025-03-18 21:25:51] nickelpie-job-0:1:1 [0] NCCL INFO NCCL version 2.26.2+cuda12.8"
+    row = only(parse([line]), "nccl_version")
+    assert row["timestamp"] == datetime(2025, 3, 18, 21, 25, 51)
+    assert (row["host"], row["pid"], row["nccl_version"]) == (
+        "nickelpie-job-0",
+        1,
+        "2.26.2+cuda12.8",
+    )
+
+
+def test_a_warn_line_names_its_source_and_the_blank_line_before_it_stays_blank():
+    # horovod/horovod#3929 (the `[1,2]<stdout>:` tag before the blank line is the launcher's)
+    lines = [
+        "",
+        "smc-gpu-03:29880:30398 [0] init.cc:497 NCCL WARN Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000",
+    ]
+    events = parse(lines)
+    assert events.height == 1
+    row = events.row(0, named=True)
+    assert (row["line"], row["frame"], row["severity"]) == (2, "init.cc:497", "error")
+
+
+def test_a_warn_with_its_function_names_it_in_the_frame():
+    # format string of NVIDIA/nccl src/debug.cc (2.30): "[%d] %s:%d (%s) NCCL WARN %s"
+    line = "gpu-7:4242:4250 [3] proxy.cc:1905 (proxyServiceInitOp) NCCL WARN [Proxy Service 3] Failed to execute operation Connect from rank 3, retcode 6"
+    row = only(parse([line]), "nccl_error")
+    assert row["frame"] == "proxy.cc:1905 in proxyServiceInitOp"
+    assert (row["comm_rank"], row["error_code"]) == (3, "6")
+
+
+def test_trace_lines_are_recognised_without_events():
+    # format string of NVIDIA/nccl src/debug.cc: "[%d] %f %s:%d NCCL TRACE %s"
+    line = "gpu-7:4242:4250 [3] 1520.341003 ncclProxyProgress:912 NCCL TRACE Received data"
+    assert parse([line]).is_empty()
+    assert recognised([line]) == 1
+
+
+# --- 2.2 version -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "version", "host"),
+    [
+        ("NCCL version 2.10.3+cuda11.3", "2.10.3+cuda11.3", None),  # NVIDIA/nccl#834, bare printf
+        (
+            "host-2:38610:38610 [0] NCCL INFO NCCL version 2.18.3+cuda12.2",
+            "2.18.3+cuda12.2",
+            "host-2",
+        ),
+        (
+            "[2025-03-18 21:25:51] nickelpie-job-0:1:1 [0] NCCL INFO NCCL version 2.26.2+cuda12.8",
+            "2.26.2+cuda12.8",
+            "nickelpie-job-0",
+        ),
+    ],
+)
+def test_version_lines(line, version, host):
+    row = only(parse([line]), "nccl_version")
+    assert (row["nccl_version"], row["host"], row["severity"]) == (version, host, "info")
+
+
+# --- 2.3 communicator init -----------------------------------------------------------------
+
+
+INIT_RECORDS = [
+    # NCCL 2.4.8 [src]: "comm %p rank %d nranks %d cudaDev %d nvmlDev %d - Init COMPLETE"
+    (
+        "node-a:7001:7001 [1] NCCL INFO comm 0x7f5e3c001f30 rank 1 nranks 4 cudaDev 1 nvmlDev 1 - Init COMPLETE",
+        {"comm": "0x7f5e3c001f30", "comm_rank": 1, "nranks": 4, "cuda_dev": 1, "nvml_dev": 1},
+        {"phase": "complete"},
+    ),
+    # 2.7-2.15 busId, no commId (NVIDIA/nccl#629)
+    (
+        "A03-R28-I49-3-9000018:193027:193119 [7] NCCL INFO comm 0x7fdf08000d00 rank 15 nranks 16 cudaDev 7 busId e7000 - Init COMPLETE",
+        {"comm_rank": 15, "nranks": 16, "cuda_dev": 7, "bus_id": "e7000", "comm_id": None},
+        {"phase": "complete"},
+    ),
+    # 2.18.3 Init START with nvmlDev and commId (NVIDIA/nccl#1038)
+    (
+        "host-2:38610:38610 [0] NCCL INFO comm 0x1277bf60 rank 0 nranks 1 cudaDev 0 nvmlDev 0 busId 65000 commId 0xbd10cc2bcb56e132 - Init START",
+        {
+            "comm_rank": 0,
+            "nranks": 1,
+            "nvml_dev": 0,
+            "bus_id": "65000",
+            "comm_id": "0xbd10cc2bcb56e132",
+        },
+        {"phase": "start"},
+    ),
+    # 2.21+ API prefix (NVIDIA/nccl-tests#252)
+    (
+        "kolyoz2:25146:25827 [0] NCCL INFO ncclCommInitRank comm 0x559d5aa8ca00 rank 4 nranks 8 cudaDev 0 nvmlDev 0 busId 42000 commId 0x996ee6f117cb8e1e - Init START",
+        {"comm": "0x559d5aa8ca00", "comm_rank": 4, "nranks": 8, "bus_id": "42000"},
+        {"phase": "start", "api": "ncclCommInitRank"},
+    ),
+    # NVIDIA/nccl#1814
+    (
+        "hostname-test:984:1257 [4] NCCL INFO comm 0x557fe785f7a0 rank 36 nranks 64 cudaDev 4 nvmlDev 4 busId 9b000 commId 0x5ae77eb5ea4ec1ee - Init COMPLETE",
+        {"comm_rank": 36, "nranks": 64, "cuda_dev": 4, "nvml_dev": 4, "bus_id": "9b000"},
+        {"phase": "complete"},
+    ),
+    # 2.26 timestamp prefix (NVIDIA/nccl#1647)
+    (
+        "[2025-03-18 21:25:51] nickelpie-job-0:1:1 [0] NCCL INFO ncclCommInitRank comm 0x222431b0 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1901000 commId 0x470f96b16d11fb71 - Init START",
+        {"comm_rank": 0, "nranks": 2, "bus_id": "1901000", "comm_id": "0x470f96b16d11fb71"},
+        {"phase": "start", "api": "ncclCommInitRank"},
+    ),
+    # Ray (NVIDIA/nccl#1672)
+    (
+        "(WorkerDict pid=3569860) degamts15:3569860:3571297 [0] NCCL INFO ncclCommInitRank comm 0x7edae6dc2fd0 rank 0 nranks 8 cudaDev 0 nvmlDev 0 busId 4000 commId 0x4e52464bbe9f9659 - Init COMPLETE [repeated 8x across cluster]",
+        {"comm_rank": 0, "nranks": 8, "bus_id": "4000", "comm_id": "0x4e52464bbe9f9659"},
+        {"phase": "complete", "api": "ncclCommInitRank"},
+    ),
+    # 2.23-2.26 split [src]: "%s comm %p rank %d nranks %d cudaDev %d nvmlDev %d busId %lx parent %p
+    # splitCount %d color %d key %d- Init START" (no space before the dash)
+    (
+        "gpu-3:5511:5602 [2] NCCL INFO ncclCommSplit comm 0x55d0c0201000 rank 2 nranks 8 cudaDev 2 nvmlDev 2 busId 3a000 parent 0x55d0c0200000 splitCount 1 color 0 key 2- Init START",
+        {"comm_rank": 2, "nranks": 8, "bus_id": "3a000", "comm_id": None},
+        {
+            "phase": "start",
+            "api": "ncclCommSplit",
+            "parent": "0x55d0c0200000",
+            "color": 0,
+            "key": 2,
+        },
+    ),
+    # 2.30 [src]: "[Rank %d] %s comm %p rank %d nranks %d ... commId 0x%llx - Init START"
+    (
+        "gpu-3:5511:5602 [2] NCCL INFO [Rank 2] ncclCommInitRank comm 0x55d0c0200000 rank 2 nranks 8 cudaDev 2 nvmlDev 2 busId 3a000 commId 0x5ae77eb5ea4ec1ee - Init START",
+        {"comm_rank": 2, "nranks": 8, "bus_id": "3a000", "comm_id": "0x5ae77eb5ea4ec1ee"},
+        {"phase": "start", "api": "ncclCommInitRank"},
+    ),
+    # nRanks/nNodes/localRanks line, 2.20+ (NVIDIA/nccl#1357)
+    (
+        "qh100-gpu20:39634:39692 [5] NCCL INFO comm 0x5558e3c10180 rank 13 nRanks 16 nNodes 2 localRanks 8 localRank 5 MNNVL 0",
+        {"comm": "0x5558e3c10180", "comm_rank": 13, "nranks": 16, "cuda_dev": 5},
+        {"phase": "layout", "nnodes": 2, "local_ranks": 8, "local_rank": 5},
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "columns", "details"), INIT_RECORDS)
+def test_init_records_of_every_version(line, columns, details):
+    row = only(parse([line]), "nccl_init")
+    assert {name: row[name] for name in columns} == columns
+    assert extra(row) == details
+    assert row["severity"] == "info"
+
+
+def test_the_world_communicator_init_gives_the_process_its_rank():
+    lines = [
+        "hostname-test:984:1257 [4] NCCL INFO comm 0x557fe785f7a0 rank 36 nranks 64 cudaDev 4 nvmlDev 4 busId 9b000 commId 0x5ae77eb5ea4ec1ee - Init COMPLETE",
+        "hostname-test:984:1257 [4] NCCL INFO init.cc:903 -> 5",
+    ]
+    unwind = only(parse(lines), "nccl_unwind")
+    assert (unwind["rank"], unwind["rank_from"]) == (36, "process")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # NVIDIA/nccl#834, #1647
+        "SH-IDC1-10-142-5-42:40544:40544 [0] NCCL INFO Bootstrap : Using ib0:10.142.205.42<0>",
+        "[2025-03-18 21:25:52] nickelpie-job-0:1:1 [0] NCCL INFO RAS client listening socket at ::1<28028>",
+        # 2.4 topology: NVIDIA/nccl#875, #1189, #952, NVIDIA/Megatron-LM#516, NVIDIA/nccl#1609, #1232
+        "xxx-xxx-xxx-xxx:172719:172823 [0] NCCL INFO Channel 00/02 :    0   1",
+        "xxx-xxx-xxx-xxx:172719:172823 [0] NCCL INFO Trees [0] 1/-1/-1->0->-1 [1] -1/-1/-1->0->1",
+        "H20-GPU-05:1789224:1789735 [0] NCCL INFO Ring 02 : 2 -> 0 -> 1",
+        "H20-GPU-06:4015540:4015653 [1] NCCL INFO Tree 1 : 1 -> 3 -> 2/-1/-1",
+        "<cluster_name>:919:1150 [0] NCCL INFO Channel 01/0 : 8[0] -> 15[7] via P2P/IPC/read",
+        "<cluster_name>:926:1151 [7] NCCL INFO Channel 03/0 : 15[7] -> 6[6] [send] via NET/Socket/3",
+        "09677202c889:6253:6644 [2] NCCL INFO Channel 23/0 : 2[201c0] -> 3[201d0] via P2P/IPC/read",
+        "09677202c889:6253:6644 [2] NCCL INFO Connected all rings",
+        "tj5-sc-ai-h800r-dev01:533:1765 [2] NCCL INFO 16 coll channels, 0 collnet channels, 16 nvls channels, 16 p2p channels, 2 p2p channels per peer",
+        "[1] node2:22555:22555 [0] NCCL INFO Connected all rings",
+        # 2.5 (pytorch/pytorch#22834)
+        "dlciwpwqw7kd1h3y-master-0:301:382 [3] NCCL INFO [Service thread] Connection closed by localRank 3",
+        # Lightning-AI/pytorch-lightning#19487 (nccl-rank-6.log)
+        "pbg-dgx-1:1243335:1243335 [6] NCCL INFO cudaDriverVersion 12020",
+        "pbg-dgx-1:1243335:1244249 [6] NCCL INFO NET/Socket : Using [0]enp226s0:10.148.54.242<0> [1]vethe42dbfb:fe80::a0ec:26ff:fe84:f001%vethe42dbfb<0> [2]vethd8013ee:fe80::f8e4:5dff:febd:1409%vethd8013ee<0> [3]vethfa79788:fe80::6813:94ff:fe9a:17e4%vethfa79788<0>",
+        "pbg-dgx-1:1243335:1244249 [6] NCCL INFO NVLS multicast support is not available on dev 6",
+    ],
+)
+def test_topology_and_chatter_are_recognised_without_events(line):
+    assert parse([line]).is_empty()
+    assert recognised([line]) == 1
+
+
+def test_teardown_records():
+    # pytorch/pytorch#22834
+    line = "dlciwpwqw7kd1h3y-master-0:301:315 [3] NCCL INFO comm 0x12fd4c240 rank 3 nranks 4 cudaDev 3 busId 70 - Abort COMPLETE"
+    row = only(parse([line]), "nccl_abort")
+    assert (row["comm_rank"], row["nranks"], row["bus_id"], row["severity"]) == (3, 4, "70", "info")
+    assert extra(row) == {"phase": "abort"}
+    destroy = line.replace("Abort", "Destroy")  # same format string, `%s` = Destroy
+    assert extra(only(parse([destroy]), "nccl_abort")) == {"phase": "destroy"}
+
+
+# --- 3.1 duplicate GPU ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "host", "rank_a", "rank_b", "bus"),
+    [
+        # horovod/horovod#3929, #3949
+        (
+            "[1,2]<stdout>:smc-gpu-03:29880:30398 [0] init.cc:497 NCCL WARN Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000",
+            "smc-gpu-03",
+            2,
+            0,
+            "1000",
+        ),
+        (
+            "[1,0]<stdout>:chifflot-7:67917:67949 [0] init.cc:748 NCCL WARN Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 3b000",
+            "chifflot-7",
+            0,
+            1,
+            "3b000",
+        ),
+        # NVIDIA/Megatron-LM#661: PyTorch's `Last error:` copy, no host
+        ("Duplicate GPU detected : rank 3 and rank 0 both on CUDA device f000", None, 3, 0, "f000"),
+        # NCCL 2.30.3 [src] INFO, `%lX`: "Detected ranks %d and %d sharing GPU with bus %lX on this node"
+        (
+            "gpu-3:5511:5511 [2] NCCL INFO Detected ranks 2 and 5 sharing GPU with bus 3A000 on this node",
+            "gpu-3",
+            2,
+            5,
+            "3a000",
+        ),
+    ],
+)
+def test_duplicate_gpu_names_both_ranks_and_the_bus(line, host, rank_a, rank_b, bus):
+    row = only(parse([line]), "duplicate_gpu")
+    assert (row["host"], row["comm_rank"], row["peer_rank"], row["bus_id"]) == (
+        host,
+        rank_a,
+        rank_b,
+        bus,
+    )
+    assert row["severity"] == "error"
+
+
+def test_the_ranks_a_duplicate_warning_names_are_not_taken_as_the_line_s_rank():
+    # horovod/horovod#3929 without the launcher tag: the numbers are communicator ranks
+    line = "smc-gpu-03:29880:30398 [0] init.cc:497 NCCL WARN Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000"
+    assert only(parse([line]), "duplicate_gpu")["rank"] is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # NCCL 2.30.3 [src] src/graph/topo.cc, 2.30.7 [src] src/init.cc: no rank numbers
+        "gpu-3:5511:5511 [2] graph/topo.cc:1977 NCCL WARN Multiple ranks detected using the same GPU on this node. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.",
+        "gpu-3:5511:5511 [2] init.cc:1057 NCCL WARN Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.",
+    ],
+)
+def test_duplicate_gpu_wordings_without_ranks(line):
+    row = only(parse([line]), "duplicate_gpu")
+    assert (row["host"], row["pid"], row["comm_rank"], row["severity"]) == (
+        "gpu-3",
+        5511,
+        None,
+        "error",
+    )
+
+
+def test_sharing_allowed_by_the_environment_is_information():
+    # NCCL 2.30.3 [src]: INFO "Multiple ranks on the same GPU detected and allowed. Disabling NVLS."
+    line = "gpu-3:5511:5511 [2] NCCL INFO Multiple ranks on the same GPU detected and allowed. Disabling NVLS."
+    row = only(parse([line]), "duplicate_gpu")
+    assert row["severity"] == "info" and extra(row) == {"allowed": True}
+
+
+# --- 3.2 network, system and CUDA failures ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "peer", "error_code"),
+    [
+        # NVIDIA/nccl#795
+        (
+            "a100-st-p4d24xlarge-22:183006:183220 [1] misc/socket.cc:518 NCCL WARN Net : Call to recv from 10.200.84.247<58355> failed : Broken pipe",
+            "10.200.84.247<58355>",
+            "Broken pipe",
+        ),
+        (
+            "a100-st-p4d24xlarge-22:183006:183220 [1] proxy.cc:1119 NCCL WARN [Proxy Service 9] Failed to execute operation Connect from rank 9, retcode 6",
+            None,
+            "6",
+        ),
+        # NVIDIA/nccl-tests#166, #252
+        (
+            "gpu004:2200689:2200706 [3] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer gpu004.ds-a4-r02.abc.com<55693>",
+            "gpu004.ds-a4-r02.abc.com<55693>",
+            None,
+        ),
+        (
+            "kolyoz2:25146:25854 [0] ib_plugin.c:1105 NCCL WARN NET/IB : Got completion from peer 10.0.35.1<49189> with error 4, opcode 5327, len 5327, vendor err 81 (Send)",
+            "10.0.35.1<49189>",
+            "4",
+        ),
+        # NVIDIA/nccl#1528, #957
+        (
+            "c76d92cccb6e:72:457 [1] enqueue.cc:58 NCCL WARN Cuda failure 'named symbol not found'",
+            None,
+            "named symbol not found",
+        ),
+        (
+            "Fri Aug 11 12:31:45 2023[1,0]<stdout>:tomte401:1850301:1881341 [0] transport.cc:154 NCCL WARN Cuda failure 'invalid argument'",
+            None,
+            "invalid argument",
+        ),
+        # NCCL 2.26.2 [src] transport/net_ib.cc: "NET/IB: Got completion from peer %s with status=%d ..."
+        (
+            "gpu-h100-064.pod-a.example.net:219129:219517 [5] transport/net_ib.cc:2358 NCCL WARN NET/IB: Got completion from peer 10.42.0.75<43109> with status=12 opcode=129 len=0 vendor err 129 (Recv) hca mlx5_5",
+            "10.42.0.75<43109>",
+            "12",
+        ),
+    ],
+)
+def test_network_system_and_cuda_warnings_are_errors(line, peer, error_code):
+    row = only(parse([line]), "nccl_error")
+    assert (row["peer"], row["error_code"], row["severity"]) == (peer, error_code, "error")
+    assert line.endswith(row["exc_message"])
+
+
+def test_the_proxy_warning_states_the_process_rank_in_the_communicator():
+    line = "a100-st-p4d24xlarge-22:183006:183220 [1] proxy.cc:1119 NCCL WARN [Proxy Service 9] Failed to execute operation Connect from rank 9, retcode 6"
+    assert only(parse([line]), "nccl_error")["comm_rank"] == 9
+
+
+@pytest.mark.parametrize(
+    ("line", "code", "frame"),
+    [
+        # NVIDIA/nccl#795, horovod/horovod#3929
+        (
+            "a100-st-p4d24xlarge-22:183006:183220 [1] NCCL INFO misc/socket.cc:535 -> 6",
+            "6",
+            "misc/socket.cc:535",
+        ),
+        (
+            "a100-st-p4d24xlarge-22:183006:183220 [1] NCCL INFO transport/net_socket.cc:368 -> 6",
+            "6",
+            "transport/net_socket.cc:368",
+        ),
+        (
+            "a100-st-p4d24xlarge-22:183006:183220 [1] NCCL INFO include/net.h:26 -> 6",
+            "6",
+            "include/net.h:26",
+        ),
+        ("[1,2]<stdout>:smc-gpu-03:29880:30398 [0] NCCL INFO init.cc:867 -> 5", "5", "init.cc:867"),
+        # NCCL 2.30 [src] INFO_LOC: "%s:%d (%s) -> %d [Async thread]"
+        (
+            "gpu-3:5511:5602 [2] NCCL INFO group.cc:79 (ncclAsyncJobMain) -> 3 [Async thread]",
+            "3",
+            "group.cc:79 in ncclAsyncJobMain",
+        ),
+    ],
+)
+def test_error_unwinding_lines_carry_the_nccl_result(line, code, frame):
+    row = only(parse([line]), "nccl_unwind")
+    assert (row["error_code"], row["frame"], row["severity"]) == (code, frame, "warning")
+
+
+def test_other_warnings_are_generic():
+    # format string of NVIDIA/nccl src/graph/rings.cc: "Error : ring %d does not loop back to start (%d != %d)"
+    line = "gpu-3:5511:5602 [2] rings.cc:38 NCCL WARN Error : ring 0 does not loop back to start (3 != 2)"
+    row = only(parse([line]), "nccl_warn")
+    assert row["severity"] == "warning" and row["exc_message"].startswith("Error : ring 0")
+
+
+def test_nccl_2_4_mismatch_warning_names_the_reporting_rank():
+    # facebookresearch/fairseq#1700
+    line = "container-e28-1580189644036-2850-02-000003:107:189 [0] init.cc:1247 NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 13. You can use NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL to see the collective logs"
+    row = only(parse([line]), "nccl_mismatch")
+    assert (row["comm_rank"], row["severity"]) == (13, "error")
+
+
+# --- 3.3 PyTorch's wrappers -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "code", "version", "exc_type"),
+    [
+        # vllm-project/vllm#10523
+        (
+            "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1",
+            "unhandled system error",
+            "2.18.1",
+            "torch.distributed.DistBackendError",
+        ),
+        # NVIDIA/nccl#1029, behind a pdsh host prefix
+        (
+            "rdma-test-gpu-worker-1: torch.distributed.DistBackendError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1197, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.3",
+            "unhandled cuda error",
+            "2.18.3",
+            "torch.distributed.DistBackendError",
+        ),
+        # NVIDIA/nccl#1241: two ranks' writes interleaved on one line
+        (
+            "torch.distributedtorch.distributed.DistBackendError.: DistBackendErrorNCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1287, invalid usage, NCCL version 2.17.1",
+            "invalid usage",
+            "2.17.1",
+            None,
+        ),
+        # NVIDIA/Megatron-LM#661: interleaved with another rank's traceback
+        (
+            ".DistBackendError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1727, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.19.3",
+            "invalid usage",
+            "2.19.3",
+            "DistBackendError",
+        ),
+    ],
+)
+def test_pytorch_wrapper_lines(line, code, version, exc_type):
+    row = only(parse([line]), "nccl_error")
+    assert (row["error_code"], row["nccl_version"], row["exc_type"]) == (code, version, exc_type)
+    assert row["frame"].endswith(
+        "ProcessGroupNCCL.cpp:" + line.split("ProcessGroupNCCL.cpp:")[1].split(",")[0]
+    )
+
+
+def test_the_last_error_line_becomes_the_wrapper_message():
+    # NVIDIA/Megatron-LM#661
+    lines = [
+        "torch.distributed.DistBackendError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1727, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.19.3",
+        "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.",
+        "Last error:",
+        "Duplicate GPU detected : rank 3 and rank 0 both on CUDA device f000",
+    ]
+    events = parse(lines)
+    wrapper = only(events, "nccl_error")
+    assert wrapper["exc_message"] == lines[3]
+    assert only(events, "duplicate_gpu")["line"] == 4
+    assert recognised(lines) == 4
+
+
+def test_the_async_form_names_the_collective_and_an_empty_last_error_is_not_read():
+    # pytorch/pytorch#149984 (torch 2.7 RC): "Last error:" is followed by the C++ frame header
+    lines = [
+        "Collective WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1000000) raised the following async exception: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.25.1",
+        "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. ",
+        "Last error:",
+        "Exception raised from checkForNCCLErrorsInternal at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:2501 (most recent call first):",
+    ]
+    row = only(parse(lines), "nccl_error")
+    assert (row["seq"], row["op"], row["timeout_ms"]) == (2, "ALLREDUCE", 1000000)
+    assert (row["error_code"], row["nccl_version"]) == ("unhandled system error", "2.25.1")
+    assert row["exc_message"] == "unhandled system error"
+
+
+def test_the_one_line_form_keeps_the_inline_last_error_and_its_peer():
+    # tatsu-lab/stanford_alpaca#207 (newlines lost in the issue)
+    line = "terminate called after throwing an instance of 'std::runtime_error' what(): NCCL error: remote process exited or there was a network error, NCCL version 2.14.3 ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely. Last error: NET/IB : Got completion from peer 11.214.147.122<39138> with error 12, opcode 0, len 0, vendor err 129"
+    row = only(parse([line]), "nccl_error")
+    assert row["error_code"] == "remote process exited or there was a network error"
+    assert row["exc_message"].startswith("NET/IB : Got completion from peer 11.214.147.122<39138>")
+    assert (row["peer"], row["nccl_version"]) == ("11.214.147.122<39138>", "2.14.3")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "NCCL_DEBUG=INFO python train.py",
+        "Using NCCL_SOCKET_IFNAME=eth0 for the NCCL backend",
+        "node-a:1234:1234 [0] something else INFO entirely",
+    ],
+)
+def test_lines_that_only_mention_nccl_are_not_events(line):
+    assert parse([line]).is_empty()

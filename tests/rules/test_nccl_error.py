@@ -1,0 +1,205 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.nccl_job import JobPlan, write_job
+from logforensics.api import analyze
+from tests.builders import analyze_files, finding, kinds, marks
+from tests.rules.test_duplicate_device import init_line
+
+NCCL_DATA = Path(__file__).resolve().parent.parent / "data" / "nccl"
+
+
+def nccl_errors(analysis, role: str | None = None):
+    return [
+        f
+        for f in analysis.findings
+        if f.kind == "nccl_error" and f.severity == "error" and role in (None, f.role)
+    ]
+
+
+# --- field samples ------------------------------------------------------------------------
+
+
+def test_a_broken_pipe_is_the_first_error_of_rank_9():
+    case = NCCL_DATA / "nccl-795-remote-error-broken-pipe"
+    (wanted,) = json.loads((case / "truth.json").read_text())["findings"]
+    error = finding(analyze(case), "nccl_error")
+    assert set(wanted["ranks"]) <= set(error.ranks) and error.ranks == [9]
+    assert error.evidence[0].text == wanted["evidence"]
+    assert error.role == "root_cause"
+    assert error.details["peer"] == "10.200.84.247<58355>"
+    assert error.details["class"] == "peer"  # a report that the peer went away
+    assert error.confidence == "medium"
+    assert error.evidence_total == 3  # both socket WARNs and the proxy WARN
+
+
+def test_the_invalid_usage_errors_of_a_duplicate_gpu_are_its_symptoms():
+    case = NCCL_DATA / "megatron-661-duplicate-gpu-barrier"
+    wanted = [f for f in json.loads((case / "truth.json").read_text())["findings"]]
+    analysis = analyze(case)
+    (error,) = nccl_errors(analysis)
+    truth = next(item for item in wanted if item["kind"] == "nccl_error")
+    assert any(truth["evidence"] in e.text for e in error.evidence)
+    assert error.role == "symptom" and "share a GPU" in error.summary
+    assert analysis.verdict.finding.kind == "duplicate_device"
+
+
+def test_a_healthy_nccl_init_gives_no_nccl_error():
+    analysis = analyze(NCCL_DATA / "pl-19487-nemo-multi-seq-timeout")
+    assert "nccl_error" not in kinds(analysis)
+    assert analysis.unrecognised_lines == 0
+
+
+# --- which error came first ----------------------------------------------------------------
+
+
+def world(hosts: list[str]) -> dict[str, list[str]]:
+    """One file per process with its world init record (rank = position in `hosts`)."""
+    return {
+        f"nccl.{host}.{100 + rank}.log": [init_line(host, 100 + rank, rank, len(hosts), 0, "18000")]
+        for rank, host in enumerate(hosts)
+    }
+
+
+def test_an_ib_failure_comes_before_the_peers_that_lost_it(tmp_path):
+    files = world(["node-a", "node-b", "node-c"])
+    # the peers' WARNs are printed before (and even stamped before) the failing link's own
+    files["nccl.node-a.100.log"] += [
+        "",
+        "[2026-11-30 10:00:03] node-a:100:900 [0] misc/socket.cc:50 NCCL WARN socketProgress: Connection closed by remote peer node-b<43109>",
+    ]
+    files["nccl.node-b.101.log"] += [
+        "",
+        "[2026-11-30 10:00:05] node-b:101:901 [0] transport/net_ib.cc:2358 NCCL WARN NET/IB: Got completion from peer 10.0.0.3<43109> with status=12 opcode=129 len=0 vendor err 129 (Recv) hca mlx5_0",
+        "node-b:101:901 [0] NCCL INFO transport/net_ib.cc:2381 -> 6",
+    ]
+    files["nccl.node-c.102.log"] += [
+        "",
+        "[2026-11-30 10:00:06] node-c:102:902 [0] misc/socket.cc:50 NCCL WARN socketProgress: Connection closed by remote peer node-b<43109>",
+    ]
+    analysis = analyze_files(tmp_path, files)
+    (root,) = nccl_errors(analysis, "root_cause")
+    assert root.ranks == [1] and root.details["class"] == "infiniband"
+    assert root.details["peer"] == "10.0.0.3<43109>"
+    assert "InfiniBand" in root.fix
+    (cascade,) = nccl_errors(analysis, "symptom")
+    assert cascade.ranks == [0, 2] and "cascade after rank 1" in cascade.summary
+    assert analysis.verdict.finding is root
+
+
+def test_the_earliest_printed_time_wins_among_failures(tmp_path):
+    files = world(["node-a", "node-b"])
+    files["nccl.node-a.100.log"] += [
+        "[2026-11-30 10:00:09] node-a:100:900 [0] enqueue.cc:58 NCCL WARN Cuda failure 'an illegal memory access was encountered'"
+    ]
+    files["nccl.node-b.101.log"] += [
+        "[2026-11-30 10:00:04] node-b:101:901 [0] enqueue.cc:58 NCCL WARN Cuda failure 'an illegal memory access was encountered'"
+    ]
+    (root,) = nccl_errors(analyze_files(tmp_path, files), "root_cause")
+    assert root.ranks == [1] and root.details["class"] == "cuda"
+    assert root.confidence == "high"
+
+
+def test_without_times_a_lone_peer_report_is_a_medium_confidence_cause(tmp_path):
+    files = world(["node-a", "node-b"])
+    files["nccl.node-b.101.log"] += [
+        "node-b:101:901 [0] misc/socket.cc:518 NCCL WARN Net : Call to recv from 10.0.0.1<58355> failed : Broken pipe"
+    ]
+    analysis = analyze_files(tmp_path, files)
+    (root,) = nccl_errors(analysis)
+    assert (root.ranks, root.role, root.confidence) == ([1], "root_cause", "medium")
+    assert "peer went away" in root.summary
+
+
+def test_an_error_is_placed_after_its_rank_s_last_stage_mark(tmp_path):
+    files = world(["node-a", "node-b"])
+    for rank, host in enumerate(["node-a", "node-b"]):
+        stop = (3, "after_backward") if rank == 1 else None
+        files[f"nccl.{host}.{100 + rank}.log"] += marks(rank, range(5), stop_after=stop)
+    files["nccl.node-b.101.log"].append(
+        "node-b:101:901 [0] enqueue.cc:58 NCCL WARN Cuda failure 'an illegal memory access was encountered'"
+    )
+    (root,) = nccl_errors(analyze_files(tmp_path, files), "root_cause")
+    assert root.ranks == [1] and (root.step, root.stage) == (3, "after_backward")
+    assert root.order is not None
+
+
+def test_pytorch_s_wrapper_alone_points_to_nccl_debug(tmp_path):
+    files = {
+        "rank3.log": [
+            "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1",
+        ]
+    }
+    (root,) = nccl_errors(analyze_files(tmp_path, files))
+    assert root.ranks == [3] and "NCCL_DEBUG=INFO" in root.fix
+    assert root.details["error_code"] == "unhandled system error"
+
+
+# --- NCCL versions --------------------------------------------------------------------------
+
+
+def test_different_nccl_versions_are_a_warning(tmp_path):
+    files = world(["node-a", "node-b"])
+    files["nccl.node-a.100.log"].append("node-a:100:100 [0] NCCL INFO NCCL version 2.18.3+cuda12.2")
+    files["nccl.node-b.101.log"].append("node-b:101:101 [0] NCCL INFO NCCL version 2.19.3+cuda12.2")
+    versions = finding(analyze_files(tmp_path, files), "nccl_error")
+    assert (versions.severity, versions.role) == ("warning", "context")
+    assert "2.18.3 on rank 0" in versions.summary and "2.19.3 on rank 1" in versions.summary
+
+
+def test_one_version_printed_two_ways_is_consistent(tmp_path):
+    files = world(["node-a", "node-b"])
+    files["nccl.node-a.100.log"].append("node-a:100:100 [0] NCCL INFO NCCL version 2.18.3+cuda12.2")
+    files["rank1.log"] = [
+        "torch.distributed.DistBackendError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1197, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.3"
+    ]
+    warnings = [f for f in analyze_files(tmp_path, files).findings if f.severity == "warning"]
+    assert not [f for f in warnings if f.kind == "nccl_error"]
+
+
+# --- a synthetic 64-rank job (the 1,024-rank run is bench/bench_nccl.py) -------------------
+
+
+@pytest.fixture(scope="module")
+def ib_job(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ib_job")
+    written = write_job(root, JobPlan(nodes=8, channels=8, duplicate=None, ib_failure=43))
+    return written, analyze(root)
+
+
+def test_synthetic_job_names_the_planted_ib_failure(ib_job):
+    written, analysis = ib_job
+    (root,) = nccl_errors(analysis, "root_cause")
+    assert root.ranks == [written.ib_rank] == [43]
+    assert root.details["peer"] == written.ib_peer
+    assert root.details["host"] == "gpu-h100-005.pod-a.example.net"
+    assert analysis.verdict.finding is root
+
+
+def test_synthetic_job_cascade_is_every_other_rank(ib_job):
+    written, analysis = ib_job
+    (cascade,) = nccl_errors(analysis, "symptom")
+    assert cascade.ranks == [r for r in range(64) if r != written.ib_rank]
+    assert len(cascade.evidence) == 20 and cascade.evidence_total == 63
+
+
+def test_synthetic_job_is_read_in_full(ib_job):
+    written, analysis = ib_job
+    assert analysis.job.ranks_seen == tuple(range(64))
+    assert analysis.unrecognised_lines == 0
+    assert analysis.lines == written.lines
+    # ring, tree and connection lines are counted, not kept
+    assert analysis.job.events.height < written.lines // 5
+
+
+def test_synthetic_job_with_both_faults(tmp_path):
+    written = write_job(tmp_path, JobPlan(nodes=8, channels=4, duplicate=(2, 2, 5), ib_failure=37))
+    analysis = analyze(tmp_path)
+    assert analysis.verdict.finding.kind == "duplicate_device"
+    assert analysis.verdict.finding.ranks == written.duplicate_ranks
+    ib = [f for f in nccl_errors(analysis) if f.details.get("class") == "infiniband"]
+    assert [f.ranks for f in ib] == [[37]]
