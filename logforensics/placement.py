@@ -2,8 +2,10 @@
 
 An event is placed just after the last stage mark its rank printed before it in the same
 file (a traceback printed between `step=7 stage=before_backward` and the next mark happened
-during step 7's backward). Events in files without marks stay unplaced; printed timestamps
-then order them, compared only within one host.
+during step 7's backward). Only the file holding the rank's own sequence of marks is used: a
+launcher console that copies stdout and stderr separately (`torchrun --tee`) interleaves them
+out of order. Events elsewhere stay unplaced; printed timestamps then order them, compared
+only within one host.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ def placed_keys(job: Job, events: pl.DataFrame) -> pl.DataFrame:
     """`events` with a `key` column: the key of the last mark before each event (or null)."""
     if job.progress is None or events.is_empty():
         return events.with_columns(pl.lit(None, dtype=pl.Int64).alias("key"))
-    marks = job.progress.all_marks.with_columns(pl.col("line").cast(pl.Int64))
+    marks = job.progress.marks.select("rank", "file", pl.col("line").cast(pl.Int64), "key").sort(
+        "line"
+    )
     rows = events.with_columns(pl.col("line").cast(pl.Int64)).sort("line")
     return rows.join_asof(
         marks.rename({"line": "mark_line"}),

@@ -38,7 +38,6 @@ class Departure:
 class Progress:
     stage_order: tuple[str, ...]
     marks: pl.DataFrame  # rank, file, line, text, timestamp, epoch, step, stage, occ, pos, key
-    all_marks: pl.DataFrame  # rank, file, line, key: every mark, also copies in other files
     keys: pl.DataFrame  # key, epoch, occ, step, stage, stage_pos (sorted by key)
     ranks: tuple[int, ...]
     departures: tuple[Departure, ...]  # sorted by (expected key, rank)
@@ -67,7 +66,6 @@ def build_progress(events: pl.DataFrame) -> Progress | None:
     )
     if marks.is_empty():
         return None
-    every_mark = marks
     marks = _primary_file_only(marks).sort("rank", "file", "line")
     marks = marks.with_columns(pl.int_range(pl.len()).over("rank").alias("pos"))
     stage_order = _learn_stage_order(marks)
@@ -89,19 +87,7 @@ def build_progress(events: pl.DataFrame) -> Progress | None:
     marks = marks.sort("rank", "pos")
     ranks = tuple(marks.get_column("rank").unique().sort().to_list())
     departures = _departures(marks, keys, stage_order, len(ranks))
-    all_marks = (
-        every_mark.sort("rank", "file", "line")
-        .with_columns(
-            pl.int_range(pl.len()).over("rank", "file", "epoch", "step", "stage").alias("occ")
-        )
-        .join(
-            keys.select("epoch", "occ", "step", "stage", "key"),
-            on=["epoch", "occ", "step", "stage"],
-        )
-        .select("rank", "file", "line", "key")
-        .sort("line")
-    )
-    return Progress(stage_order, marks, all_marks, keys, ranks, departures)
+    return Progress(stage_order, marks, keys, ranks, departures)
 
 
 def _primary_file_only(marks: pl.DataFrame) -> pl.DataFrame:

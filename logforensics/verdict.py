@@ -166,9 +166,10 @@ def _reason(chosen: Finding, candidates: list[Finding], related: list[Finding]) 
             where = "it is the earliest cause the logs place in the run"
         else:
             where = "no cause can be placed in the run and it is the earliest or most specific"
+        others = len(candidates) - 1
         reason = (
-            f"Chosen because {where}; the {len(candidates) - 1} other cause-like "
-            f"finding{'s' if len(candidates) > 2 else ''} come at the same point or later."
+            f"Chosen because {where}; the {others} other cause-like "
+            f"{'findings come' if others > 1 else 'finding comes'} at the same point or later."
         )
     for other in related:
         reason += f" See also {other.kind} on the same rank: {other.summary}"

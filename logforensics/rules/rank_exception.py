@@ -65,7 +65,11 @@ def _finding(job: Job, rank: int, rows: pl.DataFrame, all_primary: pl.DataFrame)
     if step is not None:
         text += f" during step {step} ({stage})"
     if swallowed:
-        text += ", caught it and kept going: this is where it left the other ranks' path."
+        text += (
+            ", caught it and kept going: this is where it left the other ranks' path."
+            if step is not None
+            else ", caught it and kept going (its stage marks go on after it)."
+        )
         fix = SWALLOWED_FIX
     else:
         text += "."
@@ -93,12 +97,19 @@ def _finding(job: Job, rank: int, rows: pl.DataFrame, all_primary: pl.DataFrame)
 
 
 def _after_effect(job: Job, rank: int, key: int | None) -> tuple[bool, int | None, str | None]:
-    """Whether the rank printed marks after the exception, and the step it happened in."""
+    """Whether the rank went on after the exception, and the step it happened in.
+
+    Placed by the marks around it: marks after it mean it was caught. Unplaced (the traceback
+    is in another file than the marks): a rank whose marks go on as far as the others' did
+    not die of it, so it was caught too."""
     progress = job.progress
-    if progress is None or key is None:
+    if progress is None or rank not in progress.ranks:
         return False, None, None
-    at = progress.key_of(int(key))
     own = progress.marks.filter(pl.col("rank") == rank)
+    if key is None:
+        stopped = any(d.rank == rank and d.kind == "stopped" for d in progress.departures)
+        return not stopped and own.height > 1, None, None
+    at = progress.key_of(int(key))
     kept_going = not own.filter(pl.col("key") > key).is_empty()
     return kept_going, at["step"], at["stage"]
 

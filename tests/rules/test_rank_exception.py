@@ -40,3 +40,16 @@ def test_communication_errors_are_not_rank_exceptions(tmp_path):
         "RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 20000ms for recv operation to complete",
     ]
     assert "rank_exception" not in kinds(analyze_files(tmp_path, {"rank0.log": lines}))
+
+
+def test_traceback_in_stderr_of_a_rank_whose_marks_go_on_was_swallowed(tmp_path):
+    files = {f"run/attempt_0/{r}/stdout.log": marks(r, range(6)) for r in (0, 2)}
+    files["run/attempt_0/1/stdout.log"] = marks(1, range(6), skip={2: ("after_backward", "after_step")})
+    files["run/attempt_0/1/stderr.log"] = TRACEBACK
+    analysis = analyze_files(tmp_path, files)
+    exception = finding(analysis, "rank_exception")
+    assert exception.ranks == [1] and exception.details["swallowed"] is True
+    assert exception.step is None  # another file than the marks: not placed in the run
+    # the skip is the verdict; the exception is on the same rank and is cited as its likely why
+    assert analysis.verdict.finding.kind == "stage_divergence"
+    assert "rank_exception" in analysis.verdict.reason
