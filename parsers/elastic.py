@@ -1,0 +1,302 @@
+"""torchrun / TorchElastic agent output: the ChildFailedError summary and the agent's log lines.
+
+The summary the agent raises when a worker fails
+(pytorch/pytorch:torch/distributed/elastic/multiprocessing/errors/__init__.py,
+`_MSG_FORMAT_TEMPLATE` and `_FAILURE_FORMAT_TEMPLATE`; borders at most 60 wide):
+
+    torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+    ============================================================
+    tools/train.py FAILED
+    ------------------------------------------------------------
+    Failures:
+    [1]:
+      time      : 2023-06-14_22:36:10
+      host      : neptun.informatik.uni-kl.de
+      rank      : 1 (local_rank: 1)
+      exitcode  : -6 (pid: 2385923)
+      error_file: <N/A>
+      traceback : Signal 6 (SIGABRT) received by PID 2385923
+    ------------------------------------------------------------
+    Root Cause (first observed failure):
+    [0]:
+      ...
+    ============================================================
+
+`Failures:` may hold `  <NO_OTHER_FAILURES>`; `traceback :` may be followed by the child's
+traceback indented by two more spaces (pytorch/pytorch#148976); recent torch (2.13 in
+sample_logs/) names the signal after the pid: `exitcode  : -15 (pid: 4267)  (SIGTERM)`.
+Before torch 1.10 the block had `Root Cause:` first, no `host`, and `time:`/`rank:`/
+`exitcode:`/`error_file:`/`msg:` fields (pytorch/pytorch#64681, #66182).
+
+Agent lines (torch/distributed/elastic/multiprocessing/api.py), in three logging eras:
+
+    ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6) local_rank: 1 ...
+    [2024-02-09 09:09:15,164] torch.distributed.elastic.multiprocessing.api: [ERROR] failed ...
+    W0801 13:23:17.366000 32974 torch/distributed/elastic/multiprocessing/api.py:900] Sending ...
+
+with `failed (exitcode: -6) local_rank: 1 (pid: 886322) of binary: <python>` and `Sending process
+33051 closing signal SIGTERM` as their tails (NVIDIA/nccl#1438, speechbrain/speechbrain#2401,
+OEvortex/unsloth#10).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.registry import LineParser
+from parsers.traceback import EXCEPTION_LINE, FRAME, frame_text, message_after, writer_stream
+
+# ../ddp_train.py FAILED
+TITLE = r"^\S+ FAILED\s*$"
+# ============================================================
+BORDER = r"^={8,}\s*$"
+# ------------------------------------------------------------
+SECTION = r"^-{8,}\s*$"
+# Root Cause (first observed failure):        (torch < 1.10: `Root Cause:`)
+ROOT_CAUSE = r"^Root Cause(?: \(first observed failure\))?:\s*$"
+# Failures:                                   (torch < 1.10: `Other Failures:`)
+OTHER_FAILURES = r"^(?:Other )?Failures:\s*$"
+#   <NO_OTHER_FAILURES>
+NO_OTHER_FAILURES = r"^\s*<NO_OTHER_FAILURES>\s*$"
+# [1]:
+ENTRY = r"^\[\d+\]:\s*$"
+#   exitcode  : -6 (pid: 2385923)
+FIELD = r"^\s+(?:time|host|rank|exitcode|error_file|traceback|msg)\s*:"
+#   time      : 2023-06-14_22:36:10
+TIME = r"^\s+time\s*:\s*(\d{4}-\d{2}-\d{2}_\d{2}:\d{2}:\d{2}(?:\.\d+)?)"
+#   host      : neptun.informatik.uni-kl.de
+HOST = r"^\s+host\s*:\s*(\S+)"
+#   rank      : 1 (local_rank: 1)
+RANK = r"^\s+rank\s*:\s*(?P<rank>\d+)(?:\s*\(local_rank:\s*(?P<local_rank>\d+)\))?"
+#   exitcode  : -15 (pid: 4267)  (SIGTERM)
+EXITCODE = (
+    r"^\s+exitcode\s*:\s*(?P<exitcode>-?\d+)(?:\s*\(pid:\s*(?P<pid>\d+)\))?"
+    r"(?:\s*\((?P<signal>SIG[A-Z0-9]+)\))?"
+)
+#   error_file: /tmp/torchelastic_ih8xk_wi/5240416c-..._sfj1zute/attempt_0/1/error.json
+ERROR_FILE = r"^\s+error_file\s*:\s*(\S+)"
+#   traceback : Signal 6 (SIGABRT) received by PID 2385923      (torch < 1.10: `msg: "Signal 6 ...`)
+SIGNAL_RECEIVED = r'^\s+(?:traceback|msg)\s*:\s*"?Signal \d+ \((SIG[A-Z0-9]+)\) received by PID'
+#   traceback : Traceback (most recent call last):
+TRACEBACK_FIELD = r"^\s+traceback\s*:"
+# ... failed (exitcode: -6) local_rank: 1 (pid: 886322) of binary: /idas/.../bin/python
+WORKER_FAILED = (
+    r"failed \(exitcode: (?P<exitcode>-?\d+)\) local_rank: (?P<local_rank>\d+) "
+    r"\(pid: (?P<pid>\d+)\) of binary: "
+)
+# ... Sending process 886321 closing signal SIGTERM
+WORKER_SIGTERM = r"Sending process (?P<pid>\d+) closing signal (?P<signal>SIG[A-Z0-9]+)"
+# W1130 15:04:26.975000 4263 torch/distributed/run.py:874] *****************************************
+# WARNING:torch.distributed.run:
+RUN_LOGGER = r"torch[./]distributed[./]run(?:\.py:\d+\]|:)"
+# Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, ...
+OMP_NOTICE = "Setting OMP_NUM_THREADS environment variable for each process"
+# *****************************************   (the stdlib-logging era prints these bare)
+STARS = r"^\*{10,}\s*$"
+# ... no error file defined for parent, to copy child error file (/tmp/.../attempt_0/0/error.json)
+NO_PARENT_ERROR_FILE = "no error file defined for parent, to copy child error file"
+
+STREAM = "_stream"
+NOT_AVAILABLE = "<N/A>"
+
+
+def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    rows = _classify(lines)
+    return pl.concat(
+        [_summary(rows), _worker_failures(rows), _sigterms(rows), _agent_chatter(rows)],
+        how="diagonal_relaxed",
+    )
+
+
+def _classify(lines: pl.DataFrame) -> pl.DataFrame:
+    message = pl.col("message").fill_null("")
+    return lines.sort("file", "line").with_columns(
+        writer_stream(lines.columns).alias(STREAM),
+        message.alias("_message"),
+        message.str.strip_chars().eq("").alias("_blank"),
+        pl.col("text").fill_null("").str.strip_chars().eq("").alias("_text_blank"),
+    )
+
+
+def _next_line_matches(pattern: str) -> pl.Expr:
+    """Whether the next line of the file, in the same stream, matches `pattern`."""
+    following = pl.col("line").shift(-1).over(STREAM) == pl.col("line") + 1
+    return following & pl.col("_message").shift(-1).over(STREAM).str.contains(pattern)
+
+
+def _summary(rows: pl.DataFrame) -> pl.DataFrame:
+    """One `child_failed` per `[N]:` entry of each summary block; every line of the block
+    (borders, title, headers, fields, the child's traceback) recognised."""
+    message = pl.col("_message")
+    is_title = message.str.contains(TITLE) & _next_line_matches(SECTION)
+    rows = rows.with_columns(
+        is_title.cum_sum().over(STREAM).alias("_block"),
+        (message.str.contains(BORDER) & _next_line_matches(TITLE)).alias("_opening"),
+    )
+    in_block = pl.col("_block") > 0
+    heading = (
+        message.str.contains(ROOT_CAUSE)
+        | message.str.contains(OTHER_FAILURES)
+        | message.str.contains(NO_OTHER_FAILURES)
+        | message.str.contains(SECTION)
+        | message.str.contains(BORDER)
+        | is_title
+    )
+    is_entry = message.str.contains(ENTRY)
+    continuation = message.str.starts_with(" ") | message.str.starts_with("\t") | pl.col("_blank")
+    closing = pl.when(in_block & message.str.contains(BORDER)).then(pl.col("line")).min()
+    stray = pl.when(in_block & ~heading & ~is_entry & ~continuation).then(pl.col("line")).min()
+    block_end = pl.min_horizontal(closing.over(STREAM, "_block"), stray.over(STREAM, "_block") - 1)
+    rows = rows.with_columns(
+        (in_block & (block_end.is_null() | (pl.col("line") <= block_end))).alias("_in_block"),
+        (heading | is_entry).cum_sum().over(STREAM).alias("_part"),
+        pl.when(message.str.contains(ROOT_CAUSE))
+        .then(True)
+        .when(message.str.contains(OTHER_FAILURES))
+        .then(False)
+        .forward_fill()
+        .over(STREAM, "_block")
+        .alias("_root_cause"),
+    )
+    block = rows.filter(pl.col("_in_block"))
+    entries = block.filter(pl.col("_message").str.contains(ENTRY).first().over(STREAM, "_part"))
+    events = _entries(entries)
+    recognised = pl.concat([block, rows.filter(pl.col("_opening"))]).filter(~pl.col("_text_blank"))
+    return pl.concat(
+        [events, recognised.select("file", "line", pl.lit(None, dtype=pl.String).alias("event"))],
+        how="diagonal_relaxed",
+    )
+
+
+def _entries(entries: pl.DataFrame) -> pl.DataFrame:
+    """Fold each entry's field lines into one event on its `[N]:` line."""
+    message = pl.col("_message")
+    rank = message.str.extract_groups(RANK)
+    exitcode = message.str.extract_groups(EXITCODE)
+    indent = message.str.len_chars() - message.str.strip_chars_start().str.len_chars()
+    field_indent = pl.when(message.str.contains(FIELD)).then(indent).min().over(STREAM, "_part")
+    after_traceback = message.str.contains(TRACEBACK_FIELD).cum_sum().over(STREAM, "_part") > 0
+    previous_indent = indent.shift(1).over(STREAM, "_part")
+    exception_text = message.str.strip_chars_start()
+    # The child's traceback, indented two more: its exception line is the first line back at
+    # the fields' indentation after deeper (frame) lines.
+    exception_line = (
+        after_traceback
+        & ~message.str.contains(FIELD)
+        & (indent == field_indent)
+        & (previous_indent > field_indent)
+        & exception_text.str.contains(EXCEPTION_LINE)
+    )
+    exc_type = exception_text.str.extract(EXCEPTION_LINE, 1)
+    error_file = message.str.extract(ERROR_FILE, 1)
+    folded = entries.group_by(STREAM, "_part", maintain_order=True).agg(
+        pl.col("file").first(),
+        pl.col("line").first(),
+        pl.col("line").filter(~pl.col("_blank")).max().alias("end_line"),
+        pl.col("_root_cause").first().fill_null(False),
+        rank.struct.field("rank").drop_nulls().first().cast(pl.Int32).alias("rank"),
+        rank.struct.field("local_rank").drop_nulls().first().cast(pl.Int32).alias("local_rank"),
+        message.str.extract(HOST, 1).drop_nulls().first().alias("host"),
+        exitcode.struct.field("exitcode").drop_nulls().first().cast(pl.Int32).alias("exitcode"),
+        exitcode.struct.field("pid").drop_nulls().first().cast(pl.Int64).alias("pid"),
+        pl.coalesce(exitcode.struct.field("signal"), message.str.extract(SIGNAL_RECEIVED, 1))
+        .drop_nulls()
+        .first()
+        .alias("signal"),
+        message.str.extract(TIME, 1).drop_nulls().first().alias("_time"),
+        error_file.drop_nulls().first().alias("_error_file"),
+        exc_type.filter(exception_line).last().alias("exc_type"),
+        message_after(exception_text, exc_type).filter(exception_line).last().alias("exc_message"),
+        frame_text(message)
+        .filter(after_traceback & message.str.contains(FRAME))
+        .last()
+        .alias("frame"),
+    )
+    error_file_value = pl.when(pl.col("_error_file") != NOT_AVAILABLE).then(pl.col("_error_file"))
+    return folded.filter(pl.col("rank").is_not_null() | pl.col("exitcode").is_not_null()).select(
+        "file",
+        "line",
+        pl.lit("child_failed").alias("event"),
+        pl.lit("error").alias("severity"),
+        "end_line",
+        "rank",
+        "local_rank",
+        "host",
+        "exitcode",
+        "pid",
+        "signal",
+        pl.col("_time")
+        .str.to_datetime("%Y-%m-%d_%H:%M:%S%.f", strict=False, time_unit="us")
+        .alias("timestamp"),
+        pl.struct(root_cause=pl.col("_root_cause"), error_file=error_file_value)
+        .struct.json_encode()
+        .alias("extra"),
+        "exc_type",
+        "exc_message",
+        "frame",
+    )
+
+
+def _worker_failures(rows: pl.DataFrame) -> pl.DataFrame:
+    found = pl.col("_message").str.extract_groups(WORKER_FAILED)
+    return rows.filter(pl.col("_message").str.contains(WORKER_FAILED)).select(
+        "file",
+        "line",
+        pl.lit("worker_failed").alias("event"),
+        pl.lit("error").alias("severity"),
+        found.struct.field("exitcode").cast(pl.Int32).alias("exitcode"),
+        found.struct.field("local_rank").cast(pl.Int32).alias("local_rank"),
+        found.struct.field("pid").cast(pl.Int64).alias("pid"),
+    )
+
+
+def _sigterms(rows: pl.DataFrame) -> pl.DataFrame:
+    found = pl.col("_message").str.extract_groups(WORKER_SIGTERM)
+    return rows.filter(pl.col("_message").str.contains(WORKER_SIGTERM)).select(
+        "file",
+        "line",
+        pl.lit("worker_sigterm").alias("event"),
+        pl.lit("warning").alias("severity"),
+        found.struct.field("pid").cast(pl.Int64).alias("pid"),
+        found.struct.field("signal").alias("signal"),
+    )
+
+
+def _agent_chatter(rows: pl.DataFrame) -> pl.DataFrame:
+    """The launcher's own start-up banner and error-file notice: recognised, no event."""
+    message = pl.col("_message")
+    banner = message.str.contains(RUN_LOGGER) | message.str.contains(OMP_NOTICE, literal=True)
+    previous_is_banner = (pl.col("line").shift(1).over(STREAM) == pl.col("line") - 1) & (
+        banner.shift(1).over(STREAM)
+    )
+    stars = message.str.contains(STARS) & (previous_is_banner | _next_line_matches(OMP_NOTICE))
+    chatter = banner | stars | message.str.contains(NO_PARENT_ERROR_FILE, literal=True)
+    return rows.filter(chatter & ~pl.col("_text_blank")).select(
+        "file", "line", pl.lit(None, dtype=pl.String).alias("event")
+    )
+
+
+PARSER = LineParser(
+    name="elastic",
+    literals=(
+        "ChildFailedError",
+        " FAILED",
+        "Failures:",
+        "Root Cause",
+        "<NO_OTHER_FAILURES>",
+        "========",
+        "exitcode",
+        "local_rank",
+        "error_file",
+        "traceback :",
+        'File "',
+        "closing signal",
+        "torch/distributed/run.py",
+        "torch.distributed.run",
+        "OMP_NUM_THREADS",
+        "no error file defined",
+        "**********",
+    ),
+    parse=parse,
+    context_after=60,
+)

@@ -1,0 +1,571 @@
+"""Python tracebacks, CUDA out-of-memory errors and the crash dumps a dying rank prints.
+
+A traceback as CPython prints it (Lib/traceback.py); torch >= 2.3's excepthook adds the
+`[rankN]: ` prefix, which framing peels (pytorch/pytorch#118190, bghira/SimpleTuner#2712):
+
+    [rank7]: Traceback (most recent call last):
+    [rank7]:   File "/root/.../simpletuner/train.py", line 225, in <module>
+    [rank7]:     trainer.train()
+    [rank7]: RuntimeError: [Rank 0]: Ranks 6 failed to pass monitoredBarrier in 180000000000 ms
+
+Chained exceptions repeat the block after `During handling of the above exception, another
+exception occurred:` or `The above exception was the direct cause of the following exception:`.
+An excerpt may hold only the last line (`torch.distributed.DistBackendError: NCCL error in: ...`).
+
+CUDA out of memory (pytorch/pytorch:c10/cuda/CUDACachingAllocator.cpp), by era:
+
+    torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.00 MiB. GPU 0 has a ...
+    RuntimeError: CUDA out of memory. Tried to allocate 1024.00 KiB (GPU 0; 11.17 GiB total ...
+    RuntimeError: CUDA error: out of memory
+
+faulthandler (cpython:Python/faulthandler.c), enabled by TorchElastic's `@record`; threads are
+listed newest first, so the main thread comes last (yifan123/flow_grpo#161):
+
+    Fatal Python error: Aborted
+
+    Thread 0x00007fa0f51fd640 (most recent call first):
+      File "/opt/conda/envs/python3.10.13/lib/python3.10/threading.py", line 324 in wait
+
+c10's fatal signal handler (pytorch/pytorch:c10/util/signal_handler.cpp, pytorch/pytorch#99218):
+
+    SIGABRT(6), PID: 3154296, Thread 3154392:
+     frame #0: c10::FatalSignalHandler::stacktraceSignalHandler(bool) + 0x8b (0x7f5a5ceaf51b in ...)
+
+and the C++ runtime's terminate handler (libstdc++'s verbose terminate handler;
+instructlab/training#520):
+
+    terminate called after throwing an instance of 'c10::DistBackendError'
+      what():  [PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from logforensics.registry import LineParser
+
+# Characters of an exception message kept in `exc_message`.
+MESSAGE_CHARS = 500
+
+# Traceback (most recent call last):
+HEADER = "Traceback (most recent call last):"
+# During handling of the above exception, another exception occurred:
+DURING_HANDLING = "During handling of the above exception, another exception occurred:"
+# The above exception was the direct cause of the following exception:
+DIRECT_CAUSE = "The above exception was the direct cause of the following exception:"
+#   File "/work/venv/lib/python3.11/site-packages/torch/_tensor.py", line 623, in backward
+#   File "/opt/conda/envs/python3.10.13/lib/python3.10/threading.py", line 324 in wait
+FRAME = r'^\s+File "(?P<path>[^"]+)", line (?P<lineno>\d+),? in (?P<func>\S+)'
+#            ^^^^^^^^^^^^^^^^^^^^^   (Python >= 3.11 marks the failing expression)
+CARETS = r"^[\^~]+\s*$"
+# The line that ends a traceback: `RuntimeError: [/__w/pytorch/...] Timed out waiting 20000ms
+# for recv operation to complete`, or a bare `KeyboardInterrupt`.
+EXCEPTION_LINE = r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?::[ \t]|:$|$)"
+# An exception line standing alone must look like one: `torch.distributed.DistBackendError:
+# NCCL error in: ...`; `Error: no such file` or `ncclSystemError: System call ...` (NCCL's own
+# text under a DistBackendError) are not.
+BARE_EXCEPTION = (
+    r"^(?P<type>(?:[A-Za-z_]\w*\.)*"
+    r"(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)|Exception)): "
+)
+# torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 336.00 MiB. GPU  has ...
+ALLOCATION = r"Tried to allocate (?P<amount>\d+(?:\.\d+)?) ?(?P<unit>[KMGT]iB|B)\b"
+# ... GPU 0 has a total capacity of 23.65 GiB ...  (torch 2.1 spelled it `capacty`)
+# ... (GPU 0; 11.17 GiB total capacity; ...                                (torch 1.x)
+OOM_DEVICE = r"GPU (?P<device>\d+)(?: has a total capac|;)"
+UNIT_BYTES = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+# Fatal Python error: Aborted
+FATAL = "Fatal Python error: "
+FATAL_SIGNALS = {
+    "Aborted": "SIGABRT",
+    "Segmentation fault": "SIGSEGV",
+    "Bus error": "SIGBUS",
+    "Floating point exception": "SIGFPE",
+    "Illegal instruction": "SIGILL",
+}
+# Thread 0x00007fa0f51fd640 (most recent call first):     (or `Current thread 0x...`)
+THREAD = r"^(?:Current thread|Thread) 0x[0-9a-fA-F]+\b.*\(most recent call first\):"
+#   <no Python frame>
+NO_PYTHON_FRAME = "<no Python frame>"
+# Extension modules: torch._C, torch._C._dynamo.autograd_compiler, ... (total: 11)
+EXTENSION_MODULES = "Extension modules: "
+# SIGABRT(6), PID: 3154296, Thread 3154392:
+C10_SIGNAL = r"^(?P<signal>SIG[A-Z0-9]+)\(\d+\), PID: (?P<pid>\d+), Thread (?P<tid>\d+):"
+#  frame #0: c10::FatalSignalHandler::stacktraceSignalHandler(bool) + 0x8b (0x7f5a5ceaf51b in ...)
+CPP_FRAME = r"^frame #\d+: "
+# Exception raised from checkTimeout at /pytorch/.../ProcessGroupNCCL.cpp:632 (most recent ...
+EXCEPTION_RAISED_FROM = "Exception raised from "
+# terminate called after throwing an instance of 'c10::DistBackendError'
+# terminate called without an active exception
+TERMINATE = "terminate called "
+TERMINATE_TYPE = r"terminate called after throwing an instance of '(?P<type>[\w:<>]+)'"
+#   what():  [PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated ...
+WHAT = "what():"
+
+STREAM = "_stream"
+
+
+def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    rows = _mark_tracebacks(_classify(lines))
+    rows = _mark_bare_exceptions(rows)
+    return pl.concat(
+        [
+            _exception_events(rows),
+            _bare_exception_events(rows),
+            _oom_events(rows),
+            _fatal_python_errors(rows),
+            _c10_signals(rows),
+            _terminations(rows),
+            _frames_without_header(rows),
+        ],
+        how="diagonal_relaxed",
+    )
+
+
+# Launcher prefixes that tell apart processes with the same local rank on different nodes
+# (pdsh host, srun node), or name the process outright (Ray worker pid); framing fills them
+# when it sees them.
+OUTER_WRITER_COLUMNS = ("prefix_host", "prefix_node", "prefix_pid")
+
+
+def process_key(columns: Sequence[str]) -> pl.Expr:
+    """The process a line came from as far as launcher prefixes tell: the file, the outer
+    launcher's prefixes and torchrun --tee's `[defaultN]:`. `columns` are those of the frame
+    the expression will run on."""
+    outer = [pl.col(name).cast(pl.String) for name in OUTER_WRITER_COLUMNS if name in columns]
+    parts = [pl.col("file"), *outer, pl.col("prefix_local_rank").cast(pl.String)]
+    return pl.concat_str([part.fill_null("-") for part in parts], separator="\x00")
+
+
+def writer_stream(columns: Sequence[str]) -> pl.Expr:
+    """What one writer printed: the process, split by torch's `[rankN]:` (a combined file of
+    several nodes can hold `[default0]:[rank0]:` and `[default0]:[rank8]:`). The processes'
+    lines interleave in a combined file, so multi-line messages are read per stream."""
+    rank = pl.col("prefix_rank").cast(pl.String).fill_null("-")
+    return pl.concat_str([process_key(columns), rank], separator="\x00")
+
+
+def _classify(lines: pl.DataFrame) -> pl.DataFrame:
+    """Sort by position and describe each line's shape."""
+    message = pl.col("message").fill_null("")
+    stripped = message.str.strip_chars_start()
+    return (
+        lines.sort("file", "line")
+        .with_columns(
+            writer_stream(lines.columns).alias(STREAM),
+            process_key(lines.columns).alias("_process"),
+            stripped.alias("_stripped"),
+            (message.str.len_chars() - stripped.str.len_chars()).alias("_indent"),
+            message.str.contains(FRAME).alias("_frame"),
+            pl.col("text").fill_null("").str.strip_chars().eq("").alias("_text_blank"),
+        )
+        .with_columns(
+            pl.col("_stripped").eq("").alias("_blank"),
+            pl.col("_stripped").str.starts_with(HEADER).alias("_header"),
+            (
+                pl.col("_stripped").str.starts_with(DURING_HANDLING)
+                | pl.col("_stripped").str.starts_with(DIRECT_CAUSE)
+            ).alias("_separator"),
+        )
+    )
+
+
+def _previous_nonblank(column: str) -> pl.Expr:
+    """The value of `column` on the previous non-blank line of the same stream."""
+    kept = pl.when(~pl.col("_blank")).then(pl.col(column))
+    return kept.shift(1).forward_fill().over(STREAM)
+
+
+def _mark_tracebacks(rows: pl.DataFrame) -> pl.DataFrame:
+    """Number traceback blocks (`_block`) and chains of them (`_chain`) per stream; mark each
+    block's body (indented deeper than its header) and its exception line (`_exc`): the first
+    line after the body, back at the header's indentation."""
+    after_separator = _previous_nonblank("_separator").fill_null(False)
+    block = pl.col("_header").cum_sum().over(STREAM)
+    rows = rows.with_columns(
+        block.alias("_block"),
+        # torch 1.10's elastic summary put a child's traceback under a bare `traceback :`
+        # field (pytorch/pytorch#66182): that copy is elastic's, not a rank's own print.
+        _previous_nonblank("_stripped")
+        .str.contains(r"^traceback\s*:\s*$")
+        .fill_null(False)
+        .alias("_embedded"),
+    )
+    chain_start = pl.col("_header") & (~after_separator | (pl.col("_block") == 1))
+    in_block = pl.col("_block") > 0
+    base_indent = pl.col("_indent").first().over(STREAM, "_block")
+    rows = rows.with_columns(
+        chain_start.cum_sum().over(STREAM).alias("_chain"),
+        (
+            in_block & ~pl.col("_header") & ~pl.col("_blank") & (pl.col("_indent") <= base_indent)
+        ).alias("_break"),
+        base_indent.alias("_base"),
+    )
+    first_break = pl.when(pl.col("_break")).then(pl.col("line")).min().over(STREAM, "_block")
+    rows = rows.with_columns(
+        (
+            in_block
+            & ~pl.col("_header")
+            & ~pl.col("_blank")
+            & (first_break.is_null() | (pl.col("line") < first_break))
+        ).alias("_body"),
+        (
+            pl.col("_break")
+            & (pl.col("line") == first_break)
+            & (pl.col("_indent") == pl.col("_base"))
+            & pl.col("_stripped").str.contains(EXCEPTION_LINE)
+        ).alias("_exc"),
+    )
+    exc_type = pl.col("_stripped").str.extract(EXCEPTION_LINE, 1)
+    rows = rows.with_columns(
+        pl.when(pl.col("_exc")).then(exc_type).alias("_exc_type"),
+        pl.when(pl.col("_exc"))
+        .then(message_after(pl.col("_stripped"), exc_type))
+        .alias("_exc_message"),
+        pl.when(pl.col("_frame")).then(frame_text(pl.col("message"))).alias("_frame_text"),
+    )
+    return rows.join(_chains(rows), on=[STREAM, "_chain"], how="left").with_columns(
+        (
+            pl.col("_start").is_not_null()
+            & (pl.col("line") >= pl.col("_start"))
+            & (pl.col("line") <= pl.col("_end"))
+        ).alias("_in_traceback")
+    )
+
+
+def frame_text(line: pl.Expr) -> pl.Expr:
+    """`<file>:<line> in <func>` of a frame line."""
+    parts = line.str.extract_groups(FRAME)
+    return pl.concat_str(
+        parts.struct.field("path"),
+        pl.lit(":"),
+        parts.struct.field("lineno"),
+        pl.lit(" in "),
+        parts.struct.field("func"),
+    )
+
+
+def message_after(line: pl.Expr, exc_type: pl.Expr) -> pl.Expr:
+    """The message after `<exc_type>:` on an exception line (null when there is none)."""
+    message = line.str.slice(exc_type.str.len_chars() + 1).str.strip_chars()
+    return pl.when(message != "").then(message.str.slice(0, MESSAGE_CHARS))
+
+
+def _chains(rows: pl.DataFrame) -> pl.DataFrame:
+    """One row per chain of tracebacks: where it starts and ends, and its last exception."""
+    blocks = (
+        rows.filter(pl.col("_block") > 0)
+        .group_by(STREAM, "_block", maintain_order=True)
+        .agg(
+            pl.col("_chain").first(),
+            pl.col("line").filter(pl.col("_header")).first().alias("_block_start"),
+            pl.col("_embedded").first(),
+            pl.col("line").filter(pl.col("_exc")).first().alias("_exc_line"),
+            pl.col("_exc_type").filter(pl.col("_exc")).first(),
+            pl.col("_exc_message").filter(pl.col("_exc")).first(),
+            pl.col("_frame_text").filter(pl.col("_body") & pl.col("_frame")).last(),
+            pl.col("line").filter(pl.col("_body")).max().alias("_last_body"),
+        )
+    )
+    block_end = pl.coalesce("_exc_line", "_last_body", "_block_start")
+    return blocks.group_by(STREAM, "_chain", maintain_order=True).agg(
+        pl.col("_block_start").first().alias("_start"),
+        block_end.last().alias("_end"),
+        pl.col("_embedded").first().alias("_chain_embedded"),
+        pl.col("_exc_type").last().alias("_chain_type"),
+        pl.col("_exc_message").last().alias("_chain_message"),
+        pl.col("_frame_text").last().alias("_chain_frame"),
+        pl.col("_exc_type").first().alias("_first_type"),
+        pl.len().alias("_blocks"),
+    )
+
+
+def _mark_bare_exceptions(rows: pl.DataFrame) -> pl.DataFrame:
+    message = pl.col("message").fill_null("")
+    bare = ~pl.col("_in_traceback") & message.str.contains(BARE_EXCEPTION)
+    bare_type = message.str.extract(BARE_EXCEPTION, 1)
+    return rows.with_columns(
+        bare.alias("_bare"),
+        pl.when(bare).then(bare_type).otherwise(pl.col("_exc_type")).alias("_exc_type"),
+        pl.when(bare)
+        .then(message_after(message, bare_type))
+        .otherwise(pl.col("_exc_message"))
+        .alias("_exc_message"),
+    )
+
+
+def _exception_events(rows: pl.DataFrame) -> pl.DataFrame:
+    """One `exception` per chain of tracebacks, and every line of it recognised."""
+    own = rows.filter(pl.col("_in_traceback") & ~pl.col("_chain_embedded"))
+    chained = pl.col("_blocks") > 1
+    events = own.filter(pl.col("line") == pl.col("_start")).select(
+        "file",
+        "line",
+        pl.lit("exception").alias("event"),
+        pl.lit("error").alias("severity"),
+        pl.col("_end").alias("end_line"),
+        pl.col("_chain_type").alias("exc_type"),
+        pl.col("_chain_message").alias("exc_message"),
+        pl.col("_chain_frame").alias("frame"),
+        pl.when(chained & pl.col("_first_type").is_not_null())
+        .then(pl.struct(chained_from=pl.col("_first_type")).struct.json_encode())
+        .alias("extra"),
+    )
+    return pl.concat(
+        [events, _recognised(own), _tee_blanks_inside(rows, events)], how="diagonal_relaxed"
+    )
+
+
+def _tee_blanks_inside(rows: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame:
+    """torchrun --tee prints the empty lines of a `[rankN]:` traceback without the `[rankN]:`
+    (`[default1]:` alone): they belong to the traceback of the process they fall in."""
+    spans = events.join(rows.select("file", "line", "_process"), on=["file", "line"]).select(
+        "_process", pl.col("line").alias("_span_start"), pl.col("end_line").alias("_span_end")
+    )
+    tee_blanks = rows.filter(
+        pl.col("_blank")
+        & pl.col("prefix_local_rank").is_not_null()
+        & pl.col("prefix_rank").is_null()
+    )
+    inside = tee_blanks.join(spans, on="_process").filter(
+        pl.col("line").is_between(pl.col("_span_start"), pl.col("_span_end"))
+    )
+    return _recognised(inside)
+
+
+def _bare_exception_events(rows: pl.DataFrame) -> pl.DataFrame:
+    return rows.filter(pl.col("_bare")).select(
+        "file",
+        "line",
+        pl.lit("exception").alias("event"),
+        pl.lit("error").alias("severity"),
+        pl.col("line").alias("end_line"),
+        pl.col("_exc_type").alias("exc_type"),
+        pl.col("_exc_message").alias("exc_message"),
+    )
+
+
+def _oom_events(rows: pl.DataFrame) -> pl.DataFrame:
+    """`oom` on the exception line (or C++ `what():` line) that reports CUDA out of memory."""
+    text = pl.col("_stripped")
+    exception_line = (pl.col("_exc") & ~pl.col("_chain_embedded").fill_null(False)) | pl.col(
+        "_bare"
+    )
+    out_of_memory = (
+        pl.col("_exc_type").fill_null("").str.ends_with("OutOfMemoryError")
+        | text.str.contains("CUDA out of memory", literal=True)
+        | text.str.contains("CUDA error: out of memory", literal=True)
+    )
+    what_line = text.str.starts_with(WHAT) & text.str.contains("out of memory", literal=True)
+    allocation = text.str.extract_groups(ALLOCATION)
+    bytes_per_unit = allocation.struct.field("unit").replace_strict(
+        UNIT_BYTES, default=None, return_dtype=pl.Int64
+    )
+    requested = allocation.struct.field("amount").cast(pl.Float64) * bytes_per_unit
+    return rows.filter((exception_line & out_of_memory) | what_line).select(
+        "file",
+        "line",
+        pl.lit("oom").alias("event"),
+        pl.lit("error").alias("severity"),
+        pl.col("_exc_type").alias("exc_type"),
+        pl.col("_exc_message").alias("exc_message"),
+        requested.round(0).cast(pl.Int64).alias("value"),
+        text.str.extract(OOM_DEVICE, 1).alias("device"),
+    )
+
+
+def _mark_runs(rows: pl.DataFrame, starts: pl.Expr, members: pl.Expr, name: str) -> pl.DataFrame:
+    """Number the runs `starts` opens in each stream (`_<name>`, 0 before the first) and mark
+    in `_<name>_in` the start and the `members` that follow it unbroken; blank lines between
+    members belong to the run."""
+    run = f"_{name}"
+    rows = rows.with_columns(starts.cum_sum().over(STREAM).alias(run))
+    in_run = pl.col(run) > 0
+    breaks = in_run & ~starts & ~members & ~pl.col("_blank")
+    first_break = pl.when(breaks).then(pl.col("line")).min().over(STREAM, run)
+    before_break = in_run & (first_break.is_null() | (pl.col("line") < first_break))
+    last_line = pl.when(before_break & ~pl.col("_blank")).then(pl.col("line")).max()
+    return rows.with_columns(
+        (before_break & (pl.col("line") <= last_line.over(STREAM, run))).alias(f"{run}_in")
+    )
+
+
+def _fatal_python_errors(rows: pl.DataFrame) -> pl.DataFrame:
+    """`fatal_signal` for a faulthandler dump; `frame` is the innermost frame of the current
+    thread, else of the thread listed last (the main thread)."""
+    text = pl.col("_stripped")
+    thread = text.str.contains(THREAD)
+    dump_line = (
+        thread
+        | pl.col("_frame")
+        | text.str.starts_with(NO_PYTHON_FRAME)
+        | text.str.starts_with(EXTENSION_MODULES)
+    )
+    is_fatal = pl.col("message").fill_null("").str.starts_with(FATAL)
+    if _absent(rows, is_fatal):
+        return _nothing()
+    rows = _mark_runs(rows, is_fatal, dump_line, "fatal")
+    dump = rows.filter(pl.col("_fatal_in")).with_columns(
+        thread.cum_sum().over(STREAM, "_fatal").alias("_thread"),
+        text.str.starts_with("Current thread").alias("_current"),
+    )
+    threads = (
+        dump.filter(pl.col("_thread") > 0)
+        .group_by(STREAM, "_fatal", "_thread", maintain_order=True)
+        .agg(
+            pl.col("_current").first(),
+            pl.col("_frame_text").filter(pl.col("_frame")).first().alias("_innermost"),
+        )
+        .group_by(STREAM, "_fatal")
+        .agg(
+            pl.coalesce(
+                pl.col("_innermost").filter(pl.col("_current")).first(),
+                pl.col("_innermost").sort_by("_thread").last(),
+            ).alias("frame")
+        )
+    )
+    what = pl.col("message").str.slice(len(FATAL)).str.strip_chars()
+    ends = dump.group_by(STREAM, "_fatal").agg(
+        pl.col("line").filter(~pl.col("_blank")).max().alias("end_line")
+    )
+    events = (
+        dump.filter(is_fatal)
+        .join(ends, on=[STREAM, "_fatal"], how="left")
+        .join(threads, on=[STREAM, "_fatal"], how="left")
+        .select(
+            "file",
+            "line",
+            pl.lit("fatal_signal").alias("event"),
+            pl.lit("error").alias("severity"),
+            "end_line",
+            "frame",
+            what.str.slice(0, MESSAGE_CHARS).alias("exc_message"),
+            what.replace_strict(FATAL_SIGNALS, default=None, return_dtype=pl.String).alias(
+                "signal"
+            ),
+        )
+    )
+    return pl.concat([events, _recognised(dump)], how="diagonal_relaxed")
+
+
+def _c10_signals(rows: pl.DataFrame) -> pl.DataFrame:
+    """`fatal_signal` for c10's handler line, with its C++ frames recognised."""
+    text = pl.col("_stripped")
+    is_signal = text.str.contains(C10_SIGNAL)
+    if _absent(rows, is_signal):
+        return _nothing()
+    rows = _mark_runs(rows, is_signal, text.str.contains(CPP_FRAME), "c10")
+    run = rows.filter(pl.col("_c10_in"))
+    ends = run.group_by(STREAM, "_c10").agg(
+        pl.col("line").filter(~pl.col("_blank")).max().alias("end_line")
+    )
+    parts = text.str.extract_groups(C10_SIGNAL)
+    events = (
+        run.filter(is_signal)
+        .join(ends, on=[STREAM, "_c10"], how="left")
+        .select(
+            "file",
+            "line",
+            pl.lit("fatal_signal").alias("event"),
+            pl.lit("error").alias("severity"),
+            "end_line",
+            parts.struct.field("signal").alias("signal"),
+            parts.struct.field("pid").cast(pl.Int64).alias("pid"),
+            parts.struct.field("tid").cast(pl.Int64).alias("tid"),
+        )
+    )
+    return pl.concat([events, _recognised(run)], how="diagonal_relaxed")
+
+
+def _terminations(rows: pl.DataFrame) -> pl.DataFrame:
+    """`cpp_terminate`, with the `what():` line after it (or on the same line) as its
+    message; the C++ stack c10 appends to `what()` is recognised."""
+    text = pl.col("_stripped")
+    is_terminate = text.str.contains(TERMINATE, literal=True)
+    is_what = text.str.starts_with(WHAT)
+    if _absent(rows, is_terminate | is_what):
+        return _nothing()
+    nonblank = rows.filter(~pl.col("_blank")).with_columns(
+        pl.col("line").shift(-1).over(STREAM).alias("_next_line"),
+        pl.col("_stripped").shift(-1).over(STREAM).alias("_next_text"),
+    )
+    next_is_what = pl.col("_next_text").fill_null("").str.starts_with(WHAT) & ~text.str.contains(
+        WHAT, literal=True
+    )
+    what_text = (
+        pl.when(text.str.contains(WHAT, literal=True))
+        .then(text)
+        .when(next_is_what)
+        .then(pl.col("_next_text"))
+    )
+    what_message = what_text.str.slice(what_text.str.find(WHAT, literal=True) + len(WHAT))
+    events = nonblank.filter(is_terminate).select(
+        "file",
+        "line",
+        pl.lit("cpp_terminate").alias("event"),
+        pl.lit("error").alias("severity"),
+        pl.when(next_is_what)
+        .then(pl.col("_next_line"))
+        .otherwise(pl.col("line"))
+        .alias("end_line"),
+        text.str.extract(TERMINATE_TYPE, 1).alias("exc_type"),
+        what_message.str.strip_chars().str.slice(0, MESSAGE_CHARS).alias("exc_message"),
+    )
+    trailer = text.str.starts_with(EXCEPTION_RAISED_FROM) | text.str.contains(CPP_FRAME)
+    rows = _mark_runs(rows, is_what, trailer, "what")
+    return pl.concat([events, _recognised(rows.filter(pl.col("_what_in")))], how="diagonal_relaxed")
+
+
+def _frames_without_header(rows: pl.DataFrame) -> pl.DataFrame:
+    """Lines of a traceback whose header is not in the excerpt: frame lines, the code line
+    printed under each, and the caret line under that (Python >= 3.11)."""
+    after_frame = pl.col("_frame").shift(1).over(STREAM).fill_null(False)
+    two_after_frame = pl.col("_frame").shift(2).over(STREAM).fill_null(False)
+    deeper = pl.col("_indent") > pl.col("_indent").shift(1).over(STREAM)
+    code_line = after_frame & deeper & ~pl.col("_frame")
+    caret_line = two_after_frame & pl.col("_stripped").str.contains(CARETS)
+    return _recognised(rows.filter(pl.col("_frame") | code_line | caret_line))
+
+
+def _absent(rows: pl.DataFrame, marker: pl.Expr) -> bool:
+    """Whether no row has `marker`: most logs hold no crash dump, so skip the work."""
+    return not rows.select(marker.any()).item()
+
+
+def _nothing() -> pl.DataFrame:
+    return pl.DataFrame(schema={"file": pl.String, "line": pl.UInt32, "event": pl.String})
+
+
+def _recognised(rows: pl.DataFrame) -> pl.DataFrame:
+    """Rows that count their line as recognised without an event (blank lines never count)."""
+    return rows.filter(~pl.col("_text_blank")).select(
+        "file", "line", pl.lit(None, dtype=pl.String).alias("event")
+    )
+
+
+PARSER = LineParser(
+    name="traceback",
+    literals=(
+        "Traceback (most recent call last)",
+        "traceback :",
+        'File "',
+        "Error:",
+        "Exception:",
+        "Exit:",
+        "Interrupt",
+        "Failure:",
+        DURING_HANDLING,
+        DIRECT_CAUSE,
+        "out of memory",
+        FATAL,
+        "(most recent call first)",
+        TERMINATE,
+        WHAT,
+        "PID: ",
+        "frame #",
+    ),
+    parse=parse,
+    context_after=40,
+)

@@ -1,0 +1,382 @@
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import polars as pl
+import pytest
+
+from tests.builders import analyze_files, parse
+
+# formats.md §9.2 (open-mmlab/mmsegmentation#3106; the excerpt ends after the root cause's
+# error_file).
+SUMMARY = [
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+    "========================================================",
+    "tools/train.py FAILED",
+    "--------------------------------------------------------",
+    "Failures:",
+    "[1]:",
+    "  time      : 2023-06-14_22:36:10",
+    "  host      : neptun.informatik.uni-kl.de",
+    "  rank      : 1 (local_rank: 1)",
+    "  exitcode  : -6 (pid: 2385923)",
+    "  error_file: <N/A>",
+    "  traceback : Signal 6 (SIGABRT) received by PID 2385923",
+    "[2]:",
+    "  time      : 2023-06-14_22:36:10",
+    "  host      : neptun.informatik.uni-kl.de",
+    "  rank      : 2 (local_rank: 2)",
+    "  exitcode  : -6 (pid: 2385924)",
+    "  error_file: <N/A>",
+    "  traceback : Signal 6 (SIGABRT) received by PID 2385924",
+    "--------------------------------------------------------",
+    "Root Cause (first observed failure):",
+    "[0]:",
+    "  time      : 2023-06-14_22:36:10",
+    "  host      : neptun.informatik.uni-kl.de",
+    "  rank      : 0 (local_rank: 0)",
+    "  exitcode  : -6 (pid: 2385922)",
+    "  error_file: <N/A>",
+]
+
+# Field sample pt-148976 (torchrun_output.txt, whole file): the child's traceback is in the
+# summary, indented, and the paste cuts its last line.
+WITH_TRACEBACK = [
+    "============================================================",
+    "bug.py FAILED",
+    "------------------------------------------------------------",
+    "Failures:",
+    "[1]:",
+    "  time      : 2025-03-11_18:33:20",
+    "  host      : lenovo",
+    "  rank      : 1 (local_rank: 1)",
+    "  exitcode  : 1 (pid: 340055)",
+    "  error_file: /tmp/torchelastic_ih8xk_wi/5240416c-e326-45c8-a708-c3ec0cc3d51b_sfj1zute/attempt_0/1/error.json",
+    "  traceback : Traceback (most recent call last):",
+    '    File "/home/lisergey/.local/lib/python3.12/site-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 355, in wrapper',
+    "      return f(*args, **kwargs)",
+    "             ^^^^^^^^^^^^^^^^^^",
+    '    File "/home/lisergey/deepseek/bug.py", line 16, in main',
+    "      dist.barrier()",
+    '    File "/home/lisergey/.local/lib/python3.12/site-packages/torch/distributed/c10d_logger.py", line 81, in wrapper',
+    "      return func(*args, **kwargs)",
+    "             ^^^^^^^^^^^^^^^^^^^^^",
+    '    File "/home/lisergey/.local/lib/python3.12/site-packages/torch/distributed/distributed_c10d.py", line 4551, in barrier',
+    "      work = group.barrier(opts=opts)",
+    "             ^^^^^^^^^^^^^^^^^^^^^^^^",
+    "  RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=1OpType=BARRIER), but Rank 2 is running collective: CollectiveFingerPrint(SequenceNumber=0OpType=BARRIER).Collectives di",
+]
+
+# torchrun 2.13 (gloo, 2 ranks; rank 0 calls os.abort()): the agent SIGTERMs rank 1, reports
+# rank 0, raises; the summary names each signal after the pid.
+SIGNALLED = [
+    "W1130 15:21:21.832000 1790 torch/distributed/elastic/multiprocessing/api.py:1028] Sending process 1807 closing signal SIGTERM",
+    "E1130 15:21:22.032000 1790 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: -6) local_rank: 0 (pid: 1806) of binary: /work/venv/bin/python3",
+    "Traceback (most recent call last):",
+    '  File "/work/venv/bin/torchrun", line 8, in <module>',
+    "    sys.exit(main())",
+    "             ^^^^^^",
+    '  File "/work/venv/lib/python3.11/site-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 367, in wrapper',
+    "    return f(*args, **kwargs)",
+    "           ^^^^^^^^^^^^^^^^^^",
+    '  File "/work/venv/lib/python3.11/site-packages/torch/distributed/run.py", line 1028, in main',
+    "    run(args)",
+    '  File "/work/venv/lib/python3.11/site-packages/torch/distributed/run.py", line 1019, in run',
+    "    elastic_launch(",
+    '  File "/work/venv/lib/python3.11/site-packages/torch/distributed/launcher/api.py", line 194, in __call__',
+    "    return launch_agent(",
+    "           ^^^^^^^^^^^^^",
+    '  File "/work/venv/lib/python3.11/site-packages/torch/distributed/launcher/api.py", line 383, in launch_agent',
+    "    raise ChildFailedError(",
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+    "======================================================",
+    "chained.py FAILED",
+    "------------------------------------------------------",
+    "Failures:",
+    "[1]:",
+    "  time      : 2026-11-30_15:21:22",
+    "  host      : localhost",
+    "  rank      : 1 (local_rank: 1)",
+    "  exitcode  : -15 (pid: 1807)  (SIGTERM)",
+    "  error_file: <N/A>",
+    "  traceback : Signal 15 (SIGTERM) received by PID 1807",
+    "------------------------------------------------------",
+    "Root Cause (first observed failure):",
+    "[0]:",
+    "  time      : 2026-11-30_15:21:21",
+    "  host      : localhost",
+    "  rank      : 0 (local_rank: 0)",
+    "  exitcode  : -6 (pid: 1806)  (SIGABRT)",
+    "  error_file: <N/A>",
+    "  traceback : Signal 6 (SIGABRT) received by PID 1806",
+    "======================================================",
+]
+
+# torchrun 2.13: one failure, no traceback captured (no @record).
+ONLY_ROOT_CAUSE = [
+    "============================================================",
+    "chained.py FAILED",
+    "------------------------------------------------------------",
+    "Failures:",
+    "  <NO_OTHER_FAILURES>",
+    "------------------------------------------------------------",
+    "Root Cause (first observed failure):",
+    "[0]:",
+    "  time      : 2026-11-30_15:21:11",
+    "  host      : localhost",
+    "  rank      : 1 (local_rank: 1)",
+    "  exitcode  : 1 (pid: 1095) ",
+    "  error_file: <N/A>",
+    "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+    "============================================================",
+]
+
+# torch 1.9: `Root Cause:` first, then `Other Failures:`, fields without `host`
+# (templates of torch/distributed/elastic/multiprocessing/errors/__init__.py before
+# pytorch/pytorch#66182; entry lines from pytorch/pytorch#64681).
+BEFORE_1_10 = [
+    "==================================================",
+    "train.py FAILED",
+    "--------------------------------------------------",
+    "Root Cause:",
+    "[0]:",
+    "  time: 2021-08-26_17:12:07",
+    "  rank: 0 (local_rank: 0)",
+    "  exitcode: 1 (pid: 8045)",
+    "  error_file: /tmp/torchelastic_6cj9eppm/6d9d844a-6ce4-4838-93ed-1639a9525b00_rec9kuv3/attempt_0/0/error.json",
+    "--------------------------------------------------",
+    "Other Failures:",
+    "==================================================",
+]
+
+# torch 1.10 printed the traceback under a bare `traceback :` (pytorch/pytorch#66182; the
+# excerpt ends inside the traceback).
+TORCH_1_10 = [
+    "============================================================",
+    "run_script_path FAILED",
+    "------------------------------------------------------------",
+    "Failures:",
+    "  <NO_OTHER_FAILURES>",
+    "------------------------------------------------------------",
+    "Root Cause (first observed failure):",
+    "[0]:",
+    "  time      : 2021-10-05_17:37:22",
+    "  host      : devvm4955.prn0.facebook.com",
+    "  rank      : 0 (local_rank: 0)",
+    "  exitcode  : 1 (pid: 3296201)",
+    "  error_file: /home/kiuk/tmp/elastic/none_3_lsytqe/attempt_0/0/error.json",
+    "  traceback :",
+    "  Traceback (most recent call last):",
+    '    File "/tmp/jetter.xr3_x6qq/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 372, in wrapper',
+]
+
+# torchrun's start-up banner in its three logging eras: sample_logs (torch 2.13, glog),
+# pytorch/pytorch#125990 (torch ~2.1-2.2), torch <= 2.0 (stdlib logging).
+BANNERS = [
+    [
+        "W1130 15:04:26.975000 4263 torch/distributed/run.py:874] ",
+        "W1130 15:04:26.975000 4263 torch/distributed/run.py:874] *****************************************",
+        "W1130 15:04:26.975000 4263 torch/distributed/run.py:874] Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being overloaded, please further tune the variable for optimal performance in your application as needed. ",
+        "W1130 15:04:26.975000 4263 torch/distributed/run.py:874] *****************************************",
+    ],
+    [
+        "[2024-05-10 22:43:34,776] torch.distributed.run: [WARNING] ",
+        "[2024-05-10 22:43:34,776] torch.distributed.run: [WARNING] *****************************************",
+    ],
+    [
+        "WARNING:torch.distributed.run:",
+        "*****************************************",
+        "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being overloaded, please further tune the variable for optimal performance in your application as needed. ",
+        "*****************************************",
+    ],
+]
+
+
+def _events(lines: list[str], event: str) -> list[dict]:
+    table = parse(lines, "launcher.log")
+    rows = table.filter((pl.col("parser") == "elastic") & (pl.col("event") == event))
+    return rows.sort("line").to_dicts()
+
+
+def _entry(row: dict) -> tuple:
+    extra = json.loads(row["extra"])
+    return (
+        row["rank"],
+        row["local_rank"],
+        row["exitcode"],
+        row["pid"],
+        row["signal"],
+        extra["root_cause"],
+    )
+
+
+def test_every_entry_of_the_summary_is_a_child_failure():
+    found = _events(SUMMARY, "child_failed")
+    assert [_entry(row) for row in found] == [
+        (1, 1, -6, 2385923, "SIGABRT", False),
+        (2, 2, -6, 2385924, "SIGABRT", False),
+        (0, 0, -6, 2385922, None, True),  # its `traceback :` line is past the excerpt
+    ]
+    assert [(row["line"], row["end_line"]) for row in found] == [(6, 12), (13, 19), (22, 27)]
+    assert {row["host"] for row in found} == {"neptun.informatik.uni-kl.de"}
+    assert {row["timestamp"] for row in found} == {dt.datetime(2023, 6, 14, 22, 36, 10)}
+    assert {row["rank_from"] for row in found} == {"content"}  # the summary names the rank
+    assert all(json.loads(row["extra"])["error_file"] is None for row in found)  # <N/A>
+
+
+def test_the_childs_traceback_in_the_summary_gives_its_exception():
+    (found,) = _events(WITH_TRACEBACK, "child_failed")
+    assert _entry(found) == (1, 1, 1, 340055, None, False)
+    assert (found["line"], found["end_line"]) == (5, 23)
+    assert found["exc_type"] == "RuntimeError"
+    assert found["exc_message"].startswith("Detected mismatch between collectives on ranks.")
+    assert found["frame"] == (
+        "/home/lisergey/.local/lib/python3.12/site-packages/torch/distributed/"
+        "distributed_c10d.py:4551 in barrier"
+    )
+    assert json.loads(found["extra"])["error_file"] == (
+        "/tmp/torchelastic_ih8xk_wi/5240416c-e326-45c8-a708-c3ec0cc3d51b_sfj1zute/attempt_0/1/"
+        "error.json"
+    )
+
+
+@pytest.mark.parametrize(
+    ("lines", "rank"), [(WITH_TRACEBACK, 1), (TORCH_1_10, 0)], ids=["torch-2", "torch-1.10"]
+)
+def test_a_copied_traceback_is_not_a_second_exception(lines, rank):
+    # The child printed it first; the summary's copy belongs to the child_failed entry.
+    table = parse(lines, "launcher.log")
+    assert table.filter(pl.col("event") == "exception").is_empty()
+    assert [row["rank"] for row in _events(lines, "child_failed")] == [rank]
+
+
+def test_signal_names_after_the_pid_and_the_agents_lines():
+    found = _events(SIGNALLED, "child_failed")
+    assert [_entry(row) for row in found] == [
+        (1, 1, -15, 1807, "SIGTERM", False),
+        (0, 0, -6, 1806, "SIGABRT", True),
+    ]
+    (sigterm,) = _events(SIGNALLED, "worker_sigterm")
+    assert (sigterm["line"], sigterm["pid"], sigterm["signal"]) == (1, 1807, "SIGTERM")
+    assert sigterm["severity"] == "warning"
+    (failed,) = _events(SIGNALLED, "worker_failed")
+    assert (failed["exitcode"], failed["local_rank"], failed["pid"]) == (-6, 0, 1806)
+    assert failed["severity"] == "error"
+
+
+def test_a_lone_root_cause():
+    (found,) = _events(ONLY_ROOT_CAUSE, "child_failed")
+    assert _entry(found) == (1, 1, 1, 1095, None, True)
+    assert (found["line"], found["end_line"], found["exc_type"]) == (8, 14, None)
+
+
+def test_the_summary_before_torch_1_10():
+    (found,) = _events(BEFORE_1_10, "child_failed")
+    assert _entry(found) == (0, 0, 1, 8045, None, True)
+    assert (found["timestamp"], found["host"]) == (dt.datetime(2021, 8, 26, 17, 12, 7), None)
+    assert json.loads(found["extra"])["error_file"].endswith("attempt_0/0/error.json")
+
+
+@pytest.mark.parametrize(
+    ("line", "event", "exitcode", "local_rank", "pid", "signal"),
+    [
+        (
+            "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 886321 closing signal SIGTERM",
+            "worker_sigterm",
+            None,
+            None,
+            886321,
+            "SIGTERM",
+        ),
+        (
+            "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6) local_rank: 1 (pid: 886322) of binary: /idas/users/yaofengqin/.conda/envs/allspark/bin/python",
+            "worker_failed",
+            -6,
+            1,
+            886322,
+            None,
+        ),
+        (
+            "[2024-02-09 09:09:15,164] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) local_rank: 0 (pid: 170581) of binary: /usr/bin/python3.10",
+            "worker_failed",
+            1,
+            0,
+            170581,
+            None,
+        ),
+        (
+            "W0801 13:23:17.366000 32974 torch/distributed/elastic/multiprocessing/api.py:900] Sending process 33051 closing signal SIGTERM",
+            "worker_sigterm",
+            None,
+            None,
+            33051,
+            "SIGTERM",
+        ),
+        (
+            "E0801 13:23:20.000000 32974 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: 1) local_rank: 3 (pid: 33054) of binary: /home/ubuntu/pythonn3.11/bin/python3",
+            "worker_failed",
+            1,
+            3,
+            33054,
+            None,
+        ),
+    ],
+    ids=["stdlib-sigterm", "stdlib-failed", "bracketed-failed", "glog-sigterm", "glog-failed"],
+)
+def test_agent_lines_in_every_logging_era(line, event, exitcode, local_rank, pid, signal):
+    (found,) = _events([line], event)
+    assert (found["exitcode"], found["local_rank"], found["pid"]) == (exitcode, local_rank, pid)
+    assert found["signal"] == signal
+
+
+def test_the_bracketed_era_keeps_its_timestamp():
+    line = "[2024-02-09 09:09:15,164] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) local_rank: 0 (pid: 170581) of binary: /usr/bin/python3.10"
+    (found,) = _events([line], "worker_failed")
+    assert found["timestamp"] == dt.datetime(2024, 2, 9, 9, 9, 15, 164000)
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [SUMMARY, WITH_TRACEBACK, SIGNALLED, ONLY_ROOT_CAUSE, BEFORE_1_10, TORCH_1_10, *BANNERS],
+    ids=[
+        "summary",
+        "with-traceback",
+        "signalled",
+        "only-root-cause",
+        "before-1.10",
+        "torch-1.10",
+        "banner-glog",
+        "banner-bracketed",
+        "banner-stdlib",
+    ],
+)
+def test_every_line_of_the_launchers_output_is_recognised(tmp_path, lines):
+    assert analyze_files(tmp_path, {"launcher.log": lines}).unrecognised_lines == 0
+
+
+def test_the_notice_about_the_parents_error_file_is_recognised(tmp_path):
+    # formats.md §9.1 (speechbrain/speechbrain#2401)
+    line = "[2024-02-09 09:09:15,172] torch.distributed.elastic.multiprocessing.errors.error_handler: [ERROR] no error file defined for parent, to copy child error file (/tmp/torchelastic_ttv1bvv7/none_8kh569f4/attempt_0/0/error.json)"
+    assert analyze_files(tmp_path, {"launcher.log": [line]}).unrecognised_lines == 0
+    assert parse([line], "launcher.log").filter(pl.col("parser") == "elastic").is_empty()
+
+
+def test_the_childs_exception_is_the_line_after_its_frames_not_the_messages_tail():
+    # The summary indents the child's traceback by two spaces (`msg.replace("\n", "\n  ")`);
+    # here the child's is field sample megatron-661's (pretrain_gpt.log lines 7-12), whose
+    # message goes on with NCCL's own `ncclInvalidUsage: ...` line.
+    child = [
+        '  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/c10d_logger.py", line 72, in wrapper',
+        "    work = default_pg.barrier(opts=opts)",
+        "torch.distributed.DistBackendError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1727, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.19.3",
+        "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.",
+        "Last error:",
+        "Duplicate GPU detected : rank 7 and rank 0 both on CUDA device f000",
+    ]
+    entry = SUMMARY[:11] + ["  traceback : Traceback (most recent call last):"]
+    (found,) = _events(entry + ["  " + line for line in child], "child_failed")
+    assert found["exc_type"] == "torch.distributed.DistBackendError"
+    assert found["exc_message"].startswith("NCCL error in: /opt/pytorch/pytorch/torch/csrc")
+    assert found["frame"].endswith("c10d_logger.py:72 in wrapper")
+    assert found["end_line"] == len(entry) + len(child)

@@ -1,0 +1,494 @@
+from __future__ import annotations
+
+import itertools
+import json
+
+import polars as pl
+import pytest
+
+from tests.builders import analyze_files, parse
+
+# sample_logs/skip_backward_hang/logs/launcher.log (torchrun 2.13 --tee 3, gloo): rank 2's
+# traceback as the launcher's console shows it.
+RANK2_TRACEBACK = [
+    "[default2]:[rank2]: Traceback (most recent call last):",
+    '[default2]:[rank2]:   File "/work/main/sample_logs/skip_backward_hang/../ddp_train.py", line 214, in <module>',
+    "[default2]:[rank2]:     main()",
+    '[default2]:[rank2]:   File "/work/venv/lib/python3.11/site-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 367, in wrapper',
+    "[default2]:[rank2]:     return f(*args, **kwargs)",
+    "[default2]:[rank2]:            ^^^^^^^^^^^^^^^^^^",
+    '[default2]:[rank2]:   File "/work/main/sample_logs/skip_backward_hang/../ddp_train.py", line 198, in main',
+    "[default2]:[rank2]:     dist.barrier()",
+    '[default2]:[rank2]:   File "/work/venv/lib/python3.11/site-packages/torch/distributed/c10d_logger.py", line 83, in wrapper',
+    "[default2]:[rank2]:     return func(*args, **kwargs)",
+    "[default2]:[rank2]:            ^^^^^^^^^^^^^^^^^^^^^",
+    '[default2]:[rank2]:   File "/work/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", line 5356, in barrier',
+    "[default2]:[rank2]:     work.wait()",
+    "[default2]:[rank2]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 20000ms for recv operation to complete",
+]
+
+# The same launcher.log: torchrun's own traceback, unprefixed, ending in the ChildFailedError.
+AGENT_TRACEBACK = [
+    "Traceback (most recent call last):",
+    '  File "/work/venv/bin/torchrun", line 8, in <module>',
+    "    sys.exit(main())",
+    "             ^^^^^^",
+    '  File "/work/venv/lib/python3.11/site-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 367, in wrapper',
+    "    return f(*args, **kwargs)",
+    "           ^^^^^^^^^^^^^^^^^^",
+    '  File "/work/venv/lib/python3.11/site-packages/torch/distributed/run.py", line 1028, in main',
+    "    run(args)",
+    '  File "/work/venv/lib/python3.11/site-packages/torch/distributed/run.py", line 1019, in run',
+    "    elastic_launch(",
+    '  File "/work/venv/lib/python3.11/site-packages/torch/distributed/launcher/api.py", line 194, in __call__',
+    "    return launch_agent(",
+    "           ^^^^^^^^^^^^^",
+    '  File "/work/venv/lib/python3.11/site-packages/torch/distributed/launcher/api.py", line 383, in launch_agent',
+    "    raise ChildFailedError(",
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+]
+
+# torchrun 2.13 --tee 3 (gloo, 2 ranks) running a script whose rank 1 raises inside an
+# `except` around a `raise ... from ...`: both chain separators, and the tee's blank lines
+# (`[default1]:`) between the excepthook's `[rank1]:` lines.
+CHAINED = [
+    "[default1]:[rank1]: Traceback (most recent call last):",
+    '[default1]:[rank1]:   File "/tmp/demo/chained.py", line 13, in step',
+    "[default1]:[rank1]:     return load(batch)",
+    "[default1]:[rank1]:            ^^^^^^^^^^^",
+    '[default1]:[rank1]:   File "/tmp/demo/chained.py", line 8, in load',
+    '[default1]:[rank1]:     return {"x": 1}[batch]',
+    "[default1]:[rank1]:            ~~~~~~~~^^^^^^^",
+    "[default1]:[rank1]: KeyError: 'y'",
+    "[default1]:",
+    "[default1]:[rank1]: The above exception was the direct cause of the following exception:",
+    "[default1]:",
+    "[default1]:[rank1]: Traceback (most recent call last):",
+    '[default1]:[rank1]:   File "/tmp/demo/chained.py", line 22, in main',
+    '[default1]:[rank1]:     step("y")',
+    '[default1]:[rank1]:   File "/tmp/demo/chained.py", line 15, in step',
+    '[default1]:[rank1]:     raise ValueError(f"batch {batch} has no sample") from missing',
+    "[default1]:[rank1]: ValueError: batch y has no sample",
+    "[default1]:",
+    "[default1]:[rank1]: During handling of the above exception, another exception occurred:",
+    "[default1]:",
+    "[default1]:[rank1]: Traceback (most recent call last):",
+    '[default1]:[rank1]:   File "/tmp/demo/chained.py", line 33, in <module>',
+    "[default1]:[rank1]:     main()",
+    '[default1]:[rank1]:   File "/tmp/demo/chained.py", line 25, in main',
+    '[default1]:[rank1]:     raise RuntimeError("rank 1 gave up on its batch")',
+    "[default1]:[rank1]: RuntimeError: rank 1 gave up on its batch",
+]
+
+# formats.md §10 (bghira/SimpleTuner#2712): the excerpt ends inside the traceback.
+CUT_SHORT = [
+    "[rank7]: Traceback (most recent call last):",
+    '[rank7]:   File "/root/miniconda3/envs/simpletuner_cuda/lib/python3.12/site-packages/simpletuner/train.py", line 225, in <module>',
+    "[rank7]:     trainer.train()",
+]
+
+# Field sample llamafactory-6000 (train.log): the paste starts inside the traceback.
+HEADLESS = [
+    "[rank0]:     return cdb.all_gather_into_tensor(output_tensor=output_tensor, input_tensor=tensor, group=group, async_op=async_op)",
+    "[rank0]:            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+    '[rank0]:   File "/root/miniconda3/lib/python3.12/site-packages/torch/_dynamo/eval_frame.py", line 600, in _fn',
+    "[rank0]:     return fn(*args, **kwargs)",
+    "[rank0]:            ^^^^^^^^^^^^^^^^^^^",
+    '[rank0]:   File "/root/miniconda3/lib/python3.12/site-packages/deepspeed/comm/torch.py", line 213, in all_gather_into_tensor',
+    "[rank0]:     return self.all_gather_function(output_tensor=output_tensor,",
+    "[rank0]:            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+    '[rank0]:   File "/root/miniconda3/lib/python3.12/site-packages/torch/distributed/c10d_logger.py", line 79, in wrapper',
+    "[rank0]:     return func(*args, **kwargs)",
+    "[rank0]:            ^^^^^^^^^^^^^^^^^^^^^",
+    '[rank0]:   File "/root/miniconda3/lib/python3.12/site-packages/torch/distributed/distributed_c10d.py", line 3200, in all_gather_into_tensor',
+    "[rank0]:     work = group._allgather_base(output_tensor, input_tensor, opts)",
+    "[rank0]:            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+    "[rank0]: RuntimeError: [Rank 0]: Ranks 6 failed to pass monitoredBarrier in 180000000000 ms",
+]
+
+# formats.md §10 (yifan123/flow_grpo#161).
+FAULTHANDLER = [
+    "Fatal Python error: Aborted",
+    "",
+    "Thread 0x00007fa0f51fd640 (most recent call first):",
+    '  File "/opt/conda/envs/python3.10.13/lib/python3.10/threading.py", line 324 in wait',
+]
+
+# sgl-project/sglang#3745: another thread first, then the current one.
+FAULTHANDLER_CURRENT = [
+    "Fatal Python error: Segmentation fault",
+    "",
+    "Thread 0x00007f2e93fff640 (most recent call first):",
+    '  File "/XXXX/sglang/python/sglang/srt/managers/scheduler.py", line 462 in watchdog_thread',
+    '  File "/usr/lib/python3.10/threading.py", line 953 in run',
+    '  File "/usr/lib/python3.10/threading.py", line 1016 in _bootstrap_inner',
+    '  File "/usr/lib/python3.10/threading.py", line 973 in _bootstrap',
+    "",
+    "Current thread 0x00007f2ea0870640 (most recent call first):",
+    '  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/distributed_c10d.py", line 2501 in all_reduce',
+    '  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/c10d_logger.py", line 83 in wrapper',
+]
+
+# torchrun 2.13 --tee 3: rank 0 calls os.abort() with faulthandler enabled.
+FAULTHANDLER_TEE = [
+    "[default0]:Fatal Python error: Aborted",
+    "[default0]:",
+    "[default0]:Current thread 0x00007fd3dc681b80 (most recent call first):",
+    '[default0]:  File "/tmp/demo/chained.py", line 28 in main',
+    '[default0]:  File "/tmp/demo/chained.py", line 33 in <module>',
+    "[default0]:",
+    "[default0]:Extension modules: torch._C, torch._C._dynamo.autograd_compiler, torch._C._dynamo.eval_frame, torch._C._dynamo.guards, torch._C._dynamo.utils, torch._C._fft, torch._C._linalg, torch._C._nested, torch._C._nn, torch._C._sparse, torch._C._special (total: 11)",
+]
+
+# sample_logs/size_mismatch_abort/logs/rank_2.txt (gloo aborts on a size mismatch).
+GLOO_ABORT = [
+    "terminate called after throwing an instance of 'gloo::EnforceNotMet'",
+    "  what():  [enforce fail at /__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:456] op.preamble.length <= op.nbytes. 92 vs 4. Received data size doesn't match expected size. Is there a distributed collective mismatch in your code?",
+    "Fatal Python error: Aborted",
+    "",
+    "Thread 0x00007f659afe6b80 (most recent call first):",
+    '  File "/work/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", line 3252 in all_reduce',
+    '  File "/work/venv/lib/python3.11/site-packages/torch/distributed/c10d_logger.py", line 83 in wrapper',
+    '  File "/work/main/sample_logs/size_mismatch_abort/../collectives_train.py", line 226 in main',
+    '  File "/work/venv/lib/python3.11/site-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 367 in wrapper',
+    '  File "/work/main/sample_logs/size_mismatch_abort/../collectives_train.py", line 240 in <module>',
+    "",
+    "Extension modules: torch._C, torch._C._dynamo.autograd_compiler, torch._C._dynamo.eval_frame, torch._C._dynamo.guards, torch._C._dynamo.utils, torch._C._fft, torch._C._linalg, torch._C._nested, torch._C._nn, torch._C._sparse, torch._C._special (total: 11)",
+]
+
+# sample_logs/reducer_unused_params/logs/worker-3/train.log: no Python frame to show.
+NO_PYTHON_FRAME = [
+    "terminate called without an active exception",
+    "Fatal Python error: Aborted",
+    "",
+    "Thread 0x00007f2893018b80 (most recent call first):",
+    "  <no Python frame>",
+]
+
+# formats.md §10 (pytorch/pytorch#99218).
+C10_SIGNAL = [
+    "SIGABRT(6), PID: 3154296, Thread 3154392: ",
+    " frame #0: c10::FatalSignalHandler::stacktraceSignalHandler(bool) + 0x8b (0x7f5a5ceaf51b in /fsx/users/andgu/work/pytorch/torch/lib/libc10.so)",
+]
+
+# formats.md §4.5 (instructlab/training#520).
+WATCHDOG_TERMINATE = [
+    "terminate called after throwing an instance of 'c10::DistBackendError'",
+    "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated with exception: [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1) ran for 90 milliseconds before timing out.",
+    "Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:632 (most recent call first):",
+    "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7f83f296c1b6 in /actions-runner/_work/training/training/instructlab/venv/lib64/python3.11/site-packages/torch/lib/libc10.so)",
+]
+
+
+def _events(lines: list[str], event: str, file: str = "job.log") -> list[dict]:
+    table = parse(lines, file)
+    rows = table.filter((pl.col("parser") == "traceback") & (pl.col("event") == event))
+    return rows.to_dicts()
+
+
+@pytest.mark.parametrize(
+    ("lines", "exc_type", "message_start", "frame", "rank"),
+    [
+        (
+            RANK2_TRACEBACK,
+            "RuntimeError",
+            "[/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out",
+            "/work/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py:5356 in barrier",
+            2,
+        ),
+        (
+            AGENT_TRACEBACK,
+            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError",
+            None,
+            "/work/venv/lib/python3.11/site-packages/torch/distributed/launcher/api.py:383 in launch_agent",
+            None,
+        ),
+    ],
+    ids=["torchrun-rank", "launcher"],
+)
+def test_a_traceback_is_one_exception(lines, exc_type, message_start, frame, rank):
+    (found,) = _events(lines, "exception")
+    assert (found["line"], found["end_line"]) == (1, len(lines))
+    assert found["exc_type"] == exc_type
+    if message_start is None:
+        assert found["exc_message"] is None
+    else:
+        assert found["exc_message"].startswith(message_start)
+    assert found["frame"] == frame  # the innermost frame: where it was raised
+    assert found["rank"] == rank
+    assert found["severity"] == "error"
+
+
+@pytest.mark.parametrize(
+    "lines",
+    # HEADLESS opens with the code and caret lines of a frame the paste cut off: nothing
+    # before them says they belong to a traceback.
+    [RANK2_TRACEBACK, AGENT_TRACEBACK, CHAINED, CUT_SHORT, HEADLESS[2:]],
+    ids=["torchrun-rank", "launcher", "chained", "cut-short", "headless"],
+)
+def test_every_line_of_a_traceback_is_recognised(tmp_path, lines):
+    assert analyze_files(tmp_path, {"job.log": lines}).unrecognised_lines == 0
+
+
+def test_a_chain_is_one_exception_that_describes_the_last_one():
+    (found,) = _events(CHAINED, "exception")
+    assert (found["line"], found["end_line"]) == (1, len(CHAINED))
+    assert (found["exc_type"], found["exc_message"]) == (
+        "RuntimeError",
+        "rank 1 gave up on its batch",
+    )
+    assert found["frame"] == "/tmp/demo/chained.py:25 in main"
+    assert json.loads(found["extra"]) == {"chained_from": "KeyError"}
+    assert found["rank"] == 1
+
+
+def test_an_excerpt_cut_inside_a_traceback_still_counts():
+    (found,) = _events(CUT_SHORT, "exception")
+    assert (found["line"], found["end_line"], found["exc_type"]) == (1, 3, None)
+    assert found["frame"].endswith("simpletuner/train.py:225 in <module>")
+    assert found["rank"] == 7
+
+
+@pytest.mark.parametrize(
+    ("lines", "exc_type", "message_start"),
+    [
+        (HEADLESS, "RuntimeError", "[Rank 0]: Ranks 6 failed to pass monitoredBarrier"),
+        # field sample megatron-661 (pretrain_gpt.log line 9)
+        (
+            [
+                "torch.distributed.DistBackendError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1727, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.19.3"
+            ],
+            "torch.distributed.DistBackendError",
+            "NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1727",
+        ),
+        # formats.md §4.5 (open-mmlab/mmdetection#12392), double space kept
+        (
+            [
+                "RuntimeError: NCCL communicator was aborted on rank 1.  Original reason for failure was: [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2511984, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1809553 milliseconds before timing out."
+            ],
+            "RuntimeError",
+            "NCCL communicator was aborted on rank 1.  Original reason",
+        ),
+    ],
+    ids=["headless-traceback", "dist-backend-error", "communicator-aborted"],
+)
+def test_an_exception_line_without_its_traceback(lines, exc_type, message_start):
+    (found,) = _events(lines, "exception")
+    assert (found["line"], found["end_line"]) == (len(lines), len(lines))
+    assert found["exc_type"] == exc_type
+    assert found["exc_message"].startswith(message_start)
+    assert found["frame"] is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # formats.md §3.3: NCCL's own text under a DistBackendError
+        "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. ",
+        # formats.md §0: two ranks' writes interleaved on one line (NVIDIA/nccl#1241)
+        "torch.distributedtorch.distributed.DistBackendError.: DistBackendErrorNCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1287, invalid usage, NCCL version 2.17.1",
+        # field sample megatron-661 (pretrain_gpt.log line 2), the other half of a torn line
+        ".DistBackendError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1727, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.19.3",
+        # field sample megatron-661
+        "Duplicate GPU detected : rank 3 and rank 0 both on CUDA device f000",
+    ],
+)
+def test_lines_that_merely_mention_an_error_are_not_exceptions(line):
+    assert _events([line], "exception") == []
+
+
+@pytest.mark.parametrize(
+    ("line", "requested", "device", "exc_type"),
+    [
+        # field sample funasr-2006: the GPU index is missing from the message
+        (
+            "[rank2]: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 336.00 MiB. GPU  has a total capacity of 79.15 GiB of which 141.25 MiB is free. Process 2109115 has 78.99 GiB memory in use. Of the allocated memory 77.21 GiB is allocated by PyTorch, and 283.51 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+            336 * 2**20,
+            None,
+            "torch.cuda.OutOfMemoryError",
+        ),
+        # pytorch/pytorch#16417 (torch 2.2+ wording)
+        (
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.00 MiB. GPU 0 has a total capacity of 23.65 GiB of which 11.06 MiB is free. Including non-PyTorch memory, this process has 23.60 GiB memory in use. Of the allocated memory 22.90 GiB is allocated by PyTorch, and 194.87 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+            22 * 2**20,
+            "0",
+            "torch.cuda.OutOfMemoryError",
+        ),
+        # carolchenyx/MGFN.#35 (torch 2.1 spelled "capacty")
+        (
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.70 GiB. GPU 0 has a total capacty of 6.00 GiB of which 0 bytes is free. Of the allocated memory 2.93 GiB is allocated by PyTorch, and 2.30 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF",
+            round(1.70 * 2**30),
+            "0",
+            "torch.cuda.OutOfMemoryError",
+        ),
+        # shllln/GenerativeGraph#5 (torch 1.x)
+        (
+            "RuntimeError: CUDA out of memory. Tried to allocate 1024.00 KiB (GPU 0; 11.17 GiB total capacity; 10.90 GiB already allocated; 576.00 KiB free; 30.96 MiB cached)",
+            1024 * 2**10,
+            "0",
+            "RuntimeError",
+        ),
+    ],
+    ids=["funasr", "torch-2.2", "torch-2.1", "torch-1"],
+)
+def test_out_of_memory_reports_the_request_and_the_gpu(line, requested, device, exc_type):
+    (oom,) = _events([line], "oom")
+    assert (oom["value"], oom["device"], oom["exc_type"]) == (requested, device, exc_type)
+    assert oom["exc_message"].startswith("CUDA out of memory.")
+    assert len(_events([line], "exception")) == 1  # the exception itself is kept too
+
+
+def test_oom_is_on_the_exception_line_and_keeps_the_rank():
+    (oom,) = _events(
+        ["[rank2]: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 336.00 MiB."],
+        "oom",
+    )
+    assert (oom["line"], oom["rank"], oom["severity"]) == (1, 2, "error")
+
+
+def test_an_exception_about_memory_that_is_not_cuda_is_not_oom():
+    # formats.md §8 (huggingface/trl#921): a DDP error, not an allocation failure
+    line = "RuntimeError: DDP expects same model across all ranks, but Rank 0 has 382 params, while rank 1 has inconsistent 0 params."
+    assert _events([line], "oom") == []
+
+
+@pytest.mark.parametrize(
+    ("lines", "signal", "frame", "end_line"),
+    [
+        (
+            FAULTHANDLER,
+            "SIGABRT",
+            "/opt/conda/envs/python3.10.13/lib/python3.10/threading.py:324 in wait",
+            4,
+        ),
+        (
+            FAULTHANDLER_CURRENT,
+            "SIGSEGV",
+            "/usr/local/lib/python3.10/dist-packages/torch/distributed/distributed_c10d.py:2501 in all_reduce",
+            11,
+        ),
+        (FAULTHANDLER_TEE, "SIGABRT", "/tmp/demo/chained.py:28 in main", 7),
+        (
+            GLOO_ABORT[2:],
+            "SIGABRT",
+            "/work/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py:3252 in all_reduce",
+            10,
+        ),
+        (NO_PYTHON_FRAME[1:], "SIGABRT", None, 4),
+    ],
+    ids=["one-thread", "current-thread", "torchrun-tee", "main-thread", "no-python-frame"],
+)
+def test_a_faulthandler_dump_is_a_fatal_signal(lines, signal, frame, end_line):
+    (found,) = _events(lines, "fatal_signal")
+    assert (found["line"], found["end_line"], found["signal"]) == (1, end_line, signal)
+    assert found["frame"] == frame  # what the rank was doing when it died
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [FAULTHANDLER_CURRENT, FAULTHANDLER_TEE, GLOO_ABORT, NO_PYTHON_FRAME, C10_SIGNAL],
+    ids=["current-thread", "torchrun-tee", "gloo-abort", "no-python-frame", "c10-handler"],
+)
+def test_every_line_of_a_crash_dump_is_recognised(tmp_path, lines):
+    assert analyze_files(tmp_path, {"job.log": lines}).unrecognised_lines == 0
+
+
+def test_c10_fatal_signal_handler():
+    (found,) = _events(C10_SIGNAL, "fatal_signal")
+    assert (found["signal"], found["pid"], found["tid"]) == ("SIGABRT", 3154296, 3154392)
+    assert (found["line"], found["end_line"]) == (1, 2)
+
+
+@pytest.mark.parametrize(
+    ("lines", "exc_type", "message_start", "end_line"),
+    [
+        (
+            WATCHDOG_TERMINATE,
+            "c10::DistBackendError",
+            "[PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated",
+            2,
+        ),
+        (
+            GLOO_ABORT[:2],
+            "gloo::EnforceNotMet",
+            "[enforce fail at /__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:456]",
+            2,
+        ),
+        # formats.md §3.3 (tatsu-lab/stanford_alpaca#207): newlines lost in the issue body
+        (
+            [
+                "terminate called after throwing an instance of 'std::runtime_error' what(): NCCL error: remote process exited or there was a network error, NCCL version 2.14.3 ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely. Last error: NET/IB : Got completion from peer 11.214.147.122<39138> with error 12, opcode 0, len 0, vendor err 129"
+            ],
+            "std::runtime_error",
+            "NCCL error: remote process exited or there was a network error",
+            1,
+        ),
+        (NO_PYTHON_FRAME[:1], None, None, 1),
+        # formats.md §0 (huggingface/open-r1#620): two ranks' messages torn into one line
+        (
+            [
+                "terminate called after throwing an instance of 'c10::DistBackendErrorterminate called after throwing an instance of ''"
+            ],
+            None,
+            None,
+            1,
+        ),
+    ],
+    ids=["watchdog", "gloo-enforce", "one-line", "no-active-exception", "interleaved"],
+)
+def test_cpp_terminate(lines, exc_type, message_start, end_line):
+    (found,) = _events(lines, "cpp_terminate")
+    assert (found["line"], found["end_line"], found["exc_type"]) == (1, end_line, exc_type)
+    if message_start is None:
+        assert found["exc_message"] is None
+    else:
+        assert found["exc_message"].startswith(message_start)
+
+
+def test_the_cpp_stack_after_what_is_recognised(tmp_path):
+    assert analyze_files(tmp_path, {"job.log": WATCHDOG_TERMINATE}).unrecognised_lines == 0
+
+
+def test_ranks_interleaved_in_one_file_keep_their_own_tracebacks():
+    # Two processes' tracebacks written line by line into one console log.
+    interleaved = [
+        line
+        for pair in itertools.zip_longest(CHAINED, RANK2_TRACEBACK)
+        for line in pair
+        if line is not None
+    ]
+    found = _events(interleaved, "exception")
+    assert sorted(
+        (row["rank"], row["line"], row["end_line"], row["exc_type"]) for row in found
+    ) == [
+        (1, 1, len(interleaved), "RuntimeError"),
+        (2, 2, 2 * len(RANK2_TRACEBACK), "RuntimeError"),
+    ]
+
+
+def test_the_same_local_rank_on_two_nodes_keeps_two_tracebacks():
+    # pdsh puts `host: ` before each node's torchrun --tee output (formats.md §0); both nodes'
+    # local rank 2 print RANK2_TRACEBACK's lines (without torch's `[rank2]:`), interleaved.
+    def node(host: str) -> list[str]:
+        return [f"{host}: " + line.replace("[rank2]: ", "") for line in RANK2_TRACEBACK]
+
+    interleaved = [
+        line for pair in zip(node("node04"), node("node05"), strict=True) for line in pair
+    ]
+    found = _events(interleaved, "exception")
+    assert sorted((row["line"], row["end_line"], row["exc_type"]) for row in found) == [
+        (1, len(interleaved) - 1, "RuntimeError"),
+        (2, len(interleaved), "RuntimeError"),
+    ]
+
+
+def test_two_nodes_local_rank_in_one_file_keep_two_tracebacks():
+    # srun without --label merges the nodes' consoles: each node's local rank 2 is
+    # `[default2]:`, told apart only by torch's `[rankN]:` (rank 2 and rank 10).
+    other_node = [line.replace("[rank2]:", "[rank10]:") for line in RANK2_TRACEBACK]
+    interleaved = [line for pair in zip(RANK2_TRACEBACK, other_node, strict=True) for line in pair]
+    found = _events(interleaved, "exception")
+    assert sorted((row["rank"], row["line"], row["end_line"]) for row in found) == [
+        (2, 1, len(interleaved) - 1),
+        (10, 2, len(interleaved)),
+    ]
