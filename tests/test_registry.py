@@ -17,6 +17,7 @@ VOCABULARY = {
     "duplicate_device",
     "missing_rank",
     "collective_mismatch",
+    "peer_lost",
     "collective_timeout",
     "monitored_barrier",
     "rank_exception",

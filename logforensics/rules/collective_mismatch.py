@@ -26,7 +26,44 @@ NCCL_MISMATCH = r"Mismatched collective detected.*?rank (\d+)"
 
 
 def check(job: Job) -> list[Finding]:
-    return _from_detail(job) + _from_collective_runs(job) + _from_nccl_warning(job)
+    return (
+        _from_detail(job)
+        + _from_collective_runs(job)
+        + _from_nccl_warning(job)
+        + _from_gloo_sizes(job)
+    )
+
+
+def _from_gloo_sizes(job: Job) -> list[Finding]:
+    """gloo aborts a rank whose collective received more bytes than it posted (`92 vs 4.
+    Received data size doesn't match expected size`): its peer sent from a different
+    collective."""
+    aborts = job.events.filter(pl.col("event") == "size_mismatch").sort("file", "line")
+    if aborts.is_empty():
+        return []
+    ranks = sorted(aborts.get_column("rank").drop_nulls().unique().to_list())
+    sizes = aborts.row(0, named=True)["values"] or []
+    got = f" (received {sizes[0]} bytes, expected {sizes[1]})" if len(sizes) == 2 else ""
+    evidence, total = evidence_from(aborts.select("file", "line", "text", "rank"))
+    who = rank_list(ranks) if ranks else "a rank"
+    return [
+        Finding(
+            kind="collective_mismatch",
+            severity="error",
+            role="root_cause",
+            summary=(
+                f"gloo aborted {who}: a peer's data did not fit the collective it had posted"
+                f"{got}, so the ranks were in different collectives (or sizes) at that point."
+            ),
+            fix=FIX.format(who=who),
+            ranks=ranks,
+            evidence=evidence,
+            evidence_total=total,
+            order=place(job, aborts),
+            timestamp=earliest_time(aborts),
+            confidence="medium",
+        )
+    ]
 
 
 def _from_detail(job: Job) -> list[Finding]:

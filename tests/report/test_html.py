@@ -103,3 +103,14 @@ def test_code_in_fix_text_is_shown_as_code_and_stays_escaped():
     from logforensics.report.render import inline_code
 
     assert inline_code("use `drop_last=True` <b>") == "use <code>drop_last=True</code> &lt;b&gt;"
+
+
+def test_skip_is_the_verdict_and_the_later_timeout_its_symptom_with_evidence_of_both():
+    page = html_for(SAMPLE_LOGS / "skip_backward_hang" / "logs")
+    verdict = page[page.index("Verdict: ") : page.index('id="progress-title"')]
+    assert "stage_divergence" in verdict and "Rank 2 skipped" in verdict
+    timeout = page[page.index('id="collective_timeout-') :]
+    timeout = timeout[: timeout.index("</article>")]
+    assert "SYMPTOM".lower() in timeout.lower() and "A symptom" in timeout
+    assert "Timed out waiting 20000ms for recv operation to complete" in timeout
+    assert "after the divergence" in timeout  # how long after the skip the timeout fired
