@@ -11,9 +11,11 @@ only within one host.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import polars as pl
 
+from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
 
 AFTER_MARK = 0.5  # an event after mark k sorts after findings placed at mark k itself
@@ -58,3 +60,18 @@ def place_with_step(job: Job, events: pl.DataFrame) -> tuple[float | None, int |
     key = int(keys.min())
     at = job.progress.key_of(key)
     return float(key) + AFTER_MARK, at["step"], at["stage"]
+
+
+def placed_finding(job: Job, rows: pl.DataFrame, **fields: Any) -> Finding:
+    """A finding whose evidence is `rows` (capped), placed in the run where the earliest of
+    them stands and timed by the earliest printed time among them."""
+    evidence, total = evidence_from(
+        rows.sort("file", "line").select("file", "line", "text", "rank")
+    )
+    fields.setdefault("order", place(job, rows))
+    return Finding(
+        evidence=evidence,
+        evidence_total=total,
+        timestamp=earliest_time(rows),
+        **fields,
+    )

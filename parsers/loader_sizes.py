@@ -9,11 +9,10 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.registry import LineParser
+from parsers.key_values import extract_number
 
 ALL_RANKS = r"loader sizes:\s*\[([0-9,\s]*)\]"
 ONE_RANK_LEN = r"(?:^|[\s,;])(?:loader_len|len\(loader\))\s*[=:]\s*(\d+)"
-ONE_RANK = r"(?:^|[\s,;(\[{|])rank=(\d+)"
-EPOCH = r"(?:^|[\s,;(\[{|])epoch=(\d+)"
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
@@ -29,8 +28,8 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         "line",
         pl.when(sizes_text.is_not_null()).then(sizes).alias("values"),
         message.str.extract(ONE_RANK_LEN, 1).cast(pl.Int64, strict=False).alias("value"),
-        message.str.extract(ONE_RANK, 1).cast(pl.Int32, strict=False).alias("rank"),
-        message.str.extract(EPOCH, 1).cast(pl.Int64, strict=False).alias("epoch"),
+        extract_number("rank", pl.Int32()),
+        extract_number("epoch", pl.Int64()),
     )
     found = found.filter(pl.col("values").is_not_null() | pl.col("value").is_not_null())
     return found.with_columns(

@@ -11,12 +11,9 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.registry import LineParser
+from parsers.key_values import WORD_START, extract_number
 
-# Each key must start a word so `local_rank=0` or `prestep=3` are not read as `rank`/`step`.
-RANK = r"(?:^|[\s,;(\[{|])rank=(\d+)"
-STEP = r"(?:^|[\s,;(\[{|])step=(\d+)"
-STAGE = r"(?:^|[\s,;(\[{|])stage=([A-Za-z0-9_.:/-]+)"
-EPOCH = r"(?:^|[\s,;(\[{|])epoch=(\d+)"
+STAGE = WORD_START + r"stage=([A-Za-z0-9_.:/-]+)"
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
@@ -24,10 +21,10 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     marks = lines.select(
         "file",
         "line",
-        message.str.extract(RANK, 1).cast(pl.Int32, strict=False).alias("rank"),
-        message.str.extract(STEP, 1).cast(pl.Int64, strict=False).alias("step"),
+        extract_number("rank", pl.Int32()),
+        extract_number("step", pl.Int64()),
         message.str.extract(STAGE, 1).alias("stage"),
-        message.str.extract(EPOCH, 1).cast(pl.Int64, strict=False).alias("epoch"),
+        extract_number("epoch", pl.Int64()),
     )
     return marks.drop_nulls(["rank", "step", "stage"]).with_columns(
         pl.lit("stage").alias("event"), pl.lit("info").alias("severity")

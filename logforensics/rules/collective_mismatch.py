@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from logforensics.findings import Finding, evidence_from
+from logforensics.findings import Finding
 from logforensics.job import Job
-from logforensics.placement import earliest_time, place
+from logforensics.placement import placed_finding
 from logforensics.registry import Rule
 from logforensics.text import rank_list
 
@@ -44,10 +44,11 @@ def _from_gloo_sizes(job: Job) -> list[Finding]:
     ranks = sorted(aborts.get_column("rank").drop_nulls().unique().to_list())
     sizes = aborts.row(0, named=True)["values"] or []
     got = f" (received {sizes[0]} bytes, expected {sizes[1]})" if len(sizes) == 2 else ""
-    evidence, total = evidence_from(aborts.select("file", "line", "text", "rank"))
     who = rank_list(ranks) if ranks else "a rank"
     return [
-        Finding(
+        placed_finding(
+            job,
+            aborts,
             kind="collective_mismatch",
             severity="error",
             role="root_cause",
@@ -57,10 +58,6 @@ def _from_gloo_sizes(job: Job) -> list[Finding]:
             ),
             fix=FIX.format(who=who),
             ranks=ranks,
-            evidence=evidence,
-            evidence_total=total,
-            order=place(job, aborts),
-            timestamp=earliest_time(aborts),
             confidence="medium",
         )
     ]
@@ -104,9 +101,10 @@ def _from_detail(job: Job) -> list[Finding]:
     if common:
         summary += f" Every report involves {rank_list(common)}: the odd one out."
     first = reports.row(0, named=True)
-    evidence, total = evidence_from(reports.select("file", "line", "text", "rank"))
     return [
-        Finding(
+        placed_finding(
+            job,
+            reports,
             kind="collective_mismatch",
             severity="error",
             role="root_cause",
@@ -115,10 +113,6 @@ def _from_detail(job: Job) -> list[Finding]:
             ranks=ranks,
             op=first["op"],
             seq=first["seq"],
-            evidence=evidence,
-            evidence_total=total,
-            order=place(job, reports),
-            timestamp=earliest_time(reports),
             culprit_ranks=sorted(common),
             details={"fingerprints": {str(rank): printed for rank, printed in described.items()}},
         )
@@ -175,9 +169,10 @@ def _from_collective_runs(job: Job) -> list[Finding]:
         f"{rank_list(row['rank'])}: {row['fingerprint'].replace('|', ' ').strip()}"
         for row in groups.sort("fingerprint").iter_rows(named=True)
     )
-    evidence, total = evidence_from(at_seq.select("file", "line", "text", "rank"))
     return [
-        Finding(
+        placed_finding(
+            job,
+            at_seq,
             kind="collective_mismatch",
             severity="error",
             role="root_cause",
@@ -189,10 +184,6 @@ def _from_collective_runs(job: Job) -> list[Finding]:
             ranks=sorted(at_seq.get_column("rank").to_list()),
             op=minority["op"],
             seq=seq,
-            evidence=evidence,
-            evidence_total=total,
-            order=place(job, at_seq),
-            timestamp=earliest_time(at_seq),
             culprit_ranks=culprits,
             confidence="high"
             if groups.height == 2 and len(culprits) * 2 < at_seq.height
@@ -209,9 +200,10 @@ def _from_nccl_warning(job: Job) -> list[Finding]:
     if warnings.is_empty():
         return []
     named = sorted(warnings.get_column("named").drop_nulls().unique().to_list())
-    evidence, total = evidence_from(warnings.select("file", "line", "text", "rank"))
     return [
-        Finding(
+        placed_finding(
+            job,
+            warnings,
             kind="collective_mismatch",
             severity="error",
             role="root_cause",
@@ -221,10 +213,6 @@ def _from_nccl_warning(job: Job) -> list[Finding]:
             ),
             fix=FIX.format(who=rank_list(named)),
             ranks=named,
-            evidence=evidence,
-            evidence_total=total,
-            order=place(job, warnings),
-            timestamp=earliest_time(warnings),
             confidence="medium",
         )
     ]

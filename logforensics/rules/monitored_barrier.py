@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from logforensics.findings import Finding, evidence_from
+from logforensics.findings import Finding
 from logforensics.job import Job
-from logforensics.placement import earliest_time, place
+from logforensics.placement import place, placed_finding
 from logforensics.registry import Rule
 from logforensics.text import rank_list
 
@@ -39,10 +39,11 @@ def check(job: Job) -> list[Finding]:
     )
     if arrived:
         summary += f" {rank_list(arrived).capitalize()} reached it and reported the failure."
-    both = pl.concat([failed, peers]).sort("file", "line")
-    evidence, total = evidence_from(both.select("file", "line", "text", "rank"))
+    both = pl.concat([failed, peers])
     return [
-        Finding(
+        placed_finding(
+            job,
+            both,
             kind="monitored_barrier",
             severity="error",
             role="root_cause",
@@ -53,10 +54,7 @@ def check(job: Job) -> list[Finding]:
                 it="it" if len(laggards) == 1 else "they",
             ),
             ranks=laggards,
-            evidence=evidence,
-            evidence_total=total,
             order=place(job, failed),
-            timestamp=earliest_time(failed),
             details={"timeout_ms": timeout_ms, "ranks_that_arrived": arrived},
         )
     ]

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from logforensics.findings import Finding, evidence_from
+from logforensics.findings import Finding
 from logforensics.job import Job
-from logforensics.placement import earliest_time, place, place_with_step
+from logforensics.placement import place_with_step, placed_finding
 from logforensics.registry import Rule
 from logforensics.text import rank_list
 
@@ -76,10 +76,9 @@ def _unused(job: Job, rows: pl.DataFrame) -> Finding:
         + (f" in step {step}" if step is not None else "")
         + "; the gradient all_reduce of that iteration never completed."
     )
-    evidence, total = evidence_from(
-        rows.sort("file", "line").select("file", "line", "text", "rank")
-    )
-    return Finding(
+    return placed_finding(
+        job,
+        rows,
         kind="reducer_unused_params",
         severity="error",
         role="root_cause",
@@ -87,10 +86,7 @@ def _unused(job: Job, rows: pl.DataFrame) -> Finding:
         fix=UNUSED_FIX,
         ranks=ranks,
         step=step,
-        evidence=evidence,
-        evidence_total=total,
         order=order,
-        timestamp=earliest_time(rows),
         details={"parameters": names, "parameter_indices": indices},
     )
 
@@ -100,20 +96,15 @@ def _simple(job: Job, rows: pl.DataFrame, fix: str, what: str) -> Finding:
     # params` is printed by rank 0 about rank 1: the differing rank is the peer.
     named = "peer_rank" if rows.item(0, "event") == "model_mismatch" else "rank"
     ranks = sorted(rows.get_column(named).drop_nulls().unique().to_list())
-    evidence, total = evidence_from(
-        rows.sort("file", "line").select("file", "line", "text", "rank")
-    )
-    return Finding(
+    return placed_finding(
+        job,
+        rows,
         kind="reducer_unused_params",
         severity="error",
         role="root_cause",
         summary=f"DDP's reducer on {rank_list(ranks) if ranks else 'a rank'} {what}.",
         fix=fix,
         ranks=ranks,
-        evidence=evidence,
-        evidence_total=total,
-        order=place(job, rows),
-        timestamp=earliest_time(rows),
     )
 
 
