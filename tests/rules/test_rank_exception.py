@@ -44,7 +44,9 @@ def test_communication_errors_are_not_rank_exceptions(tmp_path):
 
 def test_traceback_in_stderr_of_a_rank_whose_marks_go_on_was_swallowed(tmp_path):
     files = {f"run/attempt_0/{r}/stdout.log": marks(r, range(6)) for r in (0, 2)}
-    files["run/attempt_0/1/stdout.log"] = marks(1, range(6), skip={2: ("after_backward", "after_step")})
+    files["run/attempt_0/1/stdout.log"] = marks(
+        1, range(6), skip={2: ("after_backward", "after_step")}
+    )
     files["run/attempt_0/1/stderr.log"] = TRACEBACK
     analysis = analyze_files(tmp_path, files)
     exception = finding(analysis, "rank_exception")
