@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
+import polars as pl
+
+from logforensics.attribution import compile_rank_pattern, rank_pattern
 from logforensics.errors import InputError
 from logforensics.events import build_events
 from logforensics.findings import Finding
-from logforensics.intake import discover, read_lines
+from logforensics.intake import DEFAULT_MAX_BYTES, Inventory, discover, read_lines
 from logforensics.job import Job, build_job
 from logforensics.registry import rules
 from logforensics.verdict import Verdict, choose_verdict, sort_findings
+
+# How a rank was found when no line of the rank states it: the report names these.
+INFERRED_SOURCES = ("file_content", "path", "node_offset", "path_local", "node_index", "process")
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,29 +31,64 @@ class Analysis:
     blank_lines: int
     recognised_lines: int
     lossy_files: tuple[str, ...]
+    rule_errors: tuple[str, ...] = ()  # tracebacks of rules that failed (bugs); others still ran
 
     @property
     def unrecognised_lines(self) -> int:
         return self.lines - self.blank_lines - self.recognised_lines
 
-
-def analyze(path: Path) -> Analysis:
-    """Read every log under `path`, build the event table, run every rule, choose a verdict."""
-    inventory = discover(path)
-    if not inventory.files:
-        skipped = len(inventory.skipped)
-        raise InputError(
-            f"{path}: no readable log file"
-            + (
-                f" ({skipped} files skipped: not logs, binary, empty or archives)"
-                if skipped
-                else ""
-            )
+    @property
+    def inferred_ranks(self) -> dict[str, list[int]]:
+        """Ranks some of whose events got their rank by inference, by how (a `rank_from`)."""
+        inferred = (
+            self.job.events.filter(pl.col("rank_from").is_in(INFERRED_SOURCES))
+            .group_by("rank_from")
+            .agg(pl.col("rank").unique().sort())
         )
+        return {row["rank_from"]: row["rank"] for row in inferred.sort("rank_from").to_dicts()}
+
+
+def analyze(
+    path: Path,
+    *,
+    attempt: int | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    rank_from_path: str | None = None,
+    stdin: BinaryIO | None = None,
+) -> Analysis:
+    """Read every log under `path`, build the event table, run every rule, choose a verdict.
+
+    `path` is a folder, a file or an archive, or `-` for standard input (`stdin` when given).
+    `attempt` picks a torchrun `--log-dir` restart (default: the latest); `max_bytes` caps the
+    decompressed input; `rank_from_path` is a regex with a named group `rank` read from each
+    file's path before the built-in path shapes.
+    """
+    pattern = compile_rank_pattern(rank_from_path) if rank_from_path is not None else None
+    inventory = discover(path, attempt=attempt, max_bytes=max_bytes, stdin=stdin)
+    if not inventory.files:
+        raise InputError(_nothing_readable(path, inventory))
+    with rank_pattern(pattern):
+        return _analyze(inventory)
+
+
+def _nothing_readable(path: Path, inventory: Inventory) -> str:
+    skipped = inventory.skipped
+    if len(skipped) == 1:
+        return f"{path}: no readable log file ({skipped[0].name}: {skipped[0].reason})"
+    if skipped:
+        return (
+            f"{path}: no readable log file ({len(skipped)} files skipped: not logs, binary, "
+            "empty, links or damaged archives)"
+        )
+    return f"{path}: no readable log file"
+
+
+def _analyze(inventory: Inventory) -> Analysis:
     lines = read_lines(inventory.files)
+    inventory = inventory.without_data()
     table = build_events(lines.frame)
     job = build_job(table.events, inventory, lines.frame)
-    findings = [finding for rule in rules() for finding in rule.check(job)]
+    findings, rule_errors = _run_rules(job)
     verdict = choose_verdict(findings, job)
     blank = int(job.file_stats.get_column("blank_lines").sum()) if job.file_stats.height else 0
     return Analysis(
@@ -56,4 +99,18 @@ def analyze(path: Path) -> Analysis:
         blank_lines=blank,
         recognised_lines=table.recognised_lines,
         lossy_files=lines.lossy_files,
+        rule_errors=rule_errors,
     )
+
+
+def _run_rules(job: Job) -> tuple[list[Finding], tuple[str, ...]]:
+    """Every rule's findings. A rule that raises is a bug: its traceback is kept, the other
+    rules' findings still make the report (the CLI then exits 3)."""
+    findings: list[Finding] = []
+    errors: list[str] = []
+    for rule in rules():
+        try:
+            findings.extend(rule.check(job))
+        except Exception:  # noqa: BLE001 - isolate one rule's bug from the rest
+            errors.append(f"rule {rule.kind} failed:\n{traceback.format_exc()}")
+    return findings, tuple(errors)

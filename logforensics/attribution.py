@@ -1,17 +1,40 @@
-"""Which rank wrote a line, when the line itself does not say: the file's path and content.
+"""Which rank wrote a line, when the line itself does not say: prefixes, content, path, node.
 
-Trust order for every event (the `rank_from` column): a launcher prefix on the line, the line's
-own content (`rank=3`), the single rank the rest of the file's content names, a global rank in
-the path (`rank3.log`), a local rank in the path (torchrun `attempt_0/3/stdout.log`) when the
-tree shows a single node. Nothing else: no rank is ever assumed.
+Trust order for every event (the `rank_from` column):
+
+1. `prefix`: a launcher or PyTorch prefix that states a global rank (`[rank3]:`, an MPI rank,
+   an srun task id that is a rank; see `framing`);
+2. `content`: the line's own content (`rank=3`);
+3. `file_content`: the single rank the rest of the file's content names (of the lines with
+   the same launcher prefixes: one writer's lines);
+4. `path`: a global rank in the path (`rank3.log`, `rank.0007/stdout`, `…_rank12.log`, or the
+   user's `--rank-from-path` pattern);
+5. `node_offset`: a local rank (torchrun `--tee` prefix, torchrun `--log-dir` folder) plus its
+   node's rank offset, where lines of the same node state both a global and a local rank
+   (`{'rank': 6, 'local_rank': 2, ...}` gives node offset 4) and agree on it;
+6. `path_local`: a torchrun `--log-dir` local rank taken as global because the whole input
+   shows a single node;
+7. `node_index`: a local rank plus node index × `--nproc_per_node`, where the node index comes
+   from an srun task id wrapping a torchrun agent (or a Kubeflow pod name) and the launch
+   command line in the logs states `--nproc_per_node`.
+
+Nothing else: no rank is ever assumed. A node is what a node prefix names (an srun task that
+wraps torchrun, a pdsh host, a kubectl pod, a Ray worker's ip), else the torchrun `--log-dir`
+tree or Kubeflow pod the file belongs to, else the file itself.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import polars as pl
+
+from logforensics.errors import InputError
+from logforensics.framing import PREFIX_COLUMNS, frame_lines
 
 # torchrun --log-dir: <dir>/<run_id>_<rand>/attempt_<n>/<local_rank>/{stdout,stderr}.log
 TORCHRUN_TREE = re.compile(r"^(?P<node>(?:.*/)?attempt_\d+)/(?P<local>\d+)/[^/]+$")
@@ -19,6 +42,26 @@ TORCHRUN_TREE = re.compile(r"^(?P<node>(?:.*/)?attempt_\d+)/(?P<local>\d+)/[^/]+
 GLOBAL_RANK_PART = re.compile(r"(?:^|[^a-z])rank[-_.]?(\d+)(?:$|[^0-9])", re.IGNORECASE)
 WORKER_PART = re.compile(r"(?:^|[^a-z])worker[-_.]?(\d+)(?:$|[^0-9])", re.IGNORECASE)
 LOCAL_RANK_PART = re.compile(r"local[-_.]?rank", re.IGNORECASE)
+# Kubeflow PyTorchJob pods `<job>-master-0`, `<job>-worker-<i>` (training-operator
+# GenGeneralName); RANK is 0 for the master and i + 1 for worker i. A pod is a node: one rank,
+# or several when nprocPerNode > 1.
+KUBEFLOW_POD = re.compile(
+    r"^(?P<pod>[a-z0-9](?:[-a-z0-9]*[a-z0-9])?-(?P<role>master|worker)-(?P<index>\d+))(?:[._].*)?$"
+)
+# NCCL_DEBUG_FILE=<name>.%h.%p: nccl.node-a.43121 (host, pid; nccl src/debug.cc)
+NCCL_DEBUG_FILE = re.compile(r"^[^./]+\.(?P<host>[A-Za-z][A-Za-z0-9-]*)\.(?P<pid>\d+)$")
+NOT_HOSTS = frozenset({"log", "txt", "out", "err", "stdout", "stderr", "json", "gz", "zst"})
+# The launch command as a batch script echoes it (`set -x`) or a user pasted it:
+# + torchrun --nnodes=2 --nproc_per_node=2 --node_rank=0 train.py
+NPROC_PER_NODE = (
+    r"(?:torchrun|torch\.distributed\.run|torch\.distributed\.launch|deepspeed)\b"
+    r".*?--(?:nproc[_-]per[_-]node|num[_-]gpus)[= ](\d+)\b"
+)
+# A message that starts with its own date stamp keeps it; only bare lines take the launcher's.
+OWN_STAMP = r"^\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}"
+
+# Set by `logforensics.api.analyze` for one run: the user's `--rank-from-path` pattern.
+RANK_FROM_PATH: ContextVar[re.Pattern[str] | None] = ContextVar("rank_from_path", default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,81 +70,317 @@ class PathRank:
 
     rank: int | None = None
     local_rank: int | None = None
-    node: str | None = None  # the torchrun tree a local rank belongs to
+    node: str | None = None  # the torchrun tree or Kubeflow pod the file belongs to
+    node_index: int | None = None  # that node's index in the job, when the name says it
+    host: str | None = None
+    pid: int | None = None
 
 
-def rank_from_path(name: str) -> PathRank:
-    """Read a global rank, or a torchrun tree's local rank, from a relative path."""
-    tree = TORCHRUN_TREE.match(name)
+def compile_rank_pattern(pattern: str) -> re.Pattern[str]:
+    """The user's `--rank-from-path` regex; it must hold a named group `rank`."""
+    try:
+        compiled = re.compile(pattern)
+    except re.error as error:
+        raise InputError(f"--rank-from-path {pattern!r}: not a valid regex ({error})") from None
+    if "rank" not in compiled.groupindex:
+        raise InputError(
+            f"--rank-from-path {pattern!r}: no named group 'rank'",
+            hint=r"write the rank's digits as (?P<rank>\d+), e.g. 'gpu(?P<rank>\d+)\.txt$'",
+        )
+    return compiled
+
+
+@contextmanager
+def rank_pattern(pattern: re.Pattern[str] | None) -> Iterator[None]:
+    """Use `pattern` for path ranks (before the built-in shapes) within the block."""
+    token = RANK_FROM_PATH.set(pattern)
+    try:
+        yield
+    finally:
+        RANK_FROM_PATH.reset(token)
+
+
+def rank_from_path(name: str, kubeflow: bool = False) -> PathRank:
+    """Read a global rank, a local rank and node, or a process identity from a relative path.
+
+    Archive members (`logs.tar.gz!/node1/rank3.log`) are read as paths. `kubeflow` says the
+    input holds a `<job>-master-N` pod, so `<job>-worker-<i>` names pods, not ranks.
+    """
+    path = name.replace("!/", "/")
+    pattern = RANK_FROM_PATH.get()
+    if pattern is not None:
+        found = pattern.search(path)
+        if found and found["rank"] is not None:
+            return PathRank(rank=int(found["rank"]))
+    tree = TORCHRUN_TREE.match(path)
     if tree:
         return PathRank(local_rank=int(tree["local"]), node=tree["node"])
-    for part in reversed(name.split("/")):
+    parts = path.split("/")
+    if kubeflow:
+        for index, part in enumerate(reversed(parts)):
+            pod = KUBEFLOW_POD.match(part)
+            if pod:
+                node = "/".join(parts[: len(parts) - index - 1] + [pod["pod"]])
+                offset = 0 if pod["role"] == "master" else 1
+                return PathRank(node=node, node_index=int(pod["index"]) + offset)
+    for part in reversed(parts):
         if LOCAL_RANK_PART.search(part):
             continue
         found = GLOBAL_RANK_PART.search(part) or WORKER_PART.search(part)
         if found:
             return PathRank(rank=int(found[1]))
+    process = NCCL_DEBUG_FILE.match(parts[-1])
+    if process and process["host"].lower() not in NOT_HOSTS:
+        return PathRank(host=process["host"], pid=int(process["pid"]))
     return PathRank()
 
 
+PATH_RANK_SCHEMA: dict[str, pl.DataType] = {
+    "file": pl.String(),
+    "path_rank": pl.Int32(),
+    "path_local_rank": pl.Int32(),
+    "path_rank_local_only": pl.Boolean(),
+    "path_node": pl.String(),
+    "path_node_index": pl.Int32(),
+    "path_host": pl.String(),
+    "path_pid": pl.Int64(),
+}
+
+
 def path_ranks(file_names: list[str]) -> pl.DataFrame:
-    """One row per file: `file, path_rank, path_local_rank, path_rank_local_only`.
+    """One row per file: what its path says (columns of PATH_RANK_SCHEMA).
 
-    A torchrun tree's local rank is taken as the global rank only when all the trees seen
-    belong to one node (one run folder); otherwise the file keeps only its local rank.
+    A torchrun tree's local rank is taken as the global rank (`path_rank`) only when all the
+    trees seen belong to one node (one run folder); otherwise the file keeps only its local
+    rank. `path_rank_local_only` is true when the path states no global rank itself.
     """
-    found = {name: rank_from_path(name) for name in file_names}
-    nodes = {info.node for info in found.values() if info.node is not None}
-    single_node = len(nodes) == 1
-    return pl.DataFrame(
-        {
-            "file": list(found),
-            "path_rank": [
-                info.rank if info.rank is not None else (info.local_rank if single_node else None)
-                for info in found.values()
-            ],
-            "path_local_rank": [info.local_rank for info in found.values()],
-            "path_rank_local_only": [info.rank is None for info in found.values()],
-        },
-        schema={
-            "file": pl.String,
-            "path_rank": pl.Int32,
-            "path_local_rank": pl.Int32,
-            "path_rank_local_only": pl.Boolean,
-        },
+    kubeflow = any(
+        KUBEFLOW_POD.match(part) and "-master-" in part
+        for name in file_names
+        for part in name.replace("!/", "/").split("/")
     )
+    found = {name: rank_from_path(name, kubeflow) for name in file_names}
+    trees = {
+        info.node for info in found.values() if info.node is not None and info.node_index is None
+    }
+    single_node = len(trees) == 1
+    rows = [
+        (
+            name,
+            info.rank if info.rank is not None else (info.local_rank if single_node else None),
+            info.local_rank,
+            info.rank is None,
+            info.node,
+            info.node_index,
+            info.host,
+            info.pid,
+        )
+        for name, info in found.items()
+    ]
+    return pl.DataFrame(rows, schema=PATH_RANK_SCHEMA, orient="row")
 
 
-def attribute(events: pl.DataFrame, file_names: list[str]) -> pl.DataFrame:
-    """Fill `rank`, `rank_from` and `local_rank` on parsed events (see the module doc)."""
-    for column in ("rank", "local_rank"):
-        if column not in events.columns:
-            events = events.with_columns(pl.lit(None, dtype=pl.Int32).alias(column))
-    content_rank = pl.col("rank")
-    file_rank = (
-        events.filter(pl.col("prefix_rank").is_null() & content_rank.is_not_null())
-        .group_by("file")
-        .agg(pl.col("rank").unique().alias("_ranks"))
-        .filter(pl.col("_ranks").list.len() == 1)
-        .select("file", pl.col("_ranks").list.first().alias("file_content_rank"))
-    )
+def attribute(
+    events: pl.DataFrame, file_names: list[str], lines: pl.DataFrame | None = None
+) -> pl.DataFrame:
+    """Fill `rank`, `rank_from` and `local_rank` on parsed events (see the module doc); fill
+    `host`, `pid` and `timestamp` from prefixes and paths where the parser left them empty.
+
+    `lines` is the framed line table (`framing.frame_lines`): with it the prefix columns are
+    taken from it as they are, and a launch command's `--nproc_per_node` can be read. Without
+    it the event lines are framed again on their own. `prefix_rank` and `prefix_local_rank` are
+    kept (the caller drops them); the other prefix columns are consumed here.
+    """
+    events = _ensure_columns(_with_prefix_columns(events, lines))
     paths = path_ranks(file_names)
-    events = events.join(file_rank, on="file", how="left").join(paths, on="file", how="left")
+    events = events.join(_file_content_ranks(events), on=WRITER, how="left", nulls_equal=True).join(
+        paths, on="file", how="left"
+    )
+    local = pl.coalesce(
+        pl.col("local_rank"), pl.col("prefix_local_rank"), pl.col("path_local_rank")
+    )
+    events = events.with_columns(local.alias("local_rank"), _node_key().alias("_node"))
+    events = events.join(_node_offsets(events), on="_node", how="left")
+    nproc = _nproc_per_node(lines)
+    node_index = pl.coalesce(pl.col("prefix_node_index"), pl.col("path_node_index"))
     choices = [
         ("prefix", pl.col("prefix_rank")),
-        ("content", content_rank),
+        ("content", pl.col("rank")),
         ("file_content", pl.col("file_content_rank")),
         ("path", pl.when(~pl.col("path_rank_local_only")).then(pl.col("path_rank"))),
+        ("node_offset", pl.col("_offset") + pl.col("local_rank")),
         ("path_local", pl.col("path_rank")),
+        ("node_index", node_index * pl.lit(nproc, dtype=pl.Int32) + pl.col("local_rank")),
     ]
     rank = pl.coalesce([value for _, value in choices])
     source = pl.when(choices[0][1].is_not_null()).then(pl.lit(choices[0][0]))
     for name, value in choices[1:]:
         source = source.when(value.is_not_null()).then(pl.lit(name))
+    consumed = [name for name in PREFIX_COLUMNS if name not in ("prefix_rank", "prefix_local_rank")]
     return events.with_columns(
         rank.cast(pl.Int32).alias("rank"),
         source.otherwise(None).alias("rank_from"),
-        pl.coalesce(
-            pl.col("local_rank"), pl.col("prefix_local_rank"), pl.col("path_local_rank")
-        ).alias("local_rank"),
-    ).drop("file_content_rank", "path_rank", "path_local_rank", "path_rank_local_only")
+        pl.coalesce(pl.col("host"), pl.col("prefix_host"), pl.col("path_host")).alias("host"),
+        pl.coalesce(pl.col("pid"), pl.col("prefix_pid"), pl.col("path_pid")).alias("pid"),
+        _timestamp().alias("timestamp"),
+        _repeats_in_extra().alias("extra"),
+    ).drop(
+        "file_content_rank",
+        *(name for name in PATH_RANK_SCHEMA if name != "file"),
+        "_node",
+        "_offset",
+        *(name for name in consumed if name in events.columns),
+    )
+
+
+def _ensure_columns(events: pl.DataFrame) -> pl.DataFrame:
+    wanted: dict[str, pl.DataType] = {
+        "rank": pl.Int32(),
+        "local_rank": pl.Int32(),
+        "host": pl.String(),
+        "pid": pl.Int64(),
+        "timestamp": pl.Datetime("us"),
+        "extra": pl.String(),
+        **PREFIX_COLUMNS,
+    }
+    return events.with_columns(
+        pl.lit(None, dtype=dtype).alias(name)
+        for name, dtype in wanted.items()
+        if name not in events.columns
+    )
+
+
+def _with_prefix_columns(events: pl.DataFrame, lines: pl.DataFrame | None) -> pl.DataFrame:
+    """Join the prefix columns the events lack, from the framed lines or by framing again."""
+    missing = [name for name in PREFIX_COLUMNS if name not in events.columns]
+    if not missing or events.is_empty():
+        return events
+    if lines is None and not {"text", "message"} <= set(events.columns):
+        return events
+    if lines is not None and set(missing) <= set(lines.columns):
+        return events.join(lines.select("file", "line", *missing), on=["file", "line"], how="left")
+    own_lines = events.select("file", "line", "text").unique(["file", "line"])
+    reframed = frame_lines(own_lines).rename(
+        {name: f"_re_{name}" for name in ("message", "prefix_rank", "prefix_local_rank")}
+    )
+    events = events.join(
+        reframed.select(
+            "file", "line", *missing, "_re_message", "_re_prefix_rank", "_re_prefix_local_rank"
+        ),
+        on=["file", "line"],
+        how="left",
+    )
+    # Framed alone, a line can be read differently than among all its file's lines (the
+    # per-file rules); keep what framing again says only where it peeled the same prefixes.
+    same = (
+        pl.col("_re_message").eq_missing(pl.col("message"))
+        & pl.col("_re_prefix_rank").eq_missing(pl.col("prefix_rank"))
+        & pl.col("_re_prefix_local_rank").eq_missing(pl.col("prefix_local_rank"))
+    )
+    return events.with_columns(
+        pl.when(same).then(pl.col(name)).alias(name) for name in missing
+    ).drop("_re_message", "_re_prefix_rank", "_re_prefix_local_rank")
+
+
+# One writer's lines within a file: a file can interleave processes (torchrun --tee, srun, pdsh)
+WRITER = ["file", "prefix_node", "prefix_host", "prefix_local_rank"]
+
+
+def _file_content_ranks(events: pl.DataFrame) -> pl.DataFrame:
+    """Per writer of a file, the one rank its content names (outside rank-prefixed lines)."""
+    return (
+        events.filter(pl.col("prefix_rank").is_null() & pl.col("rank").is_not_null())
+        .group_by(WRITER)
+        .agg(pl.col("rank").unique().alias("_ranks"))
+        .filter(pl.col("_ranks").list.len() == 1)
+        .select(*WRITER, pl.col("_ranks").list.first().alias("file_content_rank"))
+    )
+
+
+def _node_key() -> pl.Expr:
+    """Which node wrote the line: a node prefix, a host prefix, the path's node, else the file."""
+    return pl.coalesce(
+        pl.concat_str(pl.col("file"), pl.lit("!"), pl.col("prefix_node")),
+        pl.concat_str(pl.lit("host:"), pl.col("prefix_host")),
+        pl.concat_str(pl.lit("path:"), pl.col("path_node")),
+        pl.concat_str(pl.lit("file:"), pl.col("file")),
+    )
+
+
+def _node_offsets(events: pl.DataFrame) -> pl.DataFrame:
+    """Per node, global minus local rank where its lines state both and all agree."""
+    stated = pl.coalesce(pl.col("prefix_rank"), pl.col("rank"), _world_comm_rank(events))
+    from_pairs = (
+        events.filter(stated.is_not_null() & pl.col("local_rank").is_not_null())
+        .group_by("_node")
+        .agg((stated - pl.col("local_rank")).unique().alias("_offsets"))
+        .filter(pl.col("_offsets").list.len() == 1)
+        .select("_node", pl.col("_offsets").list.first().cast(pl.Int32).alias("_offset"))
+    )
+    return pl.concat(
+        [from_pairs, _host_order_offsets(events).join(from_pairs, on="_node", how="anti")]
+    )
+
+
+def _host_order_offsets(events: pl.DataFrame) -> pl.DataFrame:
+    """Per host, its lowest world rank, when the NCCL inits of the world communicator show every
+    rank and each host holds a run of consecutive ranks of the same length (torchrun's
+    node_rank * nproc_per_node + local_rank)."""
+    world_rank = _world_comm_rank(events)
+    hosts = (
+        events.filter(world_rank.is_not_null() & pl.col("host").is_not_null())
+        .group_by("host")
+        .agg(world_rank.unique().alias("_ranks"))
+        .with_columns(
+            pl.col("_ranks").list.len().alias("_count"),
+            pl.col("_ranks").list.min().cast(pl.Int32).alias("_offset"),
+        )
+    )
+    empty = pl.DataFrame(schema={"_node": pl.String, "_offset": pl.Int32})
+    if hosts.is_empty() or "nranks" not in events.columns:
+        return empty
+    counts = hosts.get_column("_count")
+    consecutive = (
+        hosts.get_column("_ranks").list.max() - hosts.get_column("_offset") + 1
+    ) == counts
+    world_size = events.get_column("nranks").max()
+    if counts.n_unique() != 1 or not consecutive.all() or counts.sum() != world_size:
+        return empty
+    return hosts.select(pl.concat_str(pl.lit("host:"), pl.col("host")).alias("_node"), "_offset")
+
+
+def _world_comm_rank(events: pl.DataFrame) -> pl.Expr:
+    """The rank an NCCL init names in the world communicator (the largest one seen)."""
+    if not {"comm_rank", "nranks"} <= set(events.columns):
+        return pl.lit(None, dtype=pl.Int32)
+    world_size = events.get_column("nranks").max()
+    if world_size is None:
+        return pl.lit(None, dtype=pl.Int32)
+    return pl.when(pl.col("nranks") == world_size).then(pl.col("comm_rank")).cast(pl.Int32)
+
+
+def _nproc_per_node(lines: pl.DataFrame | None) -> int | None:
+    """`--nproc_per_node N` from a launch command line in the logs, when all such lines agree."""
+    if lines is None or "message" not in lines.columns:
+        return None
+    stated = (
+        lines.filter(pl.col("message").str.contains("--n", literal=True))
+        .select(pl.col("message").str.extract(NPROC_PER_NODE, 1).cast(pl.Int32).drop_nulls())
+        .to_series()
+        .unique()
+    )
+    return int(stated.item()) if stated.len() == 1 else None
+
+
+def _timestamp() -> pl.Expr:
+    """The parser's stamp, else the line's own leading stamp (read later), else the launcher's."""
+    bare = ~pl.col("message").str.contains(OWN_STAMP).fill_null(False)
+    return pl.coalesce(pl.col("timestamp"), pl.when(bare).then(pl.col("prefix_time")))
+
+
+def _repeats_in_extra() -> pl.Expr:
+    """A Ray-deduplicated line stands for several: say so in `extra` when it is free."""
+    repeated = pl.concat_str(
+        pl.lit('{"repeated": '), pl.col("prefix_repeats").cast(pl.String), pl.lit("}")
+    )
+    return pl.coalesce(pl.col("extra"), repeated)

@@ -8,18 +8,23 @@ from __future__ import annotations
 
 import sys
 import traceback
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from logforensics import __version__
 from logforensics.errors import LogForensicsError
 
+if TYPE_CHECKING:
+    from logforensics.api import Analysis
+
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 DEFAULT_HTML = "forensics-report.html"
 DEFAULT_JSON = "forensics-report.json"
+DEFAULT_MAX_BYTES = "4G"
 
 app = typer.Typer(
     add_completion=False,
@@ -60,7 +65,11 @@ def _root(
 @app.command()
 def analyze(
     path: Annotated[
-        Path, typer.Argument(help="A folder of logs (searched recursively) or one file.")
+        Path,
+        typer.Argument(
+            help="A folder of logs (searched recursively), one file, an archive (.tar, .tar.gz, "
+            ".tar.zst, .zip), or '-' for standard input (plain or compressed).",
+        ),
     ],
     output_format: Annotated[
         OutputFormat, typer.Option("--format", "-f", help="Report format.")
@@ -82,10 +91,35 @@ def analyze(
         typer.Option("--fail-on", help="Exit 1 when findings of this severity or worse exist."),
     ] = FailOn.never,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")] = False,
+    attempt: Annotated[
+        int | None,
+        typer.Option(
+            "--attempt",
+            min=0,
+            help="Which torchrun --log-dir restart (attempt_N) to analyse. Default: the latest.",
+        ),
+    ] = None,
+    max_bytes: Annotated[
+        str,
+        typer.Option(
+            "--max-bytes",
+            help="Refuse inputs larger than this once decompressed (e.g. 8G, 512M).",
+        ),
+    ] = DEFAULT_MAX_BYTES,
+    rank_from_path: Annotated[
+        str | None,
+        typer.Option(
+            "--rank-from-path",
+            metavar="REGEX",
+            help=r"Read each file's rank from its path with this regex (a named group 'rank', "
+            r"e.g. 'gpu(?P<rank>\d+)\.txt$'), before the built-in path shapes.",
+        ),
+    ] = None,
 ) -> None:
     """Analyse the logs under PATH and write a report (HTML by default)."""
     try:
-        code = _analyze(path, output_format, out, events, fail_on, quiet)
+        reading = Reading(attempt, max_bytes, rank_from_path)
+        code = _analyze(path, reading, output_format, out, events, fail_on, quiet)
     except LogForensicsError as error:
         hint = f" ({error.hint})" if error.hint else ""
         typer.echo(f"forensics: error: {error}{hint}", err=True)
@@ -103,8 +137,18 @@ def analyze(
     raise typer.Exit(code)
 
 
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """How to read PATH: the options passed on to `logforensics.api.analyze`."""
+
+    attempt: int | None
+    max_bytes: str
+    rank_from_path: str | None
+
+
 def _analyze(
     path: Path,
+    reading: Reading,
     output_format: OutputFormat,
     out: Path | None,
     events_path: Path | None,
@@ -122,7 +166,14 @@ def _analyze(
     for written in (target, events_path):
         if written is not None and str(written) != "-":
             _refuse_writing_into_input(path, written)
-    analysis = run_analysis(path)
+    from logforensics.intake import parse_size
+
+    analysis = run_analysis(
+        path,
+        attempt=reading.attempt,
+        max_bytes=parse_size(reading.max_bytes),
+        rank_from_path=reading.rank_from_path,
+    )
     report = build_report(analysis, str(path))
     text = (
         render_json(report) if output_format is OutputFormat.json else render_html(report, analysis)
@@ -137,7 +188,16 @@ def _analyze(
     except OSError as error:
         raise InputError(f"cannot write {error.filename or target}: {error.strerror}") from None
     if not quiet:
-        _print_summary(report, None if str(target) == "-" else target, events_path)
+        _print_summary(report, analysis, None if str(target) == "-" else target, events_path)
+    if analysis.rule_errors:
+        for failure in analysis.rule_errors:
+            typer.echo(failure, err=True)
+        typer.echo(
+            f"forensics: internal error in {len(analysis.rule_errors)} rule(s) (a bug in "
+            "logforensics; the report holds the other rules' findings)",
+            err=True,
+        )
+        return EXIT_INTERNAL
     if fail_on is FailOn.never:
         return EXIT_OK
     threshold = SEVERITY_ORDER[fail_on.value]
@@ -159,13 +219,17 @@ def _refuse_writing_into_input(input_path: Path, output: Path) -> None:
         )
 
 
-def _print_summary(report: dict, target: Path | None, events_path: Path | None) -> None:
+def _print_summary(
+    report: dict, analysis: Analysis, target: Path | None, events_path: Path | None
+) -> None:
     inputs = report["inputs"]
     lines = [
         f"read {inputs['files']} files, {inputs['lines']} lines "
         f"({inputs['unrecognised_lines']} not recognised), ranks seen: {len(inputs['ranks_seen'])}"
         + (f" of {report['world_size']}" if report["world_size"] is not None else "")
+        + (f"; {len(inputs['skipped'])} files skipped" if inputs["skipped"] else "")
     ]
+    lines.extend(_reading_notes(analysis))
     verdict = report["verdict"]
     if verdict:
         lines.append(f"verdict: {verdict['kind']} — {verdict['summary']}")
@@ -180,6 +244,23 @@ def _print_summary(report: dict, target: Path | None, events_path: Path | None) 
     if events_path is not None:
         lines.append(f"events: {events_path}")
     typer.echo("\n".join(lines), err=True)
+
+
+def _reading_notes(analysis: Analysis) -> list[str]:
+    """What the user should know about how the input was read: restarts, inferred ranks."""
+    notes = []
+    inventory = analysis.job.inventory
+    if len(inventory.attempts) > 1:
+        others = ", ".join(str(n) for n in inventory.attempts if n != inventory.attempt)
+        notes.append(
+            f"torchrun restarts: analysed attempt_{inventory.attempt}; also found {others} "
+            "(choose with --attempt)"
+        )
+    for source, ranks in analysis.inferred_ranks.items():
+        notes.append(f"ranks found by {source}: {', '.join(map(str, ranks))}")
+    if analysis.lossy_files:
+        notes.append(f"invalid UTF-8 replaced in {len(analysis.lossy_files)} files")
+    return notes
 
 
 def main() -> None:

@@ -55,7 +55,7 @@ def build_events(lines: pl.DataFrame) -> EventTable:
         return EventTable(empty_events(), recognised_lines)
     events = pl.concat(parts, how="diagonal_relaxed")
     file_names = lines.get_column("file").unique().to_list()
-    events = attribute(events, file_names).drop("prefix_rank", "prefix_local_rank")
+    events = attribute(events, file_names, framed).drop("prefix_rank", "prefix_local_rank")
     events = attribute_by_process(events)
     events = events.with_columns(_timestamp(events))
     table = conform(events).collect().sort("file", "line", "parser")

@@ -1,45 +1,462 @@
-"""Peel launcher prefixes off each line, keeping the rank each prefix states.
+"""Peel launcher prefixes off each line, outside-in, keeping what each prefix says.
 
-`[default0]:[rank0]:[E1218 ...] ...` becomes `message = "[E1218 ...] ..."`, with
-`prefix_local_rank = 0` (torchrun --tee names the local rank) and `prefix_rank = 0`
-(PyTorch's own `[rankN]:` names the global rank).
+A line may carry several prefixes, one per program that relayed it::
+
+    node04: 0: [default3]:[rank3]:[E1218 20:27:21.426 ProcessGroupNCCL.cpp:629] ...
+    ^pdsh   ^srun ^torchrun --tee ^PyTorch's own
+
+Each launcher's prefix is one `Framer` in `FRAMERS` (listed in peel order): an anchored regex
+with a verbatim example, whose named groups fill the `prefix_*` columns. A framer applies at
+most once per line and only after the framers listed before it, so an inner prefix is never
+mistaken for an outer one. Formats and sources (see also the regex comments):
+
+- `journalctl` output (`-o short` / `short-iso`: `<time> <host> <ident>[<pid>]: `);
+- `kubectl logs --prefix` `[pod/<pod>/<container>] ` (kubernetes/kubectl:pkg/cmd/logs/logs.go)
+  and `--timestamps` RFC3339 stamps; CRI node logs `<time> stdout F|P <text>` (Grafana Promtail
+  `cri` stage docs), partial (`P`) lines joined with the line that completes them;
+- pdsh `host: ` (pdsh(1), DeepSpeed's multi-node runner); SLURM `srun --label` task ids
+  (srun(1)); Open MPI `--tag-output` `[job,rank]<stdout>:` with the optional
+  `--timestamp-output` stamp (orterun(1));
+- Ray worker prefixes `(RayTrainWorker pid=.., ip=..)` and `[repeated Nx across cluster]`
+  dedup suffixes (Ray "Configuring Logging" docs);
+- torchrun `--tee` `[<role><local_rank>]:` (pytorch/pytorch:torch/distributed/elastic/
+  multiprocessing/tail_log.py), `TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE` shapes `[3]:` (the
+  documented `[${rank}]:`) and `[rank3]: `, and PyTorch's own `[rank3]:` on tracebacks and C++
+  log lines (torch >= 2.2);
+- noise: ANSI colour codes, tqdm carriage-return progress bars after which a log line starts
+  mid-line, trailing carriage returns.
+
+Which prefix states a GLOBAL rank: PyTorch's `[rankN]:` (the innermost wins), a torchrun
+template's `[N]:`, an MPI rank, and an srun task id unless the same file shows that the task
+wraps a torchrun agent (a `[default3]:` inside it, or a `[rankN]:` that disagrees): then the
+task id names a node and is kept in `prefix_node` / `prefix_node_index`, never as a rank. A
+torchrun `--tee` prefix states a local rank only; `attribution.attribute` turns it into a
+global one when the node's rank offset is known.
+
+Two shapes are ambiguous on their own (`node04: ` could be text, `3: ` could be a list item):
+the pdsh and srun framers apply only in files where at least half of the non-blank lines carry
+such a prefix.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import polars as pl
 
-# A run of stacked bracket prefixes: torchrun --tee `[default3]:` / `[trainer0]:` (local rank)
-# and PyTorch's excepthook / c10 logger `[rank7]: ` (global rank, torch >= 2.2).
-STACKED_PREFIXES = r"^(?:\[[A-Za-z_]+\d+\]: ?)+"
-# Within that run: the innermost `[rankN]` states the global rank.
-TORCH_RANK = r"\[rank(\d+)\]"
-# The outermost non-`rank` tag is torchrun's `[<role><local_rank>]`.
-TORCHRUN_TEE = r"^\[([A-Za-z_]+?)(\d+)\]"
+# What frame_lines adds to `file, line, text`; `message` and the first two are what parsers see.
+PREFIX_COLUMNS: dict[str, pl.DataType] = {
+    "prefix_rank": pl.Int32(),  # global rank stated by the innermost prefix that states one
+    "prefix_local_rank": pl.Int32(),  # torchrun --tee local rank
+    "prefix_host": pl.String(),  # pdsh host, kubectl pod, Ray worker ip
+    "prefix_pid": pl.Int64(),  # Ray worker pid
+    "prefix_node": pl.String(),  # an srun task / MPI process that is a node, not a rank
+    "prefix_node_index": pl.Int32(),  # that node's index (srun task id), when it has one
+    "prefix_stream": pl.String(),  # stdout / stderr (Open MPI tag, CRI)
+    "prefix_time": pl.Datetime("us"),  # launcher stamp (kubectl, CRI, Open MPI); zone dropped
+    "prefix_repeats": pl.Int32(),  # Ray dedup: the line stands for this many repeats
+    "framing": pl.String(),  # framers applied, outer first: "srun+torchrun_tee+torch_rank"
+}
+FRAME_COLUMNS: tuple[str, ...] = ("message", *PREFIX_COLUMNS)
+
+# A file's ambiguous prefixes (pdsh, srun) count only when they prefix this share of its lines.
+AMBIGUOUS_PREFIX_SHARE = 0.5
+
+ANSI_ESCAPE = r"\x1b\[[0-9;?]*[A-Za-z]"
+# RFC3339 as kubectl --timestamps and CRI write it; the zone is dropped like other stamps.
+RFC3339 = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})"
+
+# Nov 30 15:24:03 gpu-node1 python3[5130]: [rank2]: Traceback (most recent call last):
+# 2026-11-30T15:24:03+0000 gpu-node1 python3[5130]: ...   (journalctl -o short / short-iso:
+# time, host, identifier[pid]; systemd journalctl(1) OUTPUT OPTIONS)
+JOURNALCTL = (
+    r"(?:(?P<iso>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}))"
+    r"|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}) "
+    r"(?P<host>[A-Za-z0-9][A-Za-z0-9._-]*) [^\s\[\]:]+\[(?P<pid>\d+)\]: "
+)
+# [pod/mnist-worker-0/pytorch] [default0]:rank=1 step=3 stage=after_step
+# (format "[pod/%s/%s] ", kubernetes/kubectl:pkg/cmd/logs/logs.go addPrefixIfNeeded)
+KUBECTL_PREFIX = r"\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]*)\] "
+# 2019-04-30T02:12:41.8443515Z stdout F message   (Grafana Promtail docs, `cri` stage)
+CRI_ENVELOPE = rf"(?P<time>{RFC3339}) (?P<stream>stdout|stderr) (?P<tag>[FP])(?: |$)"
+# 2024-05-08T08:47:31.261530427Z [rank0]:[E508 08:47:31.261 ProcessGroupNCCL.cpp:607] ...
+# (kubectl logs --timestamps: RFC3339Nano from the API server)
+KUBECTL_TIMESTAMP = rf"(?P<time>{RFC3339}) "
+# node04: [E ProcessGroupNCCL.cpp:474] [Rank 7] Watchdog caught collective operation timeout
+# rdma-test-gpu-worker-1: torch.distributed.DistBackendError: NCCL error in: ...
+# A host name here starts with a letter and holds a digit (or is localhost / an IPv4 address),
+# which keeps `RuntimeError: ` and `INFO: ` out.
+PDSH_HOST = r"(?P<host>[A-Za-z][A-Za-z0-9_-]*\d[A-Za-z0-9._-]*|localhost|\d{1,3}(?:\.\d{1,3}){3}): "
+# 11: [rank11]:[E617 15:17:35.519071987 ProcessGroupNCCL.cpp:681] [Rank 11] Some NCCL ...
+# space-padded ` 3: ` (format "P%u %*d: " / "%*d: "), zero-padded `03: ` (older
+# write_labelled_message.c), heterogeneous jobs `P0 3: ` (srun(1) --label)
+SRUN_LABEL = r"(?:P(?P<het>\d+) )? *(?P<task>\d+): "
+# [1,3]<stdout>:smc-gpu-03:29881:30401 [0] NCCL INFO init.cc:903 -> 5
+# Fri Aug 11 12:31:45 2023[1,0]<stdout>:tomte401:1850301:1881341 [0] transport.cc:154 NCCL WARN
+# (format "%s[%s,%s]<%s>: ", the first %s is --timestamp-output; orterun(1), Open MPI 4.1)
+MPIRUN_TAG = (
+    r"(?P<time>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4})?"
+    r"\[(?P<job>\d+),(?P<rank>\d+)\]<(?P<stream>stdout|stderr|stddiag)>: ?"
+)
+# (RayTrainWorker pid=1193, ip=10.244.4.193) [rank1]: Traceback (most recent call last):
+# (WorkerDict pid=3569860) degamts15:3569860:3571297 [0] NCCL INFO ncclCommInitRank ...
+RAY_WORKER = (
+    r"\((?:(?P<actor>[A-Za-z_][\w.:-]*) )?pid=(?P<pid>\d+)"
+    r"(?:, ip=(?P<ip>\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]+))?\) "
+)
+# ... Init COMPLETE [repeated 8x across cluster]   (Ray log deduplication, RAY_DEDUP_LOGS)
+RAY_DEDUP_SUFFIX = r" ?\[repeated (\d+)x across cluster\]$"
+# [default0]:2026-11-30 15:04:29,000 INFO {'rank': 0, 'local_rank': 0, 'device': 0, ...}
+# [trainer3]:... (header f"[{name}{local_rank}]:", torch/distributed/elastic/.../tail_log.py)
+TORCHRUN_TEE = r"\[(?P<role>[A-Za-z_][A-Za-z0-9_-]*?)(?P<local_rank>\d+)\]:"
+# [1]:rank=1 local_rank=1 attempt=0 hello   (TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:',
+# the global-rank example of torch/distributed/elastic/agent/server/local_elastic_agent.py)
+TORCHRUN_RANK_TEMPLATE = r"\[(?P<rank>\d+)\]:"
+# Everything up to the last carriage return: what a terminal shows is what came after it.
+CARRIAGE_RETURN = r".*\r"
+# tqdm bar with a log line glued after it (no newline before the line):
+#   1%|▏         | 24/1752 [01:08<1:22:56,  2.88s/it][rank5]:[E602 11:17:52.185053341 ...
+TQDM_BAR = r"[^|\r]{0,80}?\d{1,3}%\|[^|\r]*\| *[\d.]+[kMGT]?/(?:[\d.]+[kMGT]?|\?) \[[^\]\r]*\]"
+# [rank7]: Traceback (most recent call last):   (torch >= 2.3 excepthook; c10 log [rank1]:[E ...)
+# A torchrun template `[rank${local_rank}]: ` in front of PyTorch's own gives two tags:
+# [rank1]: [rank5]:[E ...]  -> the outer is torchrun's local rank, the inner the global one.
+TORCH_RANK = r"\[rank(?P<rank>\d+)\]: ?(?:\[rank(?P<inner>\d+)\]: ?)*"
+
+
+def _always(groups: pl.Expr) -> pl.Expr:
+    return pl.lit(True)
+
+
+def _no_fields(groups: pl.Expr) -> dict[str, pl.Expr]:
+    return {}
+
+
+@dataclass(frozen=True, slots=True)
+class Framer:
+    """One launcher's line prefix.
+
+    `pattern` matches exactly the prefix to strip, anchored at the start of what is left of
+    the line; `fields` maps its named groups (a struct) to columns. `accept` can refuse a
+    match the regex alone cannot (no look-around in polars regex). `per_file` framers apply
+    only where they prefix at least AMBIGUOUS_PREFIX_SHARE of the file's non-blank lines.
+    """
+
+    name: str
+    pattern: str
+    fields: Callable[[pl.Expr], dict[str, pl.Expr]] = _no_fields
+    accept: Callable[[pl.Expr], pl.Expr] = _always
+    per_file: bool = False
+    # literals one of which a line must contain to be worth trying, for prefixes that are not
+    # at the very start of the line (a regex scan of every line would cost more)
+    literals: tuple[str, ...] = ()
+    # what else this launcher did to its lines, undone before inner framers look at them
+    then: Callable[[pl.DataFrame], pl.DataFrame] | None = None
+
+    @property
+    def regex(self) -> str:
+        return f"^(?P<prefix>{self.pattern})"
+
+
+def _group(groups: pl.Expr, name: str) -> pl.Expr:
+    return groups.struct.field(name)
+
+
+def _rfc3339(groups: pl.Expr) -> pl.Expr:
+    return (
+        _group(groups, "time")
+        .str.extract(r"^([\d-]+T[\d:.]+)", 1)
+        .str.to_datetime("%Y-%m-%dT%H:%M:%S%.f", strict=False, time_unit="us")
+    )
+
+
+def _ctime(groups: pl.Expr) -> pl.Expr:
+    # ctime pads the day with a space (`Aug  1`) and chrono's %d wants two digits; the weekday
+    # is dropped so that a wrong one cannot void the stamp.
+    return (
+        _group(groups, "time")
+        .str.replace(r"^\w{3} (\w{3})  ?(\d) ", "${1} 0${2} ")
+        .str.replace(r"^\w{3} (\w{3} \d)", "${1}")
+        .str.to_datetime("%b %d %H:%M:%S %Y", strict=False, time_unit="us")
+    )
+
+
+FRAMERS: tuple[Framer, ...] = (
+    Framer(
+        "journalctl",
+        JOURNALCTL,
+        # the short format has no year: only the ISO variants give a time
+        lambda g: {
+            "prefix_host": _group(g, "host"),
+            "prefix_pid": _group(g, "pid").cast(pl.Int64),
+            "prefix_time": _group(g, "iso")
+            .str.extract(r"^([\d-]+T[\d:.]+)", 1)
+            .str.to_datetime("%Y-%m-%dT%H:%M:%S%.f", strict=False, time_unit="us"),
+        },
+    ),
+    Framer("kubectl_prefix", KUBECTL_PREFIX, lambda g: {"prefix_host": _group(g, "pod")}),
+    Framer(
+        "cri",
+        CRI_ENVELOPE,
+        lambda g: {
+            "prefix_time": _rfc3339(g),
+            "prefix_stream": _group(g, "stream"),
+            "_cri_tag": _group(g, "tag"),
+        },
+        then=lambda frame: _join_cri_partials(frame),
+    ),
+    Framer(
+        "kubectl_timestamp",
+        KUBECTL_TIMESTAMP,
+        lambda g: {"prefix_time": _rfc3339(g)},
+        # a CRI envelope starts with the same stamp; it is the cri framer's
+        accept=lambda g: (
+            pl.col("framing").is_null() | ~pl.col("framing").str.contains("cri", literal=True)
+        ),
+    ),
+    Framer("pdsh", PDSH_HOST, lambda g: {"prefix_host": _group(g, "host")}, per_file=True),
+    Framer(
+        "srun",
+        SRUN_LABEL,
+        lambda g: {
+            "_task": _group(g, "task").cast(pl.Int32),
+            "_het": _group(g, "het").cast(pl.Int32),
+        },
+        per_file=True,
+    ),
+    Framer(
+        "mpirun",
+        MPIRUN_TAG,
+        lambda g: {
+            "_task": _group(g, "rank").cast(pl.Int32),
+            "prefix_stream": _group(g, "stream"),
+            "prefix_time": _ctime(g),
+        },
+    ),
+    Framer(
+        "ray",
+        RAY_WORKER,
+        lambda g: {
+            "prefix_pid": _group(g, "pid").cast(pl.Int64),
+            "prefix_host": _group(g, "ip"),
+        },
+        then=lambda frame: _strip_ray_dedup(frame),
+    ),
+    Framer(
+        "torchrun_tee",
+        TORCHRUN_TEE,
+        lambda g: {"prefix_local_rank": _group(g, "local_rank").cast(pl.Int32)},
+        # `[rank3]:` is PyTorch's own prefix (or a template naming a rank): the torch_rank framer
+        accept=lambda g: _group(g, "role") != "rank",
+    ),
+    Framer(
+        "torchrun_template",
+        TORCHRUN_RANK_TEMPLATE,
+        lambda g: {"_template_rank": _group(g, "rank").cast(pl.Int32)},
+        # ChildFailedError summaries number their entries `[0]:` alone on a line
+        accept=lambda g: pl.col("message").str.len_chars() > _group(g, "prefix").str.len_chars(),
+    ),
+    Framer("carriage_return", CARRIAGE_RETURN, literals=("\r",)),
+    Framer(
+        "tqdm",
+        TQDM_BAR,
+        literals=("%|",),
+        # a bar alone is a progress line (a parser may read its counts); strip it only when a
+        # log line follows it on the same line
+        accept=lambda g: pl.col("message").str.len_chars() > _group(g, "prefix").str.len_chars(),
+    ),
+    Framer(
+        "torch_rank",
+        TORCH_RANK,
+        lambda g: {
+            "_rank": _group(g, "rank").cast(pl.Int32),
+            "_inner_rank": _group(g, "inner").cast(pl.Int32),
+        },
+    ),
+)
+
+# Working columns the framers fill before the ranks are resolved per file.
+_SCRATCH: dict[str, pl.DataType] = {
+    "_task": pl.Int32(),
+    "_het": pl.Int32(),
+    "_rank": pl.Int32(),
+    "_inner_rank": pl.Int32(),
+    "_template_rank": pl.Int32(),
+    "_cri_tag": pl.String(),
+}
+
+
+def _without_group_names(pattern: str) -> str:
+    return re.sub(r"\(\?P<\w+>", "(?:", pattern)
+
+
+# A line needs framing when it starts like some framer's prefix or holds noise anywhere.
+STARTS_WITH_PREFIX = (
+    "^(?:"
+    + "|".join(_without_group_names(framer.pattern) for framer in FRAMERS if not framer.literals)
+    + ")"
+)
+NOISE_LITERALS = ["\x1b", *(literal for framer in FRAMERS for literal in framer.literals)]
 
 
 def frame_lines(lines: pl.DataFrame) -> pl.DataFrame:
-    """Add `message`, `prefix_rank` and `prefix_local_rank` to a frame of raw lines."""
-    text = pl.col("text")
-    prefix = (
-        pl.when(text.str.starts_with("["))
-        .then(text.str.extract(f"({STACKED_PREFIXES})", 1))
-        .otherwise(None)
+    """Add `message` and the PREFIX_COLUMNS to a frame of raw lines (`file, line, text`).
+
+    `message` is the line with every recognised prefix (and the noise around it) removed.
+    """
+    indexed = lines.with_row_index("_row")
+    needs = pl.col("text").str.contains_any(NOISE_LITERALS) | pl.col("text").str.contains(
+        STARTS_WITH_PREFIX
     )
-    framed = lines.with_columns(prefix.alias("_prefix"))
-    prefix_col = pl.col("_prefix")
-    tee = prefix_col.str.extract_groups(TORCHRUN_TEE)
-    return framed.with_columns(
-        pl.when(prefix_col.is_null())
-        .then(text)
-        .otherwise(text.str.slice(prefix_col.str.len_chars()))
+    to_frame = indexed.filter(needs)
+    plain = indexed.filter(~needs).with_columns(
+        pl.col("text").alias("message"),
+        *(pl.lit(None, dtype=dtype).alias(name) for name, dtype in PREFIX_COLUMNS.items()),
+    )
+    if to_frame.is_empty():
+        return plain.drop("_row")
+    framed = _peel(to_frame, _nonblank_lines_per_file(lines))
+    return pl.concat([plain, framed], how="vertical").sort("_row").drop("_row")
+
+
+def _nonblank_lines_per_file(lines: pl.DataFrame) -> pl.DataFrame:
+    return lines.group_by("file").agg(
+        (pl.col("text").str.strip_chars() != "").sum().alias("_nonblank")
+    )
+
+
+def _peel(frame: pl.DataFrame, nonblank: pl.DataFrame) -> pl.DataFrame:
+    message = pl.col("text")
+    if frame.select(message.str.contains("\x1b", literal=True).any()).item():
+        message = message.str.replace_all(ANSI_ESCAPE, "")
+    frame = frame.with_columns(
+        message.str.strip_chars_end("\r").alias("message"),
+        *(pl.lit(None, dtype=dtype).alias(name) for name, dtype in PREFIX_COLUMNS.items()),
+        *(pl.lit(None, dtype=dtype).alias(name) for name, dtype in _SCRATCH.items()),
+    )
+    for framer in FRAMERS:
+        frame = _apply(frame, framer, nonblank)
+    return _resolve_ranks(frame).select("_row", *_input_columns(frame), *FRAME_COLUMNS)
+
+
+def _input_columns(frame: pl.DataFrame) -> list[str]:
+    produced = {"_row", *FRAME_COLUMNS, *_SCRATCH}
+    return [name for name in frame.columns if name not in produced]
+
+
+def _apply(frame: pl.DataFrame, framer: Framer, nonblank: pl.DataFrame) -> pl.DataFrame:
+    message = pl.col("message")
+    maybe = (
+        message.str.contains_any(list(framer.literals))
+        if framer.literals
+        else message.str.contains(framer.regex)
+    )
+    if not frame.select(maybe.any()).item():
+        return frame
+    frame = _peel_one(frame, framer, nonblank)
+    return framer.then(frame) if framer.then is not None else frame
+
+
+def _peel_one(frame: pl.DataFrame, framer: Framer, nonblank: pl.DataFrame) -> pl.DataFrame:
+    message = pl.col("message")
+    groups = message.str.extract_groups(framer.regex)
+    frame = frame.with_columns(groups.alias("_groups"))
+    matched = pl.col("_groups").struct.field("prefix").is_not_null() & framer.accept(
+        pl.col("_groups")
+    )
+    if framer.per_file:
+        share = matched.sum().over("file") / pl.col("_nonblank")
+        frame = frame.join(nonblank, on="file", how="left")
+        matched = matched & (share >= AMBIGUOUS_PREFIX_SHARE)
+    frame = frame.with_columns(matched.fill_null(False).alias("_matched"))
+    hit = pl.col("_matched")
+    prefix_length = pl.col("_groups").struct.field("prefix").str.len_chars()
+    updates = {
+        name: pl.when(hit).then(value).otherwise(pl.col(name)).cast(frame.schema[name])
+        for name, value in framer.fields(pl.col("_groups")).items()
+    }
+    return frame.with_columns(
+        pl.when(hit).then(message.str.slice(prefix_length)).otherwise(message).alias("message"),
+        pl.when(hit)
+        .then(
+            pl.concat_str(pl.col("framing"), pl.lit(framer.name), separator="+", ignore_nulls=True)
+        )
+        .otherwise(pl.col("framing"))
+        .alias("framing"),
+        **updates,
+    ).drop("_groups", "_matched", *(["_nonblank"] if framer.per_file else []))
+
+
+def _strip_ray_dedup(frame: pl.DataFrame) -> pl.DataFrame:
+    """`... [repeated 8x across cluster]`: keep the count, drop the suffix from the message."""
+    is_ray = pl.col("framing").str.contains(r"(?:^|\+)ray(?:\+|$)").fill_null(False)
+    if not frame.select(is_ray.any()).item():
+        return frame
+    repeats = pl.col("message").str.extract(RAY_DEDUP_SUFFIX, 1).cast(pl.Int32)
+    return frame.with_columns(
+        pl.when(is_ray).then(repeats).alias("prefix_repeats"),
+        pl.when(is_ray & repeats.is_not_null())
+        .then(pl.col("message").str.replace(RAY_DEDUP_SUFFIX, ""))
+        .otherwise(pl.col("message"))
         .alias("message"),
-        prefix_col.str.extract_all(TORCH_RANK)
-        .list.last()
-        .str.extract(r"(\d+)", 1)
-        .cast(pl.Int32)
-        .alias("prefix_rank"),
-        pl.when(tee.struct.field("1") != "rank")
-        .then(tee.struct.field("2").cast(pl.Int32))
-        .alias("prefix_local_rank"),
-    ).drop("_prefix")
+    )
+
+
+def _join_cri_partials(frame: pl.DataFrame) -> pl.DataFrame:
+    """CRI splits long lines into `P` pieces ended by an `F` line: the first line of such a run
+    gets the whole text, the others an empty message."""
+    tag = pl.col("_cri_tag")
+    if not frame.select((tag == "P").any()).item():
+        return frame
+    previous_tag = tag.shift(1).over("file", order_by="line")
+    starts_run = previous_tag.is_null() | (previous_tag != "P")
+    frame = frame.with_columns(starts_run.cum_sum().over("file", order_by="line").alias("_run"))
+    in_partial_run = (tag == "P").any().over("file", "_run") & tag.is_not_null()
+    first_of_run = pl.col("line") == pl.col("line").min().over("file", "_run")
+    joined = pl.col("message").str.join("").over("file", "_run", order_by="line")
+    return frame.with_columns(
+        pl.when(in_partial_run & first_of_run)
+        .then(joined)
+        .when(in_partial_run)
+        .then(pl.lit(""))
+        .otherwise(pl.col("message"))
+        .alias("message")
+    ).drop("_run")
+
+
+def _resolve_ranks(frame: pl.DataFrame) -> pl.DataFrame:
+    """Decide, per file, what the rank-like tags mean (see the module docstring)."""
+    outer_tag, inner_tag = pl.col("_rank"), pl.col("_inner_rank")
+    # `[rank1]: [rank5]:` anywhere in the file: its outer `[rankN]` tags are torchrun's local ranks
+    template_local = (inner_tag.is_not_null() & (inner_tag != outer_tag)).any().over("file")
+    torch_rank = (
+        pl.when(template_local).then(inner_tag).otherwise(pl.coalesce(inner_tag, outer_tag))
+    )
+    local_rank = pl.coalesce(pl.col("prefix_local_rank"), pl.when(template_local).then(outer_tag))
+    frame = frame.with_columns(
+        pl.coalesce(torch_rank, pl.col("_template_rank")).alias("_torch_rank"),
+        local_rank.alias("prefix_local_rank"),
+    )
+    task = pl.col("_task")
+    wraps_agent = task.is_not_null() & (
+        pl.col("prefix_local_rank").is_not_null()
+        | (pl.col("_torch_rank").is_not_null() & (pl.col("_torch_rank") != task))
+        | pl.col("_het").is_not_null()
+    )
+    task_is_node = wraps_agent.any().over("file")
+    launcher = pl.col("framing").str.extract(r"(srun|mpirun)", 1)
+    node_name = pl.concat_str(
+        launcher,
+        pl.when(pl.col("_het").is_not_null()).then(
+            pl.concat_str(pl.lit(" P"), pl.col("_het").cast(pl.String))
+        ),
+        pl.lit(" task "),
+        task.cast(pl.String),
+        ignore_nulls=True,
+    )
+    return frame.with_columns(
+        pl.coalesce(pl.col("_torch_rank"), pl.when(~task_is_node).then(task)).alias("prefix_rank"),
+        pl.when(task_is_node & task.is_not_null()).then(node_name).alias("prefix_node"),
+        pl.when(task_is_node & pl.col("_het").is_null()).then(task).alias("prefix_node_index"),
+    ).drop("_torch_rank", *_SCRATCH)

@@ -1,16 +1,38 @@
 """Find the log files under PATH and read them as numbered lines.
 
-Nothing under PATH is ever written. Files that are not logs (binaries, scripts, documents,
-archives this version does not open) are skipped with a reason the report lists.
+PATH is a folder (searched recursively), one file, or `-` for standard input. Archives
+(`.tar`, `.tar.gz`/`.tgz`, `.tar.zst`/`.tzst`, `.zip`) and compressed files (`.gz`, `.zst`),
+also inside folders and inside other archives, are read in memory: never extracted, nothing
+under PATH is ever written. An archive member is named `archive.tar.gz!/node1/rank3.log`.
+Archives and compressed files are told by their bytes (magic numbers), not by their names.
+
+torchrun's `error.json` files are read as records (`Inventory.error_files`), not as lines.
+Skipped, with the reason the report lists: files that are not logs (scripts, documents,
+binaries), links and devices (on disk and inside archives), archive members whose path leaves
+the archive (absolute or `..`; refused), encrypted zip members, corrupt archives, and the
+files of torchrun `--log-dir` restarts other than the one analysed (the latest `attempt_<n>`
+unless `attempt` chooses one). The total of decompressed bytes is capped (`max_bytes`).
 """
 
 from __future__ import annotations
 
+import gzip
+import io
+import json
 import os
-from dataclasses import dataclass
-from pathlib import Path
+import re
+import sys
+import tarfile
+import zipfile
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import BinaryIO, cast
 
 import polars as pl
+import zstandard
 
 from logforensics.errors import InputError
 
@@ -18,6 +40,13 @@ SNIFF_BYTES = 8192
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 ZIP_MAGIC = b"PK\x03\x04"
+ZIP_EMPTY_MAGIC = b"PK\x05\x06"
+TAR_MAGIC_OFFSET = 257  # "ustar" in a POSIX/GNU tar header
+DEFAULT_MAX_BYTES = 4 * 2**30
+MAX_NESTING = 4  # archives inside archives, this deep
+READ_CHUNK = 2**20
+STDIN_NAME = "<stdin>"
+MEMBER_SEPARATOR = "!/"
 
 # Files that travel with logs but are not logs: reading them would count their lines as
 # unrecognised, and a README that quotes log lines would even be parsed as evidence.
@@ -26,16 +55,51 @@ NOT_LOG_SUFFIXES = frozenset(
     ".parquet .arrow .png .jpg .jpeg .gif .svg .pdf .pt .pth .ckpt .safetensors .bin .npy .npz "
     ".pkl .pickle .whl .so".split()
 )
+# torchrun's per-rank error file (torch/distributed/elastic/multiprocessing/errors/
+# error_handler.py): {"message": {"message": "<ExcType>: <msg>", "extraInfo": {"py_callstack":
+# "<traceback>", "timestamp": "<unix secs>"}}}; newer files may hold `message` as a string.
+# Read as a record (ErrorFile), not as log lines: its one JSON line is no log line.
+ERROR_FILE_NAME = "error.json"
 SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".ipynb_checkpoints"})
+# torchrun --log-dir: <dir>/<run_id>_<rand>/attempt_<n>/<local_rank>/<file>
+TORCHRUN_ATTEMPT = re.compile(r"(?:^|/)attempt_(\d+)/\d+/[^/]+$")
+SIZE = re.compile(r"^(\d+)\s*([kmgt]?)(?:i?b)?$", re.IGNORECASE)
+# What damaged archives and compressed streams raise (gzip's BadGzipFile is an OSError).
+DAMAGED_DATA = (
+    tarfile.TarError,
+    zipfile.BadZipFile,
+    zlib.error,
+    zstandard.ZstdError,
+    EOFError,
+    OSError,
+)
 
 
 @dataclass(frozen=True, slots=True)
 class LogFile:
-    """A file that will be read: where it is and the name the report shows for it."""
+    """A file that will be read: where it is, the name the report shows, its size as read.
 
-    path: Path
+    Archive members, decompressed files and standard input are held in `data` (their bytes,
+    decompressed); a plain file on disk is read from `path` when the lines are read.
+    """
+
+    path: Path  # the file on disk, or the archive holding it (`-` for standard input)
     name: str
     size: int
+    data: bytes | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorFile:
+    """A torchrun `error.json`: the exception a rank died of and when (the launcher names the
+    earliest as the root cause)."""
+
+    name: str
+    size: int
+    exc_type: str | None  # "RuntimeError", "torch.OutOfMemoryError"
+    exc_message: str | None
+    timestamp: datetime | None  # UTC, zone dropped like every other stamp
+    traceback: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +115,14 @@ class Inventory:
     root: Path
     files: tuple[LogFile, ...]
     skipped: tuple[SkippedFile, ...]
+    attempt: int | None = None  # the torchrun --log-dir restart analysed, if the tree has any
+    attempts: tuple[int, ...] = ()  # every restart found
+    error_files: tuple[ErrorFile, ...] = ()  # torchrun error.json files read (chosen attempt)
+
+    def without_data(self) -> Inventory:
+        """The same inventory, letting go of the bytes held for files already read."""
+        files = tuple(replace(log_file, data=None) for log_file in self.files)
+        return replace(self, files=files)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,26 +133,73 @@ class Lines:
     lossy_files: tuple[str, ...]  # files whose invalid UTF-8 bytes were replaced
 
 
-def discover(path: Path) -> Inventory:
-    """List the log files under `path` (a folder, searched recursively, or one file)."""
-    if not path.exists():
+def parse_size(text: str) -> int:
+    """`4294967296`, `4G`, `512MiB`, `100k` as bytes."""
+    found = SIZE.match(text.strip())
+    if not found:
+        raise InputError(f"--max-bytes {text!r}: not a size", hint="e.g. 8G, 512M or 1000000")
+    exponent = " kmgt".index(found[2].lower() or " ")
+    return int(found[1]) * 1024**exponent
+
+
+class _Budget:
+    """The decompressed bytes still allowed; running out is an input error naming the cap."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.used = 0
+
+    def take(self, size: int, name: str) -> None:
+        self.used += size
+        if self.used > self.max_bytes:
+            raise InputError(
+                f"{name}: the input holds more than {self.max_bytes:,} bytes once decompressed "
+                f"(the --max-bytes cap)",
+                hint=f"raise it, e.g. --max-bytes {_next_size(self.max_bytes)}",
+            )
+
+
+def _next_size(size: int) -> str:
+    return f"{max(1, 2 * size // 2**30)}G"
+
+
+def discover(
+    path: Path,
+    *,
+    attempt: int | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    stdin: BinaryIO | None = None,
+) -> Inventory:
+    """List the log files under `path`: a folder (searched recursively), one file, or `-`
+    (standard input, or `stdin` when given)."""
+    budget = _Budget(max_bytes)
+    found: list[LogFile | SkippedFile] = []
+    if str(path) == "-":
+        data = _read_capped(stdin if stdin is not None else sys.stdin.buffer, budget, STDIN_NAME)
+        found.extend(_blob_entries(data, STDIN_NAME, Path("-"), budget, depth=0))
+    elif not path.exists() and not path.is_symlink():
         raise InputError(f"{path}: no such file or folder")
-    if path.is_file():
-        candidates = [(path, path.name)]
     elif path.is_dir():
-        candidates = [(file, file.relative_to(path).as_posix()) for file in _walk(path)]
+        for file in _walk(path):
+            found.extend(_disk_entries(file, file.relative_to(path).as_posix(), budget))
+    elif path.is_file():  # named by the user: followed even when it is a link
+        found.extend(_disk_entries(path.resolve(), path.name, budget))
     else:
         raise InputError(f"{path}: not a regular file or folder")
-
-    files: list[LogFile] = []
-    skipped: list[SkippedFile] = []
-    for file, name in candidates:
-        reason = _reason_to_skip(file)
-        if reason:
-            skipped.append(SkippedFile(name, reason))
-        else:
-            files.append(LogFile(file, name, file.stat().st_size))
-    return Inventory(path, tuple(files), tuple(skipped))
+    # by name, so that a folder and the same folder packed as an archive list alike
+    found.sort(key=lambda entry: entry.name)
+    files = [entry for entry in found if isinstance(entry, LogFile)]
+    skipped = [entry for entry in found if isinstance(entry, SkippedFile)]
+    files, older, chosen, attempts = _choose_attempt(files, attempt, path)
+    error_files, not_json = _read_error_files(files)
+    return Inventory(
+        path,
+        tuple(f for f in files if not _is_error_file(f.name)),
+        tuple(skipped + not_json + older),
+        chosen,
+        attempts,
+        tuple(error_files),
+    )
 
 
 def _walk(root: Path) -> list[Path]:
@@ -91,58 +210,345 @@ def _walk(root: Path) -> list[Path]:
     return found
 
 
-def _reason_to_skip(file: Path) -> str | None:
+def _disk_entries(file: Path, name: str, budget: _Budget) -> Iterator[LogFile | SkippedFile]:
     if file.is_symlink():
-        return "symbolic link (not followed)"
+        yield SkippedFile(name, "symbolic link (not followed)")
+        return
     if not file.is_file():
-        return "not a regular file"
-    suffix = file.suffix.lower()
-    if suffix in NOT_LOG_SUFFIXES:
-        return f"not a log ({suffix} file)"
+        yield SkippedFile(name, "not a regular file")
+        return
+    reason = _reason_not_a_log(name)
+    if reason:
+        yield SkippedFile(name, reason)
+        return
     try:
         with file.open("rb") as handle:
             head = handle.read(SNIFF_BYTES)
     except OSError as error:
-        return f"unreadable ({error.strerror or error})"
+        yield SkippedFile(name, f"unreadable ({error.strerror or error})")
+        return
     if not head:
-        return "empty"
-    if head.startswith((GZIP_MAGIC, ZSTD_MAGIC)):
-        return None if not _is_tar_name(file.name) else "tar archive (not opened by this version)"
-    if head.startswith(ZIP_MAGIC):
-        return "zip archive (not opened by this version)"
-    if len(head) > 262 and head[257:262] == b"ustar":
-        return "tar archive (not opened by this version)"
+        yield SkippedFile(name, "empty")
+        return
+    if _is_container(head, name):
+        with file.open("rb") as handle:
+            yield from _container_entries(handle, head, name, file, budget, depth=0)
+        return
     if b"\x00" in head:
-        return "binary (NUL bytes)"
+        yield SkippedFile(name, "binary (NUL bytes)")
+        return
+    size = file.stat().st_size
+    budget.take(size, name)
+    yield LogFile(file, name, size)
+
+
+def _reason_not_a_log(name: str) -> str | None:
+    if _is_error_file(name):
+        return None
+    suffix = PurePosixPath(_base_name(name)).suffix.lower()
+    if suffix in NOT_LOG_SUFFIXES:
+        return f"not a log ({suffix} file)"
     return None
+
+
+def _base_name(name: str) -> str:
+    return PurePosixPath(name.rsplit(MEMBER_SEPARATOR, 1)[-1]).name
+
+
+def _is_error_file(name: str) -> bool:
+    return _base_name(name).lower() == ERROR_FILE_NAME
+
+
+def _is_tar(head: bytes) -> bool:
+    return len(head) > TAR_MAGIC_OFFSET + 5 and head[TAR_MAGIC_OFFSET : TAR_MAGIC_OFFSET + 5] == (
+        b"ustar"
+    )
+
+
+def _is_container(head: bytes, name: str) -> bool:
+    """Compressed or an archive: its entries come from `_container_entries`."""
+    return head.startswith((GZIP_MAGIC, ZSTD_MAGIC, ZIP_MAGIC, ZIP_EMPTY_MAGIC)) or (
+        _is_tar(head) or name.lower().endswith(".tar")
+    )
+
+
+def _container_entries(
+    stream: BinaryIO, head: bytes, name: str, path: Path, budget: _Budget, depth: int
+) -> Iterator[LogFile | SkippedFile]:
+    """The logs inside a compressed file or an archive, read from `stream` (at its start)."""
+    if depth > MAX_NESTING:
+        yield SkippedFile(name, f"archive nested deeper than {MAX_NESTING} levels (not opened)")
+        return
+    entries: list[LogFile | SkippedFile] = []
+    try:
+        if head.startswith((ZIP_MAGIC, ZIP_EMPTY_MAGIC)):
+            _zip_entries(stream, name, path, budget, depth, entries)
+        elif head.startswith((GZIP_MAGIC, ZSTD_MAGIC)):
+            _compressed_entries(stream, head, name, path, budget, depth, entries)
+        else:
+            _tar_entries(stream, name, path, budget, depth, entries)
+    except DAMAGED_DATA as error:
+        # what was read before the damage stays: a truncated upload still has its first files
+        read = f" after {len(entries)} members" if entries else ""
+        entries.append(SkippedFile(name, f"corrupt or truncated{read} ({_describe(error)})"))
+    yield from sorted(entries, key=lambda entry: entry.name)
+
+
+def _describe(error: Exception) -> str:
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror
+    return str(error) or type(error).__name__
+
+
+def _decompressor(stream: BinaryIO, head: bytes) -> BinaryIO:
+    if head.startswith(GZIP_MAGIC):
+        return cast(BinaryIO, gzip.GzipFile(fileobj=stream, mode="rb"))
+    reader = zstandard.ZstdDecompressor().stream_reader(stream, read_across_frames=True)
+    return cast(BinaryIO, reader)
+
+
+def _read_up_to(stream: BinaryIO, size: int) -> bytes:
+    """`size` bytes, fewer only at the end (a zstd reader returns short reads)."""
+    chunks: list[bytes] = []
+    wanted = size
+    while wanted > 0 and (chunk := stream.read(wanted)):
+        chunks.append(chunk)
+        wanted -= len(chunk)
+    return b"".join(chunks)
+
+
+def _compressed_entries(
+    stream: BinaryIO,
+    head: bytes,
+    name: str,
+    path: Path,
+    budget: _Budget,
+    depth: int,
+    members: list[LogFile | SkippedFile],
+) -> None:
+    """A `.gz` / `.zst` file: a compressed tar, or one compressed log."""
+    plain = _decompressor(stream, head)
+    inner_head = _read_up_to(plain, TAR_MAGIC_OFFSET + 6)
+    if _is_tar(inner_head) or _is_tar_name(name):
+        stream.seek(0)
+        _tar_entries(_decompressor(stream, head), name, path, budget, depth, members)
+        return
+    budget.take(len(inner_head), name)
+    data = inner_head + _read_capped(plain, budget, name)
+    members.extend(_blob_entries(data, name, path, budget, depth + 1))
+
+
+def _tar_entries(
+    stream: BinaryIO,
+    name: str,
+    path: Path,
+    budget: _Budget,
+    depth: int,
+    members: list[LogFile | SkippedFile],
+) -> None:
+    # "r|" reads the tar as a stream: one pass, members in order, nothing seeks or is extracted.
+    with tarfile.open(fileobj=stream, mode="r|") as archive:
+        for member in archive:
+            member_name = f"{name}{MEMBER_SEPARATOR}{_clean_member_path(member.name)}"
+            if member.isdir():
+                continue
+            refusal = _member_refusal(member.name)
+            if refusal:  # named as the archive holds it: that is what is wrong with it
+                members.append(SkippedFile(f"{name}{MEMBER_SEPARATOR}{member.name}", refusal))
+            elif member.issym() or member.islnk():
+                members.append(SkippedFile(member_name, "link inside the archive (not followed)"))
+            elif member.isdev():
+                members.append(SkippedFile(member_name, "device or fifo inside the archive"))
+            elif not member.isfile():
+                members.append(SkippedFile(member_name, "not a regular file"))
+            elif (reason := _reason_not_a_log(member_name)) is not None:
+                members.append(SkippedFile(member_name, reason))
+            else:
+                budget.take(member.size, member_name)
+                extracted = archive.extractfile(member)
+                data = extracted.read() if extracted is not None else b""
+                members.extend(_blob_entries(data, member_name, path, budget, depth + 1))
+
+
+def _zip_entries(
+    stream: BinaryIO,
+    name: str,
+    path: Path,
+    budget: _Budget,
+    depth: int,
+    members: list[LogFile | SkippedFile],
+) -> None:
+    with zipfile.ZipFile(stream) as archive:
+        for info in archive.infolist():
+            member_name = f"{name}{MEMBER_SEPARATOR}{_clean_member_path(info.filename)}"
+            if info.is_dir():
+                continue
+            file_type = (info.external_attr >> 16) & 0o170000
+            refusal = _member_refusal(info.filename)
+            if refusal:
+                members.append(SkippedFile(f"{name}{MEMBER_SEPARATOR}{info.filename}", refusal))
+            elif file_type == 0o120000:
+                members.append(SkippedFile(member_name, "link inside the archive (not followed)"))
+            elif file_type not in (0, 0o100000):
+                members.append(SkippedFile(member_name, "device or fifo inside the archive"))
+            elif info.flag_bits & 0x1:
+                members.append(SkippedFile(member_name, "encrypted (not read)"))
+            elif (reason := _reason_not_a_log(member_name)) is not None:
+                members.append(SkippedFile(member_name, reason))
+            else:
+                # zipfile stops at the declared size, so taking it first bounds a zip bomb
+                budget.take(info.file_size, member_name)
+                with archive.open(info) as member:
+                    data = member.read()
+                members.extend(_blob_entries(data, member_name, path, budget, depth + 1))
+
+
+def _blob_entries(
+    data: bytes, name: str, path: Path, budget: _Budget, depth: int
+) -> Iterator[LogFile | SkippedFile]:
+    """Bytes already in memory (an archive member, stdin, a decompressed file)."""
+    head = data[:SNIFF_BYTES]
+    if not head:
+        yield SkippedFile(name, "empty")
+    elif _is_container(head, name):
+        yield from _container_entries(io.BytesIO(data), head, name, path, budget, depth)
+    elif b"\x00" in head:
+        yield SkippedFile(name, "binary (NUL bytes)")
+    else:
+        yield LogFile(path, name, len(data), data)
+
+
+def _clean_member_path(member: str) -> str:
+    parts = [part for part in member.replace("\\", "/").split("/") if part not in ("", ".")]
+    return "/".join(parts)
+
+
+def _member_refusal(member: str) -> str | None:
+    normal = member.replace("\\", "/")
+    if normal.startswith("/") or re.match(r"^[A-Za-z]:", normal):
+        return "absolute path inside the archive (refused)"
+    if ".." in normal.split("/"):
+        return "path leaves the archive with '..' (refused)"
+    return None
+
+
+def _read_capped(stream: BinaryIO, budget: _Budget, name: str) -> bytes:
+    """Read to the end in chunks, so that a decompression bomb stops at the cap."""
+    chunks: list[bytes] = []
+    while chunk := stream.read(READ_CHUNK):
+        budget.take(len(chunk), name)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _is_tar_name(name: str) -> bool:
     lowered = name.lower()
-    return lowered.endswith((".tar.gz", ".tgz", ".tar.zst", ".tzst"))
+    return lowered.endswith((".tar.gz", ".tgz", ".tar.zst", ".tzst", ".tar"))
+
+
+def _choose_attempt(
+    files: list[LogFile], wanted: int | None, root: Path
+) -> tuple[list[LogFile], list[SkippedFile], int | None, tuple[int, ...]]:
+    """Keep one torchrun --log-dir restart: `wanted`, else the latest; list the others."""
+    attempt_of = {
+        log_file.name: int(found[1])
+        for log_file in files
+        if (found := TORCHRUN_ATTEMPT.search(log_file.name.replace(MEMBER_SEPARATOR, "/")))
+    }
+    attempts = tuple(sorted(set(attempt_of.values())))
+    if wanted is not None and wanted not in attempts:
+        raise InputError(
+            f"{root}: no torchrun attempt_{wanted} folder",
+            hint=(
+                f"attempts found: {', '.join(map(str, attempts))}"
+                if attempts
+                else "no attempt_<n> folders were found: drop --attempt"
+            ),
+        )
+    if not attempts:
+        return files, [], None, ()
+    chosen = wanted if wanted is not None else attempts[-1]
+    kept = [f for f in files if attempt_of.get(f.name, chosen) == chosen]
+    older = [
+        SkippedFile(
+            f.name,
+            f"torchrun attempt_{attempt_of[f.name]} (analysing attempt_{chosen}; "
+            f"--attempt {attempt_of[f.name]} analyses this one)",
+        )
+        for f in files
+        if attempt_of.get(f.name, chosen) != chosen
+    ]
+    return kept, older, chosen, attempts
+
+
+def _read_error_files(files: list[LogFile]) -> tuple[list[ErrorFile], list[SkippedFile]]:
+    read: list[ErrorFile] = []
+    not_json: list[SkippedFile] = []
+    for log_file in files:
+        if not _is_error_file(log_file.name):
+            continue
+        data = log_file.data if log_file.data is not None else log_file.path.read_bytes()
+        try:
+            record = json.loads(data.decode("utf-8", "replace"))
+        except json.JSONDecodeError:
+            not_json.append(SkippedFile(log_file.name, "torchrun error file that is not JSON"))
+            continue
+        read.append(_error_file(log_file, record))
+    return read, not_json
+
+
+def _error_file(log_file: LogFile, record: object) -> ErrorFile:
+    message = record.get("message") if isinstance(record, dict) else None
+    extra = message.get("extraInfo", {}) if isinstance(message, dict) else {}
+    text = message.get("message") if isinstance(message, dict) else message
+    text = text if isinstance(text, str) else None
+    exc_type, _, exc_message = (text or "").partition(": ")
+    stamp = extra.get("timestamp") if isinstance(extra, dict) else None
+    callstack = extra.get("py_callstack") if isinstance(extra, dict) else None
+    return ErrorFile(
+        name=log_file.name,
+        size=log_file.size,
+        exc_type=exc_type if exc_message and " " not in exc_type else None,
+        exc_message=(exc_message if exc_message and " " not in exc_type else text),
+        timestamp=_unix_time(stamp),
+        traceback=callstack if isinstance(callstack, str) else None,
+    )
+
+
+def _unix_time(value: object) -> datetime | None:
+    try:
+        seconds = int(str(value))
+    except ValueError:
+        return None
+    return datetime.fromtimestamp(seconds, tz=UTC).replace(tzinfo=None)
 
 
 def read_lines(files: tuple[LogFile, ...]) -> Lines:
     """Read every file into one frame of numbered lines, replacing invalid UTF-8 bytes."""
-    if not files:
-        return Lines(_numbered(pl.DataFrame({"file": [], "text": []})), ())
-    try:
-        frame = _read_batch(files)
-        return Lines(frame, ())
-    except pl.exceptions.ComputeError:
-        pass  # some file is not valid UTF-8: read one by one to find it
+    on_disk = tuple(log_file for log_file in files if log_file.data is None)
     parts: list[pl.DataFrame] = []
     lossy: list[str] = []
-    for log_file in files:
+    if on_disk:
         try:
-            text = pl.scan_lines(log_file.path, glob=False).collect()
-        except pl.exceptions.ComputeError:
-            lossy.append(log_file.name)
-            decoded = log_file.path.read_bytes()
-            text = pl.scan_lines(_decompress_if_needed(decoded).decode("utf-8", "replace").encode())
-            text = text.collect()
-        parts.append(text.select(pl.lit(log_file.name).alias("file"), pl.col("line").alias("text")))
+            parts.append(_read_batch(on_disk))
+        except pl.exceptions.ComputeError:  # some file is not valid UTF-8: find it
+            for log_file in on_disk:
+                parts.append(_read_one(log_file, log_file.path.read_bytes(), lossy))
+    for log_file in files:
+        if log_file.data is not None:
+            parts.append(_read_one(log_file, log_file.data, lossy))
+    if not parts:
+        return Lines(_numbered(pl.DataFrame({"file": [], "text": []})), ())
     return Lines(_numbered(pl.concat(parts)), tuple(lossy))
+
+
+def _read_one(log_file: LogFile, data: bytes, lossy: list[str]) -> pl.DataFrame:
+    try:
+        text = pl.scan_lines(data).collect()
+    except pl.exceptions.ComputeError:
+        lossy.append(log_file.name)
+        text = pl.scan_lines(data.decode("utf-8", "replace").encode()).collect()
+    return text.select(pl.lit(log_file.name).alias("file"), pl.col("line").alias("text"))
 
 
 def _read_batch(files: tuple[LogFile, ...]) -> pl.DataFrame:
@@ -150,33 +556,13 @@ def _read_batch(files: tuple[LogFile, ...]) -> pl.DataFrame:
     frame = pl.scan_lines(
         [log_file.path for log_file in files], glob=False, include_file_paths="source"
     ).collect()
-    frame = frame.select(
+    return frame.select(
         pl.col("source").replace_strict(names, return_dtype=pl.String).alias("file"),
         pl.col("line").alias("text"),
     )
-    return _numbered(frame)
 
 
 def _numbered(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(
         pl.int_range(1, pl.len() + 1, dtype=pl.UInt32).over("file").alias("line")
     ).select("file", "line", pl.col("text").cast(pl.String))
-
-
-def _decompress_if_needed(data: bytes) -> bytes:
-    if data.startswith(GZIP_MAGIC):
-        import gzip
-
-        return gzip.decompress(data)
-    if data.startswith(ZSTD_MAGIC):
-        return _zstd_decompress(data)
-    return data
-
-
-def _zstd_decompress(data: bytes) -> bytes:
-    import io
-
-    import zstandard
-
-    with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data)) as reader:
-        return reader.read()

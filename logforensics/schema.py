@@ -16,7 +16,16 @@ SCHEMA_ID = f"logforensics/events@{SCHEMA_VERSION}"
 SEVERITY = pl.Enum(["debug", "info", "warning", "error"])
 
 # How a row's global rank was established, most trusted first.
-RANK_SOURCES = ("prefix", "content", "file_content", "path", "path_local", "process")
+RANK_SOURCES = (
+    "prefix",  # a launcher or PyTorch prefix on the line states the global rank
+    "content",  # the line itself says `rank=3`, `'rank': 3`, `for rank 3`
+    "file_content",  # the one rank the rest of the file (one writer) names
+    "node_offset",  # local rank + the node's offset, from lines stating both or NCCL inits
+    "path",  # a global rank in the path: rank3.log, rank.0007/
+    "path_local",  # a torchrun tree's local-rank folder, when the tree shows one node
+    "node_index",  # task or pod index x --nproc_per_node from the launch line
+    "process",  # (host, pid) mapped to a rank by the world communicator's NCCL init
+)
 
 EVENT_SCHEMA: dict[str, pl.DataType] = {
     # provenance: every finding must lead back to a line of an input file

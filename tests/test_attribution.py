@@ -1,9 +1,26 @@
+"""Which rank wrote a line: prefixes, content, paths of every layout, node offsets; and what
+prefixes say about host, pid and time landing in the events."""
+
 from __future__ import annotations
 
+import datetime as dt
+import json
+
+import polars as pl
 import pytest
 
-from logforensics.attribution import PathRank, rank_from_path
-from tests.builders import analyze_files, marks
+from logforensics.attribution import (
+    PathRank,
+    attribute,
+    compile_rank_pattern,
+    path_ranks,
+    rank_from_path,
+    rank_pattern,
+)
+from logforensics.errors import InputError
+from logforensics.framing import frame_lines
+from tests.builders import analyze_files, marks, parse
+from tests.conftest import SAMPLE_LOGS
 
 
 @pytest.mark.parametrize(
@@ -13,12 +30,28 @@ from tests.builders import analyze_files, marks
         ("logs/rank_3.txt", PathRank(rank=3)),
         ("rank-3/out.log", PathRank(rank=3)),
         ("worker-3.log", PathRank(rank=3)),
+        # DeepSpeed --enable_each_rank_log: <YYYYmmddHHMMSS>_rank<dist_rank>.log
         ("20240101120000_rank12.log", PathRank(rank=12)),
+        # Open MPI --output-filename DIR: DIR/<jobid>/rank.<N>/{stdout,stderr}
         ("mpi/1234/rank.0007/stdout", PathRank(rank=7)),
+        ("out/1/rank.3/stderr", PathRank(rank=3)),
+        # torchrun --log-dir: <dir>/<run_id>_<rand>/attempt_<n>/<local_rank>/<file>
         (
             "torchrun/abc_x1/attempt_0/2/stdout.log",
             PathRank(local_rank=2, node="torchrun/abc_x1/attempt_0"),
         ),
+        # archive members are paths like any other
+        ("logs.tar.gz!/node1/rank3.log", PathRank(rank=3)),
+        (
+            "node1.zip!/none_wpnppww6/attempt_1/0/stderr.log",
+            PathRank(local_rank=0, node="node1.zip/none_wpnppww6/attempt_1"),
+        ),
+        # NCCL_DEBUG_FILE=<name>.%h.%p names the process, not the rank
+        ("nccl.node-a.43121", PathRank(host="node-a", pid=43121)),
+        ("train.log.1", PathRank()),
+        # SLURM output files name the job (and array task), never a rank
+        ("slurm-12345.out", PathRank()),
+        ("slurm-12345_7.out", PathRank()),
         ("local_rank3.log", PathRank()),
         ("train.log", PathRank()),
         ("frank3.log", PathRank()),
@@ -26,6 +59,43 @@ from tests.builders import analyze_files, marks
 )
 def test_rank_from_path(name, expected):
     assert rank_from_path(name) == expected
+
+
+def test_kubeflow_pods_are_nodes_numbered_master_first():
+    names = ["mnist-master-0.log", "mnist-worker-0.log", "mnist-worker-2/pytorch.log"]
+    paths = {row["file"]: row for row in path_ranks(names).iter_rows(named=True)}
+    assert [paths[name]["path_node_index"] for name in names] == [0, 1, 3]
+    assert paths["mnist-worker-2/pytorch.log"]["path_node"] == "mnist-worker-2"
+    assert all(row["path_rank"] is None for row in paths.values())
+
+
+def test_users_path_pattern_comes_first():
+    pattern = compile_rank_pattern(r"gpu(?P<rank>\d+)_")
+    with rank_pattern(pattern):
+        assert rank_from_path("host3/gpu5_worker1.txt") == PathRank(rank=5)
+        assert rank_from_path("worker1.txt") == PathRank(rank=1)  # no match: built-in shapes
+    assert rank_from_path("host3/gpu5_worker1.txt") == PathRank(rank=1)
+
+
+@pytest.mark.parametrize(("pattern", "says"), [(r"gpu(\d+)", "no named group"), ("(", "regex")])
+def test_bad_path_patterns_are_input_errors(pattern, says):
+    with pytest.raises(InputError, match=says):
+        compile_rank_pattern(pattern)
+
+
+def test_rank_from_path_option_names_the_files(tmp_path):
+    from logforensics.api import analyze
+
+    root = tmp_path / "logs"
+    for rank in (0, 1):
+        (root / f"host{rank}").mkdir(parents=True)
+        (root / f"host{rank}" / f"gpu{rank}.txt").write_text("loader sizes: [3, 3]\n")
+    plain = analyze(root)
+    assert plain.job.file_stats.get_column("rank").null_count() == 2
+    named = analyze(root, rank_from_path=r"gpu(?P<rank>\d+)\.txt$")
+    stats = named.job.file_stats.sort("file")
+    assert stats.get_column("rank").to_list() == [0, 1]
+    assert stats.get_column("rank_from").to_list() == ["path", "path"]
 
 
 def test_a_file_whose_marks_name_one_rank_belongs_to_it(tmp_path):
@@ -47,20 +117,24 @@ def test_no_rank_is_invented(tmp_path):
 
 
 def test_single_node_torchrun_tree_local_rank_is_global(tmp_path):
-    files = {
-        f"run_ab/attempt_0/{local}/stdout.log": [
-            f"{{'rank': {local}, 'local_rank': {local}, 'device': {local}, 'world_size': 2}}",
-            "hello",
-        ]
-        for local in (0, 1)
-    }
-    files["run_ab/attempt_0/1/stderr.log"] = ["Traceback (most recent call last):"]
+    files = {f"run_ab/attempt_0/{local}/stdout.log": ["loader sizes: [3, 3]"] for local in (0, 1)}
     analysis = analyze_files(tmp_path, files)
-    stats = {row["file"]: row for row in analysis.job.file_stats.iter_rows(named=True)}
-    assert (
-        stats["run_ab/attempt_0/1/stderr.log"]["rank"],
-        stats["run_ab/attempt_0/1/stderr.log"]["rank_from"],
-    ) == (1, "path_local")
+    events = analysis.job.events.sort("file")
+    assert events.get_column("rank").to_list() == [0, 1]
+    assert set(events.get_column("rank_from")) == {"path_local"}
+
+
+def test_a_node_offset_stated_by_content_beats_the_single_node_guess(tmp_path):
+    # only node 1 of a two-node job was uploaded: its local ranks are not global ranks
+    files = {
+        "run_ab/attempt_0/0/stdout.log": [
+            "{'rank': 2, 'local_rank': 0, 'device': 0, 'world_size': 4}"
+        ],
+        "run_ab/attempt_0/1/stdout.log": ["loader sizes: [3, 3, 3, 3]"],
+    }
+    events = analyze_files(tmp_path, files).job.events
+    sizes = events.filter(pl.col("file") == "run_ab/attempt_0/1/stdout.log")
+    assert (sizes.item(0, "rank"), sizes.item(0, "rank_from")) == (3, "node_offset")
 
 
 def test_two_node_trees_keep_local_ranks_only(tmp_path):
@@ -70,3 +144,149 @@ def test_two_node_trees_keep_local_ranks_only(tmp_path):
     }
     analysis = analyze_files(tmp_path, files)
     assert analysis.job.file_stats.get_column("rank").null_count() == 2
+
+
+def test_two_node_trees_with_offsets_from_their_own_lines(tmp_path):
+    files = {}
+    for node in (0, 1):
+        tree = f"node{node}/none_{node}x/attempt_0"
+        files[f"{tree}/0/stdout.log"] = [
+            f"{{'rank': {2 * node}, 'local_rank': 0, 'device': 0, 'world_size': 4}}"
+        ]
+        files[f"{tree}/1/stdout.log"] = ["loader sizes: [3, 3, 3, 3]"]
+    events = analyze_files(tmp_path, files).job.events.filter(pl.col("values").is_not_null())
+    assert sorted(events.get_column("rank").to_list()) == [1, 3]
+
+
+def test_srun_node_offset_in_a_shared_slurm_file():
+    events = parse(
+        [
+            "1: [default0]:{'rank': 2, 'local_rank': 0, 'device': 0, 'world_size': 4}",
+            "0: [default0]:{'rank': 0, 'local_rank': 0, 'device': 0, 'world_size': 4}",
+            "1: [default1]:loader sizes: [12, 12, 12, 11]",
+            "0: [default1]:loader sizes: [12, 12, 12, 11]",
+        ],
+        "slurm-4242.out",
+    )
+    sizes = events.filter(pl.col("values").is_not_null()).sort("line")
+    assert sizes.get_column("rank").to_list() == [3, 1]
+    assert set(sizes.get_column("rank_from")) == {"node_offset"}
+
+
+def test_conflicting_offsets_on_one_node_infer_nothing():
+    # two nodes' consoles merged into one file without srun labels: no offset is known
+    events = parse(
+        [
+            "[default0]:{'rank': 2, 'local_rank': 0, 'device': 0, 'world_size': 4}",
+            "[default0]:{'rank': 0, 'local_rank': 0, 'device': 0, 'world_size': 4}",
+            "[default1]:loader sizes: [12, 12, 12, 11]",
+        ],
+        "merged.log",
+    )
+    assert events.filter(pl.col("values").is_not_null()).item(0, "rank") is None
+
+
+def events_for(lines: list[str], file: str = "slurm-1.out", **parsed) -> tuple:
+    """A framed line table and one parsed event per line, as events.py hands them over."""
+    table = pl.DataFrame(
+        {"file": [file] * len(lines), "line": list(range(1, len(lines) + 1)), "text": lines},
+        schema={"file": pl.String, "line": pl.UInt32, "text": pl.String},
+    )
+    framed = frame_lines(table)
+    events = framed.select("file", "line", "text", "message", "prefix_rank", "prefix_local_rank")
+    return events.with_columns(pl.lit(value).alias(name) for name, value in parsed.items()), framed
+
+
+def test_node_index_times_nproc_per_node_from_the_launch_line():
+    lines = [
+        "+ srun --label torchrun --nnodes=2 --nproc_per_node=4 train.py",
+        "1: [default3]:loader sizes: [12, 12, 12, 12, 12, 12, 12, 11]",
+        "1: [default2]:[rank6]: Traceback (most recent call last):",
+    ]
+    events, framed = events_for(lines)
+    attributed = attribute(events, ["slurm-1.out"], framed).sort("line")
+    assert attributed.get_column("rank").to_list()[1:] == [7, 6]
+    assert attributed.get_column("rank_from").to_list()[1:] == ["node_offset", "prefix"]
+    # without a stated global rank on the node, only the launch line says the offset
+    events, framed = events_for(lines[:2])
+    attributed = attribute(events, ["slurm-1.out"], framed).sort("line")
+    assert (attributed.item(1, "rank"), attributed.item(1, "rank_from")) == (7, "node_index")
+    unknown_nproc = attribute(events, ["slurm-1.out"], framed.slice(1)).sort("line")
+    assert unknown_nproc.item(1, "rank") is None
+
+
+def test_host_from_a_pdsh_prefix_fills_the_event_host():
+    events = parse(["node04: rank=7 step=1 stage=before_forward"] * 2, "deepspeed_pdsh.log")
+    assert events.get_column("host").to_list() == ["node04", "node04"]
+
+
+def test_ray_worker_pid_and_dedup_count_reach_the_event():
+    events, framed = events_for(
+        [
+            "(RayTrainWorker pid=1193, ip=10.244.4.193) rank=1 step=3 stage=x [repeated 3x across cluster]"
+        ],
+        "driver.log",
+        rank=1,
+    )
+    row = attribute(events, ["driver.log"], framed).row(0, named=True)
+    assert (row["pid"], row["host"]) == (1193, "10.244.4.193")
+    assert json.loads(row["extra"]) == {"repeated": 3}
+
+
+def test_launcher_time_is_used_only_when_the_line_has_none_of_its_own():
+    events = parse(
+        [
+            "[pod/job-worker-0/pytorch] 2024-05-08T08:47:31.261530427Z rank=1 step=0 stage=a",
+            "[pod/job-worker-0/pytorch] 2024-05-08T08:47:32.000000000Z "
+            "2024-05-08 10:47:32,500 INFO rank=1 step=0 stage=b",
+        ],
+        "pods.log",
+    ).sort("line")
+    assert events.get_column("timestamp").to_list() == [
+        dt.datetime(2024, 5, 8, 8, 47, 31, 261530),
+        dt.datetime(2024, 5, 8, 10, 47, 32, 500000),
+    ]
+    assert set(events.get_column("host")) == {"job-worker-0"}
+
+
+def test_prefix_columns_are_consumed():
+    events, framed = events_for(["node1: [default0]:rank=0 step=0 stage=a"], rank=0)
+    attributed = attribute(events, ["slurm-1.out"], framed)
+    assert [name for name in attributed.columns if name.startswith("prefix_")] == [
+        "prefix_rank",
+        "prefix_local_rank",
+    ]
+    assert "framing" not in attributed.columns
+
+
+def test_report_names_the_inferred_ranks_of_the_two_node_sample():
+    from logforensics.api import analyze
+
+    analysis = analyze(SAMPLE_LOGS / "two_node_slurm" / "logs")
+    # torchrun's `failed (exitcode: 1) local_rank: 0` on the second node is global rank 2
+    assert 2 in analysis.inferred_ranks["node_offset"]
+    inputs = {
+        row["file"]: row["rank_from"] for row in analysis.job.file_stats.iter_rows(named=True)
+    }
+    assert inputs["node1/none_wpnppww6/attempt_0/1/stdout.log"] == "content"
+
+
+def nccl_init(host: str, pid: int, rank: int) -> str:
+    # NCCL 2.18.3-2.20 init line (format as in NVIDIA/nccl#1814), behind pdsh's `host: `
+    return (
+        f"{host}: {host}:{pid}:{pid} [{rank % 2}] NCCL INFO comm 0x557fe785f7a{rank} rank {rank} "
+        f"nranks 4 cudaDev {rank % 2} nvmlDev {rank % 2} busId 9b000 commId 0x5ae77eb5ea4ec1ee "
+        "- Init COMPLETE"
+    )
+
+
+def test_host_order_of_nccl_inits_gives_a_pdsh_host_its_offset():
+    lines = [nccl_init(host, 100 + rank, rank) for host, rank in [("nodeA1", 0), ("nodeA1", 1)]]
+    lines += [nccl_init(host, 100 + rank, rank) for host, rank in [("nodeB2", 2), ("nodeB2", 3)]]
+    lines.append("nodeB2: [default1]:loader sizes: [3, 3, 3, 2]")
+    sizes = parse(lines, "deepspeed.log").filter(pl.col("values").is_not_null())
+    assert (sizes.item(0, "rank"), sizes.item(0, "rank_from")) == (3, "node_offset")
+    assert sizes.item(0, "host") == "nodeB2"
+    # a host whose inits are not all there gives no offset
+    partial = parse([*lines[1:]], "deepspeed.log").filter(pl.col("values").is_not_null())
+    assert partial.item(0, "rank") is None

@@ -159,3 +159,5 @@ def test_a_bug_is_exit_3_with_its_traceback(tmp_path, monkeypatch):
     result = CliRunner().invoke(cli.app, ["analyze", str(SKIP_SAMPLE)])
     assert result.exit_code == 3
     assert "ZeroDivisionError" in result.output and "internal error" in result.output
+    # the report is still written, with what the other rules found
+    assert (tmp_path / "forensics-report.html").is_file()

@@ -147,4 +147,18 @@ def _inputs(analysis: Analysis, input_path: str) -> dict[str, Any]:
             for log_file in inventory.files
         ],
         "skipped": [{"file": skip.name, "reason": skip.reason} for skip in inventory.skipped],
+        "attempt": inventory.attempt,
+        "attempts": list(inventory.attempts),
+        "error_files": [
+            {
+                "file": error.name,
+                "bytes": error.size,
+                "exc_type": error.exc_type,
+                "exc_message": error.exc_message,
+                "timestamp": error.timestamp.isoformat() if error.timestamp else None,
+            }
+            for error in inventory.error_files
+        ],
+        "inferred_ranks": analysis.inferred_ranks,
+        "rule_errors": [failure.splitlines()[0] for failure in analysis.rule_errors],
     }

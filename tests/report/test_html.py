@@ -114,3 +114,11 @@ def test_skip_is_the_verdict_and_the_later_timeout_its_symptom_with_evidence_of_
     assert "SYMPTOM".lower() in timeout.lower() and "A symptom" in timeout
     assert "Timed out waiting 20000ms for recv operation to complete" in timeout
     assert "after the divergence" in timeout  # how long after the skip the timeout fired
+
+
+def test_torchrun_error_files_are_listed_with_their_exception():
+    page = html_for(SAMPLE_LOGS / "skip_backward_hang" / "logs")
+    section = page[page.index("torchrun error files") :]
+    section = section[: section.index("</table>")]
+    assert section.count("error.json</code>") == 4
+    assert "Timed out waiting 20000ms" in section

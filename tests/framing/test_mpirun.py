@@ -1,0 +1,51 @@
+"""Open MPI `mpirun --tag-output` `[job,rank]<stdout>:` and `--timestamp-output` (orterun(1),
+Open MPI 4.1 format "%s[%s,%s]<%s>: ")."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from tests.framing import frame
+
+# horovod-3929-duplicate-gpu-mpirun: mpirun_output.log (horovod/horovod#3929), verbatim
+HOROVOD = [
+    "[1,3]<stdout>:smc-gpu-03:29881:30401 [0] NCCL INFO init.cc:903 -> 5",
+    "[1,3]<stdout>:smc-gpu-03:29881:30401 [0] NCCL INFO init.cc:916 -> 5",
+    "[1,2]<stdout>:",
+    "[1,2]<stdout>:smc-gpu-03:29880:30398 [0] init.cc:497 NCCL WARN Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000",  # noqa: E501
+    "[1,4]<stdout>:smc-gpu-03:29882:30400 [0] init.cc:497 NCCL WARN Duplicate GPU detected : rank 4 and rank 0 both on CUDA device 1000",  # noqa: E501
+    "[1,0]<stdout>:smc-gpu-03:29878:30419 [0] init.cc:497 NCCL WARN Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 1000",  # noqa: E501
+    "[1,5]<stdout>:smc-gpu-03:29883:30404 [0] init.cc:497 NCCL WARN Duplicate GPU detected : rank 5 and rank 0 both on CUDA device 1000",  # noqa: E501
+]
+
+
+def test_the_mpi_rank_is_the_global_rank():
+    rows = frame(HOROVOD, "mpirun_output.log")
+    assert [row["prefix_rank"] for row in rows] == [3, 3, 2, 2, 4, 0, 5]
+    assert {row["prefix_stream"] for row in rows} == {"stdout"}
+    assert rows[0]["message"] == "smc-gpu-03:29881:30401 [0] NCCL INFO init.cc:903 -> 5"
+    # NCCL WARN's leading blank line stays a blank message
+    assert rows[2]["message"] == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "stamp"),
+    [
+        (  # NVIDIA/nccl#957, verbatim
+            "Fri Aug 11 12:31:45 2023[1,0]<stdout>:tomte401:1850301:1881341 [0] transport.cc:154 "
+            "NCCL WARN Cuda failure 'invalid argument'",
+            dt.datetime(2023, 8, 11, 12, 31, 45),
+        ),
+        (  # ctime pads a one-digit day with a space
+            "Tue Aug  1 12:31:45 2023[1,0]<stdout>:tomte401:1850301:1881341 [0] transport.cc:154 "
+            "NCCL WARN Cuda failure 'invalid argument'",
+            dt.datetime(2023, 8, 1, 12, 31, 45),
+        ),
+    ],
+)
+def test_timestamp_output(text, stamp):
+    (row,) = frame([text])
+    assert (row["prefix_rank"], row["prefix_time"]) == (0, stamp)
+    assert row["message"].startswith("tomte401:1850301:1881341 [0] transport.cc:154 NCCL WARN")

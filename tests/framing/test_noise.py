@@ -1,0 +1,57 @@
+"""Terminal noise around log lines: ANSI colour codes, tqdm bars that a log line follows
+without a newline, carriage-return redraws, trailing carriage returns."""
+
+from __future__ import annotations
+
+from tests.framing import frame, frame_one
+
+# hiyouga/LlamaFactory#8261, verbatim (the issue truncated the line with "…")
+BAR_THEN_LOG_LINE = (
+    "  1%|▏         | 24/1752 [01:08<1:22:56,  2.88s/it][rank5]:[E602 11:17:52.185053341 "
+    "ProcessGroupNCCL.cpp:632] [Rank 5] Watchdog caught collective operati…"
+)
+
+
+def test_log_line_after_a_progress_bar():
+    row = frame_one(BAR_THEN_LOG_LINE)
+    assert row["prefix_rank"] == 5
+    assert row["message"] == (
+        "[E602 11:17:52.185053341 ProcessGroupNCCL.cpp:632] [Rank 5] Watchdog caught "
+        "collective operati…"
+    )
+    assert row["framing"] == "tqdm+torch_rank"
+
+
+def test_a_bar_alone_stays_for_the_parsers_that_read_its_counts():
+    lines = [
+        "  1%|▏         | 24/1752 [01:08<1:22:56,  2.88s/it]",
+        # accelerate-157-tqdm-uneven-lengths: notebook_output.txt (huggingface/accelerate#157)
+        "18679/18686 [1:50:07<00:02, 2.83it/s]",
+        "100%",
+    ]
+    assert [row["message"] for row in frame(lines)] == lines
+
+
+def test_carriage_return_redraws_leave_what_the_terminal_showed():
+    row = frame_one(
+        "[default0]:  5%|▌         | 5/100 [00:01<00:19,  4.98it/s]\r 10%|█         | 10/100 "
+        "[00:02<00:18,  4.99it/s]\r[rank0]: Traceback (most recent call last):"
+    )
+    assert (row["message"], row["prefix_rank"], row["prefix_local_rank"]) == (
+        "Traceback (most recent call last):",
+        0,
+        0,
+    )
+    assert row["framing"] == "torchrun_tee+carriage_return+torch_rank"
+
+
+def test_trailing_carriage_return_is_dropped():
+    assert frame_one("rank=0 step=1 stage=x\r")["message"] == "rank=0 step=1 stage=x"
+    assert frame_one(" 10%|█  | 10/100 [00:02<00:18,  4.99it/s]\r")["message"] == (
+        " 10%|█  | 10/100 [00:02<00:18,  4.99it/s]"
+    )
+
+
+def test_ansi_colours_are_removed_before_prefixes_are_read():
+    row = frame_one("\x1b[1m\x1b[36m[default1]:\x1b[0m\x1b[31mWARNING\x1b[0m rank=1 step=2")
+    assert (row["message"], row["prefix_local_rank"]) == ("WARNING rank=1 step=2", 1)
