@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+import polars as pl
+
 from logforensics.findings import SEVERITY_ORDER, Finding
 from logforensics.job import Job
 from logforensics.registry import rules
@@ -96,7 +98,8 @@ def choose_verdict(findings: list[Finding], job: Job | None = None) -> Verdict |
         if symptom.role == "symptom" and symptom.kind == "collective_timeout":
             symptom.note = _timeout_note(symptom, chosen, job)
     chosen.note = "Verdict."
-    return Verdict(chosen, _reason(chosen, candidates, related))
+    reason = _reason(chosen, candidates, related) + _torchrun_disagrees(job, chosen)
+    return Verdict(chosen, reason)
 
 
 def _stand_in(findings: list[Finding]) -> Verdict | None:
@@ -152,6 +155,26 @@ def _timeout_note(timeout: Finding, verdict: Finding, job: Job | None) -> str:
                 f"at {verdict.timestamp:%H:%M:%S}."
             )
     return note
+
+
+def _torchrun_disagrees(job: Job | None, chosen: Finding) -> str:
+    """torchrun's "Root Cause (first observed failure)" is the first exit it noticed: when the
+    watchdog aborts every rank, that choice is arbitrary. Say so when it names another rank."""
+    if job is None:
+        return ""
+    named = job.events.filter(
+        (pl.col("event") == "child_failed")
+        & pl.col("extra").str.contains('"root_cause":true', literal=True)
+        & pl.col("rank").is_not_null()
+    )
+    ranks = sorted(set(named.get_column("rank").to_list()))
+    blamed = set(chosen.culprit_ranks or chosen.ranks)
+    if not ranks or set(ranks) <= blamed:
+        return ""
+    return (
+        f" torchrun's summary names {rank_list(ranks)} as the root cause: that is only the "
+        "first exit it observed, not necessarily the rank whose departure caused the hang."
+    )
 
 
 def _reason(chosen: Finding, candidates: list[Finding], related: list[Finding]) -> str:
