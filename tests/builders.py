@@ -73,3 +73,14 @@ def parse(lines: list[str], file: str = "job.log") -> pl.DataFrame:
         schema={"file": pl.String, "line": pl.UInt32, "text": pl.String},
     )
     return build_events(frame).events
+
+
+def parsed_by(parser: str, lines: list[str], file: str = "job.log") -> pl.DataFrame:
+    """The events one parser made of some lines."""
+    return parse(lines, file).filter(pl.col("parser") == parser)
+
+
+def only(events: pl.DataFrame) -> dict:
+    """The single event of a frame, as a dict (fails when there is not exactly one)."""
+    assert events.height == 1, events
+    return events.row(0, named=True)

@@ -7,19 +7,14 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from tests.builders import parse
+from tests.builders import only, parsed_by
 
 FIELDS = ("rank", "comm_rank", "seq", "op", "shape", "dtype")
 PEER_FIELDS = ("peer_rank", "peer_seq", "peer_op", "peer_shape", "peer_dtype")
 
 
 def detail_events(lines: list[str]) -> pl.DataFrame:
-    return parse(lines).filter(pl.col("parser") == "detail")
-
-
-def only(events: pl.DataFrame) -> dict:
-    assert events.height == 1, events
-    return events.row(0, named=True)
+    return parsed_by("detail", lines)
 
 
 MISMATCHES = [

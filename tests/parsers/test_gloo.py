@@ -7,16 +7,11 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from tests.builders import parse
+from tests.builders import only, parsed_by
 
 
 def gloo_events(lines: list[str]) -> pl.DataFrame:
-    return parse(lines).filter(pl.col("parser") == "gloo")
-
-
-def only(events: pl.DataFrame) -> dict:
-    assert events.height == 1, events
-    return events.row(0, named=True)
+    return parsed_by("gloo", lines)
 
 
 @pytest.mark.parametrize(

@@ -9,18 +9,13 @@ import pytest
 
 from logforensics.framing import frame_lines
 from parsers.reducer import PARSER
-from tests.builders import parse
+from tests.builders import only, parse, parsed_by
 
 MY_PARSERS = ("reducer", "watchdog", "gloo", "detail", "monitored_barrier")
 
 
 def reducer_events(lines: list[str]) -> pl.DataFrame:
-    return parse(lines).filter(pl.col("parser") == "reducer")
-
-
-def only(events: pl.DataFrame) -> dict:
-    assert events.height == 1, events
-    return events.row(0, named=True)
+    return parsed_by("reducer", lines)
 
 
 def recognised(lines: list[str]) -> list[int]:

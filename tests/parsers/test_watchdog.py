@@ -9,11 +9,11 @@ import pytest
 
 from logforensics.framing import frame_lines
 from parsers.watchdog import PARSER
-from tests.builders import parse
+from tests.builders import only, parsed_by
 
 
 def watchdog_events(lines: list[str]) -> pl.DataFrame:
-    return parse(lines).filter(pl.col("parser") == "watchdog")
+    return parsed_by("watchdog", lines)
 
 
 def content_rows(lines: list[str]) -> pl.DataFrame:
@@ -25,11 +25,6 @@ def content_rows(lines: list[str]) -> pl.DataFrame:
     framed = frame_lines(frame)
     candidates = framed.filter(pl.col("message").str.contains_any(list(PARSER.literals)))
     return PARSER.parse(candidates.with_columns(pl.lit(True).alias("candidate"))).sort("line")
-
-
-def only(events: pl.DataFrame) -> dict:
-    assert events.height == 1, events
-    return events.row(0, named=True)
 
 
 TIMEOUTS = [
