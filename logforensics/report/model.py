@@ -37,6 +37,7 @@ def build_report(analysis: Analysis, input_path: str) -> dict[str, Any]:
                 "fix": verdict.finding.fix,
                 "confidence": verdict.finding.confidence,
                 "reason": verdict.reason,
+                "where": _where(verdict.finding),
                 "finding": verdict.finding.anchor,
             }
             if verdict
@@ -47,6 +48,21 @@ def build_report(analysis: Analysis, input_path: str) -> dict[str, Any]:
         "ranks": _ranks(analysis),
         "inputs": _inputs(analysis, input_path),
     }
+
+
+def _where(finding: Finding) -> str:
+    """Where in the run the finding stands, in words."""
+    if finding.step is not None:
+        epoch = f" (epoch {finding.epoch})" if finding.epoch is not None else ""
+        stage = f", stage {finding.stage}" if finding.stage else ""
+        return f"step {finding.step}{stage}{epoch}"
+    if finding.order == -1.0:
+        return "at start-up, before the first training step"
+    if finding.seq is not None:
+        return f"collective sequence number {finding.seq}" + (
+            f" ({finding.op})" if finding.op else ""
+        )
+    return "not placed in the run (no stage marks around it in the same file)"
 
 
 def _finding(finding: Finding) -> dict[str, Any]:

@@ -122,3 +122,10 @@ def test_torchrun_error_files_are_listed_with_their_exception():
     section = section[: section.index("</table>")]
     assert section.count("error.json</code>") == 4
     assert "Timed out waiting 20000ms" in section
+
+
+def test_verdict_says_where_it_stands_in_words():
+    page = html_for(SAMPLE_LOGS / "duplicate_device" / "logs")
+    assert "<dt>Where</dt><dd>at start-up, before the first training step</dd>" in page
+    page = html_for(SAMPLE_LOGS / "skip_backward_hang" / "logs")
+    assert "<dt>Where</dt><dd>step 5, stage after_backward</dd>" in page
