@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import traceback
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -261,6 +262,29 @@ def _reading_notes(analysis: Analysis) -> list[str]:
     if analysis.lossy_files:
         notes.append(f"invalid UTF-8 replaced in {len(analysis.lossy_files)} files")
     return notes
+
+
+@app.command("rules")
+def list_rules() -> None:
+    """List the diagnoses the analyzer runs: each finding kind and what it looks for."""
+    from logforensics.registry import rules
+
+    _print_documented((rule.kind, rule.check) for rule in rules())
+
+
+@app.command("parsers")
+def list_parsers() -> None:
+    """List the log families the analyzer reads: each parser and what it recognises."""
+    from logforensics.registry import parsers
+
+    _print_documented((parser.name, parser.parse) for parser in parsers())
+
+
+def _print_documented(entries: Iterable[tuple[str, Callable[..., object]]]) -> None:
+    """Each name with the first paragraph of its module's docstring (the user docs)."""
+    for name, function in entries:
+        doc = (sys.modules[function.__module__].__doc__ or "").strip()
+        typer.echo(f"{name}\n    {' '.join(doc.split(chr(10) * 2)[0].split())}\n")
 
 
 def main() -> None:

@@ -154,6 +154,9 @@ def _timeout_note(timeout: Finding, verdict: Finding, job: Job | None) -> str:
                 f"timeout it fired at about {fired:%H:%M:%S}, {gap:,.0f} s after the divergence "
                 f"at {verdict.timestamp:%H:%M:%S}."
             )
+            hosts = job.events.get_column("host").drop_nulls().n_unique()
+            if hosts > 1:
+                note += f" (The times come from {hosts} hosts, whose clocks may differ.)"
     return note
 
 

@@ -161,3 +161,16 @@ def test_a_bug_is_exit_3_with_its_traceback(tmp_path, monkeypatch):
     assert "ZeroDivisionError" in result.output and "internal error" in result.output
     # the report is still written, with what the other rules found
     assert (tmp_path / "forensics-report.html").is_file()
+
+
+def test_rules_and_parsers_are_listed_with_their_docs(tmp_path):
+    from logforensics.registry import parsers, rules
+
+    listed = forensics("rules", cwd=tmp_path)
+    assert listed.returncode == 0
+    for rule in rules():
+        assert f"{rule.kind}\n    " in listed.stdout
+    assert "Collective timeouts: which ranks timed out" in listed.stdout
+    listed = forensics("parsers", cwd=tmp_path)
+    for parser in parsers():
+        assert f"{parser.name}\n    " in listed.stdout
