@@ -13,7 +13,7 @@ import polars as pl
 from logforensics.desync import TIMEOUT_EVENTS, describe, mixed_ops_at_one_seq, per_rank_timeouts
 from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
-from logforensics.placement import earliest_time, place
+from logforensics.placement import earliest_time, place, placed_finding
 from logforensics.registry import Rule
 from logforensics.text import rank_list
 
@@ -26,7 +26,85 @@ FIX = (
 )
 
 
+STORE_FIX = (
+    "A rank never reached `init_process_group` (or the group's first collective) in time: it "
+    "crashed or hung before it (read its log's last lines), started late (slow data or model "
+    "loading before init), or cannot reach the store (MASTER_ADDR/MASTER_PORT, firewall)."
+)
+HEARTBEAT_FIX = (
+    "The watchdog thread itself made no progress: often a CUDA/NCCL call hung inside the "
+    "process, or another thread held the GIL. Take a py-spy dump of the stuck ranks; raise "
+    "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC only if the stall is expected."
+)
+
+
 def check(job: Job) -> list[Finding]:
+    return _timeouts(job) + _store_timeouts(job) + _stuck_watchdogs(job)
+
+
+def _store_timeouts(job: Job) -> list[Finding]:
+    """Rendezvous and init hangs: `[4] is setting up NCCL communicator and retrieving
+    ncclUniqueId from [0] ... Socket Timeout`, `Timed out after 901 seconds waiting for
+    clients. 1/3 clients joined.` The rank waited on is the one to look at."""
+    stores = job.events.filter(pl.col("event") == "store_timeout")
+    if stores.is_empty():
+        return []
+    waiting = sorted(stores.get_column("rank").drop_nulls().unique().to_list())
+    waited_on = sorted(stores.get_column("peer_rank").drop_nulls().unique().to_list())
+    joined = stores.filter(pl.col("value").is_not_null() & pl.col("world_size").is_not_null())
+    summary = "Process group set-up timed out"
+    if waiting:
+        summary += f" on {rank_list(waiting)}"
+    if waited_on:
+        summary += f", waiting for {rank_list(waited_on)}"
+    if not joined.is_empty():
+        row = joined.row(0, named=True)
+        summary += f"; only {row['value']} of {row['world_size']} processes joined the store"
+    summary += ": the job never started its collectives."
+    return [
+        placed_finding(
+            job,
+            stores,
+            kind="collective_timeout",
+            severity="error",
+            role="symptom",
+            summary=summary,
+            fix=STORE_FIX,
+            ranks=waiting,
+            culprit_ranks=waited_on,
+            order=-1.0,  # set-up, before any step
+            details={"phase": "rendezvous"},
+        )
+    ]
+
+
+def _stuck_watchdogs(job: Job) -> list[Finding]:
+    stuck = job.events.filter(pl.col("event") == "heartbeat_timeout")
+    if stuck.is_empty():
+        return []
+    ranks = sorted(stuck.get_column("rank").drop_nulls().unique().to_list())
+    seconds = stuck.get_column("value").drop_nulls()
+    summary = (
+        f"The NCCL watchdog of {rank_list(ranks) if ranks else 'some rank'} got stuck"
+        + (f" for {seconds.max()} s" if len(seconds) else "")
+        + " and the process was terminated: something inside the process blocked it."
+    )
+    return [
+        placed_finding(
+            job,
+            stuck,
+            kind="collective_timeout",
+            severity="error",
+            role="symptom",
+            summary=summary,
+            fix=HEARTBEAT_FIX,
+            ranks=ranks,
+            details={"phase": "heartbeat"},
+        )
+    ]
+
+
+def _timeouts(job: Job) -> list[Finding]:
     timeouts = job.events.filter(pl.col("event").is_in(TIMEOUT_EVENTS))
     if timeouts.is_empty():
         return []

@@ -71,3 +71,21 @@ def test_timeout_after_a_skip_is_a_symptom_of_it(tmp_path):
 
 def test_no_timeouts_no_finding(tmp_path):
     assert "collective_timeout" not in kinds(analyze_files(tmp_path, {"a.log": ["hello"]}))
+
+
+def test_store_timeout_at_init_names_the_rank_waited_for(tmp_path):
+    # hiyouga/LlamaFactory#3698 (formats.md §4.9), verbatim
+    line = "torch.distributed.DistBackendError: [4] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout"
+    analysis = analyze_files(tmp_path, {"train.log": [line]})
+    setup = finding(analysis, "collective_timeout")
+    assert setup.ranks == [4] and setup.culprit_ranks == [0]
+    assert setup.details["phase"] == "rendezvous"
+    # nothing else names a cause: it stands in, blaming the rank that was waited for
+    assert analysis.verdict.ranks == [0]
+
+
+def test_stuck_watchdog(tmp_path):
+    # Intellindust-AI-Lab/DEIM#105 (formats.md §4.6), verbatim
+    line = "[rank1]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=103"
+    stuck = finding(analyze_files(tmp_path, {"train.log": [line]}), "collective_timeout")
+    assert stuck.ranks == [1] and stuck.details["phase"] == "heartbeat"
