@@ -14,6 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from measure import fresh_analyze  # noqa: E402 - bench/ is the script's folder
+
 from logforensics.api import analyze
 
 STAGES = ("before_forward", "before_backward", "after_backward", "after_step")
@@ -51,11 +53,15 @@ def main() -> None:
         start = time.perf_counter()
         analysis = analyze(root)
         seconds = time.perf_counter() - start
+        cli_seconds, cli_peak_mib = fresh_analyze(root)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     verdict = analysis.verdict.finding if analysis.verdict else None
     print(
         f"{args.ranks} ranks, {lines:,} lines, {size / 2**20:.0f} MiB: {seconds:.2f} s "
-        f"({lines / seconds:,.0f} lines/s), peak RSS {peak_mib:.0f} MiB"
+        f"({lines / seconds:,.0f} lines/s), peak RSS {peak_mib:.0f} MiB (with generating the logs)"
+    )
+    print(
+        f"fresh `forensics analyze` process: {cli_seconds:.2f} s, peak RSS {cli_peak_mib:.0f} MiB"
     )
     print(
         f"verdict: {verdict.kind if verdict else None} ranks={verdict.ranks if verdict else None} "

@@ -18,6 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from measure import fresh_analyze  # noqa: E402 - bench/ is the script's folder
+
 from bench.nccl_job import JobPlan, Written, write_job  # noqa: E402
 from logforensics.api import Analysis, analyze  # noqa: E402
 from logforensics.events import build_events  # noqa: E402
@@ -51,6 +53,7 @@ def main() -> None:
         start = time.perf_counter()
         analysis = analyze(root)
         total_seconds = time.perf_counter() - start
+        cli_seconds, cli_peak_mib = fresh_analyze(root)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
         f"{plan.world} ranks on {plan.nodes} hosts, {written.files} files, {written.lines:,} "
@@ -60,6 +63,10 @@ def main() -> None:
         f"read {read_seconds:.2f} s; parse (event table, {events:,} events) {parse_seconds:.2f} "
         f"s = {written.lines / parse_seconds:,.0f} lines/s; whole analysis {total_seconds:.2f} s "
         f"= {written.lines / total_seconds:,.0f} lines/s; peak RSS {peak_mib:.0f} MiB"
+    )
+    print(
+        f"fresh `forensics analyze` process: {cli_seconds:.2f} s, peak RSS {cli_peak_mib:.0f} MiB "
+        "(the peak above includes generating the logs)"
     )
     print(f"recognised {analysis.recognised_lines:,} of {analysis.lines:,} lines")
     report(analysis, plan, written)

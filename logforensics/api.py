@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -11,12 +12,15 @@ import polars as pl
 
 from logforensics.attribution import compile_rank_pattern, rank_pattern
 from logforensics.errors import InputError
-from logforensics.events import build_events
+from logforensics.events import ParsedBatch, finish_events, parse_batch
 from logforensics.findings import Finding
-from logforensics.intake import DEFAULT_MAX_BYTES, Inventory, discover, read_lines
+from logforensics.intake import DEFAULT_MAX_BYTES, Inventory, LogFile, discover, read_lines
 from logforensics.job import Job, build_job
 from logforensics.registry import rules
 from logforensics.verdict import Verdict, choose_verdict, sort_findings
+
+# Lines are read and parsed this many bytes of files at a time.
+BATCH_BYTES = 32 * 2**20
 
 # How a rank was found when no line of the rank states it: the report names these.
 INFERRED_SOURCES = ("file_content", "path", "node_offset", "path_local", "node_index", "process")
@@ -84,10 +88,19 @@ def _nothing_readable(path: Path, inventory: Inventory) -> str:
 
 
 def _analyze(inventory: Inventory) -> Analysis:
-    lines = read_lines(inventory.files)
+    batches: list[ParsedBatch] = []
+    lossy: list[str] = []
+    line_count = 0
+    for files in _file_batches(inventory.files):
+        lines = read_lines(files)
+        lossy.extend(lines.lossy_files)
+        line_count += lines.frame.height
+        batches.append(parse_batch(lines.frame))
+    file_names = [log_file.name for log_file in inventory.files]
     inventory = inventory.without_data()
-    table = build_events(lines.frame)
-    job = build_job(table.events, inventory, lines.frame)
+    table = finish_events(batches, file_names)
+    stats = pl.concat([batch.file_stats for batch in batches])
+    job = build_job(table.events, inventory, stats)
     findings, rule_errors = _run_rules(job)
     verdict = choose_verdict(findings, job)
     blank = int(job.file_stats.get_column("blank_lines").sum()) if job.file_stats.height else 0
@@ -95,12 +108,27 @@ def _analyze(inventory: Inventory) -> Analysis:
         job=job,
         findings=sort_findings(findings),
         verdict=verdict,
-        lines=lines.frame.height,
+        lines=line_count,
         blank_lines=blank,
         recognised_lines=table.recognised_lines,
-        lossy_files=lines.lossy_files,
+        lossy_files=tuple(lossy),
         rule_errors=rule_errors,
     )
+
+
+def _file_batches(files: tuple[LogFile, ...]) -> Iterator[tuple[LogFile, ...]]:
+    """Whole files, about BATCH_BYTES at a time: memory stays bounded by a batch's lines plus
+    the (few) events, however large the upload."""
+    batch: list[LogFile] = []
+    size = 0
+    for log_file in files:
+        batch.append(log_file)
+        size += log_file.size
+        if size >= BATCH_BYTES:
+            yield tuple(batch)
+            batch, size = [], 0
+    if batch or not files:
+        yield tuple(batch)
 
 
 def _run_rules(job: Job) -> tuple[list[Finding], tuple[str, ...]]:

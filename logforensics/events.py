@@ -25,8 +25,24 @@ class EventTable:
     recognised_lines: int  # distinct input lines at least one parser turned into an event
 
 
+@dataclass(frozen=True, slots=True)
+class ParsedBatch:
+    """What one batch of whole files leaves behind once its lines are dropped."""
+
+    found: pl.DataFrame  # parser rows with their line columns, not yet attributed
+    kept_lines: pl.DataFrame  # the framed lines attribution still needs (events, launch lines)
+    recognised_lines: int
+    file_stats: pl.DataFrame  # per file: lines, blank_lines, last_line, last_text
+
+
 def build_events(lines: pl.DataFrame) -> EventTable:
     """Run every registered parser over `lines` (`file, line, text`) into one event table."""
+    return finish_events([parse_batch(lines)], lines.get_column("file").unique().to_list())
+
+
+def parse_batch(lines: pl.DataFrame) -> ParsedBatch:
+    """Frame and parse the lines of some whole files (a file's lines are never split across
+    batches: framing and multi-line parsers decide per file)."""
     framed = frame_lines(lines)
     parts: list[pl.DataFrame] = []
     recognised: list[pl.DataFrame] = []
@@ -50,12 +66,52 @@ def build_events(lines: pl.DataFrame) -> EventTable:
         if "family" not in found.columns:
             found = found.with_columns(pl.lit(parser.name).alias("family"))
         parts.append(found)
-    recognised_lines = pl.concat(recognised).unique().height if recognised else 0
+    found = pl.concat(parts, how="diagonal_relaxed") if parts else pl.DataFrame()
+    event_lines = found.select("file", "line").unique() if parts else None
+    # Attribution reads the framed form of the event lines and any launch command line.
+    launch_lines = pl.col("message").str.contains("--n", literal=True)
+    kept = framed.filter(launch_lines)
+    if event_lines is not None:
+        kept = pl.concat([kept, framed.join(event_lines, on=["file", "line"])]).unique(
+            ["file", "line"], maintain_order=True
+        )
+    return ParsedBatch(
+        found=_detached(found),
+        kept_lines=_detached(kept),
+        recognised_lines=pl.concat(recognised).unique().height if recognised else 0,
+        file_stats=_detached(line_stats(lines)),
+    )
+
+
+def _detached(frame: pl.DataFrame) -> pl.DataFrame:
+    """A copy that owns its strings. Polars string columns are views into the buffers they
+    were cut from: a few event rows would otherwise keep a whole batch's text in memory."""
+    if frame.is_empty():
+        return frame
+    return pl.from_arrow(frame.to_arrow(compat_level=pl.CompatLevel.oldest()))
+
+
+def line_stats(lines: pl.DataFrame) -> pl.DataFrame:
+    """Per file: line counts and its last non-blank line."""
+    is_blank = pl.col("text").str.strip_chars() == ""
+    return lines.group_by("file").agg(
+        pl.len().cast(pl.Int64).alias("lines"),
+        is_blank.sum().cast(pl.Int64).alias("blank_lines"),
+        pl.col("line").filter(~is_blank).last().alias("last_line"),
+        pl.col("text").filter(~is_blank).last().alias("last_text"),
+    )
+
+
+def finish_events(batches: list[ParsedBatch], file_names: list[str]) -> EventTable:
+    """Attribute, time and conform the events of every batch together: ranks are inferred from
+    all files at once (a node's offset, a file's single writer)."""
+    recognised_lines = sum(batch.recognised_lines for batch in batches)
+    parts = [batch.found for batch in batches if batch.found.height]
     if not parts:
         return EventTable(empty_events(), recognised_lines)
     events = pl.concat(parts, how="diagonal_relaxed")
-    file_names = lines.get_column("file").unique().to_list()
-    events = attribute(events, file_names, framed).drop("prefix_rank", "prefix_local_rank")
+    kept = pl.concat([batch.kept_lines for batch in batches], how="diagonal_relaxed")
+    events = attribute(events, file_names, kept).drop("prefix_rank", "prefix_local_rank")
     events = attribute_by_process(events)
     events = events.with_columns(_timestamp(events))
     table = conform(events).collect().sort("file", "line", "parser")

@@ -73,25 +73,19 @@ class Job:
         return None if hosts.is_empty() else hosts.item(0, "host")
 
 
-def build_job(events: pl.DataFrame, inventory: Inventory, lines: pl.DataFrame) -> Job:
+def build_job(events: pl.DataFrame, inventory: Inventory, line_stats: pl.DataFrame) -> Job:
+    """`line_stats`: per file `lines, blank_lines, last_line, last_text` (events.line_stats)."""
     return Job(
         events=events,
         inventory=inventory,
-        file_stats=_file_stats(events, lines),
+        file_stats=_file_stats(events, line_stats),
         world_size=_world_size(events),
         progress=build_progress(events),
     )
 
 
-def _file_stats(events: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
+def _file_stats(events: pl.DataFrame, stats: pl.DataFrame) -> pl.DataFrame:
     """Per file: line counts, the last non-blank line, and the rank the whole file belongs to."""
-    is_blank = pl.col("text").str.strip_chars() == ""
-    stats = lines.group_by("file").agg(
-        pl.len().alias("lines"),
-        is_blank.sum().alias("blank_lines"),
-        pl.col("line").filter(~is_blank).last().alias("last_line"),
-        pl.col("text").filter(~is_blank).last().alias("last_text"),
-    )
     # A file belongs to a rank when every rank-attributed event in it names the same rank.
     owner = (
         events.filter(pl.col("rank").is_not_null())
