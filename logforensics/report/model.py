@@ -46,8 +46,68 @@ def build_report(analysis: Analysis, input_path: str) -> dict[str, Any]:
         "findings": [_finding(finding) for finding in analysis.findings],
         "stage_order": list(job.progress.stage_order) if job.progress else [],
         "ranks": _ranks(analysis),
+        "reproduce": _reproduce(analysis),
         "inputs": _inputs(analysis, input_path),
     }
+
+
+LAUNCH_SHOWN = 5
+
+
+def _reproduce(analysis: Analysis) -> dict[str, Any]:
+    """What an engineer needs to run the job again the same way, and what to add next time."""
+    events = analysis.job.events
+    world = analysis.job.world_size
+    hosts = sorted(events.get_column("host").drop_nulls().unique().to_list())
+    commands = events.filter(pl.col("event").is_in(("launch_command", "launch_config")))
+    commands = commands.unique(subset=["message"], keep="first", maintain_order=True)
+    settings = (
+        events.filter(pl.col("names").is_not_null() & pl.col("family").eq("launch"))
+        .with_columns(
+            pl.col("names").list.first().alias("name"),
+            pl.col("extra").str.json_path_match("$.value").alias("value"),
+        )
+        .unique(subset=["name", "value"], keep="first", maintain_order=True)
+        .sort("name")
+    )
+    debug = {row["name"]: row["value"] for row in settings.iter_rows(named=True)}
+    families = set(events.get_column("family").unique().to_list())
+    if "nccl" in families and "NCCL_DEBUG" not in debug:
+        debug["NCCL_DEBUG"] = "INFO or WARN (NCCL lines are present)"
+    versions = sorted(events.get_column("nccl_version").drop_nulls().unique().to_list())
+    return {
+        "world_size": world.value if world else None,
+        "hosts": hosts,
+        "launch_commands": [
+            {"file": row["file"], "line": row["line"], "text": row["message"]}
+            for row in commands.head(LAUNCH_SHOWN).iter_rows(named=True)
+        ],
+        "debug_settings": debug,
+        "nccl_versions": versions,
+        "next_time": _next_time(analysis, debug, families),
+    }
+
+
+def _next_time(analysis: Analysis, debug: dict[str, str], families: set[str]) -> list[str]:
+    """The logging that would have made this diagnosis surer, where it was missing."""
+    advice = []
+    if analysis.job.progress is None:
+        advice.append(
+            "Print a stage mark per rank and step (`rank=<r> step=<s> stage=<name>`, flushed) "
+            "before forward, before backward, after backward and after the optimizer step."
+        )
+    if debug.get("TORCH_DISTRIBUTED_DEBUG") != "DETAIL":
+        advice.append(
+            "Set TORCH_DISTRIBUTED_DEBUG=DETAIL (and TORCH_CPP_LOG_LEVEL=INFO) on a reproduction "
+            "run: mismatching collectives are then reported with both fingerprints."
+        )
+    if "nccl" not in families and "watchdog" in families:
+        advice.append("Set NCCL_DEBUG=WARN (or INFO) to see NCCL's own errors and device map.")
+    if analysis.job.events.get_column("timestamp").drop_nulls().is_empty():
+        advice.append("Log with timestamps, so the report can say when each rank stopped.")
+    if analysis.job.world_size is None:
+        advice.append("Print each rank's rank, local_rank, device and world_size once at start-up.")
+    return advice
 
 
 def _where(finding: Finding) -> str:

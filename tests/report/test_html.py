@@ -129,3 +129,14 @@ def test_verdict_says_where_it_stands_in_words():
     assert "<dt>Where</dt><dd>at start-up, before the first training step</dd>" in page
     page = html_for(SAMPLE_LOGS / "skip_backward_hang" / "logs")
     assert "<dt>Where</dt><dd>step 5, stage after_backward</dd>" in page
+
+
+def test_reproduce_section_shows_launch_command_and_debug_settings():
+    page = html_for(SAMPLE_LOGS / "two_node_slurm" / "logs")
+    section = page[page.index('id="reproduce-title"') : page.index('id="ranks-title"')]
+    assert "slurm-4242.out:1" in section and "torchrun --nnodes=2 --nproc_per_node=2" in section
+    assert "TORCH_DISTRIBUTED_DEBUG=DETAIL" in section  # advice: it was not set
+    page = html_for(SAMPLE_LOGS / "detail_mismatch" / "logs")
+    section = page[page.index('id="reproduce-title"') : page.index('id="ranks-title"')]
+    assert "<code>TORCH_DISTRIBUTED_DEBUG=DETAIL</code>" in section
+    assert "Set TORCH_DISTRIBUTED_DEBUG=DETAIL" not in section

@@ -1,0 +1,89 @@
+"""How the job was launched and with which debug settings, when the logs say so:
+
+    + srun --label --ntasks-per-node=1 torchrun --nnodes=2 --nproc_per_node=2 train.py
+    TORCH_DISTRIBUTED_DEBUG=DETAIL torchrun --nproc_per_node=4 train.py
+    export NCCL_DEBUG=INFO
+    [I1130 15:14:56.062390281 debug.cpp:48] [c10d] The debug level is set to DETAIL.
+
+A variable only counts as set where the line sets it (an `export`, an assignment before a
+command, the c10d banner); advice such as `run with NCCL_DEBUG=WARN for details` does not.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.registry import LineParser
+
+LAUNCHERS = (
+    "torchrun",
+    "srun",
+    "sbatch",
+    "mpirun",
+    "mpiexec",
+    "deepspeed",
+    "accelerate launch",
+    "torch.distributed.run",
+    "torch.distributed.launch",
+)
+# `+ srun ... torchrun ...` (set -x), `$ torchrun ...`, `VAR=x torchrun ...`, `/usr/bin/mpirun`
+LAUNCH_COMMAND = (
+    r"^(?:[+$] )?(?:[A-Z][A-Z0-9_]*=\S+ )*(?:\S*/)?(?:torchrun|srun|sbatch|mpirun|mpiexec|"
+    r"deepspeed|accelerate launch|python[0-9.]* (?:-u )?-m torch\.distributed\.(?:run|launch))"
+    r"(?:\s|$)"
+)
+# the variables worth knowing to reproduce a hang
+VARIABLE = (
+    r"(TORCH_DISTRIBUTED_DEBUG|TORCH_CPP_LOG_LEVEL|TORCH_SHOW_CPP_STACKTRACES|NCCL_DEBUG|"
+    r"NCCL_DEBUG_SUBSYS|NCCL_[A-Z0-9_]+|TORCH_NCCL_[A-Z0-9_]+|CUDA_VISIBLE_DEVICES|"
+    r"CUDA_LAUNCH_BLOCKING|OMP_NUM_THREADS|LOCAL_RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT)"
+)
+# `export NCCL_DEBUG=INFO`, `NCCL_DEBUG=INFO` alone, or before a launch command
+ASSIGNMENT = r"^(?:[+$] )?(?:export )?" + VARIABLE + r"=(\S+)"
+# torch's c10d banner: `[c10d] The debug level is set to DETAIL.`
+DEBUG_BANNER = r"\[c10d\] The debug level is set to ([A-Z]+)"
+# torchrun's agent with LOGLEVEL=INFO: `Starting elastic_operator with launch configs:`
+LAUNCH_CONFIG = "Starting elastic_operator with launch configs"
+
+
+def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    message = pl.col("message").str.strip_chars_start()
+    assignment = message.str.extract_groups(ASSIGNMENT)
+    banner = message.str.extract(DEBUG_BANNER, 1)
+    is_command = message.str.contains(LAUNCH_COMMAND)
+    name = pl.coalesce(
+        assignment.struct.field("1"),
+        pl.when(banner.is_not_null()).then(pl.lit("TORCH_DISTRIBUTED_DEBUG")),
+    )
+    value = pl.coalesce(assignment.struct.field("2"), banner)
+    found = lines.select(
+        "file",
+        "line",
+        pl.when(is_command)
+        .then(pl.lit("launch_command"))
+        .when(message.str.contains(LAUNCH_CONFIG, literal=True))
+        .then(pl.lit("launch_config"))
+        .when(name.is_not_null())
+        .then(pl.lit("debug_setting"))
+        .alias("event"),
+        pl.when(name.is_not_null()).then(pl.concat_list(name.cast(pl.String))).alias("names"),
+        pl.when(name.is_not_null())
+        .then(
+            pl.concat_str(pl.lit('{"value": "'), value.str.replace_all(r'["\\]', ""), pl.lit('"}'))
+        )
+        .alias("extra"),
+        pl.lit("info").alias("severity"),
+    )
+    return found.filter(pl.col("event").is_not_null())
+
+
+PARSER = LineParser(
+    name="launch",
+    literals=(
+        *LAUNCHERS,
+        *("TORCH_", "NCCL_", "CUDA_", "OMP_NUM_THREADS=", "LOCAL_RANK=", "WORLD_SIZE=", "MASTER_"),
+        "[c10d] The debug level",
+        LAUNCH_CONFIG,
+    ),
+    parse=parse,
+)

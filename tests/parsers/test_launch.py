@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.builders import parsed_by
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # sample_logs/two_node_slurm/logs/slurm-4242.out:1 (set -x in a batch script)
+        "+ srun --label --ntasks-per-node=1 torchrun --nnodes=2 --nproc_per_node=2 --master_addr=127.0.0.1 --master_port=29741 ../ddp_train.py --timeout 20",
+        "torchrun --standalone --nproc_per_node=4 train.py",
+        "/usr/bin/mpirun -np 8 -H node1:4,node2:4 python train.py",
+        "python -m torch.distributed.run --nproc_per_node 2 x.py",
+        "deepspeed --num_gpus 8 train.py --deepspeed ds.json",
+    ],
+)
+def test_launch_commands(line):
+    rows = parsed_by("launch", [line])
+    assert rows.get_column("event").to_list() == ["launch_command"]
+
+
+@pytest.mark.parametrize(
+    ("line", "name", "value"),
+    [
+        ("export NCCL_DEBUG=INFO", "NCCL_DEBUG", "INFO"),
+        (
+            "TORCH_DISTRIBUTED_DEBUG=DETAIL torchrun --nproc_per_node=4 train.py",
+            "TORCH_DISTRIBUTED_DEBUG",
+            "DETAIL",
+        ),
+        # sample_logs/detail_mismatch: torch's own banner
+        (
+            "[I1130 15:14:56.062390281 debug.cpp:48] [c10d] The debug level is set to DETAIL.",
+            "TORCH_DISTRIBUTED_DEBUG",
+            "DETAIL",
+        ),
+    ],
+)
+def test_debug_settings(line, name, value):
+    row = parsed_by("launch", [line]).row(0, named=True)
+    assert row["names"] == [name]
+    assert json.loads(row["extra"])["value"] == value
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # advice inside an error message is not a setting (field sample fairseq-1700 / horovod-3929)
+        ".DistBackendError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1727, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.19.3",
+        "In addition, you can set the environment variable TORCH_DISTRIBUTED_DEBUG to either INFO or DETAIL",
+        "the srun step finished",
+    ],
+)
+def test_not_settings_or_commands(line):
+    assert parsed_by("launch", [line]).is_empty()
