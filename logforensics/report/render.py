@@ -34,12 +34,36 @@ def render_html(
     moment = generated_at or datetime.now(UTC)
     return env.get_template("report.html.j2").render(
         report=report,
+        ranks_shown=_ranks_shown(report),
+        files_shown=report["inputs"]["file_list"][:MAX_FILE_ROWS],
         picture=picture,
         fill=FILL,
         generated_at=moment.strftime("%Y-%m-%d %H:%M:%S UTC"),
-        embedded_json=_script_safe_json(report),
+        # machine-readable findings ride along; the full document is `--format json`
+        embedded_json=_script_safe_json(
+            {key: report[key] for key in ("schema", "world_size", "verdict", "findings")}
+        ),
         css=Markup(env.loader.get_source(env, "report.css")[0]),  # our own file, not log text
     )
+
+
+# The page stays readable and small for thousands of ranks; the JSON report keeps every row.
+MAX_RANK_ROWS = 256
+MAX_FILE_ROWS = 500
+
+
+def _ranks_shown(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ranks any finding names first, then the others in order, up to MAX_RANK_ROWS."""
+    ranks = report["ranks"]
+    if len(ranks) <= MAX_RANK_ROWS:
+        return ranks
+    named = {r for f in report["findings"] for r in (*f["ranks"], *f["culprit_ranks"])}
+    keep = {row["rank"] for row in ranks if row["rank"] in named}
+    for row in ranks:
+        if len(keep) >= MAX_RANK_ROWS:
+            break
+        keep.add(row["rank"])
+    return [row for row in ranks if row["rank"] in keep]
 
 
 def evidence_id(evidence: dict[str, Any]) -> str:

@@ -140,3 +140,18 @@ def test_reproduce_section_shows_launch_command_and_debug_settings():
     section = page[page.index('id="reproduce-title"') : page.index('id="ranks-title"')]
     assert "<code>TORCH_DISTRIBUTED_DEBUG=DETAIL</code>" in section
     assert "Set TORCH_DISTRIBUTED_DEBUG=DETAIL" not in section
+
+
+def test_large_jobs_keep_the_page_small_but_the_ranks_that_matter(tmp_path, monkeypatch):
+    from logforensics.report import render
+
+    monkeypatch.setattr(render, "MAX_RANK_ROWS", 8)
+    monkeypatch.setattr(render, "MAX_FILE_ROWS", 5)
+    files = {f"rank{r}.log": marks(r, range(3), timestamp=False) for r in range(20)}
+    files["rank17.log"] = marks(17, range(3), skip={1: ("after_step",)}, timestamp=False)
+    page = html_for(write_logs(tmp_path, files))
+    ranks_section = page[page.index('id="ranks-title"') : page.index('id="inputs-title"')]
+    assert ranks_section.count("<tr id=\"rank-") == 8
+    assert 'id="rank-17"' in ranks_section  # named by the verdict
+    assert "12 more ranks, none named by a finding" in ranks_section
+    assert "the first 5 listed, all in the JSON report" in page
