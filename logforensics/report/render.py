@@ -53,11 +53,17 @@ MAX_FILE_ROWS = 500
 
 
 def _ranks_shown(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """The ranks any finding names first, then the others in order, up to MAX_RANK_ROWS."""
+    """The ranks a cause or symptom names first, then the others in order, up to
+    MAX_RANK_ROWS (context findings such as the last common stage name nearly everyone)."""
     ranks = report["ranks"]
     if len(ranks) <= MAX_RANK_ROWS:
         return ranks
-    named = {r for f in report["findings"] for r in (*f["ranks"], *f["culprit_ranks"])}
+    named = {
+        rank
+        for finding in report["findings"]
+        if finding["role"] != "context"
+        for rank in (*finding["ranks"], *finding["culprit_ranks"])
+    }
     keep = {row["rank"] for row in ranks if row["rank"] in named}
     for row in ranks:
         if len(keep) >= MAX_RANK_ROWS:

@@ -151,7 +151,7 @@ def test_large_jobs_keep_the_page_small_but_the_ranks_that_matter(tmp_path, monk
     files["rank17.log"] = marks(17, range(3), skip={1: ("after_step",)}, timestamp=False)
     page = html_for(write_logs(tmp_path, files))
     ranks_section = page[page.index('id="ranks-title"') : page.index('id="inputs-title"')]
-    assert ranks_section.count("<tr id=\"rank-") == 8
+    assert ranks_section.count('<tr id="rank-') == 8
     assert 'id="rank-17"' in ranks_section  # named by the verdict
-    assert "12 more ranks, none named by a finding" in ranks_section
+    assert "12 more ranks, named by no cause or symptom" in ranks_section
     assert "the first 5 listed, all in the JSON report" in page
