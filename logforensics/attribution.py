@@ -286,10 +286,20 @@ def _with_prefix_columns(events: pl.DataFrame, lines: pl.DataFrame | None) -> pl
 WRITER = ["file", "prefix_node", "prefix_host", "prefix_local_rank"]
 
 
+# Families whose `rank` names another process than the writer: torchrun's failure summary
+# lists the ranks it saw fail, in the agent's own log.
+ABOUT_OTHERS = ("elastic",)
+
+
 def _file_content_ranks(events: pl.DataFrame) -> pl.DataFrame:
     """Per writer of a file, the one rank its content names (outside rank-prefixed lines)."""
+    about_others = (
+        pl.col("family").is_in(ABOUT_OTHERS) if "family" in events.columns else pl.lit(False)
+    )
     return (
-        events.filter(pl.col("prefix_rank").is_null() & pl.col("rank").is_not_null())
+        events.filter(
+            pl.col("prefix_rank").is_null() & pl.col("rank").is_not_null() & ~about_others
+        )
         .group_by(WRITER)
         .agg(pl.col("rank").unique().alias("_ranks"))
         .filter(pl.col("_ranks").list.len() == 1)

@@ -290,3 +290,33 @@ def test_host_order_of_nccl_inits_gives_a_pdsh_host_its_offset():
     # a host whose inits are not all there gives no offset
     partial = parse([*lines[1:]], "deepspeed.log").filter(pl.col("values").is_not_null())
     assert partial.item(0, "rank") is None
+
+
+def test_torchrun_summary_ranks_do_not_claim_the_agents_log(tmp_path):
+    # One failure in the summary names rank 1; the agent's other lines are not rank 1's.
+    lines = [
+        "E0801 13:23:20.000000 32974 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: 1) local_rank: 1 (pid: 33054) of binary: /usr/bin/python3",
+        "Traceback (most recent call last):",
+        '  File "/usr/bin/torchrun", line 8, in <module>',
+        "    sys.exit(main())",
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "============================================================",
+        "train.py FAILED",
+        "------------------------------------------------------------",
+        "Failures:",
+        "  <NO_OTHER_FAILURES>",
+        "------------------------------------------------------------",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  time      : 2024-08-01_13:23:17",
+        "  host      : node-a",
+        "  rank      : 1 (local_rank: 1)",
+        "  exitcode  : 1 (pid: 33054)",
+        "  error_file: <N/A>",
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+        "============================================================",
+    ]
+    analysis = analyze_files(tmp_path, {"launcher.log": lines})
+    agent_traceback = analysis.job.events.filter(pl.col("event") == "exception")
+    assert agent_traceback.height == 1
+    assert agent_traceback.item(0, "rank") is None  # the agent's own traceback
