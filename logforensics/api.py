@@ -10,6 +10,7 @@ from typing import BinaryIO
 
 import polars as pl
 
+from logforensics import chunks
 from logforensics.attribution import compile_rank_pattern, rank_pattern
 from logforensics.errors import InputError
 from logforensics.events import ParsedBatch, finish_events, parse_batch
@@ -91,15 +92,24 @@ def _analyze(inventory: Inventory) -> Analysis:
     batches: list[ParsedBatch] = []
     lossy: list[str] = []
     line_count = 0
-    for files in _file_batches(inventory.files):
+    small = tuple(log_file for log_file in inventory.files if not chunks.is_large(log_file))
+    for files in _file_batches(small):
         lines = read_lines(files)
         lossy.extend(lines.lossy_files)
         line_count += lines.frame.height
         batches.append(parse_batch(lines.frame))
+    for log_file in inventory.files:
+        if not chunks.is_large(log_file):
+            continue
+        for chunk in chunks.file_chunks(log_file):
+            if chunk.lossy and log_file.name not in lossy:
+                lossy.append(log_file.name)
+            line_count += chunk.last_line - chunk.first_line + 1
+            batches.append(parse_batch(chunk.lines, own=(chunk.first_line, chunk.last_line)))
     file_names = [log_file.name for log_file in inventory.files]
     inventory = inventory.without_data()
     table = finish_events(batches, file_names)
-    stats = pl.concat([batch.file_stats for batch in batches])
+    stats = _merged_stats([batch.file_stats for batch in batches])
     job = build_job(table.events, inventory, stats)
     findings, rule_errors = _run_rules(job)
     verdict = choose_verdict(findings, job)
@@ -116,6 +126,17 @@ def _analyze(inventory: Inventory) -> Analysis:
     )
 
 
+def _merged_stats(parts: list[pl.DataFrame]) -> pl.DataFrame:
+    """Per-file line statistics from batches, a large file's blocks added up."""
+    stats = pl.concat(parts, how="vertical_relaxed")
+    return stats.group_by("file", maintain_order=True).agg(
+        pl.col("lines").sum(),
+        pl.col("blank_lines").sum(),
+        pl.col("last_line").max(),
+        pl.col("last_text").sort_by("last_line", nulls_last=False).last(),
+    )
+
+
 def _file_batches(files: tuple[LogFile, ...]) -> Iterator[tuple[LogFile, ...]]:
     """Whole files, about BATCH_BYTES at a time: memory stays bounded by a batch's lines plus
     the (few) events, however large the upload."""
@@ -127,7 +148,7 @@ def _file_batches(files: tuple[LogFile, ...]) -> Iterator[tuple[LogFile, ...]]:
         if size >= BATCH_BYTES:
             yield tuple(batch)
             batch, size = [], 0
-    if batch or not files:
+    if batch:
         yield tuple(batch)
 
 

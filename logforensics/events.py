@@ -40,9 +40,10 @@ def build_events(lines: pl.DataFrame) -> EventTable:
     return finish_events([parse_batch(lines)], lines.get_column("file").unique().to_list())
 
 
-def parse_batch(lines: pl.DataFrame) -> ParsedBatch:
-    """Frame and parse the lines of some whole files (a file's lines are never split across
-    batches: framing and multi-line parsers decide per file)."""
+def parse_batch(lines: pl.DataFrame, own: tuple[int, int] | None = None) -> ParsedBatch:
+    """Frame and parse the lines of some whole files, or of one block of a large file: then
+    `own` is the first and last line the block answers for, the lines around it are context
+    (events and counts of the block come from its own lines only)."""
     framed = frame_lines(lines)
     parts: list[pl.DataFrame] = []
     recognised: list[pl.DataFrame] = []
@@ -75,10 +76,17 @@ def parse_batch(lines: pl.DataFrame) -> ParsedBatch:
         kept = pl.concat([kept, framed.join(event_lines, on=["file", "line"])]).unique(
             ["file", "line"], maintain_order=True
         )
+    recognised_rows = pl.concat(recognised).unique() if recognised else None
+    if own is not None:
+        in_block = pl.col("line").is_between(own[0], own[1])
+        found = found.filter(in_block) if parts else found
+        kept = kept.filter(in_block)
+        lines = lines.filter(in_block)
+        recognised_rows = recognised_rows.filter(in_block) if recognised_rows is not None else None
     return ParsedBatch(
         found=_detached(found),
         kept_lines=_detached(kept),
-        recognised_lines=pl.concat(recognised).unique().height if recognised else 0,
+        recognised_lines=recognised_rows.height if recognised_rows is not None else 0,
         file_stats=_detached(line_stats(lines)),
     )
 
