@@ -85,6 +85,11 @@ def choose_verdict(findings: list[Finding], job: Job | None = None) -> Verdict |
             related.append(other)
         elif _order(other) == _order(chosen):
             other.note = "At the same point of the run as the verdict, on other ranks."
+        elif other.order is None:
+            other.note = (
+                "Not placed in the run and on other ranks than the verdict: possibly a "
+                "separate failure, which the logs cannot order against the verdict."
+            )
         elif shares_ranks:
             other.role = "context"
             other.note = (

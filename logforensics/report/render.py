@@ -13,6 +13,7 @@ from markupsafe import Markup, escape
 
 from logforensics.api import Analysis
 from logforensics.report.picture import FILL, build_picture
+from logforensics.text import rank_ranges
 
 
 def render_json(report: dict[str, Any]) -> str:
@@ -30,6 +31,7 @@ def render_html(
     )
     env.filters["evidence_id"] = evidence_id
     env.filters["inline_code"] = inline_code
+    env.filters["rank_ranges"] = rank_ranges
     picture = build_picture(analysis.job.progress) if analysis.job.progress else None
     moment = generated_at or datetime.now(UTC)
     return env.get_template("report.html.j2").render(
