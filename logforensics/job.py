@@ -68,10 +68,6 @@ class Job:
             .sort("rank")
         )
 
-    def host_of(self, rank: int) -> str | None:
-        hosts = self.events.filter((pl.col("rank") == rank) & pl.col("host").is_not_null())
-        return None if hosts.is_empty() else hosts.item(0, "host")
-
 
 def build_job(events: pl.DataFrame, inventory: Inventory, line_stats: pl.DataFrame) -> Job:
     """`line_stats`: per file `lines, blank_lines, last_line, last_text` (events.line_stats)."""

@@ -49,15 +49,6 @@ class Progress:
         """rank, key, file, line, text of each rank's last mark."""
         return self.marks.group_by("rank").agg(pl.all().sort_by("pos").last()).sort("rank")
 
-    def step_key_index(self, epoch: int | None, step: int) -> int | None:
-        """The first key of a step (for ordering findings that know only a step)."""
-        found = self.keys.filter(
-            (pl.col("step") == step) & (pl.col("epoch") == (-1 if epoch is None else epoch))
-        )
-        if found.is_empty():
-            found = self.keys.filter(pl.col("step") == step)
-        return None if found.is_empty() else int(found.get_column("key").min())
-
 
 def build_progress(events: pl.DataFrame) -> Progress | None:
     """None when there are no stage marks with a known rank."""

@@ -97,7 +97,6 @@ EVENT_SCHEMA: dict[str, pl.DataType] = {
     "extra": pl.String(),  # JSON for the long tail; promote to a column once two rules use it
 }
 
-COLUMNS: tuple[str, ...] = tuple(EVENT_SCHEMA)
 
 
 def empty_events() -> pl.DataFrame:
