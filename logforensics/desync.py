@@ -17,7 +17,10 @@ def per_rank_timeouts(events: pl.DataFrame) -> pl.DataFrame:
         pl.col("event").is_in(TIMEOUT_EVENTS)
         & pl.col("rank").is_not_null()
         & pl.col("seq").is_not_null()
-    ).with_columns(pl.col("pg").str.extract(r"^(\d+)", 1).fill_null("0").alias("pg"))
+    ).with_columns(
+        pl.col("pg").is_not_null().alias("pg_tagged"),
+        pl.col("pg").str.extract(r"^(\d+)", 1).fill_null("0").alias("pg"),
+    )
     return timeouts.unique(subset=["rank", "pg", "seq", "op"], keep="first", maintain_order=True)
 
 

@@ -98,7 +98,6 @@ EVENT_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
-
 def empty_events() -> pl.DataFrame:
     """An event table with no rows."""
     return pl.DataFrame(schema=EVENT_SCHEMA)

@@ -184,7 +184,7 @@ def _laggards(job: Job, per_rank: pl.DataFrame) -> list[int]:
     if not progress.is_empty() and progress.get_column("last_completed").drop_nulls().len():
         marks = progress.group_by("pg", "rank").agg(pl.col("last_completed").max().alias("mark"))
     else:
-        marks = per_rank.group_by("pg", "rank").agg(pl.col("seq").max().alias("mark"))
+        marks = _comparable_timeout_seqs(per_rank)
     laggards: set[int] = set()
     for (pg,), group in marks.filter(pl.col("mark").is_not_null()).group_by("pg"):
         del pg
@@ -195,6 +195,22 @@ def _laggards(job: Job, per_rank: pl.DataFrame) -> list[int]:
         if low.height < group.height / 2 or group.height == 2:
             laggards.update(low.get_column("rank").to_list())
     return sorted(laggards)
+
+
+def _comparable_timeout_seqs(per_rank: pl.DataFrame) -> pl.DataFrame:
+    """Each rank's timed-out seq per group, where seqs can be compared across ranks. Lines
+    without a PG tag (torch < 2.3) may come from different groups: their numbers compare only
+    when every rank timed out on one collective (NeMo's model- and data-parallel groups give
+    one rank 96117..96125 and another 64088 in pytorch-lightning#19487)."""
+    seqs = per_rank.group_by("pg", "rank").agg(
+        pl.col("seq").max().alias("mark"),
+        pl.col("seq").n_unique().alias("seqs"),
+        pl.col("pg_tagged").all().alias("tagged"),
+    )
+    comparable = seqs.group_by("pg").agg(
+        (pl.col("tagged").all() | (pl.col("seqs").max() == 1)).alias("comparable")
+    )
+    return seqs.join(comparable.filter(pl.col("comparable")), on="pg").select("pg", "rank", "mark")
 
 
 RULE = Rule(kind="collective_timeout", check=check)

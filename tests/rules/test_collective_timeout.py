@@ -89,3 +89,17 @@ def test_stuck_watchdog(tmp_path):
     line = "[rank1]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=103"
     stuck = finding(analyze_files(tmp_path, {"train.log": [line]}), "collective_timeout")
     assert stuck.ranks == [1] and stuck.details["phase"] == "heartbeat"
+
+
+def test_untagged_seqs_from_several_groups_name_no_laggard(tmp_path):
+    # pytorch-lightning#19487 (field sample pl-19487): no PG tag; rank 0 times out on three
+    # works of one group and rank 7 on another group's 64088, so nobody is behind anybody
+    lines = [
+        "[E ProcessGroupNCCL.cpp:458] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=96117, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 25625613 milliseconds before timing out.",
+        "[E ProcessGroupNCCL.cpp:458] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=96125, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 25625593 milliseconds before timing out.",
+        "[E ProcessGroupNCCL.cpp:458] [Rank 7] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=64088, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 25625251 milliseconds before timing out.",
+    ]
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    timeout = finding(analysis, "collective_timeout")
+    assert timeout.ranks == [0, 7] and timeout.culprit_ranks == []
+    assert analysis.verdict.finding is timeout and timeout.confidence == "low"
