@@ -28,6 +28,9 @@ def test_field_sample(case: Path):
     if case.name.startswith("ctrl-"):
         errors = [f.summary for f in analysis.findings if f.severity == "error"]
         assert not errors, errors
+    if truth.get("root_cause_rank") is not None:
+        assert analysis.verdict is not None
+        assert truth["root_cause_rank"] in analysis.verdict.ranks
     for wanted in truth["findings"]:
         kinds = [ranks for kind, ranks in found if kind == wanted["kind"]]
         assert kinds, f"no {wanted['kind']} finding; found {found}"
