@@ -202,6 +202,10 @@ def _reason(chosen: Finding, candidates: list[Finding], related: list[Finding]) 
             f"Chosen because {where}; the {others} other cause-like "
             f"{'findings come' if others > 1 else 'finding comes'} at the same point or later."
         )
-    for other in related:
-        reason += f" See also {other.kind} on the same rank: {other.summary}"
+    if related:
+        kinds = ", ".join(dict.fromkeys(other.kind for other in related))
+        reason += (
+            f" On the same {'rank' if len(chosen.ranks) == 1 else 'ranks'}, unplaced in the "
+            f"run and possibly why it happened: {kinds} (see below)."
+        )
     return reason

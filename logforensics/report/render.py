@@ -32,6 +32,7 @@ def render_html(
     env.filters["evidence_id"] = evidence_id
     env.filters["inline_code"] = inline_code
     env.filters["rank_ranges"] = rank_ranges
+    env.filters["clip"] = clip
     picture = build_picture(analysis.job.progress) if analysis.job.progress else None
     moment = generated_at or datetime.now(UTC)
     return env.get_template("report.html.j2").render(
@@ -78,6 +79,17 @@ def evidence_id(evidence: dict[str, Any]) -> str:
     """A stable fragment for an evidence line; raw paths make awkward fragments."""
     digest = hashlib.sha1(evidence["file"].encode(), usedforsecurity=False).hexdigest()[:8]
     return f"ev-{digest}-{evidence['line']}"
+
+
+# A log line longer than this is cut on the page (the JSON report keeps it whole).
+MAX_LINE_CHARS = 1200
+
+
+def clip(text: str | None) -> str:
+    """The line, or its start and how much was cut."""
+    if text is None or len(text) <= MAX_LINE_CHARS:
+        return text or ""
+    return f"{text[:MAX_LINE_CHARS]} … ({len(text) - MAX_LINE_CHARS:,} more characters)"
 
 
 def inline_code(text: str) -> Markup:

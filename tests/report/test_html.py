@@ -155,3 +155,19 @@ def test_large_jobs_keep_the_page_small_but_the_ranks_that_matter(tmp_path, monk
     assert 'id="rank-17"' in ranks_section  # named by the verdict
     assert "12 more ranks, named by no cause or symptom" in ranks_section
     assert "the first 5 listed, all in the JSON report" in page
+
+
+def test_very_long_lines_are_cut_on_the_page_but_not_in_json(tmp_path):
+    from logforensics.report.render import render_json
+
+    huge = "x" * 50_000
+    files = {f"rank{r}.log": marks(r, range(3), timestamp=False) for r in (0, 1)}
+    files["rank2.log"] = [
+        line + " " + huge for line in marks(2, range(3), skip={1: ("after_step",)}, timestamp=False)
+    ]
+    path = write_logs(tmp_path, files)
+    analysis = analyze(path)
+    report = build_report(analysis, str(path))
+    page = render_html(report, analysis)
+    assert huge not in page and "more characters)" in page
+    assert huge in render_json(report)
