@@ -43,9 +43,7 @@ def render_html(
         fill=FILL,
         generated_at=moment.strftime("%Y-%m-%d %H:%M:%S UTC"),
         # machine-readable findings ride along; the full document is `--format json`
-        embedded_json=_script_safe_json(
-            {key: report[key] for key in ("schema", "world_size", "verdict", "findings")}
-        ),
+        embedded_json=_script_safe_json(_embedded(report)),
         css=Markup(env.loader.get_source(env, "report.css")[0]),  # our own file, not log text
     )
 
@@ -96,6 +94,20 @@ def inline_code(text: str) -> Markup:
     """Escape, then show `backticked` spans as code (our own fix texts use them)."""
     escaped = str(escape(text))
     return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped))  # noqa: S704 - escaped
+
+
+def _embedded(report: dict[str, Any]) -> dict[str, Any]:
+    """The verdict and findings for scripts reading the page, lines cut like on the page."""
+    findings = [
+        {**finding, "evidence": [{**e, "text": clip(e["text"])} for e in finding["evidence"]]}
+        for finding in report["findings"]
+    ]
+    return {
+        "schema": report["schema"],
+        "world_size": report["world_size"],
+        "verdict": report["verdict"],
+        "findings": findings,
+    }
 
 
 def _script_safe_json(report: dict[str, Any]) -> Markup:
