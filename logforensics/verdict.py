@@ -187,7 +187,9 @@ def _torchrun_disagrees(job: Job | None, chosen: Finding) -> str:
 
 def _reason(chosen: Finding, candidates: list[Finding], related: list[Finding]) -> str:
     if len(candidates) == 1:
-        reason = "It is the only finding that names a cause; the others are its symptoms or context."
+        reason = (
+            "It is the only finding that names a cause; the others are its symptoms or context."
+        )
     else:
         if chosen.order == -1.0:
             where = "it is decided at start-up, before the first training step"
