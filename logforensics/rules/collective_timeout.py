@@ -112,7 +112,7 @@ def _timeouts(job: Job) -> list[Finding]:
     per_rank = per_rank_timeouts(timeouts)
     seq, op = _main_collective(timeouts)
     timeout_ms = timeouts.get_column("timeout_ms").drop_nulls().max()
-    laggards = _laggards(job, per_rank)
+    laggards = _named_by_desync_report(job) or _laggards(job, per_rank)
     mixed = mixed_ops_at_one_seq(per_rank)
     desync = describe(mixed) if mixed.height else ""
     words = [f"{rank_list(reporters).capitalize() if reporters else 'Some rank'} timed out"]
@@ -173,6 +173,12 @@ def _main_collective(timeouts: pl.DataFrame) -> tuple[int | None, str | None]:
     seq = int(counts.item(0, "seq"))
     ops = with_seq.filter(pl.col("seq") == seq).get_column("op").drop_nulls().unique().to_list()
     return seq, ops[0] if len(ops) == 1 else None
+
+
+def _named_by_desync_report(job: Job) -> list[int]:
+    """The ranks TORCH_NCCL_DESYNC_DEBUG's report says never joined or never finished."""
+    reports = job.events.filter(pl.col("event") == "desync_report")
+    return sorted({rank for ranks in reports.get_column("values").to_list() for rank in ranks})
 
 
 def _laggards(job: Job, per_rank: pl.DataFrame) -> list[int]:

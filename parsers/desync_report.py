@@ -1,0 +1,69 @@
+"""PyTorch's desync report (`TORCH_NCCL_DESYNC_DEBUG=1`), printed with a watchdog timeout.
+Format strings from pytorch/pytorch:torch/csrc/distributed/c10d/TraceUtils.h:
+
+             - [2] Timeout at collective: ALLREDUCE, #12
+             - To our best knowledge, ranks [1, 3] are the lagging ranks that caused this timeout. They never joined any collectives
+               - [1] joined but didn't finish collective #12 (count from 1)
+                 [3] finished collective #11, but didn't join collective #12 (count from 1)
+
+It names the ranks the others were waiting for: the report's own culprits.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.registry import LineParser
+
+# `ranks [1, 3] are the lagging ranks that caused this timeout`
+NEVER_JOINED = r"ranks \[([0-9, ]*)\] are the lagging ranks that caused this timeout"
+# `[1] joined but didn't finish collective #12`
+NOT_FINISHED = r"\[([0-9, ]*)\] joined but didn't finish collective #(\d+)"
+# `[3] finished collective #11, but didn't join collective #12`
+NOT_JOINED = r"\[([0-9, ]*)\] finished collective #\d+, but didn't join collective #(\d+)"
+# `[2] Timeout at collective: ALLREDUCE, #12`
+TIMEOUT_AT = r"\[(\d+)\] Timeout at collective: ([A-Za-z_]+), #(\d+)"
+
+
+def _rank_list(text: pl.Expr) -> pl.Expr:
+    return text.str.extract_all(r"\d+").list.eval(pl.element().cast(pl.Int64))
+
+
+def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    message = pl.col("message")
+    never = message.str.extract(NEVER_JOINED, 1)
+    unfinished = message.str.extract_groups(NOT_FINISHED)
+    unjoined = message.str.extract_groups(NOT_JOINED)
+    timeout = message.str.extract_groups(TIMEOUT_AT)
+    lagging = pl.coalesce(never, unfinished.struct.field("1"), unjoined.struct.field("1"))
+    found = lines.select(
+        "file",
+        "line",
+        pl.when(lagging.is_not_null())
+        .then(pl.lit("desync_report"))
+        .when(timeout.struct.field("1").is_not_null())
+        .then(pl.lit("desync_timeout_at"))
+        .alias("event"),
+        pl.when(lagging.is_not_null()).then(_rank_list(lagging)).alias("values"),
+        pl.coalesce(
+            unfinished.struct.field("2"), unjoined.struct.field("2"), timeout.struct.field("3")
+        )
+        .cast(pl.Int64)
+        .alias("seq"),
+        timeout.struct.field("2").alias("op"),
+        timeout.struct.field("1").cast(pl.Int32).alias("comm_rank"),
+        pl.lit("error").alias("severity"),
+    )
+    return found.filter(pl.col("event").is_not_null())
+
+
+PARSER = LineParser(
+    name="desync_report",
+    literals=(
+        "lagging ranks",
+        "joined but didn't finish",
+        "but didn't join",
+        "Timeout at collective:",
+    ),
+    parse=parse,
+)
