@@ -1,10 +1,12 @@
 """PyTorch's desync report (`TORCH_NCCL_DESYNC_DEBUG=1`), printed with a watchdog timeout.
-Format strings from pytorch/pytorch:torch/csrc/distributed/c10d/TraceUtils.h:
+Format strings from pytorch/pytorch:torch/csrc/distributed/c10d/TraceUtils.h (each line starts
+with a tab):
 
-             - [2] Timeout at collective: ALLREDUCE, #12
-             - To our best knowledge, ranks [1, 3] are the lagging ranks that caused this timeout. They never joined any collectives
-               - [1] joined but didn't finish collective #12 (count from 1)
-                 [3] finished collective #11, but didn't join collective #12 (count from 1)
+    - [2] Timeout at collective: ALLREDUCE, #12
+    - To our best knowledge, ranks [1, 3] are the lagging ranks that caused this timeout.
+      They never joined any collectives                          (one line in the log)
+      - [1] joined but didn't finish collective #12 (count from 1)
+        [3] finished collective #11, but didn't join collective #12 (count from 1)
 
 It names the ranks the others were waiting for: the report's own culprits.
 """
