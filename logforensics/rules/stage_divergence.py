@@ -127,6 +127,10 @@ def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Findi
         confidence = "medium" if first.kind == "skipped" else "low"
         summary += " As many ranks agree with it as not, so which side departed is a guess."
     evidence = _evidence(job, progress, departures)
+    said = _said_while_departing(job, progress.marks.filter(pl.col("rank") == first.rank), first)
+    if said.height and first.kind != "stopped":
+        summary += f' In between it logged: "{_trimmed(said.item(0, "text"))}".'
+
     departing = progress.marks.filter(
         (pl.col("rank") == first.rank) & (pl.col("pos") < first.position)
     ).tail(1)
@@ -162,7 +166,10 @@ def _evidence(job: Job, progress: Progress, departures: list[Departure]) -> list
     for departure in departures:
         own = marks.filter(pl.col("rank") == departure.rank)
         around = own.filter(pl.col("pos").is_between(departure.position - 1, departure.position))
-        lines.extend(_as_evidence(around))
+        said = _said_while_departing(job, own, departure)
+        lines.extend(_as_evidence(around.head(1)))
+        lines.extend(_as_evidence(said))
+        lines.extend(_as_evidence(around.tail(around.height - 1)))
         if departure.kind == "stopped":
             lines.extend(_last_line_of(job, departure.rank, own))
     majority = marks.filter(
@@ -170,6 +177,36 @@ def _evidence(job: Job, progress: Progress, departures: list[Departure]) -> list
     )
     lines.extend(_as_evidence(majority.head(1)))
     return lines
+
+
+SAID = ("log_warning", "log_error", "exception")
+QUOTE_CHARS = 160
+
+
+def _trimmed(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= QUOTE_CHARS else text[: QUOTE_CHARS - 1] + "…"
+
+
+def _said_while_departing(job: Job, own: pl.DataFrame, departure: Departure) -> pl.DataFrame:
+    """What the rank logged (warnings, errors, exceptions) in its marks file between its last
+    mark on the common path and the mark it made instead: often why it left."""
+    before = own.filter(pl.col("pos") == departure.position - 1)
+    if before.is_empty():
+        return own.clear()
+    after = own.filter(pl.col("pos") == departure.position)
+    start = before.item(0, "line")
+    end = after.item(0, "line") if after.height else None
+    window = pl.col("line") > start
+    if end is not None:
+        window &= pl.col("line") < end
+    return (
+        job.events.filter(
+            (pl.col("file") == before.item(0, "file")) & pl.col("event").is_in(SAID) & window
+        )
+        .select("file", "line", "text", "rank")
+        .head(3)
+    )
 
 
 def _as_evidence(rows: pl.DataFrame) -> list[Evidence]:

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import pytest
+
+from tests.builders import analyze_files, finding, marks, parsed_by
+
+
+@pytest.mark.parametrize(
+    ("line", "event", "rank"),
+    [
+        # sample_logs/skip_backward_hang: rank 2's own warning as it skips backward
+        (
+            "2026-11-30 15:04:31,251 WARNING rank=2 step=5 non-finite loss=nan -> skipping batch",
+            "log_warning",
+            2,
+        ),
+        (
+            "[2024-01-01 10:00:00,123] [ERROR] [engine.py:120:step] gradient overflow",
+            "log_error",
+            None,
+        ),
+        ("WARNING:root:bad sample 1731, skipped", "log_warning", None),
+    ],
+)
+def test_levels(line, event, rank):
+    rows = parsed_by("log_levels", [line])
+    assert rows.select("event", "rank").rows() == [(event, rank)]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # torch's own Python warning (sample_logs launcher.log) and NCCL's WARN are not it
+        "/work/venv/lib/python3.11/site-packages/torch/_subclasses/functional_tensor.py:368: UserWarning: Failed to initialize NumPy: No module named 'numpy'",
+        "gpu-a:1:2 [0] init.cc:943 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000",
+        "rank=0 step=1 stage=x ERRORS=0",
+    ],
+)
+def test_not_a_level(line):
+    assert parsed_by("log_levels", [line]).is_empty()
+
+
+def test_the_divergence_quotes_what_the_rank_logged_as_it_left(tmp_path):
+    files = {f"rank{r}.log": marks(r, range(6)) for r in (0, 1, 3)}
+    skipped = marks(2, range(6), skip={3: ("after_backward", "after_step")})
+    at = skipped.index(next(line for line in skipped if "step=3 stage=before_backward" in line))
+    skipped.insert(at + 1, "2026-11-29 10:00:03,002 WARNING rank=2 step=3 loss is nan, skipping")
+    files["rank2.log"] = skipped
+    divergence = finding(analyze_files(tmp_path, files), "stage_divergence")
+    assert (
+        'In between it logged: "2026-11-29 10:00:03,002 WARNING rank=2 step=3 loss is nan, skipping"'
+        in divergence.summary
+    )
+    assert any("loss is nan" in evidence.text for evidence in divergence.evidence)
