@@ -18,6 +18,7 @@ import typer
 
 from logforensics import __version__
 from logforensics.errors import LogForensicsError
+from logforensics.text import rank_ranges
 
 if TYPE_CHECKING:
     from logforensics.api import Analysis
@@ -257,8 +258,12 @@ def _reading_notes(analysis: Analysis) -> list[str]:
             f"torchrun restarts: analysed attempt_{inventory.attempt}; also found {others} "
             "(choose with --attempt)"
         )
-    for source, ranks in analysis.inferred_ranks.items():
-        notes.append(f"ranks found by {source}: {', '.join(map(str, ranks))}")
+    inferred = "; ".join(
+        f"{rank_ranges(ranks)} by {INFERENCE_WORDS.get(source, source)}"
+        for source, ranks in analysis.inferred_ranks.items()
+    )
+    if inferred:
+        notes.append(f"ranks inferred for lines that do not state one: {inferred}")
     if analysis.lossy_files:
         notes.append(f"invalid UTF-8 replaced in {len(analysis.lossy_files)} files")
     return notes
@@ -278,6 +283,17 @@ def list_parsers() -> None:
     from logforensics.registry import parsers
 
     _print_documented((parser.name, parser.parse) for parser in parsers())
+
+
+# How `rank_from` reads in a sentence.
+INFERENCE_WORDS = {
+    "file_content": "the rest of their file",
+    "path": "file path",
+    "path_local": "torchrun folder",
+    "node_offset": "node offset",
+    "node_index": "node index × --nproc_per_node",
+    "process": "NCCL host and pid",
+}
 
 
 def _print_documented(entries: Iterable[tuple[str, Callable[..., object]]]) -> None:
