@@ -41,6 +41,11 @@ class OutputFormat(StrEnum):
     json = "json"
 
 
+class HtmlAssets(StrEnum):
+    inline = "inline"
+    external = "external"
+
+
 class FailOn(StrEnum):
     never = "never"
     error = "error"
@@ -93,6 +98,14 @@ def analyze(
         typer.Option("--fail-on", help="Exit 1 when findings of this severity or worse exist."),
     ] = FailOn.never,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")] = False,
+    html_assets: Annotated[
+        HtmlAssets,
+        typer.Option(
+            "--html-assets",
+            help="'external' writes the CSS next to the report and links it, for viewers "
+            "whose Content-Security-Policy blocks inline CSS (Jenkins' default).",
+        ),
+    ] = HtmlAssets.inline,
     attempt: Annotated[
         int | None,
         typer.Option(
@@ -121,7 +134,8 @@ def analyze(
     """Analyse the logs under PATH and write a report (HTML by default)."""
     try:
         reading = Reading(attempt, max_bytes, rank_from_path)
-        code = _analyze(path, reading, output_format, out, events, fail_on, quiet)
+        external_css = html_assets is HtmlAssets.external
+        code = _analyze(path, reading, output_format, out, events, fail_on, quiet, external_css)
     except LogForensicsError as error:
         hint = f" ({error.hint})" if error.hint else ""
         typer.echo(f"forensics: error: {error}{hint}", err=True)
@@ -156,16 +170,20 @@ def _analyze(
     events_path: Path | None,
     fail_on: FailOn,
     quiet: bool,
+    external_css: bool = False,
 ) -> int:
     from logforensics.api import analyze as run_analysis
     from logforensics.errors import InputError
     from logforensics.findings import SEVERITY_ORDER
     from logforensics.report.model import build_report
-    from logforensics.report.render import render_html, render_json
+    from logforensics.report.render import render_html, render_json, stylesheet
     from logforensics.schema import write_parquet
 
     target = out or Path(DEFAULT_HTML if output_format is OutputFormat.html else DEFAULT_JSON)
-    for written in (target, events_path):
+    css_path = target.with_suffix(".css") if external_css else None
+    if css_path is not None and (str(target) == "-" or output_format is OutputFormat.json):
+        raise InputError("--html-assets external needs an HTML report written to a file")
+    for written in (target, events_path, css_path):
         if written is not None and str(written) != "-":
             _refuse_writing_into_input(path, written)
     from logforensics.intake import parse_size
@@ -177,14 +195,17 @@ def _analyze(
         rank_from_path=reading.rank_from_path,
     )
     report = build_report(analysis, str(path))
-    text = (
-        render_json(report) if output_format is OutputFormat.json else render_html(report, analysis)
-    )
+    if output_format is OutputFormat.json:
+        text = render_json(report)
+    else:
+        text = render_html(report, analysis, css_href=css_path.name if css_path else None)
     try:
         if str(target) == "-":
             sys.stdout.write(text)
         else:
             target.write_text(text, encoding="utf-8")
+        if css_path is not None:
+            css_path.write_text(stylesheet(), encoding="utf-8")
         if events_path is not None:
             write_parquet(analysis.job.events, str(events_path))
     except OSError as error:

@@ -174,3 +174,19 @@ def test_rules_and_parsers_are_listed_with_their_docs(tmp_path):
     listed = forensics("parsers", cwd=tmp_path)
     for parser in parsers():
         assert f"{parser.name}\n    " in listed.stdout
+
+
+def test_external_css_for_viewers_that_block_inline_styles(tmp_path):
+    result = forensics(
+        "analyze", str(SKIP_SAMPLE), "--html-assets", "external", "-o", "r.html", cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    page = (tmp_path / "r.html").read_text()
+    assert '<link rel="stylesheet" href="r.css">' in page
+    assert "<style>" not in page and "style=" not in page
+    assert ".verdict" in (tmp_path / "r.css").read_text()
+
+
+def test_default_page_has_no_inline_style_attributes(tmp_path):
+    forensics("analyze", str(SKIP_SAMPLE), "-q", cwd=tmp_path)
+    assert "style=" not in (tmp_path / "forensics-report.html").read_text()

@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 from datetime import UTC, datetime
+from importlib import resources
 from typing import Any
 
 import jinja2
@@ -21,8 +22,13 @@ def render_json(report: dict[str, Any]) -> str:
 
 
 def render_html(
-    report: dict[str, Any], analysis: Analysis, generated_at: datetime | None = None
+    report: dict[str, Any],
+    analysis: Analysis,
+    generated_at: datetime | None = None,
+    css_href: str | None = None,
 ) -> str:
+    """The page; with `css_href` the style sheet is linked instead of inlined (for viewers
+    whose Content-Security-Policy blocks inline CSS, such as Jenkins by default)."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("logforensics", "report/templates"),
         autoescape=True,  # every byte of log text on the page is untrusted
@@ -44,7 +50,8 @@ def render_html(
         generated_at=moment.strftime("%Y-%m-%d %H:%M:%S UTC"),
         # machine-readable findings ride along; the full document is `--format json`
         embedded_json=_script_safe_json(_embedded(report)),
-        css=Markup(env.loader.get_source(env, "report.css")[0]),  # our own file, not log text
+        css=Markup(stylesheet()),  # our own file, not log text
+        css_href=css_href,
     )
 
 
@@ -71,6 +78,11 @@ def _ranks_shown(report: dict[str, Any]) -> list[dict[str, Any]]:
             break
         keep.add(row["rank"])
     return [row for row in ranks if row["rank"] in keep]
+
+
+def stylesheet() -> str:
+    """The report's CSS."""
+    return (resources.files("logforensics") / "report" / "templates" / "report.css").read_text()
 
 
 def evidence_id(evidence: dict[str, Any]) -> str:
