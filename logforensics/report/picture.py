@@ -150,3 +150,76 @@ def _x_positions(columns: list[int]) -> tuple[dict[int, int], list[int]]:
         x += CELL + GAP
         previous = column
     return x_of, gaps
+
+
+# The rank map: every rank of the job as one square, coloured by what the logs say of it.
+RANK_MAP_COLUMNS = 32
+RANK_STATES = {
+    "blamed": ("#8b1a1a", "named by the verdict"),
+    "cause": ("#d9534f", "named by another cause-like finding"),
+    "symptom": ("#e0a526", "a symptom: timed out, lost a peer, failed after the others"),
+    "ok": ("#3b8a4a", "logged, nothing wrong seen"),
+    "absent": ("#cfcfd4", "no log line"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RankSquare:
+    x: int
+    y: int
+    fill: str
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class RankMap:
+    width: int
+    height: int
+    squares: list[RankSquare]
+    legend: list[tuple[str, str, int]]  # colour, meaning, how many ranks
+
+
+def build_rank_map(
+    findings: list[dict[str, object]],
+    ranks_seen: list[int],
+    world_size: int | None,
+    blamed: list[int],
+) -> RankMap | None:
+    """Each rank's state from the findings' roles. None when fewer than two ranks are known."""
+    size = max(world_size or 0, (max(ranks_seen) + 1) if ranks_seen else 0)
+    if size < 2:
+        return None
+    named: dict[str, set[int]] = {"root_cause": set(), "symptom": set()}
+    for finding in findings:
+        if finding["role"] in named:
+            named[str(finding["role"])].update(finding["ranks"], finding["culprit_ranks"])
+    known = set(ranks_seen)
+    states: list[str] = []
+    for rank in range(size):
+        if rank in blamed:
+            states.append("blamed")
+        elif rank in named["root_cause"]:
+            states.append("cause")
+        elif rank in named["symptom"]:
+            states.append("symptom")
+        elif rank in known:
+            states.append("ok")
+        else:
+            states.append("absent")
+    squares = [
+        RankSquare(
+            x=LABEL_WIDTH + (rank % RANK_MAP_COLUMNS) * (CELL + GAP),
+            y=6 + (rank // RANK_MAP_COLUMNS) * (CELL + GAP),
+            fill=RANK_STATES[state][0],
+            title=f"rank {rank}: {RANK_STATES[state][1]}",
+        )
+        for rank, state in enumerate(states)
+    ]
+    rows = (size + RANK_MAP_COLUMNS - 1) // RANK_MAP_COLUMNS
+    legend = [
+        (colour, meaning, states.count(state))
+        for state, (colour, meaning) in RANK_STATES.items()
+        if states.count(state)
+    ]
+    width = LABEL_WIDTH + min(size, RANK_MAP_COLUMNS) * (CELL + GAP) + 10
+    return RankMap(width, 12 + rows * (CELL + GAP), squares, legend)

@@ -13,7 +13,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from logforensics.api import Analysis
-from logforensics.report.picture import FILL, build_picture
+from logforensics.report.picture import FILL, build_picture, build_rank_map
 from logforensics.text import rank_ranges
 
 
@@ -40,12 +40,19 @@ def render_html(
     env.filters["rank_ranges"] = rank_ranges
     env.filters["clip"] = clip
     picture = build_picture(analysis.job.progress) if analysis.job.progress else None
+    rank_map = build_rank_map(
+        report["findings"],
+        report["inputs"]["ranks_seen"],
+        report["world_size"],
+        report["verdict"]["ranks"] if report["verdict"] else [],
+    )
     moment = generated_at or datetime.now(UTC)
     return env.get_template("report.html.j2").render(
         report=report,
         ranks_shown=_ranks_shown(report),
         files_shown=report["inputs"]["file_list"][:MAX_FILE_ROWS],
         picture=picture,
+        rank_map=rank_map,
         fill=FILL,
         generated_at=moment.strftime("%Y-%m-%d %H:%M:%S UTC"),
         # machine-readable findings ride along; the full document is `--format json`

@@ -171,3 +171,18 @@ def test_very_long_lines_are_cut_on_the_page_but_not_in_json(tmp_path):
     page = render_html(report, analysis)
     assert huge not in page and "more characters)" in page
     assert huge in render_json(report)
+
+
+def test_rank_map_shows_every_rank_by_role():
+    page = html_for(SAMPLE_LOGS / "skip_backward_hang" / "logs")
+    section = page[page.index('id="rankmap-title"') : page.index('id="progress-title"')]
+    assert "<title>rank 2: named by the verdict</title>" in section
+    # every other rank timed out in the gloo barrier: a symptom
+    assert "a symptom: timed out, lost a peer, failed after the others (3)" in section
+
+
+def test_rank_map_marks_ranks_without_logs(tmp_path):
+    mapping = "{{'rank': {r}, 'local_rank': {r}, 'device': {r}, 'world_size': 8}}"
+    files = {f"rank{r}.log": [mapping.format(r=r)] + marks(r, range(3)) for r in range(6)}
+    page = html_for(write_logs(tmp_path, files))
+    assert "no log line (2)" in page and "<title>rank 7: no log line</title>" in page
