@@ -121,7 +121,7 @@ def finish_events(batches: list[ParsedBatch], file_names: list[str]) -> EventTab
     kept = pl.concat([batch.kept_lines for batch in batches], how="diagonal_relaxed")
     events = attribute(events, file_names, kept).drop("prefix_rank", "prefix_local_rank")
     events = attribute_by_process(events)
-    events = events.with_columns(_timestamp(events))
+    events = _glog_times(events.with_columns(_timestamp(events)))
     table = conform(events).collect().sort("file", "line", "parser")
     return EventTable(table, recognised_lines)
 
@@ -134,6 +134,32 @@ def _candidates(framed: pl.DataFrame, parser: registry.LineParser) -> pl.DataFra
     last_candidate = pl.when(pl.col("candidate")).then(pl.col("line")).forward_fill().over("file")
     return marked.filter(
         last_candidate.is_not_null() & (pl.col("line") - last_candidate <= parser.context_after)
+    )
+
+
+# glog's header on torch's C++ lines and torchrun's agent lines: `[E1218 20:27:21.426415540 `,
+# `E0801 13:23:20.000000 32974 ...`. It has no year.
+GLOG_TIME = r"^\[?[IWEF](\d{4} \d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)\d*[ \]]"
+
+
+def _glog_times(events: pl.DataFrame) -> pl.DataFrame:
+    """Times for glog lines, the year taken from dated lines of the same file (the only year
+    that file can be in, barring a New Year's Eve run). Files with no dated line keep none."""
+    years = (
+        events.filter(pl.col("timestamp").is_not_null())
+        .group_by("file")
+        .agg(pl.col("timestamp").dt.year().max().alias("_year"))
+    )
+    if years.is_empty():
+        return events
+    glog = pl.col("message").str.extract(GLOG_TIME, 1)
+    dated = pl.concat_str(pl.col("_year").cast(pl.String), glog, separator="").str.to_datetime(
+        "%Y%m%d %H:%M:%S%.f", strict=False, time_unit="us"
+    )
+    return (
+        events.join(years, on="file", how="left")
+        .with_columns(pl.coalesce(pl.col("timestamp"), dated).alias("timestamp"))
+        .drop("_year")
     )
 
 
