@@ -58,7 +58,9 @@ NPROC_PER_NODE = (
     r".*?--(?:nproc[_-]per[_-]node|num[_-]gpus)[= ](\d+)\b"
 )
 # A message that starts with its own date stamp keeps it; only bare lines take the launcher's.
-OWN_STAMP = r"^\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}"
+# A leading Python-logging or ISO-8601 stamp: `2026-11-29 10:00:01,234`, `2026-11-29T10:00:01Z`,
+# `[2024-05-08 08:47:31,261]`. The zone, if any, is dropped: times compare within one host only.
+LEADING_TIMESTAMP = r"^\[?(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?)"
 
 # Set by `logforensics.api.analyze` for one run: the user's `--rank-from-path` pattern.
 RANK_FROM_PATH: ContextVar[re.Pattern[str] | None] = ContextVar("rank_from_path", default=None)
@@ -383,9 +385,15 @@ def _nproc_per_node(lines: pl.DataFrame | None) -> int | None:
 
 
 def _timestamp() -> pl.Expr:
-    """The parser's stamp, else the line's own leading stamp (read later), else the launcher's."""
-    bare = ~pl.col("message").str.contains(OWN_STAMP).fill_null(False)
-    return pl.coalesce(pl.col("timestamp"), pl.when(bare).then(pl.col("prefix_time")))
+    """The parser's stamp, else the line's own leading stamp, else the launcher's."""
+    own = (
+        pl.col("message")
+        .str.extract(LEADING_TIMESTAMP, 1)
+        .str.replace("T", " ", literal=True)
+        .str.replace(",", ".", literal=True)
+        .str.to_datetime("%Y-%m-%d %H:%M:%S%.f", strict=False, time_unit="us")
+    )
+    return pl.coalesce(pl.col("timestamp"), own, pl.col("prefix_time"))
 
 
 def _repeats_in_extra() -> pl.Expr:

@@ -12,10 +12,6 @@ from logforensics.framing import frame_lines
 from logforensics.process_map import attribute_by_process
 from logforensics.schema import conform, empty_events
 
-# A leading Python-logging or ISO-8601 stamp: `2026-11-29 10:00:01,234`, `2026-11-29T10:00:01Z`,
-# `[2024-05-08 08:47:31,261]`. The zone, if any, is dropped: times compare within one host only.
-LEADING_TIMESTAMP = r"^\[?(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?)"
-
 LINE_COLUMNS = ["file", "line", "text", "message", "prefix_rank", "prefix_local_rank"]
 
 
@@ -121,7 +117,7 @@ def finish_events(batches: list[ParsedBatch], file_names: list[str]) -> EventTab
     kept = pl.concat([batch.kept_lines for batch in batches], how="diagonal_relaxed")
     events = attribute(events, file_names, kept).drop("prefix_rank", "prefix_local_rank")
     events = attribute_by_process(events)
-    events = _glog_times(events.with_columns(_timestamp(events)))
+    events = _glog_times(events)
     table = conform(events).collect().sort("file", "line", "parser")
     return EventTable(table, recognised_lines)
 
@@ -161,17 +157,3 @@ def _glog_times(events: pl.DataFrame) -> pl.DataFrame:
         .with_columns(pl.coalesce(pl.col("timestamp"), dated).alias("timestamp"))
         .drop("_year")
     )
-
-
-def _timestamp(events: pl.DataFrame) -> pl.Expr:
-    """A parser's own timestamp, else a leading stamp on the line."""
-    stamp = (
-        pl.col("message")
-        .str.extract(LEADING_TIMESTAMP, 1)
-        .str.replace("T", " ", literal=True)
-        .str.replace(",", ".", literal=True)
-        .str.to_datetime("%Y-%m-%d %H:%M:%S%.f", strict=False, time_unit="us")
-    )
-    if "timestamp" in events.columns:
-        stamp = pl.coalesce(pl.col("timestamp"), stamp)
-    return stamp.alias("timestamp")
