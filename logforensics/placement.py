@@ -41,9 +41,7 @@ def placed_keys(job: Job, events: pl.DataFrame) -> pl.DataFrame:
 
 def place(job: Job, events: pl.DataFrame) -> float | None:
     """The earliest position of these events in the run, or None when none can be placed."""
-    keys = placed_keys(job, events.filter(pl.col("rank").is_not_null())).get_column("key")
-    keys = keys.drop_nulls()
-    return None if keys.is_empty() else float(keys.min()) + AFTER_MARK
+    return place_with_step(job, events)[0]
 
 
 def earliest_time(events: pl.DataFrame) -> datetime | None:

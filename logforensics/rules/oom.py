@@ -7,7 +7,7 @@ import polars as pl
 
 from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
-from logforensics.placement import AFTER_MARK, earliest_time, placed_keys
+from logforensics.placement import earliest_time, place_with_step
 from logforensics.registry import Rule
 from logforensics.text import rank_list
 
@@ -22,15 +22,8 @@ def check(job: Job) -> list[Finding]:
     ooms = job.events.filter(pl.col("event") == "oom")
     if ooms.is_empty():
         return []
-    placed = placed_keys(job, ooms.filter(pl.col("rank").is_not_null()))
     ranks = sorted(ooms.get_column("rank").drop_nulls().unique().to_list())
-    keys = placed.get_column("key").drop_nulls() if placed.height else pl.Series([], dtype=pl.Int64)
-    step = stage = None
-    order = None
-    if len(keys) and job.progress is not None:
-        key = int(keys.min())
-        at = job.progress.key_of(key)
-        step, stage, order = at["step"], at["stage"], key + AFTER_MARK
+    order, step, stage = place_with_step(job, ooms)
     requested = ooms.get_column("value").drop_nulls()
     asked = f" while allocating {requested.max() / 2**20:,.0f} MiB" if len(requested) else ""
     who = rank_list(ranks) if ranks else "a rank"
