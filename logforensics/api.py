@@ -14,11 +14,11 @@ from logforensics import chunks
 from logforensics.attribution import compile_rank_pattern, rank_pattern
 from logforensics.errors import InputError
 from logforensics.events import ParsedBatch, finish_events, parse_batch
-from logforensics.findings import Finding
+from logforensics.findings import Finding, assign_ids
 from logforensics.intake import DEFAULT_MAX_BYTES, Inventory, LogFile, discover, read_lines
 from logforensics.job import Job, build_job
+from logforensics.reasoner import Verdict, reason, sort_findings
 from logforensics.registry import rules
-from logforensics.verdict import Verdict, choose_verdict, sort_findings
 
 # Lines are read and parsed this many bytes of files at a time.
 BATCH_BYTES = 32 * 2**20
@@ -112,11 +112,13 @@ def _analyze(inventory: Inventory) -> Analysis:
     stats = _merged_stats([batch.file_stats for batch in batches])
     job = build_job(table.events, inventory, stats)
     findings, rule_errors = _run_rules(job)
-    verdict = choose_verdict(findings, job)
+    verdict = reason(findings, job)
+    findings = sort_findings(findings, verdict)
+    assign_ids(findings)
     blank = int(job.file_stats.get_column("blank_lines").sum()) if job.file_stats.height else 0
     return Analysis(
         job=job,
-        findings=sort_findings(findings),
+        findings=findings,
         verdict=verdict,
         lines=line_count,
         blank_lines=blank,

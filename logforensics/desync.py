@@ -14,9 +14,7 @@ def per_rank_timeouts(events: pl.DataFrame) -> pl.DataFrame:
     (`[Rank 3] Watchdog caught ...` and `[PG ID 0 PG GUID 0(default_pg) Rank 3]` agree).
     """
     timeouts = events.filter(
-        pl.col("event").is_in(TIMEOUT_EVENTS)
-        & pl.col("rank").is_not_null()
-        & pl.col("seq").is_not_null()
+        pl.col("event").is_in(TIMEOUT_EVENTS) & pl.col("rank").is_not_null()
     ).with_columns(
         pl.col("pg").is_not_null().alias("pg_tagged"),
         pl.col("pg").str.extract(r"^(\d+)", 1).fill_null("0").alias("pg"),
@@ -24,19 +22,55 @@ def per_rank_timeouts(events: pl.DataFrame) -> pl.DataFrame:
     return timeouts.unique(subset=["rank", "pg", "seq", "op"], keep="first", maintain_order=True)
 
 
+def _fingerprint() -> pl.Expr:
+    """What a rank was running: the op, and its size where printed."""
+    return pl.concat_str(
+        [pl.col("op"), pl.col("numel_in").cast(pl.String).fill_null("?")], separator="|"
+    )
+
+
 def mixed_ops_at_one_seq(timeouts: pl.DataFrame) -> pl.DataFrame:
-    """The per-rank timeout rows at the first (pg, seq) where ranks name different ops."""
-    with_op = timeouts.filter(pl.col("op").is_not_null())
+    """The per-rank timeout rows at the first (pg, seq) where ranks name different ops or
+    sizes. Reports without a SeqNum (older torch) compare when each rank timed out in one
+    collective only: then they all stand at the same point."""
+    with_op = timeouts.filter(pl.col("op").is_not_null()).with_columns(
+        _fingerprint().alias("_fingerprint")
+    )
+    sequenced = with_op.filter(pl.col("seq").is_not_null())
+    if sequenced.is_empty():
+        one_each = with_op.group_by("rank").agg(pl.len().alias("reports"))
+        if one_each.height < 2 or one_each.get_column("reports").max() != 1:
+            return with_op.clear().drop("_fingerprint")
+        if with_op.get_column("_fingerprint").n_unique() < 2:
+            return with_op.clear().drop("_fingerprint")
+        return with_op.sort("rank").drop("_fingerprint")
     mixed = (
-        with_op.group_by("pg", "seq")
-        .agg(pl.col("op").n_unique().alias("ops"))
-        .filter(pl.col("ops") > 1)
+        sequenced.group_by("pg", "seq")
+        .agg(pl.col("_fingerprint").n_unique().alias("kinds"))
+        .filter(pl.col("kinds") > 1)
         .sort("seq")
     )
     if mixed.is_empty():
-        return with_op.clear()
+        return with_op.clear().drop("_fingerprint")
     seq, pg = mixed.item(0, "seq"), mixed.item(0, "pg")
-    return with_op.filter((pl.col("seq") == seq) & pl.col("pg").eq_missing(pg)).sort("rank")
+    at_seq = sequenced.filter((pl.col("seq") == seq) & pl.col("pg").eq_missing(pg))
+    return at_seq.sort("rank").drop("_fingerprint")
+
+
+def odd_ones_out(mixed: pl.DataFrame) -> list[int]:
+    """The ranks whose collective differs from what a strict majority ran at the same point;
+    none when there is no strict majority (two ranks, or a tie)."""
+    groups = (
+        mixed.with_columns(_fingerprint().alias("_fingerprint"))
+        .group_by("_fingerprint")
+        .agg(pl.col("rank").unique().sort())
+        .with_columns(pl.col("rank").list.len().alias("size"))
+        .sort("size", descending=True)
+    )
+    if groups.height < 2 or groups.item(0, "size") == groups.item(1, "size"):
+        return []
+    majority = set(groups.item(0, "rank"))
+    return sorted(set(mixed.get_column("rank").to_list()) - majority)
 
 
 def describe(rows: pl.DataFrame) -> str:
@@ -45,4 +79,6 @@ def describe(rows: pl.DataFrame) -> str:
     for row in rows.iter_rows(named=True):
         size = f" ({row['numel_in']} elements)" if row["numel_in"] is not None else ""
         parts.append(f"rank {row['rank']} {row['op']}{size}")
-    return f"SeqNum {rows.item(0, 'seq')}: " + ", ".join(parts)
+    seq = rows.item(0, "seq")
+    where = f"SeqNum {seq}" if seq is not None else "their last collective"
+    return f"{where}: " + ", ".join(parts)

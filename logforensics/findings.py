@@ -10,7 +10,21 @@ import polars as pl
 
 Severity = Literal["error", "warning", "info"]
 Role = Literal["root_cause", "symptom", "context"]
+# The part a fact plays in a causal story (see logforensics/reasoner.py): why a rank left the
+# common path, who left it and where, what followed, or none of these.
+Part = Literal["explanation", "departure", "consequence", "context"]
+# Which departures an explanation can explain: those of its own ranks, or any in the job
+# (uneven data or a broken environment make every rank's path part).
+Scope = Literal["ranks", "job"]
+Confidence = Literal["high", "medium", "low"]
 SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
+CONFIDENCE_ORDER: dict[str, int] = {"low": 0, "medium": 1, "high": 2}
+ROLE_OF_PART: dict[str, Role] = {
+    "explanation": "root_cause",
+    "departure": "root_cause",
+    "consequence": "symptom",
+    "context": "context",
+}
 EVIDENCE_CAP = 20
 
 
@@ -24,11 +38,13 @@ class Evidence:
 
 @dataclass(slots=True)
 class Finding:
-    """One diagnosis. `order` places it in the run (smaller is earlier; None: no position)."""
+    """One fact a rule established. `order` places it in the run (smaller is earlier; None:
+    no position). `part` is what the rule knows of its place in the causal story; `role` is
+    what the reasoner made of it (root cause, symptom or context) once all facts were in."""
 
     kind: str
     severity: Severity
-    role: Role
+    part: Part
     summary: str
     fix: str
     ranks: list[int] = field(default_factory=list)
@@ -39,18 +55,46 @@ class Finding:
     seq: int | None = None
     evidence: list[Evidence] = field(default_factory=list)
     evidence_total: int = 0
-    confidence: Literal["high", "medium", "low"] = "high"
+    confidence: Confidence = "high"
     order: float | None = None
     timestamp: datetime | None = None  # earliest printed time of its evidence, if any
     culprit_ranks: list[int] = field(default_factory=list)  # ranks to blame, when not `ranks`
-    note: str = ""  # why it got its role (filled by the verdict step)
+    blames_nobody: bool = False  # the logs cannot tell which of `ranks` left the path
+    scope: Scope = "ranks"
+    # How a departure this explains reads once explained (uneven data: "rank 2 ran an extra
+    # batch", never "rank 2 skipped a stage").
+    retells_departure: str | None = None
     details: dict[str, object] = field(default_factory=dict)
+    role: Role = field(init=False)
+    note: str = ""  # why it got its role (filled by the reasoner)
+    id: str = ""  # unique within one analysis (filled once every rule has run)
+
+    def __post_init__(self) -> None:
+        self.role = ROLE_OF_PART[self.part]
+
+    @property
+    def blamed(self) -> list[int]:
+        """The ranks this finding holds responsible (none when the logs cannot tell)."""
+        if self.blames_nobody:
+            return []
+        return self.culprit_ranks or self.ranks
 
     @property
     def anchor(self) -> str:
         ranks = "-".join(str(rank) for rank in self.ranks[:4]) or "all"
         step = f"-s{self.step}" if self.step is not None else ""
         return f"{self.kind}-r{ranks}{step}"
+
+
+def assign_ids(findings: list[Finding]) -> None:
+    """Give every finding a stable id unique within `findings`: its anchor, numbered on a
+    collision (two NCCL errors on the same ranks)."""
+    seen: dict[str, int] = {}
+    for finding in findings:
+        base = finding.anchor
+        count = seen.get(base, 0)
+        seen[base] = count + 1
+        finding.id = base if count == 0 else f"{base}-{count + 1}"
 
 
 def evidence_from(rows: pl.DataFrame, cap: int = EVIDENCE_CAP) -> tuple[list[Evidence], int]:

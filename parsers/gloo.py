@@ -73,7 +73,10 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             "event",
             pl.lit("error").alias("severity"),
             timeout.struct.field("timeout_ms").cast(pl.Int64).alias("timeout_ms"),
-            timeout.struct.field("direction").alias("op"),
+            # send or recv: the transport's direction, not a collective (never `op`)
+            pl.when(timeout.struct.field("direction").is_not_null())
+            .then(pl.struct(direction=timeout.struct.field("direction")).struct.json_encode())
+            .alias("extra"),
             pl.coalesce(
                 message.str.extract(PEER_CLOSED, 1), message.str.extract(PEER_RESET, 1)
             ).alias("peer"),

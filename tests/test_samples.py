@@ -35,6 +35,9 @@ def test_sample_is_diagnosed_as_expected(scenario: Path):
             verdict["step"],
         )
         assert chosen.evidence, "the verdict must cite lines"
+        if "chain" in verdict:  # explanation -> departure -> consequences, as kinds
+            chain = [finding.kind for finding in analysis.verdict.chain]
+            assert chain[: len(verdict["chain"])] == verdict["chain"], chain
     for wanted in expected["findings_include"]:
         matching = [f for f in analysis.findings if f.kind == wanted["kind"]]
         assert matching, f"no {wanted['kind']} finding"

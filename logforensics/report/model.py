@@ -38,7 +38,9 @@ def build_report(analysis: Analysis, input_path: str) -> dict[str, Any]:
                 "confidence": verdict.finding.confidence,
                 "reason": verdict.reason,
                 "where": _where(verdict.finding),
-                "finding": verdict.finding.anchor,
+                "finding": verdict.finding.id,
+                "chain": [finding.id for finding in verdict.chain],
+                "independent": [finding.id for finding in verdict.independent],
             }
             if verdict
             else None
@@ -127,12 +129,14 @@ def _where(finding: Finding) -> str:
 
 def _finding(finding: Finding) -> dict[str, Any]:
     return {
-        "id": finding.anchor,
+        "id": finding.id,
         "kind": finding.kind,
         "severity": finding.severity,
         "role": finding.role,
+        "part": finding.part,
         "ranks": finding.ranks,
         "culprit_ranks": finding.culprit_ranks,
+        "blamed": finding.blamed,
         "step": finding.step,
         "stage": finding.stage,
         "epoch": finding.epoch,

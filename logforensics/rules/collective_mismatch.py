@@ -51,7 +51,7 @@ def _from_gloo_sizes(job: Job) -> list[Finding]:
             aborts,
             kind="collective_mismatch",
             severity="error",
-            role="root_cause",
+            part="consequence",
             summary=(
                 f"gloo aborted {who}: a peer's data did not fit the collective it had posted"
                 f"{got}, so the ranks were in different collectives (or sizes) at that point."
@@ -107,7 +107,7 @@ def _from_detail(job: Job) -> list[Finding]:
             reports,
             kind="collective_mismatch",
             severity="error",
-            role="root_cause",
+            part="departure",
             summary=summary,
             fix=FIX.format(who=rank_list(sorted(common) or ranks)),
             ranks=ranks,
@@ -175,7 +175,7 @@ def _from_collective_runs(job: Job) -> list[Finding]:
             at_seq,
             kind="collective_mismatch",
             severity="error",
-            role="root_cause",
+            part="departure",
             summary=(
                 f"The ranks' collective histories part at sequence number {seq}: {described}. "
                 f"{rank_list(culprits).capitalize()} is the odd one out."
@@ -206,7 +206,7 @@ def _from_nccl_warning(job: Job) -> list[Finding]:
             warnings,
             kind="collective_mismatch",
             severity="error",
-            role="root_cause",
+            part="departure",
             summary=(
                 f"NCCL detected mismatched collectives at and around {rank_list(named)}: the "
                 "ranks called different collectives (or sizes) at the same point."

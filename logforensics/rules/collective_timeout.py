@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import polars as pl
 
-from logforensics.desync import TIMEOUT_EVENTS, describe, mixed_ops_at_one_seq, per_rank_timeouts
+from logforensics.desync import (
+    TIMEOUT_EVENTS,
+    describe,
+    mixed_ops_at_one_seq,
+    odd_ones_out,
+    per_rank_timeouts,
+)
 from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
 from logforensics.placement import earliest_time, place, placed_finding
@@ -67,7 +73,7 @@ def _store_timeouts(job: Job) -> list[Finding]:
             stores,
             kind="collective_timeout",
             severity="error",
-            role="symptom",
+            part="consequence",
             summary=summary,
             fix=STORE_FIX,
             ranks=waiting,
@@ -95,7 +101,7 @@ def _stuck_watchdogs(job: Job) -> list[Finding]:
             stuck,
             kind="collective_timeout",
             severity="error",
-            role="symptom",
+            part="consequence",
             summary=summary,
             fix=HEARTBEAT_FIX,
             ranks=ranks,
@@ -112,8 +118,8 @@ def _timeouts(job: Job) -> list[Finding]:
     per_rank = per_rank_timeouts(timeouts)
     seq, op = _main_collective(timeouts)
     timeout_ms = timeouts.get_column("timeout_ms").drop_nulls().max()
-    laggards = _named_by_desync_report(job) or _laggards(job, per_rank)
     mixed = mixed_ops_at_one_seq(per_rank)
+    culprits, culprits_from = _culprits(job, per_rank, mixed, reporters, seq)
     desync = describe(mixed) if mixed.height else ""
     words = [f"{rank_list(reporters).capitalize() if reporters else 'Some rank'} timed out"]
     if op or seq is not None:
@@ -123,11 +129,11 @@ def _timeouts(job: Job) -> list[Finding]:
     summary = "".join(words) + "."
     if desync:
         summary += (
-            f" At the same sequence number the ranks ran different collectives ({desync}): "
-            "they had desynchronised."
+            f" At the same point the ranks ran different collectives ({desync}): they had "
+            "desynchronised."
         )
-    if laggards:
-        summary += f" {rank_list(laggards).capitalize()} lagged behind (lower sequence number)."
+    if culprits:
+        summary += f" {CULPRIT_WORDS[culprits_from].format(who=rank_list(culprits))}"
     first = timeouts.sort("file", "line")
     evidence, total = evidence_from(
         first.unique(subset=["rank"], keep="first", maintain_order=True).select(
@@ -138,7 +144,7 @@ def _timeouts(job: Job) -> list[Finding]:
         Finding(
             kind="collective_timeout",
             severity="error",
-            role="symptom",
+            part="consequence",
             summary=summary,
             fix=FIX,
             ranks=reporters,
@@ -149,14 +155,80 @@ def _timeouts(job: Job) -> list[Finding]:
             confidence="high",
             order=place(job, timeouts),
             timestamp=earliest_time(timeouts),
-            culprit_ranks=laggards,
+            culprit_ranks=culprits,
             details={
                 "timeout_ms": timeout_ms,
                 "ops_at_same_seq": desync or None,
-                "laggards": laggards,
+                "culprits_from": culprits_from,
             },
         )
     ]
+
+
+# How the ranks to blame were found, said in the summary; the stand-in verdict quotes the key.
+CULPRIT_WORDS = {
+    "the desync report": "The desync report names {who} as the lagging ranks.",
+    "the sequence numbers": "{who} lagged behind (lower sequence number).",
+    "the odd collective": "{who} ran another collective than the majority (the odd one out).",
+    "the ranks that never reported": (
+        "{who} never reported a timeout and made no progress past this point: the ranks that "
+        "never joined, which the others were waiting for."
+    ),
+    "the ranks still in set-up": (
+        "It was the first collective, and {who} never reported it: still in set-up (or "
+        "stuck before it) when the others gave up."
+    ),
+}
+
+
+def _culprits(
+    job: Job,
+    per_rank: pl.DataFrame,
+    mixed: pl.DataFrame,
+    reporters: list[int],
+    seq: int | None,
+) -> tuple[list[int], str]:
+    """The ranks the timeout reports single out, and how: named by the desync report, behind
+    in sequence numbers, the odd op out (principle 6), or, with the world size known, the
+    ranks that never reported (principle 5)."""
+    if named := _named_by_desync_report(job):
+        return named, "the desync report"
+    if laggards := _laggards(job, per_rank):
+        return laggards, "the sequence numbers"
+    if mixed.height:
+        return odd_ones_out(mixed), "the odd collective"
+    return _never_joined(job, reporters, seq)
+
+
+def _never_joined(job: Job, reporters: list[int], seq: int | None) -> tuple[list[int], str]:
+    """With the world size known, ranks that report a timeout are victims; the ranks that
+    never reported one and got no further are the suspects (principle 5). On the first
+    collective they are the ranks still in set-up; later, only ranks whose own logs are here
+    count (an excerpt that lacks a rank's lines proves nothing about it)."""
+    world = job.world_size
+    if world is None or not reporters or world.value > MAX_WORLD_FOR_SUSPECTS:
+        return [], ""
+    silent = sorted(set(range(world.value)) - set(reporters))
+    progress = job.progress
+    if progress is not None and silent:
+        furthest_reporter = (
+            progress.last_key().filter(pl.col("rank").is_in(reporters)).get_column("key").max()
+        )
+        ahead = progress.last_key().filter(
+            pl.col("rank").is_in(silent) & (pl.col("key") > (furthest_reporter or -1))
+        )
+        silent = [r for r in silent if r not in set(ahead.get_column("rank").to_list())]
+    if not silent or len(silent) == world.value:
+        return [], ""
+    started = progress is not None and bool(set(progress.ranks) & set(reporters))
+    if (seq is not None and seq <= 1) or not started:
+        return silent, "the ranks still in set-up"
+    seen = [rank for rank in silent if rank in set(job.ranks_seen)]
+    return seen, "the ranks that never reported" if seen else ""
+
+
+# Naming every silent rank of a huge world would name noise: beyond this, say nothing.
+MAX_WORLD_FOR_SUSPECTS = 4096
 
 
 def _main_collective(timeouts: pl.DataFrame) -> tuple[int | None, str | None]:

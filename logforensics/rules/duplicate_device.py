@@ -84,7 +84,7 @@ class _Sharing:
         return Finding(
             kind="duplicate_device",
             severity="warning" if self.allowed else "error",
-            role="context" if self.allowed else "root_cause",
+            part="context" if self.allowed else "explanation",
             summary=summary,
             fix=ALLOWED_FIX if self.allowed else FIX,
             ranks=ranks,
@@ -347,7 +347,7 @@ def _finding(group: pl.DataFrame, certain: bool) -> Finding:
     return Finding(
         kind="duplicate_device",
         severity="error" if certain else "warning",
-        role="root_cause",
+        part="explanation",
         summary=summary,
         fix=FIX,
         ranks=ranks,

@@ -26,7 +26,7 @@ def check(job: Job) -> list[Finding]:
             Finding(
                 kind="last_common_stage",
                 severity="info",
-                role="context",
+                part="context",
                 summary="No stage mark was reached by every rank.",
                 fix="",
                 ranks=list(progress.ranks),
@@ -51,7 +51,7 @@ def check(job: Job) -> list[Finding]:
         Finding(
             kind="last_common_stage",
             severity="info",
-            role="context",
+            part="context",
             summary=summary,
             fix="",
             ranks=stuck_ranks,

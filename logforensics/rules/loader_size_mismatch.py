@@ -65,7 +65,7 @@ def check(job: Job) -> list[Finding]:
         Finding(
             kind="loader_size_mismatch",
             severity="error",
-            role="root_cause",
+            part="explanation",
             summary=summary,
             fix=FIX,
             ranks=short,
@@ -88,7 +88,7 @@ def _unlabelled(lengths: Lengths) -> Finding:
     return Finding(
         kind="loader_size_mismatch",
         severity="error",
-        role="root_cause",
+        part="explanation",
         summary=(
             f"The processes' epoch lengths differ ({lengths.source}: "
             f"{', '.join(map(str, totals))} batches): the ranks cannot all leave the epoch loop at "

@@ -60,7 +60,7 @@ def _absent(job: Job) -> list[Finding]:
         Finding(
             kind="missing_rank",
             severity="warning",
-            role="context",
+            part="context",
             summary=(
                 f"The world size is {world.value} but {rank_list(absent)} left no log line that "
                 f"could be attributed to {'it' if len(absent) == 1 else 'them'}; the analysis "
@@ -96,7 +96,7 @@ def _vanished(job: Job) -> list[Finding]:
             Finding(
                 kind="missing_rank",
                 severity="error",
-                role="root_cause",
+                part="departure",
                 summary=(
                     f"The log of rank {departure.rank} ends at its mark "
                     f"{describe_key(progress.key_of(last['key']))} with nothing after it, while "
@@ -214,7 +214,7 @@ def _stuck_finding(
     return Finding(
         kind="missing_rank",
         severity="warning" if explained else "error",
-        role="context" if explained else "root_cause",
+        part="context" if explained else "departure",
         summary=summary,
         fix=INIT_STUCK_FIX,
         ranks=stuck,

@@ -46,7 +46,7 @@ def check(job: Job) -> list[Finding]:
             both,
             kind="monitored_barrier",
             severity="error",
-            role="root_cause",
+            part="departure",
             summary=summary,
             fix=FIX.format(
                 who=rank_list(laggards).capitalize(),

@@ -224,7 +224,7 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
     return Finding(
         kind="nccl_error",
         severity="error",
-        role="root_cause",
+        part="explanation",
         summary=summary,
         fix=fix,
         ranks=[first["rank"]] if first["rank"] is not None else [],
@@ -266,7 +266,7 @@ def _cascade(rows: pl.DataFrame, first: dict[str, object]) -> Finding:
     return Finding(
         kind="nccl_error",
         severity="error",
-        role="symptom",
+        part="consequence",
         summary=summary,
         fix=FIX_CASCADE,
         ranks=ranks,
@@ -294,7 +294,7 @@ def _explained_by_duplicate(rows: pl.DataFrame) -> Finding:
     return Finding(
         kind="nccl_error",
         severity="error",
-        role="symptom",
+        part="consequence",
         summary=summary,
         fix=FIX_DUPLICATE,
         ranks=ranks,
@@ -355,7 +355,7 @@ def _versions(nccl: pl.DataFrame) -> list[Finding]:
         Finding(
             kind="nccl_error",
             severity="warning",
-            role="context",
+            part="context",
             summary=(
                 "The ranks do not run the same NCCL version ("
                 + "; ".join(parts)

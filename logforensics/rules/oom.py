@@ -37,7 +37,7 @@ def check(job: Job) -> list[Finding]:
         Finding(
             kind="oom",
             severity="error",
-            role="root_cause",
+            part="explanation",
             summary=summary,
             fix=FIX.format(who=who),
             ranks=ranks,

@@ -44,7 +44,7 @@ def check(job: Job) -> list[Finding]:
         Finding(
             kind="peer_lost",
             severity="error",
-            role="symptom",
+            part="consequence",
             summary=summary,
             fix=FIX,
             ranks=reporters,

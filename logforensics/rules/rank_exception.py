@@ -81,7 +81,7 @@ def _finding(job: Job, rank: int, rows: pl.DataFrame, all_primary: pl.DataFrame)
     return Finding(
         kind="rank_exception",
         severity="error",
-        role="root_cause",
+        part="explanation",
         summary=text,
         fix=fix,
         ranks=[rank],

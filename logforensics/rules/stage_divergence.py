@@ -11,7 +11,7 @@ import itertools
 
 import polars as pl
 
-from logforensics.desync import describe, mixed_ops_at_one_seq, per_rank_timeouts
+from logforensics.desync import describe, mixed_ops_at_one_seq, odd_ones_out, per_rank_timeouts
 from logforensics.findings import EVIDENCE_CAP, Evidence, Finding, evidence_from
 from logforensics.job import Job
 from logforensics.placement import earliest_time, place
@@ -60,30 +60,43 @@ def _from_marks(job: Job) -> list[Finding]:
 
 def _from_timeouts(job: Job) -> list[Finding]:
     """Ranks that timed out in different collectives at one SeqNum had already taken
-    different code paths: a divergence the timeout reports prove without DETAIL or marks."""
+    different code paths: a divergence the timeout reports prove without DETAIL or marks.
+    The ranks whose op is not the majority's are the odd ones out (principle 6); with two
+    ranks, or no majority, nothing tells which side departed."""
     mixed = mixed_ops_at_one_seq(per_rank_timeouts(job.events))
     if mixed.is_empty():
         return []
     ranks = sorted(mixed.get_column("rank").unique().to_list())
+    odd = odd_ones_out(mixed)
     evidence, total = evidence_from(mixed.select("file", "line", "text", "rank"))
+    if odd:
+        who = rank_list(odd)
+        said = (
+            f" {who.capitalize()} {'is' if len(odd) == 1 else 'are'} the odd one out: "
+            f"{'it' if len(odd) == 1 else 'they'} left the path the others kept."
+        )
+    else:
+        said = " Nothing tells which side left the common path, so neither is blamed."
     return [
         Finding(
             kind="stage_divergence",
             severity="error",
-            role="root_cause",
+            part="departure",
             summary=(
                 f"The ranks reached the same collective sequence number in different "
-                f"collectives ({describe(mixed)}): their code paths had already diverged. "
-                "The timeout reports alone do not say which rank left the common path."
+                f"collectives ({describe(mixed)}): their code paths had already diverged." + said
             ),
             fix=DESYNC_FIX,
             ranks=ranks,
+            culprit_ranks=odd,
+            blames_nobody=not odd,
             seq=int(mixed.item(0, "seq")),
             evidence=evidence,
             evidence_total=total,
-            confidence="medium",
+            confidence="medium" if odd else "low",
             order=place(job, mixed),
             timestamp=earliest_time(mixed),
+            details={"departure": "other_collective", "other_ranks": sorted(set(ranks) - set(odd))},
         )
     ]
 
@@ -123,9 +136,19 @@ def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Findi
         )
         fix = REPEAT_FIX.format(who=who.capitalize())
     confidence = "high"
+    undecided = False
     if first.tie:
         confidence = "medium" if first.kind == "skipped" else "low"
-        summary += " As many ranks agree with it as not, so which side departed is a guess."
+        if first.kind == "skipped":
+            summary += " As many ranks agree with it as not, so which side departed is a guess."
+        else:
+            # nothing but the marks: a rank that stopped and one that went on look alike
+            # whichever of them left the path (principle 6)
+            undecided = True
+            summary += (
+                f" As many ranks went on as stopped, and the marks alone cannot tell whether "
+                f"{who} stopped on its own or waited for {rank_list(others)}: neither is blamed."
+            )
     evidence = _evidence(job, progress, departures)
     said = _said_while_departing(job, progress.marks.filter(pl.col("rank") == first.rank), first)
     if said.height and first.kind != "stopped":
@@ -137,7 +160,7 @@ def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Findi
     return Finding(
         kind="stage_divergence",
         severity="error",
-        role="root_cause",
+        part="departure",
         summary=summary,
         fix=fix,
         ranks=ranks,
@@ -149,8 +172,10 @@ def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Findi
         confidence=confidence,
         order=first.order,
         timestamp=departing.item(0, "timestamp") if departing.height else None,
+        blames_nobody=undecided,
         details={
             "departure": first.kind,
+            "other_ranks": others,
             "missed_stages": list(first.missed_stages),
             "expected": where,
             "ranks_agreeing": first.majority_support,

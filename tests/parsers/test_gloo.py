@@ -4,6 +4,8 @@ torch 2.13 (CPU, gloo) on this project's machine."""
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 import pytest
 
@@ -49,7 +51,9 @@ def gloo_events(lines: list[str]) -> pl.DataFrame:
 def test_transport_timeout(line, timeout_ms, direction, rank):
     row = only(gloo_events([line]))
     assert (row["event"], row["severity"], row["family"]) == ("transport_timeout", "error", "gloo")
-    assert (row["timeout_ms"], row["op"], row["rank"]) == (timeout_ms, direction, rank)
+    assert (row["timeout_ms"], row["rank"]) == (timeout_ms, rank)
+    assert row["op"] is None  # the transport's direction is no collective op
+    assert json.loads(row["extra"])["direction"] == direction
 
 
 @pytest.mark.parametrize(

@@ -51,7 +51,9 @@ def test_traceback_in_stderr_of_a_rank_whose_marks_go_on_was_swallowed(tmp_path)
     analysis = analyze_files(tmp_path, files)
     exception = finding(analysis, "rank_exception")
     assert exception.ranks == [1] and exception.details["swallowed"] is True
-    assert exception.step is None  # another file than the marks: not placed in the run
-    # the skip is the verdict; the exception is on the same rank and is cited as its likely why
-    assert analysis.verdict.finding.kind == "stage_divergence"
-    assert "rank_exception" in analysis.verdict.reason
+    # another file than the marks does not place it; the rank's own departure does: a caught
+    # exception on the rank that left the path is why it left (principle 8)
+    assert analysis.verdict.finding is exception
+    assert exception.step == 2 and "There it left the others' path" in exception.summary
+    assert finding(analysis, "stage_divergence").role == "context"
+    assert analysis.verdict.chain[:2] == (exception, finding(analysis, "stage_divergence"))
