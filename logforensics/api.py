@@ -17,6 +17,7 @@ from logforensics.events import ParsedBatch, finish_events, parse_batch
 from logforensics.findings import Finding, assign_ids
 from logforensics.intake import DEFAULT_MAX_BYTES, Inventory, LogFile, discover, read_lines
 from logforensics.job import Job, build_job
+from logforensics.jobs import JobFiles, split_jobs
 from logforensics.reasoner import Verdict, reason, sort_findings
 from logforensics.registry import rules
 
@@ -29,6 +30,8 @@ INFERRED_SOURCES = ("file_content", "path", "node_offset", "path_local", "node_i
 
 @dataclass(frozen=True, slots=True)
 class Analysis:
+    """One job's analysis."""
+
     job: Job
     findings: list[Finding]
     verdict: Verdict | None
@@ -37,6 +40,8 @@ class Analysis:
     recognised_lines: int
     lossy_files: tuple[str, ...]
     rule_errors: tuple[str, ...] = ()  # tracebacks of rules that failed (bugs); others still ran
+    label: str = ""  # which job of the upload this is ("torchrun run 4729db6e...", a folder)
+    distinct_by: tuple[str, ...] = ()  # what tells it apart from the upload's other jobs
 
     @property
     def unrecognised_lines(self) -> int:
@@ -53,6 +58,20 @@ class Analysis:
         return {row["rank_from"]: row["rank"] for row in inferred.sort("rank_from").to_dicts()}
 
 
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """Everything under PATH: one analysis per job found in it."""
+
+    jobs: tuple[Analysis, ...]
+    inventory: Inventory
+    unattached: tuple[str, ...] = ()  # files that show no job of their own, among several jobs
+    mixed: str | None = None  # a conflict between files that no folder separates, in words
+
+    @property
+    def several(self) -> bool:
+        return len(self.jobs) > 1
+
+
 def analyze(
     path: Path,
     *,
@@ -60,8 +79,39 @@ def analyze(
     max_bytes: int = DEFAULT_MAX_BYTES,
     rank_from_path: str | None = None,
     stdin: BinaryIO | None = None,
+    job: int | None = None,
 ) -> Analysis:
-    """Read every log under `path`, build the event table, run every rule, choose a verdict.
+    """The analysis of the one job under `path` (see `analyze_upload`). When the upload holds
+    several jobs, `job` (1-based, in the order `analyze_upload` lists them) picks one; without
+    it that is an InputError listing them, never a merged verdict."""
+    upload = analyze_upload(
+        path, attempt=attempt, max_bytes=max_bytes, rank_from_path=rank_from_path, stdin=stdin
+    )
+    if job is not None:
+        if not 1 <= job <= len(upload.jobs):
+            raise InputError(
+                f"{path}: no job {job}", hint=f"the upload holds {len(upload.jobs)} job(s)"
+            )
+        return upload.jobs[job - 1]
+    if upload.several:
+        listed = "; ".join(f"{n}: {a.label}" for n, a in enumerate(upload.jobs, start=1))
+        raise InputError(
+            f"{path}: holds {len(upload.jobs)} jobs ({listed})",
+            hint="pick one with --job N, or analyse the folder of one job",
+        )
+    return upload.jobs[0]
+
+
+def analyze_upload(
+    path: Path,
+    *,
+    attempt: int | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    rank_from_path: str | None = None,
+    stdin: BinaryIO | None = None,
+) -> Upload:
+    """Read every log under `path`, tell the jobs in it apart, and for each build the event
+    table, run every rule and choose a verdict.
 
     `path` is a folder, a file or an archive, or `-` for standard input (`stdin` when given).
     `attempt` picks a torchrun `--log-dir` restart (default: the latest); `max_bytes` caps the
@@ -73,7 +123,7 @@ def analyze(
     if not inventory.files:
         raise InputError(_nothing_readable(path, inventory))
     with rank_pattern(pattern):
-        return _analyze(inventory)
+        return _analyze(path, inventory)
 
 
 def _nothing_readable(path: Path, inventory: Inventory) -> str:
@@ -88,15 +138,25 @@ def _nothing_readable(path: Path, inventory: Inventory) -> str:
     return f"{path}: no readable log file"
 
 
-def _analyze(inventory: Inventory) -> Analysis:
+def _nothing_recognised(path: Path, inventory: Inventory, lines: int) -> str:
+    files = inventory.files
+    named = ", ".join(f.name for f in files[:3]) + (
+        f" and {len(files) - 3} more" if len(files) > 3 else ""
+    )
+    skipped = f"; {len(inventory.skipped)} files skipped" if inventory.skipped else ""
+    return (
+        f"{path}: nothing here looks like a training job's log: none of the {lines:,} lines "
+        f"of {named} is a line the analyzer knows{skipped}"
+    )
+
+
+def _analyze(path: Path, inventory: Inventory) -> Upload:
     batches: list[ParsedBatch] = []
     lossy: list[str] = []
-    line_count = 0
     small = tuple(log_file for log_file in inventory.files if not chunks.is_large(log_file))
     for files in _file_batches(small):
         lines = read_lines(files)
         lossy.extend(lines.lossy_files)
-        line_count += lines.frame.height
         batches.append(parse_batch(lines.frame))
     for log_file in inventory.files:
         if not chunks.is_large(log_file):
@@ -104,27 +164,52 @@ def _analyze(inventory: Inventory) -> Analysis:
         for chunk in chunks.file_chunks(log_file):
             if chunk.lossy and log_file.name not in lossy:
                 lossy.append(log_file.name)
-            line_count += chunk.last_line - chunk.first_line + 1
             batches.append(parse_batch(chunk.lines, own=(chunk.first_line, chunk.last_line)))
-    file_names = [log_file.name for log_file in inventory.files]
     inventory = inventory.without_data()
-    table = finish_events(batches, file_names)
     stats = _merged_stats([batch.file_stats for batch in batches])
-    job = build_job(table.events, inventory, stats)
+    if int(stats.get_column("recognised_lines").sum()) == 0:
+        raise InputError(
+            _nothing_recognised(path, inventory, int(stats.get_column("lines").sum())),
+            hint="point it at the ranks' own logs (stdout/stderr of each process)",
+        )
+    found = [batch.found for batch in batches if batch.found.height]
+    split = split_jobs(
+        [log_file.name for log_file in inventory.files],
+        pl.concat(found, how="diagonal_relaxed") if found else pl.DataFrame(),
+    )
+    jobs = tuple(
+        _analyze_job(job_files, batches, stats, inventory, lossy) for job_files in split.jobs
+    )
+    return Upload(jobs, inventory, split.unattached, split.mixed)
+
+
+def _analyze_job(
+    job_files: JobFiles,
+    batches: list[ParsedBatch],
+    stats: pl.DataFrame,
+    inventory: Inventory,
+    lossy: list[str],
+) -> Analysis:
+    files = set(job_files.files)
+    own = [batch.of_files(files) for batch in batches]
+    job_stats = stats.filter(pl.col("file").is_in(list(files)))
+    table = finish_events(own, sorted(files))
+    job = build_job(table.events, inventory.of_files(files), job_stats)
     findings, rule_errors = _run_rules(job)
     verdict = reason(findings, job)
     findings = sort_findings(findings, verdict)
     assign_ids(findings)
-    blank = int(job.file_stats.get_column("blank_lines").sum()) if job.file_stats.height else 0
     return Analysis(
         job=job,
         findings=findings,
         verdict=verdict,
-        lines=line_count,
-        blank_lines=blank,
-        recognised_lines=table.recognised_lines,
-        lossy_files=tuple(lossy),
+        lines=int(job_stats.get_column("lines").sum()),
+        blank_lines=int(job_stats.get_column("blank_lines").sum()),
+        recognised_lines=int(job_stats.get_column("recognised_lines").sum()),
+        lossy_files=tuple(name for name in lossy if name in files),
         rule_errors=rule_errors,
+        label=job_files.label,
+        distinct_by=job_files.distinct_by,
     )
 
 
@@ -134,6 +219,7 @@ def _merged_stats(parts: list[pl.DataFrame]) -> pl.DataFrame:
     return stats.group_by("file", maintain_order=True).agg(
         pl.col("lines").sum(),
         pl.col("blank_lines").sum(),
+        pl.col("recognised_lines").sum(),
         pl.col("last_line").max(),
         pl.col("last_text").sort_by("last_line", nulls_last=False).last(),
     )

@@ -193,7 +193,7 @@ def attribute(
     it the event lines are framed again on their own. `prefix_rank` and `prefix_local_rank` are
     kept (the caller drops them); the other prefix columns are consumed here.
     """
-    events = _ensure_columns(_with_prefix_columns(events, lines))
+    events = _summary_block_ranks(_ensure_columns(_with_prefix_columns(events, lines)))
     paths = path_ranks(file_names)
     events = events.join(_file_content_ranks(events), on=WRITER, how="left", nulls_equal=True).join(
         paths, on="file", how="left"
@@ -207,7 +207,7 @@ def attribute(
     node_index = pl.coalesce(pl.col("prefix_node_index"), pl.col("path_node_index"))
     choices = [
         ("prefix", pl.col("prefix_rank")),
-        ("content", pl.col("rank")),
+        ("content", pl.coalesce(pl.col("rank"), pl.col("_block_rank"))),
         ("file_content", pl.col("file_content_rank")),
         ("path", pl.when(~pl.col("path_rank_local_only")).then(pl.col("path_rank"))),
         ("node_offset", pl.col("_offset") + pl.col("local_rank")),
@@ -228,6 +228,7 @@ def attribute(
         _repeats_in_extra().alias("extra"),
     ).drop(
         "file_content_rank",
+        "_block_rank",
         *(name for name in PATH_RANK_SCHEMA if name != "file"),
         "_node",
         "_offset",
@@ -293,11 +294,51 @@ WRITER = ["file", "prefix_node", "prefix_host", "prefix_local_rank"]
 ABOUT_OTHERS = ("elastic",)
 
 
+def _summary_block_ranks(events: pl.DataFrame) -> pl.DataFrame:
+    """`_block_rank`: the rank of the torchrun failure-summary entry (`[1]:` ... `rank : 0
+    (local_rank: 0)` ... `traceback : ...`) a line falls in. The agent quotes each failed
+    child's traceback there: its lines are that child's, not the agent's."""
+    if "end_line" not in events.columns:
+        return events.with_columns(pl.lit(None, dtype=pl.Int32).alias("_block_rank"))
+    blocks = events.filter(
+        (pl.col("event") == "child_failed")
+        & pl.col("rank").is_not_null()
+        & pl.col("end_line").is_not_null()
+    ).select(
+        "file",
+        pl.col("line").cast(pl.Int64).alias("_block_start"),
+        pl.col("end_line").cast(pl.Int64).alias("_block_end"),
+        pl.col("rank").alias("_block_rank"),
+    )
+    if blocks.is_empty():
+        return events.with_columns(pl.lit(None, dtype=pl.Int32).alias("_block_rank"))
+    placed = (
+        events.with_row_index("_order")
+        .with_columns(pl.col("line").cast(pl.Int64).alias("_line"))
+        .sort("_line")
+        .join_asof(
+            blocks.sort("_block_start"),
+            left_on="_line",
+            right_on="_block_start",
+            by="file",
+            strategy="backward",
+            check_sortedness=False,  # both sides are sorted above
+        )
+    )
+    inside = (pl.col("_line") > pl.col("_block_start")) & (pl.col("_line") <= pl.col("_block_end"))
+    return (
+        placed.with_columns(pl.when(inside).then(pl.col("_block_rank")).alias("_block_rank"))
+        .sort("_order")
+        .drop("_order", "_line", "_block_start", "_block_end")
+    )
+
+
 def _file_content_ranks(events: pl.DataFrame) -> pl.DataFrame:
-    """Per writer of a file, the one rank its content names (outside rank-prefixed lines)."""
+    """Per writer of a file, the one rank its content names (outside rank-prefixed lines and
+    the failure summary's quotes of other processes)."""
     about_others = (
         pl.col("family").is_in(ABOUT_OTHERS) if "family" in events.columns else pl.lit(False)
-    )
+    ) | pl.col("_block_rank").is_not_null()
     return (
         events.filter(
             pl.col("prefix_rank").is_null() & pl.col("rank").is_not_null() & ~about_others

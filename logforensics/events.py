@@ -27,8 +27,17 @@ class ParsedBatch:
 
     found: pl.DataFrame  # parser rows with their line columns, not yet attributed
     kept_lines: pl.DataFrame  # the framed lines attribution still needs (events, launch lines)
-    recognised_lines: int
-    file_stats: pl.DataFrame  # per file: lines, blank_lines, last_line, last_text
+    # per file: lines, blank_lines, recognised_lines, last_line, last_text
+    file_stats: pl.DataFrame
+
+    def of_files(self, files: set[str]) -> ParsedBatch:
+        """The part of the batch that comes from `files`."""
+        keep = pl.col("file").is_in(list(files))
+        return ParsedBatch(
+            found=self.found.filter(keep) if self.found.width else self.found,
+            kept_lines=self.kept_lines.filter(keep),
+            file_stats=self.file_stats.filter(keep),
+        )
 
 
 def build_events(lines: pl.DataFrame) -> EventTable:
@@ -79,11 +88,17 @@ def parse_batch(lines: pl.DataFrame, own: tuple[int, int] | None = None) -> Pars
         kept = kept.filter(in_block)
         lines = lines.filter(in_block)
         recognised_rows = recognised_rows.filter(in_block) if recognised_rows is not None else None
+    stats = line_stats(lines)
+    recognised = (
+        recognised_rows.group_by("file").agg(pl.len().cast(pl.Int64).alias("recognised_lines"))
+        if recognised_rows is not None
+        else pl.DataFrame(schema={"file": pl.String, "recognised_lines": pl.Int64})
+    )
+    stats = stats.join(recognised, on="file", how="left").with_columns(
+        pl.col("recognised_lines").fill_null(0)
+    )
     return ParsedBatch(
-        found=_detached(found),
-        kept_lines=_detached(kept),
-        recognised_lines=recognised_rows.height if recognised_rows is not None else 0,
-        file_stats=_detached(line_stats(lines)),
+        found=_detached(found), kept_lines=_detached(kept), file_stats=_detached(stats)
     )
 
 
@@ -109,7 +124,9 @@ def line_stats(lines: pl.DataFrame) -> pl.DataFrame:
 def finish_events(batches: list[ParsedBatch], file_names: list[str]) -> EventTable:
     """Attribute, time and conform the events of every batch together: ranks are inferred from
     all files at once (a node's offset, a file's single writer)."""
-    recognised_lines = sum(batch.recognised_lines for batch in batches)
+    recognised_lines = sum(
+        int(batch.file_stats.get_column("recognised_lines").sum()) for batch in batches
+    )
     parts = [batch.found for batch in batches if batch.found.height]
     if not parts:
         return EventTable(empty_events(), recognised_lines)

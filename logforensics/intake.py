@@ -124,6 +124,18 @@ class Inventory:
         files = tuple(replace(log_file, data=None) for log_file in self.files)
         return replace(self, files=files)
 
+    def of_files(self, names: set[str]) -> Inventory:
+        """The inventory of one job: its files, and the error files beside them (files
+        skipped and restarts stay listed: they concern the whole upload)."""
+        if names >= {log_file.name for log_file in self.files}:
+            return self
+        folders = {_folder(name) for name in names}
+        return replace(
+            self,
+            files=tuple(f for f in self.files if f.name in names),
+            error_files=tuple(e for e in self.error_files if _folder(e.name) in folders),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Lines:
@@ -249,6 +261,10 @@ def _reason_not_a_log(name: str) -> str | None:
     if suffix in NOT_LOG_SUFFIXES:
         return f"not a log ({suffix} file)"
     return None
+
+
+def _folder(name: str) -> str:
+    return name.replace(MEMBER_SEPARATOR, "/").rsplit("/", 1)[0] if "/" in name else ""
 
 
 def _base_name(name: str) -> str:

@@ -53,10 +53,11 @@ class Progress:
 def build_progress(events: pl.DataFrame) -> Progress | None:
     """None when there are no stage marks with a known rank."""
     marks = events.filter((pl.col("event") == "stage") & pl.col("rank").is_not_null()).select(
-        "rank", "file", "line", "text", "timestamp", pl.col("epoch").fill_null(-1), "step", "stage"
+        "rank", "file", "line", "text", "timestamp", "epoch", "step", "stage"
     )
     if marks.is_empty():
         return None
+    marks = _epochs_from_boundaries(marks, events).with_columns(pl.col("epoch").fill_null(-1))
     marks = _primary_file_only(marks).sort("rank", "file", "line")
     marks = marks.with_columns(pl.int_range(pl.len()).over("rank").alias("pos"))
     stage_order = _learn_stage_order(marks)
@@ -79,6 +80,29 @@ def build_progress(events: pl.DataFrame) -> Progress | None:
     ranks = tuple(marks.get_column("rank").unique().sort().to_list())
     departures = _departures(marks, keys, stage_order, len(ranks))
     return Progress(stage_order, marks, keys, ranks, departures)
+
+
+def _epochs_from_boundaries(marks: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame:
+    """Marks that do not say their epoch take it from the rank's last `epoch=E start` (or
+    `end`) line before them in the same file."""
+    boundaries = events.filter(
+        pl.col("event").is_in(("epoch_start", "epoch_end"))
+        & pl.col("rank").is_not_null()
+        & pl.col("epoch").is_not_null()
+    ).select("rank", "file", pl.col("line").alias("boundary_line"), pl.col("epoch").alias("_epoch"))
+    if boundaries.is_empty() or marks.get_column("epoch").null_count() == 0:
+        return marks
+    placed = marks.sort("line").join_asof(
+        boundaries.sort("boundary_line"),
+        left_on="line",
+        right_on="boundary_line",
+        by=["rank", "file"],
+        strategy="backward",
+        check_sortedness=False,  # both sides are sorted by line above
+    )
+    return placed.with_columns(pl.coalesce("epoch", "_epoch").alias("epoch")).drop(
+        "boundary_line", "_epoch"
+    )
 
 
 def _primary_file_only(marks: pl.DataFrame) -> pl.DataFrame:

@@ -283,21 +283,31 @@ def _tell(chain: Chain) -> Finding:
     departure = chain.departure
     if chain.explanation is None or departure is None:
         return verdict
-    if verdict.step is None:
-        verdict.step, verdict.stage, verdict.epoch = (
-            departure.step,
-            departure.stage,
-            departure.epoch,
-        )
+    between_steps = (
+        chain.link == "same_rank"
+        and verdict.step is not None
+        and departure.step is not None
+        and departure.step > verdict.step
+    )
+    if verdict.step is None or between_steps:
+        # the departure says where the rank left the path: an exception printed between two
+        # steps is placed after the earlier one's last mark, but it cost the rank the next
+        verdict.step, verdict.stage = departure.step, departure.stage
+        verdict.epoch = departure.epoch
     if verdict.order is None:
         verdict.order = departure.order
     if verdict.retells_departure:
         departure.summary = verdict.retells_departure
         departure.fix = verdict.fix
     elif chain.link == "same_rank":
-        verdict.summary += f" There it left the others' path: {_lower_first(departure.summary)}"
+        verdict.summary += f" It left the others' path there: {_lower_first(departure.summary)}"
     if verdict.severity != "error":
         verdict.severity = "error"  # a logged exception that made its rank depart
+    if (
+        chain.link == "same_rank"
+        and CONFIDENCE_ORDER[departure.confidence] > CONFIDENCE_ORDER[verdict.confidence]
+    ):
+        verdict.confidence = departure.confidence  # the departure confirms where it happened
     return verdict
 
 

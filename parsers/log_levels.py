@@ -6,7 +6,14 @@
 
 Often the one line that says why a rank left the others' path; the stage-divergence finding
 quotes it. Python's own `UserWarning:` and NCCL's `WARN` are other families.
-"""
+
+A warning or error that carries an exception was caught and logged, and the rank went on:
+it is also an `exception` event (marked `"logged": true`), and an `oom` one when the caught
+error is CUDA's out of memory (fairseq's `| WARNING: ran out of memory with exception: CUDA
+out of memory. Tried to allocate 3.07 GiB ...`, facebookresearch/fairseq#1164):
+
+    2026-12-01 14:48:00,488 WARNING preprocess failed, skipping batch: ValueError('label out of range in sample 2: 1000000000.0')
+"""  # noqa: E501 -- verbatim lines
 
 from __future__ import annotations
 
@@ -17,26 +24,84 @@ from parsers.key_values import extract_number
 
 # the level as a word near the start: after a timestamp, a bracket, a logger name
 LEVEL = r"^.{0,48}?(?:^|[\s\[|])(WARNING|ERROR|CRITICAL|FATAL)(?:\]|:|\s)"
+# `ValueError('...')`, `ValueError: ...`, `torch.OutOfMemoryError: ...` inside the message
+CARRIED = r"\b((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))(?:\(|: )"
+OUT_OF_MEMORY = r"(?i)\bout of memory\b"
+# `Tried to allocate 3.07 GiB`
+ALLOCATION = r"Tried to allocate (\d+(?:\.\d+)?) ?([KMGT]iB)"
+UNIT_BYTES = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+MESSAGE_CHARS = 500
+LOGGED = '{"logged":true}'
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
     level = pl.col("message").str.extract(LEVEL, 1)
-    found = lines.select(
+    found = lines.with_columns(level.alias("_level")).filter(pl.col("_level").is_not_null())
+    levels = found.select(
         "file",
         "line",
-        pl.when(level == "WARNING")
+        pl.when(pl.col("_level") == "WARNING")
         .then(pl.lit("log_warning"))
-        .when(level.is_not_null())
-        .then(pl.lit("log_error"))
+        .otherwise(pl.lit("log_error"))
         .alias("event"),
-        pl.when(level == "WARNING")
-        .then(pl.lit("warning"))
-        .otherwise(pl.lit("error"))
-        .alias("severity"),
+        _severity(),
         extract_number("rank", pl.Int32()),
         extract_number("step", pl.Int64()),
     )
-    return found.filter(pl.col("event").is_not_null())
+    return pl.concat([levels, _carried_exceptions(found), _caught_ooms(found)], how="diagonal")
+
+
+def _severity() -> pl.Expr:
+    return (
+        pl.when(pl.col("_level") == "WARNING")
+        .then(pl.lit("warning"))
+        .otherwise(pl.lit("error"))
+        .alias("severity")
+    )
+
+
+def _carried_exceptions(found: pl.DataFrame) -> pl.DataFrame:
+    message = pl.col("message")
+    exc_type = message.str.extract(CARRIED, 1)
+    start = message.str.find(CARRIED)
+    return (
+        found.with_columns(exc_type.alias("exc_type"), start.alias("_start"))
+        .filter(pl.col("exc_type").is_not_null())
+        .select(
+            "file",
+            "line",
+            pl.lit("exception").alias("event"),
+            _severity(),
+            extract_number("rank", pl.Int32()),
+            extract_number("step", pl.Int64()),
+            "exc_type",
+            message.str.slice(pl.col("_start") + pl.col("exc_type").str.len_chars())
+            .str.strip_chars_start("(: ")
+            .str.strip_chars_end(")")
+            .str.strip_chars("'\"")
+            .str.slice(0, MESSAGE_CHARS)
+            .alias("exc_message"),
+            pl.lit(LOGGED).alias("extra"),
+        )
+    )
+
+
+def _caught_ooms(found: pl.DataFrame) -> pl.DataFrame:
+    message = pl.col("message")
+    amount = message.str.extract(ALLOCATION, 1).cast(pl.Float64)
+    unit = message.str.extract(ALLOCATION, 2).replace_strict(
+        UNIT_BYTES, default=None, return_dtype=pl.Float64
+    )
+    return found.filter(message.str.contains(OUT_OF_MEMORY)).select(
+        "file",
+        "line",
+        pl.lit("oom").alias("event"),
+        _severity(),
+        extract_number("rank", pl.Int32()),
+        (amount * unit).round(0).cast(pl.Int64).alias("value"),
+        message.str.extract(r"\bGPU #?(\d+)", 1).alias("device"),
+        pl.lit(LOGGED).alias("extra"),
+    )
 
 
 PARSER = LineParser(

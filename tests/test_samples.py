@@ -1,5 +1,5 @@
 """End to end on the shipped sample logs (real torchrun + gloo runs): each scenario's
-expected.json says what a user must be told."""
+expected.json says what a user must be told (for an upload of several jobs, per job)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from logforensics.api import analyze
+from logforensics.api import Analysis, analyze_upload
 from tests.conftest import SAMPLE_LOGS
 
 SCENARIOS = sorted(path.parent for path in SAMPLE_LOGS.glob("*/expected.json"))
@@ -21,7 +21,22 @@ def test_there_are_samples():
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda path: path.name)
 def test_sample_is_diagnosed_as_expected(scenario: Path):
     expected = json.loads((scenario / "expected.json").read_text())
-    analysis = analyze(scenario / "logs")
+    upload = analyze_upload(scenario / "logs")
+    if "jobs" not in expected:
+        assert not upload.several, [job.label for job in upload.jobs]
+        check_job(upload.jobs[0], expected)
+        return
+    assert len(upload.jobs) == len(expected["jobs"]), [job.label for job in upload.jobs]
+    for wanted in expected["jobs"]:
+        (job,) = [
+            job
+            for job in upload.jobs
+            if any(f"/{wanted['run_id']}/" in f"/{log.name}" for log in job.job.inventory.files)
+        ]
+        check_job(job, wanted)
+
+
+def check_job(analysis: Analysis, expected: dict) -> None:
     assert analysis.job.world_size is not None
     assert analysis.job.world_size.value == expected["world_size"]
     verdict = expected["verdict"]
@@ -29,7 +44,7 @@ def test_sample_is_diagnosed_as_expected(scenario: Path):
         assert analysis.verdict is None
     else:
         chosen = analysis.verdict.finding
-        assert (chosen.kind, chosen.ranks, chosen.step) == (
+        assert (chosen.kind, analysis.verdict.ranks, chosen.step) == (
             verdict["kind"],
             verdict["ranks"],
             verdict["step"],
@@ -46,13 +61,14 @@ def test_sample_is_diagnosed_as_expected(scenario: Path):
                 f.ranks for f in matching
             ]
     errors = [f for f in analysis.findings if f.severity == "error"]
-    assert (not errors) == expected["no_error"]
+    assert (not errors) == expected["no_error"], [f.summary for f in errors]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda path: path.name)
 def test_every_evidence_line_is_a_real_line_of_its_file(scenario: Path):
-    analysis = analyze(scenario / "logs")
-    for found in analysis.findings:
-        for evidence in found.evidence:
-            lines = (scenario / "logs" / evidence.file).read_text(errors="replace").splitlines()
-            assert lines[evidence.line - 1] == evidence.text
+    for analysis in analyze_upload(scenario / "logs").jobs:
+        for found in analysis.findings:
+            for evidence in found.evidence:
+                path = scenario / "logs" / evidence.file
+                lines = path.read_text(errors="replace").splitlines()
+                assert lines[evidence.line - 1] == evidence.text

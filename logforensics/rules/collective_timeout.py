@@ -171,7 +171,7 @@ CULPRIT_WORDS = {
     "the sequence numbers": "{who} lagged behind (lower sequence number).",
     "the odd collective": "{who} ran another collective than the majority (the odd one out).",
     "the ranks that never reported": (
-        "{who} never reported a timeout and made no progress past this point: the ranks that "
+        "{who} reported no failure and made no progress past this point: the ranks that "
         "never joined, which the others were waiting for."
     ),
     "the ranks still in set-up": (
@@ -202,13 +202,20 @@ def _culprits(
 
 def _never_joined(job: Job, reporters: list[int], seq: int | None) -> tuple[list[int], str]:
     """With the world size known, ranks that report a timeout are victims; the ranks that
-    never reported one and got no further are the suspects (principle 5). On the first
+    reported nothing and got no further are the suspects (principle 5). On the first
     collective they are the ranks still in set-up; later, only ranks whose own logs are here
     count (an excerpt that lacks a rank's lines proves nothing about it)."""
     world = job.world_size
     if world is None or not reporters or world.value > MAX_WORLD_FOR_SUSPECTS:
         return [], ""
-    silent = sorted(set(range(world.value)) - set(reporters))
+    # a rank that reported a failure itself (a lost peer, its own exception) did not go
+    # silent; torchrun killing it at teardown is the launcher's word, not the rank's
+    failed = (
+        job.events.filter((pl.col("severity") == "error") & (pl.col("family") != "elastic"))
+        .get_column("rank")
+        .drop_nulls()
+    )
+    silent = sorted(set(range(world.value)) - set(reporters) - set(failed.to_list()))
     progress = job.progress
     if progress is not None and silent:
         furthest_reporter = (

@@ -1,13 +1,20 @@
 """Ranks whose DataLoaders yield different numbers of batches.
 
-The short rank leaves the epoch early and enters whatever collective follows the loop while
-the other ranks still wait in the gradient all_reduce of their extra step: a hang at the
-epoch end. Evidence: the `loader sizes: [...]` print (an all_gather of len(loader)), per-rank
-`loader_len=` prints, or, failing both, the number of steps each rank ran in an epoch.
+At the end of an epoch the ranks with fewer batches leave the loop and enter whatever
+collective follows it, while the others still run their extra step and wait in its gradient
+all_reduce: a hang at the epoch end. Nobody skipped anything: the data was uneven. The ranks
+named are those whose count differs from the majority's (on a tie, those with fewer batches),
+so in `loader sizes: [6, 6, 7]` it is rank 2, which ran an extra batch.
+
+Lengths come from the `loader sizes: [...]` print (an all_gather of len(loader)), per-rank
+`loader_len=` prints, the steps each rank ran in an epoch it ended (`rank=N epoch=E end`
+lines, or its marks reaching the end of a step and the next epoch), or per-process progress
+bars.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 import polars as pl
@@ -31,6 +38,7 @@ class Lengths:
     evidence: pl.DataFrame  # file, line, text, rank
     source: str
     epoch: int | None
+    at_least: frozenset[int] = frozenset()  # ranks still running: their count is a lower bound
 
 
 def check(job: Job) -> list[Finding]:
@@ -40,26 +48,15 @@ def check(job: Job) -> list[Finding]:
         or _from_step_counts(job)
         or _from_progress_bars(job)
     )
-    if lengths is None:
-        return []
-    longest = max(lengths.by_rank.values())
-    short = sorted(rank for rank, length in lengths.by_rank.items() if length < longest)
-    if not short:
+    if lengths is None or len(set(lengths.by_rank.values())) < 2:
         return []
     if min(lengths.by_rank) < 0:
         return [_unlabelled(lengths)]
-    long_ranks = sorted(set(lengths.by_rank) - set(short))
-    sizes = ", ".join(f"{rank_list([rank])} has {lengths.by_rank[rank]}" for rank in short[:8])
-    epoch_words = f"epoch {lengths.epoch}" if lengths.epoch is not None else "the first epoch"
-    step, stage, order = _where_short_ranks_stopped(job, short)
-    where = f" at step {step}" if step is not None else ""
-    summary = (
-        f"DataLoader lengths differ ({lengths.source}): {sizes} batches while "
-        f"{rank_list(long_ranks)} have {longest}. At the end of {epoch_words} the short "
-        f"{'rank runs' if len(short) == 1 else 'ranks run'} out of batches first{where} and "
-        f"{'leaves' if len(short) == 1 else 'leave'} the loop while the others still wait in "
-        f"their extra step's collectives."
-    )
+    odd = odd_ranks(lengths.by_rank)
+    rest = sorted(set(lengths.by_rank) - set(odd))
+    longer = lengths.by_rank[odd[0]] > lengths.by_rank[rest[0]]
+    step = _first_uneven_step(job, lengths)
+    summary = _summary(lengths, odd, rest, longer, step)
     evidence, total = evidence_from(lengths.evidence)
     return [
         Finding(
@@ -68,17 +65,77 @@ def check(job: Job) -> list[Finding]:
             part="explanation",
             summary=summary,
             fix=FIX,
-            ranks=short,
+            ranks=odd,
             step=step,
-            stage=stage,
             epoch=lengths.epoch,
             evidence=evidence,
             evidence_total=total,
-            confidence="high" if lengths.source != "steps per epoch" else "medium",
-            order=order,
-            details={"batches_by_rank": {str(k): v for k, v in sorted(lengths.by_rank.items())}},
+            confidence="high" if "print" in lengths.source else "medium",
+            scope="job",
+            retells_departure=_retold(odd, rest, longer, step),
+            details={
+                "batches_by_rank": {str(k): v for k, v in sorted(lengths.by_rank.items())},
+                "source": lengths.source,
+                "more_batches": longer,
+            },
         )
     ]
+
+
+def odd_ranks(by_rank: dict[int, int]) -> list[int]:
+    """The ranks whose count differs from the one most ranks share; with no single most
+    common count, the ranks with fewer batches than the largest count."""
+    counts = Counter(by_rank.values()).most_common()
+    if len(counts) > 1 and counts[0][1] > counts[1][1]:
+        majority = counts[0][0]
+        return sorted(rank for rank, length in by_rank.items() if length != majority)
+    longest = max(by_rank.values())
+    return sorted(rank for rank, length in by_rank.items() if length < longest)
+
+
+def _summary(
+    lengths: Lengths, odd: list[int], rest: list[int], longer: bool, step: int | None
+) -> str:
+    def count(rank: int) -> str:
+        at_least = "at least " if rank in lengths.at_least else ""
+        return f"{at_least}{lengths.by_rank[rank]}"
+
+    one = len(odd) == 1
+    sizes = ", ".join(f"{rank_list([rank])} has {count(rank)}" for rank in odd[:8])
+    epoch = f"epoch {lengths.epoch}" if lengths.epoch is not None else "the epoch"
+    where = f" (step {step})" if step is not None else ""
+    summary = (
+        f"DataLoader lengths differ ({lengths.source}): {sizes} batches while "
+        f"{rank_list(rest)} {'has' if len(rest) == 1 else 'have'} {count(rest[0])}. "
+    )
+    if longer:
+        summary += (
+            f"At the end of {epoch} {rank_list(odd)} ran {'an extra batch' if one else 'extra '}"
+            f"{'' if one else 'batches'}{where} while {rank_list(rest)}, out of batches, had "
+            "left the loop and waited in the collective after it."
+        )
+    else:
+        summary += (
+            f"At the end of {epoch} {rank_list(odd)} ran out of batches first{where} and "
+            f"{'leaves' if one else 'leave'} the loop while {rank_list(rest)} still "
+            "wait in their extra step's collectives."
+        )
+    return summary
+
+
+def _retold(odd: list[int], rest: list[int], longer: bool, step: int | None) -> str:
+    """The departure at the epoch end as what it was: an extra batch, or one too few."""
+    where = f" (step {step})" if step is not None else ""
+    if longer:
+        return (
+            f"{rank_list(odd).capitalize()} ran an extra batch{where} that {rank_list(rest)} "
+            "did not have: they had left the epoch loop. Nothing was skipped: the data was "
+            "uneven."
+        )
+    return (
+        f"{rank_list(odd).capitalize()} ran out of batches{where} and left the epoch loop while "
+        f"{rank_list(rest)} ran one more step. Nothing was skipped: the data was uneven."
+    )
 
 
 def _unlabelled(lengths: Lengths) -> Finding:
@@ -99,6 +156,7 @@ def _unlabelled(lengths: Lengths) -> Finding:
         evidence=evidence,
         evidence_total=total,
         confidence="medium",
+        scope="job",
         details={"batches_per_process": totals},
     )
 
@@ -134,31 +192,51 @@ def _from_per_rank_prints(job: Job) -> Lengths | None:
 
 
 def _from_step_counts(job: Job) -> Lengths | None:
-    """Steps run per epoch, for an epoch some rank finished cleanly with fewer steps."""
+    """Steps run per epoch, for an epoch some rank ended with fewer steps than another ran.
+
+    A rank ended an epoch when it printed its `epoch=E end` line, went on to a later epoch,
+    or its last mark of the epoch is the loop's last stage; its count is then exact. A rank
+    still inside the epoch has run at least its count."""
     progress = job.progress
     if progress is None or len(progress.ranks) < 2:
         return None
     marks = progress.marks.filter(pl.col("epoch") >= 0)
     if marks.is_empty():
         return None
+    ends = job.events.filter((pl.col("event") == "epoch_end") & pl.col("rank").is_not_null())
     last_stage = progress.stage_order[-1]
     for epoch in marks.get_column("epoch").unique().sort().to_list():
         in_epoch = marks.filter(pl.col("epoch") == epoch)
+        ended_here = set(ends.filter(pl.col("epoch") == epoch).get_column("rank").to_list())
+        went_on = set(marks.filter(pl.col("epoch") > epoch).get_column("rank").to_list())
         counts = in_epoch.group_by("rank").agg(
             pl.col("step").n_unique().alias("steps"),
-            (pl.col("stage").sort_by("pos").last() == last_stage).alias("finished_cleanly"),
+            (pl.col("stage").sort_by("pos").last() == last_stage).alias("clean_end"),
             pl.all().sort_by("pos").last(),
         )
+        counts = counts.with_columns(
+            (pl.col("clean_end") | pl.col("rank").is_in(list(ended_here | went_on))).alias("ended")
+        )
         most = counts.get_column("steps").max()
-        short = counts.filter((pl.col("steps") < most) & pl.col("finished_cleanly"))
+        short = counts.filter((pl.col("steps") < most) & pl.col("ended"))
         if short.height and short.height < counts.height:
+            running = counts.filter(~pl.col("ended")).get_column("rank").to_list()
+            evidence = _end_lines(ends, epoch, short) if ended_here else short
             return Lengths(
                 by_rank=dict(zip(counts["rank"].to_list(), counts["steps"].to_list(), strict=True)),
-                evidence=short.sort("rank").select("file", "line", "text", "rank"),
+                evidence=evidence.sort("rank").select("file", "line", "text", "rank"),
                 source="steps per epoch",
                 epoch=epoch,
+                at_least=frozenset(running),
             )
     return None
+
+
+def _end_lines(ends: pl.DataFrame, epoch: int, short: pl.DataFrame) -> pl.DataFrame:
+    """The ranks' own `epoch=E end` lines, with their last marks where they printed none."""
+    said = ends.filter(pl.col("epoch") == epoch).select("file", "line", "text", "rank")
+    silent = short.filter(~pl.col("rank").is_in(said.get_column("rank").to_list()))
+    return pl.concat([said, silent.select("file", "line", "text", "rank")])
 
 
 # Bars of one loader on different ranks differ by a few batches; bars of different loaders
@@ -196,18 +274,31 @@ def _from_progress_bars(job: Job) -> Lengths | None:
     return None
 
 
-def _where_short_ranks_stopped(
-    job: Job, short: list[int]
-) -> tuple[int | None, str | None, float | None]:
-    """The step the short ranks never reached, from their stage-mark departure."""
+def _first_uneven_step(job: Job, lengths: Lengths) -> int | None:
+    """The first step the ranks with fewer batches never ran: one past the last step they
+    printed in the epoch (the extra step of the others)."""
     progress = job.progress
     if progress is None:
-        return None, None, None
-    for departure in progress.departures:
-        if departure.rank in short and departure.kind == "stopped":
-            key = progress.key_of(departure.expected_key)
-            return key["step"], key["stage"], float(departure.expected_key)
-    return None, None, None
+        return None
+    shortest = min(lengths.by_rank.values())
+    short = [rank for rank, length in lengths.by_rank.items() if length == shortest]
+    marks = progress.marks.filter(pl.col("rank").is_in(short))
+    if lengths.epoch is not None:
+        marks = marks.filter(pl.col("epoch") == lengths.epoch)
+    else:
+        marks = _first_epoch_with_uneven_ends(progress.marks, short)
+    steps = marks.get_column("step")
+    return None if steps.is_empty() else int(steps.max()) + 1
+
+
+def _first_epoch_with_uneven_ends(marks: pl.DataFrame, short: list[int]) -> pl.DataFrame:
+    """Without an epoch from the lengths' source: the short ranks' marks up to where the
+    first of them stopped while another rank went further."""
+    last = marks.group_by("rank").agg(pl.col("key").max())
+    short_last = last.filter(pl.col("rank").is_in(short)).get_column("key").min()
+    if short_last is None:
+        return marks.clear()
+    return marks.filter(pl.col("rank").is_in(short) & (pl.col("key") <= short_last))
 
 
 RULE = Rule(kind="loader_size_mismatch", check=check, specificity=20)

@@ -25,7 +25,7 @@ FIX = (
 def check(job: Job) -> list[Finding]:
     failed = job.events.filter(pl.col("event") == "barrier_failed")
     if failed.is_empty():
-        return []
+        return _from_waiting_side(job)
     laggards = sorted(
         {rank for values in failed.get_column("values").drop_nulls().to_list() for rank in values}
     )
@@ -56,6 +56,53 @@ def check(job: Job) -> list[Finding]:
             ranks=laggards,
             order=place(job, failed),
             details={"timeout_ms": timeout_ms, "ranks_that_arrived": arrived},
+        )
+    ]
+
+
+WAITING_FIX = (
+    "Read what {who} was doing when the others reached the barrier (its last lines in the "
+    "per-rank table): a slow or stuck data loader, I/O, an exception that left the loop, or a "
+    "collective only it was waiting in. If its log shows a `failed to pass monitoredBarrier` "
+    "line, the ranks that line names are the laggards instead."
+)
+
+
+def _from_waiting_side(job: Job) -> list[Finding]:
+    """Only the ranks that arrived reported: `Rank 1 successfully reached monitoredBarrier,
+    but received errors while waiting for send/recv from rank 0`. The rank they waited for is
+    the coordinator; with no laggard list of its own in the logs, it is the one that did not
+    arrive (or its report is missing)."""
+    waiting = job.events.filter(
+        (pl.col("event") == "barrier_peer_error") & pl.col("peer_rank").is_not_null()
+    )
+    if waiting.is_empty():
+        return []
+    waited_for = sorted(waiting.get_column("peer_rank").unique().to_list())
+    arrived = sorted(waiting.get_column("rank").drop_nulls().unique().to_list())
+    own_log = set(waited_for) <= set(job.ranks_seen)
+    summary = (
+        f"{rank_list(arrived).capitalize() if arrived else 'Some ranks'} reached the monitored "
+        f"barrier and got errors waiting for {rank_list(waited_for)}, which coordinates it: "
+        f"{'it' if len(waited_for) == 1 else 'they'} never arrived"
+    )
+    summary += (
+        ", and its own log has no report of other laggards."
+        if own_log
+        else " (its own log, which would name other laggards if it had arrived, is not here)."
+    )
+    return [
+        placed_finding(
+            job,
+            waiting,
+            kind="monitored_barrier",
+            severity="error",
+            part="departure",
+            summary=summary,
+            fix=WAITING_FIX.format(who=rank_list(waited_for)),
+            ranks=waited_for,
+            confidence="high" if own_log else "medium",
+            details={"ranks_that_arrived": arrived, "seen_from": "the waiting ranks"},
         )
     ]
 

@@ -11,6 +11,11 @@ from logforensics.placement import earliest_time, place_with_step
 from logforensics.registry import Rule
 from logforensics.text import rank_list
 
+SKIP_FIX = (
+    " Skipping a batch on one rank desynchronises the collectives: decide the skip together "
+    "(`dist.all_reduce` of an OOM flag with `ReduceOp.MAX`, then every rank skips) or let the "
+    "error propagate."
+)
 FIX = (
     "Reduce the memory {who} needs at that step: a smaller (or length-capped) batch, gradient "
     "accumulation, activation checkpointing, or freeing references kept across steps. A rank "
@@ -28,18 +33,30 @@ def check(job: Job) -> list[Finding]:
     asked = f" while allocating {requested.max() / 2**20:,.0f} MiB" if len(requested) else ""
     who = rank_list(ranks) if ranks else "a rank"
     summary = f"{who.capitalize()} ran out of GPU memory{asked}" + (
-        f" at step {step} ({stage})." if step is not None else "."
+        f" at step {step} ({stage})" if step is not None else ""
     )
+    # fairseq-style training loops catch the OOM, log it and skip the batch on that rank only
+    caught = bool(
+        ooms.get_column("extra").str.contains('"logged":true', literal=True).fill_null(False).all()
+    )
+    if caught:
+        summary += (
+            ", caught it and skipped the batch: a skip the other ranks did not make, so their "
+            "collectives no longer pair."
+        )
+    else:
+        summary += "."
     evidence, total = evidence_from(
         ooms.sort("file", "line").select("file", "line", "text", "rank")
     )
     return [
         Finding(
             kind="oom",
-            severity="error",
+            # caught and logged, it is a failure only if the rank left the path (the reasoner)
+            severity="warning" if caught else "error",
             part="explanation",
             summary=summary,
-            fix=FIX.format(who=who),
+            fix=FIX.format(who=who) + (SKIP_FIX if caught else ""),
             ranks=ranks,
             step=step,
             stage=stage,
@@ -47,6 +64,7 @@ def check(job: Job) -> list[Finding]:
             evidence_total=total,
             order=order,
             timestamp=earliest_time(ooms),
+            details={"swallowed": caught},
         )
     ]
 

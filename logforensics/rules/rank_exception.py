@@ -1,9 +1,12 @@
 """An exception on a subset of ranks, other than the communication errors every rank gets
 once the job is already broken.
 
-If the rank went on printing stage marks after it, the exception was swallowed (caught and
-`continue`d) and that is where the rank left the others' path. If the rank went silent, it
-is the rank the others are waiting for.
+If the rank went on printing stage marks after it, or logged it as a warning and carried on,
+the exception was swallowed (caught and `continue`d) and that is where the rank left the
+others' path. If the rank went silent, it is the rank the others are waiting for. The same
+exception on several ranks is one finding naming them all (a common cause: the data, the
+environment), not one rank's failure and its echoes. A traceback cut off before its exception
+line (a killed process, a truncated paste) only shows where the rank was: it is no cause.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
 from logforensics.placement import AFTER_MARK, earliest_time, placed_keys
 from logforensics.registry import Rule
+from logforensics.text import rank_list
 
 # Exceptions that report a collective that already failed: symptoms, handled by other rules.
 CONSEQUENCE = (
@@ -24,75 +28,107 @@ CONSEQUENCE = (
 )
 SWALLOWED_FIX = (
     "The exception was caught and the rank carried on, skipping collectives the other ranks "
-    "still issue. Either let it propagate (the job fails fast instead of hanging), or make the "
-    "skip collective: every rank sets a flag, `dist.all_reduce(flag, op=dist.ReduceOp.MAX)`, "
-    "and all ranks skip the step together. Fix the cause of the exception itself too."
+    "still issue. Either let it propagate (re-raise it: the job fails fast instead of "
+    "hanging), or make the skip collective: every rank sets a flag, "
+    "`dist.all_reduce(flag, op=dist.ReduceOp.MAX)`, and all ranks skip the step together. Fix "
+    "the cause of the exception itself too."
 )
 FATAL_FIX = (
     "Fix the exception on {who}; the other ranks hung in the next collective because {it} "
     "stopped issuing collectives. Wrapping the script with "
     "`torch.distributed.elastic.multiprocessing.errors.record` makes torchrun report it first."
 )
+LOGGED = '"logged":true'  # set by parsers/log_levels.py on a caught exception it logged
+COMMON_FIX = (
+    "Every rank named raised the same exception: look for what they share (the data shard "
+    "format, the environment, a version or a path), not for one rank's divergence."
+)
 
 
 def check(job: Job) -> list[Finding]:
     exceptions = job.events.filter(
-        (pl.col("event") == "exception") & pl.col("rank").is_not_null()
+        (pl.col("event") == "exception")
+        & pl.col("rank").is_not_null()
+        & pl.col("exc_type").is_not_null()  # a traceback cut before its exception: no cause
     ).with_columns(
         pl.concat_str(
             [pl.col("exc_type").fill_null(""), pl.col("exc_message").fill_null("")], separator=": "
-        ).alias("what")
+        ).alias("what"),
+        pl.col("extra")
+        .str.contains('"logged":true', literal=True)
+        .fill_null(False)
+        .alias("logged"),
     )
     primary = exceptions.filter(~pl.col("what").str.contains(CONSEQUENCE))
     if primary.is_empty():
         return []
-    placed = placed_keys(job, primary)
+    placed = placed_keys(job, primary).with_columns(_same_error().alias("same_error"))
     findings = []
-    for (rank,), rows in placed.sort("file", "line").group_by("rank", maintain_order=True):
-        findings.append(_finding(job, int(rank), rows, primary))
+    for (_,), rows in placed.sort("file", "line").group_by("same_error", maintain_order=True):
+        findings.append(_finding(job, rows, primary))
     return sorted(findings, key=lambda f: f.ranks)
 
 
-def _finding(job: Job, rank: int, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding:
+def _same_error() -> pl.Expr:
+    """What makes two exceptions the same error: the type and message with numbers masked."""
+    return pl.concat_str(
+        pl.col("exc_type"),
+        pl.col("exc_message").fill_null("").str.replace_all(r"\d+", "N").str.slice(0, 200),
+        separator=": ",
+    )
+
+
+def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding:
     first = rows.row(0, named=True)
-    exc = first["exc_type"] or "an exception"
+    ranks = sorted(rows.get_column("rank").unique().to_list())
+    exc = first["exc_type"]
     message = (first["exc_message"] or "").strip()
     where = f" at {first['frame']}" if first["frame"] else ""
-    swallowed, step, stage = _after_effect(job, rank, first["key"])
+    after = [_after_effect(job, int(row["rank"]), row["key"]) for row in rows.iter_rows(named=True)]
+    logged = bool(rows.get_column("logged").all())
+    swallowed = logged or all(kept_going for kept_going, _, _ in after)
+    step, stage = next(((s, st) for _, s, st in after if s is not None), (None, None))
     everyone = set(all_primary.get_column("rank").unique().to_list())
     on_all = job.progress is not None and set(job.progress.ranks) <= everyone
-    text = f"Rank {rank} raised {exc}" + (f" ({message[:160]})" if message else "") + where
+    who = rank_list(ranks).capitalize()
+    verb = "logged" if logged else "raised"
+    text = f"{who} {verb} {exc}" + (f" ({message[:160]})" if message else "") + where
     if step is not None:
         text += f" during step {step} ({stage})"
     if swallowed:
-        text += (
-            ", caught it and kept going: this is where it left the other ranks' path."
-            if step is not None
-            else ", caught it and kept going (its stage marks go on after it)."
-        )
+        text += ", caught it and kept going."
         fix = SWALLOWED_FIX
     else:
         text += "."
-        fix = FATAL_FIX.format(who=f"rank {rank}", it="it")
+        fix = FATAL_FIX.format(who=rank_list(ranks), it="it" if len(ranks) == 1 else "they")
+    if len(ranks) > 1:
+        fix = COMMON_FIX + " " + fix
     if on_all:
         text += " Every rank raised an exception like it, so it is not one rank's divergence."
     evidence, total = evidence_from(rows.select("file", "line", "text", "rank"))
-    key = first["key"]
+    key = rows.get_column("key").drop_nulls()
     return Finding(
         kind="rank_exception",
-        severity="error",
+        # caught and logged, it is a failure only if the rank left the path (the reasoner says)
+        severity="warning" if logged else "error",
         part="explanation",
         summary=text,
         fix=fix,
-        ranks=[rank],
+        ranks=ranks,
         step=step,
         stage=stage,
         evidence=evidence,
         evidence_total=total,
-        order=None if key is None else float(key) + AFTER_MARK,
+        order=None if key.is_empty() else float(key.min()) + AFTER_MARK,
         timestamp=earliest_time(rows),
-        confidence="high" if key is not None or not swallowed else "medium",
-        details={"exception": exc, "swallowed": swallowed, "frame": first["frame"]},
+        confidence="high" if not key.is_empty() or not swallowed else "medium",
+        details={
+            "exception": exc,
+            "message": message[:500],
+            "swallowed": swallowed,
+            "logged": logged,
+            "frame": first["frame"],
+        },
     )
 
 

@@ -54,6 +54,6 @@ def test_traceback_in_stderr_of_a_rank_whose_marks_go_on_was_swallowed(tmp_path)
     # another file than the marks does not place it; the rank's own departure does: a caught
     # exception on the rank that left the path is why it left (principle 8)
     assert analysis.verdict.finding is exception
-    assert exception.step == 2 and "There it left the others' path" in exception.summary
+    assert exception.step == 2 and "It left the others' path there" in exception.summary
     assert finding(analysis, "stage_divergence").role == "context"
     assert analysis.verdict.chain[:2] == (exception, finding(analysis, "stage_divergence"))
