@@ -66,6 +66,7 @@ class Upload:
     inventory: Inventory
     unattached: tuple[str, ...] = ()  # files that show no job of their own, among several jobs
     mixed: str | None = None  # a conflict between files that no folder separates, in words
+    why: str = ""  # what told the jobs apart
 
     @property
     def several(self) -> bool:
@@ -180,7 +181,7 @@ def _analyze(path: Path, inventory: Inventory) -> Upload:
     jobs = tuple(
         _analyze_job(job_files, batches, stats, inventory, lossy) for job_files in split.jobs
     )
-    return Upload(jobs, inventory, split.unattached, split.mixed)
+    return Upload(jobs, inventory, split.unattached, split.mixed, split.why)
 
 
 def _analyze_job(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import traceback
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -21,7 +21,7 @@ from logforensics.errors import LogForensicsError
 from logforensics.text import rank_ranges
 
 if TYPE_CHECKING:
-    from logforensics.api import Analysis
+    from logforensics.api import Analysis, Upload
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 DEFAULT_HTML = "forensics-report.html"
@@ -121,6 +121,15 @@ def analyze(
             help="Refuse inputs larger than this once decompressed (e.g. 8G, 512M).",
         ),
     ] = DEFAULT_MAX_BYTES,
+    job: Annotated[
+        int | None,
+        typer.Option(
+            "--job",
+            min=1,
+            help="When the upload holds several jobs, analyse only this one (1-based, as the "
+            "summary lists them).",
+        ),
+    ] = None,
     rank_from_path: Annotated[
         str | None,
         typer.Option(
@@ -133,7 +142,7 @@ def analyze(
 ) -> None:
     """Analyse the logs under PATH and write a report (HTML by default)."""
     try:
-        reading = Reading(attempt, max_bytes, rank_from_path)
+        reading = Reading(attempt, max_bytes, rank_from_path, job)
         external_css = html_assets is HtmlAssets.external
         code = _analyze(path, reading, output_format, out, events, fail_on, quiet, external_css)
     except LogForensicsError as error:
@@ -160,6 +169,7 @@ class Reading:
     attempt: int | None
     max_bytes: str
     rank_from_path: str | None
+    job: int | None = None
 
 
 def _analyze(
@@ -172,11 +182,11 @@ def _analyze(
     quiet: bool,
     external_css: bool = False,
 ) -> int:
-    from logforensics.api import analyze as run_analysis
+    from logforensics.api import analyze_upload
     from logforensics.errors import InputError
     from logforensics.findings import SEVERITY_ORDER
-    from logforensics.report.model import build_report
-    from logforensics.report.render import render_html, render_json, stylesheet
+    from logforensics.report.model import build_upload_report
+    from logforensics.report.render import render_json, render_upload_html, stylesheet
     from logforensics.schema import write_parquet
 
     target = out or Path(DEFAULT_HTML if output_format is OutputFormat.html else DEFAULT_JSON)
@@ -188,17 +198,18 @@ def _analyze(
             _refuse_writing_into_input(path, written)
     from logforensics.intake import parse_size
 
-    analysis = run_analysis(
+    upload = analyze_upload(
         path,
         attempt=reading.attempt,
         max_bytes=parse_size(reading.max_bytes),
         rank_from_path=reading.rank_from_path,
     )
-    report = build_report(analysis, str(path))
+    upload = _chosen_job(upload, reading.job, path)
+    report = build_upload_report(upload, str(path))
     if output_format is OutputFormat.json:
         text = render_json(report)
     else:
-        text = render_html(report, analysis, css_href=css_path.name if css_path else None)
+        text = render_upload_html(report, upload, css_href=css_path.name if css_path else None)
     try:
         if str(target) == "-":
             sys.stdout.write(text)
@@ -207,16 +218,21 @@ def _analyze(
         if css_path is not None:
             css_path.write_text(stylesheet(), encoding="utf-8")
         if events_path is not None:
-            write_parquet(analysis.job.events, str(events_path))
+            import polars as pl
+
+            events = pl.concat([analysis.job.events for analysis in upload.jobs])
+            write_parquet(events, str(events_path))
     except OSError as error:
         raise InputError(f"cannot write {error.filename or target}: {error.strerror}") from None
     if not quiet:
-        _print_summary(report, analysis, None if str(target) == "-" else target, events_path)
-    if analysis.rule_errors:
-        for failure in analysis.rule_errors:
+        written = None if str(target) == "-" else target
+        _print_summary(report, upload, written, events_path)
+    rule_errors = [failure for analysis in upload.jobs for failure in analysis.rule_errors]
+    if rule_errors:
+        for failure in rule_errors:
             typer.echo(failure, err=True)
         typer.echo(
-            f"forensics: internal error in {len(analysis.rule_errors)} rule(s) (a bug in "
+            f"forensics: internal error in {len(rule_errors)} rule(s) (a bug in "
             "logforensics; the report holds the other rules' findings)",
             err=True,
         )
@@ -224,8 +240,24 @@ def _analyze(
     if fail_on is FailOn.never:
         return EXIT_OK
     threshold = SEVERITY_ORDER[fail_on.value]
-    worst = max((SEVERITY_ORDER[f["severity"]] for f in report["findings"]), default=-1)
+    worst = max(
+        (SEVERITY_ORDER[f.severity] for analysis in upload.jobs for f in analysis.findings),
+        default=-1,
+    )
     return EXIT_FINDINGS if worst >= threshold else EXIT_OK
+
+
+def _chosen_job(upload: Upload, job: int | None, path: Path) -> Upload:
+    """The upload, or only the job `--job` names."""
+    if job is None:
+        return upload
+    from logforensics.errors import InputError
+
+    if not 1 <= job <= len(upload.jobs):
+        raise InputError(
+            f"{path}: no job {job}", hint=f"the upload holds {len(upload.jobs)} job(s)"
+        )
+    return replace(upload, jobs=(upload.jobs[job - 1],), unattached=())
 
 
 def _refuse_writing_into_input(input_path: Path, output: Path) -> None:
@@ -243,12 +275,26 @@ def _refuse_writing_into_input(input_path: Path, output: Path) -> None:
 
 
 def _print_summary(
-    report: dict, analysis: Analysis, target: Path | None, events_path: Path | None
+    report: dict, upload: Upload, target: Path | None, events_path: Path | None
 ) -> None:
+    if upload.several:
+        lines = _several_jobs_summary(report, upload)
+    else:
+        lines = _job_summary(report, upload.jobs[0])
+    if target is not None:
+        lines.append(f"report: {target.resolve()}")
+    if events_path is not None:
+        lines.append(f"events: {events_path.resolve()}")
+    typer.echo("\n".join(lines), err=True)
+
+
+def _job_summary(report: dict, analysis: Analysis) -> list[str]:
     inputs = report["inputs"]
+    files = inputs["files"]
     lines = [
-        f"read {inputs['files']} files, {inputs['lines']} lines "
-        f"({inputs['unrecognised_lines']} not recognised), ranks seen: {len(inputs['ranks_seen'])}"
+        f"read {files} file{'s' if files != 1 else ''}, {inputs['lines']:,} lines "
+        f"({inputs['unrecognised_lines']:,} not recognised), "
+        f"ranks seen: {len(inputs['ranks_seen'])}"
         + (f" of {report['world_size']}" if report["world_size"] is not None else "")
         + (f"; {len(inputs['skipped'])} files skipped" if inputs["skipped"] else "")
     ]
@@ -260,13 +306,43 @@ def _print_summary(
     else:
         errors = sum(1 for f in report["findings"] if f["severity"] == "error")
         lines.append(
-            "verdict: no root cause found" + (f" ({errors} error findings)" if errors else "")
+            "verdict: no failure found"
+            + (f" ({errors} error findings, none a cause)" if errors else "")
         )
-    if target is not None:
-        lines.append(f"report: {target}")
-    if events_path is not None:
-        lines.append(f"events: {events_path}")
-    typer.echo("\n".join(lines), err=True)
+    lines.extend(_other_findings(analysis))
+    return lines
+
+
+def _other_findings(analysis: Analysis) -> list[str]:
+    """Every independent cause and every warning, one line each: what the verdict does not
+    say and the reader must not miss."""
+    verdict = analysis.verdict
+    independent = {id(f) for f in verdict.independent} if verdict else set()
+    in_chain = {id(f) for f in verdict.chain} if verdict else set()
+    lines = []
+    for finding in analysis.findings:
+        if id(finding) in independent:
+            lines.append(f"also: {finding.kind} — {finding.summary}")
+        elif finding.severity == "warning" and id(finding) not in in_chain:
+            lines.append(f"warning: {finding.kind} — {finding.summary}")
+    return lines
+
+
+def _several_jobs_summary(report: dict, upload: Upload) -> list[str]:
+    inputs = report["inputs"]
+    lines = [
+        f"read {inputs['files']} files, {inputs['lines']:,} lines: {len(upload.jobs)} jobs "
+        f"({upload.why}), each analysed on its own (one with --job N)"
+    ]
+    for number, analysis in enumerate(upload.jobs, start=1):
+        verdict = analysis.verdict
+        said = (
+            f"{verdict.finding.kind} — {verdict.finding.summary}" if verdict else "no failure found"
+        )
+        lines.append(f"job {number} ({analysis.label}): {said}")
+    if upload.unattached:
+        lines.append(f"not attributed to a job: {', '.join(upload.unattached)}")
+    return lines
 
 
 def _reading_notes(analysis: Analysis) -> list[str]:

@@ -73,6 +73,8 @@ def parse_batch(lines: pl.DataFrame, own: tuple[int, int] | None = None) -> Pars
             found = found.with_columns(pl.lit(parser.name).alias("family"))
         parts.append(found)
     found = pl.concat(parts, how="diagonal_relaxed") if parts else pl.DataFrame()
+    if "end_line" in found.columns:
+        found = _with_end_text(found, lines)
     event_lines = found.select("file", "line").unique() if parts else None
     # Attribution reads the framed form of the event lines and any launch command line.
     launch_lines = pl.col("message").str.contains("--n", literal=True)
@@ -100,6 +102,15 @@ def parse_batch(lines: pl.DataFrame, own: tuple[int, int] | None = None) -> Pars
     return ParsedBatch(
         found=_detached(found), kept_lines=_detached(kept), file_stats=_detached(stats)
     )
+
+
+def _with_end_text(found: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
+    """The text of a multi-line event's last line (a traceback's exception line), for
+    evidence that quotes what happened, not only where the block began."""
+    last = lines.select("file", pl.col("line").alias("end_line"), pl.col("text").alias("end_text"))
+    has_end = pl.col("end_line").is_not_null() & (pl.col("end_line") != pl.col("line"))
+    with_end = found.filter(has_end).join(last, on=["file", "end_line"], how="left")
+    return pl.concat([found.filter(~has_end.fill_null(False)), with_end], how="diagonal_relaxed")
 
 
 def _detached(frame: pl.DataFrame) -> pl.DataFrame:

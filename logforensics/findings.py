@@ -74,9 +74,13 @@ class Finding:
 
     @property
     def blamed(self) -> list[int]:
-        """The ranks this finding holds responsible (none when the logs cannot tell)."""
+        """The ranks this finding holds responsible (none when the logs cannot tell). A
+        consequence's own ranks are its victims (the ranks that timed out or lost a peer): it
+        blames only the culprits it singles out."""
         if self.blames_nobody:
             return []
+        if self.part == "consequence":
+            return self.culprit_ranks
         return self.culprit_ranks or self.ranks
 
     @property

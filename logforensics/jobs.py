@@ -46,6 +46,7 @@ class Split:
     jobs: tuple[JobFiles, ...]
     unattached: tuple[str, ...] = ()  # files that name no job, when there are several
     mixed: str | None = None  # a conflict that no folder boundary separates, in words
+    why: str = ""  # what told the jobs apart, in words
 
 
 @dataclass(slots=True)
@@ -60,11 +61,11 @@ class _Signals:
     def conflicts(self) -> list[str]:
         reasons = []
         if len(self.runs) > 1:
-            reasons.append(f"torchrun runs {', '.join(sorted(self.runs))}")
+            reasons.append(f"{len(self.runs)} torchrun runs ({_some(sorted(self.runs))})")
         if len(self.world_sizes) > 1:
             reasons.append(f"world sizes {', '.join(map(str, sorted(self.world_sizes)))}")
         if len(self.endpoints) > 1:
-            reasons.append(f"launch endpoints {', '.join(sorted(self.endpoints))}")
+            reasons.append(f"launch endpoints {_some(sorted(self.endpoints))}")
         if self.conflicting_ranks:
             shown = ", ".join(map(str, sorted(self.conflicting_ranks)[:5]))
             reasons.append(f"two different stage-mark sequences for rank {shown}")
@@ -76,7 +77,8 @@ def split_jobs(file_names: list[str], events: pl.DataFrame) -> Split:
     inferred): `file`, `event`, `rank` (as stated by the line), `world_size`, `step`,
     `stage`, `extra`, `message`."""
     facts = _FileFacts(file_names, events)
-    if not facts.signals(file_names).conflicts():
+    reasons = facts.signals(file_names).conflicts()
+    if not reasons:
         return Split((JobFiles(_label(file_names, facts), tuple(sorted(file_names))),))
     groups, mixed = _split(file_names, 0, facts)
     jobs: list[list[str]] = [group for group in groups if facts.has_job_signal(group)]
@@ -94,6 +96,7 @@ def split_jobs(file_names: list[str], events: pl.DataFrame) -> Split:
         ),
         tuple(still),
         mixed,
+        "; ".join(reasons),
     )
 
 
@@ -267,12 +270,24 @@ def _conflicting_ranks(marks: pl.DataFrame, files: set[str]) -> set[int]:
     return set(differing.filter(pl.col("_kinds") > 1).get_column("rank").to_list())
 
 
+def _some(items: list[str], shown: int = 3) -> str:
+    """`a, b, c and 4 more`: short names (run ids are long)."""
+    short = [item if len(item) <= 12 else item[:8] + "…" for item in items]
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return ", ".join(short[:shown]) + more
+
+
 def _label(files: list[str], facts: _FileFacts) -> str:
-    runs = {facts.run_of[f] for f in files if facts.run_of.get(f)}
-    if len(runs) == 1:
-        return f"torchrun run {next(iter(runs))}"
+    """The job's folder (above any torchrun run folder), and its run id when it has one."""
+    runs = sorted({facts.run_of[f] for f in files if facts.run_of.get(f)})
     folder = _common_folder(files)
-    return folder or (sorted(files)[0] if len(files) == 1 else "the whole upload")
+    for run in runs:
+        folder = folder.split(f"/{run}_")[0] if f"/{run}_" in f"/{folder}" else folder
+        folder = "" if folder.startswith(f"{run}_") else folder
+    run_words = f"torchrun run {_some(runs)}" if runs else ""
+    if folder and run_words:
+        return f"{folder} ({run_words})"
+    return folder or run_words or (sorted(files)[0] if len(files) == 1 else "the whole upload")
 
 
 def _common_folder(files: list[str]) -> str:

@@ -92,10 +92,16 @@ class Chain:
     def involved(self) -> set[int]:
         return set().union(*(_involved(member) for member in self.members()))
 
-    def qualifies(self) -> bool:
-        """A chain can be the verdict when something failed: a departure, or an explanation
-        of error severity (a warning that carries an exception on a healthy run is none)."""
-        return self.departure is not None or bool(self.explained) or self.head.severity == "error"
+    def qualifies(self, job_failed: bool, ranks_seen: set[int]) -> bool:
+        """A chain can be the verdict when something failed: a departure, an explanation of
+        error severity, or an exception a rank caught and logged while the job then failed
+        (a warning that carries an exception on a healthy run is none, nor one that every
+        rank logged alike)."""
+        if self.departure is not None or self.explained or self.head.severity == "error":
+            return True
+        blamed = set(self.head.blamed)
+        caught = bool(self.head.details.get("swallowed"))
+        return job_failed and caught and bool(blamed) and not ranks_seen <= blamed
 
 
 def reason(findings: list[Finding], job: Job | None = None) -> Verdict | None:
@@ -105,9 +111,12 @@ def reason(findings: list[Finding], job: Job | None = None) -> Verdict | None:
     departures = [f for f in findings if f.part == "departure"]
     consequences = [f for f in findings if f.part == "consequence"]
     chains = _chains(explanations, departures)
-    candidates = sorted((c for c in chains if c.qualifies()), key=_chain_key)
+    job_failed = any(f.severity == "error" for f in consequences)
+    ranks_seen = set(job.ranks_seen) if job is not None else set()
+    qualified = {id(c) for c in chains if c.qualifies(job_failed, ranks_seen)}
+    candidates = sorted((c for c in chains if id(c) in qualified), key=_chain_key)
     for chain in chains:
-        if not chain.qualifies():
+        if id(chain) not in qualified:
             _set(chain.head, "context", "Logged by a rank that did not leave the others' path.")
     if not candidates:
         return _stand_in(consequences, job)
@@ -281,6 +290,11 @@ def _tell(chain: Chain) -> Finding:
     an explanation, where its rank left the others' path."""
     verdict = chain.head
     departure = chain.departure
+    if verdict.severity != "error":
+        # a caught, logged exception that the logs tie to the failure
+        verdict.severity = "error"
+        if departure is None and verdict.confidence == "high":
+            verdict.confidence = "medium"  # no departure shows where it cost the rank
     if chain.explanation is None or departure is None:
         return verdict
     between_steps = (
@@ -301,8 +315,6 @@ def _tell(chain: Chain) -> Finding:
         departure.fix = verdict.fix
     elif chain.link == "same_rank":
         verdict.summary += f" It left the others' path there: {_lower_first(departure.summary)}"
-    if verdict.severity != "error":
-        verdict.severity = "error"  # a logged exception that made its rank depart
     if (
         chain.link == "same_rank"
         and CONFIDENCE_ORDER[departure.confidence] > CONFIDENCE_ORDER[verdict.confidence]

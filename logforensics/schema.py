@@ -75,6 +75,7 @@ EVENT_SCHEMA: dict[str, pl.DataType] = {
     "exc_message": pl.String(),
     "frame": pl.String(),  # innermost frame "file:line in func"
     "end_line": pl.UInt32(),  # last line of a multi-line event (traceback, summary block)
+    "end_text": pl.String(),  # that last line as read (a traceback's exception line)
     "exitcode": pl.Int32(),
     "signal": pl.String(),  # SIGABRT, SIGTERM, ...
     # NCCL communicators and devices

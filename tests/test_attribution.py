@@ -320,3 +320,16 @@ def test_torchrun_summary_ranks_do_not_claim_the_agents_log(tmp_path):
     agent_traceback = analysis.job.events.filter(pl.col("event") == "exception")
     assert agent_traceback.height == 1
     assert agent_traceback.item(0, "rank") is None  # the agent's own traceback
+
+
+def test_a_failure_summary_quotes_its_children_under_their_own_ranks(tmp_path):
+    # sample_logs/reducer_two_ranks/logs/launcher.log (torchrun's ChildFailedError summary),
+    # verbatim: the entry for rank 0 quotes rank 0's traceback; the agent's log also names
+    # rank 1 elsewhere, which must not make these lines rank 1's
+    launcher = (SAMPLE_LOGS / "reducer_two_ranks" / "logs" / "launcher.log").read_text()
+    lines = launcher.splitlines()
+    events = parse(lines, "launcher.log")
+    closed = events.filter(pl.col("event") == "peer_closed")
+    assert closed.height == 1 and closed.item(0, "rank") == 0
+    unused = events.filter(pl.col("event") == "unused_params")
+    assert set(unused.get_column("rank").to_list()) == {1}

@@ -190,3 +190,63 @@ def test_external_css_for_viewers_that_block_inline_styles(tmp_path):
 def test_default_page_has_no_inline_style_attributes(tmp_path):
     forensics("analyze", str(SKIP_SAMPLE), "-q", cwd=tmp_path)
     assert "style=" not in (tmp_path / "forensics-report.html").read_text()
+
+
+# --- honest outcomes ------------------------------------------------------------------------
+
+
+def test_a_folder_of_non_logs_is_an_input_error_not_a_healthy_job(tmp_path):
+    upload = tmp_path / "upload"
+    upload.mkdir()
+    (upload / "README").write_text("How to run the training job\n\nSee train.py for details.\n")
+    (upload / "notes.txt").write_text("lr sweep: 1e-3 was best\n")
+    (upload / "config.toml").write_text("[train]\nlr = 0.001\n")
+    (upload / "loss.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    result = forensics("analyze", str(upload), cwd=tmp_path)
+    assert result.returncode == 2
+    message = result.stderr.strip()
+    assert len(message.splitlines()) == 1 and "Traceback" not in message
+    assert "nothing here looks like a training job's log" in message
+    assert "README" in message and "notes.txt" in message and "2 files skipped" in message
+    assert not (tmp_path / "forensics-report.html").exists()
+
+
+def test_several_jobs_are_each_given_their_own_verdict(tmp_path):
+    result = forensics("analyze", str(SAMPLE_LOGS), "-f", "json", "-o", "r.json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["several_jobs"] is True and report["verdict"] is None
+    scenarios = {path.parent.name for path in SAMPLE_LOGS.glob("*/expected.json")}
+    two_jobs = 2 if "two_jobs_one_folder" in scenarios else 1
+    assert len(report["jobs"]) == len(scenarios) - 1 + two_jobs
+    said = {job["job"]["label"].split("/")[0]: job["verdict"] for job in report["jobs"]}
+    assert said["skip_backward_hang"]["kind"] == "stage_divergence"
+    assert said["uneven_loader_hang"]["kind"] == "loader_size_mismatch"
+    assert said["skip_flag_fixed"] is None
+    lines = result.stderr.splitlines()
+    assert f"{len(report['jobs'])} jobs" in lines[0]
+    assert sum(line.startswith("job ") for line in lines) == len(report["jobs"])
+
+
+def test_one_job_of_several_can_be_picked(tmp_path):
+    result = forensics(
+        "analyze", str(SAMPLE_LOGS), "--job", "1", "-f", "json", "-o", "-", cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert "several_jobs" not in report and report["verdict"] is not None
+
+
+def test_warnings_and_other_causes_reach_the_terminal(tmp_path):
+    files = {
+        f"rank{r}.log": [f"{{'rank': {r}, 'local_rank': {r}, 'device': {r}, 'world_size': 4}}"]
+        + marks(r, range(8))
+        for r in (0, 1)
+    }
+    files["rank2.log"] = ["{'rank': 2, 'local_rank': 2, 'device': 2, 'world_size': 4}"] + marks(
+        2, range(8), skip={4: ("after_backward", "after_step")}
+    )
+    result = forensics("analyze", str(write_logs(tmp_path / "logs", files)), cwd=tmp_path)
+    assert "verdict: stage_divergence" in result.stderr
+    warning = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert warning and "missing_rank" in warning[0] and "rank 3" in warning[0]

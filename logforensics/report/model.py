@@ -8,11 +8,42 @@ from typing import Any
 import polars as pl
 
 from logforensics import __version__
-from logforensics.api import Analysis
+from logforensics.api import Analysis, Upload
 from logforensics.findings import Finding
 from logforensics.job import Job
 
 REPORT_SCHEMA = "logforensics/report@1"
+
+
+def build_upload_report(upload: Upload, input_path: str) -> dict[str, Any]:
+    """The JSON document of an upload: one job's report as `build_report` makes it, or, for
+    several jobs, one such report per job under `jobs` and no verdict of the whole."""
+    if not upload.several:
+        return build_report(upload.jobs[0], input_path)
+    jobs = [
+        {
+            **build_report(analysis, input_path),
+            "job": {"number": number, "label": analysis.label, "distinct_by": analysis.distinct_by},
+        }
+        for number, analysis in enumerate(upload.jobs, start=1)
+    ]
+    return {
+        "schema": REPORT_SCHEMA,
+        "tool": {"name": "logforensics", "version": __version__},
+        "several_jobs": True,
+        "verdict": None,
+        "why": upload.why,
+        "jobs": jobs,
+        "unattached_files": list(upload.unattached),
+        "inputs": {
+            "path": input_path,
+            "files": len(upload.inventory.files),
+            "lines": sum(job["inputs"]["lines"] for job in jobs),
+            "skipped": [
+                {"file": skip.name, "reason": skip.reason} for skip in upload.inventory.skipped
+            ],
+        },
+    }
 
 
 def build_report(analysis: Analysis, input_path: str) -> dict[str, Any]:

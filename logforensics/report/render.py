@@ -12,7 +12,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from logforensics.api import Analysis
+from logforensics.api import Analysis, Upload
 from logforensics.report.picture import FILL, build_picture, build_rank_map
 from logforensics.text import rank_ranges
 
@@ -27,8 +27,63 @@ def render_html(
     generated_at: datetime | None = None,
     css_href: str | None = None,
 ) -> str:
-    """The page; with `css_href` the style sheet is linked instead of inlined (for viewers
-    whose Content-Security-Policy blocks inline CSS, such as Jenkins by default)."""
+    """The page of one job; with `css_href` the style sheet is linked instead of inlined (for
+    viewers whose Content-Security-Policy blocks inline CSS, such as Jenkins by default)."""
+    return _render(report, None, [_job_context(report, analysis, "")], generated_at, css_href)
+
+
+def render_upload_html(
+    report: dict[str, Any],
+    upload: Upload,
+    generated_at: datetime | None = None,
+    css_href: str | None = None,
+) -> str:
+    """The page of an upload: one job's page, or an overview and a section per job."""
+    if not upload.several:
+        return render_html(report, upload.jobs[0], generated_at, css_href)
+    contexts = [
+        _job_context(job_report, analysis, f"j{number}-")
+        for number, (job_report, analysis) in enumerate(
+            zip(report["jobs"], upload.jobs, strict=True), start=1
+        )
+    ]
+    return _render(report, report, contexts, generated_at, css_href)
+
+
+# How each part of the causal chain is labelled where the verdict draws it.
+CHAIN_WORDS = {
+    "explanation": "why",
+    "departure": "where it left the path",
+    "consequence": "what followed",
+    "context": "context",
+}
+
+
+def _job_context(report: dict[str, Any], analysis: Analysis, prefix: str) -> dict[str, Any]:
+    """What the page needs of one job besides its report: its pictures and capped tables."""
+    return {
+        "prefix": prefix,
+        "picture": build_picture(analysis.job.progress) if analysis.job.progress else None,
+        "rank_map": build_rank_map(
+            report["findings"],
+            report["inputs"]["ranks_seen"],
+            report["world_size"],
+            report["verdict"]["ranks"] if report["verdict"] else [],
+        ),
+        "ranks_shown": _ranks_shown(report),
+        "files_shown": report["inputs"]["file_list"][:MAX_FILE_ROWS],
+        "by_id": {finding["id"]: finding for finding in report["findings"]},
+        "chain_words": CHAIN_WORDS,
+    }
+
+
+def _render(
+    report: dict[str, Any],
+    upload: dict[str, Any] | None,
+    contexts: list[dict[str, Any]],
+    generated_at: datetime | None,
+    css_href: str | None,
+) -> str:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("logforensics", "report/templates"),
         autoescape=True,  # every byte of log text on the page is untrusted
@@ -39,20 +94,11 @@ def render_html(
     env.filters["inline_code"] = inline_code
     env.filters["rank_ranges"] = rank_ranges
     env.filters["clip"] = clip
-    picture = build_picture(analysis.job.progress) if analysis.job.progress else None
-    rank_map = build_rank_map(
-        report["findings"],
-        report["inputs"]["ranks_seen"],
-        report["world_size"],
-        report["verdict"]["ranks"] if report["verdict"] else [],
-    )
     moment = generated_at or datetime.now(UTC)
     return env.get_template("report.html.j2").render(
         report=report,
-        ranks_shown=_ranks_shown(report),
-        files_shown=report["inputs"]["file_list"][:MAX_FILE_ROWS],
-        picture=picture,
-        rank_map=rank_map,
+        upload=upload,
+        contexts=contexts,
         fill=FILL,
         generated_at=moment.strftime("%Y-%m-%d %H:%M:%S UTC"),
         # machine-readable findings ride along; the full document is `--format json`
@@ -117,6 +163,12 @@ def inline_code(text: str) -> Markup:
 
 def _embedded(report: dict[str, Any]) -> dict[str, Any]:
     """The verdict and findings for scripts reading the page, lines cut like on the page."""
+    if "jobs" in report:
+        return {
+            "schema": report["schema"],
+            "several_jobs": True,
+            "jobs": [_embedded(job) for job in report["jobs"]],
+        }
     findings = [
         {**finding, "evidence": [{**e, "text": clip(e["text"])} for e in finding["evidence"]]}
         for finding in report["findings"]

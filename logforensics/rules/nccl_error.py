@@ -75,6 +75,10 @@ FIX_UNKNOWN = (
     "`NCCL_DEBUG_FILE=nccl.%h.%p` to get one file per process) to see which peer, link or call "
     "failed first."
 )
+COMMON_FIX = (
+    "Several processes failed alike at once: look at what they share (the node or nodes, "
+    "the driver and CUDA versions, the container image, NCCL settings) rather than at one rank."
+)
 FIX_CASCADE = (
     "Nothing to fix on these ranks: they failed because a peer went away. Fix the first "
     "failure (the root-cause finding)."
@@ -88,6 +92,15 @@ FIX_VERSIONS = (
     "(`python -c 'import torch; print(torch.cuda.nccl.version())'` on each node; check "
     "LD_LIBRARY_PATH and NCCL from pip `nvidia-nccl-cu*` against a system copy)."
 )
+
+
+FIXES = {
+    "peer": FIX_PEER,
+    "infiniband": FIX_INFINIBAND,
+    "cuda": FIX_CUDA,
+    "system": FIX_SYSTEM,
+    "unknown": FIX_UNKNOWN,
+}
 
 
 def check(job: Job) -> list[Finding]:
@@ -120,12 +133,92 @@ def _errors(job: Job, nccl: pl.DataFrame) -> list[Finding]:
     candidates = _in_order(job, errors.filter(~explained))
     if candidates.is_empty():
         return findings
+    common = _common_mode(candidates)
+    if common is not None:
+        findings.append(_common_mode_finding(job, common))
+        candidates = candidates.filter(~pl.col("who").is_in(common.get_column("who").to_list()))
+        if not candidates.is_empty():
+            findings.append(_cascade(candidates, common.row(0, named=True)))
+        return findings
     first_who = candidates.item(0, "who")
     findings.append(_root_cause(job, candidates.filter(pl.col("who") == first_who), candidates))
     cascade = candidates.filter(pl.col("who") != first_who)
     if not cascade.is_empty():
         findings.append(_cascade(cascade, candidates.row(0, named=True)))
     return findings
+
+
+# Errors this close together are one event seen by several processes, not a first and its echo.
+SAME_MOMENT_SECONDS = 2
+
+
+def _common_mode(candidates: pl.DataFrame) -> pl.DataFrame | None:
+    """The processes that hit the same error as the first one at the same time, when no
+    error reports a lost peer: one cause they share (the driver, CUDA, the environment or the
+    network), not a root and its cascade (principle 7). None when the first stands alone."""
+    if candidates.get_column("about_peer").any():
+        return None
+    first = candidates.row(0, named=True)
+    same = _masked(pl.col("what")) == _masked(pl.lit(first["what"]))
+    if first["timestamp"] is not None:
+        moment = pl.lit(first["timestamp"])
+        same &= (pl.col("timestamp") - moment).dt.total_seconds().abs() <= SAME_MOMENT_SECONDS
+    shared = candidates.filter(same.fill_null(False))
+    if shared.get_column("who").n_unique() < 2:
+        return None
+    return shared
+
+
+def _masked(text: pl.Expr) -> pl.Expr:
+    """An error's text with what differs between processes masked (numbers, addresses)."""
+    return text.str.replace_all(r"0x[0-9a-fA-F]+", "X").str.replace_all(r"\d+", "N")
+
+
+def _common_mode_finding(job: Job, rows: pl.DataFrame) -> Finding:
+    first = rows.row(0, named=True)
+    kind = _class_of(first)
+    ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
+    processes = rows.get_column("who").n_unique()
+    unranked = processes - len(ranks)
+    who = rank_list(ranks).capitalize() if ranks else ""
+    if unranked:
+        who += (" and " if who else "") + f"{unranked} process{'es' if unranked > 1 else ''}"
+        who += " of unknown rank" if ranks else ""
+    message = (first["exc_message"] or first["error_code"] or "").strip()
+    timed = rows.get_column("timestamp").drop_nulls().len() > 1
+    when = " at the same time" if timed else ""
+    summary = (
+        f"{who} hit the same NCCL error{when} (`{message[:200]}`) and none reports a lost "
+        "peer: one cause they share (the driver, CUDA, the environment or the network), not "
+        "one rank failing first and the others after it."
+    )
+    evidence, total = evidence_from(
+        rows.unique(subset=["who"], keep="first", maintain_order=True).select(
+            "file", "line", "text", "rank"
+        )
+    )
+    return Finding(
+        kind="nccl_error",
+        severity="error",
+        part="explanation",
+        summary=summary,
+        fix=COMMON_FIX + " " + FIXES[kind],
+        ranks=ranks,
+        evidence=evidence,
+        evidence_total=total,
+        confidence="high" if timed else "medium",
+        order=_order(rows),
+        timestamp=earliest_time(rows),
+        scope="job",
+        **_position(job, rows),
+        details={
+            "class": kind,
+            "common_mode": True,
+            "processes": processes,
+            "error_code": first["error_code"],
+            "nccl_version": first["nccl_version"],
+        },
+    )
 
 
 def _with_process_rank(errors: pl.DataFrame, nccl: pl.DataFrame) -> pl.DataFrame:
@@ -214,13 +307,7 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
     timed = candidates.get_column("timestamp").drop_nulls().len() > 1
     alone = others.is_empty()
     evidence, total = evidence_from(rows.select("file", "line", "text", "rank"))
-    fix = {
-        "peer": FIX_PEER,
-        "infiniband": FIX_INFINIBAND,
-        "cuda": FIX_CUDA,
-        "system": FIX_SYSTEM,
-        "unknown": FIX_UNKNOWN,
-    }[kind]
+    fix = FIXES[kind]
     return Finding(
         kind="nccl_error",
         severity="error",

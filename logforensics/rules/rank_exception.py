@@ -93,7 +93,9 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
     who = rank_list(ranks).capitalize()
     verb = "logged" if logged else "raised"
     text = f"{who} {verb} {exc}" + (f" ({message[:160]})" if message else "") + where
-    if step is not None:
+    if step is not None and job.progress is not None and stage == job.progress.stage_order[-1]:
+        text += f" after step {step}"  # between two steps: after the last stage of one
+    elif step is not None:
         text += f" during step {step} ({stage})"
     if swallowed:
         text += ", caught it and kept going."
@@ -105,7 +107,7 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
         fix = COMMON_FIX + " " + fix
     if on_all:
         text += " Every rank raised an exception like it, so it is not one rank's divergence."
-    evidence, total = evidence_from(rows.select("file", "line", "text", "rank"))
+    evidence, total = evidence_from(_with_exception_lines(rows))
     key = rows.get_column("key").drop_nulls()
     return Finding(
         kind="rank_exception",
@@ -130,6 +132,15 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
             "frame": first["frame"],
         },
     )
+
+
+def _with_exception_lines(rows: pl.DataFrame) -> pl.DataFrame:
+    """Each traceback's first line and its exception line: where it began and what it says."""
+    ends = rows.filter(pl.col("end_text").is_not_null()).select(
+        "file", pl.col("end_line").alias("line"), pl.col("end_text").alias("text"), "rank"
+    )
+    starts = rows.select("file", "line", "text", "rank")
+    return pl.concat([starts, ends], how="vertical_relaxed").sort("file", "line")
 
 
 def _after_effect(job: Job, rank: int, key: int | None) -> tuple[bool, int | None, str | None]:

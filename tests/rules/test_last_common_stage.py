@@ -13,5 +13,7 @@ def test_names_the_last_point_all_reached_and_who_went_further(tmp_path):
 
 
 def test_absent_without_stage_marks(tmp_path):
-    analysis = analyze_files(tmp_path, {"rank0.log": ["{'rank': 0, 'local_rank': 0, 'device': 0, 'world_size': 1}"]})
+    analysis = analyze_files(
+        tmp_path, {"rank0.log": ["{'rank': 0, 'local_rank': 0, 'device': 0, 'world_size': 1}"]}
+    )
     assert analysis.findings == []

@@ -203,3 +203,28 @@ def test_synthetic_job_with_both_faults(tmp_path):
     assert analysis.verdict.finding.ranks == written.duplicate_ranks
     ib = [f for f in nccl_errors(analysis) if f.details.get("class") == "infiniband"]
     assert [f.ranks for f in ib] == [[37]]
+
+
+# --- the same error on several ranks at once ------------------------------------------------
+
+
+def test_the_same_cuda_failure_on_several_processes_is_one_common_cause(tmp_path):
+    # vllm-project/vllm#6732 (NCCL_DEBUG=INFO of an 8-GPU node), verbatim: four processes
+    # print the same CUDA failure from NVLS setup and none reports a lost peer
+    lines = [
+        "h100-kickoff-llama-70b-chat-20230328-bcf75c4f6-gn6nd:843:843 [5] transport/nvls.cc:157 NCCL WARN Cuda failure 1 'invalid argument'",
+        "h100-kickoff-llama-70b-chat-20230328-bcf75c4f6-gn6nd:774:774 [0] NCCL INFO transport/nvls.cc:328 -> 1",
+        "",
+        "h100-kickoff-llama-70b-chat-20230328-bcf75c4f6-gn6nd:842:842 [4] transport/nvls.cc:157 NCCL WARN Cuda failure 1 'invalid argument'",
+        "h100-kickoff-llama-70b-chat-20230328-bcf75c4f6-gn6nd:839:839 [1] NCCL INFO transport/nvls.cc:328 -> 1",
+        "",
+        "h100-kickoff-llama-70b-chat-20230328-bcf75c4f6-gn6nd:840:840 [2] transport/nvls.cc:157 NCCL WARN Cuda failure 1 'invalid argument'",
+        "h100-kickoff-llama-70b-chat-20230328-bcf75c4f6-gn6nd:844:844 [6] NCCL INFO transport/nvls.cc:328 -> 1",
+        "",
+        "h100-kickoff-llama-70b-chat-20230328-bcf75c4f6-gn6nd:841:841 [3] transport/nvls.cc:157 NCCL WARN Cuda failure 1 'invalid argument'",
+    ]
+    analysis = analyze_files(tmp_path, {"vllm.log": lines})
+    (error,) = nccl_errors(analysis)
+    assert error.details["common_mode"] is True and error.details["processes"] == 4
+    assert "same NCCL error" in error.summary and "not one rank failing first" in error.summary
+    assert analysis.verdict.finding is error  # one finding, no root-and-cascade split

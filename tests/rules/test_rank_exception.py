@@ -57,3 +57,32 @@ def test_traceback_in_stderr_of_a_rank_whose_marks_go_on_was_swallowed(tmp_path)
     assert exception.step == 2 and "It left the others' path there" in exception.summary
     assert finding(analysis, "stage_divergence").role == "context"
     assert analysis.verdict.chain[:2] == (exception, finding(analysis, "stage_divergence"))
+
+
+# facebookresearch/fairseq#708, verbatim: a hung job's traceback after Ctrl-C, pasted up to
+# its last frame; the exception line is not in the excerpt
+CUT_TRACEBACK = [
+    "Traceback (most recent call last):",
+    '  File "/usr/lib/python3.6/runpy.py", line 193, in _run_module_as_main',
+    '    "__main__", mod_spec)',
+    '  File "/usr/lib/python3.6/runpy.py", line 85, in _run_code',
+    "    exec(code, run_globals)",
+    '  File "/usr/local/lib/python3.6/dist-packages/torch/distributed/launch.py", line 219, in <module>',
+    "    main()",
+    '  File "/usr/local/lib/python3.6/dist-packages/torch/distributed/launch.py", line 215, in main',
+    "    process.wait()",
+    '  File "/usr/lib/python3.6/subprocess.py", line 1477, in wait',
+    "    (pid, sts) = self._try_wait(0)",
+    '  File "/usr/lib/python3.6/subprocess.py", line 1424, in _try_wait',
+    "    (pid, sts) = os.waitpid(self.pid, wait_flags)",
+]
+
+
+def test_a_traceback_cut_before_its_exception_line_is_no_cause(tmp_path):
+    files = {f"rank{r}.log": marks(r, range(6)) for r in (0, 2, 3)}
+    files["rank1.log"] = marks(1, range(3)) + CUT_TRACEBACK
+    analysis = analyze_files(tmp_path, files)
+    assert "rank_exception" not in kinds(analysis)
+    # it only shows where the rank was; the departure it ends is the verdict
+    assert analysis.verdict.finding.kind == "stage_divergence"
+    assert analysis.verdict.ranks == [1]
