@@ -238,17 +238,28 @@ def _endpoints(events: pl.DataFrame) -> dict[str, set[str]]:
 
 
 def _mark_sequences(events: pl.DataFrame) -> pl.DataFrame:
-    """Per (file, rank): the stage marks in order, as `step:stage` strings."""
+    """Per (file, rank): the stage marks in order, as `step:stage` strings; the sequences
+    themselves only for ranks with marks in more than one file (the only ones that can
+    conflict), so one file per rank costs nothing here."""
+    schema = {"file": pl.String, "rank": pl.Int32, "marks": pl.List(pl.String)}
     if events.is_empty() or "stage" not in events.columns:
-        return pl.DataFrame(
-            schema={"file": pl.String, "rank": pl.Int32, "marks": pl.List(pl.String)}
-        )
-    return (
-        events.filter((pl.col("event") == "stage") & pl.col("rank").is_not_null())
+        return pl.DataFrame(schema=schema)
+    marks = events.filter((pl.col("event") == "stage") & pl.col("rank").is_not_null())
+    files_per_rank = marks.group_by("rank").agg(pl.col("file").n_unique().alias("_files"))
+    shared = files_per_rank.filter(pl.col("_files") > 1).get_column("rank").implode()
+    single = (
+        marks.filter(~pl.col("rank").is_in(shared))
+        .select("file", "rank")
+        .unique()
+        .with_columns(pl.lit([], dtype=pl.List(pl.String)).alias("marks"))
+    )
+    twice = (
+        marks.filter(pl.col("rank").is_in(shared))
         .sort("file", "line")
         .group_by("file", "rank")
         .agg(pl.format("{}:{}", "step", "stage").alias("marks"))
     )
+    return pl.concat([single.cast(schema), twice.cast(schema)])
 
 
 def _ranks_with_marks(marks: pl.DataFrame, files: set[str]) -> list[int]:
