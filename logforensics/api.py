@@ -25,7 +25,15 @@ from logforensics.registry import rules
 BATCH_BYTES = 32 * 2**20
 
 # How a rank was found when no line of the rank states it: the report names these.
-INFERRED_SOURCES = ("file_content", "path", "node_offset", "path_local", "node_index", "process")
+INFERRED_SOURCES = (
+    "file_content",
+    "path",
+    "node_offset",
+    "path_local",
+    "node_index",
+    "process",
+    "device",
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -205,6 +205,9 @@ def attribute(
     events = events.join(_node_offsets(events), on="_node", how="left")
     nproc = _nproc_per_node(lines)
     node_index = pl.coalesce(pl.col("prefix_node_index"), pl.col("path_node_index"))
+    # a progress line's CUDA device (`mem_usage:cuda:2`) tells the processes of one node apart
+    one_node = _hosts(events) <= 1
+    device = pl.when(pl.lit(one_node) & (pl.col("family") == "progress")).then(pl.col("cuda_dev"))
     choices = [
         ("prefix", pl.col("prefix_rank")),
         ("content", pl.coalesce(pl.col("rank"), pl.col("_block_rank"))),
@@ -213,6 +216,7 @@ def attribute(
         ("node_offset", pl.col("_offset") + pl.col("local_rank")),
         ("path_local", pl.col("path_rank")),
         ("node_index", node_index * pl.lit(nproc, dtype=pl.Int32) + pl.col("local_rank")),
+        ("device", device),
     ]
     rank = pl.coalesce([value for _, value in choices])
     source = pl.when(choices[0][1].is_not_null()).then(pl.lit(choices[0][0]))
@@ -236,9 +240,17 @@ def attribute(
     )
 
 
+def _hosts(events: pl.DataFrame) -> int:
+    """How many hosts the events name (prefixes, NCCL lines)."""
+    named = pl.concat([events.get_column("host"), events.get_column("prefix_host")])
+    return named.drop_nulls().n_unique()
+
+
 def _ensure_columns(events: pl.DataFrame) -> pl.DataFrame:
     wanted: dict[str, pl.DataType] = {
         "rank": pl.Int32(),
+        "family": pl.String(),
+        "cuda_dev": pl.Int32(),
         "local_rank": pl.Int32(),
         "host": pl.String(),
         "pid": pl.Int64(),

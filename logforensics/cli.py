@@ -390,6 +390,7 @@ INFERENCE_WORDS = {
     "node_offset": "node offset",
     "node_index": "node index × --nproc_per_node",
     "process": "NCCL host and pid",
+    "device": "the CUDA device their progress lines name (one node)",
 }
 
 

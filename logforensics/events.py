@@ -53,25 +53,11 @@ def parse_batch(lines: pl.DataFrame, own: tuple[int, int] | None = None) -> Pars
     parts: list[pl.DataFrame] = []
     recognised: list[pl.DataFrame] = []
     for parser in registry.parsers():
-        candidates = _candidates(framed, parser)
-        if candidates.is_empty():
-            continue
-        found = parser.parse(candidates)
-        if found.is_empty():
-            continue
-        recognised.append(found.select("file", "line"))
-        found = found.filter(pl.col("event").is_not_null())
-        if found.is_empty():
-            continue
-        line_columns = candidates.select(LINE_COLUMNS)
-        found = found.drop(
-            [c for c in LINE_COLUMNS if c in found.columns and c not in ("file", "line")]
-        )
-        found = found.join(line_columns, on=["file", "line"], how="left")
-        found = found.with_columns(pl.lit(parser.name).alias("parser"))
-        if "family" not in found.columns:
-            found = found.with_columns(pl.lit(parser.name).alias("family"))
-        parts.append(found)
+        if not parser.residual:
+            _run(parser, _candidates(framed, parser), parts, recognised)
+    for parser in registry.parsers():
+        if parser.residual:
+            _run(parser, _residual(framed, parts, recognised), parts, recognised)
     found = pl.concat(parts, how="diagonal_relaxed") if parts else pl.DataFrame()
     if "end_line" in found.columns:
         found = _with_end_text(found, lines)
@@ -102,6 +88,48 @@ def parse_batch(lines: pl.DataFrame, own: tuple[int, int] | None = None) -> Pars
     return ParsedBatch(
         found=_detached(found), kept_lines=_detached(kept), file_stats=_detached(stats)
     )
+
+
+def _run(
+    parser: registry.LineParser,
+    candidates: pl.DataFrame,
+    parts: list[pl.DataFrame],
+    recognised: list[pl.DataFrame],
+) -> None:
+    """Parse `candidates` with `parser`; add its events to `parts` and its lines to
+    `recognised`."""
+    if candidates.is_empty():
+        return
+    found = parser.parse(candidates)
+    if found.is_empty():
+        return
+    recognised.append(found.select("file", "line"))
+    found = found.filter(pl.col("event").is_not_null())
+    if found.is_empty():
+        return
+    line_columns = candidates.select(LINE_COLUMNS)
+    found = found.drop(
+        [c for c in LINE_COLUMNS if c in found.columns and c not in ("file", "line")]
+    )
+    found = found.join(line_columns, on=["file", "line"], how="left")
+    found = found.with_columns(pl.lit(parser.name).alias("parser"))
+    if "family" not in found.columns:
+        found = found.with_columns(pl.lit(parser.name).alias("family"))
+    parts.append(found)
+
+
+def _residual(
+    framed: pl.DataFrame, parts: list[pl.DataFrame], recognised: list[pl.DataFrame]
+) -> pl.DataFrame:
+    """The lines no parser recognised, of the files that print no stage marks."""
+    marked_files = [
+        part.filter(pl.col("event") == "stage").get_column("file").unique() for part in parts
+    ]
+    with_marks = pl.concat(marked_files) if marked_files else pl.Series("file", [], pl.String)
+    rest = framed.filter(~pl.col("file").is_in(with_marks.implode()))
+    if rest.is_empty() or not recognised:
+        return rest
+    return rest.join(pl.concat(recognised).unique(), on=["file", "line"], how="anti")
 
 
 def _with_end_text(found: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:

@@ -10,7 +10,7 @@ Derived once and shared by the rules and the report:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import polars as pl
@@ -41,6 +41,9 @@ class Progress:
     keys: pl.DataFrame  # key, epoch, occ, step, stage, stage_pos (sorted by key)
     ranks: tuple[int, ...]
     departures: tuple[Departure, ...]  # sorted by (expected key, rank)
+    # stage -> the line template it stands for, for stages read from progress lines
+    templates: dict[str, str] = field(default_factory=dict)
+    milestones: frozenset[str] = frozenset()  # of those, the ones without a counter
 
     def key_of(self, key: int) -> dict[str, object]:
         return self.keys.row(key, named=True)
@@ -52,9 +55,11 @@ class Progress:
 
 def build_progress(events: pl.DataFrame) -> Progress | None:
     """None when there are no stage marks with a known rank."""
-    marks = events.filter((pl.col("event") == "stage") & pl.col("rank").is_not_null()).select(
-        "rank", "file", "line", "text", "timestamp", "epoch", "step", "stage"
+    marks = _shared_progress(
+        events.filter((pl.col("event") == "stage") & pl.col("rank").is_not_null())
     )
+    templates, milestones = _templates(marks)
+    marks = marks.select("rank", "file", "line", "text", "timestamp", "epoch", "step", "stage")
     if marks.is_empty():
         return None
     marks = _epochs_from_boundaries(marks, events).with_columns(pl.col("epoch").fill_null(-1))
@@ -79,7 +84,43 @@ def build_progress(events: pl.DataFrame) -> Progress | None:
     marks = marks.sort("rank", "pos")
     ranks = tuple(marks.get_column("rank").unique().sort().to_list())
     departures = _departures(marks, keys, stage_order, len(ranks))
-    return Progress(stage_order, marks, keys, ranks, departures)
+    return Progress(stage_order, marks, keys, ranks, departures, templates, milestones)
+
+
+# Where a stage comes from a template of the progress lines frameworks print (not a stage
+# mark), it counts only when most ranks print it: a line only rank 0 prints (a trainer's
+# summary) says nothing about where the others are.
+def _shared_progress(marks: pl.DataFrame) -> pl.DataFrame:
+    generic = pl.col("family") == "progress"
+    learned = marks.filter(generic)
+    if learned.is_empty():
+        return marks
+    ranks = learned.get_column("rank").n_unique()
+    shared = (
+        learned.group_by("stage")
+        .agg(pl.col("rank").n_unique().alias("ranks"))
+        .filter(pl.col("ranks") * 2 >= ranks)
+        .get_column("stage")
+    )
+    return marks.filter(~generic | pl.col("stage").is_in(shared.implode()))
+
+
+def _templates(marks: pl.DataFrame) -> tuple[dict[str, str], frozenset[str]]:
+    """For stages read from progress lines: the line template each stands for, and which of
+    them are milestones (no counter: the stage is all there is to say)."""
+    learned = marks.filter(pl.col("family") == "progress").select(
+        "stage",
+        pl.col("extra").str.json_path_match("$.template").alias("template"),
+        pl.col("extra").str.contains('"milestone":true', literal=True).alias("milestone"),
+    )
+    rows = learned.unique("stage").iter_rows(named=True)
+    templates = {}
+    milestones = set()
+    for row in rows:
+        templates[row["stage"]] = row["template"]
+        if row["milestone"]:
+            milestones.add(row["stage"])
+    return templates, frozenset(milestones)
 
 
 def _epochs_from_boundaries(marks: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame:

@@ -37,6 +37,9 @@ class LineParser:
     `context_after`: it then also receives up to that many lines after each candidate line of
     the same file, with `candidate` false on them.
 
+    A `residual` family has no literals: it receives the lines no other family recognised, of
+    the files that print no stage marks (frameworks' own progress lines, read by template).
+
     `parse` must work on whole columns (polars expressions), never loop over lines in Python.
     """
 
@@ -44,6 +47,7 @@ class LineParser:
     literals: tuple[str, ...]
     parse: Callable[[pl.DataFrame], pl.DataFrame]
     context_after: int = 0
+    residual: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ RANK_SOURCES = (
     "path_local",  # a torchrun tree's local-rank folder, when the tree shows one node
     "node_index",  # task or pod index x --nproc_per_node from the launch line
     "process",  # (host, pid) mapped to a rank by the world communicator's NCCL init
+    "device",  # a progress line's CUDA device, when the logs show a single node
 )
 
 EVENT_SCHEMA: dict[str, pl.DataType] = {

@@ -2,6 +2,10 @@
 
      45%|████▌     | 18679/18686 [1:50:07<00:02,  2.83it/s]
     18679/18683 [1:50:07<00:01, 2.84it/s]                  # as a notebook renders it
+    Epoch 0, Rank 2, world_size 3:  92%|#########2| 12/13 [00:21<00:01,  1.82s/batch]
+
+A bar's description may say whose it is (`Rank 2`, `world_size 3`, `Epoch 0`): then the
+totals are per rank (sample_logs/tqdm_rank_bars_uneven, a real run here).
 
 Per-process bars whose totals differ by a few batches are the only trace of uneven
 DataLoader lengths in many uploads (huggingface/accelerate#157).
@@ -13,8 +17,12 @@ import polars as pl
 
 from logforensics.registry import LineParser
 
-# `18679/18686 [1:50:07<00:02, 2.83it/s]`, also `?it/s` and `s/it` rates
-BAR = r"(\d+)/(\d+) \[[0-9:]+<[0-9:?]+,\s*[0-9.?]+\s*(?:it|s)/(?:s|it)\]"
+# `18679/18686 [1:50:07<00:02, 2.83it/s]`, also `?it/s`, `s/it` and tqdm's own units
+# (`unit="batch"`: `6.32batch/s`, `1.82s/batch`)
+BAR = r"(\d+)/(\d+) \[[0-9:]+<[0-9:?]+,\s*[0-9.?]+\s*(?:[A-Za-z]+/s|s/[A-Za-z]+)\]"
+RANK = r"(?:^|[^A-Za-z_])[Rr]ank[ :=]*(\d+)"
+WORLD_SIZE = r"world_size[ :=]*(\d+)"
+EPOCH = r"(?:^|[^A-Za-z_])[Ee]poch[ :=]*(\d+)"
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
@@ -26,15 +34,23 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         "line",
         counts.struct.field("1").cast(pl.Int64, strict=False).alias("value"),
         counts.struct.field("2").cast(pl.Int64, strict=False).alias("total"),
+        snapshot.str.extract(RANK, 1).cast(pl.Int32, strict=False).alias("rank"),
+        snapshot.str.extract(WORLD_SIZE, 1).cast(pl.Int32, strict=False).alias("world_size"),
+        snapshot.str.extract(EPOCH, 1).cast(pl.Int64, strict=False).alias("epoch"),
     ).drop_nulls(["value", "total"])
     return bars.select(
         "file",
         "line",
         "value",
+        "rank",
+        "world_size",
+        "epoch",
         pl.concat_list("value", "total").alias("values"),
         pl.lit("progress_bar").alias("event"),
         pl.lit("info").alias("severity"),
     )
 
 
-PARSER = LineParser(name="progress_bars", literals=("it/s]", "s/it]"), parse=parse)
+PARSER = LineParser(
+    name="progress_bars", literals=("/s]", "s/it]", "s/batch]", "s/step]"), parse=parse
+)

@@ -37,8 +37,8 @@ def test_sample_is_diagnosed_as_expected(scenario: Path):
 
 
 def check_job(analysis: Analysis, expected: dict) -> None:
-    assert analysis.job.world_size is not None
-    assert analysis.job.world_size.value == expected["world_size"]
+    world = analysis.job.world_size
+    assert (world.value if world else None) == expected["world_size"]
     verdict = expected["verdict"]
     if verdict is None:
         assert analysis.verdict is None
@@ -70,5 +70,6 @@ def test_every_evidence_line_is_a_real_line_of_its_file(scenario: Path):
         for found in analysis.findings:
             for evidence in found.evidence:
                 path = scenario / "logs" / evidence.file
-                lines = path.read_text(errors="replace").splitlines()
-                assert lines[evidence.line - 1] == evidence.text
+                # lines end at a newline only: a tqdm bar's carriage returns stay inside
+                lines = path.read_bytes().decode(errors="replace").split("\n")
+                assert lines[evidence.line - 1].removesuffix("\r") == evidence.text

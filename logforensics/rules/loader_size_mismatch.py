@@ -240,8 +240,10 @@ def _end_lines(ends: pl.DataFrame, epoch: int, short: pl.DataFrame) -> pl.DataFr
 
 
 # Bars of one loader on different ranks differ by a few batches; bars of different loaders
-# (train and eval) differ far more. Totals within this ratio are taken as one loader.
-SAME_LOADER_RATIO = 1.01
+# (train and eval) differ far more. Totals within this share (or this many batches, for small
+# loaders) of the largest are taken as one loader.
+SAME_LOADER_SHARE = 0.01
+SAME_LOADER_BATCHES = 2
 
 
 def _from_progress_bars(job: Job) -> Lengths | None:
@@ -252,7 +254,8 @@ def _from_progress_bars(job: Job) -> Lengths | None:
     )
     totals = sorted(set(bars.get_column("total").drop_nulls().to_list()))
     for total in reversed(totals):
-        family = [t for t in totals if total / SAME_LOADER_RATIO <= t <= total and t > 1]
+        slack = max(SAME_LOADER_BATCHES, total * SAME_LOADER_SHARE)
+        family = [t for t in totals if total - slack <= t <= total and t > 1]
         if len(family) < 2:
             continue
         rows = bars.filter(pl.col("total").is_in(family))

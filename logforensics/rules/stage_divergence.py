@@ -107,14 +107,20 @@ def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Findi
     expected = first.expected
     others = sorted(set(progress.ranks) - set(ranks))
     who = rank_list(ranks)
-    where = describe_key(expected)
+    template = progress.templates.get(str(expected["stage"]))
+
+    # a progress line's counter is its own step: `iteration 9`, not `step 9 stage iteration`
+    def said_as(key: dict[str, object]) -> str:
+        if not template:
+            return describe_key(key)
+        return _as_printed(key, key["stage"] in progress.milestones)
+
+    where = said_as(expected)
     if first.kind == "skipped":
         missed = ", ".join(first.missed_stages) or expected["stage"]
-        actual = describe_key(progress.key_of(first.actual_key))
-        summary = (
-            f"{who.capitalize()} skipped {missed} at step {expected['step']}: "
-            f"it went on to {actual}"
-        )
+        actual = said_as(progress.key_of(first.actual_key))
+        skipped = where if template else f"{missed} at step {expected['step']}"
+        summary = f"{who.capitalize()} skipped {skipped}: it went on to {actual}"
         if first.order == float(first.expected_key):
             summary += f" while {rank_list(others)} ran {where}."
         else:  # nobody printed the skipped stage: the others stopped before it
@@ -135,6 +141,8 @@ def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Findi
             f"{who.capitalize()} repeated an earlier step where {rank_list(others)} ran {where}."
         )
         fix = REPEAT_FIX.format(who=who.capitalize())
+    if template:
+        summary += f" (Progress read from lines the ranks print: `{_trimmed(template)}`.)"
     confidence = "high"
     undecided = False
     if first.tie:
@@ -176,11 +184,19 @@ def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Findi
         details={
             "departure": first.kind,
             "other_ranks": others,
+            "progress_template": template,
             "missed_stages": list(first.missed_stages),
             "expected": where,
             "ranks_agreeing": first.majority_support,
         },
     )
+
+
+def _as_printed(key: dict[str, object], milestone: bool) -> str:
+    """A progress line's position as its own words: `iteration 9 (epoch 0)`, `past barrier`."""
+    words = f"`{key['stage']}`" if milestone else f"{key['stage']} {key['step']}"
+    epoch = key.get("epoch")
+    return words + (f" (epoch {epoch})" if epoch is not None and epoch != -1 else "")
 
 
 def _evidence(job: Job, progress: Progress, departures: list[Departure]) -> list[Evidence]:

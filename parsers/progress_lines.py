@@ -1,0 +1,281 @@
+# ruff: noqa: E501 -- verbatim log lines are quoted whole in the docstring
+"""Progress that frameworks and scripts print without stage marks: any line template that
+carries a counter that grows.
+
+     [Rank 1] iteration        9/      48 | consumed samples:          160 | ...   (Megatron-LM style)
+    [default2]:step 9/48 loss=0.0963 lr=0.001                (a script's own; rank from the prefix)
+    [2024-08-12 23:04:07,255][root][INFO] - train, rank: 9, epoch: 0/500, data_slice: 0/5, step_in_slice: 32900/81081, ...   (FunASR)
+
+Each writer's lines (one file, one launcher prefix, one rank the line names, one CUDA device
+it names) are reduced to templates: times, hex, quoted strings, paths and decimals masked,
+then every whole number. A template a writer printed at least three times, with a number
+that grows from line to line (never falls, mostly rises), is progress: each such line becomes
+a `stage` event whose stage is the template's name (the words before the counter) and whose
+step is the counter. An earlier number that rises where the counter starts again is the
+epoch. The ranks are then aligned on these exactly as on stage marks.
+
+Lines that name a collective and the rank they are about, printed by several ranks, are
+milestones even without a counter (`past barrier for 1`, `past all_reduce for 0`): each is a
+stage of its own, and a rank that never printed one the others did stopped before it.
+
+This parser sees only the lines no other parser recognised, in files that print no stage
+marks (their progress is known already).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.registry import LineParser
+from parsers.traceback import writer_stream
+
+# A writer must print a template this often before its numbers can show a counter.
+MIN_LINES = 3
+# Numbers looked at per line, left to right: counters come early in progress lines.
+MAX_POSITIONS = 8
+# A counter falls on no more than this share of its steps (a restart, a reordered write), and
+# a value of it stands on this many lines at most on average (two commands per training step
+# print the step twice; an epoch number printed at every step is no counter).
+MAX_FALLING = 0.05
+MAX_LINES_PER_VALUE = 4
+
+# Masks, applied in this order: what is not a counter must not look like one.
+TIME = r"\d{1,4}[-/:]\d{1,2}[-/:]\d{1,4}(?:[ T_]\d{1,2}:\d{2}(?::\d{2})?)?(?:[.,]\d+)?"
+HEX = r"\b0x[0-9a-fA-F]+\b"
+QUOTED = r"'[^']*'|\"[^\"]*\""
+# a path has a folder with a letter in its name (`32900/81081` is a fraction, not a path)
+PATH = r"/?(?:[\w.-]*[A-Za-z][\w.-]*/)+[\w.-]+"
+DECIMAL = r"\d+\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+"
+INTEGER = r"\d+"
+# `[Rank 2]`, `rank: 9`, `Rank 6,`, `rank=3`, `RANK 1` (not `local_rank`, not `world_size`);
+# failing a rank word, the process a line names itself by: `This is thread 0 with ...`
+RANK_IN_TEXT = r"(?:^|[^A-Za-z_])[Rr][Aa][Nn][Kk][ \t]*[:=#]?[ \t]*(\d+)"
+PROCESS_IN_TEXT = r"(?i)(?:^|[^A-Za-z_])(?:thread|worker|process|proc)[ \t]*[:=#]?[ \t]*(\d+)\b"
+# A line's first word, to split prints that reached the file without a newline between them
+# (`... 7.50GBiter: step 0, ...`): ranks writing to one console race
+FIRST_WORD = r"^\s*([^\s\d]\S{2,})"
+# `mem_usage:cuda:2 7.5GB`, `cuda:2`: a device the line was printed for
+DEVICE_IN_TEXT = r"\bcuda:(\d+)"
+# A milestone names a collective: `past barrier for 1`, `entering all_reduce on rank 3`
+COLLECTIVE_WORD = (
+    r"(?i)\b(?:barrier|all_?reduce|all_?gather|broadcast|reduce_?scatter|all_?to_?all)\b"
+)
+# The name of a counter: the words just before it (`iteration`, `total step`, `step_in_slice`)
+NAME_BEFORE = r"([A-Za-z][A-Za-z_]*(?: [A-Za-z][A-Za-z_]*)?)[^A-Za-z<]*$"
+
+
+def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    shaped = _shaped(lines)
+    if shaped.is_empty():
+        return _nothing()
+    return pl.concat([_counted(shaped), _milestones(shaped)], how="diagonal_relaxed")
+
+
+def _counted(shaped: pl.DataFrame) -> pl.DataFrame:
+    often = shaped.filter(pl.len().over("_writer", "_template") >= MIN_LINES)
+    if often.is_empty():
+        return _nothing()
+    counters = _counters(often)
+    if counters.is_empty():
+        return _nothing()
+    marked = often.join(counters, on=["_writer", "_template"])
+    return marked.select(
+        "file",
+        "line",
+        pl.lit("stage").alias("event"),
+        pl.lit("info").alias("severity"),
+        pl.lit("progress").alias("family"),
+        pl.col("_numbers").list.get(pl.col("_step_at"), null_on_oob=True).alias("step"),
+        pl.when(pl.col("_epoch_at").is_not_null())
+        .then(pl.col("_numbers").list.get(pl.col("_epoch_at").fill_null(0), null_on_oob=True))
+        .alias("epoch"),
+        pl.col("_name").alias("stage"),
+        pl.col("_rank").alias("rank"),
+        pl.col("_device").alias("cuda_dev"),
+        pl.struct(template=pl.col("_template")).struct.json_encode().alias("extra"),
+    )
+
+
+def _milestones(shaped: pl.DataFrame) -> pl.DataFrame:
+    """Collective milestones several ranks print once or twice each, with the rank they name
+    (the rank word, else the number that ends the line)."""
+    named = shaped.filter(pl.col("_template").str.contains(COLLECTIVE_WORD)).with_columns(
+        pl.coalesce(
+            "_rank",
+            pl.when(pl.col("_template").str.contains(r"<N>\W*$")).then(
+                pl.col("_numbers").list.last().cast(pl.Int32)
+            ),
+        ).alias("_about")
+    )
+    named = named.filter(pl.col("_about").is_not_null() & (pl.col("_about") < MAX_MILESTONE_RANK))
+    per_rank = named.group_by("_template", "_about").agg(pl.len().alias("_times"))
+    kept = per_rank.group_by("_template").agg(
+        pl.col("_about").n_unique().alias("_ranks"), pl.col("_times").max().alias("_most")
+    )
+    kept = kept.filter((pl.col("_ranks") >= 2) & (pl.col("_most") <= MAX_MILESTONE_REPEATS))
+    milestones = named.join(kept.select("_template"), on="_template")
+    return milestones.select(
+        "file",
+        "line",
+        pl.lit("stage").alias("event"),
+        pl.lit("info").alias("severity"),
+        pl.lit("progress").alias("family"),
+        pl.lit(0, dtype=pl.Int64).alias("step"),
+        pl.col("_template")
+        .str.replace_all(r"<\w>", "")
+        .str.replace_all(r"\s+", " ")
+        .str.strip_chars(" :,-")
+        .alias("stage"),
+        pl.col("_about").alias("rank"),
+        pl.struct(template=pl.col("_template"), milestone=pl.lit(True))
+        .struct.json_encode()
+        .alias("extra"),
+    )
+
+
+# A milestone names a rank of a real job, and each rank prints it a few times at most.
+MAX_MILESTONE_RANK = 65536
+MAX_MILESTONE_REPEATS = 3
+
+
+def _unglued(lines: pl.DataFrame) -> pl.DataFrame:
+    """Lines holding the same print twice or more are split into one row per print (all with
+    the line's number)."""
+    first = pl.col("message").str.extract(FIRST_WORD, 1)
+    glued = first.is_not_null() & (pl.col("message").str.count_matches(first, literal=True) > 1)
+    marked = lines.with_columns(glued.fill_null(False).alias("_glued"), first.alias("_first"))
+    if not marked.get_column("_glued").any():
+        return lines
+    split = (
+        marked.filter(pl.col("_glued"))
+        .with_columns(pl.col("message").str.split(pl.col("_first")).alias("_parts"))
+        .explode("_parts")
+        .filter(pl.col("_parts").str.strip_chars() != "")
+        .with_columns(pl.concat_str("_first", "_parts").alias("message"))
+        .drop("_parts")
+    )
+    return pl.concat([marked.filter(~pl.col("_glued")), split]).drop("_glued", "_first")
+
+
+def _shaped(lines: pl.DataFrame) -> pl.DataFrame:
+    """Each line with a digit: its template, its whole numbers, its writer."""
+    lines = _unglued(lines)
+    message = pl.col("message").str.split("\r").list.last()
+    masked = (
+        message.str.replace_all(TIME, "<T>")
+        .str.replace_all(HEX, "<H>")
+        .str.replace_all(QUOTED, "<S>")
+        .str.replace_all(PATH, "<P>")
+        .str.replace_all(DECIMAL, "<F>")
+    )
+    rank = pl.coalesce(
+        pl.col("message").str.extract(RANK_IN_TEXT, 1),
+        pl.col("message").str.extract(PROCESS_IN_TEXT, 1),
+    ).cast(pl.Int32, strict=False)
+    device = pl.col("message").str.extract(DEVICE_IN_TEXT, 1).cast(pl.Int32, strict=False)
+    shaped = lines.filter(pl.col("message").str.contains(r"\d")).with_columns(
+        masked.alias("_masked"), rank.alias("_rank"), device.alias("_device")
+    )
+    return shaped.select(
+        "file",
+        "line",
+        pl.concat_str(
+            writer_stream(lines.columns),
+            pl.col("_rank").cast(pl.String).fill_null("-"),
+            pl.col("_device").cast(pl.String).fill_null("-"),
+            separator="\x00",
+        ).alias("_writer"),
+        pl.col("_masked")
+        .str.replace_all(INTEGER, "<N>")
+        .str.replace_all(r"\s+", " ")
+        .str.strip_chars()
+        .alias("_template"),
+        pl.col("_masked")
+        .str.extract_all(INTEGER)
+        .list.head(MAX_POSITIONS)
+        .list.eval(pl.element().cast(pl.Int64, strict=False))
+        .alias("_numbers"),
+        "_rank",
+        "_device",
+    ).filter(pl.col("_numbers").list.len() > 0)
+
+
+def _counters(often: pl.DataFrame) -> pl.DataFrame:
+    """Per (writer, template): the position of its counter, of its epoch if the counter
+    starts again at each epoch, and the template's name. Templates without one are dropped."""
+    positions = (
+        often.select("_writer", "_template", "line", "_numbers")
+        .with_columns(pl.int_ranges(pl.col("_numbers").list.len()).alias("_at"))
+        .explode("_numbers", "_at")
+        .sort("_writer", "_template", "_at", "line")
+        .with_columns(
+            pl.col("_numbers").diff().over("_writer", "_template", "_at").alias("_change")
+        )
+    )
+    per_position = positions.group_by("_writer", "_template", "_at").agg(
+        pl.len().alias("_lines"),
+        (pl.col("_change") > 0).sum().alias("_rises"),
+        (pl.col("_change") < 0).sum().alias("_falls"),
+        pl.col("_numbers").n_unique().alias("_values"),
+        pl.col("line").filter(pl.col("_change") > 0).alias("_rise_lines"),
+        pl.col("line").filter(pl.col("_change") < 0).alias("_fall_lines"),
+    )
+    steps = per_position.filter(
+        (pl.col("_values") >= MIN_LINES)
+        & (pl.col("_falls") <= (pl.col("_lines") * MAX_FALLING).floor())
+        & (pl.col("_lines") <= pl.col("_values") * MAX_LINES_PER_VALUE)
+    )
+    plain = (
+        steps.sort("_at")
+        .group_by("_writer", "_template", maintain_order=True)
+        .first()
+        .select("_writer", "_template", pl.col("_at").alias("_step_at"))
+        .with_columns(pl.lit(None, dtype=pl.Int64).alias("_epoch_at"))
+    )
+    counters = pl.concat([plain, _per_epoch_counters(per_position, plain)])
+    return counters.join(_names(often, counters), on=["_writer", "_template"], how="left")
+
+
+def _per_epoch_counters(per_position: pl.DataFrame, plain: pl.DataFrame) -> pl.DataFrame:
+    """A counter that starts again where an earlier number (the epoch) rises and only there:
+    `Epoch 3 step 45/100`."""
+    rest = per_position.join(plain, on=["_writer", "_template"], how="anti")
+    if rest.is_empty():
+        return plain.clear()
+    restarting = rest.filter(
+        (pl.col("_values") >= MIN_LINES)
+        & (pl.col("_rises") >= pl.col("_falls"))
+        & (pl.col("_falls") > 0)
+    ).select("_writer", "_template", pl.col("_at").alias("_step_at"), "_fall_lines")
+    epochs = rest.filter(pl.col("_falls") == 0).select(
+        "_writer", "_template", pl.col("_at").alias("_epoch_at"), "_rise_lines"
+    )
+    pairs = restarting.join(epochs, on=["_writer", "_template"]).filter(
+        (pl.col("_epoch_at") < pl.col("_step_at"))
+        & (pl.col("_fall_lines").list.set_difference("_rise_lines").list.len() == 0)
+    )
+    return (
+        pairs.sort("_step_at", "_epoch_at")
+        .group_by("_writer", "_template", maintain_order=True)
+        .first()
+        .select("_writer", "_template", "_step_at", "_epoch_at")
+    )
+
+
+def _names(often: pl.DataFrame, counters: pl.DataFrame) -> pl.DataFrame:
+    """The words before each template's counter: `iteration`, `step`, `total step`."""
+    templates = counters.join(
+        often.select("_writer", "_template").unique(), on=["_writer", "_template"]
+    )
+    before = pl.col("_template").str.split("<N>").list.head(pl.col("_step_at") + 1).list.join("<N>")
+    name = before.str.extract(NAME_BEFORE, 1)
+    return templates.select(
+        "_writer", "_template", pl.coalesce(name, pl.lit("progress")).alias("_name")
+    )
+
+
+def _nothing() -> pl.DataFrame:
+    return pl.DataFrame(schema={"file": pl.String, "line": pl.UInt32, "event": pl.String})
+
+
+PARSER = LineParser(name="progress_lines", literals=(), parse=parse, residual=True)

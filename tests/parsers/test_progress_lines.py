@@ -1,0 +1,109 @@
+"""Progress read from line templates (no stage marks), on lines of real runs made here."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tests.builders import analyze_files, kinds, marks, parsed_by
+from tests.conftest import SAMPLE_LOGS
+
+
+def sample_lines(scenario: str, pattern: str) -> list[str]:
+    path = next((SAMPLE_LOGS / scenario / "logs").glob(pattern))
+    return path.read_text().splitlines()
+
+
+def test_megatron_iteration_lines_are_progress_at_their_iteration():
+    # sample_logs/megatron_style_skip, rank 0's stdout, verbatim
+    lines = sample_lines("megatron_style_skip", "torchrun/*/attempt_0/0/stdout.log")
+    found = parsed_by("progress_lines", lines)
+    assert set(found.get_column("stage")) == {"iteration"}
+    assert found.get_column("step").to_list()[:4] == [0, 1, 2, 3]
+    assert set(found.get_column("rank")) == {0}  # ` [Rank 0] iteration ...`
+    template = found.item(0, "extra")
+    assert "[Rank <N>] iteration <N>/ <N> | consumed samples: <N>" in template
+
+
+def test_a_rankless_step_line_takes_its_rank_from_the_torchrun_prefix():
+    # sample_logs/tee_step_lines_stall/logs/launcher.log, verbatim ([default<N>]: prefixes)
+    lines = [
+        line for line in sample_lines("tee_step_lines_stall", "launcher.log") if "step " in line
+    ]
+    found = parsed_by("progress_lines", lines)
+    ranks = found.group_by("local_rank").agg(pl.col("step").max()).sort("local_rank")
+    assert ranks.rows() == [(0, 10), (1, 10), (2, 9), (3, 10)]
+
+
+def test_prints_that_share_a_line_are_read_apart():
+    # sample_logs/free_form_device_skip: two ranks' prints with no newline between them
+    lines = [
+        "iter: step 0, loss: 1.0000, lr: 0.001, mem_usage:cuda:1 7.50GBiter: step 0, loss: 1.0000, lr: 0.001, mem_usage:cuda:2 7.50GB",
+        "iter: step 0, loss: 1.0000, lr: 0.001, mem_usage:cuda:0 7.50GB",
+        "iter: step 1, loss: 0.5000, lr: 0.001, mem_usage:cuda:0 7.51GB",
+        "iter: step 1, loss: 0.5000, lr: 0.001, mem_usage:cuda:2 7.51GB",
+        "iter: step 1, loss: 0.5000, lr: 0.001, mem_usage:cuda:1 7.51GB",
+        "iter: step 2, loss: 0.3333, lr: 0.001, mem_usage:cuda:1 7.52GB",
+        "iter: step 2, loss: 0.3333, lr: 0.001, mem_usage:cuda:2 7.52GB",
+        "iter: step 2, loss: 0.3333, lr: 0.001, mem_usage:cuda:0 7.52GB",
+    ]
+    events = parsed_by("progress_lines", lines, file="launcher.log")
+    per_device = events.group_by("cuda_dev").agg(pl.col("step").sort()).sort("cuda_dev")
+    assert per_device.rows() == [(0, [0, 1, 2]), (1, [0, 1, 2]), (2, [0, 1, 2])]
+    # one console, no host: the device tag tells the ranks apart, and the report says so
+    assert set(events.get_column("rank_from")) == {"device"}
+
+
+def test_a_counter_printed_twice_per_step_is_still_the_step():
+    # sample_logs/free_form_thread_skip: two commands per training step, rank named `thread`
+    lines = [
+        f"This is thread 1 with training step {s} command {c}" for s in range(4) for c in (1, 2)
+    ]
+    found = parsed_by("progress_lines", lines)
+    assert found.get_column("step").to_list() == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert set(found.get_column("stage")) == {"training step"}
+    assert set(found.get_column("rank")) == {1}
+
+
+def test_collective_milestones_are_read_without_a_counter(tmp_path):
+    # sample_logs/free_form_thread_skip/logs/launcher.log, verbatim (rank named by the number)
+    lines = [
+        "past barrier for 1past barrier for 2",
+        "",
+        "past barrier for 0",
+        "past all_reduce for 1",
+        "past all_reduce for 2",
+        "past all_reduce for 0",
+    ]
+    found = parsed_by("progress_lines", lines)
+    assert sorted(found.select("stage", "rank").rows()) == [
+        ("past all_reduce for", 0),
+        ("past all_reduce for", 1),
+        ("past all_reduce for", 2),
+        ("past barrier for", 0),
+        ("past barrier for", 1),
+        ("past barrier for", 2),
+    ]
+
+
+def test_a_number_that_does_not_grow_is_no_progress():
+    # the same line every few seconds, its numbers steady (a throughput print)
+    line = "2026-11-30 10:00:00,000 INFO some unrelated message about throughput tokens/s=12345.6"
+    assert parsed_by("progress_lines", [line] * 10).is_empty()
+
+
+def test_files_with_stage_marks_are_left_to_them(tmp_path):
+    lines = marks(0, range(4)) + [f"step {s}/48 loss=0.1 lr=0.001" for s in range(4)]
+    assert parsed_by("progress_lines", lines).is_empty()
+
+
+def test_a_line_only_one_rank_prints_says_nothing_of_the_others(tmp_path):
+    # a trainer's summary on rank 0 only (ranks 1-3 print no such line): no departure
+    files = {"rank0.log": [f"[Rank 0] iteration {i}/ 48 | lm loss: 1.0E+00 |" for i in range(6)]}
+    files.update(
+        {
+            f"rank{r}.log": [f"{{'rank': {r}, 'local_rank': {r}, 'device': {r}, 'world_size': 4}}"]
+            for r in range(1, 4)
+        }
+    )
+    analysis = analyze_files(tmp_path, files)
+    assert "stage_divergence" not in kinds(analysis)
