@@ -3,37 +3,95 @@ lines: the job's world communicator init lines map each (host, pid) to a global 
 
 A communicator is the world when its size is the largest seen; its `comm_rank` is then the
 global rank. Lines of sub-communicators keep their own `comm_rank` as a separate column.
+
+A process no init line names (NCCL 2.4-era excerpts print only ring, tree and channel lines)
+takes the own rank its topology lines state (`nccl_topology` events), when they state one
+rank only: a process in several communicators states several, and then none is taken.
+
+A line that names a pid without a host (`Unhandled exception ... proc 2834`, c10's `SIGABRT(6),
+PID: 3154296`) takes the rank of that pid when exactly one process of the job has it.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
+PROCESS = ["host", "pid"]
+
 
 def attribute_by_process(events: pl.DataFrame) -> pl.DataFrame:
-    """Fill `rank` (with `rank_from = "process"`) from the (host, pid) of world-comm inits."""
-    needed = {"host", "pid", "comm_rank", "nranks"}
-    if not needed <= set(events.columns):
+    """Fill `rank` (with `rank_from = "process"`) from the (host, pid) of world-comm inits, else
+    of topology lines."""
+    if not {"host", "pid", "comm_rank"} <= set(events.columns):
         return events
-    inits = events.filter(
-        pl.col("host").is_not_null()
-        & pl.col("pid").is_not_null()
-        & pl.col("comm_rank").is_not_null()
-        & pl.col("nranks").is_not_null()
-    )
-    if inits.is_empty():
+    mapping = _process_ranks(events)
+    if mapping.is_empty():
         return events
-    world = inits.get_column("nranks").max()
-    mapping = (
-        inits.filter(pl.col("nranks") == world)
-        .group_by("host", "pid")
-        .agg(pl.col("comm_rank").unique().alias("ranks"))
-        .filter(pl.col("ranks").list.len() == 1)  # a process with two world ranks is ambiguous
-        .select("host", "pid", pl.col("ranks").list.first().cast(pl.Int32).alias("process_rank"))
+    by_process = (
+        events.join(mapping, on=PROCESS, how="left")
+        .join(_lone_pids(mapping), on="pid", how="left")
+        .with_columns(
+            pl.coalesce(
+                "process_rank", pl.when(pl.col("host").is_null()).then(pl.col("pid_rank"))
+            ).alias("process_rank")
+        )
+        .drop("pid_rank")
     )
-    events = events.join(mapping, on=["host", "pid"], how="left")
     fill = pl.col("rank").is_null() & pl.col("process_rank").is_not_null()
-    return events.with_columns(
+    return by_process.with_columns(
         pl.when(fill).then(pl.col("process_rank")).otherwise(pl.col("rank")).alias("rank"),
         pl.when(fill).then(pl.lit("process")).otherwise(pl.col("rank_from")).alias("rank_from"),
     ).drop("process_rank")
+
+
+def _process_ranks(events: pl.DataFrame) -> pl.DataFrame:
+    """(host, pid, process_rank): from world-comm inits, else from topology lines."""
+    from_inits = _world_init_ranks(events)
+    from_topology = _topology_ranks(events).join(from_inits, on=PROCESS, how="anti")
+    return pl.concat([from_inits, from_topology])
+
+
+def _world_init_ranks(events: pl.DataFrame) -> pl.DataFrame:
+    empty = pl.DataFrame(schema={"host": pl.String, "pid": pl.Int64, "process_rank": pl.Int32})
+    if "nranks" not in events.columns:
+        return empty
+    inits = _identified(events).filter(pl.col("nranks").is_not_null())
+    if inits.is_empty():
+        return empty
+    world = inits.get_column("nranks").max()
+    return _one_rank_each(inits.filter(pl.col("nranks") == world))
+
+
+def _topology_ranks(events: pl.DataFrame) -> pl.DataFrame:
+    return _one_rank_each(_identified(events).filter(pl.col("event") == "nccl_topology"))
+
+
+def _identified(events: pl.DataFrame) -> pl.DataFrame:
+    return events.filter(
+        pl.col("host").is_not_null()
+        & pl.col("pid").is_not_null()
+        & pl.col("comm_rank").is_not_null()
+    )
+
+
+def _one_rank_each(records: pl.DataFrame) -> pl.DataFrame:
+    """(host, pid, process_rank) for processes whose records state one rank (a process with
+    two is ambiguous)."""
+    return (
+        records.group_by(PROCESS)
+        .agg(pl.col("comm_rank").unique().alias("ranks"))
+        .filter(pl.col("ranks").list.len() == 1)
+        .select(
+            pl.col("host").cast(pl.String),
+            pl.col("pid").cast(pl.Int64),
+            pl.col("ranks").list.first().cast(pl.Int32).alias("process_rank"),
+        )
+    )
+
+
+def _lone_pids(mapping: pl.DataFrame) -> pl.DataFrame:
+    """(pid, pid_rank) for pids that one mapped process has: the rank of a line that names a
+    pid without a host."""
+    return mapping.filter(pl.col("pid").is_unique()).select(
+        "pid", pl.col("process_rank").alias("pid_rank")
+    )

@@ -8,7 +8,11 @@ with a tab):
       - [1] joined but didn't finish collective #12 (count from 1)
         [3] finished collective #11, but didn't join collective #12 (count from 1)
 
-It names the ranks the others were waiting for: the report's own culprits.
+It names the ranks the others were waiting for: the report's own culprits. Its `Timeout at
+collective` line is the reporting rank's own timeout (`[2]` is that rank): a `collective_timeout`
+like the watchdog's, with the op and the report's collective number as `seq`
+(pytorch/pytorch#152623 prints it with `#315` while the watchdog's SeqNum was 241: the two
+count differently).
 """
 
 from __future__ import annotations
@@ -25,6 +29,16 @@ NOT_FINISHED = r"\[([0-9, ]*)\] joined but didn't finish collective #(\d+)"
 NOT_JOINED = r"\[([0-9, ]*)\] finished collective #\d+, but didn't join collective #(\d+)"
 # `[2] Timeout at collective: ALLREDUCE, #12`
 TIMEOUT_AT = r"\[(\d+)\] Timeout at collective: ([A-Za-z_]+), #(\d+)"
+# The rest of the report, recognised without an event:
+#   - To our best knowledge, the lagging/dead/mismatched ranks that caused the desync are:
+#   - Snapshot of ranks' latest states:
+#     #182 finished ranks:
+#       [7] finished ALLREDUCE
+REPORT_LINE = (
+    r"^\s*(?:- To our best knowledge, the lagging/dead/mismatched ranks that caused the desync "
+    r"are:|- Snapshot of ranks' latest states:|#\d+ (?:started|finished) ranks:|"
+    r"\[[0-9, ]*\] (?:started|finished) [A-Za-z_]+)\s*$"
+)
 
 
 def _rank_list(text: pl.Expr) -> pl.Expr:
@@ -44,7 +58,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         pl.when(lagging.is_not_null())
         .then(pl.lit("desync_report"))
         .when(timeout.struct.field("1").is_not_null())
-        .then(pl.lit("desync_timeout_at"))
+        .then(pl.lit("collective_timeout"))
         .alias("event"),
         pl.when(lagging.is_not_null()).then(_rank_list(lagging)).alias("values"),
         pl.coalesce(
@@ -54,9 +68,14 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         .alias("seq"),
         timeout.struct.field("2").alias("op"),
         timeout.struct.field("1").cast(pl.Int32).alias("comm_rank"),
+        timeout.struct.field("1").cast(pl.Int32).alias("rank"),
         pl.lit("error").alias("severity"),
+        message.str.contains(REPORT_LINE).alias("_report"),
     )
-    return found.filter(pl.col("event").is_not_null())
+    recognised = found.filter(pl.col("event").is_not_null() | pl.col("_report"))
+    return recognised.with_columns(
+        pl.when(pl.col("event").is_not_null()).then(pl.col("severity")).alias("severity")
+    ).drop("_report")
 
 
 PARSER = LineParser(
@@ -66,6 +85,11 @@ PARSER = LineParser(
         "joined but didn't finish",
         "but didn't join",
         "Timeout at collective:",
+        "lagging/dead/mismatched ranks",
+        "Snapshot of ranks' latest states",
+        " ranks:",
+        "] started ",
+        "] finished ",
     ),
     parse=parse,
 )

@@ -28,12 +28,22 @@ local_rank, parent, color, key); `nccl_abort` (phase abort|destroy); `duplicate_
 (comm_rank and peer_rank = the two ranks NCCL names, bus_id); `nccl_error` (peer, error_code,
 exc_message; for PyTorch's wrapper also nccl_version, exc_type and the WorkNCCL seq/op);
 `nccl_warn`; `nccl_unwind` (error_code = the ncclResult_t); `nccl_mismatch` (NCCL 2.4's
-mismatched-collective WARN, comm_rank = the reporting rank). `rank` is never set here: NCCL
-lines name a process (host, pid), and `logforensics.process_map` maps it to its global rank
-through the world communicator's init records.
+mismatched-collective WARN, comm_rank = the reporting rank); `oom` (NCCL's own `Cuda failure
+'out of memory'`); `nccl_topology` (comm_rank = the process's own rank in a ring, tree or
+channel line). `rank` is never set here: NCCL lines name a process (host, pid), and
+`logforensics.process_map` maps it to its global rank through the world communicator's init
+records, or through its topology lines when no init record names it.
 
-Ring, tree, channel and connection lines are counted as recognised without becoming events: a
-1,024-rank job prints hundreds of thousands of them and no rule reads them.
+A WARN is an error when its text names a network, system or CUDA failure, or when NCCL's
+return-code chain (`misc/socket.cc:564 -> 2`) follows it in its thread: the WARN's function
+failed and returned that ncclResult_t up the stack. `extra` then holds the `result` and the
+`subsystem` the WARN comes from (bootstrap, socket, infiniband, proxy, cuda, shared memory,
+topology).
+
+Ring, tree, channel and connection lines are counted as recognised: a 1,024-rank job prints
+hundreds of thousands of them. In a file without init or teardown records (an NCCL 2.4-era
+excerpt, or a set-up that failed before `Init COMPLETE`), the first line that states a
+process's own rank becomes an `nccl_topology` event.
 """
 
 from __future__ import annotations
@@ -118,7 +128,8 @@ MISMATCH = (
 )
 
 # WARN texts that are network, system or CUDA failures (NVIDIA/nccl: misc/socket.cc, proxy.cc,
-# transport/net_ib.cc, include/checks.h); any other WARN stays a generic warning.
+# transport/net_ib.cc, include/checks.h), errors even where an excerpt lacks the return-code
+# chain after them; any other WARN is an error only when that chain follows it.
 #   Net : Call to recv from 10.200.84.247<58355> failed : Broken pipe
 #   socketProgress: Connection closed by remote peer gpu004.ds-a4-r02.abc.com<55693>
 #   NET/IB : Got completion from peer 10.0.35.1<49189> with error 4, opcode 5327, len 5327, ...
@@ -142,6 +153,49 @@ STRERROR = r"failed ?: ([A-Z][a-z]+(?: [a-z]+){0,4})"
 # `[Proxy Service 9] Failed to execute operation Connect from rank 9, retcode 6`: the proxy's
 # own rank in the communicator.
 PROXY_RANK = r"\[Proxy \w+ (\d+)\]"
+
+# The ncclResult_t a return-code chain carries (NVIDIA/nccl src/init.cc ncclGetErrorString);
+# 0 is success and 7 (in progress) no failure.
+NCCL_RESULTS = ("1", "2", "3", "4", "5", "6")
+# Where a failing WARN comes from, by its source file and words (first match wins):
+#   bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4
+#   transport/net_ib.cc:1038 NCCL WARN NET/IB : req 0/1 tag 0 peer 10.10.23.6<58683> ...
+#   misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> failed : ...
+#   graph/xml.cc:332 NCCL WARN Could not find real path of /sys/class/pci_bus/0000:01/../..
+SUBSYSTEMS = (
+    ("bootstrap", r"(?i)bootstrap"),
+    ("infiniband", r"NET/IB|net_ib|ib_plugin|ibvwrap|Got completion"),
+    ("proxy", r"\[Proxy |\[Service thread\]|proxy\.cc"),
+    ("socket", r"(?i)socket|Net ?: |Connect to |connection |Broken pipe"),
+    ("cuda", r"(?i)cuda|enqueue\.cc|alloc\.h"),
+    ("shared memory", r"/dev/shm|shmutils|shm\.cc"),
+    ("topology", r"graph/|topo\.|xml\.cc|/sys/"),
+)
+# The bootstrap root (rank 0's process) heard from one rank twice: two processes were started
+# with that rank, or it restarted and joined again (NVIDIA/nccl src/bootstrap.cc):
+#   Bootstrap Root : rank 1 of 2 ranks has already checked in
+CHECKED_IN_TWICE = (
+    r"Bootstrap Root : rank (?P<rank>\d+) of (?P<nranks>\d+) ranks has already checked in"
+)
+# NCCL's own CUDA allocation failed: `Cuda failure 'out of memory'` (2.19+: `Cuda failure 2
+# 'out of memory'`).
+NCCL_OOM = r"[Cc]uda failure (?:\d+ )?'out of memory'"
+
+# A process's own rank in its topology lines (NVIDIA/nccl init.cc, graph/connect.cc,
+# transport/{p2p,shm,net}.cc across tags):
+#   Trees [0] 1/-1/-1->0->-1 [1] ...        2.7+ down/down/down->rank->up (2.4: up->rank->down)
+#   Ring 02 : 2 -> 0 -> 1                   prev -> rank -> next
+#   Ring 00 : 30 -> 28 [send] via NET/Socket/0, Ring 00 : 155[3d000] -> 157[b2000] via P2P/IPC
+#   Channel 03/0 : 13[5] -> 4[4] [receive] via NET/IB/3     (the receiving side prints itself
+#                                                            second)
+TOPOLOGY_LITERALS = ("Trees [", "Ring ", "Channel ")
+TREES_RANK = r"NCCL INFO Trees \[\d+\] [-\d/]*->(\d+)->"
+LINK_RANKS = (
+    r"NCCL INFO (?:Ring|Channel) \d+(?:/\d+)? : (?P<a>\d+)(?:\[[0-9a-fA-F]+\])? -> "
+    r"(?P<b>\d+)(?:\[[0-9a-fA-F]+\])?(?P<middle> -> -?\d+)?(?P<receive> \[receive\])?"
+)
+# The process identity alone, for topology lines (see NCCL_LINE).
+PROCESS = r"(?P<host>[^\s:\[\]]+):(?P<pid>\d+):\d+ \[\d+\] "
 
 # PyTorch's wrapper, one line (the class words stop at ` (run with`, `,` or ` - please`):
 #   torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/
@@ -186,15 +240,71 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         message.str.contains(" NCCL INFO ", literal=True)
         & (message.str.contains_any(list(EVENTFUL_INFO)) | message.str.contains(UNWIND_TEST))
     )
-    counted = nccl.filter(~eventful).select("file", "line", pl.lit(None, pl.String).alias("event"))
+    counted = nccl.filter(~eventful)
+    is_topology = message.str.contains_any(list(TOPOLOGY_LITERALS))
+    debug = _debug_lines(nccl.filter(eventful))
     return pl.concat(
         [
-            counted,
-            _debug_lines(nccl.filter(eventful)),
+            counted.filter(~is_topology).select(
+                "file", "line", pl.lit(None, pl.String).alias("event")
+            ),
+            _topology(counted.filter(is_topology), _initialised(debug)),
+            debug,
             _pytorch_lines(lines.filter(~pl.col("_nccl"))),
         ],
         how="diagonal_relaxed",
     )
+
+
+# What an `nccl_topology` event keeps; the other topology lines are only counted.
+TOPOLOGY_KEPT = ("host", "pid", "comm_rank")
+
+
+def _initialised(debug: pl.DataFrame) -> list[str]:
+    """The files that hold an init or teardown record."""
+    if "comm_rank" not in debug.columns:
+        return []
+    records = debug.filter(pl.col("event").is_in(["nccl_init", "nccl_abort"]))
+    return records.get_column("file").unique().to_list()
+
+
+def _topology(lines: pl.DataFrame, initialised: list[str]) -> pl.DataFrame:
+    """Ring, tree and channel lines, all recognised. In files without init or teardown records
+    (which give processes their ranks), the first line that states a process's own rank
+    becomes `nccl_topology` (comm_rank = that rank)."""
+    has_init = pl.col("file").is_in(initialised)
+    counted = lines.filter(has_init).select("file", "line", pl.lit(None, pl.String).alias("event"))
+    lines = lines.filter(~has_init)
+    message = pl.col("message")
+    link = message.str.extract_groups(LINK_RANKS)
+    own_in_link = (
+        pl.when(
+            link.struct.field("middle").is_not_null() | link.struct.field("receive").is_not_null()
+        )
+        .then(link.struct.field("b"))
+        .otherwise(link.struct.field("a"))
+    )
+    process = message.str.extract_groups(PROCESS)
+    ranked = lines.select(
+        "file",
+        "line",
+        process.struct.field("host").alias("host"),
+        process.struct.field("pid").cast(pl.Int64).alias("pid"),
+        pl.coalesce(message.str.extract(TREES_RANK, 1), own_in_link)
+        .cast(pl.Int32)
+        .alias("comm_rank"),
+    )
+    known = pl.col("comm_rank").is_not_null() & pl.col("host").is_not_null()
+    first = known & (
+        pl.col("line") == pl.col("line").min().over("file", "host", "pid", "comm_rank")
+    )
+    topology = ranked.with_columns(
+        pl.when(first).then(pl.lit("nccl_topology")).alias("event"),
+        pl.when(first).then(pl.lit("info")).alias("severity"),
+    ).with_columns(
+        [pl.when(pl.col("event").is_not_null()).then(pl.col(c)).alias(c) for c in TOPOLOGY_KEPT]
+    )
+    return pl.concat([counted, topology], how="diagonal_relaxed")
 
 
 def _debug_lines(lines: pl.DataFrame) -> pl.DataFrame:
@@ -216,12 +326,13 @@ def _debug_lines(lines: pl.DataFrame) -> pl.DataFrame:
         head.struct.field("tid").cast(pl.Int64).alias("tid"),
         head.struct.field("dev").cast(pl.Int32).alias("cuda_dev"),
         _frame(head.struct.field("src"), head.struct.field("func")).alias("frame"),
+        head.struct.field("src").alias("_src"),
         level.alias("_level"),
         message.str.slice(body_start).alias("_body"),
     )
+    framed = _with_chain_results(framed)
     body = pl.col("_body")
     is_warn = pl.col("_level") == "WARN"
-    unwind = body.str.extract_groups(UNWIND)
     init = body.str.extract_groups(INIT_PHASE)
     pair = body.str.extract_groups(DUPLICATE_PAIR)
     comm_ranks = body.str.extract_groups(COMM_RANKS)
@@ -229,15 +340,22 @@ def _debug_lines(lines: pl.DataFrame) -> pl.DataFrame:
     is_shared = body.str.contains(SHARED_GPU)
     is_allowed = body.str.contains(SHARED_GPU_ALLOWED, literal=True)
     is_mismatch = body.str.contains(MISMATCH)
-    is_error = is_warn & body.str.contains(ERROR_WARN)
+    is_oom = is_warn & body.str.contains(NCCL_OOM)
+    is_error = is_warn & (
+        body.str.contains(ERROR_WARN)
+        | pl.col("_result").is_not_null()
+        | body.str.contains(CHECKED_IN_TWICE)
+    )
     is_version = body.str.contains(VERSION)
     is_layout = body.str.contains(NODE_LAYOUT)
-    is_unwind = ~is_warn & unwind.struct.field("code").is_not_null()
+    is_unwind = pl.col("_unwind_code").is_not_null()
     event = (
         pl.when(is_pair | is_shared | is_allowed)
         .then(pl.lit("duplicate_gpu"))
         .when(is_warn & is_mismatch)
         .then(pl.lit("nccl_mismatch"))
+        .when(is_oom)
+        .then(pl.lit("oom"))
         .when(is_error)
         .then(pl.lit("nccl_error"))
         .when(is_warn)
@@ -256,7 +374,7 @@ def _debug_lines(lines: pl.DataFrame) -> pl.DataFrame:
     severity = (
         pl.when(is_allowed)
         .then(pl.lit("info"))
-        .when(is_pair | is_shared | is_mismatch | is_error)
+        .when(is_pair | is_shared | is_mismatch | is_error | is_oom)
         .then(pl.lit("error"))
         .when(is_warn | is_unwind)
         .then(pl.lit("warning"))
@@ -268,11 +386,33 @@ def _debug_lines(lines: pl.DataFrame) -> pl.DataFrame:
             events.filter(pl.col("event").is_null()).select("file", "line", "event"),
             _inits(events.filter(pl.col("event").is_in(["nccl_init", "nccl_abort"]))),
             _duplicates(events.filter(pl.col("event") == "duplicate_gpu")),
-            _warnings(events.filter(pl.col("event").is_in(["nccl_error", "nccl_warn"]))),
+            _warnings(events.filter(pl.col("event").is_in(["nccl_error", "nccl_warn", "oom"]))),
             _others(events.filter(pl.col("event").is_in(["nccl_mismatch", "nccl_version"]))),
             _unwinds(events.filter(pl.col("event") == "nccl_unwind")),
         ],
         how="diagonal_relaxed",
+    )
+
+
+def _with_chain_results(framed: pl.DataFrame) -> pl.DataFrame:
+    """`_unwind_code` on return-code lines, and `_result` on each WARN that the chain follows
+    in its thread (further WARNs of the same failure may come first: `Cuda failure 'out of
+    memory'`, then `Failed to CUDA calloc 6291456 bytes`, then `-> 1`). The chain's first frame
+    is in the failing function's thread; later frames move to the caller's."""
+    body = pl.col("_body")
+    is_warn = pl.col("_level") == "WARN"
+    unwind_code = pl.when(~is_warn).then(body.str.extract(UNWIND, 3))
+    # on each line that is not a WARN: its code, or "" when it is no return-code line
+    after_warns = pl.when(~is_warn).then(pl.col("_unwind_code").fill_null(""))
+    next_after_warns = after_warns.shift(-1).backward_fill().over("file", "host", "pid", "tid")
+    return (
+        framed.sort("file", "line")
+        .with_columns(unwind_code.alias("_unwind_code"))
+        .with_columns(
+            pl.when(is_warn & next_after_warns.is_in(list(NCCL_RESULTS)))
+            .then(next_after_warns)
+            .alias("_result")
+        )
     )
 
 
@@ -282,7 +422,7 @@ def _frame(src: pl.Expr, func: pl.Expr) -> pl.Expr:
 
 
 def _line_columns(events: pl.DataFrame) -> pl.DataFrame:
-    return events.drop("_level", "_body")
+    return events.select(pl.exclude("^_.*$"))
 
 
 def _inits(events: pl.DataFrame) -> pl.DataFrame:
@@ -344,8 +484,17 @@ def _duplicate_columns(events: pl.DataFrame, text: pl.Expr) -> pl.DataFrame:
 
 
 def _warnings(events: pl.DataFrame) -> pl.DataFrame:
-    """`nccl_error` (network, system, CUDA) and `nccl_warn`: the WARN text, peer, code."""
+    """`nccl_error` (network, system and CUDA failures; WARNs a return-code chain follows),
+    `nccl_warn` and NCCL's `oom`: the WARN text, peer, code, and in `extra` the ncclResult_t
+    and the subsystem. A bootstrap root that saw a rank twice names it in `peer_rank`."""
     body = pl.col("_body")
+    checked_in = body.str.extract_groups(CHECKED_IN_TWICE)
+    details = pl.struct(
+        pl.col("_result").cast(pl.Int64).alias("result"),
+        _subsystem(pl.concat_str([pl.col("_src").fill_null(""), body], separator=" ")).alias(
+            "subsystem"
+        ),
+    )
     return _line_columns(
         events.with_columns(
             body.alias("exc_message"),
@@ -357,8 +506,19 @@ def _warnings(events: pl.DataFrame) -> pl.DataFrame:
                 body.str.extract(STRERROR, 1),
             ).alias("error_code"),
             body.str.extract(PROXY_RANK, 1).cast(pl.Int32).alias("comm_rank"),
+            checked_in.struct.field("rank").cast(pl.Int32).alias("peer_rank"),
+            checked_in.struct.field("nranks").cast(pl.Int32).alias("nranks"),
+            pl.when(pl.col("event") != "nccl_warn").then(_json(details)).alias("extra"),
         )
     )
+
+
+def _subsystem(text: pl.Expr) -> pl.Expr:
+    """The first of SUBSYSTEMS whose words `text` holds (null for none)."""
+    named = pl.lit(None, pl.String)
+    for name, pattern in reversed(SUBSYSTEMS):
+        named = pl.when(text.str.contains(pattern)).then(pl.lit(name)).otherwise(named)
+    return named
 
 
 def _others(events: pl.DataFrame) -> pl.DataFrame:
@@ -385,10 +545,11 @@ def _unwinds(events: pl.DataFrame) -> pl.DataFrame:
 
 
 def _json(details: pl.Expr) -> pl.Expr:
-    """A struct as a JSON object without its null fields."""
-    return (
+    """A struct as a JSON object without its null fields (null when all are)."""
+    encoded = (
         details.struct.json_encode().str.replace_all(r',?"\w+":null', "").str.replace(r"^\{,", "{")
     )
+    return pl.when(encoded != "{}").then(encoded)
 
 
 def _pytorch_lines(lines: pl.DataFrame) -> pl.DataFrame:
@@ -418,9 +579,12 @@ def _pytorch_lines(lines: pl.DataFrame) -> pl.DataFrame:
         & message.str.contains(VERSION)
     )
     is_noted = pl.col("candidate") & (message.str.contains(RESULT_LINE) | (stripped == LAST_ERROR))
+    is_checked_in = pl.col("candidate") & message.str.contains(CHECKED_IN_TWICE)
     kind = (
         pl.when(is_wrapper)
         .then(pl.lit("wrapper"))
+        .when(is_checked_in)
+        .then(pl.lit("checked_in"))
         .when(is_pair | is_shared)
         .then(pl.lit("duplicate"))
         .when(is_bare_version)
@@ -445,6 +609,7 @@ def _pytorch_lines(lines: pl.DataFrame) -> pl.DataFrame:
     return pl.concat(
         [
             wrappers,
+            _checked_in_twice(marked.filter(pl.col("_kind") == "checked_in")),
             duplicates.select(
                 *keep, "severity", "comm_rank", "peer_rank", "bus_id", "exc_message", "extra"
             ),
@@ -452,6 +617,23 @@ def _pytorch_lines(lines: pl.DataFrame) -> pl.DataFrame:
             counted.select(keep),
         ],
         how="diagonal_relaxed",
+    )
+
+
+def _checked_in_twice(lines: pl.DataFrame) -> pl.DataFrame:
+    """The bootstrap root's WARN printed without the `host:pid:tid` identity (RCCL with
+    NCCL_DEBUG=WARN writes `<path>/bootstrap.cpp:132 NCCL WARN Bootstrap Root : ...`)."""
+    message = pl.col("message")
+    checked_in = message.str.extract_groups(CHECKED_IN_TWICE)
+    return lines.select(
+        "file",
+        "line",
+        pl.lit("nccl_error").alias("event"),
+        pl.lit("error").alias("severity"),
+        checked_in.struct.field("rank").cast(pl.Int32).alias("peer_rank"),
+        checked_in.struct.field("nranks").cast(pl.Int32).alias("nranks"),
+        message.str.slice(message.str.find("Bootstrap Root", literal=True)).alias("exc_message"),
+        pl.lit('{"subsystem":"bootstrap"}').alias("extra"),
     )
 
 

@@ -31,6 +31,22 @@ c10's fatal signal handler (pytorch/pytorch:c10/util/signal_handler.cpp, pytorch
     SIGABRT(6), PID: 3154296, Thread 3154392:
      frame #0: c10::FatalSignalHandler::stacktraceSignalHandler(bool) + 0x8b (0x7f5a5ceaf51b in ...)
 
+torch.multiprocessing.spawn re-raises a child's error in the parent with the child's traceback
+under a header naming the process index, the rank as `mp.spawn(fn, nprocs=N)` numbers them
+(pytorch/pytorch:torch/multiprocessing/spawn.py; pytorch/examples#447); a child killed outright
+is named in the exception's message (`ProcessExitedException: process 0 terminated with signal
+SIGKILL`, torch < 1.9: `Exception: process 3 terminated with signal SIGKILL`):
+
+    Exception:
+
+    -- Process 1 terminated with the following error:
+    Traceback (most recent call last):
+
+RETURNN's excepthook prints the exception type and the process, not an exception line
+(rwth-i6/returnn#1484):
+
+    Unhandled exception <class 'RuntimeError'> in thread <_MainThread(...)>, proc 2834.
+
 and the C++ runtime's terminate handler (libstdc++'s verbose terminate handler;
 instructlab/training#520):
 
@@ -104,6 +120,15 @@ TERMINATE_TYPE = r"terminate called after throwing an instance of '(?P<type>[\w:
 #   what():  [PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated ...
 WHAT = "what():"
 
+# -- Process 1 terminated with the following error:
+SPAWNED_PROCESS = r"^-- Process (\d+) terminated with the following error:"
+# process 0 terminated with signal SIGKILL / process 1 terminated with exit code 1
+SPAWNED_EXIT = r"^process (\d+) terminated with (?:signal|exit code)"
+# Unhandled exception <class 'RuntimeError'> in thread <_MainThread(...)>, proc 2834.
+UNHANDLED = "Unhandled exception <class '"
+UNHANDLED_TYPE = r"Unhandled exception <class '([\w.]+)'> in thread "
+UNHANDLED_PID = r", proc (\d+)\b"
+
 STREAM = "_stream"
 
 
@@ -119,6 +144,8 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             _c10_signals(rows),
             _terminations(rows),
             _frames_without_header(rows),
+            _spawn_headers(rows),
+            _unhandled_exceptions(rows),
         ],
         how="diagonal_relaxed",
     )
@@ -167,6 +194,8 @@ def _classify(lines: pl.DataFrame) -> pl.DataFrame:
             (
                 pl.col("_stripped").str.starts_with(DURING_HANDLING)
                 | pl.col("_stripped").str.starts_with(DIRECT_CAUSE)
+                # the child's traceback mp.spawn prints in the message of the parent's exception
+                | pl.col("_stripped").str.contains(SPAWNED_PROCESS)
             ).alias("_separator"),
         )
     )
@@ -267,6 +296,7 @@ def _chains(rows: pl.DataFrame) -> pl.DataFrame:
             pl.col("_exc_message").filter(pl.col("_exc")).first(),
             pl.col("_frame_text").filter(pl.col("_body") & pl.col("_frame")).last(),
             pl.col("line").filter(pl.col("_body")).max().alias("_last_body"),
+            pl.col("_stripped").str.extract(SPAWNED_PROCESS, 1).drop_nulls().last().alias("_spawn"),
         )
     )
     block_end = pl.coalesce("_exc_line", "_last_body", "_block_start")
@@ -279,6 +309,7 @@ def _chains(rows: pl.DataFrame) -> pl.DataFrame:
         pl.col("_frame_text").last().alias("_chain_frame"),
         pl.col("_exc_type").first().alias("_first_type"),
         pl.len().alias("_blocks"),
+        pl.col("_spawn").drop_nulls().last().alias("_chain_spawned"),
     )
 
 
@@ -298,6 +329,8 @@ def _mark_bare_exceptions(rows: pl.DataFrame) -> pl.DataFrame:
 
 def _exception_events(rows: pl.DataFrame) -> pl.DataFrame:
     """One `exception` per chain of tracebacks, and every line of it recognised."""
+    spawned = _previous_nonblank("_stripped").str.extract(SPAWNED_PROCESS, 1)
+    rows = rows.with_columns(pl.when(pl.col("_header")).then(spawned).alias("_spawned"))
     own = rows.filter(pl.col("_in_traceback") & ~pl.col("_chain_embedded"))
     chained = pl.col("_blocks") > 1
     events = own.filter(pl.col("line") == pl.col("_start")).select(
@@ -309,6 +342,7 @@ def _exception_events(rows: pl.DataFrame) -> pl.DataFrame:
         pl.col("_chain_type").alias("exc_type"),
         pl.col("_chain_message").alias("exc_message"),
         pl.col("_chain_frame").alias("frame"),
+        _spawned_rank(pl.col("_chain_message")).alias("rank"),
         pl.when(chained & pl.col("_first_type").is_not_null())
         .then(pl.struct(chained_from=pl.col("_first_type")).struct.json_encode())
         .alias("extra"),
@@ -335,6 +369,15 @@ def _tee_blanks_inside(rows: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame
     return _recognised(inside)
 
 
+def _spawned_rank(message: pl.Expr) -> pl.Expr:
+    """The process index torch.multiprocessing.spawn names: in the header inside the chain (the
+    parent's traceback, then the child's), or just before it (an excerpt that starts there),
+    else in the message of a child that died without a traceback."""
+    return pl.coalesce(
+        pl.col("_chain_spawned"), pl.col("_spawned"), message.str.extract(SPAWNED_EXIT, 1)
+    ).cast(pl.Int32)
+
+
 def _bare_exception_events(rows: pl.DataFrame) -> pl.DataFrame:
     return rows.filter(pl.col("_bare")).select(
         "file",
@@ -344,6 +387,28 @@ def _bare_exception_events(rows: pl.DataFrame) -> pl.DataFrame:
         pl.col("line").alias("end_line"),
         pl.col("_exc_type").alias("exc_type"),
         pl.col("_exc_message").alias("exc_message"),
+        pl.col("_exc_message").str.extract(SPAWNED_EXIT, 1).cast(pl.Int32).alias("rank"),
+    )
+
+
+def _spawn_headers(rows: pl.DataFrame) -> pl.DataFrame:
+    """torch.multiprocessing.spawn's `-- Process N terminated with the following error:`, also
+    where the excerpt starts with it (no parent traceback to hold it)."""
+    return _recognised(rows.filter(pl.col("_stripped").str.contains(SPAWNED_PROCESS)))
+
+
+def _unhandled_exceptions(rows: pl.DataFrame) -> pl.DataFrame:
+    """`exception` for RETURNN's `Unhandled exception <class 'X'> in thread ..., proc N.`: the
+    type and the process; the message is in the traceback RETURNN prints after it."""
+    text = pl.col("message")
+    return rows.filter(text.str.contains(UNHANDLED_TYPE)).select(
+        "file",
+        "line",
+        pl.lit("exception").alias("event"),
+        pl.lit("error").alias("severity"),
+        pl.col("line").alias("end_line"),
+        text.str.extract(UNHANDLED_TYPE, 1).alias("exc_type"),
+        text.str.extract(UNHANDLED_PID, 1).cast(pl.Int64).alias("pid"),
     )
 
 
@@ -565,6 +630,8 @@ PARSER = LineParser(
         WHAT,
         "PID: ",
         "frame #",
+        "terminated with the following error:",
+        UNHANDLED,
     ),
     parse=parse,
     context_after=40,

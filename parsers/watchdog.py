@@ -8,6 +8,13 @@ TCPStore.cpp). Verbatim:
     [rank1]:[E ProcessGroupNCCL.cpp:537] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.
     torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/3 clients joined.
 
+A rank's own report that its collective failed is a `collective_timeout` whether or not it
+names the WorkNCCL: the watermark forms (`Timeout at NCCL work:`, `... detected by watchdog at
+work: 808`, torch >= 2.4's `failure detected by watchdog at work sequence id: 730`, with the
+watermark in `last_enqueued`/`last_completed`), the dump signal `from this local rank`, and a
+`Watchdog caught collective ...` line cut before `WorkNCCL(`. A dump signal `from  rank 1` is
+another rank's timeout: only this rank's `work_progress`.
+
 The messages are found anywhere in `message`: pdsh (`node04: `) and srun (`11: `) labels are
 not peeled yet, and `what():  ` or an exception type may precede them. `[Rank N]` is the rank
 within the process group named by the `[PG ...]` tag; it is the global rank only for the default
@@ -36,6 +43,24 @@ ELAPSED = r"ran for (\d+) milliseconds before timing out"
 # Statements that a WorkNCCL timed out (watchdog, torch 1.8 `Caught ...`, blocking wait, and the
 # re-raised forms `NCCL communicator was aborted ...` / `... watchdog thread terminated ...`).
 TIMEOUT_WORDING = ("collective operation timeout", "timed out in blocking wait")
+# Timeouts that name no WorkNCCL, each a rank's own report that its collective failed:
+#   [Rank 5] Watchdog caught collective operati…                      (cut before `WorkNCCL(`)
+#   [PG 0 Rank 3] Timeout at NCCL work: 4084, last enqueued NCCL work: 4084, ...       (~2.2)
+#   [PG 0 Rank 3] Exception (either an error or timeout) detected by watchdog at work: 50, ...
+#   [PG ID 0 PG GUID 0(default_pg) Rank 5]  failure detected by watchdog at work sequence id: ...
+#   [PG 0 Rank 0] Received a timeout signal from this local rank and will start to dump ...
+#   [PG ID 0 PG GUID 0(default_pg) Rank 1] Received a dump signal due to a collective timeout
+#   from this local rank and we will try our best to dump the debug info. ...   (one line)
+# (pytorch/pytorch#22834, #122850; NVIDIA/physicsnemo#691; OpenRLHF/OpenRLHF#1126;
+# vllm-project/vllm-omni#2928). `... from  rank 1 ...` is another rank's timeout: only a
+# progress report of this one.
+OWN_TIMEOUT_WORDING = (
+    "Watchdog caught collective",
+    "Timeout at NCCL work:",
+    "detected by watchdog at work",
+    "timeout signal from this local rank",
+    "collective timeout from this local rank",
+)
 
 # [PG 1 Rank 0] / [PG 0 (default_pg) Rank 7] / [PG ID 0 PG GUID 0(default_pg) Rank 1]
 # [PG ID 12 PG GUID 99(EXPERT_MODEL_PARALLEL_GROUP) Rank 4]
@@ -73,6 +98,14 @@ STORE_SETUP = (
     r"\[(?P<rank>\d+)\] is setting up NCCL communicator and retr(?:ie|ei)ving ncclUniqueId "
     r"from \[(?P<root>\d+)\]"
 )
+# torch 1.8-1.13's store-based barrier in init_process_group (ligang-cs/PseCo#15); a worker_count
+# above the world size means more processes than ranks checked in:
+# RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: store_based_barrier_key:1 (world_size=4, worker_count=16, timeout=0:30:00)
+STORE_BARRIER = (
+    r"Timed out initializing process group in store based barrier on rank: (?P<rank>\d+), "
+    r"for key: \S+ \(world_size=(?P<world>\d+), worker_count=(?P<count>\d+), "
+    r"timeout=(?P<hours>\d+):(?P<minutes>\d+):(?P<seconds>\d+)"
+)
 # torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/3 clients joined.
 STORE_CLIENTS = (
     r"Timed out after (?P<seconds>\d+) seconds waiting for clients\. "
@@ -108,7 +141,10 @@ def _has(word: str) -> pl.Expr:
 def _event() -> pl.Expr:
     message = pl.col("message")
     return (
-        pl.when(_has("WorkNCCL(") & _contains_any(TIMEOUT_WORDING))
+        pl.when(
+            (_has("WorkNCCL(") & _contains_any(TIMEOUT_WORDING))
+            | _contains_any(OWN_TIMEOUT_WORDING)
+        )
         .then(pl.lit("collective_timeout"))
         .when(message.str.contains(LAST_ENQUEUED))
         .then(pl.lit("work_progress"))
@@ -118,7 +154,11 @@ def _event() -> pl.Expr:
         .then(pl.lit("process_abort"))
         .when(_contains_any(HEARTBEAT_WORDING))
         .then(pl.lit("heartbeat_timeout"))
-        .when(message.str.contains(STORE_SETUP) | message.str.contains(STORE_CLIENTS))
+        .when(
+            message.str.contains(STORE_SETUP)
+            | message.str.contains(STORE_CLIENTS)
+            | message.str.contains(STORE_BARRIER)
+        )
         .then(pl.lit("store_timeout"))
     )
 
@@ -159,6 +199,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     work = pl.col("_work")
     store = pl.col("_store")
     clients = pl.col("_clients")
+    barrier = pl.col("_barrier")
     found = (
         lines.with_columns(_event().alias("event"), _noise().alias("_noise"))
         .filter(pl.col("event").is_not_null() | pl.col("_noise"))
@@ -167,6 +208,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             message.str.extract_groups(PG_TAG).alias("_pg"),
             message.str.extract_groups(STORE_SETUP).alias("_store"),
             message.str.extract_groups(STORE_CLIENTS).alias("_clients"),
+            message.str.extract_groups(STORE_BARRIER).alias("_barrier"),
         )
         .with_columns(_process_group_columns())
     )
@@ -183,6 +225,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         pl.coalesce(
             work.struct.field("timeout_ms").cast(pl.Int64),
             clients.struct.field("seconds").cast(pl.Int64) * 1000,
+            _barrier_timeout_ms(barrier),
         ).alias("timeout_ms"),
         _int(ELAPSED).alias("elapsed_ms"),
         _int(LAST_ENQUEUED).alias("last_enqueued"),
@@ -190,15 +233,29 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         _int(LAST_COMPLETED).alias("last_completed"),
         "pg",
         "comm_rank",
-        pl.coalesce(pl.col("_group_rank"), store.struct.field("rank").cast(pl.Int32)).alias("rank"),
+        pl.coalesce(pl.col("_group_rank"), store.struct.field("rank"), barrier.struct.field("rank"))
+        .cast(pl.Int32)
+        .alias("rank"),
         pl.coalesce(
             _int(DUMP_SIGNAL_FROM).cast(pl.Int32), store.struct.field("root").cast(pl.Int32)
         ).alias("peer_rank"),
-        pl.coalesce(_int(STUCK_SECONDS), clients.struct.field("joined").cast(pl.Int64)).alias(
-            "value"
-        ),
-        clients.struct.field("expected").cast(pl.Int32).alias("world_size"),
+        pl.coalesce(
+            _int(STUCK_SECONDS),
+            clients.struct.field("joined").cast(pl.Int64),
+            barrier.struct.field("count").cast(pl.Int64),
+        ).alias("value"),
+        pl.coalesce(clients.struct.field("expected"), barrier.struct.field("world"))
+        .cast(pl.Int32)
+        .alias("world_size"),
     )
+
+
+def _barrier_timeout_ms(barrier: pl.Expr) -> pl.Expr:
+    """The store barrier's `timeout=0:30:00` (a Python timedelta) in milliseconds."""
+    hours, minutes, seconds = (
+        barrier.struct.field(name).cast(pl.Int64) for name in ("hours", "minutes", "seconds")
+    )
+    return ((hours * 60 + minutes) * 60 + seconds) * 1000
 
 
 PARSER = LineParser(
@@ -209,7 +266,9 @@ PARSER = LineParser(
         OPS_FAILED,
         PROCESS_ABORT,
         *HEARTBEAT_WORDING,
+        *OWN_TIMEOUT_WORDING,
         "is setting up NCCL communicator",
+        "in store based barrier",
         "clients joined",
         "Exception raised from",
         "frame #",

@@ -51,7 +51,9 @@ def check(job: Job) -> list[Finding]:
 def _store_timeouts(job: Job) -> list[Finding]:
     """Rendezvous and init hangs: `[4] is setting up NCCL communicator and retrieving
     ncclUniqueId from [0] ... Socket Timeout`, `Timed out after 901 seconds waiting for
-    clients. 1/3 clients joined.` The rank waited on is the one to look at."""
+    clients. 1/3 clients joined.`, torch 1.x's `Timed out initializing process group in store
+    based barrier on rank: 0, ... (world_size=4, worker_count=16, ...)`. The rank waited on is
+    the one to look at."""
     stores = job.events.filter(pl.col("event") == "store_timeout")
     if stores.is_empty():
         return []
@@ -65,7 +67,14 @@ def _store_timeouts(job: Job) -> list[Finding]:
         summary += f", waiting for {rank_list(waited_on)}"
     if not joined.is_empty():
         row = joined.row(0, named=True)
-        summary += f"; only {row['value']} of {row['world_size']} processes joined the store"
+        if row["value"] > row["world_size"]:
+            summary += (
+                f"; {row['value']} processes checked in for a world of {row['world_size']}: "
+                "more than the world, so ranks were started twice or another job uses the "
+                "same store (MASTER_ADDR:MASTER_PORT)"
+            )
+        else:
+            summary += f"; only {row['value']} of {row['world_size']} processes joined the store"
     summary += ": the job never started its collectives."
     return [
         placed_finding(
@@ -263,10 +272,14 @@ def _named_by_desync_report(job: Job) -> list[int]:
 def _laggards(job: Job, per_rank: pl.DataFrame) -> list[int]:
     """Ranks whose last completed work (else timed-out seq) is below every other rank's, in the
     same process group. Different groups count separately: their numbers are not comparable."""
+    # the watermark a rank printed with its own timeout (`failure detected by watchdog at work
+    # sequence id: 78 PG status: last enqueued work: 79, last completed work: 77`) or without
     progress = job.events.filter(
-        (pl.col("event") == "work_progress") & pl.col("rank").is_not_null()
+        pl.col("event").is_in(["work_progress", "collective_timeout"])
+        & pl.col("rank").is_not_null()
+        & pl.col("last_completed").is_not_null()
     )
-    if not progress.is_empty() and progress.get_column("last_completed").drop_nulls().len():
+    if not progress.is_empty():
         marks = progress.group_by("pg", "rank").agg(pl.col("last_completed").max().alias("mark"))
     else:
         marks = _comparable_timeout_seqs(per_rank)

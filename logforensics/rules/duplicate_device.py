@@ -6,8 +6,10 @@ Three sources, most trusted first:
   1000`, NCCL 2.5-2.29, also quoted by PyTorch after `Last error:`) or, from NCCL 2.30, as a
   WARN that names no rank (`Multiple ranks detected using the same GPU on this node`). The
   device there is the PCI bus id.
-- NCCL's communicator init records: two processes of one communicator on the same
-  (host, busId), or (host, nvmlDev) where NCCL 2.4 prints no busId. Never `cudaDev` alone:
+- NCCL's communicator records: two processes of one communicator on the same (host, busId),
+  or (host, nvmlDev) where NCCL 2.4 prints no busId. Init records, and the teardown records
+  that carry the same fields (`comm 0x12fd4c240 rank 3 nranks 4 cudaDev 3 busId 70 - Abort
+  COMPLETE`, also `Destroy COMPLETE`), which an excerpt may hold alone. Never `cudaDev` alone:
   under `CUDA_VISIBLE_DEVICES` every process may see its GPU as device 0.
 - The training script's rank-to-device print. Ranks are on the same host when the print names
   it; otherwise when `rank - local_rank` agrees (torchrun numbers a node's ranks
@@ -38,7 +40,9 @@ ALLOWED_FIX = (
     + FIX[0].lower()
     + FIX[1:]
 )
-INIT_PHASES = ("start", "complete")
+# Records that place a communicator rank on a device: init and teardown.
+RECORD_EVENTS = ("nccl_init", "nccl_abort")
+RECORD_PHASES = ("start", "complete", "abort", "destroy")
 UNKNOWN_BUS = "(bus not printed)"
 
 
@@ -75,7 +79,7 @@ class _Sharing:
         said = (
             "NCCL reported it and refused to create the communicator"
             if self.warned
-            else "their NCCL communicator init records show it"
+            else "their NCCL communicator records show it"
         )
         summary = f"{who} use {gpu} on {where}: {said}."
         if self.allowed:
@@ -138,8 +142,8 @@ def _evidence(rows: list[dict]) -> list[Evidence]:
 def _shared_by_inits(nccl: pl.DataFrame) -> pl.DataFrame:
     """(host, bus, ranks, rows) where two processes of one communicator sit on one GPU."""
     inits = nccl.filter(
-        (pl.col("event") == "nccl_init")
-        & pl.col("extra").str.json_path_match("$.phase").is_in(INIT_PHASES)
+        pl.col("event").is_in(RECORD_EVENTS)
+        & pl.col("extra").str.json_path_match("$.phase").is_in(RECORD_PHASES)
         & pl.col("host").is_not_null()
         & pl.col("comm_rank").is_not_null()
     ).with_columns(

@@ -8,7 +8,13 @@ error, a CUDA failure, a failed system call), earliest by printed time where NCC
 (2.26+), then by position in the run; failing that, the first report about a peer.
 
 Errors NCCL raises because two ranks share a GPU (`invalid usage` after `Duplicate GPU
-detected`) are left to `duplicate_device` and reported here as its symptoms.
+detected`) are left to `duplicate_device` and reported here as its symptoms; the errors of a
+process after NCCL's own `Cuda failure 'out of memory'` are left to `oom` likewise.
+
+Where NCCL's return-code chain follows a WARN, its ncclResult_t says what kind of failure it
+was (system, internal, invalid usage, remote, CUDA) whatever the WARN's words, and the WARN's
+source names the subsystem (bootstrap, socket, InfiniBand, ...). The bootstrap root's `rank 1
+of 8 ranks has already checked in` is its own finding: a rank started twice.
 
 Ranks whose NCCL versions differ are reported as a warning: mixed NCCL builds can hang or fail
 at communicator init.
@@ -35,6 +41,15 @@ ABOUT_A_PEER = (
 INFINIBAND = r"Got completion from peer"
 CUDA = r"(?i)cuda"
 DUPLICATE_GPU = r"Duplicate GPU detected|same GPU"
+# ncclResult_t (NVIDIA/nccl src/init.cc ncclGetErrorString) -> the class it makes an error.
+RESULT_CLASSES = {
+    "1": "cuda",
+    "2": "system",
+    "3": "internal",
+    "4": "usage",
+    "5": "usage",
+    "6": "peer",
+}
 
 CLASS_WORDS = {
     "peer": (
@@ -45,6 +60,11 @@ CLASS_WORDS = {
     "cuda": " A CUDA call inside NCCL failed on this rank.",
     "system": " A system or network call inside NCCL failed on this rank.",
     "unknown": " PyTorch names only the error class; NCCL's own lines are not in the logs.",
+    "internal": " NCCL returned an internal error (ncclInternalError) on this rank.",
+    "usage": (
+        " NCCL returned invalid usage on this rank: the ranks did not call it alike (sizes, "
+        "order or settings differ)."
+    ),
 }
 FIX_PEER = (
     "This rank lost its connection to a peer; the peer is most likely where the failure "
@@ -79,6 +99,31 @@ COMMON_FIX = (
     "Several processes failed alike at once: look at what they share (the node or nodes, "
     "the driver and CUDA versions, the container image, NCCL settings) rather than at one rank."
 )
+FIX_INTERNAL = (
+    "NCCL failed inside its {subsystem}. In the bootstrap (communicator set-up) a truncated or "
+    "unexpected message means the ranks did not agree on what to exchange: every rank must run "
+    "the same NCCL build (`torch.cuda.nccl.version()` on each node), and no other job or "
+    "earlier run may use the same MASTER_ADDR:MASTER_PORT. Elsewhere, rerun with "
+    "`NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET` and compare the ranks' settings."
+)
+FIX_USAGE = (
+    "NCCL rejected what this rank asked of it. A size mismatch between the two sides of a link "
+    "(`collective mismatch`, `message truncated`) means the ranks called collectives with "
+    "different sizes or in a different order, or run with different NCCL_PROTO / NCCL_ALGO / "
+    "NCCL_BUFFSIZE: run with TORCH_DISTRIBUTED_DEBUG=DETAIL to name the mismatching "
+    "collectives, and give every rank the same environment."
+)
+FIX_CHECKED_IN = (
+    "Two processes joined NCCL's set-up as the same rank. Check how ranks are numbered: "
+    "`--node_rank` (or RANK) given twice, two launches of the same node, or another job on the "
+    "same MASTER_ADDR:MASTER_PORT; or the rank's process restarted (an elastic restart, a "
+    "retry loop around `init_process_group`) while the others were still setting up. Start "
+    "every rank once, with its own rank, and use a fresh port per job."
+)
+FIX_AFTER_OOM = (
+    "Nothing to fix here on its own: NCCL could not allocate its buffers because the GPU was "
+    "full (the oom finding). Fix the memory use, then these errors go away."
+)
 FIX_CASCADE = (
     "Nothing to fix on these ranks: they failed because a peer went away. Fix the first "
     "failure (the root-cause finding)."
@@ -100,6 +145,8 @@ FIXES = {
     "cuda": FIX_CUDA,
     "system": FIX_SYSTEM,
     "unknown": FIX_UNKNOWN,
+    "internal": FIX_INTERNAL,
+    "usage": FIX_USAGE,
 }
 
 
@@ -120,17 +167,30 @@ def _errors(job: Job, nccl: pl.DataFrame) -> list[Finding]:
             [pl.col("exc_message").fill_null(""), pl.col("error_code").fill_null("")],
             separator=" ",
         ).alias("what"),
+        pl.col("extra").str.json_path_match("$.result").alias("result"),
+        pl.col("extra").str.json_path_match("$.subsystem").alias("subsystem"),
     )
+    findings: list[Finding] = []
+    checked_in = pl.col("peer_rank").is_not_null() & (pl.col("subsystem") == "bootstrap")
+    if not (twice := errors.filter(checked_in.fill_null(False))).is_empty():
+        findings.append(_checked_in_twice(twice))
+        errors = errors.filter(~checked_in.fill_null(False))
     sharing = nccl.filter(pl.col("event") == "duplicate_gpu").height > 0
     explained = (
         pl.col("what").str.contains(DUPLICATE_GPU)
         | (pl.lit(sharing) & (pl.col("error_code") == "invalid usage"))
     ).fill_null(False)
-    findings: list[Finding] = []
     by_duplicate = errors.filter(explained)
     if not by_duplicate.is_empty():
         findings.append(_explained_by_duplicate(by_duplicate))
-    candidates = _in_order(job, errors.filter(~explained))
+    remaining = errors.filter(~explained)
+    after_oom = _after_nccl_oom(remaining, nccl)
+    if not after_oom.is_empty():
+        findings.append(_explained_by_oom(job, after_oom))
+        remaining = remaining.join(
+            after_oom.select("file", "line"), on=["file", "line"], how="anti"
+        )
+    candidates = _in_order(job, remaining)
     if candidates.is_empty():
         return findings
     common = _common_mode(candidates)
@@ -202,7 +262,7 @@ def _common_mode_finding(job: Job, rows: pl.DataFrame) -> Finding:
         severity="error",
         part="explanation",
         summary=summary,
-        fix=COMMON_FIX + " " + FIXES[kind],
+        fix=COMMON_FIX + " " + _fix(first, kind),
         ranks=ranks,
         evidence=evidence,
         evidence_total=total,
@@ -255,22 +315,40 @@ def _who() -> pl.Expr:
 def _in_order(job: Job, errors: pl.DataFrame) -> pl.DataFrame:
     """Errors about a peer last; then by printed time, position in the run, file position."""
     placed = placed_keys(job, errors)
-    return placed.with_columns(pl.col("what").str.contains(ABOUT_A_PEER).alias("about_peer")).sort(
+    # not the remote-error code alone: NCCL returns it for a failing InfiniBand link too
+    about_peer = pl.col("what").str.contains(ABOUT_A_PEER)
+    return placed.with_columns(about_peer.alias("about_peer")).sort(
         "about_peer", "timestamp", "key", "file", "line", nulls_last=True
     )
 
 
 def _class_of(first: dict[str, object]) -> str:
+    """What failed: the words of the error where they are telling (an InfiniBand completion, a
+    lost peer), else the ncclResult_t its return-code chain carried, else CUDA or system."""
     what = str(first["what"])
     if _matches(what, INFINIBAND):
         return "infiniband"
     if first["about_peer"]:
         return "peer"
+    if first["result"] in RESULT_CLASSES:
+        return RESULT_CLASSES[str(first["result"])]
     if _matches(what, CUDA):
         return "cuda"
     if first["host"] is None:
         return "unknown"
     return "system"
+
+
+def _class_words(first: dict[str, object], kind: str) -> str:
+    subsystem = first.get("subsystem")
+    words = CLASS_WORDS[kind]
+    if subsystem and kind in ("internal", "usage", "system"):
+        words += f" The failing call was in NCCL's {subsystem}."
+    return words
+
+
+def _fix(first: dict[str, object], kind: str) -> str:
+    return FIXES[kind].format(subsystem=first.get("subsystem") or "code")
 
 
 def _matches(text: str, pattern: str) -> bool:
@@ -298,7 +376,7 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
     peer = f" with peer {first['peer']}" if first["peer"] else ""
     summary = f"{_describe_process(first)} hit the first NCCL error{peer}: `{message[:200]}`."
     others = candidates.filter(pl.col("who") != first["who"])
-    summary += CLASS_WORDS[kind]
+    summary += _class_words(first, kind)
     if not others.is_empty():
         summary += (
             f" {others.get_column('who').n_unique()} other process"
@@ -307,7 +385,7 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
     timed = candidates.get_column("timestamp").drop_nulls().len() > 1
     alone = others.is_empty()
     evidence, total = evidence_from(rows.select("file", "line", "text", "rank"))
-    fix = FIXES[kind]
+    fix = _fix(first, kind)
     return Finding(
         kind="nccl_error",
         severity="error",
@@ -328,6 +406,8 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
             "peer": first["peer"],
             "error_code": first["error_code"],
             "nccl_version": first["nccl_version"],
+            "result": first["result"],
+            "subsystem": first["subsystem"],
         },
     )
 
@@ -356,6 +436,90 @@ def _cascade(rows: pl.DataFrame, first: dict[str, object]) -> Finding:
         part="consequence",
         summary=summary,
         fix=FIX_CASCADE,
+        ranks=ranks,
+        evidence=evidence,
+        evidence_total=total,
+        confidence="medium",
+        order=_order(rows),
+        timestamp=earliest_time(rows),
+        details={"processes": processes},
+    )
+
+
+def _checked_in_twice(rows: pl.DataFrame) -> Finding:
+    """The bootstrap root heard from one rank twice: that rank was started twice, or its
+    process restarted while the communicator was being set up."""
+    first = rows.sort("file", "line").row(0, named=True)
+    twice = sorted(rows.get_column("peer_rank").drop_nulls().unique().to_list())
+    of = f" of {first['nranks']}" if first["nranks"] is not None else ""
+    who = rank_list(twice)
+    root = "NCCL's bootstrap root"
+    if first["host"]:
+        root += f" ({_describe_process(first, start=False)})"
+    summary = (
+        f"{root} heard from {who}{of} twice: two processes were started as "
+        f"{who} (the same RANK or --node_rank given twice, or another job on the same "
+        f"MASTER_ADDR:MASTER_PORT), or {'its' if len(twice) == 1 else 'their'} process "
+        "restarted and joined a communicator still being set up. The communicator cannot "
+        "form: the other ranks wait in its init."
+    )
+    evidence, total = evidence_from(
+        rows.sort("file", "line").select("file", "line", "text", "rank")
+    )
+    return Finding(
+        kind="nccl_error",
+        severity="error",
+        part="explanation",
+        summary=summary,
+        fix=FIX_CHECKED_IN,
+        ranks=twice,
+        evidence=evidence,
+        evidence_total=total,
+        order=-1.0,  # communicator set-up, before any step
+        timestamp=earliest_time(rows),
+        details={
+            "class": "bootstrap",
+            "checked_in_twice": twice,
+            "nranks": first["nranks"],
+            "host": first["host"],
+            "pid": first["pid"],
+        },
+    )
+
+
+def _after_nccl_oom(errors: pl.DataFrame, nccl: pl.DataFrame) -> pl.DataFrame:
+    """The errors of processes whose NCCL ran out of GPU memory, from that line on."""
+    ooms = (
+        nccl.filter(
+            (pl.col("event") == "oom") & pl.col("host").is_not_null() & pl.col("pid").is_not_null()
+        )
+        .group_by("file", "host", "pid")
+        .agg(pl.col("line").min().alias("oom_line"))
+    )
+    return (
+        errors.join(ooms, on=["file", "host", "pid"])
+        .filter(pl.col("line") >= pl.col("oom_line"))
+        .drop("oom_line")
+    )
+
+
+def _explained_by_oom(job: Job, rows: pl.DataFrame) -> Finding:
+    rows = placed_keys(job, rows)
+    ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
+    processes = rows.get_column("who").n_unique()
+    who = rank_list(ranks).capitalize() if ranks else f"{processes} process(es) of unknown rank"
+    evidence, total = evidence_from(
+        rows.sort("file", "line").select("file", "line", "text", "rank")
+    )
+    return Finding(
+        kind="nccl_error",
+        severity="error",
+        part="consequence",
+        summary=(
+            f"{who} then failed in NCCL ({rows.height} error line(s)): NCCL could not allocate "
+            "GPU memory for its buffers (see the oom finding)."
+        ),
+        fix=FIX_AFTER_OOM,
         ranks=ranks,
         evidence=evidence,
         evidence_total=total,

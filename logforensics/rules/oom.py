@@ -1,5 +1,9 @@
 """Out of GPU memory on a rank. The rank dies or leaves the loop; the others then wait in their
-next collective until a watchdog fires, so the OOM, not the timeout, is the cause."""
+next collective until a watchdog fires, so the OOM, not the timeout, is the cause.
+
+NCCL's own allocations fail the same way (`include/alloc.h:178 NCCL WARN Cuda failure 'out of
+memory'`): the process's NCCL could not set up its buffers, and its rank is the one the NCCL
+process map gives it."""
 
 from __future__ import annotations
 
@@ -15,6 +19,11 @@ SKIP_FIX = (
     " Skipping a batch on one rank desynchronises the collectives: decide the skip together "
     "(`dist.all_reduce` of an OOM flag with `ReduceOp.MAX`, then every rank skips) or let the "
     "error propagate."
+)
+NCCL_FIX = (
+    " NCCL needs GPU memory of its own for its buffers (per peer and channel): leave it room "
+    "before the first collective, or shrink them with NCCL_BUFFSIZE and fewer channels "
+    "(NCCL_MAX_NCHANNELS)."
 )
 FIX = (
     "Reduce the memory {who} needs at that step: a smaller (or length-capped) batch, gradient "
@@ -32,9 +41,12 @@ def check(job: Job) -> list[Finding]:
     requested = ooms.get_column("value").drop_nulls()
     asked = f" while allocating {requested.max() / 2**20:,.0f} MiB" if len(requested) else ""
     who = rank_list(ranks) if ranks else "a rank"
+    in_nccl = bool(ooms.get_column("family").eq("nccl").any())
     summary = f"{who.capitalize()} ran out of GPU memory{asked}" + (
         f" at step {step} ({stage})" if step is not None else ""
     )
+    if in_nccl:
+        summary += " inside NCCL, which could not allocate its buffers"
     # fairseq-style training loops catch the OOM, log it and skip the batch on that rank only
     caught = bool(
         ooms.get_column("extra").str.contains('"logged":true', literal=True).fill_null(False).all()
@@ -56,7 +68,7 @@ def check(job: Job) -> list[Finding]:
             severity="warning" if caught else "error",
             part="explanation",
             summary=summary,
-            fix=FIX.format(who=who) + (SKIP_FIX if caught else ""),
+            fix=FIX.format(who=who) + (NCCL_FIX if in_nccl else "") + (SKIP_FIX if caught else ""),
             ranks=ranks,
             step=step,
             stage=stage,
@@ -64,7 +76,7 @@ def check(job: Job) -> list[Finding]:
             evidence_total=total,
             order=order,
             timestamp=earliest_time(ooms),
-            details={"swallowed": caught},
+            details={"swallowed": caught, "in_nccl": in_nccl},
         )
     ]
 

@@ -1,5 +1,5 @@
 """Lines built from the format strings in pytorch/pytorch:torch/csrc/distributed/c10d/
-TraceUtils.h (formats.md §4.8); no public log with a filled-in report was found."""
+TraceUtils.h (formats.md §4.8), and a filled-in report from pytorch/pytorch#152623."""
 
 from __future__ import annotations
 
@@ -31,12 +31,37 @@ def test_lagging_ranks(line, ranks, seq):
 
 def test_timeout_at():
     row = only(parsed_by("desync_report", ["\t - [2] Timeout at collective: ALLREDUCE, #12"]))
-    assert (row["event"], row["comm_rank"], row["op"], row["seq"]) == (
-        "desync_timeout_at",
+    assert (row["event"], row["rank"], row["comm_rank"], row["op"], row["seq"]) == (
+        "collective_timeout",
+        2,
         2,
         "ALLREDUCE",
         12,
     )
+
+
+def test_the_report_s_own_timeout_is_reported_with_the_rank_it_names(tmp_path):
+    # pytorch/pytorch#152623 (a 2025 nightly): the report follows the watchdog's line; its lines
+    # carry no `[rank0]:` prefix, the `[0]` is the reporting rank
+    lines = [
+        "[rank0]:[E515 18:36:47.343377708 ProcessGroupNCCL.cpp:1937] Rank 0",
+        "         - [0] Timeout at collective: ALLREDUCE, #315",
+        "         - To our best knowledge, the lagging/dead/mismatched ranks that caused the desync are:",
+        "             [7] finished collective #182, but didn't join collective #183 (count from 1)",
+    ]
+    lines += [
+        "         - Snapshot of ranks' latest states:",
+        "           #182 finished ranks:",
+        "             [7] finished ALLREDUCE",
+        "           #315 started ranks:",
+        "             [0, 1, 2] started ALLREDUCE",
+    ]
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    assert analysis.unrecognised_lines == 1  # the `Rank 0` header says nothing by itself
+    timeout = finding(analysis, "collective_timeout")
+    assert timeout.ranks == [0] and timeout.op == "ALLREDUCE" and timeout.seq == 315
+    assert timeout.culprit_ranks == [7]
+    assert timeout.evidence[0].text == lines[1]
 
 
 def test_the_report_names_the_culprit_of_a_timeout(tmp_path):

@@ -271,14 +271,9 @@ def test_the_world_communicator_init_gives_the_process_its_rank():
         # NVIDIA/nccl#834, #1647
         "SH-IDC1-10-142-5-42:40544:40544 [0] NCCL INFO Bootstrap : Using ib0:10.142.205.42<0>",
         "[2025-03-18 21:25:52] nickelpie-job-0:1:1 [0] NCCL INFO RAS client listening socket at ::1<28028>",
-        # 2.4 topology: NVIDIA/nccl#875, #1189, #952, NVIDIA/Megatron-LM#516, NVIDIA/nccl#1609, #1232
+        # 2.4 topology: NVIDIA/nccl#875, #1189, NVIDIA/nccl#1232 (ring lists name no own rank)
         "xxx-xxx-xxx-xxx:172719:172823 [0] NCCL INFO Channel 00/02 :    0   1",
-        "xxx-xxx-xxx-xxx:172719:172823 [0] NCCL INFO Trees [0] 1/-1/-1->0->-1 [1] -1/-1/-1->0->1",
-        "H20-GPU-05:1789224:1789735 [0] NCCL INFO Ring 02 : 2 -> 0 -> 1",
         "H20-GPU-06:4015540:4015653 [1] NCCL INFO Tree 1 : 1 -> 3 -> 2/-1/-1",
-        "<cluster_name>:919:1150 [0] NCCL INFO Channel 01/0 : 8[0] -> 15[7] via P2P/IPC/read",
-        "<cluster_name>:926:1151 [7] NCCL INFO Channel 03/0 : 15[7] -> 6[6] [send] via NET/Socket/3",
-        "09677202c889:6253:6644 [2] NCCL INFO Channel 23/0 : 2[201c0] -> 3[201d0] via P2P/IPC/read",
         "09677202c889:6253:6644 [2] NCCL INFO Connected all rings",
         "tj5-sc-ai-h800r-dev01:533:1765 [2] NCCL INFO 16 coll channels, 0 collnet channels, 16 nvls channels, 16 p2p channels, 2 p2p channels per peer",
         "[1] node2:22555:22555 [0] NCCL INFO Connected all rings",
@@ -293,6 +288,81 @@ def test_the_world_communicator_init_gives_the_process_its_rank():
 def test_topology_and_chatter_are_recognised_without_events(line):
     assert parse([line]).is_empty()
     assert recognised([line]) == 1
+
+
+@pytest.mark.parametrize(
+    ("line", "host", "own_rank"),
+    [
+        # NVIDIA/nccl#875: a tree line names the process between its two arrows
+        (
+            "xxx-xxx-xxx-xxx:172719:172823 [0] NCCL INFO Trees [0] 1/-1/-1->0->-1 [1] -1/-1/-1->0->1",
+            "xxx-xxx-xxx-xxx",
+            0,
+        ),
+        # NVIDIA/nccl#302 (NCCL 2.5: up and down trees on one line)
+        (
+            "[155] crow-ib-new-nccl-256-info-19:5330:5499 [3] NCCL INFO Trees [0] 154/-1/-1->155->153|153->155->154/-1/-1 [1] 153/-1/-1->155->154|154->155->153/-1/-1 [2] 154/-1/-1->155->153|153->155->154/-1/-1 [3] 153/146/162->155->154|154->155->153/146/162",
+            "crow-ib-new-nccl-256-info-19",
+            155,
+        ),
+        # NVIDIA/nccl#1189: prev -> rank -> next
+        ("H20-GPU-05:1789224:1789735 [0] NCCL INFO Ring 02 : 2 -> 0 -> 1", "H20-GPU-05", 0),
+        # NVIDIA/nccl#226 (NCCL 2.4): the sender prints itself first, the receiver second
+        (
+            "ip-172-31-10-82:45236:45241 [0] NCCL INFO Ring 00 : 30 -> 28 [send] via NET/Socket/0",
+            "ip-172-31-10-82",
+            30,
+        ),
+        (
+            "ip-172-31-12-210:45305:45310 [0] NCCL INFO Ring 00 : 46 -> 44 [receive] via NET/Socket/0",
+            "ip-172-31-12-210",
+            44,
+        ),
+        # NVIDIA/nccl#302: a P2P ring line with bus ids
+        (
+            "[155] crow-ib-new-nccl-256-info-19:5330:5499 [3] NCCL INFO Ring 00 : 155[3d000] -> 157[b2000] via P2P/IPC",
+            "crow-ib-new-nccl-256-info-19",
+            155,
+        ),
+        # NVIDIA/nccl#952, NVIDIA/Megatron-LM#516, NVIDIA/nccl#1412: channel lines
+        (
+            "<cluster_name>:919:1150 [0] NCCL INFO Channel 01/0 : 8[0] -> 15[7] via P2P/IPC/read",
+            "<cluster_name>",
+            8,
+        ),
+        (
+            "<cluster_name>:926:1151 [7] NCCL INFO Channel 03/0 : 15[7] -> 6[6] [send] via NET/Socket/3",
+            "<cluster_name>",
+            15,
+        ),
+        (
+            "09677202c889:6253:6644 [2] NCCL INFO Channel 23/0 : 2[201c0] -> 3[201d0] via P2P/IPC/read",
+            "09677202c889",
+            2,
+        ),
+        (
+            "swat1-04:2017630:2017700 [4] NCCL INFO Channel 03/0 : 13[5] -> 4[4] [receive] via NET/IB/3",
+            "swat1-04",
+            4,
+        ),
+    ],
+)
+def test_a_topology_line_states_the_process_s_own_rank(line, host, own_rank):
+    row = only(parse([line]), "nccl_topology")
+    assert (row["host"], row["comm_rank"], row["severity"]) == (host, own_rank, "info")
+    assert recognised([line]) == 1
+
+
+def test_one_topology_event_per_process_and_rank_the_other_lines_counted():
+    # NVIDIA/nccl#302: one process's tree line and its three P2P ring lines
+    lines = [
+        "[155] crow-ib-new-nccl-256-info-19:5330:5499 [3] NCCL INFO Trees [0] 154/-1/-1->155->153|153->155->154/-1/-1 [1] 153/-1/-1->155->154|154->155->153/-1/-1 [2] 154/-1/-1->155->153|153->155->154/-1/-1 [3] 153/146/162->155->154|154->155->153/146/162",
+        "[155] crow-ib-new-nccl-256-info-19:5330:5499 [3] NCCL INFO Ring 00 : 155[3d000] -> 157[b2000] via P2P/IPC",
+        "[155] crow-ib-new-nccl-256-info-19:5330:5499 [3] NCCL INFO Ring 00 : 155[3d000] -> 153[1b000] via P2P/IPC",
+        "[155] crow-ib-new-nccl-256-info-19:5330:5499 [3] NCCL INFO Ring 00 : 155[3d000] -> 154[3e000] via P2P/IPC",
+    ]
+    assert only(parse(lines), "nccl_topology")["line"] == 1
+    assert recognised(lines) == 4
 
 
 def test_teardown_records():
@@ -476,6 +546,103 @@ def test_other_warnings_are_generic():
     line = "gpu-3:5511:5602 [2] rings.cc:38 NCCL WARN Error : ring 0 does not loop back to start (3 != 2)"
     row = only(parse([line]), "nccl_warn")
     assert row["severity"] == "warning" and row["exc_message"].startswith("Error : ring 0")
+
+
+@pytest.mark.parametrize(
+    ("lines", "result", "subsystem"),
+    [
+        # NVIDIA/nccl#1176 (NCCL 2.19.4, srun --label): plain words, `-> 3` internal error
+        (
+            [
+                "0: compute-st-p4de24xlarge-1:34639:36718 [5] bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4",
+                "0: compute-st-p4de24xlarge-1:34639:36718 [5] NCCL INFO bootstrap.cc:554 -> 3",
+                "0: compute-st-p4de24xlarge-1:34639:36718 [5] NCCL INFO transport.cc:250 -> 3",
+            ],
+            3,
+            "bootstrap",
+        ),
+        # NVIDIA/nccl#969 (pdsh host prefix): `NET/IB :` is not the phrase list's `Net :`
+        (
+            [
+                "10.10.23.10: so-ucloud-10-10-23-10:1307367:1307586 [0] transport/net_ib.cc:1038 NCCL WARN NET/IB : req 0/1 tag 0 peer 10.10.23.6<58683> collective mismatch error, local size 496640 remote size 65536",
+                "10.10.23.10: so-ucloud-10-10-23-10:1307367:1307586 [0] NCCL INFO include/net.h:32 -> 5",
+            ],
+            5,
+            "infiniband",
+        ),
+        # NVIDIA/nccl-tests#166
+        (
+            [
+                "ubuntu:39964:40075 [0] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> failed : Software caused connection abort",
+                "ubuntu:39964:40075 [0] NCCL INFO misc/socket.cc:564 -> 2",
+                "ubuntu:39964:40075 [0] NCCL INFO misc/socket.cc:586 -> 2",
+            ],
+            2,
+            "socket",
+        ),
+        # NVIDIA/nccl#573 (NCCL 2.7.8)
+        (
+            [
+                "SHJS-PF4ZKYLL:92777:92889 [0] graph/xml.cc:332 NCCL WARN Could not find real path of /sys/class/pci_bus/0000:01/../../0000:01:00.0",
+                "SHJS-PF4ZKYLL:92777:92889 [0] NCCL INFO graph/xml.cc:469 -> 2",
+                "SHJS-PF4ZKYLL:92777:92889 [0] NCCL INFO graph/xml.cc:660 -> 2",
+            ],
+            2,
+            "topology",
+        ),
+    ],
+)
+def test_a_warn_its_return_code_chain_follows_is_an_error_of_that_result(lines, result, subsystem):
+    row = only(parse(lines), "nccl_error")
+    assert (row["line"], row["severity"]) == (1, "error")
+    assert extra(row) == {"result": result, "subsystem": subsystem}
+
+
+def test_the_chain_belongs_to_the_warn_of_its_own_thread():
+    # NVIDIA/nccl-tests#166: one process, the proxy thread's WARN is followed by another
+    # thread's lines; only the socket WARN has its chain after it
+    lines = [
+        "ubuntu:39964:40075 [0] proxy.cc:1519 NCCL WARN [Proxy Service 0] Failed to execute operation Connect from rank 0, retcode 2",
+        "ubuntu:39964:40049 [5] NCCL INFO Channel 20 : 5[5] -> 4[4] via SHM/direct/direct",
+        "ubuntu:39964:40049 [5] NCCL INFO Channel 21 : 5[5] -> 4[4] via SHM/direct/direct",
+        "",
+        "ubuntu:39964:40044 [0] misc/socket.cc:49 NCCL WARN socketProgress: Connection closed by remote peer node1<57557>",
+        "ubuntu:39964:40044 [0] NCCL INFO misc/socket.cc:749 -> 6",
+    ]
+    errors = parse(lines).filter(pl.col("event") == "nccl_error").sort("line")
+    assert [extra(row) for row in errors.iter_rows(named=True)] == [
+        {"subsystem": "proxy"},
+        {"result": 6, "subsystem": "socket"},
+    ]
+
+
+def test_nccl_s_own_out_of_memory_is_an_oom_and_the_warn_after_it_an_error():
+    # NVIDIA/nccl#1235
+    lines = [
+        "ng30903:3063028:3066152 [3] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'",
+        "",
+        "ng30903:3063028:3066152 [3] include/alloc.h:185 NCCL WARN Failed to CUDA calloc 6291456 bytes",
+        "ng30903:3063028:3066152 [3] NCCL INFO transport/p2p.cc:204 -> 1",
+    ]
+    events = parse(lines)
+    oom = only(events, "oom")
+    assert (oom["host"], oom["pid"], oom["family"], oom["severity"]) == (
+        "ng30903",
+        3063028,
+        "nccl",
+        "error",
+    )
+    assert extra(only(events, "nccl_error")) == {"result": 1, "subsystem": "cuda"}
+
+
+def test_the_bootstrap_root_names_the_rank_that_checked_in_twice():
+    # ROCm/rccl#876 (RCCL under NCCL_DEBUG=WARN: a path, no host:pid:tid)
+    line = "/long_pathname_so_that_rpms_can_package_the_debug_info/src/extlibs/rccl/build/src/bootstrap.cpp:132 NCCL WARN Bootstrap Root : rank 1 of 2 ranks has already checked in"
+    row = only(parse([line]), "nccl_error")
+    assert (row["peer_rank"], row["nranks"], row["severity"]) == (1, 2, "error")
+    assert row["rank"] is None  # the line names the duplicate, not who printed it
+    assert extra(row) == {"subsystem": "bootstrap"}
+    assert recognised([line]) == 1
 
 
 def test_nccl_2_4_mismatch_warning_names_the_reporting_rank():

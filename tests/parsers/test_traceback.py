@@ -492,3 +492,103 @@ def test_two_nodes_local_rank_in_one_file_keep_two_tracebacks():
         (2, 1, len(interleaved) - 1),
         (10, 2, len(interleaved)),
     ]
+
+
+# --- exceptions written without a Python exception line of their own -----------------------
+
+# pytorch/examples#447 (torch 1.0): mp.spawn re-raises process 1's error in the parent; the
+# report is cut before the child's exception line
+SPAWNED = [
+    "Traceback (most recent call last):",
+    '  File "main_multiprocessing_distributed.py", line 483, in <module>',
+    "    mp.spawn(main_worker, nprocs=ngpus_per_node, args=(ngpus_per_node, args))",
+    '  File "/home/libi/anaconda3/lib/python3.7/site-packages/torch/multiprocessing/spawn.py", line 141, in spawn',
+    "    while not spawn_context.join():",
+    '  File "/home/libi/anaconda3/lib/python3.7/site-packages/torch/multiprocessing/spawn.py", line 91, in join',
+    "    raise Exception(msg)",
+    "Exception: ",
+    "",
+    "-- Process 1 terminated with the following error:",
+    "Traceback (most recent call last):",
+    '  File "/home/libi/anaconda3/lib/python3.7/site-packages/torch/multiprocessing/spawn.py", line 11, in _wrap',
+    "    fn(i, *args)",
+    '  File "/home/han424/projects/PCN/PCN_imagenet/main_multiprocessing_distributed.py", line 254, in main_worker',
+    "    train(train_loader, model, criterion, optimizer, epoch, args)",
+]
+
+
+def test_a_spawned_process_s_traceback_is_one_exception_of_its_rank(tmp_path):
+    # the parent's exception only carries the child's: one exception, on the process index
+    (found,) = _events(SPAWNED, "exception")
+    assert (found["line"], found["end_line"]) == (1, len(SPAWNED))
+    assert (found["rank"], found["rank_from"]) == (1, "content")
+    assert found["exc_type"] is None  # the report is cut before the child's exception line
+    assert found["frame"].endswith("main_multiprocessing_distributed.py:254 in main_worker")
+    assert analyze_files(tmp_path, {"train.log": SPAWNED}).unrecognised_lines == 0
+
+
+def test_a_spawned_process_s_exception_is_reported_on_its_rank(tmp_path):
+    # pytorch/pytorch#14390 (torch 1.0, verbatim up to where the issue's excerpt is cut), ended
+    # by the exception pytorch/pytorch#15950 quotes for this traceback
+    lines = [
+        '  File "/private/home/tengli/pytorch/torch/multiprocessing/spawn.py", line 103, in join',
+        "    raise Exception(msg)",
+        "Exception:",
+        "",
+        "-- Process 5 terminated with the following error:",
+        "Traceback (most recent call last):",
+        '  File "/private/home/tengli/pytorch/torch/multiprocessing/spawn.py", line 11, in _wrap',
+        "    fn(i, *args)",
+        '  File "/private/home/tengli/pytorch_fork_example/examples/imagenet/main.py", line 273, in main_worker',
+        "    train(train_loader, model, criterion, optimizer, epoch, args)",
+        "AssertionError: daemonic processes are not allowed to have children",
+    ]
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    (raised,) = [f for f in analysis.findings if f.kind == "rank_exception"]
+    assert raised.ranks == [5] and raised.details["exception"] == "AssertionError"
+
+
+@pytest.mark.parametrize(
+    ("line", "exc_type", "rank"),
+    [
+        # lyu-yx/ACUMEN#4
+        (
+            "torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with signal SIGKILL",
+            "torch.multiprocessing.spawn.ProcessExitedException",
+            0,
+        ),
+        # jeffffffli/HybrIK#198 (torch < 1.9 raised a plain Exception)
+        ("Exception: process 3 terminated with signal SIGKILL", "Exception", 3),
+    ],
+)
+def test_a_spawned_process_killed_without_a_traceback_is_named_by_its_index(line, exc_type, rank):
+    (found,) = _events([line], "exception")
+    assert (found["exc_type"], found["rank"]) == (exc_type, rank)
+
+
+def test_returnn_s_unhandled_exception_line_is_an_exception_of_its_process():
+    # rwth-i6/returnn#1484
+    line = "Unhandled exception <class 'RuntimeError'> in thread <_MainThread(MainThread, started 139628628058112)>, proc 2834."
+    (found,) = _events([line], "exception")
+    assert (found["exc_type"], found["pid"], found["rank"]) == ("RuntimeError", 2834, None)
+
+
+def test_two_ranks_unhandled_exceptions_torn_into_one_line_give_the_first():
+    # rwth-i6/returnn#1454: two processes wrote onto one line
+    line = "Unhandled exception <class 'RuntimeError'> in thread <_MainThread(MainThread, started 22977597855552)>, proc 11644.Unhandled exception <class 'RuntimeError'> in thread <_MainThread(MainThread, started 22911415002944)>, proc 11643."
+    (found,) = _events([line], "exception")
+    assert (found["exc_type"], found["pid"]) == ("RuntimeError", 11644)
+
+
+def test_an_unhandled_exception_takes_the_rank_of_its_nccl_process(tmp_path):
+    # rwth-i6/returnn#1484's line, with a world init record of pid 2834 (built in the shape of
+    # NVIDIA/nccl#1814's `... - Init COMPLETE` line): the pid is that of rank 2
+    lines = [
+        "node-a:2834:3107 [2] NCCL INFO comm 0x557fe785f7a0 rank 2 nranks 4 cudaDev 2 nvmlDev 2 busId 3a000 commId 0x5ae77eb5ea4ec1ee - Init COMPLETE",
+        "Unhandled exception <class 'RuntimeError'> in thread <_MainThread(MainThread, started 139628628058112)>, proc 2834.",
+    ]
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    (found,) = analysis.job.events.filter(pl.col("event") == "exception").iter_rows(named=True)
+    assert (found["rank"], found["rank_from"]) == (2, "process")
+    (raised,) = [f for f in analysis.findings if f.kind == "rank_exception"]
+    assert raised.ranks == [2] and raised.details["exception"] == "RuntimeError"

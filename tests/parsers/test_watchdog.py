@@ -145,7 +145,8 @@ def test_collective_timeout_in_every_generation_and_wrapping(line, expected):
     assert {key: row[key] for key in expected} == expected
 
 
-PROGRESS = [
+# A rank's own report that its collective timed out, with its watermark: a timeout, not progress.
+OWN_TIMEOUTS = [
     # pytorch/pytorch#22834
     (
         "[rank3]:[E ProcessGroupNCCL.cpp:1537] [PG 0 Rank 3] Timeout at NCCL work: 4084, last enqueued NCCL work: 4084, last completed NCCL work: 4083.",
@@ -191,6 +192,39 @@ PROGRESS = [
             comm_rank=4,
         ),
     ),
+    # vllm-project/vllm-omni#2928: the dump signal of the rank's own timeout
+    (
+        "[rank1]:[E418 01:32:50.907313453 ProcessGroupNCCL.cpp:1890] [PG ID 0 PG GUID 0(default_pg) Rank 1] Received a dump signal due to a collective timeout from this local rank and we will try our best to dump the debug info. Last enqueued NCCL work: 233659, last completed NCCL work: 233659.This is most likely caused by incorrect usages of collectives, e.g., wrong sizes used across ranks, the order of collectives is not same for all ranks or the scheduled collective, for some reason, didn't run. Additionally, this can be caused by GIL deadlock or other reasons such as network errors or bugs in the communications library (e.g. NCCL), etc.",
+        dict(rank=1, seq=None, last_enqueued=233659, last_completed=233659, peer_rank=None),
+    ),
+    # OpenRLHF/OpenRLHF#1126 (torch 2.6)
+    (
+        "[rank7]:[E901 05:20:03.124073319 ProcessGroupNCCL.cpp:2271] [PG ID 0 PG GUID 0(default_pg) Rank 7]  failure detected by watchdog at work sequence id: 460631 PG status: last enqueued work: 460631, last completed work: 460630",
+        dict(rank=7, seq=460631, last_enqueued=460631, last_completed=460630),
+    ),
+    # hiyouga/LlamaFactory#8261: cut in the report before `WorkNCCL(`, after a progress bar
+    (
+        "  1%|▏         | 24/1752 [01:08<1:22:56,  2.88s/it][rank5]:[E602 11:17:52.185053341 ProcessGroupNCCL.cpp:632] [Rank 5] Watchdog caught collective operati…",
+        dict(rank=5, seq=None, op=None, comm_rank=5),
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), OWN_TIMEOUTS)
+def test_a_rank_s_own_timeout_report_is_a_collective_timeout(line, expected):
+    row = only(watchdog_events([line]))
+    assert (row["event"], row["severity"]) == ("collective_timeout", "error")
+    assert {key: row[key] for key in expected} == expected
+
+
+def test_the_timeout_signal_of_torch_2_3_is_a_collective_timeout():
+    # pytorch/pytorch#122850's test plan (torch 2.3), wrapped by its author over four lines; the
+    # second names the rank's own timeout
+    line = "   Rank 0] Received a timeout signal from this local rank and will start"
+    assert only(watchdog_events([line]))["event"] == "collective_timeout"
+
+
+PROGRESS = [
     # vllm-project/vllm-omni#2928: the rank that signalled the dump first
     (
         "[rank0]:[E418 01:32:50.907342463 ProcessGroupNCCL.cpp:1890] [PG ID 0 PG GUID 0(default_pg) Rank 0] Received a dump signal due to a collective timeout from  rank 1 and we will try our best to dump the debug info. Last enqueued NCCL work: 233659, last completed NCCL work: 233659.This is most likely caused by incorrect usages of collectives, e.g., wrong sizes used across ranks, the order of collectives is not same for all ranks or the scheduled collective, for some reason, didn't run. Additionally, this can be caused by GIL deadlock or other reasons such as network errors or bugs in the communications library (e.g. NCCL), etc.",
@@ -377,6 +411,16 @@ def test_heartbeat_timeout(line, pg, stuck_seconds):
             "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/3 clients joined.",
             dict(rank=None, value=1, world_size=3, timeout_ms=901000),
         ),
+        # neu-vi/ezflow#194 (torch 1.x store-based barrier)
+        (
+            "`RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: store_based_barrier_key:1 (world_size=2, worker_count=1, timeout=0:30:00)`",
+            dict(rank=0, value=1, world_size=2, timeout_ms=1800000),
+        ),
+        # deepspeedai/Megatron-DeepSpeed#338 (a 30 s timeout)
+        (
+            "RuntimeError: Timed out initializing process group in store based barrier on rank: 7, for key: store_based_barrier_key:32 (world_size=8, worker_count=4, timeout=0:00:30)",
+            dict(rank=7, value=4, world_size=8, timeout_ms=30000),
+        ),
     ],
 )
 def test_store_timeout(line, expected):
@@ -426,12 +470,13 @@ def test_field_sample_basicsr_737():
     ]
     events = watchdog_events(lines)
     timeouts = events.filter(pl.col("event") == "collective_timeout")
-    assert sorted(timeouts.get_column("rank").to_list()) == [0, 1, 2]
-    assert timeouts.select("seq", "op", "timeout_ms").unique().rows() == [
-        (808, "ALLREDUCE", 600000)
-    ]
-    progress = events.filter(pl.col("event") == "work_progress")
-    assert progress.select("rank", "last_enqueued", "last_completed").sort("rank").rows() == [
+    assert sorted(set(timeouts.get_column("rank").to_list())) == [0, 1, 2]
+    assert timeouts.filter(pl.col("op").is_not_null()).select(
+        "seq", "op", "timeout_ms"
+    ).unique().rows() == [(808, "ALLREDUCE", 600000)]
+    watermarks = events.filter(pl.col("last_completed").is_not_null())
+    assert watermarks.select("rank", "last_enqueued", "last_completed").sort("rank").rows() == [
         (0, 811, 807),
         (1, 811, 807),
     ]
+    assert not events.filter(pl.col("event") == "work_progress").height

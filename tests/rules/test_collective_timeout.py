@@ -84,6 +84,15 @@ def test_store_timeout_at_init_names_the_rank_waited_for(tmp_path):
     assert analysis.verdict.ranks == [0]
 
 
+def test_more_processes_than_ranks_at_the_store_barrier(tmp_path):
+    # ligang-cs/PseCo#15 (torch 1.x): 16 processes checked in for a world of 4
+    line = "RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: store_based_barrier_key:1 (world_size=4, worker_count=16, timeout=0:30:00)"
+    setup = finding(analyze_files(tmp_path, {"train.log": [line]}), "collective_timeout")
+    assert setup.ranks == [0] and setup.details["phase"] == "rendezvous"
+    assert "16 processes checked in for a world of 4" in setup.summary
+    assert "started twice" in setup.summary
+
+
 def test_stuck_watchdog(tmp_path):
     # Intellindust-AI-Lab/DEIM#105 (formats.md §4.6), verbatim
     line = "[rank1]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=103"
@@ -103,3 +112,49 @@ def test_untagged_seqs_from_several_groups_name_no_laggard(tmp_path):
     timeout = finding(analysis, "collective_timeout")
     assert timeout.ranks == [0, 7] and timeout.culprit_ranks == []
     assert analysis.verdict.finding is timeout and timeout.confidence == "low"
+
+
+# --- timeouts that name no WorkNCCL ---------------------------------------------------------
+
+# vllm-project/vllm-omni#2928: rank 1's dump signal of its own timeout, rank 0's of rank 1's
+DUMP_SIGNALS = [
+    "[rank1]:[E418 01:32:50.907313453 ProcessGroupNCCL.cpp:1890] [PG ID 0 PG GUID 0(default_pg) Rank 1] Received a dump signal due to a collective timeout from this local rank and we will try our best to dump the debug info. Last enqueued NCCL work: 233659, last completed NCCL work: 233659.This is most likely caused by incorrect usages of collectives, e.g., wrong sizes used across ranks, the order of collectives is not same for all ranks or the scheduled collective, for some reason, didn't run. Additionally, this can be caused by GIL deadlock or other reasons such as network errors or bugs in the communications library (e.g. NCCL), etc.",
+    "[rank0]:[E418 01:32:50.907342463 ProcessGroupNCCL.cpp:1890] [PG ID 0 PG GUID 0(default_pg) Rank 0] Received a dump signal due to a collective timeout from  rank 1 and we will try our best to dump the debug info. Last enqueued NCCL work: 233659, last completed NCCL work: 233659.This is most likely caused by incorrect usages of collectives, e.g., wrong sizes used across ranks, the order of collectives is not same for all ranks or the scheduled collective, for some reason, didn't run. Additionally, this can be caused by GIL deadlock or other reasons such as network errors or bugs in the communications library (e.g. NCCL), etc.",
+]
+
+
+def test_a_dump_signal_of_the_rank_s_own_timeout_is_its_timeout(tmp_path):
+    analysis = analyze_files(tmp_path, {"server.log": DUMP_SIGNALS})
+    timeout = finding(analysis, "collective_timeout")
+    assert timeout.ranks == [1]  # rank 0 only heard of rank 1's
+    assert timeout.evidence[0].text == DUMP_SIGNALS[0]
+
+
+def test_the_failure_detected_by_the_watchdog_is_a_timeout_with_its_watermark(tmp_path):
+    # OpenRLHF/OpenRLHF#1126 (torch 2.6): rank 2 heard of rank 6's timeout; rank 7 timed out
+    lines = [
+        "[rank2]:[E901 05:20:03.118859045 ProcessGroupNCCL.cpp:1746] [PG ID 0 PG GUID 0(default_pg) Rank 2] Received a dump signal due to a collective timeout from  rank 6 and we will try our best to dump the debug info. Last enqueued NCCL work: 460631, last completed NCCL work: 460630.This is most likely caused by incorrect usages of collectives, e.g., wrong sizes used across ranks, the order of collectives is not same for all ranks or the scheduled collective, for some reason, didn't run. Additionally, this can be caused by GIL deadlock or other reasons such as network errors or bugs in the communications library (e.g. NCCL), etc. ",
+        "[rank7]:[E901 05:20:03.124073319 ProcessGroupNCCL.cpp:2271] [PG ID 0 PG GUID 0(default_pg) Rank 7]  failure detected by watchdog at work sequence id: 460631 PG status: last enqueued work: 460631, last completed work: 460630",
+    ]
+    timeout = finding(analyze_files(tmp_path, {"train.log": lines}), "collective_timeout")
+    assert (timeout.ranks, timeout.seq) == ([7], 460631)
+
+
+def test_a_watchdog_line_cut_before_its_work_is_still_the_rank_s_timeout(tmp_path):
+    # hiyouga/LlamaFactory#8261 (formats.md §0): cut in the report, after a progress bar
+    line = "  1%|▏         | 24/1752 [01:08<1:22:56,  2.88s/it][rank5]:[E602 11:17:52.185053341 ProcessGroupNCCL.cpp:632] [Rank 5] Watchdog caught collective operati…"
+    timeout = finding(analyze_files(tmp_path, {"train.log": [line]}), "collective_timeout")
+    assert timeout.ranks == [5] and timeout.seq is None and timeout.op is None
+
+
+def test_the_watermark_with_a_timeout_names_the_laggard(tmp_path):
+    # `failure detected` lines built in the shape of OpenRLHF/OpenRLHF#1126's: rank 2 completed
+    # less than the others
+    lines = [
+        f"[rank{r}]:[E901 05:20:03.124073319 ProcessGroupNCCL.cpp:2271] [PG ID 0 PG GUID "
+        f"0(default_pg) Rank {r}]  failure detected by watchdog at work sequence id: 81 PG "
+        f"status: last enqueued work: 81, last completed work: {79 if r == 2 else 80}"
+        for r in range(4)
+    ]
+    timeout = finding(analyze_files(tmp_path, {"train.log": lines}), "collective_timeout")
+    assert timeout.ranks == [0, 1, 2, 3] and timeout.culprit_ranks == [2]

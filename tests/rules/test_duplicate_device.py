@@ -182,3 +182,33 @@ def test_synthetic_job_with_a_planted_duplicate(tmp_path):
     assert duplicate.details["bus_id"] == written.duplicate_bus
     assert analysis.verdict.finding is duplicate
     assert len([f for f in analysis.findings if f.kind == "duplicate_device"]) == 1
+
+
+def abort_line(host: str, pid: int, rank: int, nranks: int, cuda_dev: int, bus: str) -> str:
+    """An NCCL teardown record, shaped like formats.md §2.5's verbatim line (pytorch/pytorch
+    #22834): `dlciwpwqw7kd1h3y-master-0:301:315 [3] NCCL INFO comm 0x12fd4c240 rank 3 nranks 4
+    cudaDev 3 busId 70 - Abort COMPLETE`."""
+    return (
+        f"{host}:{pid}:{pid + 14} [{cuda_dev}] NCCL INFO comm 0x{0x12FD4C000 + pid:x} rank {rank} "
+        f"nranks {nranks} cudaDev {cuda_dev} busId {bus} - Abort COMPLETE"
+    )
+
+
+def test_abort_records_on_one_bus_of_one_host(tmp_path):
+    # an excerpt holding only the teardown: two processes aborted the same GPU's communicator
+    lines = [
+        abort_line("node-a", 301, 0, 2, 0, "86000"),
+        abort_line("node-a", 302, 1, 2, 0, "86000"),
+    ]
+    duplicate = finding(analyze_files(tmp_path, {"nccl.log": lines}), "duplicate_device")
+    assert duplicate.ranks == [0, 1] and duplicate.details["bus_id"] == "86000"
+    assert "communicator records" in duplicate.summary
+
+
+def test_abort_records_on_distinct_buses_are_fine(tmp_path):
+    # NVIDIA/Fuser#3055 (verbatim): two processes of one host, each on its own GPU
+    lines = [
+        "dgx1v-loki-23:5890:6275 [0] NCCL INFO comm 0x7f00faaa5c00 rank 0 nranks 4 cudaDev 0 busId 6000 - Abort COMPLETE",
+        "dgx1v-loki-23:5893:6277 [3] NCCL INFO comm 0x7fe3d6f51880 rank 3 nranks 4 cudaDev 3 busId b000 - Abort COMPLETE",
+    ]
+    assert "duplicate_device" not in kinds(analyze_files(tmp_path, {"nccl.log": lines}))

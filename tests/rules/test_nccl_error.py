@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from bench.nccl_job import JobPlan, write_job
@@ -228,3 +229,98 @@ def test_the_same_cuda_failure_on_several_processes_is_one_common_cause(tmp_path
     assert error.details["common_mode"] is True and error.details["processes"] == 4
     assert "same NCCL error" in error.summary and "not one rank failing first" in error.summary
     assert analysis.verdict.finding is error  # one finding, no root-and-cascade split
+
+
+# --- what NCCL's return-code chain says -----------------------------------------------------
+
+
+def test_a_bootstrap_warn_with_its_chain_is_an_internal_error_of_the_bootstrap(tmp_path):
+    # NVIDIA/nccl#1176 (srun --label; the job's other node prints torch's warnings as `3: `)
+    lines = [
+        "0: compute-st-p4de24xlarge-1:34639:36718 [5] bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4",
+        "0: compute-st-p4de24xlarge-1:34639:36718 [5] NCCL INFO bootstrap.cc:554 -> 3",
+        "0: compute-st-p4de24xlarge-1:34639:36718 [5] NCCL INFO transport.cc:250 -> 3",
+        "0: compute-st-p4de24xlarge-1:34639:36718 [5] NCCL INFO group.cc:110 -> 3",
+        "0: compute-st-p4de24xlarge-1:34639:36718 [5] NCCL INFO group.cc:64 -> 3 [Async thread]",
+        "0: compute-st-p4de24xlarge-1:34639:34639 [5] NCCL INFO group.cc:418 -> 3",
+        "0: compute-st-p4de24xlarge-1:34639:34639 [5] NCCL INFO group.cc:95 -> 3",
+    ]
+    analysis = analyze_files(tmp_path, {"slurm.out": lines})
+    (error,) = nccl_errors(analysis)
+    assert error.role == "root_cause" and analysis.verdict.finding is error
+    assert (error.details["class"], error.details["subsystem"]) == ("internal", "bootstrap")
+    assert error.evidence[0].line == 1
+    assert "internal error" in error.summary and "bootstrap" in error.summary
+    assert "same NCCL build" in error.fix
+
+
+def test_invalid_usage_on_an_infiniband_link_is_told_as_a_mismatch(tmp_path):
+    # NVIDIA/nccl#969 (pdsh host prefix)
+    lines = [
+        "10.10.23.10: so-ucloud-10-10-23-10:1307367:1307586 [0] transport/net_ib.cc:1038 NCCL WARN NET/IB : req 0/1 tag 0 peer 10.10.23.6<58683> collective mismatch error, local size 496640 remote size 65536",
+        "10.10.23.10: so-ucloud-10-10-23-10:1307367:1307586 [0] NCCL INFO include/net.h:32 -> 5",
+        "10.10.23.10: so-ucloud-10-10-23-10:1307367:1307586 [0] NCCL INFO transport/net.cc:890 -> 5",
+        "10.10.23.10: so-ucloud-10-10-23-10:1307367:1307586 [0] NCCL INFO proxy.cc:520 -> 5",
+        "10.10.23.10: so-ucloud-10-10-23-10:1307367:1307586 [0] NCCL INFO proxy.cc:684 -> 5 [Proxy Thread]",
+    ]
+    (error,) = nccl_errors(analyze_files(tmp_path, {"train.log": lines}))
+    assert (error.details["class"], error.details["result"]) == ("usage", "5")
+    assert error.details["peer"] == "10.10.23.6<58683>"
+    assert "TORCH_DISTRIBUTED_DEBUG=DETAIL" in error.fix
+
+
+def test_a_process_without_init_records_takes_its_rank_from_its_tree_line(tmp_path):
+    # NVIDIA/nccl#380 (NCCL 2.7.8, node 1 of 2): the IB setup fails before `Init COMPLETE`,
+    # so no init record names the process; its tree and channel lines say it is rank 0
+    lines = [
+        "spark01:2683:2780 [0] NCCL INFO Bootstrap : Using [0]ens192f1:10.150.178.134<0>",
+        "spark01:2683:2780 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation",
+        "spark01:2683:2780 [0] NCCL INFO NET/IB : Using [0]mlx5_1:1/RoCE ; OOB ens192f1:10.150.178.134<0>",
+        "spark01:2683:2780 [0] NCCL INFO Using network IB",
+        "NCCL version 2.7.8+cuda11.0",
+        "spark01:2683:2826 [0] NCCL INFO Channel 00/02 :    0   1",
+        "spark01:2683:2826 [0] NCCL INFO Channel 01/02 :    0   1",
+        "spark01:2683:2826 [0] NCCL INFO threadThresholds 8/8/64 | 16/8/64 | 8/8/64",
+        "spark01:2683:2826 [0] NCCL INFO Trees [0] 1/-1/-1->0->-1|-1->0->1/-1/-1 [1] -1/-1/-1->0->1|1->0->-1/-1/-1",
+        "spark01:2683:2826 [0] NCCL INFO Channel 00 : 1[3000] -> 0[3000] [receive] via NET/IB/0",
+        "spark01:2683:2826 [0] NCCL INFO Channel 00 : 0[3000] -> 1[3000] [send] via NET/IB/0",
+        "",
+        "spark01:2683:2826 [0] misc/ibvwrap.cc:268 NCCL WARN Call to ibv_create_cq failed",
+    ]
+    analysis = analyze_files(tmp_path, {"node1.log": lines})
+    (error,) = nccl_errors(analysis)
+    assert error.ranks == [0] and error.evidence[0].rank == 0
+    assert analysis.unrecognised_lines == 0
+
+
+def test_a_process_in_two_communicators_takes_no_rank_from_topology(tmp_path):
+    # Built from NVIDIA/nccl#226's NCCL 2.4 ring lines (the third gives the second process a
+    # second ring rank, as a world and a sub-communicator would) and NVIDIA/nccl#795's WARN
+    # text on both processes: the process with two ranks stays without one
+    lines = [
+        "ip-172-31-10-82:45236:45241 [0] NCCL INFO Ring 00 : 30 -> 28 [send] via NET/Socket/0",
+        "ip-172-31-12-210:45305:45310 [0] NCCL INFO Ring 00 : 46 -> 44 [receive] via NET/Socket/0",
+        "ip-172-31-12-210:45305:45310 [0] NCCL INFO Ring 00 : 44 -> 40 [receive] via NET/Socket/0",
+        "ip-172-31-10-82:45236:45241 [0] misc/socket.cc:518 NCCL WARN Net : Call to recv from 10.0.0.1<58355> failed : Broken pipe",
+        "ip-172-31-12-210:45305:45310 [0] misc/socket.cc:518 NCCL WARN Net : Call to recv from 10.0.0.1<58355> failed : Broken pipe",
+    ]
+    analysis = analyze_files(tmp_path, {"job.log": lines})
+    ranks = {
+        row["host"]: row["rank"]
+        for row in analysis.job.events.filter(pl.col("event") == "nccl_error").iter_rows(named=True)
+    }
+    assert ranks == {"ip-172-31-10-82": 30, "ip-172-31-12-210": None}
+
+
+# --- a rank started twice -------------------------------------------------------------------
+
+
+def test_a_rank_that_checked_in_twice_is_blamed_at_set_up(tmp_path):
+    # ROCm/rccl#876 (RCCL under NCCL_DEBUG=WARN)
+    line = "/long_pathname_so_that_rpms_can_package_the_debug_info/src/extlibs/rccl/build/src/bootstrap.cpp:132 NCCL WARN Bootstrap Root : rank 1 of 2 ranks has already checked in"
+    analysis = analyze_files(tmp_path, {"run.log": [line]})
+    (error,) = nccl_errors(analysis)
+    assert error.ranks == [1] and error.order == -1.0 and error.part == "explanation"
+    assert "rank 1 of 2 twice" in error.summary and "started as rank 1" in error.summary
+    assert "--node_rank" in error.fix
+    assert analysis.verdict.finding is error and analysis.verdict.ranks == [1]

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from tests.builders import analyze_files, finding
+from tests.rules.test_duplicate_device import init_line
 
 # modelscope/FunASR#2006 (field sample funasr-2006), verbatim line
 OOM = "[rank2]: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 336.00 MiB. GPU 2 has a total capacity of 79.15 GiB of which 302.75 MiB is free."
@@ -13,3 +14,26 @@ def test_oom_outranks_the_timeout_it_causes(tmp_path):
     assert oom.ranks == [2] and "336 MiB" in oom.summary
     assert analysis.verdict.finding is oom
     assert finding(analysis, "collective_timeout").role == "symptom"
+
+
+def test_nccl_s_own_out_of_memory_is_an_oom_of_the_rank_its_process_maps_to(tmp_path):
+    # NVIDIA/nccl#1235 (verbatim), after a world init record of that process (built in the
+    # shape of NVIDIA/nccl#1814's `... - Init COMPLETE` line)
+    lines = [
+        init_line("ng30903", 3063028, 3, 4, 3, "5d000"),
+        "",
+        "ng30903:3063028:3066152 [3] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'",
+        "",
+        "ng30903:3063028:3066152 [3] include/alloc.h:185 NCCL WARN Failed to CUDA calloc 6291456 bytes",
+        "ng30903:3063028:3066152 [3] NCCL INFO transport/p2p.cc:204 -> 1",
+        "ng30903:3063028:3066152 [3] NCCL INFO transport/p2p.cc:605 -> 1",
+        "ng30903:3063028:3066152 [3] NCCL INFO proxy.cc:1303 -> 1",
+        "ng30903:3063028:3066152 [3] NCCL INFO proxy.cc:1377 -> 1",
+    ]
+    analysis = analyze_files(tmp_path, {"ng30903.log": lines})
+    oom = finding(analysis, "oom")
+    assert oom.ranks == [3] and oom.details["in_nccl"] is True
+    assert "inside NCCL" in oom.summary and "NCCL_BUFFSIZE" in oom.fix
+    assert analysis.verdict.finding is oom
+    (after,) = [f for f in analysis.findings if f.kind == "nccl_error"]
+    assert after.part == "consequence" and after.ranks == [3] and "oom" in after.summary
