@@ -48,7 +48,11 @@ UNKNOWN_BUS = "(bus not printed)"
 
 def check(job: Job) -> list[Finding]:
     nccl_sharing = _from_nccl(job)
-    return _from_device_map(job) + [group.finding() for group in nccl_sharing]
+    from_prints = _from_device_map(job)
+    named = {rank for finding in from_prints for rank in finding.ranks}
+    return (
+        from_prints + _impossible_layout(job, named) + [group.finding() for group in nccl_sharing]
+    )
 
 
 # --- NCCL -----------------------------------------------------------------------------------
@@ -295,6 +299,74 @@ def _from_device_map(job: Job) -> list[Finding]:
         _finding(group, certain)
         for group, certain in groups
         if not _distinct_gpus_per_nccl(group, buses)
+    ]
+
+
+IMPOSSIBLE_FIX = (
+    "Check how each process computes its local rank and device: with torchrun, read "
+    "`LOCAL_RANK` from the environment and call `torch.cuda.set_device(local_rank)`; with "
+    "another launcher, derive it the same way on every node (e.g. `SLURM_LOCALID`, "
+    "`OMPI_COMM_WORLD_LOCAL_RANK`), never from the global rank with a hard-coded GPU count."
+)
+
+
+def _impossible_layout(job: Job, already: set[int]) -> list[Finding]:
+    """Local ranks that no node layout can explain. torchrun numbers each node's processes
+    from local rank 0 and its global ranks contiguously, so the ranks with the same
+    `rank - local_rank` form one node holding local ranks 0..n-1, and the nodes tile the
+    world. Where the prints break that (`{0, 1, 1}` in a 3-rank job), two processes share a
+    local rank, which most likely means a GPU."""
+    mapping = job.events.filter(
+        (pl.col("event") == "device_map")
+        & pl.col("rank").is_not_null()
+        & pl.col("local_rank").is_not_null()
+    ).unique(subset=["rank"], keep="first", maintain_order=True)
+    world = job.world_size.value if job.world_size else None
+    if mapping.height < 2 or world is None or mapping.height != world:
+        return []
+    nodes = mapping.with_columns((pl.col("rank") - pl.col("local_rank")).alias("offset"))
+    per_node = nodes.group_by("offset").agg(
+        pl.col("local_rank").sort().alias("locals"), pl.len().alias("size")
+    )
+    broken = per_node.filter(
+        pl.col("locals") != pl.int_ranges(pl.col("size")).cast(pl.List(pl.Int32))
+    )
+    if broken.is_empty():
+        return []
+    clashing = set(broken.explode("locals").get_column("locals").to_list())
+    shared = nodes.filter(pl.col("local_rank").is_in(list(clashing)))
+    shared = shared.filter(pl.col("local_rank").count().over("local_rank") > 1)
+    ranks = sorted(set(shared.get_column("rank").to_list()) - already)
+    if len(ranks) < 2:
+        return []
+    locals_said = ", ".join(map(str, sorted(nodes.get_column("local_rank").to_list())))
+    hosted = nodes.get_column("host").drop_nulls().n_unique() > 0
+    summary = (
+        f"{rank_list(ranks).capitalize()} report the same local rank, and no node layout "
+        f"explains the local ranks of this {world}-rank job ({locals_said}): torchrun numbers "
+        "each node's processes from local rank 0 and its ranks contiguously. Two processes "
+        "most likely share a local rank, and with it a GPU."
+    )
+    if not hosted:
+        summary += (
+            " No host is printed: if these processes ran on different nodes, each numbered "
+            "on its own, the same prints would be healthy; the launch decides."
+        )
+    evidence, total = evidence_from(shared.sort("rank").select("file", "line", "text", "rank"))
+    return [
+        Finding(
+            kind="duplicate_device",
+            severity="warning",
+            part="explanation",
+            summary=summary,
+            fix=IMPOSSIBLE_FIX,
+            ranks=ranks,
+            evidence=evidence,
+            evidence_total=total,
+            confidence="medium" if hosted else "low",
+            order=-1.0,  # decided at start-up, before any step
+            details={"local_ranks": locals_said, "source": "layout"},
+        )
     ]
 
 

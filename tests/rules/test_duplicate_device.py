@@ -7,7 +7,7 @@ import pytest
 
 from bench.nccl_job import JobPlan, write_job
 from logforensics.api import analyze
-from tests.builders import analyze_files, finding, kinds
+from tests.builders import analyze_files, finding, kinds, marks
 
 NCCL_DATA = Path(__file__).resolve().parent.parent / "data" / "nccl"
 
@@ -212,3 +212,30 @@ def test_abort_records_on_distinct_buses_are_fine(tmp_path):
         "dgx1v-loki-23:5893:6277 [3] NCCL INFO comm 0x7fe3d6f51880 rank 3 nranks 4 cudaDev 3 busId b000 - Abort COMPLETE",
     ]
     assert "duplicate_device" not in kinds(analyze_files(tmp_path, {"nccl.log": lines}))
+
+
+def test_local_ranks_no_node_layout_explains_are_a_shared_device(tmp_path):
+    # the mapping print of sample_logs/duplicate_device (a run here), with the local ranks a
+    # wrong LOCAL_RANK computation gives in a 3-rank job: {0, 1, 1}
+    files = {
+        f"rank{rank}.log": [
+            f"{{'rank': {rank}, 'local_rank': {local}, 'device': {rank}, 'world_size': 3}}"
+        ]
+        + marks(rank, range(3))
+        for rank, local in ((0, 0), (1, 1), (2, 1))
+    }
+    found = [f for f in analyze_files(tmp_path, files).findings if f.kind == "duplicate_device"]
+    assert len(found) == 1 and found[0].ranks == [1, 2]
+    assert found[0].severity == "warning" and "no node layout explains" in found[0].summary
+    assert "No host is printed" in found[0].summary
+
+
+def test_local_ranks_two_nodes_explain_are_fine(tmp_path):
+    files = {
+        f"rank{rank}.log": [
+            f"{{'rank': {rank}, 'local_rank': {rank % 2}, 'device': {rank % 2}, 'world_size': 4}}"
+        ]
+        + marks(rank, range(3))
+        for rank in range(4)
+    }
+    assert "duplicate_device" not in kinds(analyze_files(tmp_path, files))
