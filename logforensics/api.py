@@ -174,7 +174,8 @@ def _analyze(path: Path, inventory: Inventory) -> Upload:
             if chunk.lossy and log_file.name not in lossy:
                 lossy.append(log_file.name)
             batches.append(parse_batch(chunk.lines, own=(chunk.first_line, chunk.last_line)))
-    inventory = inventory.without_data()
+    # the bytes of archive members and standard input stay: a finding may quote a line of
+    # them that was not kept (a stage mark)
     stats = _merged_stats([batch.file_stats for batch in batches])
     if int(stats.get_column("recognised_lines").sum()) == 0:
         raise InputError(
@@ -185,6 +186,7 @@ def _analyze(path: Path, inventory: Inventory) -> Upload:
     split = split_jobs(
         [log_file.name for log_file in inventory.files],
         pl.concat(found, how="diagonal_relaxed") if found else pl.DataFrame(),
+        pl.concat([batch.marks for batch in batches]),
     )
     jobs = tuple(
         _analyze_job(job_files, batches, stats, inventory, lossy) for job_files in split.jobs
@@ -203,7 +205,7 @@ def _analyze_job(
     own = [batch.of_files(files) for batch in batches]
     job_stats = stats.filter(pl.col("file").is_in(list(files)))
     table = finish_events(own, sorted(files))
-    job = build_job(table.events, inventory.of_files(files), job_stats)
+    job = build_job(table, inventory.of_files(files), job_stats)
     findings, rule_errors = _run_rules(job)
     verdict = reason(findings, job)
     findings = sort_findings(findings, verdict)

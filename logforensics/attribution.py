@@ -183,7 +183,10 @@ def path_ranks(file_names: list[str]) -> pl.DataFrame:
 
 
 def attribute(
-    events: pl.DataFrame, file_names: list[str], lines: pl.DataFrame | None = None
+    events: pl.DataFrame,
+    file_names: list[str],
+    lines: pl.DataFrame | None = None,
+    mark_writers: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Fill `rank`, `rank_from` and `local_rank` on parsed events (see the module doc); fill
     `host`, `pid` and `timestamp` from prefixes and paths where the parser left them empty.
@@ -192,8 +195,16 @@ def attribute(
     taken from it as they are, and a launch command's `--nproc_per_node` can be read. Without
     it the event lines are framed again on their own. `prefix_rank` and `prefix_local_rank` are
     kept (the caller drops them); the other prefix columns are consumed here.
+
+    `mark_writers` (one row per writer of stage marks, with the rank its marks state) inform
+    the inferences (a file's one writer, a node's offset) as the marks themselves would.
     """
-    events = _summary_block_ranks(_ensure_columns(_with_prefix_columns(events, lines)))
+    events = _ensure_columns(_with_prefix_columns(events, lines)).with_columns(
+        pl.lit(False).alias("_writer_row")
+    )
+    if mark_writers is not None and mark_writers.height:
+        events = pl.concat([events, _as_rows(mark_writers)], how="diagonal_relaxed")
+    events = _summary_block_ranks(events)
     paths = path_ranks(file_names)
     events = events.join(_file_content_ranks(events), on=WRITER, how="left", nulls_equal=True).join(
         paths, on="file", how="left"
@@ -223,20 +234,40 @@ def attribute(
     for name, value in choices[1:]:
         source = source.when(value.is_not_null()).then(pl.lit(name))
     consumed = [name for name in PREFIX_COLUMNS if name not in ("prefix_rank", "prefix_local_rank")]
-    return events.with_columns(
-        rank.cast(pl.Int32).alias("rank"),
-        source.otherwise(None).alias("rank_from"),
-        pl.coalesce(pl.col("host"), pl.col("prefix_host"), pl.col("path_host")).alias("host"),
-        pl.coalesce(pl.col("pid"), pl.col("prefix_pid"), pl.col("path_pid")).alias("pid"),
-        _timestamp().alias("timestamp"),
-        _repeats_in_extra().alias("extra"),
-    ).drop(
-        "file_content_rank",
-        "_block_rank",
-        *(name for name in PATH_RANK_SCHEMA if name != "file"),
-        "_node",
-        "_offset",
-        *(name for name in consumed if name in events.columns),
+    return (
+        events.with_columns(
+            rank.cast(pl.Int32).alias("rank"),
+            source.otherwise(None).alias("rank_from"),
+            pl.coalesce(pl.col("host"), pl.col("prefix_host"), pl.col("path_host")).alias("host"),
+            pl.coalesce(pl.col("pid"), pl.col("prefix_pid"), pl.col("path_pid")).alias("pid"),
+            _timestamp().alias("timestamp"),
+            _repeats_in_extra().alias("extra"),
+        )
+        .filter(~pl.col("_writer_row"))
+        .drop(
+            "_writer_row",
+            "file_content_rank",
+            "_block_rank",
+            *(name for name in PATH_RANK_SCHEMA if name != "file"),
+            "_node",
+            "_offset",
+            *(name for name in consumed if name in events.columns),
+        )
+    )
+
+
+def _as_rows(mark_writers: pl.DataFrame) -> pl.DataFrame:
+    """Stand-in rows for the writers of stage marks: what their marks state of the rank."""
+    stated_by_prefix = pl.col("rank_from") == "prefix"
+    return mark_writers.select(
+        "file",
+        "prefix_node",
+        "prefix_host",
+        "prefix_local_rank",
+        pl.when(stated_by_prefix).then(pl.col("rank")).alias("prefix_rank"),
+        pl.when(~stated_by_prefix).then(pl.col("rank")).alias("rank"),
+        pl.lit("stage_marks").alias("family"),
+        pl.lit(True).alias("_writer_row"),
     )
 
 
@@ -437,16 +468,19 @@ def _nproc_per_node(lines: pl.DataFrame | None) -> int | None:
     return int(stated.item()) if stated.len() == 1 else None
 
 
-def _timestamp() -> pl.Expr:
-    """The parser's stamp, else the line's own leading stamp, else the launcher's."""
-    own = (
-        pl.col("message")
-        .str.extract(LEADING_TIMESTAMP, 1)
+def stamp_of(line: pl.Expr) -> pl.Expr:
+    """The date and time a line starts with (Python logging, ISO 8601), or null."""
+    return (
+        line.str.extract(LEADING_TIMESTAMP, 1)
         .str.replace("T", " ", literal=True)
         .str.replace(",", ".", literal=True)
         .str.to_datetime("%Y-%m-%d %H:%M:%S%.f", strict=False, time_unit="us")
     )
-    return pl.coalesce(pl.col("timestamp"), own, pl.col("prefix_time"))
+
+
+def _timestamp() -> pl.Expr:
+    """The parser's stamp, else the line's own leading stamp, else the launcher's."""
+    return pl.coalesce(pl.col("timestamp"), stamp_of(pl.col("message")), pl.col("prefix_time"))
 
 
 def _repeats_in_extra() -> pl.Expr:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
 from logforensics import registry
-from logforensics.attribution import attribute
+from logforensics.attribution import attribute, stamp_of
 from logforensics.framing import frame_lines
 from logforensics.process_map import attribute_by_process
 from logforensics.schema import conform, empty_events
@@ -19,6 +19,42 @@ LINE_COLUMNS = ["file", "line", "text", "message", "prefix_rank", "prefix_local_
 class EventTable:
     events: pl.DataFrame
     recognised_lines: int  # distinct input lines at least one parser turned into an event
+    marks: pl.DataFrame = field(default_factory=lambda: empty_marks())  # progress marks
+    mark_writers: pl.DataFrame = field(default_factory=lambda: empty_mark_writers())
+
+
+# The narrow progress table: one row per stage mark, only what placing it in the run needs.
+# A mark's text is read again from its file when a finding quotes it.
+MARK_SCHEMA: dict[str, pl.DataType] = {
+    "file": pl.Categorical(),
+    "line": pl.UInt32(),
+    "rank": pl.Int32(),
+    "step": pl.Int64(),
+    "stage": pl.Categorical(),
+    "epoch": pl.Int64(),
+}
+# Per writer of marks (a file, the launcher prefixes, the rank): how many, the last one and
+# when; what attribution and file ownership need of them, without the marks themselves.
+MARK_WRITER_SCHEMA: dict[str, pl.DataType] = {
+    "file": pl.String(),
+    "prefix_node": pl.String(),
+    "prefix_host": pl.String(),
+    "prefix_local_rank": pl.Int32(),
+    "rank": pl.Int32(),
+    "rank_from": pl.String(),
+    "marks": pl.UInt32(),
+    "last_line": pl.UInt32(),
+    "last_text": pl.String(),
+    "last_time": pl.Datetime("us"),
+}
+
+
+def empty_marks() -> pl.DataFrame:
+    return pl.DataFrame(schema=MARK_SCHEMA)
+
+
+def empty_mark_writers() -> pl.DataFrame:
+    return pl.DataFrame(schema=MARK_WRITER_SCHEMA)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,14 +65,19 @@ class ParsedBatch:
     kept_lines: pl.DataFrame  # the framed lines attribution still needs (events, launch lines)
     # per file: lines, blank_lines, recognised_lines, last_line, last_text
     file_stats: pl.DataFrame
+    marks: pl.DataFrame = field(default_factory=lambda: empty_marks())
+    mark_writers: pl.DataFrame = field(default_factory=lambda: empty_mark_writers())
 
     def of_files(self, files: set[str]) -> ParsedBatch:
         """The part of the batch that comes from `files`."""
         keep = pl.col("file").is_in(list(files))
+        in_marks = pl.col("file").cast(pl.String).is_in(list(files))
         return ParsedBatch(
             found=self.found.filter(keep) if self.found.width else self.found,
             kept_lines=self.kept_lines.filter(keep),
             file_stats=self.file_stats.filter(keep),
+            marks=self.marks.filter(in_marks),
+            mark_writers=self.mark_writers.filter(keep),
         )
 
 
@@ -50,23 +91,28 @@ def parse_batch(lines: pl.DataFrame, own: tuple[int, int] | None = None) -> Pars
     `own` is the first and last line the block answers for, the lines around it are context
     (events and counts of the block come from its own lines only)."""
     framed = frame_lines(lines)
+    rest, marks = _progress_marks(framed)
     parts: list[pl.DataFrame] = []
     recognised: list[pl.DataFrame] = []
     for parser in registry.parsers():
-        if not parser.residual:
-            _run(parser, _candidates(framed, parser), parts, recognised)
+        if not (parser.residual or parser.progress):
+            _run(parser, _candidates(rest, parser), parts, recognised)
+    with_marks = marks.get_column("file").unique()
     for parser in registry.parsers():
         if parser.residual:
-            _run(parser, _residual(framed, parts, recognised), parts, recognised)
+            candidates = _residual(
+                rest.filter(~pl.col("file").is_in(with_marks.implode())), recognised
+            )
+            _run(parser, candidates, parts, recognised)
     found = pl.concat(parts, how="diagonal_relaxed") if parts else pl.DataFrame()
     if "end_line" in found.columns:
         found = _with_end_text(found, lines)
     event_lines = found.select("file", "line").unique() if parts else None
     # Attribution reads the framed form of the event lines and any launch command line.
     launch_lines = pl.col("message").str.contains("--n", literal=True)
-    kept = framed.filter(launch_lines)
+    kept = rest.filter(launch_lines)
     if event_lines is not None:
-        kept = pl.concat([kept, framed.join(event_lines, on=["file", "line"])]).unique(
+        kept = pl.concat([kept, rest.join(event_lines, on=["file", "line"])]).unique(
             ["file", "line"], maintain_order=True
         )
     recognised_rows = pl.concat(recognised).unique() if recognised else None
@@ -75,18 +121,91 @@ def parse_batch(lines: pl.DataFrame, own: tuple[int, int] | None = None) -> Pars
         found = found.filter(in_block) if parts else found
         kept = kept.filter(in_block)
         lines = lines.filter(in_block)
+        marks = marks.filter(in_block)
         recognised_rows = recognised_rows.filter(in_block) if recognised_rows is not None else None
-    stats = line_stats(lines)
-    recognised = (
-        recognised_rows.group_by("file").agg(pl.len().cast(pl.Int64).alias("recognised_lines"))
-        if recognised_rows is not None
-        else pl.DataFrame(schema={"file": pl.String, "recognised_lines": pl.Int64})
-    )
-    stats = stats.join(recognised, on="file", how="left").with_columns(
-        pl.col("recognised_lines").fill_null(0)
-    )
     return ParsedBatch(
-        found=_detached(found), kept_lines=_detached(kept), file_stats=_detached(stats)
+        found=_detached(found),
+        kept_lines=_detached(kept),
+        file_stats=_detached(_file_stats(lines, recognised_rows, marks)),
+        marks=_narrow(marks),
+        mark_writers=_detached(_mark_writers(marks, framed)),
+    )
+
+
+def _progress_marks(framed: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The lines a progress family (stage marks) reads, parsed; and the lines left for the
+    other families (a mark's line is no other family's)."""
+    marks = [pl.DataFrame()]
+    rest = framed
+    for parser in registry.parsers():
+        if not parser.progress:
+            continue
+        is_candidate = pl.col("message").str.contains_any(list(parser.literals))
+        candidates = rest.filter(is_candidate)
+        if candidates.is_empty():
+            continue
+        found = parser.parse(candidates)
+        marks.append(found)
+        rest = rest.filter(~is_candidate)
+        if found.height < candidates.height:  # what it did not read is offered to the others
+            unread = candidates.join(found.select("file", "line"), on=["file", "line"], how="anti")
+            rest = pl.concat([rest, unread]).sort("file", "line")
+    found = pl.concat(marks, how="diagonal_relaxed")
+    if found.is_empty():
+        return rest, pl.DataFrame(schema={**MARK_SCHEMA, "file": pl.String})
+    return rest, found
+
+
+def _narrow(marks: pl.DataFrame) -> pl.DataFrame:
+    if marks.is_empty():
+        return empty_marks()
+    return marks.select(
+        pl.col(name).cast(dtype) if name in marks.columns else pl.lit(None, dtype=dtype).alias(name)
+        for name, dtype in MARK_SCHEMA.items()
+    )
+
+
+def _mark_writers(marks: pl.DataFrame, framed: pl.DataFrame) -> pl.DataFrame:
+    if marks.is_empty():
+        return empty_mark_writers()
+    writer = [
+        c for c in ("file", "prefix_node", "prefix_host", "prefix_local_rank") if c in marks.columns
+    ]
+    writers = marks.group_by(*writer, "rank", "rank_from").agg(
+        pl.len().cast(pl.UInt32).alias("marks"), pl.col("line").max().alias("last_line")
+    )
+    last = framed.select(
+        "file",
+        pl.col("line").alias("last_line"),
+        pl.col("text").alias("last_text"),
+        leading_time().alias("last_time"),
+    )
+    writers = writers.join(last, on=["file", "last_line"], how="left")
+    return writers.select(
+        pl.col(name).cast(dtype)
+        if name in writers.columns
+        else pl.lit(None, dtype=dtype).alias(name)
+        for name, dtype in MARK_WRITER_SCHEMA.items()
+    )
+
+
+def _file_stats(
+    lines: pl.DataFrame, recognised_rows: pl.DataFrame | None, marks: pl.DataFrame
+) -> pl.DataFrame:
+    """Per file: line counts (recognised ones too) and its last non-blank line."""
+    stats = line_stats(lines)
+    counted = [marks.group_by("file").agg(pl.len().cast(pl.Int64).alias("recognised_lines"))]
+    if recognised_rows is not None:
+        counted.append(
+            recognised_rows.group_by("file").agg(pl.len().cast(pl.Int64).alias("recognised_lines"))
+        )
+    recognised = (
+        pl.concat(counted, how="vertical_relaxed")
+        .group_by("file")
+        .agg(pl.col("recognised_lines").sum())
+    )
+    return stats.join(recognised, on="file", how="left").with_columns(
+        pl.col("recognised_lines").fill_null(0)
     )
 
 
@@ -118,15 +237,8 @@ def _run(
     parts.append(found)
 
 
-def _residual(
-    framed: pl.DataFrame, parts: list[pl.DataFrame], recognised: list[pl.DataFrame]
-) -> pl.DataFrame:
-    """The lines no parser recognised, of the files that print no stage marks."""
-    marked_files = [
-        part.filter(pl.col("event") == "stage").get_column("file").unique() for part in parts
-    ]
-    with_marks = pl.concat(marked_files) if marked_files else pl.Series("file", [], pl.String)
-    rest = framed.filter(~pl.col("file").is_in(with_marks.implode()))
+def _residual(rest: pl.DataFrame, recognised: list[pl.DataFrame]) -> pl.DataFrame:
+    """The lines no parser recognised (of the files that print no stage marks)."""
     if rest.is_empty() or not recognised:
         return rest
     return rest.join(pl.concat(recognised).unique(), on=["file", "line"], how="anti")
@@ -149,6 +261,11 @@ def _detached(frame: pl.DataFrame) -> pl.DataFrame:
     return pl.from_arrow(frame.to_arrow(compat_level=pl.CompatLevel.oldest()))
 
 
+def leading_time() -> pl.Expr:
+    """The stamp a line starts with (Python logging, ISO 8601), else its launcher's."""
+    return pl.coalesce(stamp_of(pl.col("message")), pl.col("prefix_time"))
+
+
 def line_stats(lines: pl.DataFrame) -> pl.DataFrame:
     """Per file: line counts and its last non-blank line."""
     is_blank = pl.col("text").str.strip_chars() == ""
@@ -166,16 +283,18 @@ def finish_events(batches: list[ParsedBatch], file_names: list[str]) -> EventTab
     recognised_lines = sum(
         int(batch.file_stats.get_column("recognised_lines").sum()) for batch in batches
     )
+    marks = pl.concat([batch.marks for batch in batches])
+    writers = pl.concat([batch.mark_writers for batch in batches])
     parts = [batch.found for batch in batches if batch.found.height]
     if not parts:
-        return EventTable(empty_events(), recognised_lines)
+        return EventTable(empty_events(), recognised_lines, marks, writers)
     events = pl.concat(parts, how="diagonal_relaxed")
     kept = pl.concat([batch.kept_lines for batch in batches], how="diagonal_relaxed")
-    events = attribute(events, file_names, kept).drop("prefix_rank", "prefix_local_rank")
+    events = attribute(events, file_names, kept, writers).drop("prefix_rank", "prefix_local_rank")
     events = attribute_by_process(events)
-    events = _glog_times(events)
+    events = _glog_times(events, writers)
     table = conform(events).collect().sort("file", "line", "parser")
-    return EventTable(table, recognised_lines)
+    return EventTable(table, recognised_lines, marks, writers)
 
 
 def _candidates(framed: pl.DataFrame, parser: registry.LineParser) -> pl.DataFrame:
@@ -194,11 +313,17 @@ def _candidates(framed: pl.DataFrame, parser: registry.LineParser) -> pl.DataFra
 GLOG_TIME = r"^\[?[IWEF](\d{4} \d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)\d*[ \]]"
 
 
-def _glog_times(events: pl.DataFrame) -> pl.DataFrame:
+def _glog_times(events: pl.DataFrame, writers: pl.DataFrame) -> pl.DataFrame:
     """Times for glog lines, the year taken from dated lines of the same file (the only year
     that file can be in, barring a New Year's Eve run). Files with no dated line keep none."""
+    dated = pl.concat(
+        [
+            events.select("file", "timestamp"),
+            writers.select("file", pl.col("last_time").alias("timestamp")),
+        ]
+    )
     years = (
-        events.filter(pl.col("timestamp").is_not_null())
+        dated.filter(pl.col("timestamp").is_not_null())
         .group_by("file")
         .agg(pl.col("timestamp").dt.year().max().alias("_year"))
     )

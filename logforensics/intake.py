@@ -558,6 +558,37 @@ def read_lines(files: tuple[LogFile, ...]) -> Lines:
     return Lines(_numbered(pl.concat(parts)), tuple(lossy))
 
 
+def read_lines_at(inventory: Inventory, wanted: pl.DataFrame) -> pl.DataFrame:
+    """The text of the lines `wanted` (`file, line`), read again from their files: a finding
+    quotes a few lines whose text was not kept (stage marks). Columns `file, line, text`."""
+    by_name = {log_file.name: log_file for log_file in inventory.files}
+    parts = [pl.DataFrame(schema={"file": pl.String, "line": pl.UInt32, "text": pl.String})]
+    for (name,), rows in wanted.unique().group_by("file"):
+        log_file = by_name.get(str(name))
+        if log_file is None:
+            continue
+        numbers = rows.get_column("line").cast(pl.UInt32)
+        source = log_file.data if log_file.data is not None else log_file.path
+        try:
+            lines = (
+                _numbered_lines(source).filter(pl.col("line").is_in(numbers.implode())).collect()
+            )
+        except pl.exceptions.ComputeError:  # not valid UTF-8: as read_lines read it
+            raw = source if isinstance(source, bytes) else Path(source).read_bytes()
+            decoded = raw.decode("utf-8", "replace").encode()
+            lines = (
+                _numbered_lines(decoded).filter(pl.col("line").is_in(numbers.implode())).collect()
+            )
+        parts.append(
+            lines.with_columns(pl.lit(str(name)).alias("file")).select("file", "line", "text")
+        )
+    return pl.concat(parts)
+
+
+def _numbered_lines(source: bytes | Path) -> pl.LazyFrame:
+    return pl.scan_lines(source, name="text").with_row_index("line", offset=1)
+
+
 def _read_one(log_file: LogFile, data: bytes, lossy: list[str]) -> pl.DataFrame:
     try:
         text = pl.scan_lines(data).collect()

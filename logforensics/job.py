@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
 from logforensics.attribution import path_ranks
-from logforensics.intake import Inventory
+from logforensics.events import EventTable, empty_mark_writers
+from logforensics.intake import Inventory, read_lines_at
 from logforensics.progress import Progress, build_progress
 
 
@@ -27,13 +28,31 @@ class Job:
     file_stats: pl.DataFrame  # file, lines, blank_lines, last_line, last_text, rank, rank_from
     world_size: WorldSize | None
     progress: Progress | None
+    # the writers of stage marks (events.MARK_WRITER_SCHEMA): the marks themselves live in
+    # `progress`, without their text
+    mark_writers: pl.DataFrame = field(default_factory=empty_mark_writers)
 
     @property
     def ranks_seen(self) -> tuple[int, ...]:
-        """Ranks with at least one event or a file of their own."""
-        from_events = self.events.get_column("rank").drop_nulls().unique().to_list()
-        from_files = self.file_stats.get_column("rank").drop_nulls().unique().to_list()
-        return tuple(sorted(set(from_events) | set(from_files)))
+        """Ranks with at least one event, a stage mark or a file of their own."""
+        found = [
+            self.events.get_column("rank"),
+            self.file_stats.get_column("rank"),
+            self.mark_writers.get_column("rank"),
+        ]
+        return tuple(sorted(set().union(*(set(c.drop_nulls().unique().to_list()) for c in found))))
+
+    def quote(self, rows: pl.DataFrame) -> pl.DataFrame:
+        """`rows` (`file, line, rank`) with `text`: the lines read again from their files (a
+        stage mark keeps no text of its own)."""
+        if "text" in rows.columns and rows.get_column("text").null_count() == 0:
+            return rows
+        wanted = rows.select(pl.col("file").cast(pl.String), pl.col("line").cast(pl.UInt32))
+        texts = read_lines_at(self.inventory, wanted)
+        quoted = rows.drop("text", strict=False).with_columns(
+            pl.col("file").cast(pl.String), pl.col("line").cast(pl.UInt32)
+        )
+        return quoted.join(texts, on=["file", "line"], how="left")
 
     def rank_facts(self) -> pl.DataFrame:
         """One row per rank seen: host, pid, device, bus_id, nccl_version (first stated) and
@@ -47,44 +66,58 @@ class Job:
             ),
             pl.col("file").unique().alias("event_files"),
         )
+        mark_files = self.mark_writers.group_by("rank").agg(
+            pl.col("file").unique().alias("mark_files")
+        )
         own_files = (
             self.file_stats.filter(pl.col("rank").is_not_null())
             .group_by("rank")
             .agg(pl.col("file").alias("own_files"))
         )
+        empty = pl.lit([], dtype=pl.List(pl.String))
         return (
             ranks.join(facts, on="rank", how="left")
             .join(own_files, on="rank", how="left")
+            .join(mark_files, on="rank", how="left")
             .with_columns(
                 pl.concat_list(
-                    pl.col("event_files").fill_null(pl.lit([], dtype=pl.List(pl.String))),
-                    pl.col("own_files").fill_null(pl.lit([], dtype=pl.List(pl.String))),
+                    pl.col("event_files").fill_null(empty),
+                    pl.col("own_files").fill_null(empty),
+                    pl.col("mark_files").fill_null(empty),
                 )
                 .list.unique()
                 .list.sort()
                 .alias("files")
             )
-            .drop("event_files", "own_files")
+            .drop("event_files", "own_files", "mark_files")
             .sort("rank")
         )
 
 
-def build_job(events: pl.DataFrame, inventory: Inventory, line_stats: pl.DataFrame) -> Job:
+def build_job(table: EventTable, inventory: Inventory, line_stats: pl.DataFrame) -> Job:
     """`line_stats`: per file `lines, blank_lines, last_line, last_text` (events.line_stats)."""
+    events = table.events
     return Job(
         events=events,
         inventory=inventory,
-        file_stats=_file_stats(events, line_stats),
+        file_stats=_file_stats(events, line_stats, table.mark_writers),
         world_size=_world_size(events),
-        progress=build_progress(events),
+        progress=build_progress(table.marks, events, table.mark_writers),
+        mark_writers=table.mark_writers,
     )
 
 
-def _file_stats(events: pl.DataFrame, stats: pl.DataFrame) -> pl.DataFrame:
+def _file_stats(events: pl.DataFrame, stats: pl.DataFrame, writers: pl.DataFrame) -> pl.DataFrame:
     """Per file: line counts, the last non-blank line, and the rank the whole file belongs to."""
-    # A file belongs to a rank when every rank-attributed event in it names the same rank.
+    # A file belongs to a rank when every rank-attributed event or mark in it names it.
+    stated = pl.concat(
+        [
+            events.select("file", "rank", "rank_from"),
+            writers.select("file", "rank", "rank_from"),
+        ]
+    )
     owner = (
-        events.filter(pl.col("rank").is_not_null())
+        stated.filter(pl.col("rank").is_not_null())
         .group_by("file")
         .agg(pl.col("rank").unique().alias("ranks"), pl.col("rank_from").first())
         .filter(pl.col("ranks").list.len() == 1)

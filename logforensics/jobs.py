@@ -72,11 +72,11 @@ class _Signals:
         return reasons
 
 
-def split_jobs(file_names: list[str], events: pl.DataFrame) -> Split:
+def split_jobs(file_names: list[str], events: pl.DataFrame, marks: pl.DataFrame) -> Split:
     """Group the files into jobs. `events` are the parsed rows of every file (before ranks are
-    inferred): `file`, `event`, `rank` (as stated by the line), `world_size`, `step`,
-    `stage`, `extra`, `message`."""
-    facts = _FileFacts(file_names, events)
+    inferred): `file`, `event`, `rank` (as stated by the line), `world_size`, `extra`,
+    `message`; `marks` the stage marks (`file, line, rank, step, stage`)."""
+    facts = _FileFacts(file_names, events, marks)
     reasons = facts.signals(file_names).conflicts()
     if not reasons:
         return Split((JobFiles(_label(file_names, facts), tuple(sorted(file_names))),))
@@ -103,12 +103,27 @@ def split_jobs(file_names: list[str], events: pl.DataFrame) -> Split:
 class _FileFacts:
     """Per-file job signals, computed once."""
 
-    def __init__(self, file_names: list[str], events: pl.DataFrame) -> None:
+    def __init__(self, file_names: list[str], events: pl.DataFrame, marks: pl.DataFrame) -> None:
         self.run_of = {name: _run_id(name) for name in file_names}
         self.named_runs = _runs_named_in_summaries(events)
         self.world_sizes = _world_sizes(events)
         self.endpoints = _endpoints(events)
-        self.marks = _mark_sequences(events)
+        # stage marks, and the progress lines read from templates (events of their own)
+        learned = (
+            events.filter(pl.col("event") == "stage").select(
+                "file", "line", "rank", "step", "stage"
+            )
+            if "stage" in events.columns
+            else pl.DataFrame()
+        )
+        self.marks = _mark_sequences(
+            pl.concat(
+                [marks.select("file", "line", "rank", "step", "stage"), learned],
+                how="diagonal_relaxed",
+            )
+            if learned.height
+            else marks
+        )
         self.marks_files = set(self.marks.get_column("file").unique().to_list())
 
     def signals(self, files: list[str]) -> _Signals:
@@ -237,14 +252,14 @@ def _endpoints(events: pl.DataFrame) -> dict[str, set[str]]:
     return found
 
 
-def _mark_sequences(events: pl.DataFrame) -> pl.DataFrame:
+def _mark_sequences(marks: pl.DataFrame) -> pl.DataFrame:
     """Per (file, rank): the stage marks in order, as `step:stage` strings; the sequences
     themselves only for ranks with marks in more than one file (the only ones that can
     conflict), so one file per rank costs nothing here."""
     schema = {"file": pl.String, "rank": pl.Int32, "marks": pl.List(pl.String)}
-    if events.is_empty() or "stage" not in events.columns:
+    if marks.is_empty():
         return pl.DataFrame(schema=schema)
-    marks = events.filter((pl.col("event") == "stage") & pl.col("rank").is_not_null())
+    marks = marks.with_columns(pl.col("file").cast(pl.String), pl.col("stage").cast(pl.String))
     files_per_rank = marks.group_by("rank").agg(pl.col("file").n_unique().alias("_files"))
     shared = files_per_rank.filter(pl.col("_files") > 1).get_column("rank").implode()
     single = (

@@ -37,10 +37,14 @@ class Departure:
 @dataclass(frozen=True, slots=True)
 class Progress:
     stage_order: tuple[str, ...]
-    marks: pl.DataFrame  # rank, file, line, text, timestamp, epoch, step, stage, occ, pos, key
+    # rank, file, line, epoch (-1: none), step, stage, stage_pos, occ, pos, key; no text (a
+    # job prints hundreds of millions of marks): `Job.quote` reads the lines a finding cites
+    marks: pl.DataFrame
     keys: pl.DataFrame  # key, epoch, occ, step, stage, stage_pos (sorted by key)
     ranks: tuple[int, ...]
     departures: tuple[Departure, ...]  # sorted by (expected key, rank)
+    # each rank's last mark with its text and time (rank, file, line, key, text, timestamp)
+    last_marks: pl.DataFrame
     # stage -> the line template it stands for, for stages read from progress lines
     templates: dict[str, str] = field(default_factory=dict)
     milestones: frozenset[str] = frozenset()  # of those, the ones without a counter
@@ -49,74 +53,146 @@ class Progress:
         return self.keys.row(key, named=True)
 
     def last_key(self) -> pl.DataFrame:
-        """rank, key, file, line, text of each rank's last mark."""
-        return self.marks.group_by("rank").agg(pl.all().sort_by("pos").last()).sort("rank")
+        """rank, key, file, line, text, timestamp, epoch, step, stage of each rank's last mark."""
+        return self.last_marks
 
 
-def build_progress(events: pl.DataFrame) -> Progress | None:
-    """None when there are no stage marks with a known rank."""
-    marks = _shared_progress(
-        events.filter((pl.col("event") == "stage") & pl.col("rank").is_not_null())
+# Bits of the integer that orders marks as (epoch, repeat, step, stage): numbers a log prints
+# beyond them are clamped (they are data, not sizes).
+EPOCH_BITS, OCC_BITS, STEP_BITS, STAGE_BITS = 14, 9, 32, 8
+
+
+def build_progress(
+    marks: pl.DataFrame, events: pl.DataFrame, writers: pl.DataFrame
+) -> Progress | None:
+    """From the narrow table of stage marks, and the progress lines read from templates
+    (events of family `progress`). `writers` holds each writer's last mark with its text.
+    None when there are no marks with a known rank."""
+    learned = _shared_progress(
+        events.filter(
+            (pl.col("event") == "stage")
+            & (pl.col("family") == "progress")
+            & pl.col("rank").is_not_null()
+        )
     )
-    templates, milestones = _templates(marks)
-    marks = marks.select("rank", "file", "line", "text", "timestamp", "epoch", "step", "stage")
+    templates, milestones = _templates(learned)
+    columns = ["rank", "file", "line", "epoch", "step", "stage"]
+    parts = [
+        marks.select(columns).with_columns(pl.col("file").cast(pl.String)),
+        learned.select(columns),
+    ]
+    marks = pl.concat(
+        [
+            part.cast(
+                {
+                    "rank": pl.Int32,
+                    "line": pl.UInt32,
+                    "epoch": pl.Int64,
+                    "step": pl.Int64,
+                    "stage": pl.String,
+                }
+            )
+            for part in parts
+        ]
+    )
     if marks.is_empty():
         return None
     marks = _epochs_from_boundaries(marks, events).with_columns(pl.col("epoch").fill_null(-1))
-    marks = _primary_file_only(marks).sort("rank", "file", "line")
+    marks = _primary_file_only(marks).sort("rank", "line")
     marks = marks.with_columns(pl.int_range(pl.len()).over("rank").alias("pos"))
     stage_order = _learn_stage_order(marks)
     stage_pos = {stage: index for index, stage in enumerate(stage_order)}
     marks = marks.with_columns(
-        pl.col("stage").replace_strict(stage_pos, return_dtype=pl.Int32).alias("stage_pos"),
-        pl.int_range(pl.len()).over("rank", "epoch", "step", "stage").alias("occ"),
+        pl.col("stage").replace_strict(stage_pos, return_dtype=pl.Int32).alias("stage_pos")
     )
+    marks = _with_keys(marks)
     keys = (
-        marks.select("epoch", "occ", "step", "stage", "stage_pos")
-        .unique()
-        .sort("epoch", "occ", "step", "stage_pos")
-        .with_row_index("key")
-        .with_columns(pl.col("key").cast(pl.Int64))
+        marks.select("key", "epoch", "occ", "step", "stage", "stage_pos").unique("key").sort("key")
     )
-    marks = marks.join(
-        keys.select("epoch", "occ", "step", "stage", "key"), on=["epoch", "occ", "step", "stage"]
-    )
-    marks = marks.sort("rank", "pos")
     ranks = tuple(marks.get_column("rank").unique().sort().to_list())
     departures = _departures(marks, keys, stage_order, len(ranks))
-    return Progress(stage_order, marks, keys, ranks, departures, templates, milestones)
+    last_marks = _last_marks(marks, learned, writers)
+    return Progress(stage_order, marks, keys, ranks, departures, last_marks, templates, milestones)
+
+
+def _with_keys(marks: pl.DataFrame) -> pl.DataFrame:
+    """`occ` (how often the rank went back to an earlier point, a repeat or a new pass) and
+    `key` (the dense rank of (epoch, occ, step, stage) over the job) for marks sorted by rank
+    and position."""
+
+    def clamp(column: str, bits: int) -> pl.Expr:
+        return pl.col(column).cast(pl.Int64).clip(0, (1 << bits) - 1)
+
+    place = (
+        clamp("_epoch1", EPOCH_BITS) * (1 << (STEP_BITS + STAGE_BITS))
+        + clamp("step", STEP_BITS) * (1 << STAGE_BITS)
+        + clamp("stage_pos", STAGE_BITS)
+    )
+    marks = marks.with_columns((pl.col("epoch") + 1).alias("_epoch1")).with_columns(
+        place.alias("_place")
+    )
+    went_back = (pl.col("_place") <= pl.col("_place").shift(1)).fill_null(False)
+    first_of_rank = pl.col("pos") == 0
+    marks = marks.with_columns(
+        (went_back & ~first_of_rank).cast(pl.Int64).cum_sum().over("rank").alias("occ")
+    )
+    ordered = (
+        clamp("_epoch1", EPOCH_BITS) * (1 << (OCC_BITS + STEP_BITS + STAGE_BITS))
+        + clamp("occ", OCC_BITS) * (1 << (STEP_BITS + STAGE_BITS))
+        + clamp("step", STEP_BITS) * (1 << STAGE_BITS)
+        + clamp("stage_pos", STAGE_BITS)
+    )
+    return marks.with_columns((ordered.rank("dense").cast(pl.Int64) - 1).alias("key")).drop(
+        "_epoch1", "_place"
+    )
+
+
+def _last_marks(marks: pl.DataFrame, learned: pl.DataFrame, writers: pl.DataFrame) -> pl.DataFrame:
+    """Each rank's last mark, with its line's text and time (from its writer's record, or the
+    progress line itself)."""
+    last = marks.group_by("rank").agg(pl.all().sort_by("pos").last())
+    texts = pl.concat(
+        [
+            writers.select(
+                "file",
+                pl.col("last_line").alias("line"),
+                pl.col("last_text").alias("text"),
+                pl.col("last_time").alias("timestamp"),
+            ),
+            learned.select("file", "line", "text", "timestamp"),
+        ],
+        how="vertical_relaxed",
+    ).unique(["file", "line"])
+    return last.join(texts, on=["file", "line"], how="left").sort("rank")
 
 
 # Where a stage comes from a template of the progress lines frameworks print (not a stage
 # mark), it counts only when most ranks print it: a line only rank 0 prints (a trainer's
 # summary) says nothing about where the others are.
 def _shared_progress(marks: pl.DataFrame) -> pl.DataFrame:
-    generic = pl.col("family") == "progress"
-    learned = marks.filter(generic)
-    if learned.is_empty():
+    if marks.is_empty():
         return marks
-    ranks = learned.get_column("rank").n_unique()
+    ranks = marks.get_column("rank").n_unique()
     shared = (
-        learned.group_by("stage")
+        marks.group_by("stage")
         .agg(pl.col("rank").n_unique().alias("ranks"))
         .filter(pl.col("ranks") * 2 >= ranks)
         .get_column("stage")
     )
-    return marks.filter(~generic | pl.col("stage").is_in(shared.implode()))
+    return marks.filter(pl.col("stage").is_in(shared.implode()))
 
 
-def _templates(marks: pl.DataFrame) -> tuple[dict[str, str], frozenset[str]]:
+def _templates(learned: pl.DataFrame) -> tuple[dict[str, str], frozenset[str]]:
     """For stages read from progress lines: the line template each stands for, and which of
     them are milestones (no counter: the stage is all there is to say)."""
-    learned = marks.filter(pl.col("family") == "progress").select(
+    rows = learned.select(
         "stage",
         pl.col("extra").str.json_path_match("$.template").alias("template"),
         pl.col("extra").str.contains('"milestone":true', literal=True).alias("milestone"),
-    )
-    rows = learned.unique("stage").iter_rows(named=True)
+    ).unique("stage")
     templates = {}
     milestones = set()
-    for row in rows:
+    for row in rows.iter_rows(named=True):
         templates[row["stage"]] = row["template"]
         if row["milestone"]:
             milestones.add(row["stage"])
@@ -148,25 +224,29 @@ def _epochs_from_boundaries(marks: pl.DataFrame, events: pl.DataFrame) -> pl.Dat
 
 def _primary_file_only(marks: pl.DataFrame) -> pl.DataFrame:
     """Keep each rank's marks from one file: the one with most of them, its own file on a tie."""
-    ranks_in_file = marks.group_by("file").agg(pl.col("rank").n_unique().alias("ranks_in_file"))
-    counts = (
-        marks.group_by("rank", "file")
-        .len()
-        .join(ranks_in_file, on="file")
-        .sort(["rank", "len", "ranks_in_file", "file"], descending=[False, True, False, False])
+    counts = marks.group_by("rank", "file").len()
+    if counts.height == counts.get_column("rank").n_unique():
+        return marks  # one file per rank: nothing to choose
+    ranks_in_file = counts.group_by("file").agg(pl.col("rank").n_unique().alias("ranks_in_file"))
+    counts = counts.join(ranks_in_file, on="file").sort(
+        ["rank", "len", "ranks_in_file", "file"], descending=[False, True, False, False]
     )
     primary = counts.group_by("rank", maintain_order=True).first().select("rank", "file")
     return marks.join(primary, on=["rank", "file"])
 
 
 def _learn_stage_order(marks: pl.DataFrame) -> tuple[str, ...]:
-    """Order stages by their mean position within a (rank, epoch, step), then by first sight."""
-    firsts = marks.group_by("rank", "epoch", "step", "stage").agg(pl.col("pos").min())
-    positions = firsts.with_columns(
-        pl.col("pos").rank("ordinal").over("rank", "epoch", "step").alias("index")
-    )
+    """Order stages by their mean position within a step's run of marks (for marks sorted by
+    rank and position), then by first sight."""
+    new_step = (
+        (pl.col("step") != pl.col("step").shift(1))
+        | (pl.col("epoch") != pl.col("epoch").shift(1))
+        | (pl.col("rank") != pl.col("rank").shift(1))
+    ).fill_null(True)
+    start = pl.when(new_step).then(pl.col("pos")).forward_fill()
     order = (
-        positions.group_by("stage")
+        marks.select("stage", "pos", (pl.col("pos") - start).alias("index"))
+        .group_by("stage")
         .agg(pl.col("index").mean().alias("mean_index"), pl.col("pos").min().alias("first"))
         .sort("mean_index", "first")
     )
@@ -259,22 +339,27 @@ def _own_skips(
     A stage is regular when most (rank, step) groups print it; all ranks skipping together
     (the all_reduce(MAX) skip flag) is no departure, since the others made the same jump.
     """
-    groups = marks.select("rank", "epoch", "occ", "step").unique().height
+    # a step's marks are one run of the rank's sequence: count runs, not (rank, step) groups
+    new_step = pl.any_horizontal(
+        (pl.col(c) != pl.col(c).shift(1)) for c in ("rank", "epoch", "occ", "step")
+    ).fill_null(True)
+    runs = int(marks.select(new_step.sum()).item())
     regular = (
-        marks.group_by("stage")
-        .agg(pl.struct("rank", "epoch", "occ", "step").n_unique().alias("groups"))
-        .filter(pl.col("groups") * 2 > groups)
-        .get_column("stage")
-        .to_list()
+        marks.group_by("stage").len().filter(pl.col("len") * 2 > runs).get_column("stage").to_list()
     )
     regular_pos = sorted(stage_order.index(stage) for stage in regular)
     next_regular = {
         pos: next((p for p in regular_pos if p > pos), None) for pos in range(len(stage_order))
     }
     step_id = ["epoch", "occ", "step"]
-    moves = marks.sort("rank", "pos").with_columns(
-        pl.col("key").shift(-1).over("rank").alias("next_key"),
-        *(pl.col(c).shift(-1).over("rank").alias(f"next_{c}") for c in [*step_id, "stage_pos"]),
+    same_rank = pl.col("rank").shift(-1) == pl.col("rank")
+
+    def following(column: str) -> pl.Expr:  # the rank's next mark (marks are sorted by rank)
+        return pl.when(same_rank).then(pl.col(column).shift(-1))
+
+    moves = marks.with_columns(
+        following("key").alias("next_key"),
+        *(following(c).alias(f"next_{c}") for c in [*step_id, "stage_pos"]),
         pl.col("stage_pos")
         .replace_strict(next_regular, default=None, return_dtype=pl.Int32)
         .alias("regular_after"),

@@ -523,7 +523,7 @@ def _timeout_note(timeout: Finding, verdict: Finding, job: Job | None) -> str:
         seconds = (timeout.timestamp - verdict.timestamp).total_seconds()
         note += f" It fired {_seconds(seconds)} after the divergence."
     elif verdict.timestamp and isinstance(waited, int) and job is not None and job.progress:
-        last = job.progress.marks.get_column("timestamp").drop_nulls()
+        last = job.progress.last_marks.get_column("timestamp").drop_nulls()
         if len(last) and last.max() >= verdict.timestamp:
             fired = last.max() + timedelta(milliseconds=waited)
             gap = (fired - verdict.timestamp).total_seconds()

@@ -40,6 +40,10 @@ class LineParser:
     A `residual` family has no literals: it receives the lines no other family recognised, of
     the files that print no stage marks (frameworks' own progress lines, read by template).
 
+    A `progress` family (stage marks) returns rows of the narrow progress table (`file, line,
+    rank, rank_from, step, stage, epoch` and the writer's prefix columns), not events: a job
+    prints hundreds of millions of them. Its lines are offered to no other family.
+
     `parse` must work on whole columns (polars expressions), never loop over lines in Python.
     """
 
@@ -48,6 +52,7 @@ class LineParser:
     parse: Callable[[pl.DataFrame], pl.DataFrame]
     context_after: int = 0
     residual: bool = False
+    progress: bool = False
 
 
 @dataclass(frozen=True, slots=True)

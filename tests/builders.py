@@ -75,6 +75,22 @@ def parse(lines: list[str], file: str = "job.log") -> pl.DataFrame:
     return build_events(frame).events
 
 
+def marks_of(lines: list[str], file: str = "job.log") -> pl.DataFrame:
+    """The stage marks read from some lines of one file (the narrow progress table)."""
+    from logforensics.events import build_events
+
+    frame = pl.DataFrame(
+        {"file": [file] * len(lines), "line": list(range(1, len(lines) + 1)), "text": lines},
+        schema={"file": pl.String, "line": pl.UInt32, "text": pl.String},
+    )
+    table = build_events(frame)
+    return table.marks.join(
+        table.mark_writers.select("file", "rank", "rank_from", "last_line", "last_time"),
+        on=["rank"],
+        how="left",
+    )
+
+
 def parsed_by(parser: str, lines: list[str], file: str = "job.log") -> pl.DataFrame:
     """The events one parser made of some lines."""
     return parse(lines, file).filter(pl.col("parser") == parser)

@@ -216,7 +216,7 @@ def test_node_index_times_nproc_per_node_from_the_launch_line():
 
 
 def test_host_from_a_pdsh_prefix_fills_the_event_host():
-    events = parse(["node04: rank=7 step=1 stage=before_forward"] * 2, "deepspeed_pdsh.log")
+    events = parse(["node04: rank=7 loader_len=12"] * 2, "deepspeed_pdsh.log")
     assert events.get_column("host").to_list() == ["node04", "node04"]
 
 
@@ -236,9 +236,9 @@ def test_ray_worker_pid_and_dedup_count_reach_the_event():
 def test_launcher_time_is_used_only_when_the_line_has_none_of_its_own():
     events = parse(
         [
-            "[pod/job-worker-0/pytorch] 2024-05-08T08:47:31.261530427Z rank=1 step=0 stage=a",
+            "[pod/job-worker-0/pytorch] 2024-05-08T08:47:31.261530427Z rank=1 loader_len=12",
             "[pod/job-worker-0/pytorch] 2024-05-08T08:47:32.000000000Z "
-            "2024-05-08 10:47:32,500 INFO rank=1 step=0 stage=b",
+            "2024-05-08 10:47:32,500 INFO rank=1 loader_len=12",
         ],
         "pods.log",
     ).sort("line")

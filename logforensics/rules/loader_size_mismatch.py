@@ -205,38 +205,41 @@ def _from_step_counts(job: Job) -> Lengths | None:
         return None
     ends = job.events.filter((pl.col("event") == "epoch_end") & pl.col("rank").is_not_null())
     last_stage = progress.stage_order[-1]
-    for epoch in marks.get_column("epoch").unique().sort().to_list():
-        in_epoch = marks.filter(pl.col("epoch") == epoch)
-        ended_here = set(ends.filter(pl.col("epoch") == epoch).get_column("rank").to_list())
-        went_on = set(marks.filter(pl.col("epoch") > epoch).get_column("rank").to_list())
-        counts = in_epoch.group_by("rank").agg(
-            pl.col("step").n_unique().alias("steps"),
-            (pl.col("stage").sort_by("pos").last() == last_stage).alias("clean_end"),
-            pl.all().sort_by("pos").last(),
+    per_epoch = marks.group_by("epoch", "rank").agg(
+        pl.col("step").n_unique().alias("steps"),
+        (pl.col("stage").sort_by("pos").last() == last_stage).alias("clean_end"),
+        pl.col("file").sort_by("pos").last(),
+        pl.col("line").sort_by("pos").last(),
+    )
+    latest = marks.group_by("rank").agg(pl.col("epoch").max().alias("latest"))
+    ended_lines = ends.select("epoch", "rank", pl.lit(True).alias("said_end")).unique()
+    per_epoch = (
+        per_epoch.join(latest, on="rank")
+        .join(ended_lines, on=["epoch", "rank"], how="left")
+        .with_columns(
+            (
+                pl.col("clean_end")
+                | pl.col("said_end").fill_null(False)
+                | (pl.col("latest") > pl.col("epoch"))
+            ).alias("ended")
         )
-        counts = counts.with_columns(
-            (pl.col("clean_end") | pl.col("rank").is_in(list(ended_here | went_on))).alias("ended")
-        )
+    )
+    for (epoch,), counts in per_epoch.sort("epoch").group_by("epoch", maintain_order=True):
         most = counts.get_column("steps").max()
         short = counts.filter((pl.col("steps") < most) & pl.col("ended"))
         if short.height and short.height < counts.height:
             running = counts.filter(~pl.col("ended")).get_column("rank").to_list()
-            evidence = _end_lines(ends, epoch, short) if ended_here else short
+            said = ends.filter(pl.col("epoch") == epoch).select("file", "line", "rank")
+            silent = short.filter(~pl.col("rank").is_in(said.get_column("rank").to_list()))
+            evidence = pl.concat([said, silent.select("file", "line", "rank")])
             return Lengths(
                 by_rank=dict(zip(counts["rank"].to_list(), counts["steps"].to_list(), strict=True)),
-                evidence=evidence.sort("rank").select("file", "line", "text", "rank"),
+                evidence=job.quote(evidence.sort("rank")).select("file", "line", "text", "rank"),
                 source="steps per epoch",
-                epoch=epoch,
+                epoch=int(epoch),
                 at_least=frozenset(running),
             )
     return None
-
-
-def _end_lines(ends: pl.DataFrame, epoch: int, short: pl.DataFrame) -> pl.DataFrame:
-    """The ranks' own `epoch=E end` lines, with their last marks where they printed none."""
-    said = ends.filter(pl.col("epoch") == epoch).select("file", "line", "text", "rank")
-    silent = short.filter(~pl.col("rank").is_in(said.get_column("rank").to_list()))
-    return pl.concat([said, silent.select("file", "line", "text", "rank")])
 
 
 # Bars of one loader on different ranks differ by a few batches; bars of different loaders

@@ -11,6 +11,7 @@ import itertools
 
 import polars as pl
 
+from logforensics.attribution import stamp_of
 from logforensics.desync import describe, mixed_ops_at_one_seq, odd_ones_out, per_rank_timeouts
 from logforensics.findings import EVIDENCE_CAP, Evidence, Finding, evidence_from
 from logforensics.job import Job
@@ -162,9 +163,11 @@ def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Findi
     if said.height and first.kind != "stopped":
         summary += f' In between it logged: "{_trimmed(said.item(0, "text"))}".'
 
-    departing = progress.marks.filter(
-        (pl.col("rank") == first.rank) & (pl.col("pos") < first.position)
-    ).tail(1)
+    departing = job.quote(
+        progress.marks.filter(
+            (pl.col("rank") == first.rank) & (pl.col("pos") < first.position)
+        ).tail(1)
+    ).with_columns(stamp_of(pl.col("text")).alias("timestamp"))
     return Finding(
         kind="stage_divergence",
         severity="error",
@@ -203,21 +206,25 @@ def _evidence(job: Job, progress: Progress, departures: list[Departure]) -> list
     """For each departing rank: its mark before the departure, the mark it made instead (or
     the last line of its log), and one other rank's mark at the same position."""
     marks = progress.marks
+    cited: list[pl.DataFrame] = []
     lines: list[Evidence] = []
     for departure in departures:
         own = marks.filter(pl.col("rank") == departure.rank)
         around = own.filter(pl.col("pos").is_between(departure.position - 1, departure.position))
         said = _said_while_departing(job, own, departure)
-        lines.extend(_as_evidence(around.head(1)))
-        lines.extend(_as_evidence(said))
-        lines.extend(_as_evidence(around.tail(around.height - 1)))
+        cited.extend([around.head(1), said, around.tail(around.height - 1)])
         if departure.kind == "stopped":
             lines.extend(_last_line_of(job, departure.rank, own))
     majority = marks.filter(
         (pl.col("pos") == departures[0].position) & (pl.col("key") == departures[0].expected_key)
     )
-    lines.extend(_as_evidence(majority.head(1)))
-    return lines
+    cited.append(majority.head(1))
+    rows = pl.concat(
+        [part.select("file", "line", "rank") for part in cited if part.height]
+    ).with_row_index("_order")
+    quoted = _as_evidence(job.quote(rows).sort("_order"))
+    # the departing ranks' last lines come after their marks, then the majority's mark
+    return quoted[:-1] + lines + quoted[-1:]
 
 
 SAID = ("log_warning", "log_error", "exception")

@@ -4,7 +4,7 @@ import datetime as dt
 
 import pytest
 
-from tests.builders import parse
+from tests.builders import marks_of, parse
 
 
 @pytest.mark.parametrize(
@@ -25,28 +25,30 @@ from tests.builders import parse
     ],
 )
 def test_reads_a_mark_wherever_it_stands(line, rank, step, stage, epoch):
-    events = parse([line])
-    assert events.height == 1
-    row = events.row(0, named=True)
+    marks = marks_of([line])
+    assert marks.height == 1
+    row = marks.row(0, named=True)
     assert (row["rank"], row["step"], row["stage"], row["epoch"]) == (rank, step, stage, epoch)
-    assert row["event"] == "stage"
-    assert row["text"] == line
+    assert row["line"] == 1
+    # a mark is no event row: the narrow progress table holds it
+    assert parse([line]).is_empty()
 
 
 def test_keys_must_start_a_word():
     # `local_rank=` is not `rank=`, `prestep=` is not `step=`.
-    assert parse(["local_rank=1 prestep=3 stage=x"]).is_empty()
+    assert marks_of(["local_rank=1 prestep=3 stage=x"]).is_empty()
 
 
 def test_incomplete_marks_are_not_marks():
-    assert parse(["rank=2 step=5 non-finite loss=nan -> skipping batch", "stage=warmup"]).is_empty()
+    lines = ["rank=2 step=5 non-finite loss=nan -> skipping batch", "stage=warmup"]
+    assert marks_of(lines).is_empty()
 
 
-def test_leading_timestamp_is_kept():
-    events = parse(["2026-11-29 10:00:01,234 INFO rank=1 step=37 stage=before_backward"])
-    assert events.item(0, "timestamp") == dt.datetime(2026, 11, 29, 10, 0, 1, 234000)
+def test_the_last_mark_keeps_its_time():
+    marks = marks_of(["2026-11-29 10:00:01,234 INFO rank=1 step=37 stage=before_backward"])
+    assert marks.item(0, "last_time") == dt.datetime(2026, 11, 29, 10, 0, 1, 234000)
 
 
 def test_prefix_rank_outranks_content():
-    events = parse(["[rank4]: rank=5 step=3 stage=before_forward"])
-    assert (events.item(0, "rank"), events.item(0, "rank_from")) == (4, "prefix")
+    marks = marks_of(["[rank4]: rank=5 step=3 stage=before_forward"])
+    assert (marks.item(0, "rank"), marks.item(0, "rank_from")) == (4, "prefix")
