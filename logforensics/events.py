@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import polars as pl
 
-from logforensics import registry
+from logforensics import mark_pass, registry
 from logforensics.attribution import attribute, stamp_of
 from logforensics.framing import frame_lines
+from logforensics.intake import LogFile, read_lines
 from logforensics.process_map import attribute_by_process
 from logforensics.schema import conform, empty_events
 
@@ -70,8 +72,10 @@ class ParsedBatch:
 
     def of_files(self, files: set[str]) -> ParsedBatch:
         """The part of the batch that comes from `files`."""
+        if set(self.file_stats.get_column("file").to_list()) <= files:
+            return self
         keep = pl.col("file").is_in(list(files))
-        in_marks = pl.col("file").cast(pl.String).is_in(list(files))
+        in_marks = pl.col("file").is_in(pl.Series(list(files), dtype=pl.Categorical).implode())
         return ParsedBatch(
             found=self.found.filter(keep) if self.found.width else self.found,
             kept_lines=self.kept_lines.filter(keep),
@@ -90,14 +94,60 @@ def parse_batch(lines: pl.DataFrame, own: tuple[int, int] | None = None) -> Pars
     """Frame and parse the lines of some whole files, or of one block of a large file: then
     `own` is the first and last line the block answers for, the lines around it are context
     (events and counts of the block come from its own lines only)."""
-    framed = frame_lines(lines)
+    stats = line_stats(lines.filter(_in_block(own)))
+    return _parse(lines, stats, empty_marks(), None, own, nonblank=None)
+
+
+def parse_files(files: tuple[LogFile, ...]) -> tuple[ParsedBatch, tuple[str, ...]]:
+    """Read and parse whole files on disk, the plain stage marks apart from the rest (see
+    mark_pass); and the files whose invalid UTF-8 was replaced."""
+    read = mark_pass.read_apart(files)
+    if read is None:  # some file is not valid UTF-8: read every line the careful way
+        lines = read_lines(files)
+        return parse_batch(lines.frame), lines.lossy_files
+    stats = read.stats.join(
+        read.tails.select("file", pl.col("line").alias("last_line"), pl.col("text")),
+        on=["file", "last_line"],
+        how="left",
+    ).join(
+        read.rest.select("file", pl.col("line").alias("last_line"), pl.col("text")),
+        on=["file", "last_line"],
+        how="left",
+    )
+    stats = stats.select(
+        "file",
+        "lines",
+        "blank_lines",
+        "last_line",
+        pl.coalesce("text", "text_right").alias("last_text"),
+    )
+    nonblank = stats.select(
+        "file", (pl.col("lines") - pl.col("blank_lines")).cast(pl.UInt32).alias("_nonblank")
+    )
+    return _parse(read.rest, stats, read.marks, read.tails, None, nonblank), ()
+
+
+def _parse(
+    lines: pl.DataFrame,
+    stats: pl.DataFrame,
+    plain_marks: pl.DataFrame,
+    mark_texts: pl.DataFrame | None,
+    own: tuple[int, int] | None,
+    nonblank: pl.DataFrame | None,
+) -> ParsedBatch:
+    """Parse `lines` (with `plain_marks` already read apart from them; `mark_texts` holds the
+    text of the last ones); `stats` counts the lines of their files, `nonblank` the non-blank
+    ones when `lines` are not all of them."""
+    framed = frame_lines(lines, nonblank)
     rest, marks = _progress_marks(framed)
     parts: list[pl.DataFrame] = []
     recognised: list[pl.DataFrame] = []
-    for parser in registry.parsers():
-        if not (parser.residual or parser.progress):
-            _run(parser, _candidates(rest, parser), parts, recognised)
-    with_marks = marks.get_column("file").unique()
+    line_parsers = [p for p in registry.parsers() if not (p.residual or p.progress)]
+    for parser, candidates in _routed(rest, line_parsers):
+        _run(parser, candidates, parts, recognised)
+    with_marks = pl.concat(
+        [marks.get_column("file"), plain_marks.get_column("file").unique().cast(pl.String)]
+    ).unique()
     for parser in registry.parsers():
         if parser.residual:
             candidates = _residual(
@@ -117,19 +167,35 @@ def parse_batch(lines: pl.DataFrame, own: tuple[int, int] | None = None) -> Pars
         )
     recognised_rows = pl.concat(recognised).unique() if recognised else None
     if own is not None:
-        in_block = pl.col("line").is_between(own[0], own[1])
+        in_block = _in_block(own)
         found = found.filter(in_block) if parts else found
         kept = kept.filter(in_block)
-        lines = lines.filter(in_block)
         marks = marks.filter(in_block)
         recognised_rows = recognised_rows.filter(in_block) if recognised_rows is not None else None
+    texts = framed.select("file", "line", "text", "message", "prefix_time")
+    if mark_texts is not None:
+        texts = pl.concat(
+            [
+                texts,
+                mark_texts.with_columns(
+                    pl.col("text").alias("message"),
+                    pl.lit(None, pl.Datetime("us")).alias("prefix_time"),
+                ),
+            ],
+            how="vertical_relaxed",
+        )
+    writers = pl.concat([_mark_writers(marks, texts), _plain_writers(plain_marks, texts)])
     return ParsedBatch(
         found=_detached(found),
         kept_lines=_detached(kept),
-        file_stats=_detached(_file_stats(lines, recognised_rows, marks)),
-        marks=_narrow(marks),
-        mark_writers=_detached(_mark_writers(marks, framed)),
+        file_stats=_detached(_file_stats(stats, recognised_rows, writers)),
+        marks=pl.concat([_narrow(plain_marks), _narrow(marks)]),
+        mark_writers=_detached(writers),
     )
+
+
+def _in_block(own: tuple[int, int] | None) -> pl.Expr:
+    return pl.col("line").is_between(own[0], own[1]) if own is not None else pl.lit(True)
 
 
 def _progress_marks(framed: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -165,7 +231,7 @@ def _narrow(marks: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _mark_writers(marks: pl.DataFrame, framed: pl.DataFrame) -> pl.DataFrame:
+def _mark_writers(marks: pl.DataFrame, texts: pl.DataFrame) -> pl.DataFrame:
     if marks.is_empty():
         return empty_mark_writers()
     writer = [
@@ -174,7 +240,30 @@ def _mark_writers(marks: pl.DataFrame, framed: pl.DataFrame) -> pl.DataFrame:
     writers = marks.group_by(*writer, "rank", "rank_from").agg(
         pl.len().cast(pl.UInt32).alias("marks"), pl.col("line").max().alias("last_line")
     )
-    last = framed.select(
+    return _with_last_text(writers, texts)
+
+
+def _plain_writers(marks: pl.DataFrame, texts: pl.DataFrame) -> pl.DataFrame:
+    """The writers of the plain marks (read apart, with no prefix): a file and the rank its
+    marks name."""
+    if marks.is_empty():
+        return empty_mark_writers()
+    writers = marks.group_by("file", "rank").agg(
+        pl.len().cast(pl.UInt32).alias("marks"), pl.col("line").max().alias("last_line")
+    )
+    writers = writers.with_columns(
+        pl.col("file").cast(pl.String), pl.lit("content").alias("rank_from")
+    )
+    return _with_last_text(writers, texts)
+
+
+def _with_last_text(writers: pl.DataFrame, texts: pl.DataFrame) -> pl.DataFrame:
+    """`writers` with the text and time of their last mark, in MARK_WRITER_SCHEMA."""
+    last = texts.join(
+        writers.select("file", pl.col("last_line").alias("line")).unique(),
+        on=["file", "line"],
+        how="semi",
+    ).select(
         "file",
         pl.col("line").alias("last_line"),
         pl.col("text").alias("last_text"),
@@ -190,11 +279,13 @@ def _mark_writers(marks: pl.DataFrame, framed: pl.DataFrame) -> pl.DataFrame:
 
 
 def _file_stats(
-    lines: pl.DataFrame, recognised_rows: pl.DataFrame | None, marks: pl.DataFrame
+    stats: pl.DataFrame, recognised_rows: pl.DataFrame | None, writers: pl.DataFrame
 ) -> pl.DataFrame:
-    """Per file: line counts (recognised ones too) and its last non-blank line."""
-    stats = line_stats(lines)
-    counted = [marks.group_by("file").agg(pl.len().cast(pl.Int64).alias("recognised_lines"))]
+    """Per file: `stats` (line counts, its last non-blank line) and the recognised lines (the
+    marks its `writers` wrote among them)."""
+    counted = [
+        writers.group_by("file").agg(pl.col("marks").sum().cast(pl.Int64).alias("recognised_lines"))
+    ]
     if recognised_rows is not None:
         counted.append(
             recognised_rows.group_by("file").agg(pl.len().cast(pl.Int64).alias("recognised_lines"))
@@ -297,15 +388,42 @@ def finish_events(batches: list[ParsedBatch], file_names: list[str]) -> EventTab
     return EventTable(table, recognised_lines, marks, writers)
 
 
-def _candidates(framed: pl.DataFrame, parser: registry.LineParser) -> pl.DataFrame:
-    is_candidate = pl.col("message").str.contains_any(list(parser.literals))
-    if not parser.context_after:
-        return framed.filter(is_candidate).with_columns(pl.lit(True).alias("candidate"))
-    marked = framed.with_columns(is_candidate.alias("candidate"))
-    last_candidate = pl.when(pl.col("candidate")).then(pl.col("line")).forward_fill().over("file")
-    return marked.filter(
-        last_candidate.is_not_null() & (pl.col("line") - last_candidate <= parser.context_after)
-    )
+def _routed(
+    framed: pl.DataFrame, parsers: list[registry.LineParser]
+) -> Iterator[tuple[registry.LineParser, pl.DataFrame]]:
+    """Each parser with its candidate lines (`candidate` true for a line holding one of its
+    literals, false for the context lines after one). One scan of every line finds the lines
+    holding any literal; each family then looks only at those, and context windows are cut
+    around its hits."""
+    literals = sorted({literal for parser in parsers for literal in parser.literals})
+    hits = framed.filter(pl.col("message").str.contains_any(literals))
+    for parser in parsers:
+        own = hits.filter(pl.col("message").str.contains_any(list(parser.literals)))
+        if own.is_empty():
+            continue
+        if not parser.context_after:
+            yield parser, own.with_columns(pl.lit(True).alias("candidate"))
+        else:
+            yield parser, _with_context(framed, own, parser.context_after)
+
+
+def _with_context(framed: pl.DataFrame, hits: pl.DataFrame, after: int) -> pl.DataFrame:
+    """`hits` and the `after` lines that follow each in its file (`candidate` false)."""
+    hit_lines = hits.select("file", "line", pl.lit(True).alias("candidate"))
+    if hits.height * (after + 1) * 4 < framed.height:  # few hits: cut windows around them
+        window = hit_lines.select(
+            "file", pl.int_ranges("line", pl.col("line") + after + 1, dtype=pl.UInt32).alias("line")
+        ).explode("line")
+        around = framed.join(
+            window.unique(), on=["file", "line"], how="semi", maintain_order="left"
+        )
+    else:
+        around = framed
+    marked = around.join(
+        hit_lines, on=["file", "line"], how="left", maintain_order="left"
+    ).with_columns(pl.col("candidate").fill_null(False))
+    last_hit = pl.when(pl.col("candidate")).then(pl.col("line")).forward_fill().over("file")
+    return marked.filter(last_hit.is_not_null() & (pl.col("line") - last_hit <= after))
 
 
 # glog's header on torch's C++ lines and torchrun's agent lines: `[E1218 20:27:21.426415540 `,

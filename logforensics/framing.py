@@ -300,10 +300,12 @@ STARTS_WITH_PREFIX = (
 NOISE_LITERALS = ["\x1b", *(literal for framer in FRAMERS for literal in framer.literals)]
 
 
-def frame_lines(lines: pl.DataFrame) -> pl.DataFrame:
+def frame_lines(lines: pl.DataFrame, nonblank: pl.DataFrame | None = None) -> pl.DataFrame:
     """Add `message` and the PREFIX_COLUMNS to a frame of raw lines (`file, line, text`).
 
     `message` is the line with every recognised prefix (and the noise around it) removed.
+    `nonblank` (`file, _nonblank`) counts each file's non-blank lines when `lines` are not all
+    of them (the plain stage marks were read apart).
     """
     indexed = lines.with_row_index("_row")
     needs = pl.col("text").str.contains_any(NOISE_LITERALS) | pl.col("text").str.contains(
@@ -316,7 +318,7 @@ def frame_lines(lines: pl.DataFrame) -> pl.DataFrame:
     )
     if to_frame.is_empty():
         return plain.drop("_row")
-    framed = _peel(to_frame, _nonblank_lines_per_file(lines))
+    framed = _peel(to_frame, nonblank if nonblank is not None else _nonblank_lines_per_file(lines))
     return pl.concat([plain, framed], how="vertical").sort("_row").drop("_row")
 
 

@@ -539,6 +539,9 @@ def _unix_time(value: object) -> datetime | None:
     return datetime.fromtimestamp(seconds, tz=UTC).replace(tzinfo=None)
 
 
+TAIL_BLOCK = 8192
+
+
 def read_lines(files: tuple[LogFile, ...]) -> Lines:
     """Read every file into one frame of numbered lines, replacing invalid UTF-8 bytes."""
     on_disk = tuple(log_file for log_file in files if log_file.data is None)
@@ -583,6 +586,45 @@ def read_lines_at(inventory: Inventory, wanted: pl.DataFrame) -> pl.DataFrame:
             lines.with_columns(pl.lit(str(name)).alias("file")).select("file", "line", "text")
         )
     return pl.concat(parts)
+
+
+def tail_lines(log_file: LogFile, total: int, numbers: list[int]) -> dict[int, str]:
+    """The lines `numbers` of a file of `total` lines, read from its end: a few kilobytes for
+    lines near the end, more only as far as needed. Split as `scan_lines` splits (on `\n`,
+    one `\r` before it dropped), invalid UTF-8 replaced."""
+    if not numbers:
+        return {}
+    wanted_back = total - min(numbers) + 1  # lines to have, counted from the end
+    source = log_file.data if log_file.data is not None else None
+    block = TAIL_BLOCK
+    while True:
+        raw, whole = _tail_bytes(log_file.path, source, block)
+        parts = raw.split(b"\n")
+        if parts and parts[-1] == b"":
+            parts.pop()
+        if not whole:
+            parts = parts[1:]  # cut in the middle of a line
+        if len(parts) >= wanted_back or whole:
+            break
+        block *= 4
+    first = total - len(parts) + 1
+    found = {}
+    for number in numbers:
+        if number >= first:
+            line = parts[number - first]
+            line = line[:-1] if line.endswith(b"\r") else line
+            found[number] = line.decode("utf-8", "replace")
+    return found
+
+
+def _tail_bytes(path: Path, data: bytes | None, size: int) -> tuple[bytes, bool]:
+    """The last `size` bytes and whether they are the whole file."""
+    if data is not None:
+        return data[-size:], size >= len(data)
+    with path.open("rb") as handle:
+        end = handle.seek(0, os.SEEK_END)
+        handle.seek(max(0, end - size))
+        return handle.read(size), size >= end
 
 
 def _numbered_lines(source: bytes | Path) -> pl.LazyFrame:

@@ -259,17 +259,14 @@ def _mark_sequences(marks: pl.DataFrame) -> pl.DataFrame:
     schema = {"file": pl.String, "rank": pl.Int32, "marks": pl.List(pl.String)}
     if marks.is_empty():
         return pl.DataFrame(schema=schema)
-    marks = marks.with_columns(pl.col("file").cast(pl.String), pl.col("stage").cast(pl.String))
-    files_per_rank = marks.group_by("rank").agg(pl.col("file").n_unique().alias("_files"))
-    shared = files_per_rank.filter(pl.col("_files") > 1).get_column("rank").implode()
-    single = (
-        marks.filter(~pl.col("rank").is_in(shared))
-        .select("file", "rank")
-        .unique()
-        .with_columns(pl.lit([], dtype=pl.List(pl.String)).alias("marks"))
+    pairs = marks.select("file", "rank").unique().with_columns(pl.col("file").cast(pl.String))
+    shared = pairs.filter(pl.col("rank").count().over("rank") > 1).get_column("rank").unique()
+    single = pairs.filter(~pl.col("rank").is_in(shared.implode())).with_columns(
+        pl.lit([], dtype=pl.List(pl.String)).alias("marks")
     )
     twice = (
-        marks.filter(pl.col("rank").is_in(shared))
+        marks.filter(pl.col("rank").is_in(shared.implode()))
+        .with_columns(pl.col("file").cast(pl.String), pl.col("stage").cast(pl.String))
         .sort("file", "line")
         .group_by("file", "rank")
         .agg(pl.format("{}:{}", "step", "stage").alias("marks"))

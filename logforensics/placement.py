@@ -25,8 +25,10 @@ def placed_keys(job: Job, events: pl.DataFrame) -> pl.DataFrame:
     """`events` with a `key` column: the key of the last mark before each event (or null)."""
     if job.progress is None or events.is_empty():
         return events.with_columns(pl.lit(None, dtype=pl.Int64).alias("key"))
-    marks = job.progress.marks.select("rank", "file", pl.col("line").cast(pl.Int64), "key").sort(
-        "line"
+    marks = (
+        job.progress.marks.filter(pl.col("rank").is_in(events.get_column("rank").implode()))
+        .select("rank", pl.col("file").cast(pl.String), pl.col("line").cast(pl.Int64), "key")
+        .sort("line")
     )
     rows = events.with_columns(pl.col("line").cast(pl.Int64)).sort("line")
     return rows.join_asof(

@@ -76,30 +76,23 @@ def build_progress(
         )
     )
     templates, milestones = _templates(learned)
-    columns = ["rank", "file", "line", "epoch", "step", "stage"]
-    parts = [
-        marks.select(columns).with_columns(pl.col("file").cast(pl.String)),
-        learned.select(columns),
-    ]
-    marks = pl.concat(
-        [
-            part.cast(
-                {
-                    "rank": pl.Int32,
-                    "line": pl.UInt32,
-                    "epoch": pl.Int64,
-                    "step": pl.Int64,
-                    "stage": pl.String,
-                }
-            )
-            for part in parts
-        ]
-    )
+    columns = {
+        "rank": pl.Int32,
+        "file": pl.Categorical,
+        "line": pl.UInt32,
+        "epoch": pl.Int64,
+        "step": pl.Int64,
+        "stage": pl.Categorical,
+    }
+    marks = pl.concat([part.select(list(columns)).cast(columns) for part in (marks, learned)])
     if marks.is_empty():
         return None
     marks = _epochs_from_boundaries(marks, events).with_columns(pl.col("epoch").fill_null(-1))
-    marks = _primary_file_only(marks).sort("rank", "line")
-    marks = marks.with_columns(pl.int_range(pl.len()).over("rank").alias("pos"))
+    marks = _primary_file_only(marks)
+    in_order = pl.col("rank").cast(pl.Int64) * (1 << 32) + pl.col("line")
+    if not marks.select(in_order.diff().fill_null(1).min() > 0).item():
+        marks = marks.sort(in_order)  # (files read in rank order need no sorting)
+    marks = marks.with_columns(_position_in_rank())
     stage_order = _learn_stage_order(marks)
     stage_pos = {stage: index for index, stage in enumerate(stage_order)}
     marks = marks.with_columns(
@@ -115,42 +108,54 @@ def build_progress(
     return Progress(stage_order, marks, keys, ranks, departures, last_marks, templates, milestones)
 
 
+def _position_in_rank() -> pl.Expr:
+    """`pos`: the index of each mark in its rank's sequence (marks sorted by rank)."""
+    row = pl.int_range(pl.len(), dtype=pl.Int32)
+    return (row - _first_of_rank(row)).alias("pos")
+
+
+def _first_of_rank(values: pl.Expr) -> pl.Expr:
+    """The value at the first row of each row's rank (rows sorted by rank)."""
+    return pl.when(pl.col("rank").ne_missing(pl.col("rank").shift(1))).then(values).forward_fill()
+
+
 def _with_keys(marks: pl.DataFrame) -> pl.DataFrame:
     """`occ` (how often the rank went back to an earlier point, a repeat or a new pass) and
     `key` (the dense rank of (epoch, occ, step, stage) over the job) for marks sorted by rank
     and position."""
 
-    def clamp(column: str, bits: int) -> pl.Expr:
-        return pl.col(column).cast(pl.Int64).clip(0, (1 << bits) - 1)
+    def clamp(column: str | pl.Expr, bits: int) -> pl.Expr:
+        value = pl.col(column) if isinstance(column, str) else column
+        return value.cast(pl.Int64).clip(0, (1 << bits) - 1)
 
-    place = (
-        clamp("_epoch1", EPOCH_BITS) * (1 << (STEP_BITS + STAGE_BITS))
-        + clamp("step", STEP_BITS) * (1 << STAGE_BITS)
-        + clamp("stage_pos", STAGE_BITS)
-    )
-    marks = marks.with_columns((pl.col("epoch") + 1).alias("_epoch1")).with_columns(
-        place.alias("_place")
-    )
-    went_back = (pl.col("_place") <= pl.col("_place").shift(1)).fill_null(False)
-    first_of_rank = pl.col("pos") == 0
+    epoch = clamp(pl.col("epoch") + 1, EPOCH_BITS)
+    in_epoch = clamp("step", STEP_BITS) * (1 << STAGE_BITS) + clamp("stage_pos", STAGE_BITS)
     marks = marks.with_columns(
-        (went_back & ~first_of_rank).cast(pl.Int64).cum_sum().over("rank").alias("occ")
+        (epoch * (1 << (STEP_BITS + STAGE_BITS)) + in_epoch).alias("_place"),
+        (epoch * (1 << (OCC_BITS + STEP_BITS + STAGE_BITS)) + in_epoch).alias("_order"),
     )
-    ordered = (
-        clamp("_epoch1", EPOCH_BITS) * (1 << (OCC_BITS + STEP_BITS + STAGE_BITS))
-        + clamp("occ", OCC_BITS) * (1 << (STEP_BITS + STAGE_BITS))
-        + clamp("step", STEP_BITS) * (1 << STAGE_BITS)
-        + clamp("stage_pos", STAGE_BITS)
+    went_back = (pl.col("_place") <= pl.col("_place").shift(1)).fill_null(False) & (
+        pl.col("pos") != 0
     )
-    return marks.with_columns((ordered.rank("dense").cast(pl.Int64) - 1).alias("key")).drop(
-        "_epoch1", "_place"
-    )
+    if marks.select(went_back.any()).item():
+        backs = went_back.cast(pl.Int64).cum_sum()
+        marks = marks.with_columns((backs - _first_of_rank(backs)).cast(pl.Int32).alias("occ"))
+        marks = marks.with_columns(
+            pl.col("_order") + clamp("occ", OCC_BITS) * (1 << (STEP_BITS + STAGE_BITS))
+        )
+    else:  # the common case: every rank only went forward
+        marks = marks.with_columns(pl.lit(0, dtype=pl.Int32).alias("occ"))
+    return marks.with_columns(
+        (pl.col("_order").rank("dense").cast(pl.Int32) - 1).alias("key")
+    ).drop("_place", "_order")
 
 
 def _last_marks(marks: pl.DataFrame, learned: pl.DataFrame, writers: pl.DataFrame) -> pl.DataFrame:
     """Each rank's last mark, with its line's text and time (from its writer's record, or the
     progress line itself)."""
-    last = marks.group_by("rank").agg(pl.all().sort_by("pos").last())
+    last = marks.filter(pl.col("rank").ne_missing(pl.col("rank").shift(-1))).with_columns(
+        pl.col("file").cast(pl.String), pl.col("stage").cast(pl.String)
+    )
     texts = pl.concat(
         [
             writers.select(
@@ -206,7 +211,12 @@ def _epochs_from_boundaries(marks: pl.DataFrame, events: pl.DataFrame) -> pl.Dat
         pl.col("event").is_in(("epoch_start", "epoch_end"))
         & pl.col("rank").is_not_null()
         & pl.col("epoch").is_not_null()
-    ).select("rank", "file", pl.col("line").alias("boundary_line"), pl.col("epoch").alias("_epoch"))
+    ).select(
+        "rank",
+        pl.col("file").cast(marks.schema["file"]),
+        pl.col("line").alias("boundary_line"),
+        pl.col("epoch").alias("_epoch"),
+    )
     if boundaries.is_empty() or marks.get_column("epoch").null_count() == 0:
         return marks
     placed = marks.sort("line").join_asof(
@@ -258,34 +268,41 @@ def _departures(
 ) -> tuple[Departure, ...]:
     if rank_count < 2:
         return ()
-    by_position = marks.group_by("pos", "key").agg(pl.len().alias("support"))
-    mode = (
-        by_position.sort("pos", "support", "key", descending=[False, True, False])
-        .group_by("pos", maintain_order=True)
-        .first()
-    )
+    mode = _majority_at_each_position(marks)
     # A position counts only where at least half of all ranks agree on what came there.
     mode = mode.filter(pl.col("support") * 2 >= rank_count)
-    lengths = marks.group_by("rank").agg(pl.len().alias("length"))
+    if mode.is_empty():
+        return tuple(sorted(_own_skips(marks, keys, stage_order, set()), key=_in_order))
+    last_majority_pos = mode.get_column("pos").max()
+    # the majority's key at each position (null where there is none), looked up by position
+    expected_at = (
+        pl.DataFrame({"pos": pl.int_range(last_majority_pos + 1, dtype=pl.Int64, eager=True)})
+        .join(mode.select(pl.col("pos").cast(pl.Int64), "key"), on="pos", how="left")
+        .get_column("key")
+    )
+    in_range = pl.col("pos") <= last_majority_pos
     mismatches = (
-        marks.join(mode, on="pos")
-        .filter(pl.col("key") != pl.col("key_right"))
+        marks.filter(in_range)
+        .filter(pl.col("key").ne_missing(pl.lit(expected_at).gather(pl.col("pos"))))
+        .filter(pl.lit(expected_at).gather(pl.col("pos")).is_not_null())
         .group_by("rank")
         .agg(pl.col("pos").min().alias("mismatch_pos"))
     )
-    last_majority_pos = mode.get_column("pos").max()
+    lengths = marks.group_by("rank").agg(pl.len().alias("length"))
     per_rank = lengths.join(mismatches, on="rank", how="left").with_columns(
         pl.when(pl.col("length") <= last_majority_pos).then(pl.col("length")).alias("stopped_pos")
     )
     per_rank = per_rank.with_columns(
         pl.min_horizontal("mismatch_pos", "stopped_pos").alias("position")
     ).filter(pl.col("position").is_not_null())
+    departing = marks.filter(pl.col("rank").is_in(per_rank.get_column("rank").implode()))
+    own_marks = departing.partition_by("rank", as_dict=True)
     mode_at = {row["pos"]: (row["key"], row["support"]) for row in mode.iter_rows(named=True)}
     departures: list[Departure] = []
     for row in per_rank.iter_rows(named=True):
         rank, position = row["rank"], row["position"]
         expected_key, support = mode_at[position]
-        own = marks.filter(pl.col("rank") == rank)
+        own = own_marks[(rank,)]
         actual = own.filter(pl.col("pos") == position)
         actual_key = None if actual.is_empty() else int(actual.item(0, "key"))
         expected = keys.row(expected_key, named=True)
@@ -321,15 +338,54 @@ def _departures(
             )
         )
     flagged = {departure.rank for departure in departures}
-    departures.extend(_own_skips(marks, keys, stage_order, rank_count, flagged))
-    return tuple(sorted(departures, key=lambda d: (d.order, d.rank)))
+    departures.extend(_own_skips(marks, keys, stage_order, flagged))
+    return tuple(sorted(departures, key=_in_order))
+
+
+def _in_order(departure: Departure) -> tuple[float, int]:
+    return departure.order, departure.rank
+
+
+def _majority_at_each_position(marks: pl.DataFrame) -> pl.DataFrame:
+    """`pos, key, support`: the key most ranks have at each position (the smallest on a tie)
+    and how many have it. Nearly everywhere the ranks agree, or one key stands against
+    another: one pass settles those; positions with three or more keys are counted key by
+    key."""
+    key = pl.col("key")
+    spread = marks.group_by("pos").agg(
+        key.min().alias("low"),
+        key.max().alias("high"),
+        pl.len().cast(pl.UInt32).alias("ranks"),
+        (key == key.min()).sum().cast(pl.UInt32).alias("at_low"),
+        key.n_unique().alias("keys"),
+    )
+    low_wins = pl.col("at_low") * 2 >= pl.col("ranks")
+    settled = spread.filter(pl.col("keys") <= 2).select(
+        "pos",
+        pl.when(low_wins).then("low").otherwise("high").alias("key"),
+        pl.when(low_wins)
+        .then("at_low")
+        .otherwise(pl.col("ranks") - pl.col("at_low"))
+        .alias("support"),
+    )
+    disputed = spread.filter(pl.col("keys") > 2).get_column("pos")
+    if disputed.is_empty():
+        return settled
+    counted = (
+        marks.filter(pl.col("pos").is_in(disputed.implode()))
+        .group_by("pos", "key")
+        .agg(pl.len().cast(pl.UInt32).alias("support"))
+        .sort("pos", "support", "key", descending=[False, True, False])
+        .group_by("pos", maintain_order=True)
+        .first()
+    )
+    return pl.concat([settled, counted.select(settled.columns)])
 
 
 def _own_skips(
     marks: pl.DataFrame,
     keys: pl.DataFrame,
     stage_order: tuple[str, ...],
-    rank_count: int,
     flagged: set[int],
 ) -> list[Departure]:
     """Skips the position alignment cannot see: the rank jumped past regular stages of its
@@ -339,48 +395,63 @@ def _own_skips(
     A stage is regular when most (rank, step) groups print it; all ranks skipping together
     (the all_reduce(MAX) skip flag) is no departure, since the others made the same jump.
     """
+    # which step (epoch, occ, step) each mark is in, as one number looked up by its key
+    step_of_key = keys.select(
+        pl.struct("epoch", "occ", "step").rank("dense").cast(pl.Int32).alias("step_id")
+    ).get_column("step_id")
+    step_id = pl.lit(step_of_key).gather(pl.col("key"))
     # a step's marks are one run of the rank's sequence: count runs, not (rank, step) groups
-    new_step = pl.any_horizontal(
-        (pl.col(c) != pl.col(c).shift(1)) for c in ("rank", "epoch", "occ", "step")
-    ).fill_null(True)
-    runs = int(marks.select(new_step.sum()).item())
-    regular = (
-        marks.group_by("stage").len().filter(pl.col("len") * 2 > runs).get_column("stage").to_list()
+    with_step = marks.lazy().with_columns(step_id.alias("_step_id"))
+    new_step = pl.col("rank").ne_missing(pl.col("rank").shift(1)) | pl.col("_step_id").ne_missing(
+        pl.col("_step_id").shift(1)
     )
-    regular_pos = sorted(stage_order.index(stage) for stage in regular)
-    next_regular = {
-        pos: next((p for p in regular_pos if p > pos), None) for pos in range(len(stage_order))
-    }
-    step_id = ["epoch", "occ", "step"]
+    counted = with_step.select(
+        new_step.sum().alias("runs"), pl.col("stage_pos").value_counts().alias("stages")
+    ).collect()
+    runs = int(counted.item(0, "runs"))
+    stage_counts = counted.select(pl.col("stages").explode()).unnest("stages")
+    regular_pos = sorted(
+        stage_counts.filter(pl.col("count") * 2 > runs).get_column("stage_pos").to_list()
+    )
+    next_regular = [
+        next((p for p in regular_pos if p > pos), None) for pos in range(len(stage_order))
+    ]
     same_rank = pl.col("rank").shift(-1) == pl.col("rank")
 
     def following(column: str) -> pl.Expr:  # the rank's next mark (marks are sorted by rank)
         return pl.when(same_rank).then(pl.col(column).shift(-1))
 
-    moves = marks.with_columns(
+    moves = with_step.with_columns(
         following("key").alias("next_key"),
-        *(following(c).alias(f"next_{c}") for c in [*step_id, "stage_pos"]),
-        pl.col("stage_pos")
-        .replace_strict(next_regular, default=None, return_dtype=pl.Int32)
+        following("_step_id").alias("_next_step_id"),
+        following("stage_pos").alias("next_stage_pos"),
+        pl.lit(pl.Series(next_regular, dtype=pl.Int32))
+        .gather(pl.col("stage_pos"))
         .alias("regular_after"),
     )
-    same_step = pl.all_horizontal(pl.col(c) == pl.col(f"next_{c}") for c in step_id)
     skips_regular = (
         pl.col("next_key").is_not_null()
         & pl.col("regular_after").is_not_null()
-        & (~same_step | (pl.col("next_stage_pos") > pl.col("regular_after")))
+        & (
+            (pl.col("_step_id") != pl.col("_next_step_id"))
+            | (pl.col("next_stage_pos") > pl.col("regular_after"))
+        )
     )
-    moves = moves.with_columns(skips_regular.alias("skips"))
-    followers = moves.group_by("key", "next_key").agg(pl.len().alias("same_move"))
-    reached = moves.group_by("key").agg(pl.len().alias("reached"))
+    candidates = moves.filter(skips_regular & ~pl.col("rank").is_in(list(flagged))).collect()
+    if candidates.is_empty():
+        return []
+    # how many ranks reached each of those keys, and how many made the same move from it
+    around = moves.filter(pl.col("key").is_in(candidates.get_column("key").unique().implode()))
+    followers = around.group_by("key", "next_key").agg(pl.len().alias("same_move")).collect()
+    reached = around.group_by("key").agg(pl.len().alias("reached")).collect()
     suspicious = (
-        moves.filter(pl.col("skips") & ~pl.col("rank").is_in(list(flagged)))
-        .join(followers, on=["key", "next_key"], how="left", nulls_equal=True)
+        candidates.join(followers, on=["key", "next_key"], how="left", nulls_equal=True)
         .join(reached, on="key")
         .filter(pl.col("same_move") * 2 <= pl.col("reached"))
         .sort("rank", "pos")
         .group_by("rank", maintain_order=True)
         .first()
+        .with_columns(pl.lit(step_of_key).gather(pl.col("next_key")).alias("_next_step_id"))
     )
     departures = []
     for row in suspicious.iter_rows(named=True):
@@ -389,7 +460,11 @@ def _own_skips(
             stage_order[p]
             for p in regular_pos
             if p >= missed_pos
-            and (row["next_stage_pos"] is None or not _same_step(row) or p < row["next_stage_pos"])
+            and (
+                row["next_stage_pos"] is None
+                or row["_step_id"] != row["_next_step_id"]
+                or p < row["next_stage_pos"]
+            )
         )
         departures.append(
             Departure(
@@ -411,10 +486,6 @@ def _own_skips(
             )
         )
     return departures
-
-
-def _same_step(row: dict[str, object]) -> bool:
-    return all(row[c] == row[f"next_{c}"] for c in ("epoch", "occ", "step"))
 
 
 def _place(key: dict[str, object]) -> tuple[object, ...]:

@@ -15,44 +15,28 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.registry import LineParser
-from parsers.key_values import WORD_START, extract_number
+from parsers.key_values import WORD_START, extract_number, number_after
 
+STAGE_NAME = r"^([A-Za-z0-9_.:/-]+)"
 STAGE = WORD_START + r"stage=([A-Za-z0-9_.:/-]+)"
 # What a progress mark keeps besides its place (file, line): who wrote it and where it stands.
 WRITER_COLUMNS = ("prefix_node", "prefix_host", "prefix_local_rank")
+WHOLE = 2**31  # a length longer than any line: `head` keeps all of it
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
-    head_tail = pl.col("message").str.splitn("rank=", 2)
-    split = lines.with_columns(
-        head_tail.struct.field("field_0").alias("_head"),
-        head_tail.struct.field("field_1").str.split_exact(" ", 2).alias("_keys"),
+    canonical = canonical_layout(lines.lazy()).collect()
+    fast = canonical.filter(pl.col("_canonical")).select(
+        *_place(lines), "rank", "step", "stage", epoch()
     )
-    keys = pl.col("_keys")
-    canonical = (
-        (pl.col("_head").eq("") | pl.col("_head").str.ends_with(" "))
-        & keys.struct.field("field_1").str.starts_with("step=")
-        & keys.struct.field("field_2").str.starts_with("stage=")
-    ).fill_null(False)
-    split = split.with_columns(canonical.alias("_canonical"))
-    fast = split.filter(pl.col("_canonical")).select(
-        *_place(lines),
-        keys.struct.field("field_0").str.to_integer(strict=False).cast(pl.Int32).alias("rank"),
-        keys.struct.field("field_1")
-        .str.strip_prefix("step=")
-        .str.to_integer(strict=False)
-        .alias("step"),
-        keys.struct.field("field_2").str.strip_prefix("stage=").alias("stage"),
-        _epoch(),
-    )
-    slow = split.filter(~pl.col("_canonical")).select(
+    slow = canonical.filter(~pl.col("_canonical")).select(
         *_place(lines),
         extract_number("rank", pl.Int32()),
         extract_number("step", pl.Int64()),
         pl.col("message").str.extract(STAGE, 1).alias("stage"),
-        _epoch(),
+        epoch(),
     )
-    marks = pl.concat([fast, slow]).drop_nulls(["rank", "step", "stage"])
+    marks = valid_stages(pl.concat([fast, slow]).drop_nulls(["rank", "step", "stage"]))
     # a rank a launcher prefix states is the one to trust (`[rank3]:rank=3 ...`)
     stated = pl.col("prefix_rank").is_not_null()
     return marks.with_columns(
@@ -62,16 +46,64 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     ).drop("prefix_rank")
 
 
+def canonical_layout(lines: pl.LazyFrame, column: str = "message") -> pl.LazyFrame:
+    """`rank=R step=S stage=X` read from `column` by positions and slices (no regular
+    expression runs on these lines, the hot ones); `_canonical` says where that layout holds:
+    the three keys in that order, one space apart, `rank=` first in the line or after a space.
+    `stage` is the word after `stage=` up to a space; `valid_stages` trims it as the regular
+    expression would, once per distinct value."""
+    message = pl.col(column)
+    at_rank, at_step, at_stage = pl.col("_at_rank"), pl.col("_at_step"), pl.col("_at_stage")
+    stage_on = message.str.slice(at_stage + len(" stage="))
+    found = lines.with_columns(
+        pl.when(message.str.starts_with("rank="))
+        .then(0)
+        .otherwise(message.str.find(" rank=", literal=True) + 1)
+        .alias("_at_rank"),
+        message.str.find(" step=", literal=True).alias("_at_step"),
+        message.str.find(" stage=", literal=True).alias("_at_stage"),
+    )
+    found = found.with_columns(
+        message.str.slice(at_rank + len("rank="), at_step - at_rank - len("rank="))
+        .str.to_integer(strict=False)
+        .cast(pl.Int32)
+        .alias("rank"),
+        message.str.slice(at_step + len(" step="), at_stage - at_step - len(" step="))
+        .str.to_integer(strict=False)
+        .alias("step"),
+        stage_on.str.head(stage_on.str.find(" ", literal=True).fill_null(WHOLE)).alias("stage"),
+    )
+    # positions are bytes, slices count characters: the same only where the line is ASCII
+    ascii_only = message.str.len_bytes() == message.str.len_chars()
+    canonical = ascii_only & pl.col("rank").is_not_null() & pl.col("step").is_not_null()
+    return found.with_columns(canonical.fill_null(False).alias("_canonical"))
+
+
+def valid_stages(marks: pl.DataFrame) -> pl.DataFrame:
+    """`stage` cut to the characters a stage name has (`stage=fwd,` is `fwd`), rows whose
+    stage is then empty dropped; the work is done once per distinct stage."""
+    names = marks.get_column("stage").unique().cast(pl.String).drop_nulls()
+    cut = names.str.extract(STAGE_NAME, 1)
+    if cut.equals(names):
+        return marks
+    fixed = dict(zip(names.to_list(), cut.to_list(), strict=True))
+    dtype = marks.schema["stage"]
+    return marks.with_columns(
+        pl.col("stage").cast(pl.String).replace_strict(fixed, default=None).cast(dtype)
+    ).drop_nulls("stage")
+
+
 def _place(lines: pl.DataFrame) -> list[str]:
     present = [name for name in WRITER_COLUMNS if name in lines.columns]
     return ["file", "line", "prefix_rank", *present]
 
 
-def _epoch() -> pl.Expr:
-    message = pl.col("message")
+def epoch(column: str = "message") -> pl.Expr:
+    """The number after `epoch=` in `column`, null when absent."""
+    message = pl.col(column)
     return (
         pl.when(message.str.contains("epoch=", literal=True))
-        .then(extract_number("epoch", pl.Int64()))
+        .then(message.str.extract(number_after("epoch"), 1).cast(pl.Int64, strict=False))
         .alias("epoch")
     )
 

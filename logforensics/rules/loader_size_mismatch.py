@@ -208,7 +208,7 @@ def _from_step_counts(job: Job) -> Lengths | None:
     per_epoch = marks.group_by("epoch", "rank").agg(
         pl.col("step").n_unique().alias("steps"),
         (pl.col("stage").sort_by("pos").last() == last_stage).alias("clean_end"),
-        pl.col("file").sort_by("pos").last(),
+        pl.col("file").sort_by("pos").last().cast(pl.String),
         pl.col("line").sort_by("pos").last(),
     )
     latest = marks.group_by("rank").agg(pl.col("epoch").max().alias("latest"))

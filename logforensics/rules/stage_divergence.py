@@ -220,7 +220,11 @@ def _evidence(job: Job, progress: Progress, departures: list[Departure]) -> list
     )
     cited.append(majority.head(1))
     rows = pl.concat(
-        [part.select("file", "line", "rank") for part in cited if part.height]
+        [
+            part.select(pl.col("file").cast(pl.String), "line", "rank")
+            for part in cited
+            if part.height
+        ]
     ).with_row_index("_order")
     quoted = _as_evidence(job.quote(rows).sort("_order"))
     # the departing ranks' last lines come after their marks, then the majority's mark
