@@ -199,6 +199,7 @@ def _analyze(path: Path, inventory: Inventory) -> Upload:
         [log_file.name for log_file in inventory.files],
         pl.concat(found, how="diagonal_relaxed") if found else pl.DataFrame(),
         pl.concat([batch.marks for batch in batches]),
+        pl.concat([batch.mark_writers for batch in batches]),
     )
     jobs = tuple(
         _analyze_job(job_files, batches, stats, inventory, lossy) for job_files in split.jobs

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -95,7 +96,7 @@ def parse_batch(lines: pl.DataFrame, own: tuple[int, int] | None = None) -> Pars
     `own` is the first and last line the block answers for, the lines around it are context
     (events and counts of the block come from its own lines only)."""
     stats = line_stats(lines.filter(_in_block(own)))
-    return _parse(lines, stats, empty_marks(), None, own, nonblank=None)
+    return _parse(lines, stats, None, None, own, nonblank=None)
 
 
 def parse_files(files: tuple[LogFile, ...]) -> tuple[ParsedBatch, tuple[str, ...]]:
@@ -124,20 +125,23 @@ def parse_files(files: tuple[LogFile, ...]) -> tuple[ParsedBatch, tuple[str, ...
     nonblank = stats.select(
         "file", (pl.col("lines") - pl.col("blank_lines")).cast(pl.UInt32).alias("_nonblank")
     )
-    return _parse(read.rest, stats, read.marks, read.tails, None, nonblank), ()
+    plain = (read.marks, read.writers.drop("_file"))
+    return _parse(read.rest, stats, plain, read.tails, None, nonblank), ()
 
 
 def _parse(
     lines: pl.DataFrame,
     stats: pl.DataFrame,
-    plain_marks: pl.DataFrame,
+    plain: tuple[pl.DataFrame, pl.DataFrame] | None,
     mark_texts: pl.DataFrame | None,
     own: tuple[int, int] | None,
     nonblank: pl.DataFrame | None,
 ) -> ParsedBatch:
-    """Parse `lines` (with `plain_marks` already read apart from them; `mark_texts` holds the
-    text of the last ones); `stats` counts the lines of their files, `nonblank` the non-blank
-    ones when `lines` are not all of them."""
+    """Parse `lines`; `plain` holds the marks read apart from them and their writers
+    (`file, rank, marks, last_line`), `mark_texts` the text of the writers' last marks;
+    `stats` counts the lines of their files, `nonblank` the non-blank ones when `lines` are
+    not all of them."""
+    plain_marks, plain_writers = plain if plain is not None else (empty_marks(), None)
     framed = frame_lines(lines, nonblank)
     rest, marks = _progress_marks(framed)
     parts: list[pl.DataFrame] = []
@@ -145,9 +149,9 @@ def _parse(
     line_parsers = [p for p in registry.parsers() if not (p.residual or p.progress)]
     for parser, candidates in _routed(rest, line_parsers):
         _run(parser, candidates, parts, recognised)
-    with_marks = pl.concat(
-        [marks.get_column("file"), plain_marks.get_column("file").unique().cast(pl.String)]
-    ).unique()
+    with_marks = marks.get_column("file").unique()
+    if plain_writers is not None:
+        with_marks = pl.concat([with_marks, plain_writers.get_column("file")]).unique()
     for parser in registry.parsers():
         if parser.residual:
             candidates = _residual(
@@ -184,7 +188,12 @@ def _parse(
             ],
             how="vertical_relaxed",
         )
-    writers = pl.concat([_mark_writers(marks, texts), _plain_writers(plain_marks, texts)])
+    writers = _mark_writers(marks, texts)
+    if plain_writers is not None and plain_writers.height:
+        with_text = _with_last_text(
+            plain_writers.with_columns(pl.lit("content").alias("rank_from")), texts
+        )
+        writers = pl.concat([writers, with_text])
     return ParsedBatch(
         found=_detached(found),
         kept_lines=_detached(kept),
@@ -239,20 +248,6 @@ def _mark_writers(marks: pl.DataFrame, texts: pl.DataFrame) -> pl.DataFrame:
     ]
     writers = marks.group_by(*writer, "rank", "rank_from").agg(
         pl.len().cast(pl.UInt32).alias("marks"), pl.col("line").max().alias("last_line")
-    )
-    return _with_last_text(writers, texts)
-
-
-def _plain_writers(marks: pl.DataFrame, texts: pl.DataFrame) -> pl.DataFrame:
-    """The writers of the plain marks (read apart, with no prefix): a file and the rank its
-    marks name."""
-    if marks.is_empty():
-        return empty_mark_writers()
-    writers = marks.group_by("file", "rank").agg(
-        pl.len().cast(pl.UInt32).alias("marks"), pl.col("line").max().alias("last_line")
-    )
-    writers = writers.with_columns(
-        pl.col("file").cast(pl.String), pl.lit("content").alias("rank_from")
     )
     return _with_last_text(writers, texts)
 
@@ -349,7 +344,10 @@ def _detached(frame: pl.DataFrame) -> pl.DataFrame:
     were cut from: a few event rows would otherwise keep a whole batch's text in memory."""
     if frame.is_empty():
         return frame
-    return pl.from_arrow(frame.to_arrow(compat_level=pl.CompatLevel.oldest()))
+    copy = io.BytesIO()  # (the oldest Arrow layout writes each string out, not a view)
+    frame.write_ipc(copy, compat_level=pl.CompatLevel.oldest())
+    copy.seek(0)
+    return pl.read_ipc(copy)
 
 
 def leading_time() -> pl.Expr:

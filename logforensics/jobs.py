@@ -72,11 +72,17 @@ class _Signals:
         return reasons
 
 
-def split_jobs(file_names: list[str], events: pl.DataFrame, marks: pl.DataFrame) -> Split:
+def split_jobs(
+    file_names: list[str],
+    events: pl.DataFrame,
+    marks: pl.DataFrame,
+    writers: pl.DataFrame | None = None,
+) -> Split:
     """Group the files into jobs. `events` are the parsed rows of every file (before ranks are
     inferred): `file`, `event`, `rank` (as stated by the line), `world_size`, `extra`,
-    `message`; `marks` the stage marks (`file, line, rank, step, stage`)."""
-    facts = _FileFacts(file_names, events, marks)
+    `message`; `marks` the stage marks (`file, line, rank, step, stage`), `writers` who wrote
+    them (`file, rank`: found from the marks when not given)."""
+    facts = _FileFacts(file_names, events, marks, writers)
     reasons = facts.signals(file_names).conflicts()
     if not reasons:
         return Split((JobFiles(_label(file_names, facts), tuple(sorted(file_names))),))
@@ -103,7 +109,13 @@ def split_jobs(file_names: list[str], events: pl.DataFrame, marks: pl.DataFrame)
 class _FileFacts:
     """Per-file job signals, computed once."""
 
-    def __init__(self, file_names: list[str], events: pl.DataFrame, marks: pl.DataFrame) -> None:
+    def __init__(
+        self,
+        file_names: list[str],
+        events: pl.DataFrame,
+        marks: pl.DataFrame,
+        writers: pl.DataFrame | None,
+    ) -> None:
         self.run_of = {name: _run_id(name) for name in file_names}
         self.named_runs = _runs_named_in_summaries(events)
         self.world_sizes = _world_sizes(events)
@@ -116,13 +128,17 @@ class _FileFacts:
             if "stage" in events.columns
             else pl.DataFrame()
         )
+        pairs = [learned.select("file", "rank")] if learned.height else []
+        if writers is not None:
+            pairs.append(writers.select("file", "rank"))
         self.marks = _mark_sequences(
             pl.concat(
                 [marks.select("file", "line", "rank", "step", "stage"), learned],
                 how="diagonal_relaxed",
             )
             if learned.height
-            else marks
+            else marks,
+            pl.concat(pairs, how="vertical_relaxed") if writers is not None else None,
         )
         self.marks_files = set(self.marks.get_column("file").unique().to_list())
 
@@ -252,14 +268,17 @@ def _endpoints(events: pl.DataFrame) -> dict[str, set[str]]:
     return found
 
 
-def _mark_sequences(marks: pl.DataFrame) -> pl.DataFrame:
+def _mark_sequences(marks: pl.DataFrame, pairs: pl.DataFrame | None) -> pl.DataFrame:
     """Per (file, rank): the stage marks in order, as `step:stage` strings; the sequences
     themselves only for ranks with marks in more than one file (the only ones that can
-    conflict), so one file per rank costs nothing here."""
+    conflict), so one file per rank costs nothing here. `pairs`: the (file, rank) pairs of
+    the marks, when known."""
     schema = {"file": pl.String, "rank": pl.Int32, "marks": pl.List(pl.String)}
     if marks.is_empty():
         return pl.DataFrame(schema=schema)
-    pairs = marks.select("file", "rank").unique().with_columns(pl.col("file").cast(pl.String))
+    if pairs is None:
+        pairs = marks.select("file", "rank")
+    pairs = pairs.with_columns(pl.col("file").cast(pl.String)).unique()
     shared = pairs.filter(pl.col("rank").count().over("rank") > 1).get_column("rank").unique()
     single = pairs.filter(~pl.col("rank").is_in(shared.implode())).with_columns(
         pl.lit([], dtype=pl.List(pl.String)).alias("marks")

@@ -22,6 +22,7 @@ from parsers.stage_marks import canonical_layout, epoch, valid_stages
 @dataclass(frozen=True, slots=True)
 class MarkPass:
     marks: pl.DataFrame  # file, line, rank, step, stage, epoch: the plain marks
+    writers: pl.DataFrame  # file, rank, marks, last_line: who wrote them
     rest: pl.DataFrame  # file, line, text: every other line
     stats: pl.DataFrame  # file, lines, blank_lines, last_line (the last non-blank one)
     tails: pl.DataFrame  # file, line, text: each file's last plain mark and last line
@@ -39,7 +40,7 @@ def read_apart(files: tuple[LogFile, ...]) -> MarkPass | None:
         name="text",
     )
     plain = ~(text.str.contains_any(NOISE_LITERALS) | text.str.contains(STARTS_WITH_PREFIX))
-    is_mark = text.str.contains("stage=", literal=True) & pl.col("_canonical") & plain
+    is_mark = pl.col("_at_stage").is_not_null() & pl.col("_canonical") & plain
     query = canonical_layout(scan, "text").select(
         pl.col("_source").cast(pl.Categorical),
         "_row",
@@ -52,83 +53,100 @@ def read_apart(files: tuple[LogFile, ...]) -> MarkPass | None:
     )
     marks: list[pl.DataFrame] = []
     rest: list[pl.DataFrame] = []
-    runs: list[pl.DataFrame] = []
     try:
-        for batch in query.collect_batches(engine="streaming", chunk_size=CHUNK_ROWS):
-            marks.append(batch.select(*MARK_COLUMNS, "_mark").filter("_mark").drop("_mark"))
-            # a copy: a view would keep the whole chunk's text alive
-            rest.append(batch.select("_row", "text", "_mark").filter(~pl.col("_mark")))
-            rest[-1] = rest[-1].select("_row", text + "")
-            runs.append(_runs(batch))
+        for chunk in query.collect_batches(engine="streaming", chunk_size=CHUNK_ROWS):
+            marks.append(chunk.select(*MARK_COLUMNS, "_mark").filter("_mark").drop("_mark"))
+            # a copy of the text: a view would keep the whole chunk's text alive
+            others = chunk.select("_source", "_row", "text", "_mark").filter(~pl.col("_mark"))
+            rest.append(others.select("_source", "_row", text + ""))
     except pl.exceptions.ComputeError:
         return None
-    if not runs:
+    if not marks or sum(frame.height for frame in (*marks, *rest)) == 0:
         return None
-    return _numbered(
-        files, pl.concat(runs), pl.concat(marks, rechunk=True), pl.concat(rest, rechunk=True)
-    )
+    return _numbered(files, pl.concat(marks, rechunk=True), pl.concat(rest, rechunk=True))
 
 
 CHUNK_ROWS = 200_000  # rows per chunk of the streaming pass: large enough, small in memory
-MARK_COLUMNS = ("_row", "rank", "step", "stage", "epoch")
+MARK_COLUMNS = ("_source", "_row", "rank", "step", "stage", "epoch")
 
 
-def _runs(batch: pl.DataFrame) -> pl.DataFrame:
-    """Where each file's rows start in a chunk: `_source` (its path), `_row`."""
-    starts = pl.col("_source").ne_missing(pl.col("_source").shift(1))
-    return (
-        batch.select("_source", "_row")
-        .filter(starts)
-        .select(pl.col("_source").cast(pl.String), "_row")
-    )
-
-
-def _numbered(
-    files: tuple[LogFile, ...], runs: pl.DataFrame, marks: pl.DataFrame, rest: pl.DataFrame
-) -> MarkPass:
-    """Global rows to file and line. Rows come file after file, in the order asked (a file
-    with no line has no row)."""
+def _numbered(files: tuple[LogFile, ...], marks: pl.DataFrame, rest: pl.DataFrame) -> MarkPass:
+    """Global rows to file and line. Every line is a mark or one of the rest, and a file's
+    lines are one range of rows, in the order asked (a file with no line has none)."""
     by_path = {str(log_file.path): log_file for log_file in files}
-    runs = runs.filter(pl.col("_source").ne_missing(pl.col("_source").shift(1)))
-    paths = runs.get_column("_source").to_list()
-    names = pl.Series([by_path[path].name for path in paths], dtype=pl.String)
-    first_rows = runs.get_column("_row")
-    total_rows = marks.height + rest.height
-    lengths = pl.concat([first_rows.slice(1), pl.Series([total_rows], dtype=first_rows.dtype)])
-    lengths = (lengths - first_rows).cast(pl.Int64)
+    code = pl.col("_source").to_physical()
+    starts = pl.concat(
+        [
+            frame.filter(pl.col("_source").ne_missing(pl.col("_source").shift(1))).select(
+                code.alias("_code"), pl.col("_source").cast(pl.String), "_row"
+            )
+            for frame in (marks, rest)
+        ]
+    )
+    spans = starts.group_by("_code", "_source").agg(pl.col("_row").min()).sort("_row")
+    first_rows = spans.get_column("_row")
+    total = pl.Series([marks.height + rest.height], dtype=first_rows.dtype)
+    ends = pl.concat([first_rows.slice(1), total])
+    lengths = (ends.cast(pl.Int64) - first_rows.cast(pl.Int64)).alias("lines")
+    paths = spans.get_column("_source").to_list()
+    names = pl.Series("file", [by_path[path].name for path in paths], dtype=pl.String)
+    # file index by the source's category code: a small table, looked up row by row
+    codes = spans.get_column("_code")
+    index_of_code = pl.Series([None] * (int(codes.max()) + 1), dtype=pl.UInt32).scatter(
+        codes, pl.int_range(len(codes), dtype=pl.UInt32, eager=True)
+    )
+    file_index = pl.lit(index_of_code).gather(code).alias("_file")
+    line = (pl.col("_row") - pl.lit(first_rows).gather("_file") + 1).cast(pl.UInt32).alias("line")
+    marks = marks.with_columns(file_index).with_columns(line)
+    rest = rest.with_columns(file_index).with_columns(line)
+    writers = _writers(marks, names)
+    marks = marks.select(
+        pl.lit(names.cast(pl.Categorical)).gather("_file").alias("file"),
+        "line",
+        "rank",
+        "step",
+        "stage",
+        "epoch",
+    )
+    rest = rest.select(pl.lit(names).gather("_file").alias("file"), "_file", "line", "text")
+    stats = _stats(lengths, names, writers, rest)
+    tails = _tails([by_path[path] for path in paths], stats, writers)
+    return MarkPass(valid_stages(marks), writers, rest.drop("_file"), stats, tails)
 
-    def placed(frame: pl.DataFrame) -> pl.DataFrame:
-        index = first_rows.search_sorted(frame.get_column("_row"), side="right") - 1
-        return frame.with_columns(index.alias("_file")).with_columns(
-            (pl.col("_row") - pl.lit(first_rows).gather("_file") + 1).cast(pl.UInt32).alias("line")
-        )
 
-    file = pl.lit(names.cast(pl.Categorical)).gather("_file").alias("file")
-    marks = placed(marks).select("_file", file, "line", "rank", "step", "stage", "epoch")
-    rest = placed(rest).select("_file", file.cast(pl.String), "line", "text")
-    stats = _stats(lengths, names, marks, rest)
-    tails = _tails([by_path[path] for path in paths], stats, marks)
-    return MarkPass(valid_stages(marks.drop("_file")), rest.drop("_file"), stats, tails)
+def _writers(marks: pl.DataFrame, names: pl.Series) -> pl.DataFrame:
+    """`file, rank, marks, last_line`, from the runs of (file, rank) in the marks."""
+    writer = pl.col("_file").cast(pl.Int64) * (1 << 32) + pl.col("rank").cast(pl.UInt32)
+    runs = marks.select(writer.rle_id().alias("_run"), "_file", "rank", "line")
+    per_run = runs.group_by("_run").agg(
+        pl.col("_file").first(),
+        pl.col("rank").first(),
+        pl.len().cast(pl.UInt32).alias("marks"),
+        pl.col("line").max().alias("last_line"),
+    )
+    return (
+        per_run.group_by("_file", "rank")
+        .agg(pl.col("marks").sum(), pl.col("last_line").max())
+        .sort("_file", "rank")
+        .select(pl.lit(names).gather("_file").alias("file"), "_file", "rank", "marks", "last_line")
+    )
 
 
 def _stats(
-    lengths: pl.Series, names: pl.Series, marks: pl.DataFrame, rest: pl.DataFrame
+    lengths: pl.Series, names: pl.Series, writers: pl.DataFrame, rest: pl.DataFrame
 ) -> pl.DataFrame:
     """Per file: lines, blank lines, the last non-blank line (plain marks are never blank)."""
     is_blank = pl.col("text").str.strip_chars() == ""
-    last_mark = marks.filter(pl.col("_file").ne_missing(pl.col("_file").shift(-1))).select(
-        "_file", "line"
-    )
     last_other = rest.filter(~is_blank).group_by("_file").agg(pl.col("line").max())
     last_line = (
-        pl.concat([last_mark, last_other])
+        pl.concat([writers.select("_file", pl.col("last_line").alias("line")), last_other])
         .group_by("_file")
         .agg(pl.col("line").max().alias("last_line"))
     )
     blanks = rest.filter(is_blank).group_by("_file").agg(pl.len().alias("blank_lines"))
     files = pl.DataFrame(
         {"_file": pl.int_range(len(names), dtype=pl.UInt32, eager=True), "file": names}
-    ).with_columns(lengths.cast(pl.Int64).alias("lines"))
+    ).with_columns(lengths)
     return (
         files.join(blanks, on="_file", how="left")
         .join(last_line, on="_file", how="left")
@@ -141,12 +159,10 @@ def _stats(
     )
 
 
-def _tails(files: list[LogFile], stats: pl.DataFrame, marks: pl.DataFrame) -> pl.DataFrame:
+def _tails(files: list[LogFile], stats: pl.DataFrame, writers: pl.DataFrame) -> pl.DataFrame:
     """The text of each file's last plain mark and last non-blank line, read from its end."""
-    last_marks = marks.filter(pl.col("_file").ne_missing(pl.col("_file").shift(-1))).select(
-        "file", pl.col("line").alias("mark")
-    )
-    wanted = stats.join(last_marks.with_columns(pl.col("file").cast(pl.String)), on="file")
+    last_marks = writers.group_by("file").agg(pl.col("last_line").max().alias("mark"))
+    wanted = stats.join(last_marks, on="file")
     rows: dict[str, list] = {"file": [], "line": [], "text": []}
     by_name = {log_file.name: log_file for log_file in files}
     for name, total, last_line, mark in wanted.select(

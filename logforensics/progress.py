@@ -88,7 +88,7 @@ def build_progress(
     if marks.is_empty():
         return None
     marks = _epochs_from_boundaries(marks, events).with_columns(pl.col("epoch").fill_null(-1))
-    marks = _primary_file_only(marks)
+    marks = _primary_file_only(marks, _marks_per_file(writers, learned))
     in_order = pl.col("rank").cast(pl.Int64) * (1 << 32) + pl.col("line")
     if not marks.select(in_order.diff().fill_null(1).min() > 0).item():
         marks = marks.sort(in_order)  # (files read in rank order need no sorting)
@@ -232,9 +232,25 @@ def _epochs_from_boundaries(marks: pl.DataFrame, events: pl.DataFrame) -> pl.Dat
     )
 
 
-def _primary_file_only(marks: pl.DataFrame) -> pl.DataFrame:
-    """Keep each rank's marks from one file: the one with most of them, its own file on a tie."""
-    counts = marks.group_by("rank", "file").len()
+def _marks_per_file(writers: pl.DataFrame, learned: pl.DataFrame) -> pl.DataFrame:
+    """`rank, file, len`: how many marks each rank has in each file (its writers counted them)."""
+    return (
+        pl.concat(
+            [
+                writers.select("rank", "file", pl.col("marks").cast(pl.UInt32).alias("len")),
+                learned.group_by("rank", "file").agg(pl.len().cast(pl.UInt32)),
+            ],
+            how="vertical_relaxed",
+        )
+        .filter(pl.col("rank").is_not_null())
+        .group_by("rank", "file")
+        .agg(pl.col("len").sum())
+    )
+
+
+def _primary_file_only(marks: pl.DataFrame, counts: pl.DataFrame) -> pl.DataFrame:
+    """Keep each rank's marks from one file: the one with most of them, its own file on a tie.
+    `counts`: `rank, file, len`."""
     if counts.height == counts.get_column("rank").n_unique():
         return marks  # one file per rank: nothing to choose
     ranks_in_file = counts.group_by("file").agg(pl.col("rank").n_unique().alias("ranks_in_file"))
@@ -242,7 +258,9 @@ def _primary_file_only(marks: pl.DataFrame) -> pl.DataFrame:
         ["rank", "len", "ranks_in_file", "file"], descending=[False, True, False, False]
     )
     primary = counts.group_by("rank", maintain_order=True).first().select("rank", "file")
-    return marks.join(primary, on=["rank", "file"])
+    return marks.join(
+        primary.with_columns(pl.col("file").cast(marks.schema["file"])), on=["rank", "file"]
+    )
 
 
 def _learn_stage_order(marks: pl.DataFrame) -> tuple[str, ...]:

@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 
-import jinja2
 from markupsafe import Markup, escape
 
 from logforensics.api import Analysis, Upload
@@ -84,6 +83,8 @@ def _render(
     generated_at: datetime | None,
     css_href: str | None,
 ) -> str:
+    import jinja2  # only the HTML report needs it: JSON runs start faster without
+
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("logforensics", "report/templates"),
         autoescape=True,  # every byte of log text on the page is untrusted
