@@ -193,7 +193,7 @@ def _parse(
         with_text = _with_last_text(
             plain_writers.with_columns(pl.lit("content").alias("rank_from")), texts
         )
-        writers = pl.concat([writers, with_text])
+        writers = _merged_writers(pl.concat([writers, with_text]))
     return ParsedBatch(
         found=_detached(found),
         kept_lines=_detached(kept),
@@ -250,6 +250,25 @@ def _mark_writers(marks: pl.DataFrame, texts: pl.DataFrame) -> pl.DataFrame:
         pl.len().cast(pl.UInt32).alias("marks"), pl.col("line").max().alias("last_line")
     )
     return _with_last_text(writers, texts)
+
+
+def _merged_writers(writers: pl.DataFrame) -> pl.DataFrame:
+    """One row per writer, where plain marks and marks read the careful way (a line the fast
+    path left, e.g. with a field before the keys) share one."""
+    identity = ["file", "prefix_node", "prefix_host", "prefix_local_rank", "rank", "rank_from"]
+    if writers.select(identity).n_unique() == writers.height:
+        return writers
+    latest = pl.col("last_line").arg_max()
+    return (
+        writers.group_by(identity, maintain_order=True)
+        .agg(
+            pl.col("marks").sum(),
+            pl.col("last_line").max(),
+            pl.col("last_text").get(latest),
+            pl.col("last_time").get(latest),
+        )
+        .select(writers.columns)
+    )
 
 
 def _with_last_text(writers: pl.DataFrame, texts: pl.DataFrame) -> pl.DataFrame:

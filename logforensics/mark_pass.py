@@ -92,12 +92,14 @@ def _numbered(files: tuple[LogFile, ...], marks: pl.DataFrame, rest: pl.DataFram
     names = pl.Series("file", [by_path[path].name for path in paths], dtype=pl.String)
     # file index by the source's category code: a small table, looked up row by row
     codes = spans.get_column("_code")
-    index_of_code = pl.Series([None] * (int(codes.max()) + 1), dtype=pl.UInt32).scatter(
+    index_of_code = pl.repeat(None, int(codes.max()) + 1, dtype=pl.UInt32, eager=True).scatter(
         codes, pl.int_range(len(codes), dtype=pl.UInt32, eager=True)
     )
     file_index = pl.lit(index_of_code).gather(code).alias("_file")
     line = (pl.col("_row") - pl.lit(first_rows).gather("_file") + 1).cast(pl.UInt32).alias("line")
-    marks = marks.with_columns(file_index).with_columns(line)
+    # a mark whose stage is no name (`stage=,`) is dropped here, before writers count marks:
+    # the line is then counted among the unrecognised ones
+    marks = valid_stages(marks.with_columns(file_index).with_columns(line))
     rest = rest.with_columns(file_index).with_columns(line)
     writers = _writers(marks, names)
     marks = marks.select(
@@ -111,21 +113,33 @@ def _numbered(files: tuple[LogFile, ...], marks: pl.DataFrame, rest: pl.DataFram
     rest = rest.select(pl.lit(names).gather("_file").alias("file"), "_file", "line", "text")
     stats = _stats(lengths, names, writers, rest)
     tails = _tails([by_path[path] for path in paths], stats, writers)
-    return MarkPass(valid_stages(marks), writers, rest.drop("_file"), stats, tails)
+    return MarkPass(marks, writers, rest.drop("_file"), stats, tails)
 
 
 def _writers(marks: pl.DataFrame, names: pl.Series) -> pl.DataFrame:
-    """`file, rank, marks, last_line`, from the runs of (file, rank) in the marks."""
+    """`file, rank, marks, last_line`, from the runs of (file, rank) in the marks (in file and
+    line order)."""
+    if marks.is_empty():
+        schema = {"file": pl.String, "_file": pl.UInt32, "rank": pl.Int32}
+        return pl.DataFrame(schema={**schema, "marks": pl.UInt32, "last_line": pl.UInt32})
     writer = pl.col("_file").cast(pl.Int64) * (1 << 32) + pl.col("rank").cast(pl.UInt32)
-    runs = marks.select(writer.rle_id().alias("_run"), "_file", "rank", "line")
-    per_run = runs.group_by("_run").agg(
-        pl.col("_file").first(),
-        pl.col("rank").first(),
-        pl.len().cast(pl.UInt32).alias("marks"),
-        pl.col("line").max().alias("last_line"),
+    starts = (
+        marks.select(writer.ne_missing(writer.shift(1)).alias("_start"))
+        .with_row_index("_at")
+        .filter("_start")
+        .get_column("_at")
+    )
+    ends = pl.concat([starts.slice(1), pl.Series([marks.height], dtype=starts.dtype)]) - 1
+    runs = (
+        marks.select("_file", "rank")
+        .gather(starts)
+        .with_columns(
+            (ends - starts + 1).cast(pl.UInt32).alias("marks"),
+            marks.get_column("line").gather(ends).alias("last_line"),
+        )
     )
     return (
-        per_run.group_by("_file", "rank")
+        runs.group_by("_file", "rank")
         .agg(pl.col("marks").sum(), pl.col("last_line").max())
         .sort("_file", "rank")
         .select(pl.lit(names).gather("_file").alias("file"), "_file", "rank", "marks", "last_line")
@@ -160,15 +174,16 @@ def _stats(
 
 
 def _tails(files: list[LogFile], stats: pl.DataFrame, writers: pl.DataFrame) -> pl.DataFrame:
-    """The text of each file's last plain mark and last non-blank line, read from its end."""
-    last_marks = writers.group_by("file").agg(pl.col("last_line").max().alias("mark"))
-    wanted = stats.join(last_marks, on="file")
+    """The text of each writer's last plain mark and each file's last non-blank line, read
+    from the file's end."""
+    marks_of = writers.group_by("file").agg(pl.col("last_line").unique().alias("marks"))
+    wanted = stats.join(marks_of, on="file")
     rows: dict[str, list] = {"file": [], "line": [], "text": []}
     by_name = {log_file.name: log_file for log_file in files}
-    for name, total, last_line, mark in wanted.select(
-        "file", "lines", "last_line", "mark"
+    for name, total, last_line, marks in wanted.select(
+        "file", "lines", "last_line", "marks"
     ).iter_rows():
-        numbers = sorted({mark, last_line} - {None})
+        numbers = sorted({*marks, last_line} - {None})
         for line, text in tail_lines(by_name[name], total, numbers).items():
             rows["file"].append(name)
             rows["line"].append(line)

@@ -130,9 +130,8 @@ def _with_keys(marks: pl.DataFrame) -> pl.DataFrame:
 
     epoch = clamp(pl.col("epoch") + 1, EPOCH_BITS)
     in_epoch = clamp("step", STEP_BITS) * (1 << STAGE_BITS) + clamp("stage_pos", STAGE_BITS)
-    marks = marks.with_columns(
-        (epoch * (1 << (STEP_BITS + STAGE_BITS)) + in_epoch).alias("_place"),
-        (epoch * (1 << (OCC_BITS + STEP_BITS + STAGE_BITS)) + in_epoch).alias("_order"),
+    marks = marks.with_columns(epoch.alias("_epoch1"), in_epoch.alias("_in_epoch")).with_columns(
+        (pl.col("_epoch1") * (1 << (STEP_BITS + STAGE_BITS)) + pl.col("_in_epoch")).alias("_place"),
     )
     went_back = (pl.col("_place") <= pl.col("_place").shift(1)).fill_null(False) & (
         pl.col("pos") != 0
@@ -140,14 +139,17 @@ def _with_keys(marks: pl.DataFrame) -> pl.DataFrame:
     if marks.select(went_back.any()).item():
         backs = went_back.cast(pl.Int64).cum_sum()
         marks = marks.with_columns((backs - _first_of_rank(backs)).cast(pl.Int32).alias("occ"))
-        marks = marks.with_columns(
-            pl.col("_order") + clamp("occ", OCC_BITS) * (1 << (STEP_BITS + STAGE_BITS))
+        order = (
+            pl.col("_epoch1") * (1 << (OCC_BITS + STEP_BITS + STAGE_BITS))
+            + clamp("occ", OCC_BITS) * (1 << (STEP_BITS + STAGE_BITS))
+            + pl.col("_in_epoch")
         )
-    else:  # the common case: every rank only went forward
+    else:  # the common case: every rank only went forward, the place alone orders them
         marks = marks.with_columns(pl.lit(0, dtype=pl.Int32).alias("occ"))
-    return marks.with_columns(
-        (pl.col("_order").rank("dense").cast(pl.Int32) - 1).alias("key")
-    ).drop("_place", "_order")
+        order = pl.col("_place")
+    return marks.with_columns((order.rank("dense").cast(pl.Int32) - 1).alias("key")).drop(
+        "_epoch1", "_in_epoch", "_place"
+    )
 
 
 def _last_marks(marks: pl.DataFrame, learned: pl.DataFrame, writers: pl.DataFrame) -> pl.DataFrame:

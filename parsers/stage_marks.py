@@ -47,14 +47,14 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
 
 
 def canonical_layout(lines: pl.LazyFrame, column: str = "message") -> pl.LazyFrame:
-    """`rank=R step=S stage=X` read from `column` by positions and slices (no regular
+    """`rank=R step=S stage=X` read from `column` by positions and byte slices (no regular
     expression runs on these lines, the hot ones); `_canonical` says where that layout holds:
     the three keys in that order, one space apart, `rank=` first in the line or after a space.
     `stage` is the word after `stage=` up to a space; `valid_stages` trims it as the regular
     expression would, once per distinct value."""
     message = pl.col(column)
+    raw = message.cast(pl.Binary)  # `find` counts bytes: slice by bytes too
     at_rank, at_step, at_stage = pl.col("_at_rank"), pl.col("_at_step"), pl.col("_at_stage")
-    stage_on = message.str.slice(at_stage + len(" stage="))
     found = lines.with_columns(
         pl.when(message.str.starts_with("rank="))
         .then(0)
@@ -63,20 +63,23 @@ def canonical_layout(lines: pl.LazyFrame, column: str = "message") -> pl.LazyFra
         message.str.find(" step=", literal=True).alias("_at_step"),
         message.str.find(" stage=", literal=True).alias("_at_stage"),
     )
+    stage_on = raw.bin.slice(at_stage + len(" stage=")).cast(pl.String)
     found = found.with_columns(
-        message.str.slice(at_rank + len("rank="), at_step - at_rank - len("rank="))
-        .str.to_integer(strict=False)
+        _number(raw.bin.slice(at_rank + len("rank="), at_step - at_rank - len("rank=")))
         .cast(pl.Int32)
         .alias("rank"),
-        message.str.slice(at_step + len(" step="), at_stage - at_step - len(" step="))
-        .str.to_integer(strict=False)
-        .alias("step"),
+        _number(raw.bin.slice(at_step + len(" step="), at_stage - at_step - len(" step="))).alias(
+            "step"
+        ),
         stage_on.str.head(stage_on.str.find(" ", literal=True).fill_null(WHOLE)).alias("stage"),
     )
-    # positions are bytes, slices count characters: the same only where the line is ASCII
-    ascii_only = message.str.len_bytes() == message.str.len_chars()
-    canonical = ascii_only & pl.col("rank").is_not_null() & pl.col("step").is_not_null()
+    canonical = pl.col("rank").is_not_null() & pl.col("step").is_not_null()
     return found.with_columns(canonical.fill_null(False).alias("_canonical"))
+
+
+def _number(digits: pl.Expr) -> pl.Expr:
+    """The integer some bytes spell, null unless they are all digits."""
+    return digits.cast(pl.String, strict=False).str.to_integer(strict=False)
 
 
 def valid_stages(marks: pl.DataFrame) -> pl.DataFrame:

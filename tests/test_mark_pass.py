@@ -1,0 +1,128 @@
+"""The plain stage marks read apart (mark_pass) must give what reading every line gives.
+
+Dense stage marks skip framing and the parser families (see logforensics/mark_pass.py); the
+careful path reads every line through them. Both must agree on the marks, who wrote them,
+the events of the other lines and the line counts, on every real sample and on the shapes
+that sit at the edge of the fast path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from logforensics.events import ParsedBatch, parse_batch, parse_files
+from logforensics.intake import LogFile, discover, read_lines, tail_lines
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
+
+
+def both_ways(files: tuple[LogFile, ...]) -> tuple[ParsedBatch, ParsedBatch]:
+    fast, _ = parse_files(files)
+    careful = parse_batch(read_lines(files).frame)
+    return fast, careful
+
+
+def rows(frame: pl.DataFrame, *columns: str) -> list[tuple]:
+    picked = frame.select(
+        pl.col(c).cast(pl.String) if c in ("file", "stage") else c for c in columns
+    )
+    return sorted(picked.rows(), key=repr)
+
+
+def assert_same(fast: ParsedBatch, careful: ParsedBatch) -> None:
+    mark_columns = ("file", "line", "rank", "step", "stage", "epoch")
+    assert rows(fast.marks, *mark_columns) == rows(careful.marks, *mark_columns)
+    writer_columns = ("file", "rank", "rank_from", "marks", "last_line", "last_text", "last_time")
+    assert rows(fast.mark_writers, *writer_columns) == rows(careful.mark_writers, *writer_columns)
+    stats = ("file", "lines", "blank_lines", "recognised_lines", "last_line", "last_text")
+    assert rows(fast.file_stats, *stats) == rows(careful.file_stats, *stats)
+    if careful.found.height:
+        event_columns = ("file", "line", "event", "rank", "text")
+        assert rows(fast.found, *event_columns) == rows(careful.found, *event_columns)
+
+
+@pytest.mark.parametrize(
+    "sample", sorted(p.name for p in SAMPLES.iterdir() if (p / "logs").is_dir())
+)
+def test_every_sample_reads_the_same_both_ways(sample):
+    files = discover(SAMPLES / sample / "logs").files
+    assert_same(*both_ways(files))
+
+
+# The edges of the fast path: launcher prefixes (from the srun + torchrun run of
+# sample_logs/two_node_slurm), trailing fields, text before the keys, a stage that is no name,
+# keys out of order, CRLF endings, blank lines and a last line without its newline.
+EDGES = {
+    "prefixed.log": [
+        "0: [default0]:2026-11-30 15:24:03,403 INFO rank=0 step=0 stage=before_forward",
+        "[rank1]:rank=1 step=0 stage=before_forward",
+        "2026-11-30 15:24:03,403 INFO rank=2 step=0 stage=before_forward",
+    ],
+    "fields.log": [
+        "2026-11-29 10:00:01,234 INFO rank=1 step=37 stage=before_backward loss=0.1 epoch=0",
+        "2026-11-29 10:00:01,300 INFO local_rank=1 rank=1 step=37 stage=after_backward",
+        "✓ rank=1 step=38 stage=before_forward",
+        "rank=1 step=38 stage=fwd,",
+        "rank=1 step=39 stage=,",
+        "step=40 rank=1 stage=before_forward",
+        "",
+        "Traceback (most recent call last):",
+        '  File "train.py", line 3, in <module>',
+        "RuntimeError: boom",
+    ],
+}
+
+
+def test_edge_shapes_read_the_same_both_ways(tmp_path):
+    for name, lines in EDGES.items():
+        (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "crlf.log").write_bytes(
+        b"rank=3 step=0 stage=before_forward\r\n\r\nrank=3 step=0 stage=after_step"
+    )
+    assert_same(*both_ways(discover(tmp_path).files))
+
+
+def test_a_stage_name_is_cut_where_its_characters_end(tmp_path):
+    (tmp_path / "rank1.log").write_text("rank=1 step=38 stage=fwd,\nrank=1 step=39 stage=,\n")
+    fast, _ = both_ways(discover(tmp_path).files)
+    assert fast.marks.select(pl.col("stage").cast(pl.String), "step").rows() == [("fwd", 38)]
+    # the mark with no stage name is no mark: its line is not recognised
+    assert fast.file_stats.item(0, "recognised_lines") == 1
+
+
+def test_a_file_that_is_not_utf8_falls_back_to_careful_reading(tmp_path):
+    (tmp_path / "rank0.log").write_bytes(
+        b"rank=0 step=0 stage=a\n\xff\xfe bad\nrank=0 step=1 stage=a\n"
+    )
+    batch, lossy = parse_files(discover(tmp_path).files)
+    assert lossy == ("rank0.log",)
+    assert batch.marks.height == 2
+
+
+# --- reading a file's last lines back -----------------------------------------------------
+
+
+def log_file(path: Path) -> LogFile:
+    return LogFile(path=path, name=path.name, size=path.stat().st_size)
+
+
+def test_tail_lines_number_lines_as_the_reader_does(tmp_path):
+    path = tmp_path / "x.log"
+    path.write_bytes(b"first\r\nsecond\n\nfourth")
+    assert tail_lines(log_file(path), 4, [1, 2, 3, 4]) == {
+        1: "first",
+        2: "second",
+        3: "",
+        4: "fourth",
+    }
+
+
+def test_tail_lines_reads_further_back_when_the_end_holds_too_few(tmp_path):
+    path = tmp_path / "x.log"
+    lines = [f"line {n} " + "x" * 300 for n in range(1, 201)]
+    path.write_text("\n".join(lines) + "\n")
+    found = tail_lines(log_file(path), 200, [3, 200])
+    assert found == {3: lines[2], 200: lines[199]}
