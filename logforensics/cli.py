@@ -187,7 +187,7 @@ def _analyze(
     from logforensics.findings import SEVERITY_ORDER
     from logforensics.report.model import build_upload_report
     from logforensics.report.render import render_json, render_upload_html, stylesheet
-    from logforensics.schema import write_parquet
+    from logforensics.schema import with_marks, write_parquet
 
     target = out or Path(DEFAULT_HTML if output_format is OutputFormat.html else DEFAULT_JSON)
     css_path = target.with_suffix(".css") if external_css else None
@@ -220,7 +220,12 @@ def _analyze(
         if events_path is not None:
             import polars as pl
 
-            events = pl.concat([analysis.job.events for analysis in upload.jobs])
+            events = pl.concat(
+                [
+                    with_marks(analysis.job.events, analysis.job.marks, analysis.job.mark_writers)
+                    for analysis in upload.jobs
+                ]
+            )
             write_parquet(events, str(events_path))
     except OSError as error:
         raise InputError(f"cannot write {error.filename or target}: {error.strerror}") from None

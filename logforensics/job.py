@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from logforensics.attribution import path_ranks
-from logforensics.events import EventTable, empty_mark_writers
+from logforensics.events import EventTable, empty_mark_writers, empty_marks
 from logforensics.intake import Inventory, read_lines_at
 from logforensics.progress import Progress, build_progress
 
@@ -31,6 +31,7 @@ class Job:
     # the writers of stage marks (events.MARK_WRITER_SCHEMA): the marks themselves live in
     # `progress`, without their text
     mark_writers: pl.DataFrame = field(default_factory=empty_mark_writers)
+    marks: pl.DataFrame = field(default_factory=empty_marks)  # every mark read (MARK_SCHEMA)
 
     @property
     def ranks_seen(self) -> tuple[int, ...]:
@@ -104,6 +105,7 @@ def build_job(table: EventTable, inventory: Inventory, line_stats: pl.DataFrame)
         world_size=_world_size(events),
         progress=build_progress(table.marks, events, table.mark_writers),
         mark_writers=table.mark_writers,
+        marks=table.marks,
     )
 
 

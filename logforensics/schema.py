@@ -10,7 +10,9 @@ import polars as pl
 
 from logforensics.errors import ImplementationError
 
-SCHEMA_VERSION = 1
+# 2: stage marks are rows of family `stage_marks` without their text (a job prints hundreds
+# of millions; `file` and `line` lead to each)
+SCHEMA_VERSION = 2
 SCHEMA_ID = f"logforensics/events@{SCHEMA_VERSION}"
 
 SEVERITY = pl.Enum(["debug", "info", "warning", "error"])
@@ -119,6 +121,22 @@ def conform(frame: pl.LazyFrame | pl.DataFrame) -> pl.LazyFrame:
         (pl.col(name) if name in present else pl.lit(None)).cast(dtype).alias(name)
         for name, dtype in EVENT_SCHEMA.items()
     )
+
+
+def with_marks(events: pl.DataFrame, marks: pl.DataFrame, writers: pl.DataFrame) -> pl.DataFrame:
+    """The event table with a row per stage mark (`marks`, events.MARK_SCHEMA), each ranked as
+    its writer was (`writers`: file, rank, rank_from), for export."""
+    rank_from = writers.group_by("file", "rank").agg(pl.col("rank_from").first())
+    rows = (
+        marks.with_columns(pl.col("file").cast(pl.String), pl.col("stage").cast(pl.String))
+        .join(rank_from, on=["file", "rank"], how="left")
+        .with_columns(
+            pl.lit("stage_marks").alias("parser"),
+            pl.lit("stage_marks").alias("family"),
+            pl.lit("stage").alias("event"),
+        )
+    )
+    return pl.concat([events, conform(rows).collect()]).sort("file", "line", "parser")
 
 
 def write_parquet(events: pl.DataFrame, path: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -129,10 +130,32 @@ def test_events_round_trip_through_parquet(tmp_path):
 
     events = pl.read_parquet(tmp_path / "events.parquet")
     assert events.schema == pl.Schema(EVENT_SCHEMA)
-    expected = analyze(SKIP_SAMPLE).job.events.sort("file", "line")
-    assert events.equals(expected)
+    job = analyze(SKIP_SAMPLE).job
+    others = events.filter(pl.col("family") != "stage_marks")
+    assert others.equals(job.events.sort("file", "line"))
     metadata = pq.read_metadata(tmp_path / "events.parquet").metadata
-    assert metadata[b"logforensics.schema_version"] == b"1"
+    assert metadata[b"logforensics.schema_version"] == b"2"
+
+
+def test_the_exported_events_hold_every_stage_mark(tmp_path):
+    """The README's query (`select rank, max(step) ... group by rank`) needs the marks, which
+    the analysis keeps apart from the events and without their text."""
+    result = forensics(
+        "analyze", str(SKIP_SAMPLE), "--events", "events.parquet", "-q", cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    marks = pl.read_parquet(tmp_path / "events.parquet").filter(pl.col("family") == "stage_marks")
+    written = sum(path.read_text().count(" stage=") for path in SKIP_SAMPLE.rglob("*.log"))
+    assert marks.height == written
+    assert marks.get_column("rank").null_count() == 0
+    assert marks.get_column("rank_from").null_count() == 0
+    said = [
+        (int(rank), int(step))
+        for path in SKIP_SAMPLE.rglob("*.log")
+        for rank, step in re.findall(r"rank=(\d+) step=(\d+) stage=", path.read_text())
+    ]
+    last_said = {rank: max(s for r, s in said if r == rank) for rank, _ in said}
+    assert dict(marks.group_by("rank").agg(pl.col("step").max()).iter_rows()) == last_said
 
 
 def test_unwritable_output_is_one_line_and_exit_2(tmp_path):

@@ -45,26 +45,34 @@ class Picture:
 
 
 def build_picture(progress: Progress) -> Picture:
+    # the keys of a step are one run of the key order: steps and their stages come from the
+    # key table, and only the marks of the drawn ranks and steps are read
     steps = (
-        progress.marks.group_by("epoch", "occ", "step")
-        .agg(pl.col("key").min().alias("first_key"))
+        progress.keys.group_by("epoch", "occ", "step")
+        .agg(
+            pl.col("key").min().alias("first_key"),
+            pl.col("key").alias("keys"),
+            pl.col("stage").n_unique().alias("stages"),
+        )
         .sort("first_key")
         .with_row_index("column")
     )
     departed = {d.rank: d.expected for d in progress.departures}
     column_of = {
         (row["epoch"], row["occ"], row["step"]): row["column"]
-        for row in steps.iter_rows(named=True)
+        for row in steps.select("epoch", "occ", "step", "column").iter_rows(named=True)
     }
     columns = _choose_columns(steps.height, [column_of[_step_id(k)] for k in departed.values()])
     ranks = _choose_rows(progress.ranks, list(departed))
-    stages_per_step = progress.marks.group_by("epoch", "occ", "step").agg(
-        pl.col("stage").n_unique().alias("stages")
-    )
+    drawn_steps = steps.filter(pl.col("column").is_in(columns))
+    drawn_keys = drawn_steps.get_column("keys").explode()
     per_cell = (
-        progress.marks.group_by("rank", "epoch", "occ", "step")
+        progress.marks.filter(
+            pl.col("rank").is_in(ranks) & pl.col("key").is_in(drawn_keys.implode())
+        )
+        .group_by("rank", "epoch", "occ", "step")
         .agg(pl.col("stage").n_unique().alias("done"), pl.col("stage").sort_by("pos").last())
-        .join(stages_per_step, on=["epoch", "occ", "step"])
+        .join(drawn_steps.select("epoch", "occ", "step", "stages"), on=["epoch", "occ", "step"])
     )
     done = {
         (row["rank"], column_of[(row["epoch"], row["occ"], row["step"])]): row
