@@ -11,12 +11,12 @@ from typing import BinaryIO
 
 import polars as pl
 
-from logforensics import chunks
+from logforensics import chunks, mark_pass
 from logforensics.attribution import compile_rank_pattern, rank_pattern
 from logforensics.errors import InputError
 from logforensics.events import ParsedBatch, finish_events, parse_batch, parse_files
 from logforensics.findings import Finding, assign_ids
-from logforensics.intake import DEFAULT_MAX_BYTES, Inventory, LogFile, discover, read_lines
+from logforensics.intake import DEFAULT_MAX_BYTES, Inventory, LogFile, discover
 from logforensics.job import Job, build_job
 from logforensics.jobs import JobFiles, split_jobs
 from logforensics.reasoner import Verdict, reason, sort_findings
@@ -171,12 +171,10 @@ def _analyze(path: Path, inventory: Inventory) -> Upload:
             key=_natural_order,
         )
     )
-    for files in _file_batches(small):
-        if all(log_file.data is None for log_file in files):
-            batch, lossy_files = parse_files(files)
-        else:
-            lines = read_lines(files)
-            batch, lossy_files = parse_batch(lines.frame), lines.lossy_files
+    read_by_path = tuple(log_file for log_file in small if mark_pass.by_path(log_file))
+    held = tuple(log_file for log_file in small if not mark_pass.by_path(log_file))
+    for files in (*_file_batches(read_by_path), *_file_batches(held)):
+        batch, lossy_files = parse_files(files)
         lossy.extend(lossy_files)
         batches.append(batch)
     for log_file in inventory.files:

@@ -1,4 +1,4 @@
-"""Dense stage marks read apart from every other line, in one streaming pass over files on disk.
+"""Dense stage marks read apart from every other line, in one streaming pass over many files.
 
 A job writes a stage mark per rank, step and stage: nearly every line of a long run. Lines in
 the common layout (`rank=R step=S stage=X`, nothing a launcher put in front) become narrow
@@ -29,21 +29,18 @@ class MarkPass:
 
 
 def read_apart(files: tuple[LogFile, ...]) -> MarkPass | None:
-    """Read `files` (on disk) splitting plain marks from the rest; None when a file is not
-    valid UTF-8 (the caller then reads them the careful way)."""
+    """Read `files` splitting plain marks from the rest; None when a file is not valid UTF-8
+    (the caller then reads them the careful way). The files are all read by path (see
+    `by_path`) or all held as bytes."""
+    sources = _Sources.of(files)
+    if sources is None:
+        return None
     text = pl.col("text")
-    scan = pl.scan_lines(
-        [str(log_file.path) for log_file in files],
-        glob=False,
-        include_file_paths="_source",
-        row_index_name="_row",
-        name="text",
-    )
     plain = ~(text.str.contains_any(NOISE_LITERALS) | text.str.contains(STARTS_WITH_PREFIX))
     is_mark = pl.col("_at_stage").is_not_null() & pl.col("_canonical") & plain
-    query = canonical_layout(scan, "text").select(
-        pl.col("_source").cast(pl.Categorical),
-        "_row",
+    where = sources.where
+    query = canonical_layout(sources.scan(), "text").select(
+        *where,
         "rank",
         "step",
         pl.col("stage").cast(pl.Categorical),
@@ -55,52 +52,134 @@ def read_apart(files: tuple[LogFile, ...]) -> MarkPass | None:
     rest: list[pl.DataFrame] = []
     try:
         for chunk in query.collect_batches(engine="streaming", chunk_size=CHUNK_ROWS):
-            marks.append(chunk.select(*MARK_COLUMNS, "_mark").filter("_mark").drop("_mark"))
+            marks.append(chunk.select(*where, *MARK_FIELDS, "_mark").filter("_mark").drop("_mark"))
             # a copy of the text: a view would keep the whole chunk's text alive
-            others = chunk.select("_source", "_row", "text", "_mark").filter(~pl.col("_mark"))
-            rest.append(others.select("_source", "_row", text + ""))
+            others = chunk.select(*where, "text", "_mark").filter(~pl.col("_mark"))
+            rest.append(others.select(*where, text + ""))
     except pl.exceptions.ComputeError:
         return None
-    if not marks or sum(frame.height for frame in (*marks, *rest)) == 0:
-        return None
-    return _numbered(files, pl.concat(marks, rechunk=True), pl.concat(rest, rechunk=True))
+    marks_read, rest_read = pl.concat(marks, rechunk=True), pl.concat(rest, rechunk=True)
+    return _numbered(sources, sources.spans(marks_read, rest_read), marks_read, rest_read)
 
 
+def by_path(log_file: LogFile) -> bool:
+    """Whether a file is read by polars from disk (large files: in parallel, without a copy
+    here) rather than passed as bytes (small files: a scan per file costs more than reading
+    them here)."""
+    return log_file.data is None and log_file.size >= LARGE_FILE
+
+
+LARGE_FILE = 64 * 1024
 CHUNK_ROWS = 200_000  # rows per chunk of the streaming pass: large enough, small in memory
-MARK_COLUMNS = ("_source", "_row", "rank", "step", "stage", "epoch")
+MARK_FIELDS = ("rank", "step", "stage", "epoch")
 
 
-def _numbered(files: tuple[LogFile, ...], marks: pl.DataFrame, rest: pl.DataFrame) -> MarkPass:
-    """Global rows to file and line. Every line is a mark or one of the rest, and a file's
-    lines are one range of rows, in the order asked (a file with no line has none)."""
-    by_path = {str(log_file.path): log_file for log_file in files}
-    code = pl.col("_source").to_physical()
-    starts = pl.concat(
-        [
-            frame.filter(pl.col("_source").ne_missing(pl.col("_source").shift(1))).select(
-                code.alias("_code"), pl.col("_source").cast(pl.String), "_row"
-            )
-            for frame in (marks, rest)
-        ]
-    )
-    spans = starts.group_by("_code", "_source").agg(pl.col("_row").min()).sort("_row")
-    first_rows = spans.get_column("_row")
-    total = pl.Series([marks.height + rest.height], dtype=first_rows.dtype)
-    ends = pl.concat([first_rows.slice(1), total])
-    lengths = (ends.cast(pl.Int64) - first_rows.cast(pl.Int64)).alias("lines")
-    paths = spans.get_column("_source").to_list()
-    names = pl.Series("file", [by_path[path].name for path in paths], dtype=pl.String)
-    # file index by the source's category code: a small table, looked up row by row
-    codes = spans.get_column("_code")
-    index_of_code = pl.repeat(None, int(codes.max()) + 1, dtype=pl.UInt32, eager=True).scatter(
-        codes, pl.int_range(len(codes), dtype=pl.UInt32, eager=True)
-    )
-    file_index = pl.lit(index_of_code).gather(code).alias("_file")
-    line = (pl.col("_row") - pl.lit(first_rows).gather("_file") + 1).cast(pl.UInt32).alias("line")
+@dataclass(frozen=True, slots=True)
+class _Spans:
+    """Where each file's lines are among the pass's rows (files with no line left out)."""
+
+    files: tuple[LogFile, ...]
+    first_rows: pl.Series  # UInt32, ascending
+    lines: pl.Series  # Int64
+
+
+@dataclass(frozen=True, slots=True)
+class _Sources:
+    files: tuple[LogFile, ...]
+    # held files: their bytes one after the other, each ending in a newline (one source scans
+    # far faster than thousands), where each starts, and its line count
+    blob: bytes | None = None
+    starts: tuple[int, ...] = ()
+    counts: tuple[int, ...] = ()
+
+    @staticmethod
+    def of(files: tuple[LogFile, ...]) -> _Sources | None:
+        if all(by_path(log_file) for log_file in files):
+            return _Sources(files)
+        parts: list[bytes] = []
+        starts: list[int] = []
+        counts: list[int] = []
+        at = 0
+        for log_file in files:
+            data = log_file.data if log_file.data is not None else log_file.path.read_bytes()
+            ended = not data or data.endswith(b"\n")
+            starts.append(at)
+            counts.append(data.count(b"\n") + (0 if ended else 1))
+            parts.extend((data,) if ended else (data, b"\n"))
+            at += len(data) + (0 if ended else 1)
+        if not at:
+            return None
+        return _Sources(files, b"".join(parts), tuple(starts), tuple(counts))
+
+    @property
+    def where(self) -> tuple[str, ...]:
+        """The columns that place a row: its global row, and its file's path if read by path."""
+        return ("_row",) if self.blob is not None else ("_source", "_row")
+
+    def scan(self) -> pl.LazyFrame:
+        if self.blob is not None:
+            return pl.scan_lines(self.blob, row_index_name="_row", name="text")
+        return pl.scan_lines(
+            [str(log_file.path) for log_file in self.files],
+            glob=False,
+            include_file_paths="_source",
+            row_index_name="_row",
+            name="text",
+        ).with_columns(pl.col("_source").cast(pl.Categorical))
+
+    def spans(self, marks: pl.DataFrame, rest: pl.DataFrame) -> _Spans:
+        if self.blob is not None:
+            kept = [at for at, count in enumerate(self.counts) if count]
+            lines = pl.Series("lines", [self.counts[at] for at in kept], dtype=pl.Int64)
+            first_rows = (lines.cum_sum() - lines).cast(pl.UInt32)
+            return _Spans(tuple(self.files[at] for at in kept), first_rows, lines)
+        # read by path: each file's rows start where its path first appears
+        starts = pl.concat(
+            [
+                frame.filter(pl.col("_source").ne_missing(pl.col("_source").shift(1))).select(
+                    pl.col("_source").cast(pl.String), "_row"
+                )
+                for frame in (marks, rest)
+            ]
+        )
+        spans = starts.group_by("_source").agg(pl.col("_row").min()).sort("_row")
+        first_rows = spans.get_column("_row").cast(pl.UInt32)
+        total = pl.Series([marks.height + rest.height], dtype=pl.Int64)
+        ends = pl.concat([first_rows.slice(1).cast(pl.Int64), total])
+        by_source = {str(log_file.path): log_file for log_file in self.files}
+        paths = spans.get_column("_source").to_list()
+        lines = (ends - first_rows.cast(pl.Int64)).alias("lines")
+        return _Spans(tuple(by_source[path] for path in paths), first_rows, lines)
+
+    def data_by_name(self) -> dict[str, memoryview]:
+        """Each held file's bytes (a view into the blob)."""
+        if self.blob is None:
+            return {}
+        view = memoryview(self.blob)
+        ends = (*self.starts[1:], len(self.blob))
+        return {
+            log_file.name: view[start:end]
+            for log_file, start, end in zip(self.files, self.starts, ends, strict=True)
+        }
+
+
+def _numbered(
+    sources: _Sources, spans: _Spans, marks: pl.DataFrame, rest: pl.DataFrame
+) -> MarkPass:
+    """Global rows to file and line: each file's lines are one range of rows."""
+    first_rows = spans.first_rows
+    names = pl.Series("file", [log_file.name for log_file in spans.files], dtype=pl.String)
+
+    def placed(frame: pl.DataFrame) -> pl.DataFrame:
+        index = first_rows.search_sorted(frame.get_column("_row"), side="right") - 1
+        return frame.with_columns(index.cast(pl.UInt32).alias("_file")).with_columns(
+            (pl.col("_row") - pl.lit(first_rows).gather("_file") + 1).cast(pl.UInt32).alias("line")
+        )
+
     # a mark whose stage is no name (`stage=,`) is dropped here, before writers count marks:
     # the line is then counted among the unrecognised ones
-    marks = valid_stages(marks.with_columns(file_index).with_columns(line))
-    rest = rest.with_columns(file_index).with_columns(line)
+    marks = valid_stages(placed(marks))
+    rest = placed(rest)
     writers = _writers(marks, names)
     marks = marks.select(
         pl.lit(names.cast(pl.Categorical)).gather("_file").alias("file"),
@@ -111,8 +190,8 @@ def _numbered(files: tuple[LogFile, ...], marks: pl.DataFrame, rest: pl.DataFram
         "epoch",
     )
     rest = rest.select(pl.lit(names).gather("_file").alias("file"), "_file", "line", "text")
-    stats = _stats(lengths, names, writers, rest)
-    tails = _tails([by_path[path] for path in paths], stats, writers)
+    stats = _stats(spans.lines, names, writers, rest)
+    tails = _tails(sources, spans, stats, writers)
     return MarkPass(marks, writers, rest.drop("_file"), stats, tails)
 
 
@@ -173,18 +252,22 @@ def _stats(
     )
 
 
-def _tails(files: list[LogFile], stats: pl.DataFrame, writers: pl.DataFrame) -> pl.DataFrame:
+def _tails(
+    sources: _Sources, spans: _Spans, stats: pl.DataFrame, writers: pl.DataFrame
+) -> pl.DataFrame:
     """The text of each writer's last plain mark and each file's last non-blank line, read
-    from the file's end."""
+    from the end of the file."""
     marks_of = writers.group_by("file").agg(pl.col("last_line").unique().alias("marks"))
     wanted = stats.join(marks_of, on="file")
     rows: dict[str, list] = {"file": [], "line": [], "text": []}
-    by_name = {log_file.name: log_file for log_file in files}
+    by_name = {log_file.name: log_file for log_file in spans.files}
+    datas = sources.data_by_name()
     for name, total, last_line, marks in wanted.select(
         "file", "lines", "last_line", "marks"
     ).iter_rows():
         numbers = sorted({*marks, last_line} - {None})
-        for line, text in tail_lines(by_name[name], total, numbers).items():
+        found = tail_lines(by_name[name], total, numbers, datas.get(name))
+        for line, text in found.items():
             rows["file"].append(name)
             rows["line"].append(line)
             rows["text"].append(text)
