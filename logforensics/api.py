@@ -23,7 +23,7 @@ from logforensics.reasoner import Verdict, reason, sort_findings
 from logforensics.registry import rules
 
 # Lines are read and parsed this many bytes of files at a time.
-BATCH_BYTES = 256 * 2**20
+BATCH_BYTES = 128 * 2**20
 
 # How a rank was found when no line of the rank states it: the report names these.
 INFERRED_SOURCES = (
@@ -174,9 +174,9 @@ def _analyze(path: Path, inventory: Inventory) -> Upload:
     read_by_path = tuple(log_file for log_file in small if mark_pass.by_path(log_file))
     held = tuple(log_file for log_file in small if not mark_pass.by_path(log_file))
     for files in (*_file_batches(read_by_path), *_file_batches(held)):
-        batch, lossy_files = parse_files(files)
+        parsed, lossy_files = parse_files(files)
         lossy.extend(lossy_files)
-        batches.append(batch)
+        batches.extend(parsed)
     for log_file in inventory.files:
         if not chunks.is_large(log_file):
             continue

@@ -99,13 +99,46 @@ def parse_batch(lines: pl.DataFrame, own: tuple[int, int] | None = None) -> Pars
     return _parse(lines, stats, None, None, own, nonblank=None)
 
 
-def parse_files(files: tuple[LogFile, ...]) -> tuple[ParsedBatch, tuple[str, ...]]:
-    """Read and parse whole files on disk, the plain stage marks apart from the rest (see
-    mark_pass); and the files whose invalid UTF-8 was replaced."""
+def parse_files(files: tuple[LogFile, ...]) -> tuple[list[ParsedBatch], tuple[str, ...]]:
+    """Read and parse whole files, the plain stage marks apart from the rest (see mark_pass);
+    and the files whose invalid UTF-8 was replaced. The lines left after the marks are parsed
+    some files at a time (REST_BYTES of text): a batch of files that prints few marks (NCCL
+    INFO) is parsed in parts."""
     read = mark_pass.read_apart(files)
     if read is None:  # some file is not valid UTF-8: read every line the careful way
         lines = read_lines(files)
-        return parse_batch(lines.frame), lines.lossy_files
+        return [parse_batch(lines.frame)], lines.lossy_files
+    groups = _file_groups(read.stats.get_column("file"), read.rest, REST_BYTES)
+    if len(groups) == 1:
+        return [_parse_read(read)], ()
+    return [_parse_read(read.of_files(group)) for group in groups], ()
+
+
+REST_BYTES = 32 * 2**20
+
+
+def _file_groups(files: pl.Series, rest: pl.DataFrame, limit: int) -> list[set[str]]:
+    """`files` in groups whose lines of `rest` hold about `limit` bytes of text each."""
+    held_text = rest.group_by("file").agg(pl.col("text").str.len_bytes().sum().alias("size"))
+    sizes = (
+        files.to_frame("file")
+        .join(held_text, on="file", how="left", maintain_order="left")
+        .with_columns(pl.col("size").fill_null(0))
+    )
+    groups: list[set[str]] = [set()]
+    held = 0
+    for name, size in sizes.iter_rows():
+        if held and held + size > limit:
+            groups.append(set())
+            held = 0
+        groups[-1].add(name)
+        held += size
+    return groups
+
+
+def _parse_read(read: mark_pass.MarkPass) -> ParsedBatch:
+    """Parse what the mark pass left: each file's last line taken from its other lines or,
+    when a mark, from the file's end."""
     stats = read.stats.join(
         read.tails.select("file", pl.col("line").alias("last_line"), pl.col("text")),
         on=["file", "last_line"],
@@ -126,7 +159,7 @@ def parse_files(files: tuple[LogFile, ...]) -> tuple[ParsedBatch, tuple[str, ...
         "file", (pl.col("lines") - pl.col("blank_lines")).cast(pl.UInt32).alias("_nonblank")
     )
     plain = (read.marks, read.writers.drop("_file"))
-    return _parse(read.rest, stats, plain, read.tails, None, nonblank), ()
+    return _parse(read.rest, stats, plain, read.tails, None, nonblank)
 
 
 def _parse(
@@ -415,30 +448,34 @@ def _routed(
     literals = sorted({literal for parser in parsers for literal in parser.literals})
     hits = framed.filter(pl.col("message").str.contains_any(literals))
     for parser in parsers:
-        own = hits.filter(pl.col("message").str.contains_any(list(parser.literals)))
+        holds = pl.col("message").str.contains_any(list(parser.literals))
+        own = hits.filter(holds)
         if own.is_empty():
             continue
         if not parser.context_after:
             yield parser, own.with_columns(pl.lit(True).alias("candidate"))
-        else:
-            yield parser, _with_context(framed, own, parser.context_after)
+        elif own.height * (parser.context_after + 1) * 4 < framed.height:
+            yield parser, _windows(framed, own, parser.context_after)
+        else:  # hits everywhere (NCCL INFO): mark them in place
+            marked = framed.with_columns(holds.alias("candidate"))
+            yield parser, _after_hits(marked, parser.context_after)
 
 
-def _with_context(framed: pl.DataFrame, hits: pl.DataFrame, after: int) -> pl.DataFrame:
+def _windows(framed: pl.DataFrame, hits: pl.DataFrame, after: int) -> pl.DataFrame:
     """`hits` and the `after` lines that follow each in its file (`candidate` false)."""
     hit_lines = hits.select("file", "line", pl.lit(True).alias("candidate"))
-    if hits.height * (after + 1) * 4 < framed.height:  # few hits: cut windows around them
-        window = hit_lines.select(
-            "file", pl.int_ranges("line", pl.col("line") + after + 1, dtype=pl.UInt32).alias("line")
-        ).explode("line")
-        around = framed.join(
-            window.unique(), on=["file", "line"], how="semi", maintain_order="left"
-        )
-    else:
-        around = framed
+    window = hit_lines.select(
+        "file", pl.int_ranges("line", pl.col("line") + after + 1, dtype=pl.UInt32).alias("line")
+    ).explode("line")
+    around = framed.join(window.unique(), on=["file", "line"], how="semi", maintain_order="left")
     marked = around.join(
         hit_lines, on=["file", "line"], how="left", maintain_order="left"
     ).with_columns(pl.col("candidate").fill_null(False))
+    return _after_hits(marked, after)
+
+
+def _after_hits(marked: pl.DataFrame, after: int) -> pl.DataFrame:
+    """The rows of `marked` (with `candidate`) at most `after` lines after a candidate."""
     last_hit = pl.when(pl.col("candidate")).then(pl.col("line")).forward_fill().over("file")
     return marked.filter(last_hit.is_not_null() & (pl.col("line") - last_hit <= after))
 

@@ -27,6 +27,18 @@ class MarkPass:
     stats: pl.DataFrame  # file, lines, blank_lines, last_line (the last non-blank one)
     tails: pl.DataFrame  # file, line, text: each file's last plain mark and last line
 
+    def of_files(self, files: set[str]) -> MarkPass:
+        """The part that comes from `files`."""
+        names = list(files)
+        keep = pl.col("file").is_in(names)
+        return MarkPass(
+            marks=self.marks.filter(pl.col("file").cast(pl.String).is_in(names)),
+            writers=self.writers.filter(keep),
+            rest=self.rest.filter(keep),
+            stats=self.stats.filter(keep),
+            tails=self.tails.filter(keep),
+        )
+
 
 def read_apart(files: tuple[LogFile, ...]) -> MarkPass | None:
     """Read `files` splitting plain marks from the rest; None when a file is not valid UTF-8

@@ -20,7 +20,7 @@ SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
 
 
 def both_ways(files: tuple[LogFile, ...]) -> tuple[ParsedBatch, ParsedBatch]:
-    fast, _ = parse_files(files)
+    [fast], _ = parse_files(files)
     careful = parse_batch(read_lines(files).frame)
     return fast, careful
 
@@ -97,9 +97,30 @@ def test_a_file_that_is_not_utf8_falls_back_to_careful_reading(tmp_path):
     (tmp_path / "rank0.log").write_bytes(
         b"rank=0 step=0 stage=a\n\xff\xfe bad\nrank=0 step=1 stage=a\n"
     )
-    batch, lossy = parse_files(discover(tmp_path).files)
+    [batch], lossy = parse_files(discover(tmp_path).files)
     assert lossy == ("rank0.log",)
     assert batch.marks.height == 2
+
+
+def test_a_batch_whose_other_lines_are_many_is_parsed_in_parts(tmp_path, monkeypatch):
+    """NCCL INFO logs print few marks: their lines are parsed some files at a time, and the
+    parts add up to what one part gives."""
+    from logforensics import events
+
+    source = SAMPLES / "uneven_loader_hang" / "logs"
+    files = discover(source).files
+    [whole], _ = parse_files(files)
+    monkeypatch.setattr(events, "REST_BYTES", 1)
+    parts, _ = parse_files(files)
+    assert len(parts) == len({f.name for f in files})  # every file a part of its own
+    joined = ParsedBatch(
+        found=pl.concat([p.found for p in parts if p.found.height], how="diagonal_relaxed"),
+        kept_lines=pl.concat([p.kept_lines for p in parts], how="diagonal_relaxed"),
+        file_stats=pl.concat([p.file_stats for p in parts]),
+        marks=pl.concat([p.marks for p in parts]),
+        mark_writers=pl.concat([p.mark_writers for p in parts]),
+    )
+    assert_same(joined, whole)
 
 
 # --- reading a file's last lines back -----------------------------------------------------
