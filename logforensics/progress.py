@@ -122,66 +122,67 @@ def _first_of_rank(values: pl.Expr) -> pl.Expr:
 def _with_keys(marks: pl.DataFrame) -> pl.DataFrame:
     """`occ` (how often the rank went back to an earlier point, a repeat or a new pass) and
     `key` (the dense rank of (epoch, occ, step, stage) over the job) for marks sorted by rank
-    and position."""
+    and position.
 
-    def clamp(column: str | pl.Expr, bits: int) -> pl.Expr:
-        value = pl.col(column) if isinstance(column, str) else column
-        return value.cast(pl.Int64).clip(0, (1 << bits) - 1)
+    Where the epochs, steps and stages the marks span make a table no larger than a few times
+    the marks (steps counted without gaps, the usual case), a mark's place is its index in
+    that table and its key a lookup; otherwise both come from clamped bit fields and a sort.
+    """
+    low_epoch, high_epoch, low_step, high_step, high_stage = marks.select(
+        pl.col("epoch").min().alias("low_epoch"),
+        pl.col("epoch").max().alias("high_epoch"),
+        pl.col("step").min().alias("low_step"),
+        pl.col("step").max().alias("high_step"),
+        pl.col("stage_pos").max().alias("high_stage"),
+    ).row(0)
+    epochs, steps, stages = high_epoch - low_epoch + 1, high_step - low_step + 1, high_stage + 1
+    limit = 4 * marks.height + 4096  # the largest lookup table built
 
-    epoch = clamp(pl.col("epoch") + 1, EPOCH_BITS)
-    in_epoch = clamp("step", STEP_BITS) * (1 << STAGE_BITS) + clamp("stage_pos", STAGE_BITS)
-    marks = marks.with_columns(epoch.alias("_epoch1"), in_epoch.alias("_in_epoch")).with_columns(
-        (pl.col("_epoch1") * (1 << (STEP_BITS + STAGE_BITS)) + pl.col("_in_epoch")).alias("_place"),
-    )
+    def table_index(occs: int) -> pl.Expr:  # (epoch, occ, step, stage) in the table
+        occ = pl.col("occ").cast(pl.Int64) if occs > 1 else pl.lit(0, dtype=pl.Int64)
+        epoch = (pl.col("epoch") - low_epoch) * occs + occ
+        return (epoch * steps + (pl.col("step") - low_step)) * stages + pl.col("stage_pos").cast(
+            pl.Int64
+        )
+
+    compact = epochs * steps * stages <= limit
+    place = table_index(1) if compact else _bit_fields(with_occ=False)
+    marks = marks.with_columns(place.alias("_place"))
     went_back = (pl.col("_place") <= pl.col("_place").shift(1)).fill_null(False) & (
         pl.col("pos") != 0
     )
     if marks.select(went_back.any()).item():
         backs = went_back.cast(pl.Int64).cum_sum()
         marks = marks.with_columns((backs - _first_of_rank(backs)).cast(pl.Int32).alias("occ"))
-        order = (
-            pl.col("_epoch1") * (1 << (OCC_BITS + STEP_BITS + STAGE_BITS))
-            + clamp("occ", OCC_BITS) * (1 << (STEP_BITS + STAGE_BITS))
-            + pl.col("_in_epoch")
-        )
+        occs = int(marks.get_column("occ").max()) + 1
+        compact = compact and epochs * occs * steps * stages <= limit
+        order = table_index(occs) if compact else _bit_fields(with_occ=True)
+        marks = marks.with_columns(order.alias("_place"))
     else:  # the common case: every rank only went forward, the place alone orders them
         marks = marks.with_columns(pl.lit(0, dtype=pl.Int32).alias("occ"))
-        order = pl.col("_place")
-    key = _dense_key(marks)
-    if key is None:
-        key = order.rank("dense").cast(pl.Int32) - 1
-    return marks.with_columns(key.alias("key")).drop("_epoch1", "_in_epoch", "_place")
+    if compact:
+        places = marks.get_column("_place")
+        seen = pl.repeat(False, int(places.max()) + 1, eager=True).scatter(places, True)
+        key = pl.lit(seen.cast(pl.Int32).cum_sum() - 1).gather(pl.col("_place"))
+    else:
+        key = pl.col("_place").rank("dense").cast(pl.Int32) - 1
+    return marks.with_columns(key.alias("key")).drop("_place")
 
 
-def _dense_key(marks: pl.DataFrame) -> pl.Expr | None:
-    """The dense rank of (epoch, occ, step, stage) by a table of every place in the ranges
-    the marks span, when that table is no larger than a few times the marks (the usual case:
-    steps counted without gaps); None otherwise. A lookup instead of a sort."""
-    low_epoch, high_epoch, low_step, high_step, high_occ, high_stage = marks.select(
-        pl.col("epoch").min().alias("low_epoch"),
-        pl.col("epoch").max().alias("high_epoch"),
-        pl.col("step").min().alias("low_step"),
-        pl.col("step").max().alias("high_step"),
-        pl.col("occ").max().alias("high_occ"),
-        pl.col("stage_pos").max().alias("high_stage"),
-    ).row(0)
-    sizes = (
-        high_epoch - low_epoch + 1,
-        high_occ + 1,
-        high_step - low_step + 1,
-        high_stage + 1,
+def _bit_fields(*, with_occ: bool) -> pl.Expr:
+    """(epoch, occ, step, stage) packed in one integer, each clamped to its bits (numbers a log
+    prints beyond them are data, not sizes)."""
+
+    def clamp(value: pl.Expr, bits: int) -> pl.Expr:
+        return value.cast(pl.Int64).clip(0, (1 << bits) - 1)
+
+    occ = clamp(pl.col("occ"), OCC_BITS) if with_occ else pl.lit(0, dtype=pl.Int64)
+    return (
+        clamp(pl.col("epoch") + 1, EPOCH_BITS) * (1 << (OCC_BITS + STEP_BITS + STAGE_BITS))
+        + occ * (1 << (STEP_BITS + STAGE_BITS))
+        + clamp(pl.col("step"), STEP_BITS) * (1 << STAGE_BITS)
+        + clamp(pl.col("stage_pos"), STAGE_BITS)
     )
-    places = sizes[0] * sizes[1] * sizes[2] * sizes[3]
-    if places > 4 * marks.height + 4096:
-        return None
-    index = (
-        ((pl.col("epoch") - low_epoch) * sizes[1] + pl.col("occ").cast(pl.Int64)) * sizes[2]
-        + (pl.col("step") - low_step)
-    ) * sizes[3] + pl.col("stage_pos").cast(pl.Int64)
-    indexes = marks.select(index).to_series()
-    seen = pl.repeat(False, places, eager=True).scatter(indexes, True)
-    dense = seen.cast(pl.Int32).cum_sum() - 1
-    return pl.lit(dense).gather(indexes)
 
 
 def _last_marks(marks: pl.DataFrame, learned: pl.DataFrame, writers: pl.DataFrame) -> pl.DataFrame:
