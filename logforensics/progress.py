@@ -301,17 +301,17 @@ def _primary_file_only(marks: pl.DataFrame, counts: pl.DataFrame) -> pl.DataFram
 def _learn_stage_order(marks: pl.DataFrame) -> tuple[str, ...]:
     """Order stages by their mean position within a step's run of marks (for marks sorted by
     rank and position), then by first sight."""
-    new_step = (
-        (pl.col("step") != pl.col("step").shift(1))
-        | (pl.col("epoch") != pl.col("epoch").shift(1))
-        | (pl.col("rank") != pl.col("rank").shift(1))
-    ).fill_null(True)
+    new_step = pl.any_horizontal(
+        pl.col(name).ne_missing(pl.col(name).shift(1)) for name in ("step", "epoch", "rank")
+    )
     start = pl.when(new_step).then(pl.col("pos")).forward_fill()
     order = (
-        marks.select("stage", "pos", (pl.col("pos") - start).alias("index"))
+        marks.lazy()  # one query: the comparisons and the grouping run on both cores
+        .select("stage", "pos", (pl.col("pos") - start).alias("index"))
         .group_by("stage")
         .agg(pl.col("index").mean().alias("mean_index"), pl.col("pos").min().alias("first"))
         .sort("mean_index", "first")
+        .collect()
     )
     return tuple(order.get_column("stage").to_list())
 
@@ -350,7 +350,8 @@ def _departures(
     ).filter(pl.col("position").is_not_null())
     departing = marks.filter(pl.col("rank").is_in(per_rank.get_column("rank").implode()))
     own_marks = departing.partition_by("rank", as_dict=True)
-    mode_at = {row["pos"]: (row["key"], row["support"]) for row in mode.iter_rows(named=True)}
+    at_departures = mode.filter(pl.col("pos").is_in(per_rank.get_column("position").implode()))
+    mode_at = {pos: (key, support) for pos, key, support in at_departures.iter_rows()}
     departures: list[Departure] = []
     for row in per_rank.iter_rows(named=True):
         rank, position = row["rank"], row["position"]
