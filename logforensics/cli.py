@@ -6,6 +6,7 @@ Exit codes: 0 analysis completed (whatever it found, unless --fail-on says other
 
 from __future__ import annotations
 
+import signal
 import sys
 import traceback
 from collections.abc import Callable, Iterable
@@ -18,6 +19,7 @@ import typer
 
 from logforensics import __version__
 from logforensics.errors import LogForensicsError
+from logforensics.terminal import printable
 from logforensics.text import rank_ranges
 
 if TYPE_CHECKING:
@@ -27,6 +29,8 @@ EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 DEFAULT_HTML = "forensics-report.html"
 DEFAULT_JSON = "forensics-report.json"
 DEFAULT_MAX_BYTES = "4G"
+MESSAGE_CHARS = 300  # of an internal error's message, on its one line
+CSS_OPTION = "the stylesheet of --html-assets external"  # how errors name the CSS file
 
 app = typer.Typer(
     add_completion=False,
@@ -56,7 +60,7 @@ def _version(value: bool) -> None:
     if value:
         import polars
 
-        typer.echo(f"logforensics {__version__} (polars {polars.__version__})")
+        _say(f"logforensics {__version__} (polars {polars.__version__})", err=False)
         raise typer.Exit()
 
 
@@ -139,25 +143,25 @@ def analyze(
             r"e.g. 'gpu(?P<rank>\d+)\.txt$'), before the built-in path shapes.",
         ),
     ] = None,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="On an internal error, print the full traceback.")
+    ] = False,
 ) -> None:
     """Analyse the logs under PATH and write a report (HTML by default)."""
     try:
         reading = Reading(attempt, max_bytes, rank_from_path, job)
         external_css = html_assets is HtmlAssets.external
-        code = _analyze(path, reading, output_format, out, events, fail_on, quiet, external_css)
+        code = _analyze(
+            path, reading, output_format, out, events, fail_on, quiet, external_css, debug
+        )
     except LogForensicsError as error:
         hint = f" ({error.hint})" if error.hint else ""
-        typer.echo(f"forensics: error: {error}{hint}", err=True)
+        _say(f"forensics: error: {error}{hint}")
         raise typer.Exit(EXIT_INPUT) from None
-    except typer.Exit:
+    except (typer.Exit, KeyboardInterrupt, SystemExit):
         raise
-    except Exception:  # a bug: say so, keep the traceback for the bug report
-        traceback.print_exc(file=sys.stderr)
-        typer.echo(
-            "forensics: internal error (this is a bug in logforensics; the traceback above "
-            "helps fix it)",
-            err=True,
-        )
+    except BaseException as error:  # a bug; a panic in polars is a BaseException
+        _internal_error(_raised(error), "".join(traceback.format_exception(error)), debug)
         raise typer.Exit(EXIT_INTERNAL) from None
     raise typer.Exit(code)
 
@@ -181,10 +185,12 @@ def _analyze(
     fail_on: FailOn,
     quiet: bool,
     external_css: bool = False,
+    debug: bool = False,
 ) -> int:
     from logforensics.api import analyze_upload
     from logforensics.errors import InputError
     from logforensics.findings import SEVERITY_ORDER
+    from logforensics.outputs import check_outputs, write_atomically
     from logforensics.report.model import build_upload_report
     from logforensics.report.render import render_json, render_upload_html, stylesheet
     from logforensics.schema import with_marks, write_parquet
@@ -193,9 +199,10 @@ def _analyze(
     css_path = target.with_suffix(".css") if external_css else None
     if css_path is not None and (str(target) == "-" or output_format is OutputFormat.json):
         raise InputError("--html-assets external needs an HTML report written to a file")
-    for written in (target, events_path, css_path):
-        if written is not None and str(written) != "-":
-            _refuse_writing_into_input(path, written)
+    if events_path is not None and str(events_path) == "-":
+        raise InputError("--events -: the event table is written to a file, not to stdout")
+    outputs = {"--out": target, "--events": events_path, CSS_OPTION: css_path}
+    check_outputs(outputs, path)
     from logforensics.intake import parse_size
 
     upload = analyze_upload(
@@ -210,37 +217,32 @@ def _analyze(
         text = render_json(report)
     else:
         text = render_upload_html(report, upload, css_href=css_path.name if css_path else None)
-    try:
-        if str(target) == "-":
-            sys.stdout.write(text)
-        else:
-            target.write_text(text, encoding="utf-8")
-        if css_path is not None:
-            css_path.write_text(stylesheet(), encoding="utf-8")
-        if events_path is not None:
-            import polars as pl
+    if str(target) == "-":
+        _write_stdout(text)
+    else:
+        write_atomically(target, lambda temporary: temporary.write_text(text, encoding="utf-8"))
+    if css_path is not None:
+        css = stylesheet()
+        write_atomically(css_path, lambda temporary: temporary.write_text(css, encoding="utf-8"))
+    if events_path is not None:
+        import polars as pl
 
-            events = pl.concat(
-                [
-                    with_marks(analysis.job.events, analysis.job.marks, analysis.job.mark_writers)
-                    for analysis in upload.jobs
-                ]
-            )
-            write_parquet(events, str(events_path))
-    except OSError as error:
-        raise InputError(f"cannot write {error.filename or target}: {error.strerror}") from None
+        events = pl.concat(
+            [
+                with_marks(analysis.job.events, analysis.job.marks, analysis.job.mark_writers)
+                for analysis in upload.jobs
+            ]
+        )
+        write_atomically(events_path, lambda temporary: write_parquet(events, str(temporary)))
     if not quiet:
         written = None if str(target) == "-" else target
         _print_summary(report, upload, written, events_path)
     rule_errors = [failure for analysis in upload.jobs for failure in analysis.rule_errors]
-    if rule_errors:
-        for failure in rule_errors:
-            typer.echo(failure, err=True)
-        typer.echo(
-            f"forensics: internal error in {len(rule_errors)} rule(s) (a bug in "
-            "logforensics; the report holds the other rules' findings)",
-            err=True,
+    for failure in rule_errors:
+        _internal_error(
+            _failed_rule(failure), failure, debug, also="the report holds the other rules' findings"
         )
+    if rule_errors:
         return EXIT_INTERNAL
     if fail_on is FailOn.never:
         return EXIT_OK
@@ -265,18 +267,43 @@ def _chosen_job(upload: Upload, job: int | None, path: Path) -> Upload:
     return replace(upload, jobs=(upload.jobs[job - 1],), unattached=())
 
 
-def _refuse_writing_into_input(input_path: Path, output: Path) -> None:
+def _write_stdout(text: str) -> None:
     from logforensics.errors import InputError
 
-    resolved_input = input_path.resolve()
-    resolved_output = output.resolve()
-    if resolved_output == resolved_input or (
-        resolved_input.is_dir() and resolved_input in resolved_output.parents
-    ):
-        raise InputError(
-            f"{output}: refusing to write inside the input {input_path}",
-            hint="pass --out with a path outside the logs",
-        )
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as error:
+        raise InputError(f"cannot write the report to stdout: {error.strerror or error}") from None
+
+
+def _internal_error(what: str, trace: str, debug: bool, also: str = "") -> None:
+    """A bug, said in one line; with --debug its traceback first."""
+    if debug:
+        _say(trace.rstrip("\n"))
+    advice = "the traceback is above" if debug else "run again with --debug for the traceback"
+    said = "; ".join(part for part in ("a bug in logforensics", also, advice) if part)
+    _say(f"forensics: internal error: {what} ({said})")
+
+
+def _raised(error: BaseException) -> str:
+    """`ZeroDivisionError: division by zero`: the type and the first line of the message."""
+    lines = str(error).strip().splitlines()
+    message = _shortened(lines[0].strip()) if lines else ""
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
+def _failed_rule(failure: str) -> str:
+    """`rule K failed: ZeroDivisionError: …` from the traceback kept of a failed rule (its
+    last exception: the first unindented line after the last traceback header)."""
+    heading, _, trace = failure.partition("\n")
+    last = trace.rpartition("Traceback (most recent call last):")[2]
+    raised = next((line for line in last.splitlines() if line and not line[0].isspace()), "")
+    return f"{heading} {_shortened(raised.strip())}".strip()
+
+
+def _shortened(line: str) -> str:
+    return line if len(line) <= MESSAGE_CHARS else line[: MESSAGE_CHARS - 1] + "…"
 
 
 def _print_summary(
@@ -290,7 +317,7 @@ def _print_summary(
         lines.append(f"report: {target.resolve()}")
     if events_path is not None:
         lines.append(f"events: {events_path.resolve()}")
-    typer.echo("\n".join(lines), err=True)
+    _say("\n".join(lines))
 
 
 def _job_summary(report: dict, analysis: Analysis) -> list[str]:
@@ -403,8 +430,21 @@ def _print_documented(entries: Iterable[tuple[str, Callable[..., object]]]) -> N
     """Each name with the first paragraph of its module's docstring (the user docs)."""
     for name, function in entries:
         doc = (sys.modules[function.__module__].__doc__ or "").strip()
-        typer.echo(f"{name}\n    {' '.join(doc.split(chr(10) * 2)[0].split())}\n")
+        _say(f"{name}\n    {' '.join(doc.split(chr(10) * 2)[0].split())}\n", err=False)
+
+
+def _say(text: str, err: bool = True) -> None:
+    """Print for a person. Log text is quoted in summaries and errors: its control sequences
+    (set the title, write the clipboard) must not reach the terminal."""
+    typer.echo(printable(text), err=err)
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def main() -> None:
+    # `timeout` and CI cancellations send SIGTERM: leave through Python, so that a file being
+    # written is removed rather than left half-written beside the report
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     app()

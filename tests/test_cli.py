@@ -168,7 +168,10 @@ def test_unwritable_output_is_one_line_and_exit_2(tmp_path):
     )
 
 
-def test_a_bug_is_exit_3_with_its_traceback(tmp_path, monkeypatch):
+BUG_ADVICE = "(a bug in logforensics; run again with --debug for the traceback)"
+
+
+def test_a_bug_in_a_rule_is_exit_3_in_one_line(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
     from logforensics import api, cli
@@ -179,11 +182,83 @@ def test_a_bug_is_exit_3_with_its_traceback(tmp_path, monkeypatch):
 
     monkeypatch.setattr(api, "rules", lambda: (Rule(kind="broken", check=broken),))
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(cli.app, ["analyze", str(SKIP_SAMPLE)])
+    result = CliRunner().invoke(cli.app, ["analyze", str(SKIP_SAMPLE), "-q"])
     assert result.exit_code == 3
-    assert "ZeroDivisionError" in result.output and "internal error" in result.output
+    assert result.stderr == (
+        "forensics: internal error: rule broken failed: ZeroDivisionError: rule bug (a bug in "
+        "logforensics; the report holds the other rules' findings; run again with --debug for "
+        "the traceback)\n"
+    )
     # the report is still written, with what the other rules found
     assert (tmp_path / "forensics-report.html").is_file()
+    result = CliRunner().invoke(cli.app, ["analyze", str(SKIP_SAMPLE), "-q", "--debug"])
+    assert result.exit_code == 3
+    assert result.stderr.startswith("rule broken failed:\nTraceback (most recent call last):")
+    assert 'raise ZeroDivisionError("rule bug")' in result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        "forensics: internal error: rule broken failed: ZeroDivisionError: rule bug (a bug in "
+        "logforensics; the report holds the other rules' findings; the traceback is above)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("raised", "said"),
+    [
+        (ValueError("  bad frame\nsecond line  "), "ValueError: bad frame"),
+        (KeyError("file"), "KeyError: 'file'"),
+        (RuntimeError(), "RuntimeError"),
+        # a Rust panic in polars is a BaseException, not an Exception
+        (
+            pl.exceptions.PanicException("index out of bounds: len 3"),
+            "PanicException: index out of bounds: len 3",
+        ),
+    ],
+)
+def test_an_exception_escaping_the_analysis_is_exit_3_in_one_line(
+    tmp_path, monkeypatch, raised, said
+):
+    from typer.testing import CliRunner
+
+    from logforensics import api, cli
+
+    def analyze_upload(*args, **kwargs):
+        raise raised
+
+    monkeypatch.setattr(api, "analyze_upload", analyze_upload)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli.app, ["analyze", str(SKIP_SAMPLE)])
+    assert result.exit_code == 3
+    assert result.stderr == f"forensics: internal error: {said} {BUG_ADVICE}\n"
+    assert list(tmp_path.iterdir()) == []
+    result = CliRunner().invoke(cli.app, ["analyze", str(SKIP_SAMPLE), "--debug"])
+    assert result.exit_code == 3
+    assert result.stderr.startswith("Traceback (most recent call last):")
+    assert "in analyze_upload" in result.stderr
+    assert result.stderr.endswith(
+        f"forensics: internal error: {said} (a bug in logforensics; the traceback is above)\n"
+    )
+
+
+def test_an_interrupt_is_not_reported_as_a_bug(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from logforensics import api, cli
+
+    def analyze_upload(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api, "analyze_upload", analyze_upload)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli.app, ["analyze", str(SKIP_SAMPLE)])
+    assert result.exit_code == 130  # the shell's code for Ctrl-C
+    assert "internal error" not in result.stderr
+
+
+def test_a_symlink_loop_as_path_is_one_line_and_exit_2(tmp_path):
+    (tmp_path / "loop").symlink_to("loop")
+    result = forensics("analyze", "loop", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr == "forensics: error: loop: a symbolic link loop\n"
 
 
 def test_rules_and_parsers_are_listed_with_their_docs(tmp_path):
