@@ -35,6 +35,7 @@ import polars as pl
 
 from logforensics.errors import InputError
 from logforensics.framing import PREFIX_COLUMNS, frame_lines
+from logforensics.plausible import believed_rank, largest_world_size, rank_limit
 
 # torchrun --log-dir: <dir>/<run_id>_<rand>/attempt_<n>/<local_rank>/{stdout,stderr}.log
 TORCHRUN_TREE = re.compile(r"^(?P<node>(?:.*/)?attempt_\d+)/(?P<local>\d+)/[^/]+$")
@@ -113,10 +114,10 @@ def rank_from_path(name: str, kubeflow: bool = False) -> PathRank:
     if pattern is not None:
         found = pattern.search(path)
         if found and found["rank"] is not None:
-            return PathRank(rank=int(found["rank"]))
+            return PathRank(rank=_path_number(found["rank"]))
     tree = TORCHRUN_TREE.match(path)
     if tree:
-        return PathRank(local_rank=int(tree["local"]), node=tree["node"])
+        return PathRank(local_rank=_path_number(tree["local"]), node=tree["node"])
     parts = path.split("/")
     if kubeflow:
         for index, part in enumerate(reversed(parts)):
@@ -124,17 +125,31 @@ def rank_from_path(name: str, kubeflow: bool = False) -> PathRank:
             if pod:
                 node = "/".join(parts[: len(parts) - index - 1] + [pod["pod"]])
                 offset = 0 if pod["role"] == "master" else 1
-                return PathRank(node=node, node_index=int(pod["index"]) + offset)
+                index_in_job = _path_number(pod["index"])
+                return PathRank(
+                    node=node, node_index=None if index_in_job is None else index_in_job + offset
+                )
     for part in reversed(parts):
         if LOCAL_RANK_PART.search(part):
             continue
         found = GLOBAL_RANK_PART.search(part) or WORKER_PART.search(part)
         if found:
-            return PathRank(rank=int(found[1]))
+            return PathRank(rank=_path_number(found[1]))
     process = NCCL_DEBUG_FILE.match(parts[-1])
     if process and process["host"].lower() not in NOT_HOSTS:
-        return PathRank(host=process["host"], pid=int(process["pid"]))
+        return PathRank(host=process["host"], pid=_path_number(process["pid"], PID_LIMIT))
     return PathRank()
+
+
+# A number in a path is data: beyond what its column holds it says nothing (a rank that fits
+# but no job can have is left to `plausible`, which flags it).
+RANK_LIMIT = 2**31 - 1  # the largest Int32
+PID_LIMIT = 2**63 - 1
+
+
+def _path_number(digits: str, limit: int = RANK_LIMIT) -> int | None:
+    value = int(digits)
+    return value if value <= limit else None
 
 
 PATH_RANK_SCHEMA: dict[str, pl.DataType] = {
@@ -202,18 +217,22 @@ def attribute(
     events = _ensure_columns(_with_prefix_columns(events, lines)).with_columns(
         pl.lit(False).alias("_writer_row")
     )
+    # a rank no job can have (see `plausible`) informs no inference: it would spoil a file's
+    # single writer or a node's offset for the file's other lines
+    limit = rank_limit(largest_world_size(events.get_column("world_size")))
     if mark_writers is not None and mark_writers.height:
-        events = pl.concat([events, _as_rows(mark_writers)], how="diagonal_relaxed")
+        believed = mark_writers.filter(believed_rank("rank", limit))
+        events = pl.concat([events, _as_rows(believed)], how="diagonal_relaxed")
     events = _summary_block_ranks(events)
     paths = path_ranks(file_names)
-    events = events.join(_file_content_ranks(events), on=WRITER, how="left", nulls_equal=True).join(
-        paths, on="file", how="left"
-    )
+    events = events.join(
+        _file_content_ranks(events, limit), on=WRITER, how="left", nulls_equal=True
+    ).join(paths, on="file", how="left")
     local = pl.coalesce(
         pl.col("local_rank"), pl.col("prefix_local_rank"), pl.col("path_local_rank")
     )
     events = events.with_columns(local.alias("local_rank"), _node_key().alias("_node"))
-    events = events.join(_node_offsets(events), on="_node", how="left")
+    events = events.join(_node_offsets(events, limit), on="_node", how="left")
     nproc = _nproc_per_node(lines)
     node_index = pl.coalesce(pl.col("prefix_node_index"), pl.col("path_node_index"))
     # a progress line's CUDA device (`mem_usage:cuda:2`) tells the processes of one node apart
@@ -280,6 +299,7 @@ def _hosts(events: pl.DataFrame) -> int:
 def _ensure_columns(events: pl.DataFrame) -> pl.DataFrame:
     wanted: dict[str, pl.DataType] = {
         "rank": pl.Int32(),
+        "world_size": pl.Int32(),
         "family": pl.String(),
         "cuda_dev": pl.Int32(),
         "local_rank": pl.Int32(),
@@ -376,7 +396,7 @@ def _summary_block_ranks(events: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _file_content_ranks(events: pl.DataFrame) -> pl.DataFrame:
+def _file_content_ranks(events: pl.DataFrame, limit: int) -> pl.DataFrame:
     """Per writer of a file, the one rank its content names (outside rank-prefixed lines and
     the failure summary's quotes of other processes)."""
     about_others = (
@@ -384,7 +404,7 @@ def _file_content_ranks(events: pl.DataFrame) -> pl.DataFrame:
     ) | pl.col("_block_rank").is_not_null()
     return (
         events.filter(
-            pl.col("prefix_rank").is_null() & pl.col("rank").is_not_null() & ~about_others
+            pl.col("prefix_rank").is_null() & believed_rank("rank", limit) & ~about_others
         )
         .group_by(WRITER)
         .agg(pl.col("rank").unique().alias("_ranks"))
@@ -403,11 +423,12 @@ def _node_key() -> pl.Expr:
     )
 
 
-def _node_offsets(events: pl.DataFrame) -> pl.DataFrame:
-    """Per node, global minus local rank where its lines state both and all agree."""
+def _node_offsets(events: pl.DataFrame, limit: int) -> pl.DataFrame:
+    """Per node, global minus local rank where its lines state both and all agree (ranks
+    below `limit` only)."""
     stated = pl.coalesce(pl.col("prefix_rank"), pl.col("rank"), _world_comm_rank(events))
     from_pairs = (
-        events.filter(stated.is_not_null() & pl.col("local_rank").is_not_null())
+        events.filter(stated.is_between(0, limit - 1) & pl.col("local_rank").is_not_null())
         .group_by("_node")
         .agg((stated - pl.col("local_rank")).unique().alias("_offsets"))
         .filter(pl.col("_offsets").list.len() == 1)
@@ -461,7 +482,12 @@ def _nproc_per_node(lines: pl.DataFrame | None) -> int | None:
         return None
     stated = (
         lines.filter(pl.col("message").str.contains("--n", literal=True))
-        .select(pl.col("message").str.extract(NPROC_PER_NODE, 1).cast(pl.Int32).drop_nulls())
+        .select(
+            pl.col("message")
+            .str.extract(NPROC_PER_NODE, 1)
+            .cast(pl.Int32, strict=False)
+            .drop_nulls()
+        )
         .to_series()
         .unique()
     )

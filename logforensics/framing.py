@@ -163,6 +163,12 @@ def _group(groups: pl.Expr, name: str) -> pl.Expr:
     return groups.struct.field(name)
 
 
+def _number(digits: pl.Expr) -> pl.Expr:
+    """The number some digits spell, null beyond an Int32: a prefix's number is data
+    (`[rank99999999999]:` states no rank a job can have)."""
+    return digits.cast(pl.Int32, strict=False)
+
+
 def _rfc3339(groups: pl.Expr) -> pl.Expr:
     return (
         _group(groups, "time")
@@ -189,7 +195,7 @@ FRAMERS: tuple[Framer, ...] = (
         # the short format has no year: only the ISO variants give a time
         lambda g: {
             "prefix_host": _group(g, "host"),
-            "prefix_pid": _group(g, "pid").cast(pl.Int64),
+            "prefix_pid": _group(g, "pid").cast(pl.Int64, strict=False),
             "prefix_time": _group(g, "iso")
             .str.extract(r"^([\d-]+T[\d:.]+)", 1)
             .str.to_datetime("%Y-%m-%dT%H:%M:%S%.f", strict=False, time_unit="us"),
@@ -220,8 +226,8 @@ FRAMERS: tuple[Framer, ...] = (
         "srun",
         SRUN_LABEL,
         lambda g: {
-            "_task": _group(g, "task").cast(pl.Int32),
-            "_het": _group(g, "het").cast(pl.Int32),
+            "_task": _number(_group(g, "task")),
+            "_het": _number(_group(g, "het")),
         },
         per_file=True,
     ),
@@ -229,7 +235,7 @@ FRAMERS: tuple[Framer, ...] = (
         "mpirun",
         MPIRUN_TAG,
         lambda g: {
-            "_task": _group(g, "rank").cast(pl.Int32),
+            "_task": _number(_group(g, "rank")),
             "prefix_stream": _group(g, "stream"),
             "prefix_time": _ctime(g),
         },
@@ -238,7 +244,7 @@ FRAMERS: tuple[Framer, ...] = (
         "ray",
         RAY_WORKER,
         lambda g: {
-            "prefix_pid": _group(g, "pid").cast(pl.Int64),
+            "prefix_pid": _group(g, "pid").cast(pl.Int64, strict=False),
             "prefix_host": _group(g, "ip"),
         },
         then=lambda frame: _strip_ray_dedup(frame),
@@ -246,14 +252,14 @@ FRAMERS: tuple[Framer, ...] = (
     Framer(
         "torchrun_tee",
         TORCHRUN_TEE,
-        lambda g: {"prefix_local_rank": _group(g, "local_rank").cast(pl.Int32)},
+        lambda g: {"prefix_local_rank": _number(_group(g, "local_rank"))},
         # `[rank3]:` is PyTorch's own prefix (or a template naming a rank): the torch_rank framer
         accept=lambda g: _group(g, "role") != "rank",
     ),
     Framer(
         "torchrun_template",
         TORCHRUN_RANK_TEMPLATE,
-        lambda g: {"_template_rank": _group(g, "rank").cast(pl.Int32)},
+        lambda g: {"_template_rank": _number(_group(g, "rank"))},
         # ChildFailedError summaries number their entries `[0]:` alone on a line
         accept=lambda g: pl.col("message").str.len_chars() > _group(g, "prefix").str.len_chars(),
     ),
@@ -270,8 +276,8 @@ FRAMERS: tuple[Framer, ...] = (
         "torch_rank",
         TORCH_RANK,
         lambda g: {
-            "_rank": _group(g, "rank").cast(pl.Int32),
-            "_inner_rank": _group(g, "inner").cast(pl.Int32),
+            "_rank": _number(_group(g, "rank")),
+            "_inner_rank": _number(_group(g, "inner")),
         },
     ),
 )
@@ -395,7 +401,7 @@ def _strip_ray_dedup(frame: pl.DataFrame) -> pl.DataFrame:
     is_ray = pl.col("framing").str.contains(r"(?:^|\+)ray(?:\+|$)").fill_null(False)
     if not frame.select(is_ray.any()).item():
         return frame
-    repeats = pl.col("message").str.extract(RAY_DEDUP_SUFFIX, 1).cast(pl.Int32)
+    repeats = _number(pl.col("message").str.extract(RAY_DEDUP_SUFFIX, 1))
     return frame.with_columns(
         pl.when(is_ray).then(repeats).alias("prefix_repeats"),
         pl.when(is_ray & repeats.is_not_null())

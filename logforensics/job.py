@@ -9,6 +9,7 @@ import polars as pl
 from logforensics.attribution import path_ranks
 from logforensics.events import EventTable, empty_mark_writers, empty_marks
 from logforensics.intake import Inventory, read_lines_at
+from logforensics.plausible import FLAGGED_SCHEMA, believed_rank, screen
 from logforensics.progress import Progress, build_progress
 
 
@@ -32,6 +33,9 @@ class Job:
     # `progress`, without their text
     mark_writers: pl.DataFrame = field(default_factory=empty_mark_writers)
     marks: pl.DataFrame = field(default_factory=empty_marks)  # every mark read (MARK_SCHEMA)
+    # the lines whose ranks, world sizes or per-rank lists are not believed, left out of all
+    # the above (plausible.FLAGGED_SCHEMA)
+    implausible: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=FLAGGED_SCHEMA))
 
     @property
     def ranks_seen(self) -> tuple[int, ...]:
@@ -96,21 +100,28 @@ class Job:
 
 
 def build_job(table: EventTable, inventory: Inventory, line_stats: pl.DataFrame) -> Job:
-    """`line_stats`: per file `lines, blank_lines, last_line, last_text` (events.line_stats)."""
-    events = table.events
+    """`line_stats`: per file `lines, blank_lines, last_line, last_text` (events.line_stats).
+    The ranks, world sizes and per-rank lists no job can have are left out first (see
+    `plausible`): nothing below is sized by a number a line prints."""
+    screened = screen(table.events, table.marks, table.mark_writers)
+    events = screened.events
     return Job(
         events=events,
         inventory=inventory,
-        file_stats=_file_stats(events, line_stats, table.mark_writers),
+        file_stats=_file_stats(events, line_stats, screened.mark_writers, screened.rank_limit),
         world_size=_world_size(events),
-        progress=build_progress(table.marks, events, table.mark_writers),
-        mark_writers=table.mark_writers,
-        marks=table.marks,
+        progress=build_progress(screened.marks, events, screened.mark_writers),
+        mark_writers=screened.mark_writers,
+        marks=screened.marks,
+        implausible=screened.flagged,
     )
 
 
-def _file_stats(events: pl.DataFrame, stats: pl.DataFrame, writers: pl.DataFrame) -> pl.DataFrame:
-    """Per file: line counts, the last non-blank line, and the rank the whole file belongs to."""
+def _file_stats(
+    events: pl.DataFrame, stats: pl.DataFrame, writers: pl.DataFrame, rank_limit: int
+) -> pl.DataFrame:
+    """Per file: line counts, the last non-blank line, and the rank the whole file belongs to
+    (a rank in its path only when believed)."""
     # A file belongs to a rank when every rank-attributed event or mark in it names it.
     stated = pl.concat(
         [
@@ -127,7 +138,9 @@ def _file_stats(events: pl.DataFrame, stats: pl.DataFrame, writers: pl.DataFrame
     )
     by_path = path_ranks(stats.get_column("file").to_list()).select(
         "file",
-        pl.col("path_rank").alias("rank_by_path"),
+        pl.when(believed_rank("path_rank", rank_limit))
+        .then(pl.col("path_rank"))
+        .alias("rank_by_path"),
         pl.when(pl.col("path_rank_local_only"))
         .then(pl.lit("path_local"))
         .otherwise(pl.lit("path"))
@@ -151,7 +164,8 @@ def _file_stats(events: pl.DataFrame, stats: pl.DataFrame, writers: pl.DataFrame
 
 def _world_size(events: pl.DataFrame) -> WorldSize | None:
     """The world size most events state (ties go to the larger value); else the size of the
-    largest NCCL communicator, which is the world."""
+    largest NCCL communicator, which is the world. `events` are screened: every size in them
+    is believed (at most MAX_WORLD_SIZE)."""
     stated = events.filter(pl.col("world_size").is_not_null())
     if stated.is_empty():
         inits = events.filter((pl.col("event") == "nccl_init") & pl.col("nranks").is_not_null())

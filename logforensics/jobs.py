@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from logforensics.intake import MEMBER_SEPARATOR
+from logforensics.plausible import believed_world_size
 
 # <log_dir>/<run_id>_<random>/attempt_<n>/...: the run id is what all nodes of a job share
 TORCHRUN_RUN = re.compile(r"(?:^|/)(?P<run>[^/]+)_[a-z0-9_]{8}/attempt_\d+/")
@@ -249,7 +250,7 @@ def _world_sizes(events: pl.DataFrame) -> dict[str, set[int]]:
     if "world_size" not in events.columns or events.is_empty():
         return {}
     stated = (
-        events.filter(pl.col("world_size").is_not_null() & (pl.col("world_size") > 0))
+        events.filter(believed_world_size("world_size"))
         .group_by("file")
         .agg(pl.col("world_size").mode().first())
     )

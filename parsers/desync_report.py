@@ -42,7 +42,7 @@ REPORT_LINE = (
 
 
 def _rank_list(text: pl.Expr) -> pl.Expr:
-    return text.str.extract_all(r"\d+").list.eval(pl.element().cast(pl.Int64))
+    return text.str.extract_all(r"\d+").list.eval(pl.element().cast(pl.Int64, strict=False))
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
@@ -64,11 +64,11 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         pl.coalesce(
             unfinished.struct.field("2"), unjoined.struct.field("2"), timeout.struct.field("3")
         )
-        .cast(pl.Int64)
+        .cast(pl.Int64, strict=False)
         .alias("seq"),
         timeout.struct.field("2").alias("op"),
-        timeout.struct.field("1").cast(pl.Int32).alias("comm_rank"),
-        timeout.struct.field("1").cast(pl.Int32).alias("rank"),
+        timeout.struct.field("1").cast(pl.Int32, strict=False).alias("comm_rank"),
+        timeout.struct.field("1").cast(pl.Int32, strict=False).alias("rank"),
         pl.lit("error").alias("severity"),
         message.str.contains(REPORT_LINE).alias("_report"),
     )

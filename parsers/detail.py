@@ -47,7 +47,7 @@ MISMATCH_WORDING = "Detected mismatch between collectives on ranks"
 
 def _fingerprint_columns(found: pl.Expr) -> list[pl.Expr]:
     return [
-        found.struct.field("seq").cast(pl.Int64).alias("seq"),
+        found.struct.field("seq").cast(pl.Int64, strict=False).alias("seq"),
         found.struct.field("op").alias("op"),
         found.struct.field("shape").alias("shape"),
         found.struct.field("dtype").alias("dtype"),
@@ -65,11 +65,11 @@ def _mismatches(lines: pl.DataFrame) -> pl.DataFrame:
         "line",
         pl.lit("collective_mismatch").alias("event"),
         pl.lit("error").alias("severity"),
-        own.struct.field("rank").cast(pl.Int32).alias("rank"),
-        own.struct.field("rank").cast(pl.Int32).alias("comm_rank"),
+        own.struct.field("rank").cast(pl.Int32, strict=False).alias("rank"),
+        own.struct.field("rank").cast(pl.Int32, strict=False).alias("comm_rank"),
         *_fingerprint_columns(own),
-        peer.struct.field("rank").cast(pl.Int32).alias("peer_rank"),
-        peer.struct.field("seq").cast(pl.Int64).alias("peer_seq"),
+        peer.struct.field("rank").cast(pl.Int32, strict=False).alias("peer_rank"),
+        peer.struct.field("seq").cast(pl.Int64, strict=False).alias("peer_seq"),
         pl.coalesce(peer.struct.field("op"), peer.struct.field("bare_op")).alias("peer_op"),
         peer.struct.field("shape").alias("peer_shape"),
         peer.struct.field("dtype").alias("peer_dtype"),
@@ -83,8 +83,8 @@ def _runs(lines: pl.DataFrame) -> pl.DataFrame:
         "line",
         pl.lit("collective_run").alias("event"),
         pl.lit("info").alias("severity"),
-        running.struct.field("rank").cast(pl.Int32).alias("rank"),
-        running.struct.field("rank").cast(pl.Int32).alias("comm_rank"),
+        running.struct.field("rank").cast(pl.Int32, strict=False).alias("rank"),
+        running.struct.field("rank").cast(pl.Int32, strict=False).alias("comm_rank"),
         *_fingerprint_columns(running),
     )
 

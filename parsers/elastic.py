@@ -194,11 +194,19 @@ def _entries(entries: pl.DataFrame) -> pl.DataFrame:
         pl.col("line").first(),
         pl.col("line").filter(~pl.col("_blank")).max().alias("end_line"),
         pl.col("_root_cause").first().fill_null(False),
-        rank.struct.field("rank").drop_nulls().first().cast(pl.Int32).alias("rank"),
-        rank.struct.field("local_rank").drop_nulls().first().cast(pl.Int32).alias("local_rank"),
+        rank.struct.field("rank").drop_nulls().first().cast(pl.Int32, strict=False).alias("rank"),
+        rank.struct.field("local_rank")
+        .drop_nulls()
+        .first()
+        .cast(pl.Int32, strict=False)
+        .alias("local_rank"),
         message.str.extract(HOST, 1).drop_nulls().first().alias("host"),
-        exitcode.struct.field("exitcode").drop_nulls().first().cast(pl.Int32).alias("exitcode"),
-        exitcode.struct.field("pid").drop_nulls().first().cast(pl.Int64).alias("pid"),
+        exitcode.struct.field("exitcode")
+        .drop_nulls()
+        .first()
+        .cast(pl.Int32, strict=False)
+        .alias("exitcode"),
+        exitcode.struct.field("pid").drop_nulls().first().cast(pl.Int64, strict=False).alias("pid"),
         pl.coalesce(exitcode.struct.field("signal"), message.str.extract(SIGNAL_RECEIVED, 1))
         .drop_nulls()
         .first()
@@ -244,9 +252,9 @@ def _worker_failures(rows: pl.DataFrame) -> pl.DataFrame:
         "line",
         pl.lit("worker_failed").alias("event"),
         pl.lit("error").alias("severity"),
-        found.struct.field("exitcode").cast(pl.Int32).alias("exitcode"),
-        found.struct.field("local_rank").cast(pl.Int32).alias("local_rank"),
-        found.struct.field("pid").cast(pl.Int64).alias("pid"),
+        found.struct.field("exitcode").cast(pl.Int32, strict=False).alias("exitcode"),
+        found.struct.field("local_rank").cast(pl.Int32, strict=False).alias("local_rank"),
+        found.struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
     )
 
 
@@ -257,7 +265,7 @@ def _sigterms(rows: pl.DataFrame) -> pl.DataFrame:
         "line",
         pl.lit("worker_sigterm").alias("event"),
         pl.lit("warning").alias("severity"),
-        found.struct.field("pid").cast(pl.Int64).alias("pid"),
+        found.struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
         found.struct.field("signal").alias("signal"),
     )
 

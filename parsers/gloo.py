@@ -72,7 +72,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             "line",
             "event",
             pl.lit("error").alias("severity"),
-            timeout.struct.field("timeout_ms").cast(pl.Int64).alias("timeout_ms"),
+            timeout.struct.field("timeout_ms").cast(pl.Int64, strict=False).alias("timeout_ms"),
             # send or recv: the transport's direction, not a collective (never `op`)
             pl.when(timeout.struct.field("direction").is_not_null())
             .then(pl.struct(direction=timeout.struct.field("direction")).struct.json_encode())
@@ -83,8 +83,8 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             pl.when(sizes.struct.field("received").is_not_null())
             .then(
                 pl.concat_list(
-                    sizes.struct.field("received").cast(pl.Int64),
-                    sizes.struct.field("expected").cast(pl.Int64),
+                    sizes.struct.field("received").cast(pl.Int64, strict=False),
+                    sizes.struct.field("expected").cast(pl.Int64, strict=False),
                 )
             )
             .alias("values"),

@@ -88,7 +88,7 @@ def _carried_exceptions(found: pl.DataFrame) -> pl.DataFrame:
 
 def _caught_ooms(found: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
-    amount = message.str.extract(ALLOCATION, 1).cast(pl.Float64)
+    amount = message.str.extract(ALLOCATION, 1).cast(pl.Float64, strict=False)
     unit = message.str.extract(ALLOCATION, 2).replace_strict(
         UNIT_BYTES, default=None, return_dtype=pl.Float64
     )
@@ -98,7 +98,7 @@ def _caught_ooms(found: pl.DataFrame) -> pl.DataFrame:
         pl.lit("oom").alias("event"),
         _severity(),
         extract_number("rank", pl.Int32()),
-        (amount * unit).round(0).cast(pl.Int64).alias("value"),
+        (amount * unit).round(0).cast(pl.Int64, strict=False).alias("value"),
         message.str.extract(r"\bGPU #?(\d+)", 1).alias("device"),
         pl.lit(LOGGED).alias("extra"),
     )

@@ -36,12 +36,12 @@ def _failed(lines: pl.DataFrame) -> pl.DataFrame:
         "line",
         pl.lit("barrier_failed").alias("event"),
         pl.lit("error").alias("severity"),
-        found.struct.field("reporter").cast(pl.Int32).alias("rank"),
+        found.struct.field("reporter").cast(pl.Int32, strict=False).alias("rank"),
         found.struct.field("failed")
         .str.split(", ")
-        .list.eval(pl.element().cast(pl.Int64))
+        .list.eval(pl.element().cast(pl.Int64, strict=False))
         .alias("values"),
-        found.struct.field("timeout_ms").cast(pl.Int64).alias("timeout_ms"),
+        found.struct.field("timeout_ms").cast(pl.Int64, strict=False).alias("timeout_ms"),
     )
 
 
@@ -52,8 +52,8 @@ def _peer_errors(lines: pl.DataFrame) -> pl.DataFrame:
         "line",
         pl.lit("barrier_peer_error").alias("event"),
         pl.lit("warning").alias("severity"),
-        found.struct.field("rank").cast(pl.Int32).alias("rank"),
-        found.struct.field("peer_rank").cast(pl.Int32).alias("peer_rank"),
+        found.struct.field("rank").cast(pl.Int32, strict=False).alias("rank"),
+        found.struct.field("peer_rank").cast(pl.Int32, strict=False).alias("peer_rank"),
     )
 
 

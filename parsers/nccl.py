@@ -289,9 +289,9 @@ def _topology(lines: pl.DataFrame, initialised: list[str]) -> pl.DataFrame:
         "file",
         "line",
         process.struct.field("host").alias("host"),
-        process.struct.field("pid").cast(pl.Int64).alias("pid"),
+        process.struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
         pl.coalesce(message.str.extract(TREES_RANK, 1), own_in_link)
-        .cast(pl.Int32)
+        .cast(pl.Int32, strict=False)
         .alias("comm_rank"),
     )
     known = pl.col("comm_rank").is_not_null() & pl.col("host").is_not_null()
@@ -322,9 +322,9 @@ def _debug_lines(lines: pl.DataFrame) -> pl.DataFrame:
         .str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False, time_unit="us")
         .alias("timestamp"),
         head.struct.field("host").alias("host"),
-        head.struct.field("pid").cast(pl.Int64).alias("pid"),
-        head.struct.field("tid").cast(pl.Int64).alias("tid"),
-        head.struct.field("dev").cast(pl.Int32).alias("cuda_dev"),
+        head.struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
+        head.struct.field("tid").cast(pl.Int64, strict=False).alias("tid"),
+        head.struct.field("dev").cast(pl.Int32, strict=False).alias("cuda_dev"),
         _frame(head.struct.field("src"), head.struct.field("func")).alias("frame"),
         head.struct.field("src").alias("_src"),
         level.alias("_level"),
@@ -438,20 +438,20 @@ def _inits(events: pl.DataFrame) -> pl.DataFrame:
         .otherwise(pl.coalesce(phase.struct.field("what").str.to_lowercase(), pl.lit("layout")))
         .alias("phase"),
         body.str.extract(INIT_API, 1).alias("api"),
-        layout.struct.field("nnodes").cast(pl.Int64).alias("nnodes"),
-        layout.struct.field("local_ranks").cast(pl.Int64).alias("local_ranks"),
-        layout.struct.field("local_rank").cast(pl.Int64).alias("local_rank"),
+        layout.struct.field("nnodes").cast(pl.Int64, strict=False).alias("nnodes"),
+        layout.struct.field("local_ranks").cast(pl.Int64, strict=False).alias("local_ranks"),
+        layout.struct.field("local_rank").cast(pl.Int64, strict=False).alias("local_rank"),
         body.str.extract(PARENT, 1).alias("parent"),
-        split.struct.field("color").cast(pl.Int64).alias("color"),
-        split.struct.field("key").cast(pl.Int64).alias("key"),
+        split.struct.field("color").cast(pl.Int64, strict=False).alias("color"),
+        split.struct.field("key").cast(pl.Int64, strict=False).alias("key"),
     )
     return _line_columns(
         events.with_columns(
             body.str.extract(COMM, 1).alias("comm"),
-            ranks.struct.field("rank").cast(pl.Int32).alias("comm_rank"),
-            ranks.struct.field("nranks").cast(pl.Int32).alias("nranks"),
-            body.str.extract(CUDA_DEV, 1).cast(pl.Int32).alias("_cuda_dev"),
-            body.str.extract(NVML_DEV, 1).cast(pl.Int32).alias("nvml_dev"),
+            ranks.struct.field("rank").cast(pl.Int32, strict=False).alias("comm_rank"),
+            ranks.struct.field("nranks").cast(pl.Int32, strict=False).alias("nranks"),
+            body.str.extract(CUDA_DEV, 1).cast(pl.Int32, strict=False).alias("_cuda_dev"),
+            body.str.extract(NVML_DEV, 1).cast(pl.Int32, strict=False).alias("nvml_dev"),
             body.str.extract(BUS_ID, 1).str.to_lowercase().alias("bus_id"),
             body.str.extract(COMM_ID, 1).alias("comm_id"),
             _json(details).alias("extra"),
@@ -472,10 +472,10 @@ def _duplicate_columns(events: pl.DataFrame, text: pl.Expr) -> pl.DataFrame:
     allowed = text.str.contains(SHARED_GPU_ALLOWED, literal=True)
     return events.with_columns(
         pl.coalesce(pair.struct.field("a"), pair.struct.field("a2"))
-        .cast(pl.Int32)
+        .cast(pl.Int32, strict=False)
         .alias("comm_rank"),
         pl.coalesce(pair.struct.field("b"), pair.struct.field("b2"))
-        .cast(pl.Int32)
+        .cast(pl.Int32, strict=False)
         .alias("peer_rank"),
         pair.struct.field("bus").str.to_lowercase().alias("bus_id"),
         text.alias("exc_message"),
@@ -490,7 +490,7 @@ def _warnings(events: pl.DataFrame) -> pl.DataFrame:
     body = pl.col("_body")
     checked_in = body.str.extract_groups(CHECKED_IN_TWICE)
     details = pl.struct(
-        pl.col("_result").cast(pl.Int64).alias("result"),
+        pl.col("_result").cast(pl.Int64, strict=False).alias("result"),
         _subsystem(pl.concat_str([pl.col("_src").fill_null(""), body], separator=" ")).alias(
             "subsystem"
         ),
@@ -505,9 +505,9 @@ def _warnings(events: pl.DataFrame) -> pl.DataFrame:
                 body.str.extract(CUDA_FAILURE, 1),
                 body.str.extract(STRERROR, 1),
             ).alias("error_code"),
-            body.str.extract(PROXY_RANK, 1).cast(pl.Int32).alias("comm_rank"),
-            checked_in.struct.field("rank").cast(pl.Int32).alias("peer_rank"),
-            checked_in.struct.field("nranks").cast(pl.Int32).alias("nranks"),
+            body.str.extract(PROXY_RANK, 1).cast(pl.Int32, strict=False).alias("comm_rank"),
+            checked_in.struct.field("rank").cast(pl.Int32, strict=False).alias("peer_rank"),
+            checked_in.struct.field("nranks").cast(pl.Int32, strict=False).alias("nranks"),
             pl.when(pl.col("event") != "nccl_warn").then(_json(details)).alias("extra"),
         )
     )
@@ -527,7 +527,7 @@ def _others(events: pl.DataFrame) -> pl.DataFrame:
     return _line_columns(
         events.with_columns(
             body.str.extract(VERSION, 1).alias("nccl_version"),
-            body.str.extract(MISMATCH, 1).cast(pl.Int32).alias("comm_rank"),
+            body.str.extract(MISMATCH, 1).cast(pl.Int32, strict=False).alias("comm_rank"),
             pl.when(pl.col("event") == "nccl_mismatch").then(body).alias("exc_message"),
         )
     )
@@ -630,8 +630,8 @@ def _checked_in_twice(lines: pl.DataFrame) -> pl.DataFrame:
         "line",
         pl.lit("nccl_error").alias("event"),
         pl.lit("error").alias("severity"),
-        checked_in.struct.field("rank").cast(pl.Int32).alias("peer_rank"),
-        checked_in.struct.field("nranks").cast(pl.Int32).alias("nranks"),
+        checked_in.struct.field("rank").cast(pl.Int32, strict=False).alias("peer_rank"),
+        checked_in.struct.field("nranks").cast(pl.Int32, strict=False).alias("nranks"),
         message.str.slice(message.str.find("Bootstrap Root", literal=True)).alias("exc_message"),
         pl.lit('{"subsystem":"bootstrap"}').alias("extra"),
     )
@@ -659,9 +659,9 @@ def _wrappers(wrappers: pl.DataFrame, marked: pl.DataFrame) -> pl.DataFrame:
         message.str.extract(VERSION, 1).alias("nccl_version"),
         message.str.extract(WRAPPER_TYPE, 1).alias("exc_type"),
         wrapper.struct.field("src").alias("frame"),
-        work.struct.field("seq").cast(pl.Int64).alias("seq"),
+        work.struct.field("seq").cast(pl.Int64, strict=False).alias("seq"),
         work.struct.field("op").alias("op"),
-        message.str.extract(WORK_TIMEOUT, 1).cast(pl.Int64).alias("timeout_ms"),
+        message.str.extract(WORK_TIMEOUT, 1).cast(pl.Int64, strict=False).alias("timeout_ms"),
         inline.alias("_inline"),
     ).join(following, on=["file", "line"], how="left")
     last_error = pl.coalesce("_inline", "_following")

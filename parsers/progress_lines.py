@@ -103,7 +103,7 @@ def _milestones(shaped: pl.DataFrame) -> pl.DataFrame:
         pl.coalesce(
             "_rank",
             pl.when(pl.col("_template").str.contains(r"<N>\W*$")).then(
-                pl.col("_numbers").list.last().cast(pl.Int32)
+                pl.col("_numbers").list.last().cast(pl.Int32, strict=False)
             ),
         ).alias("_about")
     )

@@ -85,8 +85,8 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     ready = message.str.extract_groups(READY_TWICE)
     mismatch = message.str.extract_groups(MODEL_MISMATCH)
     counts = pl.concat_list(
-        mismatch.struct.field("own").cast(pl.Int64),
-        mismatch.struct.field("peer_count").cast(pl.Int64),
+        mismatch.struct.field("own").cast(pl.Int64, strict=False),
+        mismatch.struct.field("peer_count").cast(pl.Int64, strict=False),
     )
     found = lines.with_columns(_event().alias("event")).filter(
         pl.col("event").is_not_null() | message.str.contains_any(list(RECOGNISED_ONLY))
@@ -101,16 +101,16 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             indices.struct.field("rank"),
             mismatch.struct.field("rank"),
         )
-        .cast(pl.Int32)
+        .cast(pl.Int32, strict=False)
         .alias("rank"),
-        mismatch.struct.field("peer").cast(pl.Int32).alias("peer_rank"),
-        mismatch.struct.field("peer_count").cast(pl.Int64).alias("value"),
+        mismatch.struct.field("peer").cast(pl.Int32, strict=False).alias("peer_rank"),
+        mismatch.struct.field("peer_count").cast(pl.Int64, strict=False).alias("value"),
         pl.coalesce(
             indices.struct.field("indices")
             .str.extract_all(r"\d+")
-            .list.eval(pl.element().cast(pl.Int64)),
+            .list.eval(pl.element().cast(pl.Int64, strict=False)),
             pl.when(ready.struct.field("index").is_not_null()).then(
-                pl.concat_list(ready.struct.field("index").cast(pl.Int64))
+                pl.concat_list(ready.struct.field("index").cast(pl.Int64, strict=False))
             ),
             pl.when(mismatch.struct.field("own").is_not_null()).then(counts),
         ).alias("values"),

@@ -22,6 +22,7 @@ STAGE = WORD_START + r"stage=([A-Za-z0-9_.:/-]+)"
 # What a progress mark keeps besides its place (file, line): who wrote it and where it stands.
 WRITER_COLUMNS = ("prefix_node", "prefix_host", "prefix_local_rank")
 WHOLE = 2**31  # a length longer than any line: `head` keeps all of it
+MAX_INT32 = 2**31 - 1
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
@@ -31,7 +32,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     )
     slow = canonical.filter(~pl.col("_canonical")).select(
         *_place(lines),
-        extract_number("rank", pl.Int32()),
+        _signed_rank(),
         extract_number("step", pl.Int64()),
         pl.col("message").str.extract(STAGE, 1).alias("stage"),
         epoch(),
@@ -65,9 +66,7 @@ def canonical_layout(lines: pl.LazyFrame, column: str = "message") -> pl.LazyFra
     )
     stage_on = raw.bin.slice(at_stage + len(" stage=")).cast(pl.String)
     found = found.with_columns(
-        _number(raw.bin.slice(at_rank + len("rank="), at_step - at_rank - len("rank=")))
-        .cast(pl.Int32)
-        .alias("rank"),
+        _rank(_number(raw.bin.slice(at_rank + len("rank="), at_step - at_rank - len("rank=")))),
         _number(raw.bin.slice(at_step + len(" step="), at_stage - at_step - len(" step="))).alias(
             "step"
         ),
@@ -77,9 +76,22 @@ def canonical_layout(lines: pl.LazyFrame, column: str = "message") -> pl.LazyFra
     return found.with_columns(canonical.fill_null(False).alias("_canonical"))
 
 
+def _rank(number: pl.Expr) -> pl.Expr:
+    """A rank the fast layout can hold (an Int32 from 0); any other number leaves the line to
+    the regular expressions, which read a negative rank for `plausible` to flag."""
+    return pl.when(number.is_between(0, MAX_INT32)).then(number).cast(pl.Int32).alias("rank")
+
+
 def _number(digits: pl.Expr) -> pl.Expr:
     """The integer some bytes spell, null unless they are all digits."""
     return digits.cast(pl.String, strict=False).str.to_integer(strict=False)
+
+
+def _signed_rank() -> pl.Expr:
+    """The number after `rank=`, a sign included (`rank=-1` is read, then flagged as no rank a
+    job has); null when absent or beyond an Int32."""
+    signed = pl.col("message").str.extract(WORD_START + r"rank=(-?\d+)", 1)
+    return signed.cast(pl.Int32, strict=False).alias("rank")
 
 
 def valid_stages(marks: pl.DataFrame) -> pl.DataFrame:

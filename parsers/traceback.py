@@ -375,7 +375,7 @@ def _spawned_rank(message: pl.Expr) -> pl.Expr:
     else in the message of a child that died without a traceback."""
     return pl.coalesce(
         pl.col("_chain_spawned"), pl.col("_spawned"), message.str.extract(SPAWNED_EXIT, 1)
-    ).cast(pl.Int32)
+    ).cast(pl.Int32, strict=False)
 
 
 def _bare_exception_events(rows: pl.DataFrame) -> pl.DataFrame:
@@ -387,7 +387,10 @@ def _bare_exception_events(rows: pl.DataFrame) -> pl.DataFrame:
         pl.col("line").alias("end_line"),
         pl.col("_exc_type").alias("exc_type"),
         pl.col("_exc_message").alias("exc_message"),
-        pl.col("_exc_message").str.extract(SPAWNED_EXIT, 1).cast(pl.Int32).alias("rank"),
+        pl.col("_exc_message")
+        .str.extract(SPAWNED_EXIT, 1)
+        .cast(pl.Int32, strict=False)
+        .alias("rank"),
     )
 
 
@@ -408,7 +411,7 @@ def _unhandled_exceptions(rows: pl.DataFrame) -> pl.DataFrame:
         pl.lit("error").alias("severity"),
         pl.col("line").alias("end_line"),
         text.str.extract(UNHANDLED_TYPE, 1).alias("exc_type"),
-        text.str.extract(UNHANDLED_PID, 1).cast(pl.Int64).alias("pid"),
+        text.str.extract(UNHANDLED_PID, 1).cast(pl.Int64, strict=False).alias("pid"),
     )
 
 
@@ -428,7 +431,7 @@ def _oom_events(rows: pl.DataFrame) -> pl.DataFrame:
     bytes_per_unit = allocation.struct.field("unit").replace_strict(
         UNIT_BYTES, default=None, return_dtype=pl.Int64
     )
-    requested = allocation.struct.field("amount").cast(pl.Float64) * bytes_per_unit
+    requested = allocation.struct.field("amount").cast(pl.Float64, strict=False) * bytes_per_unit
     return rows.filter((exception_line & out_of_memory) | what_line).select(
         "file",
         "line",
@@ -436,7 +439,7 @@ def _oom_events(rows: pl.DataFrame) -> pl.DataFrame:
         pl.lit("error").alias("severity"),
         pl.col("_exc_type").alias("exc_type"),
         pl.col("_exc_message").alias("exc_message"),
-        requested.round(0).cast(pl.Int64).alias("value"),
+        requested.round(0).cast(pl.Int64, strict=False).alias("value"),
         text.str.extract(OOM_DEVICE, 1).alias("device"),
     )
 
@@ -537,8 +540,8 @@ def _c10_signals(rows: pl.DataFrame) -> pl.DataFrame:
             pl.lit("error").alias("severity"),
             "end_line",
             parts.struct.field("signal").alias("signal"),
-            parts.struct.field("pid").cast(pl.Int64).alias("pid"),
-            parts.struct.field("tid").cast(pl.Int64).alias("tid"),
+            parts.struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
+            parts.struct.field("tid").cast(pl.Int64, strict=False).alias("tid"),
         )
     )
     return pl.concat([events, _recognised(run)], how="diagonal_relaxed")

@@ -173,7 +173,7 @@ def _noise() -> pl.Expr:
 
 
 def _int(pattern: str) -> pl.Expr:
-    return pl.col("message").str.extract(pattern, 1).cast(pl.Int64)
+    return pl.col("message").str.extract(pattern, 1).cast(pl.Int64, strict=False)
 
 
 def _process_group_columns() -> list[pl.Expr]:
@@ -184,7 +184,7 @@ def _process_group_columns() -> list[pl.Expr]:
     pg_desc = tag.struct.field("pg_desc")
     comm_rank = pl.coalesce(
         tag.struct.field("pg_rank"), pl.col("message").str.extract(RANK_TAG, 1)
-    ).cast(pl.Int32)
+    ).cast(pl.Int32, strict=False)
     pg = pl.when(pg_desc.is_not_null()).then(pl.format("{} ({})", pg_id, pg_desc)).otherwise(pg_id)
     default_group = pg_id.is_null() | (pg_id == "0")
     return [
@@ -217,14 +217,16 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         "line",
         "event",
         pl.when(pl.col("event").is_not_null()).then(pl.lit("error")).alias("severity"),
-        pl.coalesce(work.struct.field("seq").cast(pl.Int64), _int(FAILING_WORK)).alias("seq"),
+        pl.coalesce(
+            work.struct.field("seq").cast(pl.Int64, strict=False), _int(FAILING_WORK)
+        ).alias("seq"),
         work.struct.field("op").alias("op"),
         work.struct.field("shape").alias("shape"),
-        work.struct.field("numel_in").cast(pl.Int64).alias("numel_in"),
-        work.struct.field("numel_out").cast(pl.Int64).alias("numel_out"),
+        work.struct.field("numel_in").cast(pl.Int64, strict=False).alias("numel_in"),
+        work.struct.field("numel_out").cast(pl.Int64, strict=False).alias("numel_out"),
         pl.coalesce(
-            work.struct.field("timeout_ms").cast(pl.Int64),
-            clients.struct.field("seconds").cast(pl.Int64) * 1000,
+            work.struct.field("timeout_ms").cast(pl.Int64, strict=False),
+            clients.struct.field("seconds").cast(pl.Int64, strict=False) * 1000,
             _barrier_timeout_ms(barrier),
         ).alias("timeout_ms"),
         _int(ELAPSED).alias("elapsed_ms"),
@@ -234,18 +236,19 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         "pg",
         "comm_rank",
         pl.coalesce(pl.col("_group_rank"), store.struct.field("rank"), barrier.struct.field("rank"))
-        .cast(pl.Int32)
+        .cast(pl.Int32, strict=False)
         .alias("rank"),
         pl.coalesce(
-            _int(DUMP_SIGNAL_FROM).cast(pl.Int32), store.struct.field("root").cast(pl.Int32)
+            _int(DUMP_SIGNAL_FROM).cast(pl.Int32, strict=False),
+            store.struct.field("root").cast(pl.Int32, strict=False),
         ).alias("peer_rank"),
         pl.coalesce(
             _int(STUCK_SECONDS),
-            clients.struct.field("joined").cast(pl.Int64),
-            barrier.struct.field("count").cast(pl.Int64),
+            clients.struct.field("joined").cast(pl.Int64, strict=False),
+            barrier.struct.field("count").cast(pl.Int64, strict=False),
         ).alias("value"),
         pl.coalesce(clients.struct.field("expected"), barrier.struct.field("world"))
-        .cast(pl.Int32)
+        .cast(pl.Int32, strict=False)
         .alias("world_size"),
     )
 
@@ -253,7 +256,8 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
 def _barrier_timeout_ms(barrier: pl.Expr) -> pl.Expr:
     """The store barrier's `timeout=0:30:00` (a Python timedelta) in milliseconds."""
     hours, minutes, seconds = (
-        barrier.struct.field(name).cast(pl.Int64) for name in ("hours", "minutes", "seconds")
+        barrier.struct.field(name).cast(pl.Int64, strict=False)
+        for name in ("hours", "minutes", "seconds")
     )
     return ((hours * 60 + minutes) * 60 + seconds) * 1000
 

@@ -24,6 +24,7 @@ VOCABULARY = {
     "reducer_unused_params",
     "nccl_error",
     "oom",
+    "implausible_number",
 }
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from logforensics.plausible import MAX_WORLD_SIZE, plausible_world_size
 from logforensics.progress import Progress
 
 MAX_COLUMNS = 48
@@ -162,6 +163,9 @@ def _x_positions(columns: list[int]) -> tuple[dict[int, int], list[int]]:
 
 # The rank map: every rank of the job as one square, coloured by what the logs say of it.
 RANK_MAP_COLUMNS = 32
+# A larger job draws only the ranks the logs or findings name, up to this many; the legend
+# still counts every rank.
+RANK_MAP_MAX_SQUARES = 4096
 RANK_STATES = {
     "blamed": ("#8b1a1a", "named by the verdict"),
     "cause": ("#d9534f", "named by another cause-like finding"),
@@ -177,6 +181,7 @@ class RankSquare:
     y: int
     fill: str
     title: str
+    rank: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +190,7 @@ class RankMap:
     height: int
     squares: list[RankSquare]
     legend: list[tuple[str, str, int]]  # colour, meaning, how many ranks
+    note: str = ""  # what is not drawn
 
 
 def build_rank_map(
@@ -193,41 +199,70 @@ def build_rank_map(
     world_size: int | None,
     blamed: list[int],
 ) -> RankMap | None:
-    """Each rank's state from the findings' roles. None when fewer than two ranks are known."""
-    size = max(world_size or 0, (max(ranks_seen) + 1) if ranks_seen else 0)
+    """Each rank's state from the findings' roles, for ranks 0 up to the world size (or the
+    highest rank seen). None when fewer than two ranks are known.
+
+    Only the ranks named or seen are looked at: the others are counted, never listed, so a
+    large world costs no more than a small one. Beyond RANK_MAP_MAX_SQUARES ranks, only named
+    and seen ranks are drawn (named first, up to that many)."""
+    known = {rank for rank in ranks_seen if 0 <= rank < MAX_WORLD_SIZE}
+    world = world_size if world_size is not None and plausible_world_size(world_size) else 0
+    size = max(world, max(known) + 1 if known else 0)
     if size < 2:
         return None
     named: dict[str, set[int]] = {"root_cause": set(), "symptom": set()}
     for finding in findings:
         if finding["role"] in named:
             named[str(finding["role"])].update(finding["ranks"], finding["culprit_ranks"])
-    known = set(ranks_seen)
-    states: list[str] = []
-    for rank in range(size):
-        if rank in blamed:
-            states.append("blamed")
-        elif rank in named["root_cause"]:
-            states.append("cause")
-        elif rank in named["symptom"]:
-            states.append("symptom")
-        elif rank in known:
-            states.append("ok")
-        else:
-            states.append("absent")
+    by_state = {
+        "blamed": set(blamed),
+        "cause": named["root_cause"],
+        "symptom": named["symptom"],
+        "ok": known,
+    }
+    state_of: dict[int, str] = {}
+    for state, ranks in by_state.items():
+        for rank in ranks:
+            if 0 <= rank < size:
+                state_of.setdefault(rank, state)
+    absent = size - len(state_of)
+    if size <= RANK_MAP_MAX_SQUARES:
+        drawn = list(range(size))
+        note = ""
+    else:
+        drawn = _named_first(state_of, by_state)
+        hidden = size - len(drawn)
+        note = (
+            f"{size:,} ranks: only the {len(drawn):,} the logs or findings name are drawn "
+            f"({hidden:,} are not)."
+        )
     squares = [
         RankSquare(
-            x=LABEL_WIDTH + (rank % RANK_MAP_COLUMNS) * (CELL + GAP),
-            y=6 + (rank // RANK_MAP_COLUMNS) * (CELL + GAP),
-            fill=RANK_STATES[state][0],
-            title=f"rank {rank}: {RANK_STATES[state][1]}",
+            x=LABEL_WIDTH + (index % RANK_MAP_COLUMNS) * (CELL + GAP),
+            y=6 + (index // RANK_MAP_COLUMNS) * (CELL + GAP),
+            fill=RANK_STATES[state_of.get(rank, "absent")][0],
+            title=f"rank {rank}: {RANK_STATES[state_of.get(rank, 'absent')][1]}",
+            rank=rank,
         )
-        for rank, state in enumerate(states)
+        for index, rank in enumerate(drawn)
     ]
-    rows = (size + RANK_MAP_COLUMNS - 1) // RANK_MAP_COLUMNS
+    counts = {state: 0 for state in RANK_STATES}
+    for state in state_of.values():
+        counts[state] += 1
+    counts["absent"] = absent
     legend = [
-        (colour, meaning, states.count(state))
+        (colour, meaning, counts[state])
         for state, (colour, meaning) in RANK_STATES.items()
-        if states.count(state)
+        if counts[state]
     ]
-    width = LABEL_WIDTH + min(size, RANK_MAP_COLUMNS) * (CELL + GAP) + 10
-    return RankMap(width, 12 + rows * (CELL + GAP), squares, legend)
+    rows = (len(drawn) + RANK_MAP_COLUMNS - 1) // RANK_MAP_COLUMNS
+    width = LABEL_WIDTH + min(len(drawn), RANK_MAP_COLUMNS) * (CELL + GAP) + 10
+    return RankMap(width, 12 + rows * (CELL + GAP), squares, legend, note)
+
+
+def _named_first(state_of: dict[int, str], by_state: dict[str, set[int]]) -> list[int]:
+    """Up to RANK_MAP_MAX_SQUARES of the ranks with a state, the most telling states first;
+    in rank order."""
+    order = {state: index for index, state in enumerate(by_state)}
+    chosen = sorted(state_of, key=lambda rank: (order[state_of[rank]], rank))
+    return sorted(chosen[:RANK_MAP_MAX_SQUARES])

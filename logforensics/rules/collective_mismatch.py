@@ -196,7 +196,9 @@ def _from_nccl_warning(job: Job) -> list[Finding]:
     warnings = job.events.filter(
         (pl.col("family") == "nccl")
         & pl.col("message").str.contains("Mismatched collective detected", literal=True)
-    ).with_columns(pl.col("message").str.extract(NCCL_MISMATCH, 1).cast(pl.Int32).alias("named"))
+    ).with_columns(
+        pl.col("message").str.extract(NCCL_MISMATCH, 1).cast(pl.Int32, strict=False).alias("named")
+    )
     if warnings.is_empty():
         return []
     named = sorted(warnings.get_column("named").drop_nulls().unique().to_list())

@@ -53,26 +53,44 @@ def _absent(job: Job) -> list[Finding]:
     if world is None:
         return []
     seen = set(job.ranks_seen)
-    absent = sorted(set(range(world.value)) - seen)
-    if not absent:
+    count, absent = _absent_ranks(seen, world.value)
+    if not count:
         return []
+    who = rank_list(absent) if absent else f"{count:,} ranks"
+    details: dict[str, object] = {"world_size_from": world.source}
+    if not absent:
+        details["absent"] = count
     return [
         Finding(
             kind="missing_rank",
             severity="warning",
             part="context",
             summary=(
-                f"The world size is {world.value} but {rank_list(absent)} left no log line that "
-                f"could be attributed to {'it' if len(absent) == 1 else 'them'}; the analysis "
+                f"The world size is {world.value} but {who} left no log line that "
+                f"could be attributed to {'it' if count == 1 else 'them'}; the analysis "
                 f"sees only {len(seen)} of {world.value} ranks."
             ),
             fix=NO_LOG_FIX,
             ranks=absent,
             evidence=[Evidence(world.file, world.line, world.text)],
             evidence_total=1,
-            details={"world_size_from": world.source},
+            details=details,
         )
     ]
+
+
+# Listing every absent rank of a huge world (whose logs hold a few ranks' files) would fill
+# the report with numbers: beyond this many, the finding counts them and names none.
+MAX_LISTED_ABSENT = 65_536
+
+
+def _absent_ranks(seen: set[int], world: int) -> tuple[int, list[int]]:
+    """How many ranks below `world` are not in `seen`, and which when at most
+    MAX_LISTED_ABSENT: counted from the ranks seen, the world is walked only to list them."""
+    count = world - sum(1 for rank in seen if 0 <= rank < world)
+    if count > MAX_LISTED_ABSENT:
+        return count, []
+    return count, sorted(set(range(world)) - seen)
 
 
 def _vanished(job: Job) -> list[Finding]:

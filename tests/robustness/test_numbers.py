@@ -1,0 +1,228 @@
+"""Numbers read from logs are data, not sizes: one absurd rank, world size or list in an
+otherwise normal job is quoted as an `implausible_number` warning, costs nothing, and changes
+no other finding."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from logforensics.api import Analysis, analyze
+from logforensics.plausible import MAX_WORLD_SIZE
+from logforensics.report.model import build_report
+from logforensics.report.picture import RANK_MAP_MAX_SQUARES, build_rank_map
+from logforensics.report.render import render_html, render_json
+from tests.builders import finding, kinds, marks, write_logs
+
+MB = 2**20
+HUGE_RANK = "rank=1999999999 step=3 stage=before_forward"
+HUGE_LIST = "loader sizes: [" + ", ".join(["125"] * 199_999 + ["124"]) + "]"
+
+
+def mapping(rank: int, world_size: int) -> str:
+    return (
+        f"{{'rank': {rank}, 'local_rank': {rank}, 'device': {rank}, "
+        f"'world_size': {world_size}, 'host': 'node-0'}}"
+    )
+
+
+def skipping_job() -> dict[str, list[str]]:
+    """Four ranks; rank 2 skips after_backward and after_step at step 3 (the verdict)."""
+    files = {f"rank{r}.log": marks(r, range(6)) for r in (0, 1, 3)}
+    files["rank2.log"] = marks(2, range(6), skip={3: ("after_backward", "after_step")})
+    return files
+
+
+def with_huge_rank(files: dict[str, list[str]]) -> tuple[str, int]:
+    # another writer's mark interleaved in rank 1's log, just after its own step 3 mark
+    files["rank1.log"].insert(13, HUGE_RANK)
+    return "rank1.log", 14
+
+
+def with_huge_world(files: dict[str, list[str]]) -> tuple[str, int]:
+    for rank in range(4):
+        files[f"rank{rank}.log"].insert(0, mapping(rank, 1_000_000_000))
+    return "rank0.log", 1
+
+
+def with_huge_list(files: dict[str, list[str]]) -> tuple[str, int]:
+    files["rank0.log"].insert(0, HUGE_LIST)
+    return "rank0.log", 1
+
+
+def analyzed(root: Path, files: dict[str, list[str]]) -> tuple[Analysis, dict, str, str]:
+    analysis = analyze(write_logs(root, files))
+    report = build_report(analysis, str(root))
+    return analysis, report, render_json(report), render_html(report, analysis)
+
+
+def other_findings(analysis: Analysis) -> list[tuple]:
+    return [
+        (f.kind, f.ranks, f.culprit_ranks, f.step, f.stage, f.summary)
+        for f in analysis.findings
+        if f.kind != "implausible_number"
+    ]
+
+
+def rank_map_squares(page: str) -> int:
+    section = page[page.index('id="rankmap-title"') : page.index('id="progress-title"')]
+    return section.count("<title>rank ")
+
+
+@pytest.mark.parametrize(
+    ("add_bad_line", "said"),
+    [
+        (with_huge_rank, "Rank 1,999,999,999 (rank1.log:14) cannot be right"),
+        (with_huge_world, "World size 1,000,000,000 (4 lines, the first at rank0.log:1)"),
+        (with_huge_list, "A `loader sizes` list of 200,000 numbers (rank0.log:1)"),
+    ],
+    ids=["rank", "world_size", "loader_sizes"],
+)
+def test_one_absurd_number_is_quoted_and_changes_nothing_else(tmp_path, add_bad_line, said):
+    clean, clean_report, _, _ = analyzed(tmp_path / "clean", skipping_job())
+    files = skipping_job()
+    file, line = add_bad_line(files)
+    analysis, report, json_text, page = analyzed(tmp_path / "bad", files)
+
+    flagged = finding(analysis, "implausible_number")
+    assert (flagged.severity, flagged.role, flagged.ranks) == ("warning", "context", [])
+    assert said in flagged.summary
+    quoted = flagged.evidence[0]
+    assert (quoted.file, quoted.line) == (file, line)
+    assert files[file][line - 1].startswith(quoted.text.split(" … (")[0])  # whole, or cut
+
+    assert analysis.verdict.finding.kind == clean.verdict.finding.kind == "stage_divergence"
+    assert analysis.verdict.ranks == clean.verdict.ranks == [2]
+    assert analysis.verdict.finding.summary == clean.verdict.finding.summary
+    assert other_findings(analysis) == other_findings(clean)
+    assert analysis.job.ranks_seen == clean.job.ranks_seen == (0, 1, 2, 3)
+    assert [row["rank"] for row in report["ranks"]] == [0, 1, 2, 3]
+    assert report["world_size"] is None and "missing_rank" not in kinds(analysis)
+    assert analysis.job.progress.ranks == (0, 1, 2, 3)
+
+    assert rank_map_squares(page) == rank_map_squares(render_html(clean_report, clean)) == 4
+    assert len(json_text.encode()) < MB and len(page.encode()) < MB
+
+
+def test_a_rank_at_or_above_the_stated_world_size_is_left_out(tmp_path):
+    files = skipping_job()
+    for rank in range(4):
+        files[f"rank{rank}.log"].insert(0, mapping(rank, 4))
+    files["rank3.log"].insert(9, "rank=4 step=2 stage=before_forward")
+    analysis = analyze(write_logs(tmp_path, files))
+    flagged = finding(analysis, "implausible_number")
+    assert "Rank 4 (rank3.log:10) cannot be right: the job states a world size of 4" in (
+        flagged.summary
+    )
+    assert flagged.evidence[0].text == "rank=4 step=2 stage=before_forward"
+    assert analysis.job.ranks_seen == (0, 1, 2, 3)
+    assert analysis.verdict.ranks == [2] and "missing_rank" not in kinds(analysis)
+
+
+def test_a_negative_rank_is_left_out(tmp_path):
+    files = skipping_job()
+    files["rank0.log"].insert(5, "rank=-1 step=1 stage=before_backward")
+    analysis = analyze(write_logs(tmp_path, files))
+    flagged = finding(analysis, "implausible_number")
+    assert "Rank -1 (rank0.log:6) cannot be right: ranks count from 0" in flagged.summary
+    assert analysis.job.ranks_seen == (0, 1, 2, 3)
+    assert analysis.verdict.ranks == [2]
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        (
+            "[rank0]: RuntimeError: [Rank 0]: Ranks 1, 1999999999 failed to pass monitoredBarrier in 2000 ms",
+            "Rank 1,999,999,999 (rank0.log:25) cannot be right",
+        ),
+        (
+            "Rank 3 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 1999999999. Please check rank 0 logs for faulty rank.",
+            "Peer rank 1,999,999,999 (rank0.log:25) cannot be right",
+        ),
+    ],
+    ids=["barrier_list", "peer"],
+)
+def test_a_rank_another_line_names_is_left_out(tmp_path, line, said):
+    files = skipping_job()
+    files["rank0.log"].append(line)
+    analysis = analyze(write_logs(tmp_path, files))
+    assert said in finding(analysis, "implausible_number").summary
+    assert "monitored_barrier" not in kinds(analysis)
+    assert analysis.verdict.ranks == [2]
+
+
+def test_an_absurd_mark_does_not_take_its_file_from_the_rank_that_wrote_it(tmp_path):
+    traceback = [
+        "Traceback (most recent call last):",
+        '  File "/work/train.py", line 120, in main',
+        '    raise ValueError("corrupt sample 1731")',
+        "ValueError: corrupt sample 1731",
+    ]
+    files = {f"log_{r}.txt": marks(r, range(6)) for r in (0, 1)}
+    files["log_2.txt"] = marks(2, range(3)) + traceback
+    files["log_2.txt"].insert(3, HUGE_RANK)
+    analysis = analyze(write_logs(tmp_path, files))
+    # the traceback's rank comes from the rest of its file: rank 2's marks, not the stray one
+    assert finding(analysis, "rank_exception").ranks == [2]
+    assert analysis.verdict.finding.kind == "rank_exception"
+    assert finding(analysis, "implausible_number").evidence[0].line == 4
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "rank=3000000000 step=3 stage=before_forward",
+        "[rank2147483648]:2026-11-29 10:00:03,000 INFO rank=2147483648 step=3 stage=before_forward",
+        "[rank0]: RuntimeError: [Rank 0]: Ranks 99999999999999999999999 failed to pass monitoredBarrier in 2000 ms",
+        "node-0:4821:4821 [0] NCCL INFO comm 0x7f1c0c002f80 rank 9223372036854775808 nranks 99999999999 cudaDev 0 busId 1000 - Init COMPLETE",
+    ],
+    ids=["mark", "prefix", "rank_list", "nccl"],
+)
+def test_a_number_too_large_for_its_column_is_no_crash(tmp_path, line):
+    files = skipping_job()
+    files["rank0.log"].append(line)
+    files["rank_99999999999.log"] = [line]
+    analysis = analyze(write_logs(tmp_path, files))
+    assert analysis.verdict.ranks == [2] and analysis.job.ranks_seen == (0, 1, 2, 3)
+    report = build_report(analysis, str(tmp_path))
+    assert render_json(report) and render_html(report, analysis)
+
+
+def test_a_world_size_within_reach_is_believed(tmp_path):
+    files = {f"rank{r}.log": [mapping(r, 8)] + marks(r, range(3)) for r in range(6)}
+    analysis = analyze(write_logs(tmp_path, files))
+    assert finding(analysis, "missing_rank").ranks == [6, 7]
+    assert "implausible_number" not in kinds(analysis)
+
+
+def test_a_large_believed_world_is_counted_not_listed(tmp_path):
+    files = skipping_job()
+    for rank in range(4):
+        files[f"rank{rank}.log"].insert(0, mapping(rank, 1_000_000))
+    analysis, report, json_text, page = analyzed(tmp_path, files)
+    missing = finding(analysis, "missing_rank")
+    assert "The world size is 1000000 but 999,996 ranks left no log line" in missing.summary
+    assert missing.ranks == [] and missing.details["absent"] == 999_996
+    assert "implausible_number" not in kinds(analysis) and analysis.verdict.ranks == [2]
+    assert rank_map_squares(page) == 4 and "only the 4 the logs or findings name" in page
+    assert len(json_text.encode()) < MB and len(page.encode()) < MB
+
+
+def test_a_line_too_long_to_quote_is_cut(tmp_path):
+    files = skipping_job()
+    with_huge_list(files)
+    quoted = finding(analyze(write_logs(tmp_path, files)), "implausible_number").evidence[0]
+    assert quoted.text.startswith("loader sizes: [125, 125, ")
+    assert quoted.text.endswith("more characters)") and len(quoted.text) < 2100
+
+
+def test_the_rank_map_of_a_huge_world_draws_only_the_ranks_it_names():
+    findings = [{"role": "root_cause", "ranks": [900_000], "culprit_ranks": []}]
+    ranks_map = build_rank_map(findings, [0, 1, 2, 3], MAX_WORLD_SIZE, [900_000])
+    assert [square.rank for square in ranks_map.squares] == [0, 1, 2, 3, 900_000]
+    assert ("#cfcfd4", "no log line", MAX_WORLD_SIZE - 5) in ranks_map.legend
+    assert "1,048,576 ranks: only the 5" in ranks_map.note
+    many_seen = list(range(0, 2 * RANK_MAP_MAX_SQUARES, 2))
+    assert len(build_rank_map([], many_seen, None, []).squares) == RANK_MAP_MAX_SQUARES
