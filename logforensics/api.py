@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import traceback
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,9 +142,11 @@ def _nothing_readable(path: Path, inventory: Inventory) -> str:
     if len(skipped) == 1:
         return f"{path}: no readable log file ({skipped[0].name}: {skipped[0].reason})"
     if skipped:
+        reasons = Counter(skip.reason.split(" (")[0] for skip in skipped)
+        [(reason, count)] = reasons.most_common(1)
         return (
-            f"{path}: no readable log file ({len(skipped)} files skipped: not logs, binary, "
-            "empty, links or damaged archives)"
+            f"{path}: no readable log file ({len(skipped)} files skipped; {count} of them: "
+            f"{reason})"
         )
     return f"{path}: no readable log file"
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import BinaryIO
 
 import polars as pl
 
+from logforensics import streams
 from logforensics.intake import LogFile
 
 # Files larger than this are read in blocks of about this size.
@@ -28,6 +29,7 @@ class Chunk:
     first_line: int  # the first and last line the block answers for
     last_line: int
     lossy: bool  # invalid UTF-8 bytes were replaced
+    cut_lines: int = 0  # lines too long, cut so far in the file (streams.MAX_LINE)
 
 
 def is_large(log_file: LogFile) -> bool:
@@ -36,7 +38,8 @@ def is_large(log_file: LogFile) -> bool:
 
 def file_chunks(log_file: LogFile) -> Iterator[Chunk]:
     """The file's lines, block by block (see the module doc)."""
-    with _open(log_file) as stream:
+    notes = streams.TextNotes()
+    with _open(log_file, notes) as stream:
         behind: list[bytes] = []
         upcoming: list[bytes] = []  # blocks read ahead to gather the next context lines
         first = 1
@@ -65,6 +68,7 @@ def file_chunks(log_file: LogFile) -> Iterator[Chunk]:
                 first_line=first,
                 last_line=first + own_lines - 1,
                 lossy=lossy,
+                cut_lines=notes.cut_lines,
             )
             behind = (behind + _last_lines(block, OVERLAP_LINES))[-OVERLAP_LINES:]
             first += own_lines
@@ -89,13 +93,18 @@ def _last_lines(block: bytes, count: int) -> list[bytes]:
     return [part + b"\n" for part in parts]
 
 
-def _open(log_file: LogFile) -> BinaryIO:
-    if log_file.data is not None:
-        return io.BytesIO(log_file.data)
-    return log_file.path.open("rb")
+@contextmanager
+def _open(log_file: LogFile, notes: streams.TextNotes) -> Iterator[streams.PieceReader]:
+    """The file's bytes with overlong lines cut, so that no block holds a line of gigabytes."""
+    with (
+        io.BytesIO(log_file.data)
+        if log_file.data is not None
+        else log_file.location.open("rb") as handle
+    ):
+        yield streams.PieceReader(streams.capped(streams.stream_pieces(handle), notes))
 
 
-def _read_block(stream: BinaryIO) -> bytes:
+def _read_block(stream: streams.PieceReader) -> bytes:
     """About CHUNK_BYTES, ending at a line end (or the end of the file)."""
     block = stream.read(CHUNK_BYTES)
     if block and not block.endswith(b"\n"):

@@ -16,7 +16,6 @@ unless `attempt` chooses one). The total of decompressed bytes is capped (`max_b
 
 from __future__ import annotations
 
-import gzip
 import io
 import json
 import os
@@ -28,12 +27,13 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from pathlib import Path, PurePosixPath
-from typing import BinaryIO, cast
+from pathlib import Path
+from typing import BinaryIO
 
 import polars as pl
 import zstandard
 
+from logforensics import streams
 from logforensics.errors import InputError
 
 SNIFF_BYTES = 8192
@@ -46,6 +46,8 @@ DEFAULT_MAX_BYTES = 4 * 2**30
 MAX_NESTING = 4  # archives inside archives, this deep
 READ_CHUNK = 2**20
 STDIN_NAME = "<stdin>"
+MAX_ERROR_FILE = 16 * 2**20  # torchrun's error.json holds one traceback: kilobytes
+SMALL_MEMBER = 64 * 1024  # members this small are read in one go
 MEMBER_SEPARATOR = "!/"
 
 # Files that travel with logs but are not logs: reading them would count their lines as
@@ -87,6 +89,13 @@ class LogFile:
     name: str
     size: int
     data: bytes | None = field(default=None, repr=False, compare=False)
+    # decompressed or normalised bytes too large to hold, in a temporary file of ours
+    spilled: Path | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def location(self) -> Path:
+        """Where its bytes are on disk when not held in `data`."""
+        return self.spilled if self.spilled is not None else self.path
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +127,8 @@ class Inventory:
     attempt: int | None = None  # the torchrun --log-dir restart analysed, if the tree has any
     attempts: tuple[int, ...] = ()  # every restart found
     error_files: tuple[ErrorFile, ...] = ()  # torchrun error.json files read (chosen attempt)
+    # files read with a remark: truncated, decoded from UTF-16, holes left out, lines cut
+    notes: tuple[SkippedFile, ...] = ()
 
     def without_data(self) -> Inventory:
         """The same inventory, letting go of the bytes held for files already read."""
@@ -155,20 +166,30 @@ def parse_size(text: str) -> int:
 
 
 class _Budget:
-    """The decompressed bytes still allowed; running out is an input error naming the cap."""
+    """The bytes still allowed to be read (decompressed); the file or member that would go
+    past the cap is skipped with the reason, and so is every one after it."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self.used = 0
 
-    def take(self, size: int, name: str) -> None:
+    def fits(self, size: int) -> bool:
+        return self.used + size <= self.max_bytes
+
+    def refusal(self) -> str:
+        return (
+            f"not read: the input holds more than the --max-bytes cap of {self.max_bytes:,} "
+            f"bytes once decompressed (raise it, e.g. --max-bytes {_next_size(self.max_bytes)})"
+        )
+
+    def take(self, size: int) -> None:
+        if not self.fits(size):
+            raise streams.OverrunError(self.refusal())
         self.used += size
-        if self.used > self.max_bytes:
-            raise InputError(
-                f"{name}: the input holds more than {self.max_bytes:,} bytes once decompressed "
-                f"(the --max-bytes cap)",
-                hint=f"raise it, e.g. --max-bytes {_next_size(self.max_bytes)}",
-            )
+
+    def give_back(self, size: int) -> None:
+        """What a member that was not kept had taken: the others may still be read."""
+        self.used -= size
 
 
 def _next_size(size: int) -> str:
@@ -186,16 +207,19 @@ def discover(
     (standard input, or `stdin` when given)."""
     budget = _Budget(max_bytes)
     found: list[LogFile | SkippedFile] = []
+    notes: list[SkippedFile] = []
     if str(path) == "-":
-        data = _read_capped(stdin if stdin is not None else sys.stdin.buffer, budget, STDIN_NAME)
-        found.extend(_blob_entries(data, STDIN_NAME, Path("-"), budget, depth=0))
+        stream = stdin if stdin is not None else sys.stdin.buffer
+        head = _read_up_to(stream, SNIFF_BYTES)
+        pieces = streams.stream_pieces(stream, head)
+        found.extend(_member_entries(pieces, STDIN_NAME, Path("-"), budget, 0, notes))
     elif not path.exists() and not path.is_symlink():
         raise InputError(f"{path}: no such file or folder")
     elif path.is_dir():
-        for entry, name in _walk(path):
-            found.extend(_disk_entries(Path(entry.path), name, budget, entry))
+        for entry, name in _walk(path, found):
+            found.extend(_disk_entries(Path(entry.path), name, budget, notes, entry))
     elif path.is_file():  # named by the user: followed even when it is a link
-        found.extend(_disk_entries(path.resolve(), path.name, budget))
+        found.extend(_disk_entries(path.resolve(), path.name, budget, notes))
     else:
         raise InputError(f"{path}: not a regular file or folder")
     # by name, so that a folder and the same folder packed as an archive list alike
@@ -211,13 +235,14 @@ def discover(
         chosen,
         attempts,
         tuple(error_files),
+        tuple(sorted(notes, key=lambda note: note.name)),
     )
 
 
-def _walk(root: Path) -> list[tuple[os.DirEntry[str], str]]:
-    """Every entry under `root` but folders, with its path relative to `root`. Linked folders
-    are not entered; the directory entries carry their type, so listing costs no extra
-    system call per file."""
+def _walk(root: Path, skipped: list[LogFile | SkippedFile]) -> list[tuple[os.DirEntry[str], str]]:
+    """Every entry under `root` but folders, with its path relative to `root`; a folder that
+    cannot be listed goes to `skipped`. Linked folders are not entered; the directory entries
+    carry their type, so listing costs no extra system call per file."""
     found: list[tuple[os.DirEntry[str], str]] = []
     folders = [(str(root), "")]
     while folders:
@@ -225,7 +250,9 @@ def _walk(root: Path) -> list[tuple[os.DirEntry[str], str]]:
         try:
             with os.scandir(folder) as listing:
                 entries = list(listing)
-        except OSError:
+        except OSError as error:
+            where = prefix.rstrip("/") or str(root)
+            skipped.append(SkippedFile(f"{where}/", f"folder not readable ({_describe(error)})"))
             continue
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
@@ -237,7 +264,11 @@ def _walk(root: Path) -> list[tuple[os.DirEntry[str], str]]:
 
 
 def _disk_entries(
-    file: Path, name: str, budget: _Budget, entry: os.DirEntry[str] | None = None
+    file: Path,
+    name: str,
+    budget: _Budget,
+    notes: list[SkippedFile],
+    entry: os.DirEntry[str] | None = None,
 ) -> Iterator[LogFile | SkippedFile]:
     if entry.is_symlink() if entry is not None else file.is_symlink():
         yield SkippedFile(name, "symbolic link (not followed)")
@@ -252,28 +283,39 @@ def _disk_entries(
     try:
         with file.open("rb") as handle:
             head = handle.read(SNIFF_BYTES)
+            if head and _is_container(head, name):
+                handle.seek(0)
+                yield from _container_entries(handle, head, name, file, budget, 0, notes)
+                return
+            if head and streams.needs_normalising(head):
+                size = handle.seek(0, os.SEEK_END)
+                if not budget.fits(size):
+                    yield SkippedFile(name, budget.refusal())
+                    return
+                handle.seek(0)
+                pieces = streams.stream_pieces(handle)
+                yield from _member_entries(pieces, name, file, budget, 0, notes)
+                return
     except OSError as error:
-        yield SkippedFile(name, f"unreadable ({error.strerror or error})")
+        yield SkippedFile(name, f"unreadable ({_describe(error)})")
         return
     if not head:
         yield SkippedFile(name, "empty")
         return
-    if _is_container(head, name):
-        with file.open("rb") as handle:
-            yield from _container_entries(handle, head, name, file, budget, depth=0)
-        return
-    if b"\x00" in head:
-        yield SkippedFile(name, "binary (NUL bytes)")
-        return
     size = (entry.stat(follow_symlinks=False) if entry is not None else file.stat()).st_size
-    budget.take(size, name)
+    try:
+        budget.take(size)
+    except streams.OverrunError as overrun:
+        yield SkippedFile(name, str(overrun))
+        return
     yield LogFile(file, name, size)
 
 
 def _reason_not_a_log(name: str) -> str | None:
-    if _is_error_file(name):
+    base = _base_name(name)
+    if base.lower() == ERROR_FILE_NAME:
         return None
-    suffix = PurePosixPath(_base_name(name)).suffix.lower()
+    suffix = os.path.splitext(base)[1].lower()
     if suffix in NOT_LOG_SUFFIXES:
         return f"not a log ({suffix} file)"
     return None
@@ -305,42 +347,57 @@ def _is_container(head: bytes, name: str) -> bool:
 
 
 def _container_entries(
-    stream: BinaryIO, head: bytes, name: str, path: Path, budget: _Budget, depth: int
+    stream: BinaryIO,
+    head: bytes,
+    name: str,
+    path: Path,
+    budget: _Budget,
+    depth: int,
+    notes: list[SkippedFile],
 ) -> Iterator[LogFile | SkippedFile]:
-    """The logs inside a compressed file or an archive, read from `stream` (at its start)."""
+    """The logs inside a compressed file or an archive, read from `stream` (at its start) a
+    piece at a time. A damaged member costs that member; a container cut short keeps what
+    came before the cut."""
     if depth > MAX_NESTING:
         yield SkippedFile(name, f"archive nested deeper than {MAX_NESTING} levels (not opened)")
         return
     entries: list[LogFile | SkippedFile] = []
     try:
         if head.startswith((ZIP_MAGIC, ZIP_EMPTY_MAGIC)):
-            _zip_entries(stream, name, path, budget, depth, entries)
+            _zip_entries(stream, name, path, budget, depth, entries, notes)
         elif head.startswith((GZIP_MAGIC, ZSTD_MAGIC)):
-            _compressed_entries(stream, head, name, path, budget, depth, entries)
+            _compressed_entries(stream, head, name, path, budget, depth, entries, notes)
         else:
-            _tar_entries(stream, name, path, budget, depth, entries)
-    except DAMAGED_DATA as error:
+            _tar_entries(stream, name, path, budget, depth, entries, notes)
+    except streams.OverrunError as overrun:
+        entries.append(SkippedFile(name, str(overrun)))
+    except (streams.TruncatedError, *DAMAGED_DATA) as error:
         # what was read before the damage stays: a truncated upload still has its first files
         read = f" after {len(entries)} members" if entries else ""
-        entries.append(SkippedFile(name, f"corrupt or truncated{read} ({_describe(error)})"))
+        cut = isinstance(error, streams.TruncatedError) or str(error) == "unexpected end of data"
+        entries.append(
+            SkippedFile(name, f"truncated{read}: the rest of it is lost")
+            if cut
+            else SkippedFile(name, f"corrupt or truncated{read} ({_describe(error)})")
+        )
     yield from sorted(entries, key=lambda entry: entry.name)
 
 
-def _describe(error: Exception) -> str:
+def _describe(error: BaseException) -> str:
     if isinstance(error, OSError) and error.strerror:
         return error.strerror
     return str(error) or type(error).__name__
 
 
-def _decompressor(stream: BinaryIO, head: bytes) -> BinaryIO:
+def _decompressed(stream: BinaryIO, head: bytes) -> tuple[Iterator[bytes], streams.Inflation]:
+    inflation = streams.Inflation()
     if head.startswith(GZIP_MAGIC):
-        return cast(BinaryIO, gzip.GzipFile(fileobj=stream, mode="rb"))
-    reader = zstandard.ZstdDecompressor().stream_reader(stream, read_across_frames=True)
-    return cast(BinaryIO, reader)
+        return streams.gzip_pieces(stream, inflation), inflation
+    return streams.zstd_pieces(stream, inflation), inflation
 
 
 def _read_up_to(stream: BinaryIO, size: int) -> bytes:
-    """`size` bytes, fewer only at the end (a zstd reader returns short reads)."""
+    """`size` bytes, fewer only at the end (a stream may return short reads)."""
     chunks: list[bytes] = []
     wanted = size
     while wanted > 0 and (chunk := stream.read(wanted)):
@@ -357,17 +414,18 @@ def _compressed_entries(
     budget: _Budget,
     depth: int,
     members: list[LogFile | SkippedFile],
+    notes: list[SkippedFile],
 ) -> None:
     """A `.gz` / `.zst` file: a compressed tar, or one compressed log."""
-    plain = _decompressor(stream, head)
-    inner_head = _read_up_to(plain, TAR_MAGIC_OFFSET + 6)
-    if _is_tar(inner_head) or _is_tar_name(name):
-        stream.seek(0)
-        _tar_entries(_decompressor(stream, head), name, path, budget, depth, members)
+    decompressed, inflation = _decompressed(stream, head)
+    plain = streams.PieceReader(decompressed)
+    inner_head = plain.read(SNIFF_BYTES)
+    rest = streams.stream_pieces(plain, inner_head)
+    if _is_tar(inner_head) or (_is_tar_name(name) and not _is_container(inner_head, "")):
+        reader = streams.PieceReader(rest)
+        _tar_entries(reader, name, path, budget, depth, members, notes, inflation)
         return
-    budget.take(len(inner_head), name)
-    data = inner_head + _read_capped(plain, budget, name)
-    members.extend(_blob_entries(data, name, path, budget, depth + 1))
+    members.extend(_member_entries(rest, name, path, budget, depth + 1, notes, inflation))
 
 
 def _tar_entries(
@@ -377,6 +435,8 @@ def _tar_entries(
     budget: _Budget,
     depth: int,
     members: list[LogFile | SkippedFile],
+    notes: list[SkippedFile],
+    inflation: streams.Inflation | None = None,
 ) -> None:
     # "r|" reads the tar as a stream: one pass, members in order, nothing seeks or is extracted.
     with tarfile.open(fileobj=stream, mode="r|") as archive:
@@ -396,10 +456,18 @@ def _tar_entries(
             elif (reason := _reason_not_a_log(member_name)) is not None:
                 members.append(SkippedFile(member_name, reason))
             else:
-                budget.take(member.size, member_name)
                 extracted = archive.extractfile(member)
-                data = extracted.read() if extracted is not None else b""
-                members.extend(_blob_entries(data, member_name, path, budget, depth + 1))
+                if extracted is not None and member.size <= SMALL_MEMBER:
+                    small = _small_member(extracted.read(), member_name, path, budget)
+                    if small is not None:
+                        members.append(small)
+                        continue
+                    extracted = archive.extractfile(member)
+                pieces = streams.stream_pieces(extracted) if extracted is not None else iter(())
+                members.extend(
+                    _member_entries(pieces, member_name, path, budget, depth + 1, notes, inflation)
+                )
+            archive.members.clear()  # a streamed tar need not remember its members
 
 
 def _zip_entries(
@@ -409,6 +477,7 @@ def _zip_entries(
     budget: _Budget,
     depth: int,
     members: list[LogFile | SkippedFile],
+    notes: list[SkippedFile],
 ) -> None:
     with zipfile.ZipFile(stream) as archive:
         for info in archive.infolist():
@@ -428,26 +497,117 @@ def _zip_entries(
             elif (reason := _reason_not_a_log(member_name)) is not None:
                 members.append(SkippedFile(member_name, reason))
             else:
-                # zipfile stops at the declared size, so taking it first bounds a zip bomb
-                budget.take(info.file_size, member_name)
-                with archive.open(info) as member:
-                    data = member.read()
-                members.extend(_blob_entries(data, member_name, path, budget, depth + 1))
+                members.extend(_zip_member(archive, info, member_name, path, budget, depth, notes))
 
 
-def _blob_entries(
-    data: bytes, name: str, path: Path, budget: _Budget, depth: int
+def _zip_member(
+    archive: zipfile.ZipFile,
+    info: zipfile.ZipInfo,
+    name: str,
+    path: Path,
+    budget: _Budget,
+    depth: int,
+    notes: list[SkippedFile],
 ) -> Iterator[LogFile | SkippedFile]:
-    """Bytes already in memory (an archive member, stdin, a decompressed file)."""
+    """One member; its damage is its own (the others are still read)."""
+    # zipfile stops at the declared size: the declared sizes are the ratio
+    bomb = streams.declared_bomb(info.compress_size, info.file_size)
+    if bomb is not None:
+        yield SkippedFile(name, bomb)
+        return
+    try:
+        with archive.open(info) as member:
+            pieces = streams.stream_pieces(member)
+            read = list(_member_entries(pieces, name, path, budget, depth + 1, notes))
+    except streams.OverrunError as overrun:
+        yield SkippedFile(name, str(overrun))
+        return
+    except DAMAGED_DATA as error:
+        yield SkippedFile(name, f"corrupt ({_describe(error)})")
+        return
+    yield from read
+
+
+def _member_entries(
+    pieces: Iterator[bytes],
+    name: str,
+    path: Path,
+    budget: _Budget,
+    depth: int,
+    notes: list[SkippedFile],
+    inflation: streams.Inflation | None = None,
+) -> Iterator[LogFile | SkippedFile]:
+    """A member read a piece at a time (an archive member, a decompressed file, stdin, a
+    text that needs normalising): a nested container is opened, binary data is skipped
+    unread, text is normalised into a spool. Its bytes count against the cap and, when it
+    comes out of a decompressor (`inflation`), against the bomb ratio: a member past either
+    is skipped and gives its bytes back; one cut short keeps what came before the cut."""
+    counted = streams.MemberInflation(inflation)
+    reader = streams.PieceReader(_counted(pieces, budget, counted))
+    spool = streams.Spool()
+    said = streams.TextNotes()
+    truncated = False
+    try:
+        head = reader.read(SNIFF_BYTES)
+        if not head:
+            yield SkippedFile(name, "empty")
+            return
+        rest = streams.stream_pieces(reader, head)
+        if _is_container(head, name):
+            for piece in rest:
+                spool.write(piece)
+            data = spool.data()
+            with io.BytesIO(data) if data is not None else spool.path.open("rb") as nested:
+                yield from _container_entries(nested, head, name, path, budget, depth, notes)
+            spool.discard()  # the archive's own bytes: its members have spools of their own
+            return
+        if not streams.looks_like_text(head):
+            yield SkippedFile(name, "binary (not text)")
+            return
+        for piece in streams.normalised(rest, head, said):
+            spool.write(piece)
+    except streams.OverrunError as overrun:
+        budget.give_back(counted.read)
+        spool.discard()
+        yield SkippedFile(name, str(overrun))
+        return
+    except streams.TruncatedError:
+        truncated = True
+    if truncated:  # what came before the cut is read; the rest is listed as not read
+        yield SkippedFile(name, f"truncated after {counted.read:,} bytes: the rest is lost")
+    if remarks := said.words():
+        notes.append(SkippedFile(name, "; ".join(remarks)))
+    if spool.size == 0:
+        spool.discard()
+        yield SkippedFile(name, "empty" + (" (only NUL bytes)" if said.holes else ""))
+        return
+    yield LogFile(path, name, spool.size, spool.data(), spool.path)
+
+
+def _small_member(
+    data: bytes, name: str, path: Path, budget: _Budget
+) -> LogFile | SkippedFile | None:
+    """A small member that is plain text, read in one go (archives of thousands of tiny logs
+    are common); None when it needs the careful reading (a container, binary, normalising)."""
     head = data[:SNIFF_BYTES]
-    if not head:
-        yield SkippedFile(name, "empty")
-    elif _is_container(head, name):
-        yield from _container_entries(io.BytesIO(data), head, name, path, budget, depth)
-    elif b"\x00" in head:
-        yield SkippedFile(name, "binary (NUL bytes)")
-    else:
-        yield LogFile(path, name, len(data), data)
+    if not head or _is_container(head, name) or streams.needs_normalising(head):
+        return None
+    if not streams.looks_like_text(head):
+        return SkippedFile(name, "binary (not text)")
+    try:
+        budget.take(len(data))
+    except streams.OverrunError as overrun:
+        return SkippedFile(name, str(overrun))
+    return LogFile(path, name, len(data), data)
+
+
+def _counted(
+    pieces: Iterator[bytes], budget: _Budget, member: streams.MemberInflation
+) -> Iterator[bytes]:
+    for piece in pieces:
+        budget.take(len(piece))
+        member.add(len(piece))
+        yield piece
 
 
 def _clean_member_path(member: str) -> str:
@@ -457,20 +617,11 @@ def _clean_member_path(member: str) -> str:
 
 def _member_refusal(member: str) -> str | None:
     normal = member.replace("\\", "/")
-    if normal.startswith("/") or re.match(r"^[A-Za-z]:", normal):
+    if normal.startswith("/") or (normal[1:2] == ":" and normal[:1].isalpha()):
         return "absolute path inside the archive (refused)"
     if ".." in normal.split("/"):
         return "path leaves the archive with '..' (refused)"
     return None
-
-
-def _read_capped(stream: BinaryIO, budget: _Budget, name: str) -> bytes:
-    """Read to the end in chunks, so that a decompression bomb stops at the cap."""
-    chunks: list[bytes] = []
-    while chunk := stream.read(READ_CHUNK):
-        budget.take(len(chunk), name)
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _is_tar_name(name: str) -> bool:
@@ -519,10 +670,15 @@ def _read_error_files(files: list[LogFile]) -> tuple[list[ErrorFile], list[Skipp
     for log_file in files:
         if not _is_error_file(log_file.name):
             continue
-        data = log_file.data if log_file.data is not None else log_file.path.read_bytes()
+        if log_file.size > MAX_ERROR_FILE:
+            not_json.append(
+                SkippedFile(log_file.name, "torchrun error file too large to be one (not read)")
+            )
+            continue
+        data = log_file.data if log_file.data is not None else log_file.location.read_bytes()
         try:
             record = json.loads(data.decode("utf-8", "replace"))
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # nested past the parser's depth
             not_json.append(SkippedFile(log_file.name, "torchrun error file that is not JSON"))
             continue
         read.append(_error_file(log_file, record))
@@ -550,9 +706,9 @@ def _error_file(log_file: LogFile, record: object) -> ErrorFile:
 def _unix_time(value: object) -> datetime | None:
     try:
         seconds = int(str(value))
-    except ValueError:
+        return datetime.fromtimestamp(seconds, tz=UTC).replace(tzinfo=None)
+    except (ValueError, OverflowError, OSError):  # not a number, or no date (1e20 s)
         return None
-    return datetime.fromtimestamp(seconds, tz=UTC).replace(tzinfo=None)
 
 
 TAIL_BLOCK = 8192
@@ -568,7 +724,7 @@ def read_lines(files: tuple[LogFile, ...]) -> Lines:
             parts.append(_read_batch(on_disk))
         except pl.exceptions.ComputeError:  # some file is not valid UTF-8: find it
             for log_file in on_disk:
-                parts.append(_read_one(log_file, log_file.path.read_bytes(), lossy))
+                parts.append(_read_one(log_file, log_file.location.read_bytes(), lossy))
     for log_file in files:
         if log_file.data is not None:
             parts.append(_read_one(log_file, log_file.data, lossy))
@@ -587,7 +743,7 @@ def read_lines_at(inventory: Inventory, wanted: pl.DataFrame) -> pl.DataFrame:
         if log_file is None:
             continue
         numbers = rows.get_column("line").cast(pl.UInt32)
-        source = log_file.data if log_file.data is not None else log_file.path
+        source = log_file.data if log_file.data is not None else log_file.location
         try:
             lines = (
                 _numbered_lines(source).filter(pl.col("line").is_in(numbers.implode())).collect()
@@ -617,7 +773,7 @@ def tail_lines(
     source = data if data is not None else log_file.data
     block = TAIL_BLOCK
     while True:
-        raw, whole = _tail_bytes(log_file.path, source, block)
+        raw, whole = _tail_bytes(log_file.location, source, block)
         parts = raw.split(b"\n")
         if parts and parts[-1] == b"":
             parts.pop()
@@ -660,9 +816,9 @@ def _read_one(log_file: LogFile, data: bytes, lossy: list[str]) -> pl.DataFrame:
 
 
 def _read_batch(files: tuple[LogFile, ...]) -> pl.DataFrame:
-    names = {str(log_file.path): log_file.name for log_file in files}
+    names = {str(log_file.location): log_file.name for log_file in files}
     frame = pl.scan_lines(
-        [log_file.path for log_file in files], glob=False, include_file_paths="source"
+        [log_file.location for log_file in files], glob=False, include_file_paths="source"
     ).collect()
     return frame.select(
         pl.col("source").replace_strict(names, return_dtype=pl.String).alias("file"),

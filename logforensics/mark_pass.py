@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from logforensics import streams
 from logforensics.framing import NOISE_LITERALS, STARTS_WITH_PREFIX
 from logforensics.intake import LogFile, tail_lines
 from parsers.stage_marks import canonical_layout, epoch, valid_stages
@@ -65,13 +66,28 @@ def read_apart(files: tuple[LogFile, ...]) -> MarkPass | None:
     try:
         for chunk in query.collect_batches(engine="streaming", chunk_size=CHUNK_ROWS):
             marks.append(chunk.select(*where, *MARK_FIELDS, "_mark").filter("_mark").drop("_mark"))
-            # a copy of the text: a view would keep the whole chunk's text alive
             others = chunk.select(*where, "text", "_mark").filter(~pl.col("_mark"))
-            rest.append(others.select(*where, text + ""))
+            rest.append(others.select(*where, _kept_text(others)))
     except pl.exceptions.ComputeError:
         return None
     marks_read, rest_read = pl.concat(marks, rechunk=True), pl.concat(rest, rechunk=True)
     return _numbered(sources, sources.spans(marks_read, rest_read), marks_read, rest_read)
+
+
+def _kept_text(lines: pl.DataFrame) -> pl.Expr:
+    """A copy of each line's text (a view would keep the whole chunk alive), overlong lines
+    cut to their ends as the block reader cuts them (streams.MAX_LINE)."""
+    text = pl.col("text")
+    longest = lines.select(text.str.len_bytes().max()).item()
+    if longest is None or longest <= streams.MAX_LINE:
+        return text + ""
+    cut = text.str.len_chars() - streams.MAX_LINE - streams.KEEP
+    shortened = pl.concat_str(
+        text.str.head(streams.MAX_LINE),
+        pl.format(" [... {} characters of this line cut ...] ", cut),
+        text.str.tail(streams.KEEP),
+    )
+    return pl.when(cut > 0).then(shortened).otherwise(text + "").alias("text")
 
 
 def by_path(log_file: LogFile) -> bool:
@@ -113,7 +129,7 @@ class _Sources:
         counts: list[int] = []
         at = 0
         for log_file in files:
-            data = log_file.data if log_file.data is not None else log_file.path.read_bytes()
+            data = log_file.data if log_file.data is not None else log_file.location.read_bytes()
             ended = not data or data.endswith(b"\n")
             starts.append(at)
             counts.append(data.count(b"\n") + (0 if ended else 1))
@@ -132,7 +148,7 @@ class _Sources:
         if self.blob is not None:
             return pl.scan_lines(self.blob, row_index_name="_row", name="text")
         return pl.scan_lines(
-            [str(log_file.path) for log_file in self.files],
+            [str(log_file.location) for log_file in self.files],
             glob=False,
             include_file_paths="_source",
             row_index_name="_row",
@@ -158,7 +174,7 @@ class _Sources:
         first_rows = spans.get_column("_row").cast(pl.UInt32)
         total = pl.Series([marks.height + rest.height], dtype=pl.Int64)
         ends = pl.concat([first_rows.slice(1).cast(pl.Int64), total])
-        by_source = {str(log_file.path): log_file for log_file in self.files}
+        by_source = {str(log_file.location): log_file for log_file in self.files}
         paths = spans.get_column("_source").to_list()
         lines = (ends - first_rows.cast(pl.Int64)).alias("lines")
         return _Spans(tuple(by_source[path] for path in paths), first_rows, lines)

@@ -27,7 +27,7 @@ def test_garbage_never_crashes_and_every_line_is_counted(tmp_path):
         noise,
     ]
     (tmp_path / "rank0.log").write_bytes(b"\n".join(lines))
-    (tmp_path / "rank1.log").write_bytes(b"\xff\xfe" + noise)
+    (tmp_path / "rank1.log").write_bytes(b"\xc3\x28" + noise)  # invalid UTF-8 (not a BOM)
     analysis = analyze(tmp_path)
     assert (
         analysis.lines
