@@ -179,17 +179,6 @@ class _Sources:
         lines = (ends - first_rows.cast(pl.Int64)).alias("lines")
         return _Spans(tuple(by_source[path] for path in paths), first_rows, lines)
 
-    def data_by_name(self) -> dict[str, memoryview]:
-        """Each held file's bytes (a view into the blob)."""
-        if self.blob is None:
-            return {}
-        view = memoryview(self.blob)
-        ends = (*self.starts[1:], len(self.blob))
-        return {
-            log_file.name: view[start:end]
-            for log_file, start, end in zip(self.files, self.starts, ends, strict=True)
-        }
-
 
 def _numbered(
     sources: _Sources, spans: _Spans, marks: pl.DataFrame, rest: pl.DataFrame
@@ -285,18 +274,50 @@ def _tails(
 ) -> pl.DataFrame:
     """The text of each writer's last plain mark and each file's last non-blank line, read
     from the end of the file."""
+    if sources.blob is not None:
+        return _tails_of_blob(sources.blob, spans, stats, writers)
     marks_of = writers.group_by("file").agg(pl.col("last_line").unique().alias("marks"))
     wanted = stats.join(marks_of, on="file")
     rows: dict[str, list] = {"file": [], "line": [], "text": []}
     by_name = {log_file.name: log_file for log_file in spans.files}
-    datas = sources.data_by_name()
     for name, total, last_line, marks in wanted.select(
         "file", "lines", "last_line", "marks"
     ).iter_rows():
         numbers = sorted({*marks, last_line} - {None})
-        found = tail_lines(by_name[name], total, numbers, datas.get(name))
+        found = tail_lines(by_name[name], total, numbers)
         for line, text in found.items():
             rows["file"].append(name)
             rows["line"].append(line)
             rows["text"].append(text)
     return pl.DataFrame(rows, schema={"file": pl.String, "line": pl.UInt32, "text": pl.String})
+
+
+def _tails_of_blob(
+    blob: bytes, spans: _Spans, stats: pl.DataFrame, writers: pl.DataFrame
+) -> pl.DataFrame:
+    """`_tails` for files held in one blob: the wanted lines picked out of one more scan of
+    it by their rows (no work per file)."""
+    first_rows = pl.DataFrame(
+        {"file": [log_file.name for log_file in spans.files], "_first": spans.first_rows}
+    )
+    wanted = (
+        pl.concat(
+            [
+                writers.select("file", pl.col("last_line").alias("line")),
+                stats.select("file", pl.col("last_line").alias("line")),
+            ],
+            how="vertical_relaxed",
+        )
+        .drop_nulls()
+        .unique()
+        .join(first_rows, on="file")
+        .with_columns((pl.col("_first") + pl.col("line") - 1).cast(pl.UInt32).alias("_row"))
+    )
+    texts = (
+        pl.scan_lines(blob, row_index_name="_row", name="text")
+        .filter(pl.col("_row").is_in(wanted.get_column("_row").implode()))
+        .collect()
+    )
+    return wanted.join(texts, on="_row").select(
+        "file", pl.col("line").cast(pl.UInt32), (pl.col("text") + "").alias("text")
+    )

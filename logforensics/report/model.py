@@ -203,11 +203,12 @@ def _ranks(analysis: Analysis) -> list[dict[str, Any]]:
                 "device": facts["device"],
                 "bus_id": facts["bus_id"],
                 "nccl_version": facts["nccl_version"],
-                "files": facts["files"],
+                "files": facts["files"][:RANK_FILES_SHOWN],
+                "files_total": len(facts["files"]),
                 "last_step": mark["step"] if mark else None,
                 "last_stage": mark["stage"] if mark else None,
                 "last_line": lines[0] if lines else None,
-                "last_lines": lines,
+                "last_lines": lines[:RANK_FILES_SHOWN],
             }
         )
     return ranks
@@ -232,10 +233,21 @@ def _last_lines(job: Job) -> dict[int, list[dict[str, Any]]]:
     return found
 
 
+# Lists that grow with the files of an upload (an archive may hold hundreds of thousands) are
+# cut to their first entries; the totals say how many there are.
+RANK_FILES_SHOWN = 16
+FILES_LISTED = 2000
+
+
 def _inputs(analysis: Analysis, input_path: str) -> dict[str, Any]:
     job = analysis.job
     inventory = job.inventory
-    stats = {row["file"]: row for row in job.file_stats.iter_rows(named=True)}
+    listed = inventory.files[:FILES_LISTED]
+    names = [log_file.name for log_file in listed]
+    stats = {
+        row["file"]: row
+        for row in job.file_stats.filter(pl.col("file").is_in(names)).iter_rows(named=True)
+    }
     return {
         "path": input_path,
         "files": len(inventory.files),
@@ -255,9 +267,16 @@ def _inputs(analysis: Analysis, input_path: str) -> dict[str, Any]:
                 "rank": stats.get(log_file.name, {}).get("rank"),
                 "rank_from": stats.get(log_file.name, {}).get("rank_from"),
             }
-            for log_file in inventory.files
+            for log_file in listed
         ],
-        "skipped": [{"file": skip.name, "reason": skip.reason} for skip in inventory.skipped],
+        "skipped": [
+            {"file": skip.name, "reason": skip.reason} for skip in inventory.skipped[:FILES_LISTED]
+        ],
+        "skipped_total": len(inventory.skipped),
+        # files read with a remark: decoded from UTF-16, holes left out, lines cut
+        "read_with_remarks": [
+            {"file": note.name, "remark": note.reason} for note in inventory.notes[:FILES_LISTED]
+        ],
         "attempt": inventory.attempt,
         "attempts": list(inventory.attempts),
         "error_files": [

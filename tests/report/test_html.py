@@ -154,7 +154,7 @@ def test_large_jobs_keep_the_page_small_but_the_ranks_that_matter(tmp_path, monk
     assert ranks_section.count('<tr id="rank-') == 8
     assert 'id="rank-17"' in ranks_section  # named by the verdict
     assert "12 more ranks, named by no cause or symptom" in ranks_section
-    assert "the first 5 listed, all in the JSON report" in page
+    assert "Files read (20; the first 5 listed)" in page
 
 
 def test_very_long_lines_are_cut_on_the_page_but_not_in_json(tmp_path):
