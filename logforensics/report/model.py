@@ -136,7 +136,10 @@ def _next_time(analysis: Analysis, debug: dict[str, str], families: set[str]) ->
         )
     if "nccl" not in families and "watchdog" in families:
         advice.append("Set NCCL_DEBUG=WARN (or INFO) to see NCCL's own errors and device map.")
-    if analysis.job.events.get_column("timestamp").drop_nulls().is_empty():
+    dated = analysis.job.events.get_column("timestamp").drop_nulls().len() + (
+        analysis.job.mark_writers.get_column("last_time").drop_nulls().len()
+    )
+    if not dated:
         advice.append("Log with timestamps, so the report can say when each rank stopped.")
     if analysis.job.world_size is None:
         advice.append("Print each rank's rank, local_rank, device and world_size once at start-up.")

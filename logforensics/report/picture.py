@@ -1,8 +1,14 @@
-"""The per-rank progress picture: ranks down, steps across, drawn as inline SVG by the template.
+"""The per-rank progress picture and the rank map, drawn as inline SVG by the template.
 
-Each cell says how much of a step a rank ran (all stages, some, none). The cell where a rank
-departed from the others is outlined; each rank's last mark is dotted. Wide runs keep the
-steps around the first departure and the last steps; large jobs keep the ranks that matter.
+Progress: steps across, one row per group of ranks that behaved alike (`dshbak -c` style:
+`ranks 0-2047, 2049-4095` is one row when their cells are the same), the odd groups first.
+Each cell says how much of a step the group ran (all stages, some, none); the cell where a
+group departed from the others is outlined; its last mark is dotted. Wide runs keep the steps
+around the first departure and the last steps.
+
+Rank map: every rank of the job, a row of RANK_MAP_COLUMNS at a time; a run of ranks in the
+same state is one bar, and rows whose ranks are all alike fold into one. Colours come from the
+style sheet (CSS variables, light and dark), so the page and the legend agree.
 """
 
 from __future__ import annotations
@@ -13,22 +19,26 @@ import polars as pl
 
 from logforensics.plausible import MAX_WORLD_SIZE, plausible_world_size
 from logforensics.progress import Progress
+from logforensics.text import rank_ranges
 
 MAX_COLUMNS = 48
-MAX_ROWS = 64
+MAX_ROWS = 48  # groups of ranks drawn; the others are counted in the note
 CELL = 14
 GAP = 2
 LABEL_WIDTH = 70
+MAX_LABEL_WIDTH = 230
+LABEL_CHAR = 6.6  # px per character of an 11 px label
 HEADER_HEIGHT = 34
 
-FILL = {"full": "#3b8a4a", "partial": "#e0a526", "none": "#e4e4e4"}
+# Cell states: their colours are CSS classes (`cell-full`, ...) defined in report.css.
+FILL = {"full": "cell-full", "partial": "cell-partial", "none": "cell-none"}
 
 
 @dataclass(frozen=True, slots=True)
 class Cell:
     x: int
     y: int
-    fill: str
+    fill: str  # the CSS class of its state
     title: str
     departed: bool
     last: bool
@@ -39,15 +49,16 @@ class Picture:
     width: int
     height: int
     cells: list[Cell]
-    row_labels: list[tuple[int, str]]  # (y, text)
+    row_labels: list[tuple[int, str, str]]  # (y, shown text, full text)
     column_labels: list[tuple[int, str]]  # (x, text)
     gaps: list[int]  # x of a column gap (steps left out)
     note: str
+    label_width: int = LABEL_WIDTH
 
 
 def build_picture(progress: Progress) -> Picture:
     # the keys of a step are one run of the key order: steps and their stages come from the
-    # key table, and only the marks of the drawn ranks and steps are read
+    # key table, and only the marks of the drawn steps are read
     steps = (
         progress.keys.group_by("epoch", "occ", "step")
         .agg(
@@ -64,48 +75,44 @@ def build_picture(progress: Progress) -> Picture:
         for row in steps.select("epoch", "occ", "step", "column").iter_rows(named=True)
     }
     columns = _choose_columns(steps.height, [column_of[_step_id(k)] for k in departed.values()])
-    ranks = _choose_rows(progress.ranks, list(departed))
     drawn_steps = steps.filter(pl.col("column").is_in(columns))
     drawn_keys = drawn_steps.get_column("keys").explode()
-    per_cell = (
-        progress.marks.filter(
-            pl.col("rank").is_in(ranks) & pl.col("key").is_in(drawn_keys.implode())
-        )
-        .group_by("rank", "epoch", "occ", "step")
-        .agg(pl.col("stage").n_unique().alias("done"), pl.col("stage").sort_by("pos").last())
-        .join(drawn_steps.select("epoch", "occ", "step", "stages"), on=["epoch", "occ", "step"])
-    )
-    done = {
-        (row["rank"], column_of[(row["epoch"], row["occ"], row["step"])]): row
-        for row in per_cell.iter_rows(named=True)
-    }
+    departure_column = {rank: column_of[_step_id(key)] for rank, key in departed.items()}
     last_column = {
         row["rank"]: column_of[(row["epoch"], row["occ"], row["step"])]
         for row in progress.last_key().iter_rows(named=True)
     }
-    x_of, gaps = _x_positions(columns)
+    groups = _rank_groups(progress, drawn_steps, drawn_keys, departure_column, last_column)
+    shown = groups[:MAX_ROWS]
+    labels = [rank_ranges(group.ranks, limit=6) for group in shown]
+    label_width = min(
+        MAX_LABEL_WIDTH,
+        max([LABEL_WIDTH, *(int(len(f"ranks {label}") * LABEL_CHAR) + 12 for label in labels)]),
+    )
+    x_of, gaps = _x_positions(columns, label_width)
     cells: list[Cell] = []
-    row_labels: list[tuple[int, str]] = []
-    for row_index, rank in enumerate(ranks):
+    row_labels: list[tuple[int, str, str]] = []
+    for row_index, (group, label) in enumerate(zip(shown, labels, strict=True)):
         y = HEADER_HEIGHT + row_index * (CELL + GAP)
-        row_labels.append((y + CELL - 3, f"rank {rank}"))
-        departure_column = column_of[_step_id(departed[rank])] if rank in departed else None
+        who = f"rank {label}" if len(group.ranks) == 1 else f"ranks {label}"
+        full = rank_ranges(group.ranks, limit=40)
+        row_labels.append((y + CELL - 3, _fit(who, label_width), f"{len(group.ranks)}: {full}"))
         for column in columns:
-            info = done.get((rank, column))
-            step_row = steps.row(column, named=True)
-            if info is None:
-                state, title = "none", "no mark"
+            done, stages, last_stage = group.cells.get(column, (0, 0, None))
+            step = steps.row(column, named=True)["step"]
+            if not done:
+                state, said = "none", "no mark"
             else:
-                state = "full" if info["done"] >= info["stages"] else "partial"
-                title = f"{info['done']}/{info['stages']} stages, last {info['stage']}"
+                state = "full" if done >= stages else "partial"
+                said = f"{done}/{stages} stages, last {last_stage}"
             cells.append(
                 Cell(
                     x=x_of[column],
                     y=y,
                     fill=FILL[state],
-                    title=f"rank {rank}, step {step_row['step']}: {title}",
-                    departed=column == departure_column,
-                    last=column == last_column.get(rank),
+                    title=f"{who}, step {step}: {said}",
+                    departed=column == group.departed,
+                    last=column == group.last,
                 )
             )
     column_labels = [
@@ -113,11 +120,74 @@ def build_picture(progress: Progress) -> Picture:
         for column in columns
         if column in (columns[0], columns[-1]) or steps.row(column, named=True)["step"] % 5 == 0
     ]
-    hidden_rows = len(progress.ranks) - len(ranks)
-    note = f"{hidden_rows} ranks that behaved like the others are not drawn." if hidden_rows else ""
-    width = (max(x_of.values()) if x_of else LABEL_WIDTH) + CELL + 10
-    height = HEADER_HEIGHT + len(ranks) * (CELL + GAP) + 6
-    return Picture(width, height, cells, row_labels, column_labels, gaps, note)
+    hidden = groups[MAX_ROWS:]
+    note = (
+        f"{sum(len(g.ranks) for g in hidden):,} ranks in {len(hidden):,} more groups are not drawn."
+        if hidden
+        else ""
+    )
+    width = (max(x_of.values()) if x_of else label_width) + CELL + 10
+    height = HEADER_HEIGHT + len(shown) * (CELL + GAP) + 6
+    return Picture(width, height, cells, row_labels, column_labels, gaps, note, label_width)
+
+
+@dataclass(frozen=True, slots=True)
+class _Group:
+    ranks: list[int]
+    cells: dict[int, tuple[int, int, str | None]]  # column: stages done, in the step, last
+    departed: int | None  # the column where it departed
+    last: int | None  # the column of its last mark
+
+
+def _rank_groups(
+    progress: Progress,
+    drawn_steps: pl.DataFrame,
+    drawn_keys: pl.Series,
+    departure_column: dict[int, int],
+    last_column: dict[int, int],
+) -> list[_Group]:
+    """Ranks whose drawn cells, departure and last mark are the same, grouped; the groups
+    with a departure first, then the smaller ones (the odd ones out), the largest last."""
+    column_frame = drawn_steps.select("epoch", "occ", "step", "column", "stages")
+    per_cell = (
+        progress.marks.filter(pl.col("key").is_in(drawn_keys.implode()))
+        .group_by("rank", "epoch", "occ", "step")
+        .agg(
+            pl.col("stage").n_unique().alias("done"),
+            pl.col("stage").sort_by("pos").last().cast(pl.String),
+        )
+        .join(column_frame, on=["epoch", "occ", "step"])
+        .sort("rank", "column")
+    )
+    signatures = per_cell.group_by("rank", maintain_order=True).agg(
+        pl.col("column"), pl.col("done"), pl.col("stages"), pl.col("stage")
+    )
+    by_key: dict[tuple, _Group] = {}
+    seen: set[int] = set()
+    for rank, columns, done, stages, last_stages in signatures.iter_rows():
+        seen.add(rank)
+        cells = {
+            column: (d, s, stage)
+            for column, d, s, stage in zip(columns, done, stages, last_stages, strict=True)
+        }
+        key = (tuple(sorted(cells.items())), departure_column.get(rank), last_column.get(rank))
+        group = by_key.setdefault(key, _Group([], cells, key[1], key[2]))
+        group.ranks.append(rank)
+    for rank in progress.ranks:  # ranks with no mark in the drawn steps
+        if rank not in seen:
+            key = ((), departure_column.get(rank), last_column.get(rank))
+            group = by_key.setdefault(key, _Group([], {}, key[1], key[2]))
+            group.ranks.append(rank)
+    groups = list(by_key.values())
+    for group in groups:
+        group.ranks.sort()
+    return sorted(groups, key=lambda g: (g.departed is None, len(g.ranks), g.ranks[0]))
+
+
+def _fit(text: str, width: int) -> str:
+    """`text` cut to what a label `width` px wide shows (the full text is in its title)."""
+    room = int((width - 4) / LABEL_CHAR)
+    return text if len(text) <= room else text[: room - 1] + "…"
 
 
 def _step_id(key: dict[str, object]) -> tuple[object, object, object]:
@@ -135,21 +205,10 @@ def _choose_columns(count: int, departure_columns: list[int]) -> list[int]:
     return sorted(set(head) | set(tail))
 
 
-def _choose_rows(ranks: tuple[int, ...], departed: list[int]) -> list[int]:
-    if len(ranks) <= MAX_ROWS:
-        return list(ranks)
-    keep = set(departed[: MAX_ROWS // 2])
-    for rank in ranks:
-        if len(keep) >= MAX_ROWS:
-            break
-        keep.add(rank)
-    return sorted(keep)
-
-
-def _x_positions(columns: list[int]) -> tuple[dict[int, int], list[int]]:
+def _x_positions(columns: list[int], label_width: int) -> tuple[dict[int, int], list[int]]:
     x_of: dict[int, int] = {}
     gaps: list[int] = []
-    x = LABEL_WIDTH
+    x = label_width
     previous: int | None = None
     for column in columns:
         if previous is not None and column != previous + 1:
@@ -161,35 +220,39 @@ def _x_positions(columns: list[int]) -> tuple[dict[int, int], list[int]]:
     return x_of, gaps
 
 
-# The rank map: every rank of the job as one square, coloured by what the logs say of it.
+# The rank map's states, the most telling first: (meaning, CSS class for the colour).
 RANK_MAP_COLUMNS = 32
-# A larger job draws only the ranks the logs or findings name, up to this many; the legend
-# still counts every rank.
-RANK_MAP_MAX_SQUARES = 4096
 RANK_STATES = {
-    "blamed": ("#8b1a1a", "named by the verdict"),
-    "cause": ("#d9534f", "named by another cause-like finding"),
-    "symptom": ("#e0a526", "a symptom: timed out, lost a peer, failed after the others"),
-    "ok": ("#3b8a4a", "logged, nothing wrong seen"),
-    "absent": ("#cfcfd4", "no log line"),
+    "blamed": ("named by the verdict", "rank-blamed"),
+    "cause": ("named by another cause-like finding", "rank-cause"),
+    "symptom": ("a symptom: timed out, lost a peer, failed after the others", "rank-symptom"),
+    "ok": ("logged, nothing wrong seen", "rank-ok"),
+    "absent": ("no log line", "rank-absent"),
 }
+# Rows drawn at most: rows whose ranks are all alike fold into one, so only a job whose
+# odd ranks are scattered everywhere reaches it (the legend still counts every rank).
+RANK_MAP_MAX_ROWS = 96
 
 
 @dataclass(frozen=True, slots=True)
-class RankSquare:
+class RankRun:
+    """Ranks `first`..`last` in one state, drawn as one bar."""
+
     x: int
     y: int
-    fill: str
+    width: int
+    state: str  # a key of RANK_STATES
+    css: str
     title: str
-    rank: int
 
 
 @dataclass(frozen=True, slots=True)
 class RankMap:
     width: int
     height: int
-    squares: list[RankSquare]
-    legend: list[tuple[str, str, int]]  # colour, meaning, how many ranks
+    runs: list[RankRun]
+    row_labels: list[tuple[int, str]]  # (y, first rank of the row or the folded range)
+    legend: list[tuple[str, str, int, str]]  # CSS class, meaning, how many ranks, which
     note: str = ""  # what is not drawn
 
 
@@ -200,11 +263,8 @@ def build_rank_map(
     blamed: list[int],
 ) -> RankMap | None:
     """Each rank's state from the findings' roles, for ranks 0 up to the world size (or the
-    highest rank seen). None when fewer than two ranks are known.
-
-    Only the ranks named or seen are looked at: the others are counted, never listed, so a
-    large world costs no more than a small one. Beyond RANK_MAP_MAX_SQUARES ranks, only named
-    and seen ranks are drawn (named first, up to that many)."""
+    highest rank seen). None when fewer than two ranks are known. Work and size follow the
+    ranks the logs name, not the world size: rows of ranks all in one state fold into one."""
     known = {rank for rank in ranks_seen if 0 <= rank < MAX_WORLD_SIZE}
     world = world_size if world_size is not None and plausible_world_size(world_size) else 0
     size = max(world, max(known) + 1 if known else 0)
@@ -225,44 +285,113 @@ def build_rank_map(
         for rank in ranks:
             if 0 <= rank < size:
                 state_of.setdefault(rank, state)
-    absent = size - len(state_of)
-    if size <= RANK_MAP_MAX_SQUARES:
-        drawn = list(range(size))
-        note = ""
-    else:
-        drawn = _named_first(state_of, by_state)
-        hidden = size - len(drawn)
-        note = (
-            f"{size:,} ranks: only the {len(drawn):,} the logs or findings name are drawn "
-            f"({hidden:,} are not)."
+    rows = _map_rows(state_of, size)
+    shown = rows[:RANK_MAP_MAX_ROWS]
+    runs: list[RankRun] = []
+    labels: list[tuple[int, str]] = []
+    for index, (first, last, row_runs) in enumerate(shown):
+        y = 6 + index * (CELL + GAP)
+        labels.append(
+            (y + 11, str(first) if last - first < RANK_MAP_COLUMNS else f"{first}–{last}")
         )
-    squares = [
-        RankSquare(
-            x=LABEL_WIDTH + (index % RANK_MAP_COLUMNS) * (CELL + GAP),
-            y=6 + (index // RANK_MAP_COLUMNS) * (CELL + GAP),
-            fill=RANK_STATES[state_of.get(rank, "absent")][0],
-            title=f"rank {rank}: {RANK_STATES[state_of.get(rank, 'absent')][1]}",
-            rank=rank,
-        )
-        for index, rank in enumerate(drawn)
-    ]
-    counts = {state: 0 for state in RANK_STATES}
-    for state in state_of.values():
-        counts[state] += 1
-    counts["absent"] = absent
+        for start, end, state in row_runs:
+            meaning, css = RANK_STATES[state]
+            cells = end - start + 1 if last - first < RANK_MAP_COLUMNS else RANK_MAP_COLUMNS
+            offset = start - first if last - first < RANK_MAP_COLUMNS else 0
+            who = f"rank {start}" if start == end else f"ranks {start}-{end}"
+            runs.append(
+                RankRun(
+                    x=LABEL_WIDTH + offset * (CELL + GAP),
+                    y=y,
+                    width=cells * (CELL + GAP) - GAP,
+                    state=state,
+                    css=css,
+                    title=f"{who}: {meaning}",
+                )
+            )
+    note = (
+        f"{len(rows) - len(shown)} more rows of ranks are not drawn."
+        if len(rows) > len(shown)
+        else ""
+    )
+    ranks_in = {
+        state: sorted(r for r, s in state_of.items() if s == state) for state in RANK_STATES
+    }
+    counts = {state: len(ranks) for state, ranks in ranks_in.items()}
+    counts["absent"] = size - len(state_of)
     legend = [
-        (colour, meaning, counts[state])
-        for state, (colour, meaning) in RANK_STATES.items()
+        (css, meaning, counts[state], rank_ranges(ranks_in[state], limit=8))
+        for state, (meaning, css) in RANK_STATES.items()
         if counts[state]
     ]
-    rows = (len(drawn) + RANK_MAP_COLUMNS - 1) // RANK_MAP_COLUMNS
-    width = LABEL_WIDTH + min(len(drawn), RANK_MAP_COLUMNS) * (CELL + GAP) + 10
-    return RankMap(width, 12 + rows * (CELL + GAP), squares, legend, note)
+    width = LABEL_WIDTH + min(size, RANK_MAP_COLUMNS) * (CELL + GAP) + 10
+    return RankMap(width, 12 + len(shown) * (CELL + GAP), runs, labels, legend, note)
 
 
-def _named_first(state_of: dict[int, str], by_state: dict[str, set[int]]) -> list[int]:
-    """Up to RANK_MAP_MAX_SQUARES of the ranks with a state, the most telling states first;
-    in rank order."""
-    order = {state: index for index, state in enumerate(by_state)}
-    chosen = sorted(state_of, key=lambda rank: (order[state_of[rank]], rank))
-    return sorted(chosen[:RANK_MAP_MAX_SQUARES])
+def _map_rows(
+    state_of: dict[int, str], size: int
+) -> list[tuple[int, int, list[tuple[int, int, str]]]]:
+    """The map's rows: (first rank, last rank, runs of (start, end, state)); consecutive full
+    rows whose ranks are all in one state fold into one row. Work follows the ranks named,
+    not `size`: the stretches between them are runs of one state."""
+    named = sorted(state_of)
+    rows: list[tuple[int, int, list[tuple[int, int, str]]]] = []
+    row_start = 0
+    while row_start < size:
+        row_end = min(size, row_start + RANK_MAP_COLUMNS) - 1
+        runs = _runs_in(row_start, row_end, named, state_of)
+        if len(runs) == 1:  # a uniform row: fold it with the uniform rows after it
+            state = runs[0][2]
+            fold_end = _uniform_until(row_end, size, state, named, state_of)
+            if rows and len(rows[-1][2]) == 1 and rows[-1][2][0][2] == state:
+                first = rows[-1][0]
+                rows[-1] = (first, fold_end, [(first, fold_end, state)])
+            else:
+                rows.append((row_start, fold_end, [(row_start, fold_end, state)]))
+            row_start = fold_end + 1
+            continue
+        rows.append((row_start, row_end, runs))
+        row_start = row_end + 1
+    return rows
+
+
+def _runs_in(
+    start: int, end: int, named: list[int], state_of: dict[int, str]
+) -> list[tuple[int, int, str]]:
+    runs: list[tuple[int, int, str]] = []
+    for rank in range(start, end + 1):
+        state = state_of.get(rank, "absent")
+        if runs and runs[-1][2] == state and runs[-1][1] == rank - 1:
+            runs[-1] = (runs[-1][0], rank, state)
+        else:
+            runs.append((rank, rank, state))
+    return runs
+
+
+def _uniform_until(
+    row_end: int, size: int, state: str, named: list[int], state_of: dict[int, str]
+) -> int:
+    """The last rank of the stretch of whole rows after `row_end` that are all in `state`
+    (found from the named ranks, without walking the stretch)."""
+    from bisect import bisect_right
+
+    end = row_end
+    while end + 1 < size:
+        next_end = min(size, end + 1 + RANK_MAP_COLUMNS) - 1
+        if state == "absent":
+            at = bisect_right(named, end)
+            if at < len(named) and named[at] <= next_end:
+                break
+        else:
+            at = bisect_right(named, end)
+            run = named[at : at + RANK_MAP_COLUMNS]
+            if (
+                len(run) < next_end - end
+                or any(state_of[r] != state for r in run)
+                or (run and (run[0] != end + 1 or run[-1] != next_end))
+            ):
+                break
+        if next_end - end < RANK_MAP_COLUMNS:
+            break  # a last partial row stays a row of its own
+        end = next_end
+    return end

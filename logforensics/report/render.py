@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 
+import polars as pl
 from markupsafe import Markup, escape
 
 from logforensics.api import Analysis, Upload
@@ -80,8 +81,13 @@ CHAIN_WORDS = {
 
 def _job_context(report: dict[str, Any], analysis: Analysis, prefix: str) -> dict[str, Any]:
     """What the page needs of one job besides its report: its pictures and capped tables."""
+    timeline, timeline_note = _timeline(report, analysis)
     return {
         "prefix": prefix,
+        "in_upload": bool(prefix),  # one job of several: its headline is not the page's
+        "headline": headline_of(report),
+        "timeline": timeline,
+        "timeline_note": timeline_note,
         "picture": build_picture(analysis.job.progress) if analysis.job.progress else None,
         "rank_map": build_rank_map(
             report["findings"],
@@ -90,6 +96,7 @@ def _job_context(report: dict[str, Any], analysis: Analysis, prefix: str) -> dic
             report["verdict"]["ranks"] if report["verdict"] else [],
         ),
         "ranks_shown": _ranks_shown(report),
+        "rank_groups": _rank_groups(report) if len(report["ranks"]) > MAX_RANK_ROWS else [],
         "files_shown": report["inputs"]["file_list"][:MAX_FILE_ROWS],
         "by_id": {finding["id"]: finding for finding in report["findings"]},
         "chain_words": CHAIN_WORDS,
@@ -115,8 +122,10 @@ def _render(
     env.filters["inline_code"] = inline_code
     env.filters["rank_ranges"] = rank_ranges
     env.filters["clip"] = clip
+    env.filters["collapsed"] = collapsed
     moment = generated_at or datetime.now(UTC)
     return env.get_template("report.html.j2").render(
+        page_title=_page_title(report, upload),
         report=report,
         upload=upload,
         contexts=contexts,
@@ -130,8 +139,8 @@ def _render(
 
 
 # The page stays readable and small for thousands of ranks; the JSON report keeps every row.
-MAX_RANK_ROWS = 256
-MAX_FILE_ROWS = 500
+MAX_RANK_ROWS = 32  # a larger job shows its ranks in groups
+MAX_FILE_ROWS = 100
 
 
 def _ranks_shown(report: dict[str, Any]) -> list[dict[str, Any]]:
@@ -152,6 +161,42 @@ def _ranks_shown(report: dict[str, Any]) -> list[dict[str, Any]]:
             break
         keep.add(row["rank"])
     return [row for row in ranks if row["rank"] in keep]
+
+
+def _rank_groups(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """For a job too large for a row per rank: the ranks grouped by where they stopped
+    (last step and stage) and how the findings name them, `dshbak -c` style, the odd groups
+    first; each with its hosts and one member's last line."""
+    role_of: dict[int, str] = {}
+    for finding in report["findings"]:
+        if finding["role"] in ("root_cause", "symptom"):
+            for rank in (*finding["ranks"], *finding["culprit_ranks"]):
+                role_of.setdefault(rank, finding["role"].replace("_", " "))
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for row in report["ranks"]:
+        key = (row["last_step"], row["last_stage"], role_of.get(row["rank"]))
+        groups.setdefault(key, []).append(row)
+    shown = []
+    for (step, stage, role), rows in sorted(groups.items(), key=lambda item: len(item[1])):
+        hosts = sorted({row["host"] for row in rows if row["host"]})
+        example = rows[0]
+        shown.append(
+            {
+                "ranks": rank_ranges([row["rank"] for row in rows]),
+                "count": len(rows),
+                "last_step": step,
+                "last_stage": stage,
+                "role": role,
+                "hosts": len(hosts),
+                "host_examples": hosts[:3],
+                "example_rank": example["rank"],
+                "example_line": example["last_line"],
+            }
+        )
+    return shown[:MAX_RANK_GROUPS]
+
+
+MAX_RANK_GROUPS = 64
 
 
 def stylesheet() -> str:
@@ -190,8 +235,12 @@ def _embedded(report: dict[str, Any]) -> dict[str, Any]:
             "several_jobs": True,
             "jobs": [_embedded(job) for job in report["jobs"]],
         }
+    # the details (long rank lists on a large job) stay in the JSON report
     findings = [
-        {**finding, "evidence": [{**e, "text": clip(e["text"])} for e in finding["evidence"]]}
+        {
+            **{key: value for key, value in finding.items() if key != "details"},
+            "evidence": [{**e, "text": clip(e["text"])} for e in finding["evidence"]],
+        }
         for finding in report["findings"]
     ]
     return {
@@ -207,3 +256,129 @@ def _script_safe_json(report: dict[str, Any]) -> Markup:
     text = json.dumps(report, ensure_ascii=False)
     text = text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     return Markup(text)  # noqa: S704 - made safe just above
+
+
+def headline_of(report: dict[str, Any]) -> str:
+    """The verdict in one line of plain words (the reasoner's headline when it gives one)."""
+    verdict = report["verdict"]
+    if verdict is None:
+        return "No failure found"
+    if verdict.get("headline"):
+        return str(verdict["headline"])
+    ranks = verdict["ranks"]
+    who = (
+        f"Rank {ranks[0]}"
+        if len(ranks) == 1
+        else f"Ranks {rank_ranges(ranks)}"
+        if ranks
+        else "The job"
+    )
+    what = KIND_WORDS.get(verdict["kind"], verdict["kind"].replace("_", " "))
+    return f"{who} {what}, {verdict['where']}"
+
+
+# What a verdict of each kind says its ranks did, for the headline and the page title.
+KIND_WORDS = {
+    "stage_divergence": "left the common path",
+    "loader_size_mismatch": "ran out of batches before the others",
+    "duplicate_device": "shared one GPU",
+    "missing_rank": "stopped without a word",
+    "collective_mismatch": "called a different collective",
+    "collective_timeout": "timed out in a collective",
+    "monitored_barrier": "did not reach the barrier",
+    "rank_exception": "raised an exception",
+    "reducer_error": "hit a DDP reducer error",
+    "nccl_error": "hit an NCCL error",
+    "oom": "ran out of memory",
+}
+
+
+def _page_title(report: dict[str, Any], upload: dict[str, Any] | None) -> str:
+    if upload is not None:
+        return f"{len(upload['jobs'])} jobs in one upload"
+    return headline_of(report)
+
+
+def collapsed(evidence: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Evidence lines that say the same from different ranks (numbers aside) as one line
+    with the ranks that printed it; the JSON report keeps every line."""
+    groups: dict[str, dict[str, Any]] = {}
+    for line in evidence:
+        said = re.sub(r"\d+", "#", line["text"] or "")
+        group = groups.get(said)
+        if group is None or line["rank"] is None or line["rank"] in group["all_ranks"]:
+            groups[f"{said}\0{len(groups)}" if group is not None else said] = {
+                "evidence": line,
+                "all_ranks": {line["rank"]},
+                "others": 0,
+            }
+            continue
+        group["all_ranks"].add(line["rank"])
+        group["others"] += 1
+    shown = []
+    for group in groups.values():
+        if 0 < group["others"] < 2:  # two lines read better as two lines
+            shown.append({"evidence": group["evidence"], "others": 0, "ranks": ""})
+            continue
+        others = sorted(group["all_ranks"] - {group["evidence"]["rank"]})
+        shown.append(
+            {"evidence": group["evidence"], "others": group["others"], "ranks": rank_ranges(others)}
+        )
+    return shown
+
+
+def _timeline(report: dict[str, Any], analysis: Analysis) -> tuple[list[dict[str, Any]], str]:
+    """The moments the logs date: each group of ranks' last progress, the divergence, each
+    finding with a time; with the time since the divergence. Empty without two of them."""
+    job = analysis.job
+    moments: list[tuple[datetime, str, bool]] = []
+    if job.progress is not None:
+        last = job.progress.last_marks.filter(pl.col("timestamp").is_not_null())
+        for (step, stage), group in last.group_by("step", "stage", maintain_order=True):
+            ranks = group.get_column("rank").to_list()
+            who = f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {rank_ranges(ranks)}"
+            moments.append(
+                (
+                    group.get_column("timestamp").max(),
+                    f"last progress of {who}: step {step}, {stage}",
+                    False,
+                )
+            )
+    verdict = analysis.verdict.finding if analysis.verdict else None
+    for finding in analysis.findings:
+        if finding.timestamp is None:
+            continue
+        who = f" (ranks {rank_ranges(finding.ranks)})" if finding.ranks else ""
+        is_verdict = finding is verdict
+        label = "the divergence: " if is_verdict else ""
+        moments.append((finding.timestamp, f"{label}{finding.kind}{who}", is_verdict))
+    if len(moments) < 2:
+        return [], ""
+    moments.sort(key=lambda moment: moment[0])
+    start = next((time for time, _, is_verdict in moments if is_verdict), None)
+    rows = [
+        {
+            "time": f"{time:%Y-%m-%d %H:%M:%S}",
+            "after": _after(time, start),
+            "what": what,
+            "divergence": is_verdict,
+        }
+        for time, what, is_verdict in moments[:TIMELINE_ROWS]
+    ]
+    hosts = job.events.get_column("host").drop_nulls().n_unique()
+    note = f"The times come from {hosts} hosts, whose clocks may differ." if hosts > 1 else ""
+    return rows, note
+
+
+TIMELINE_ROWS = 24
+
+
+def _after(time: datetime, start: datetime | None) -> str:
+    if start is None or time < start:
+        return ""
+    seconds = (time - start).total_seconds()
+    if seconds < 120:
+        return f"+{seconds:.0f} s"
+    if seconds < 7200:
+        return f"+{seconds / 60:.0f} min"
+    return f"+{seconds / 3600:.1f} h"

@@ -4,6 +4,7 @@ no other finding."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from logforensics.api import Analysis, analyze
 from logforensics.plausible import MAX_WORLD_SIZE
 from logforensics.report.model import build_report
-from logforensics.report.picture import RANK_MAP_MAX_SQUARES, build_rank_map
+from logforensics.report.picture import RANK_MAP_MAX_ROWS, build_rank_map
 from logforensics.report.render import render_html, render_json
 from tests.builders import finding, kinds, marks, write_logs
 
@@ -66,8 +67,12 @@ def other_findings(analysis: Analysis) -> list[tuple]:
 
 
 def rank_map_squares(page: str) -> int:
+    """How many ranks the rank map draws (a bar stands for a run of ranks)."""
     section = page[page.index('id="rankmap-title"') : page.index('id="progress-title"')]
-    return section.count("<title>rank ")
+    drawn = 0
+    for first, last in re.findall(r"<title>ranks? (\d+)(?:-(\d+))?:", section):
+        drawn += int(last or first) - int(first) + 1
+    return drawn
 
 
 @pytest.mark.parametrize(
@@ -206,7 +211,9 @@ def test_a_large_believed_world_is_counted_not_listed(tmp_path):
     assert "The world size is 1000000 but 999,996 ranks left no log line" in missing.summary
     assert missing.ranks == [] and missing.details["absent"] == 999_996
     assert "implausible_number" not in kinds(analysis) and analysis.verdict.ranks == [2]
-    assert rank_map_squares(page) == 4 and "only the 4 the logs or findings name" in page
+    # the absent ranks fold into one bar: a world of a million costs a few rows
+    section = page[page.index('id="rankmap-title"') : page.index('id="progress-title"')]
+    assert section.count("<rect") <= 8 and "no log line (999996)" in section
     assert len(json_text.encode()) < MB and len(page.encode()) < MB
 
 
@@ -218,11 +225,16 @@ def test_a_line_too_long_to_quote_is_cut(tmp_path):
     assert quoted.text.endswith("more characters)") and len(quoted.text) < 2100
 
 
-def test_the_rank_map_of_a_huge_world_draws_only_the_ranks_it_names():
+def test_the_rank_map_of_a_huge_world_folds_the_ranks_alike():
     findings = [{"role": "root_cause", "ranks": [900_000], "culprit_ranks": []}]
     ranks_map = build_rank_map(findings, [0, 1, 2, 3], MAX_WORLD_SIZE, [900_000])
-    assert [square.rank for square in ranks_map.squares] == [0, 1, 2, 3, 900_000]
-    assert ("#cfcfd4", "no log line", MAX_WORLD_SIZE - 5) in ranks_map.legend
-    assert "1,048,576 ranks: only the 5" in ranks_map.note
-    many_seen = list(range(0, 2 * RANK_MAP_MAX_SQUARES, 2))
-    assert len(build_rank_map([], many_seen, None, []).squares) == RANK_MAP_MAX_SQUARES
+    assert len(ranks_map.runs) < 12
+    assert "rank 900000: named by the verdict" in [run.title for run in ranks_map.runs]
+    assert ("rank-absent", "no log line", MAX_WORLD_SIZE - 5) in [
+        entry[:3] for entry in ranks_map.legend
+    ]
+    # ranks that alternate never fold: the rows drawn stop at the limit, the note says so
+    many_seen = list(range(0, 2 * 32 * 2 * RANK_MAP_MAX_ROWS, 2))
+    alternating = build_rank_map([], many_seen, None, [])
+    assert len(alternating.row_labels) == RANK_MAP_MAX_ROWS
+    assert "more rows of ranks are not drawn" in alternating.note
