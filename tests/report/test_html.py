@@ -190,3 +190,29 @@ def test_rank_map_marks_ranks_without_logs(tmp_path):
     files = {f"rank{r}.log": [mapping.format(r=r)] + marks(r, range(3)) for r in range(6)}
     page = html_for(write_logs(tmp_path, files))
     assert "no log line (2)" in page and "<title>ranks 6-7: no log line</title>" in page
+
+
+def test_rank_and_cell_colours_hold_3_to_1_against_the_panel_in_light_and_dark():
+    from logforensics.report.render import stylesheet
+
+    css = stylesheet()
+    light, dark = css.split("@media (prefers-color-scheme: dark)")[:2]
+
+    def colours(block: str) -> dict[str, str]:
+        return dict(re.findall(r"--([a-z-]+):\s*(#[0-9a-f]{6})", block))
+
+    def luminance(colour: str) -> float:
+        channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    def contrast(a: str, b: str) -> float:
+        high, low = sorted((luminance(a), luminance(b)), reverse=True)
+        return (high + 0.05) / (low + 0.05)
+
+    for block in (light, dark):
+        palette = colours(block)
+        states = [name for name in palette if name.startswith("rank-") or name == "cell-full"]
+        assert len(states) >= 6
+        for name in states + ["cell-partial", "departed"]:
+            assert contrast(palette[name], palette["panel"]) >= 3, name
