@@ -6,54 +6,80 @@ Exit codes: 0 analysis completed (whatever it found, unless --fail-on says other
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
+import threading
+import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from logforensics import __version__
 from logforensics.errors import LogForensicsError
+from logforensics.i18n import LANGUAGES
 from logforensics.terminal import printable
 from logforensics.text import rank_ranges
 
 if TYPE_CHECKING:
-    from logforensics.api import Analysis, Upload
+    from rich.console import Console
+    from typer import _click as click  # the click typer vendors: its Context, Command
+
+    from logforensics.api import Upload
 
 EXIT_OK, EXIT_FINDINGS, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
-DEFAULT_HTML = "forensics-report.html"
-DEFAULT_JSON = "forensics-report.json"
+DEFAULT_OUT = {
+    "html": "forensics-report.html",
+    "json": "forensics-report.json",
+    "md": "forensics-report.md",
+}
+FORMATS = ("html", "json", "md")
+FAIL_ON = ("never", "error", "warning")
+HTML_ASSETS = ("inline", "external")
 DEFAULT_MAX_BYTES = "4G"
 MESSAGE_CHARS = 300  # of an internal error's message, on its one line
 CSS_OPTION = "the stylesheet of --html-assets external"  # how errors name the CSS file
 
+
+class _Command(TyperCommand):
+    """A command whose help shows no `<bool>` type on flags (a flag takes no value) and its
+    arguments in the usage line as `PATH`, not `{PATH}`."""
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        _untyped_flags(self, ctx)
+        super().format_help(ctx, formatter)
+
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return [
+            piece[1:-1] if piece.startswith("{") and piece.endswith("}") else piece
+            for piece in super().collect_usage_pieces(ctx)
+        ]
+
+
+class _Group(TyperGroup):
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        _untyped_flags(self, ctx)
+        super().format_help(ctx, formatter)
+
+
+def _untyped_flags(command: click.Command, ctx: click.Context) -> None:
+    for param in command.get_params(ctx):
+        if getattr(param, "is_bool_flag", False) and param.metavar is None:
+            param.metavar = ""
+
+
 app = typer.Typer(
+    cls=_Group,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     help="Tell why a multi-rank PyTorch job hung, from its logs alone.",
 )
-
-
-class OutputFormat(StrEnum):
-    html = "html"
-    json = "json"
-
-
-class HtmlAssets(StrEnum):
-    inline = "inline"
-    external = "external"
-
-
-class FailOn(StrEnum):
-    never = "never"
-    error = "error"
-    warning = "warning"
 
 
 def _version(value: bool) -> None:
@@ -73,43 +99,65 @@ def _root(
     """Tell why a multi-rank PyTorch job hung, from its logs alone."""
 
 
-@app.command()
+@app.command(cls=_Command)
 def analyze(
     path: Annotated[
         Path,
         typer.Argument(
+            metavar="PATH",
             help="A folder of logs (searched recursively), one file, an archive (.tar, .tar.gz, "
             ".tar.zst, .zip), or '-' for standard input (plain or compressed).",
         ),
     ],
     output_format: Annotated[
-        OutputFormat, typer.Option("--format", "-f", help="Report format.")
-    ] = OutputFormat.html,
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            metavar="html|json|md",
+            help="Report format: an HTML page, the JSON document, or Markdown to paste into a "
+            "ticket.",
+        ),
+    ] = "html",
     out: Annotated[
         Path | None,
         typer.Option(
             "--out",
             "-o",
-            help=f"Where to write the report ('-' for stdout). Default: ./{DEFAULT_HTML} "
-            f"or ./{DEFAULT_JSON}.",
+            help="Where to write the report ('-' for stdout). Default: ./forensics-report.html, "
+            ".json or .md.",
         ),
     ] = None,
+    lang: Annotated[
+        str,
+        typer.Option(
+            "--lang",
+            metavar="en|zh",
+            help="Language of the report's words and of the summary printed here (log text, "
+            "file names and finding kinds stay as they are).",
+        ),
+    ] = "en",
     events: Annotated[
         Path | None, typer.Option("--events", help="Also write the event table as Parquet.")
     ] = None,
     fail_on: Annotated[
-        FailOn,
-        typer.Option("--fail-on", help="Exit 1 when findings of this severity or worse exist."),
-    ] = FailOn.never,
+        str,
+        typer.Option(
+            "--fail-on",
+            metavar="never|error|warning",
+            help="Exit 1 when findings of this severity or worse exist.",
+        ),
+    ] = "never",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")] = False,
     html_assets: Annotated[
-        HtmlAssets,
+        str,
         typer.Option(
             "--html-assets",
+            metavar="inline|external",
             help="'external' writes the CSS next to the report and links it, for viewers "
             "whose Content-Security-Policy blocks inline CSS (Jenkins' default).",
         ),
-    ] = HtmlAssets.inline,
+    ] = "inline",
     attempt: Annotated[
         int | None,
         typer.Option(
@@ -122,6 +170,7 @@ def analyze(
         str,
         typer.Option(
             "--max-bytes",
+            metavar="SIZE",
             help="Refuse inputs larger than this once decompressed (e.g. 8G, 512M).",
         ),
     ] = DEFAULT_MAX_BYTES,
@@ -149,11 +198,16 @@ def analyze(
 ) -> None:
     """Analyse the logs under PATH and write a report (HTML by default)."""
     try:
-        reading = Reading(attempt, max_bytes, rank_from_path, job)
-        external_css = html_assets is HtmlAssets.external
-        code = _analyze(
-            path, reading, output_format, out, events, fail_on, quiet, external_css, debug
+        writing = Writing(
+            _chosen("--format", output_format, FORMATS),
+            out,
+            events,
+            _chosen("--lang", lang, LANGUAGES),
+            _chosen("--html-assets", html_assets, HTML_ASSETS) == "external",
         )
+        failing = _chosen("--fail-on", fail_on, FAIL_ON)
+        reading = Reading(attempt, max_bytes, rank_from_path, job)
+        code = _analyze(path, reading, writing, failing, quiet, debug)
     except LogForensicsError as error:
         hint = f" ({error.hint})" if error.hint else ""
         _say(f"forensics: error: {error}{hint}")
@@ -166,6 +220,16 @@ def analyze(
     raise typer.Exit(code)
 
 
+def _chosen(option: str, value: str, choices: tuple[str, ...]) -> str:
+    """`value` if it is one of `choices`; else one line that says what is allowed."""
+    if value in choices:
+        return value
+    from logforensics.errors import InputError
+
+    allowed = ", ".join(choices[:-1]) + f" or {choices[-1]}"
+    raise InputError(f"{option} {value!r} is not known: choose {allowed}")
+
+
 @dataclass(frozen=True, slots=True)
 class Reading:
     """How to read PATH: the options passed on to `logforensics.api.analyze`."""
@@ -176,67 +240,67 @@ class Reading:
     job: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Writing:
+    """What to write: the report's format, file and language, the event table, the CSS."""
+
+    output_format: str = "html"
+    out: Path | None = None
+    events: Path | None = None
+    lang: str = "en"
+    external_css: bool = False
+
+
 def _analyze(
     path: Path,
     reading: Reading,
-    output_format: OutputFormat,
-    out: Path | None,
-    events_path: Path | None,
-    fail_on: FailOn,
-    quiet: bool,
-    external_css: bool = False,
+    writing: Writing,
+    fail_on: str = "never",
+    quiet: bool = False,
     debug: bool = False,
 ) -> int:
     from logforensics.api import analyze_upload
     from logforensics.errors import InputError
     from logforensics.findings import SEVERITY_ORDER
+    from logforensics.headline import with_headlines
+    from logforensics.intake import parse_size
     from logforensics.outputs import check_outputs, write_atomically
     from logforensics.report.model import build_upload_report
-    from logforensics.report.render import render_json, render_upload_html, stylesheet
-    from logforensics.schema import with_marks, write_parquet
 
-    target = out or Path(DEFAULT_HTML if output_format is OutputFormat.html else DEFAULT_JSON)
-    css_path = target.with_suffix(".css") if external_css else None
-    if css_path is not None and (str(target) == "-" or output_format is OutputFormat.json):
+    target = writing.out or Path(DEFAULT_OUT[writing.output_format])
+    css_path = target.with_suffix(".css") if writing.external_css else None
+    if css_path is not None and (str(target) == "-" or writing.output_format != "html"):
         raise InputError("--html-assets external needs an HTML report written to a file")
-    if events_path is not None and str(events_path) == "-":
+    if writing.events is not None and str(writing.events) == "-":
         raise InputError("--events -: the event table is written to a file, not to stdout")
-    outputs = {"--out": target, "--events": events_path, CSS_OPTION: css_path}
+    outputs = {"--out": target, "--events": writing.events, CSS_OPTION: css_path}
     check_outputs(outputs, path)
-    from logforensics.intake import parse_size
-
-    upload = analyze_upload(
-        path,
-        attempt=reading.attempt,
-        max_bytes=parse_size(reading.max_bytes),
-        rank_from_path=reading.rank_from_path,
-    )
+    max_bytes = parse_size(reading.max_bytes)
+    with _Progress(path, shown=not quiet, lang=writing.lang):
+        upload = analyze_upload(
+            path,
+            attempt=reading.attempt,
+            max_bytes=max_bytes,
+            rank_from_path=reading.rank_from_path,
+        )
     upload = _chosen_job(upload, reading.job, path)
     report = build_upload_report(upload, str(path))
-    if output_format is OutputFormat.json:
-        text = render_json(report)
-    else:
-        text = render_upload_html(report, upload, css_href=css_path.name if css_path else None)
+    headed = with_headlines(report, upload.jobs)  # for the Markdown and the summary
+    text = _rendered(report, headed, upload, writing, css_path)
     if str(target) == "-":
         _write_stdout(text)
     else:
         write_atomically(target, lambda temporary: temporary.write_text(text, encoding="utf-8"))
     if css_path is not None:
+        from logforensics.report.render import stylesheet
+
         css = stylesheet()
         write_atomically(css_path, lambda temporary: temporary.write_text(css, encoding="utf-8"))
-    if events_path is not None:
-        import polars as pl
-
-        events = pl.concat(
-            [
-                with_marks(analysis.job.events, analysis.job.marks, analysis.job.mark_writers)
-                for analysis in upload.jobs
-            ]
-        )
-        write_atomically(events_path, lambda temporary: write_parquet(events, str(temporary)))
+    if writing.events is not None:
+        _write_events(upload, writing.events)
     if not quiet:
         written = None if str(target) == "-" else target
-        _print_summary(report, upload, written, events_path)
+        _print_summary(summary_lines(headed, upload, writing.lang, written, writing.events))
     rule_errors = [failure for analysis in upload.jobs for failure in analysis.rule_errors]
     for failure in rule_errors:
         _internal_error(
@@ -244,14 +308,54 @@ def _analyze(
         )
     if rule_errors:
         return EXIT_INTERNAL
-    if fail_on is FailOn.never:
+    if fail_on == "never":
         return EXIT_OK
-    threshold = SEVERITY_ORDER[fail_on.value]
+    threshold = SEVERITY_ORDER[fail_on]
     worst = max(
         (SEVERITY_ORDER[f.severity] for analysis in upload.jobs for f in analysis.findings),
         default=-1,
     )
     return EXIT_FINDINGS if worst >= threshold else EXIT_OK
+
+
+def _rendered(
+    report: dict[str, Any],
+    headed: dict[str, Any],
+    upload: Upload,
+    writing: Writing,
+    css_path: Path | None,
+) -> str:
+    """The report in its format and language. The Markdown and the page show the verdicts'
+    headlines (`headed`); the JSON document is the model as `build_upload_report` makes it."""
+    from logforensics.i18n import translated_report
+
+    if writing.output_format == "md":
+        from logforensics.report.markdown import render_markdown
+
+        return render_markdown(headed, writing.lang)
+    if writing.output_format == "json":
+        from logforensics.report.render import render_json
+
+        return render_json(translated_report(report, writing.lang))
+    from logforensics.report.render import render_upload_html
+
+    model = translated_report(headed, writing.lang)
+    return render_upload_html(model, upload, css_href=css_path.name if css_path else None)
+
+
+def _write_events(upload: Upload, events_path: Path) -> None:
+    import polars as pl
+
+    from logforensics.outputs import write_atomically
+    from logforensics.schema import with_marks, write_parquet
+
+    events = pl.concat(
+        [
+            with_marks(analysis.job.events, analysis.job.marks, analysis.job.mark_writers)
+            for analysis in upload.jobs
+        ]
+    )
+    write_atomically(events_path, lambda temporary: write_parquet(events, str(temporary)))
 
 
 def _chosen_job(upload: Upload, job: int | None, path: Path) -> Upload:
@@ -306,99 +410,454 @@ def _shortened(line: str) -> str:
     return line if len(line) <= MESSAGE_CHARS else line[: MESSAGE_CHARS - 1] + "…"
 
 
-def _print_summary(
-    report: dict, upload: Upload, target: Path | None, events_path: Path | None
-) -> None:
-    if upload.several:
-        lines = _several_jobs_summary(report, upload)
+# --- the summary printed after a run --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """A line of the summary: a label (`verdict:`) and its words."""
+
+    label: str
+    text: str
+    style: str = ""  # of the label, on a terminal
+    indent: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class FindingRow:
+    """An error or warning finding, in one line: severity, kind, ranks, role, first sentence."""
+
+    severity: str  # `error` or `warning`
+    severity_words: str  # the same in the summary's language
+    kind: str
+    ranks: str
+    role: str
+    text: str
+    indent: int = 2
+
+
+SummaryLine = Said | FindingRow
+SEVERITY_STYLES = {"error": "bold red", "warning": "yellow"}
+ROLE_WORDS = {"root_cause": "cause", "symptom": "symptom", "context": "context"}
+# How a rank was told for lines that name none (`rank_from`), in plain words.
+INFERENCE_WORDS = {
+    "file_content": "other lines of the same file",
+    "path": "the file path",
+    "path_local": "the torchrun folder (local rank)",
+    "node_offset": "the local rank plus the node's first rank",
+    "node_index": "the node index × --nproc_per_node",
+    "process": "the NCCL host and pid",
+    "device": "the CUDA device their progress lines name (one node)",
+}
+# Why files were skipped, in a few words: the first pattern that fits the reason said.
+SKIP_KINDS = (
+    ("not a log", r"^not a log"),
+    ("over --max-bytes", r"--max-bytes"),
+    ("another torchrun attempt", r"^torchrun attempt_"),
+    ("a decompression bomb", r"decompression bomb"),
+    ("a link", r"\blink\b"),
+    ("encrypted", r"^encrypted"),
+    ("empty", r"^empty"),
+    ("binary", r"^binary"),
+    ("unreadable", r"unreadable|not readable"),
+    ("corrupt or cut short", r"corrupt|truncated"),
+    ("nested too deep", r"nested deeper"),
+    ("not a regular file", r"not a regular file|device or fifo"),
+)
+
+
+def summary_lines(
+    report: dict[str, Any],
+    upload: Upload,
+    lang: str = "en",
+    target: Path | None = None,
+    events_path: Path | None = None,
+) -> list[SummaryLine]:
+    """What to print after a run: how the input was read, the verdict in one line, every
+    error and warning finding in one line each, and where the report was written. `report`
+    is the model with the verdicts' headlines (`logforensics.headline.with_headlines`)."""
+    from logforensics.i18n import t, translated_report
+
+    said = translated_report(report, lang)
+    if said.get("several_jobs"):
+        lines = _upload_lines(report, said, upload, lang)
     else:
-        lines = _job_summary(report, upload.jobs[0])
+        lines = _reading_lines(report, lang) + _verdict_lines(said, lang)
     if target is not None:
-        lines.append(f"report: {target.resolve()}")
+        lines.append(Said(t("report:", lang), str(target.resolve()), "bold"))
     if events_path is not None:
-        lines.append(f"events: {events_path.resolve()}")
-    _say("\n".join(lines))
+        lines.append(Said(t("events:", lang), str(events_path.resolve()), "bold"))
+    return lines
 
 
-def _job_summary(report: dict, analysis: Analysis) -> list[str]:
+def _reading_lines(report: dict[str, Any], lang: str) -> list[SummaryLine]:
+    """How the input was read: files, lines, ranks; what was skipped and why; restarts,
+    ranks told from other lines, bytes that were not UTF-8."""
+    from logforensics.i18n import t
+
     inputs = report["inputs"]
-    files = inputs["files"]
-    lines = [
-        f"read {files} file{'s' if files != 1 else ''}, {inputs['lines']:,} lines "
-        f"({inputs['unrecognised_lines']:,} not recognised), "
-        f"ranks seen: {len(inputs['ranks_seen'])}"
-        + (f" of {report['world_size']}" if report["world_size"] is not None else "")
-        + (f"; {len(inputs['skipped'])} files skipped" if inputs["skipped"] else "")
+    world = report["world_size"]
+    seen = len(inputs["ranks_seen"])
+    words = [
+        _counted(inputs["files"], "read {count} file", "read {count} files", lang),
+        _counted(inputs["lines"], "{count} line", "{count} lines", lang)
+        + t(" ({count} not recognised)", lang, count=f"{inputs['unrecognised_lines']:,}"),
     ]
-    lines.extend(_reading_notes(analysis))
-    verdict = report["verdict"]
-    if verdict:
-        lines.append(f"verdict: {verdict['kind']} — {verdict['summary']}")
-        lines.append(f"fix: {verdict['fix']}")
-    else:
-        errors = sum(1 for f in report["findings"] if f["severity"] == "error")
-        lines.append(
-            "verdict: no failure found"
-            + (f" ({errors} error findings, none a cause)" if errors else "")
-        )
-    lines.extend(_other_findings(analysis))
-    return lines
-
-
-def _other_findings(analysis: Analysis) -> list[str]:
-    """Every independent cause and every warning, one line each: what the verdict does not
-    say and the reader must not miss."""
-    verdict = analysis.verdict
-    independent = {id(f) for f in verdict.independent} if verdict else set()
-    in_chain = {id(f) for f in verdict.chain} if verdict else set()
-    lines = []
-    for finding in analysis.findings:
-        if id(finding) in independent:
-            lines.append(f"also: {finding.kind} — {finding.summary}")
-        elif finding.severity == "warning" and id(finding) not in in_chain:
-            lines.append(f"warning: {finding.kind} — {finding.summary}")
-    return lines
-
-
-def _several_jobs_summary(report: dict, upload: Upload) -> list[str]:
-    inputs = report["inputs"]
-    lines = [
-        f"read {inputs['files']} files, {inputs['lines']:,} lines: {len(upload.jobs)} jobs "
-        f"({upload.why}), each analysed on its own (one with --job N)"
-    ]
-    for number, analysis in enumerate(upload.jobs, start=1):
-        verdict = analysis.verdict
-        said = (
-            f"{verdict.finding.kind} — {verdict.finding.summary}" if verdict else "no failure found"
-        )
-        lines.append(f"job {number} ({analysis.label}): {said}")
-    if upload.unattached:
-        lines.append(f"not attributed to a job: {', '.join(upload.unattached)}")
-    return lines
-
-
-def _reading_notes(analysis: Analysis) -> list[str]:
-    """What the user should know about how the input was read: restarts, inferred ranks."""
-    notes = []
-    inventory = analysis.job.inventory
-    if len(inventory.attempts) > 1:
-        others = ", ".join(str(n) for n in inventory.attempts if n != inventory.attempt)
-        notes.append(
-            f"torchrun restarts: analysed attempt_{inventory.attempt}; also found {others} "
-            "(choose with --attempt)"
-        )
-    inferred = "; ".join(
-        f"{rank_ranges(ranks)} by {INFERENCE_WORDS.get(source, source)}"
-        for source, ranks in analysis.inferred_ranks.items()
+    said = t(", ", lang).join(words) + t("; ", lang)
+    said += (
+        t("ranks seen: {count} of {world}", lang, count=seen, world=world)
+        if world is not None
+        else t("ranks seen: {count}", lang, count=seen)
     )
-    if inferred:
-        notes.append(f"ranks inferred for lines that do not state one: {inferred}")
-    if analysis.lossy_files:
-        notes.append(f"invalid UTF-8 replaced in {len(analysis.lossy_files)} files")
-    return notes
+    said += _skipped_words(inputs, lang)
+    lines: list[SummaryLine] = [Said("", said)]
+    if len(inputs["attempts"]) > 1:
+        others = ", ".join(str(n) for n in inputs["attempts"] if n != inputs["attempt"])
+        lines.append(
+            Said(
+                "",
+                t(
+                    "torchrun restarts: analysed attempt_{attempt}; also found {others} "
+                    "(choose with --attempt)",
+                    lang,
+                    attempt=inputs["attempt"],
+                    others=others,
+                ),
+            )
+        )
+    if inputs["inferred_ranks"]:
+        sources = t("; ", lang).join(
+            t(INFERENCE_WORDS.get(how, how), lang)
+            + t(" ({text})", lang, text=_rank_words(ranks, lang))
+            for how, ranks in inputs["inferred_ranks"].items()
+        )
+        lines.append(
+            Said("", t("lines that name no rank got it from: {sources}", lang, sources=sources))
+        )
+    if inputs["lossy_files"]:
+        lines.append(
+            Said(
+                "",
+                _counted(
+                    len(inputs["lossy_files"]),
+                    "invalid UTF-8 replaced in {count} file",
+                    "invalid UTF-8 replaced in {count} files",
+                    lang,
+                ),
+            )
+        )
+    return lines
 
 
-@app.command("rules")
+def _skipped_words(inputs: dict[str, Any], lang: str) -> str:
+    """`; skipped 3 files (not a log: 2, over --max-bytes: 1)`, or nothing."""
+    from collections import Counter
+
+    from logforensics.i18n import t
+
+    total = inputs.get("skipped_total", len(inputs["skipped"]))
+    if not total:
+        return ""
+    kinds = Counter(_skip_kind(skip["reason"]) for skip in inputs["skipped"])
+    unlisted = total - len(inputs["skipped"])
+    if unlisted > 0:
+        kinds["other"] += unlisted
+    reasons = t(", ", lang).join(
+        t("{reason}: {count}", lang, reason=t(kind, lang), count=f"{count:,}")
+        for kind, count in kinds.most_common()
+    )
+    said = _counted(total, "skipped {count} file", "skipped {count} files", lang)
+    return t("; ", lang) + said + t(" ({reasons})", lang, reasons=reasons)
+
+
+def _skip_kind(reason: str) -> str:
+    import re
+
+    return next((kind for kind, pattern in SKIP_KINDS if re.search(pattern, reason)), "other")
+
+
+def _verdict_lines(report: dict[str, Any], lang: str, indent: int = 0) -> list[SummaryLine]:
+    """The verdict's headline and fix, then every error and warning finding."""
+    from logforensics.i18n import t
+
+    verdict = report["verdict"]
+    lines: list[SummaryLine] = []
+    if verdict:
+        lines.append(
+            Said(t("verdict:", lang), verdict.get("headline") or verdict["summary"], "bold", indent)
+        )
+        lines.append(Said(t("fix:", lang), verdict["fix"], "bold green", indent))
+    else:
+        lines.append(Said(t("verdict:", lang), _no_failure(report, lang), "bold", indent))
+    return lines + _finding_rows(report, lang, indent + 2)
+
+
+def _no_failure(report: dict[str, Any], lang: str) -> str:
+    from logforensics.headline import NO_FAILURE
+    from logforensics.i18n import t
+
+    errors = sum(1 for finding in report["findings"] if finding["severity"] == "error")
+    said = t(NO_FAILURE, lang)
+    if errors:
+        said += t(" ({count} error findings, none a cause)", lang, count=errors)
+    return said
+
+
+def _finding_rows(report: dict[str, Any], lang: str, indent: int) -> list[SummaryLine]:
+    from logforensics.i18n import t
+    from logforensics.text import first_sentence
+
+    verdict = report["verdict"]
+    rows: list[SummaryLine] = []
+    for finding in report["findings"]:
+        if finding["severity"] not in SEVERITY_STYLES:
+            continue
+        ranks = finding["blamed"] or finding["ranks"]
+        is_verdict = bool(verdict) and finding["id"] == verdict["finding"]
+        role = "verdict" if is_verdict else ROLE_WORDS.get(finding["role"], finding["role"])
+        rows.append(
+            FindingRow(
+                finding["severity"],
+                t(finding["severity"], lang),
+                finding["kind"],
+                _rank_words(ranks, lang) if ranks else "",
+                t(role, lang),
+                # the verdict whole (what its rank logged as it left, say); the rest in brief
+                finding["summary"] if is_verdict else first_sentence(finding["summary"]),
+                indent,
+            )
+        )
+    return rows
+
+
+def _upload_lines(
+    report: dict[str, Any], said: dict[str, Any], upload: Upload, lang: str
+) -> list[SummaryLine]:
+    from logforensics.i18n import t
+
+    inputs = report["inputs"]
+    lines: list[SummaryLine] = [
+        Said(
+            "",
+            _counted(inputs["files"], "read {count} file", "read {count} files", lang)
+            + t(", ", lang)
+            + _counted(inputs["lines"], "{count} line", "{count} lines", lang)
+            + t(
+                ": {count} jobs ({why}), each analysed on its own (pick one with --job N)",
+                lang,
+                count=len(said["jobs"]),
+                why=said["why"],
+            )
+            + _skipped_words(inputs, lang),
+        )
+    ]
+    for number, job in enumerate(said["jobs"], start=1):
+        label = t("job {number} ({label}):", lang, number=number, label=job["job"]["label"])
+        verdict = job["verdict"]
+        headline = (
+            (verdict.get("headline") or verdict["summary"]) if verdict else _no_failure(job, lang)
+        )
+        lines.append(Said(label, headline, "bold"))
+        lines.extend(_finding_rows(job, lang, indent=4))
+    if upload.unattached:
+        lines.append(Said(t("not attributed to a job:", lang), ", ".join(upload.unattached)))
+    return lines
+
+
+def _counted(count: int, one: str, many: str, lang: str) -> str:
+    from logforensics.i18n import t
+
+    return t(one if count == 1 else many, lang, count=f"{count:,}")
+
+
+def _rank_words(ranks: list[int], lang: str) -> str:
+    from logforensics.i18n import t
+
+    if len(ranks) == 1:
+        return t("rank {rank}", lang, rank=ranks[0])
+    return t("ranks {ranks}", lang, ranks=rank_ranges(ranks))
+
+
+def plain_summary(lines: list[SummaryLine]) -> str:
+    """The summary as plain text (pipes, CI logs): one line each, finding columns aligned."""
+    from rich.cells import cell_len
+
+    rows = [line for line in lines if isinstance(line, FindingRow)]
+    widths = [
+        max((cell_len(column(row)) for row in rows), default=0)
+        for column in (
+            lambda row: row.severity_words,
+            lambda row: row.kind,
+            lambda row: row.ranks,
+            lambda row: row.role,
+        )
+    ]
+    said = []
+    for line in lines:
+        if isinstance(line, Said):
+            said.append(" " * line.indent + line.label + _gap(line.label) + line.text)
+            continue
+        cells = (line.severity_words, line.kind, line.ranks, line.role)
+        padded = "  ".join(
+            cell + " " * (width - cell_len(cell)) for cell, width in zip(cells, widths, strict=True)
+        )
+        said.append(" " * line.indent + f"{padded}  {line.text}")
+    return "\n".join(printable(line) for line in said)
+
+
+def _gap(label: str) -> str:
+    """What goes between a label and its words: a space, none after a full-width colon."""
+    return " " if label and not label.endswith("：") else ""
+
+
+def show_summary(lines: list[SummaryLine], console: Console) -> None:
+    """The summary on a terminal: colours (unless NO_COLOR), wrapped to its width, the
+    findings as a table whose last column wraps under itself."""
+    from rich.table import Table
+    from rich.text import Text
+
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if isinstance(line, Said):
+            text = Text(" " * line.indent)
+            if line.label:
+                text.append(printable(line.label), style=line.style or "bold")
+                text.append(_gap(line.label))
+            text.append(printable(line.text))
+            console.print(text, overflow="fold")
+            index += 1
+            continue
+        rows = []
+        while index < len(lines) and isinstance(lines[index], FindingRow):
+            rows.append(lines[index])
+            index += 1
+        table = Table.grid(padding=(0, 1), pad_edge=False)
+        table.add_column(width=rows[0].indent - 1 if rows[0].indent > 1 else None)
+        for _ in range(4):
+            table.add_column(no_wrap=True)
+        table.add_column(ratio=1, overflow="fold")
+        for row in rows:
+            table.add_row(
+                "",
+                Text(printable(row.severity_words), style=SEVERITY_STYLES.get(row.severity, "")),
+                Text(printable(row.kind), style="cyan"),
+                Text(printable(row.ranks)),
+                Text(printable(row.role), style="dim"),
+                Text(printable(row.text)),
+            )
+        console.print(table)
+
+
+def _print_summary(lines: list[SummaryLine]) -> None:
+    """On a terminal with rich (colour, wrapped), else plain text."""
+    from rich.console import Console
+
+    console = Console(stderr=True, highlight=False)
+    if console.is_terminal and not console.is_dumb_terminal:
+        show_summary(lines, console)
+    else:
+        _say(plain_summary(lines))
+
+
+# --- progress -------------------------------------------------------------------------------
+
+PROGRESS_DELAY = 1.0  # seconds before progress is shown: quick runs print nothing
+
+
+class _Progress:
+    """While the input is read, after a second, on a terminal only (stderr): how many files and
+    bytes PATH holds, and how long the run has taken. Gone when the run ends."""
+
+    def __init__(self, path: Path, shown: bool, lang: str, console: Console | None = None) -> None:
+        self.path = path
+        self.lang = lang
+        self.files = 0
+        self.bytes = 0
+        self.done = threading.Event()
+        self.thread: threading.Thread | None = None
+        self.console = console if shown and str(path) != "-" else None
+        if shown and str(path) != "-" and console is None:
+            from rich.console import Console
+
+            terminal = Console(stderr=True, highlight=False)
+            self.console = (
+                terminal if terminal.is_terminal and not terminal.is_dumb_terminal else None
+            )
+
+    def __enter__(self) -> _Progress:
+        if self.console is not None:
+            self.thread = threading.Thread(target=self._run, daemon=True)
+            self.thread.start()
+        return self
+
+    def __exit__(self, *raised: object) -> None:
+        self.done.set()
+        if self.thread is not None:
+            self.thread.join()
+
+    def _run(self) -> None:
+        from rich.live import Live
+        from rich.text import Text
+
+        if self.done.wait(PROGRESS_DELAY):
+            return
+        started = time.monotonic() - PROGRESS_DELAY
+        sizes = _file_sizes(self.path)
+        with Live(console=self.console, transient=True, refresh_per_second=8) as live:
+            while not self.done.is_set():
+                until = time.monotonic() + 0.05
+                for size in sizes:  # count a slice of the tree, then show the counts
+                    self.files += 1
+                    self.bytes += size
+                    if time.monotonic() > until:
+                        break
+                live.update(Text(printable(self.words(time.monotonic() - started))))
+                self.done.wait(0.1)
+
+    def words(self, seconds: float) -> str:
+        from logforensics.i18n import t
+
+        return t(
+            "reading {path}: {files} files, {size} ({seconds} s)",
+            self.lang,
+            path=str(self.path),
+            files=f"{self.files:,}",
+            size=_size(self.bytes),
+            seconds=f"{seconds:.0f}",
+        )
+
+
+def _file_sizes(path: Path) -> Iterator[int]:
+    """The size of each file under `path` (a folder, searched as `discover` does, or a file)."""
+    try:
+        if not path.is_dir():
+            yield path.stat().st_size
+            return
+    except OSError:
+        return
+    for folder, _, names in os.walk(path):
+        for name in names:
+            try:
+                yield os.stat(os.path.join(folder, name), follow_symlinks=False).st_size
+            except OSError:
+                continue
+
+
+def _size(count: int) -> str:
+    """`512 B`, `3.2 MB`, `41 GB`."""
+    size = float(count)
+    for unit in ("B", "kB", "MB", "GB"):
+        if size < 1000:
+            return f"{size:.0f} {unit}" if unit == "B" or size >= 10 else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{size:,.1f} TB"
+
+
+# --- listings -------------------------------------------------------------------------------
+
+
+@app.command("rules", cls=_Command)
 def list_rules() -> None:
     """List the diagnoses the analyzer runs: each finding kind and what it looks for."""
     from logforensics.registry import rules
@@ -406,7 +865,7 @@ def list_rules() -> None:
     _print_documented((rule.kind, rule.check) for rule in rules())
 
 
-@app.command("parsers")
+@app.command("parsers", cls=_Command)
 def list_parsers() -> None:
     """List the log families the analyzer reads: each parser and what it recognises."""
     from logforensics.registry import parsers
@@ -414,23 +873,26 @@ def list_parsers() -> None:
     _print_documented((parser.name, parser.parse) for parser in parsers())
 
 
-# How `rank_from` reads in a sentence.
-INFERENCE_WORDS = {
-    "file_content": "the rest of their file",
-    "path": "file path",
-    "path_local": "torchrun folder",
-    "node_offset": "node offset",
-    "node_index": "node index × --nproc_per_node",
-    "process": "NCCL host and pid",
-    "device": "the CUDA device their progress lines name (one node)",
-}
-
-
 def _print_documented(entries: Iterable[tuple[str, Callable[..., object]]]) -> None:
     """Each name with the first paragraph of its module's docstring (the user docs)."""
     for name, function in entries:
         doc = (sys.modules[function.__module__].__doc__ or "").strip()
-        _say(f"{name}\n    {' '.join(doc.split(chr(10) * 2)[0].split())}\n", err=False)
+        _say(f"{name}\n    {first_paragraph(doc)}\n", err=False)
+
+
+def first_paragraph(doc: str) -> str:
+    """A docstring's first paragraph on one line. A paragraph that ends with a colon
+    introduces the example lines after it: its last sentence, which says so, is left out
+    (or, alone, ends with a full stop)."""
+    import re
+
+    paragraph = " ".join(doc.split("\n\n")[0].split())
+    if not paragraph.endswith(":"):
+        return paragraph
+    sentences = re.split(r"(?<=[.)])\s+(?=[A-Z`])", paragraph)
+    if len(sentences) > 1:
+        return " ".join(sentences[:-1])
+    return paragraph[:-1] + "."
 
 
 def _say(text: str, err: bool = True) -> None:

@@ -37,7 +37,7 @@ import polars as pl
 from logforensics.findings import CONFIDENCE_ORDER, SEVERITY_ORDER, Finding
 from logforensics.job import Job
 from logforensics.registry import rules
-from logforensics.text import rank_list
+from logforensics.text import duration, rank_list
 
 NO_TIME = datetime.max
 # How an explanation is tied to a departure: on the departing ranks themselves, on a rank the
@@ -59,6 +59,13 @@ class Verdict:
     def ranks(self) -> list[int]:
         """The ranks to blame (none when the logs cannot tell which side departed)."""
         return self.finding.blamed
+
+    @property
+    def headline(self) -> str:
+        """The verdict in one line of plain words (`logforensics.headline`)."""
+        from logforensics.headline import verdict_headline
+
+        return verdict_headline(self)
 
 
 @dataclass(slots=True)
@@ -510,7 +517,7 @@ def _timeout_note(timeout: Finding, verdict: Finding, job: Job | None) -> str:
     if timeout.details.get("phase") == "rendezvous":
         return f"A consequence of the verdict ({verdict.kind}): set-up never completed."
     waited = timeout.details.get("timeout_ms")
-    wait_words = f" {_seconds(waited / 1000)}" if isinstance(waited, int | float) else ""
+    wait_words = f" {duration(waited / 1000)}" if isinstance(waited, int | float) else ""
     blamed = verdict.blamed
     who = rank_list(blamed) if blamed else "the departing rank"
     note = (
@@ -521,7 +528,7 @@ def _timeout_note(timeout: Finding, verdict: Finding, job: Job | None) -> str:
     )
     if verdict.timestamp and timeout.timestamp and timeout.timestamp >= verdict.timestamp:
         seconds = (timeout.timestamp - verdict.timestamp).total_seconds()
-        note += f" It fired {_seconds(seconds)} after the divergence."
+        note += f" It fired {duration(seconds)} after the divergence."
     elif verdict.timestamp and isinstance(waited, int) and job is not None and job.progress:
         last = job.progress.last_marks.get_column("timestamp").drop_nulls()
         if len(last) and last.max() >= verdict.timestamp:
@@ -529,22 +536,13 @@ def _timeout_note(timeout: Finding, verdict: Finding, job: Job | None) -> str:
             gap = (fired - verdict.timestamp).total_seconds()
             note += (
                 f" The last progress any rank printed is at {last.max():%H:%M:%S}; with that "
-                f"timeout it fired at about {fired:%H:%M:%S}, {_seconds(gap)} after the "
+                f"timeout it fired at about {fired:%H:%M:%S}, {duration(gap)} after the "
                 f"divergence at {verdict.timestamp:%H:%M:%S}."
             )
             hosts = job.events.get_column("host").drop_nulls().n_unique()
             if hosts > 1:
                 note += f" (The times come from {hosts} hosts, whose clocks may differ.)"
     return note
-
-
-def _seconds(seconds: float) -> str:
-    """`20 s`, `30 min`, `50 h`: a duration as a person says it."""
-    if seconds < 120:
-        return f"{seconds:,.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:,.0f} min"
-    return f"{seconds / 3600:,.0f} h"
 
 
 def _torchrun_disagrees(job: Job | None, chosen: Finding) -> str:

@@ -53,3 +53,44 @@ def rank_ranges(ranks: Iterable[int], limit: int = 24) -> str:
     runs = rank_runs(ranks)
     shown = ", ".join(runs[:limit])
     return shown + (f", … (+{len(runs) - limit} more)" if len(runs) > limit else "")
+
+
+def duration(seconds: float) -> str:
+    """`20 s`, `1.5 s`, `30 min`, `50 h`, `2,083 days`: a duration as a person says it."""
+    if seconds < 10:
+        return f"{seconds:.1f} s".replace(".0 s", " s")
+    if seconds < 120:
+        return f"{seconds:,.0f} s"
+    if seconds < 120 * 60:
+        return f"{seconds / 60:,.0f} min"
+    if seconds < 72 * 3600:
+        return f"{seconds / 3600:,.0f} h"
+    return f"{seconds / 86400:,.0f} days"
+
+
+def capitalized(text: str) -> str:
+    """The text with its first letter upper case (`rank 3 lagged` -> `Rank 3 lagged`)."""
+    return text[:1].upper() + text[1:]
+
+
+def first_sentence(text: str) -> str:
+    """The text up to the end of its first sentence: a `.` (or `。`) that is not inside
+    parentheses, quotes or a `code` span, followed by the next sentence or the end."""
+    depth = 0
+    quoted = code = False
+    for index, char in enumerate(text):
+        if char == "`":
+            code = not code
+        elif code:
+            continue
+        elif char in "(（":
+            depth += 1
+        elif char in ")）":
+            depth = max(0, depth - 1)
+        elif char == '"':
+            quoted = not quoted
+        elif char in ".。" and not depth and not quoted:
+            rest = text[index + 1 :]
+            if char == "。" or not rest or (rest[:1].isspace() and rest.lstrip()[:1].isupper()):
+                return text[: index + 1]
+    return text

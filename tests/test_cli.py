@@ -33,8 +33,9 @@ def test_default_writes_html_report_in_current_folder(tmp_path):
     result = forensics("analyze", str(SKIP_SAMPLE), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "forensics-report.html").is_file()
-    assert "verdict: stage_divergence" in result.stderr
-    assert "forensics-report.html" in result.stderr
+    assert "verdict: Rank 2 skipped part of step 5 after a NaN loss;" in result.stderr
+    assert "  error  stage_divergence  " in result.stderr
+    assert f"report: {tmp_path.resolve() / 'forensics-report.html'}" in result.stderr
 
 
 def test_json_report_has_the_documented_shape(tmp_path):
@@ -345,6 +346,72 @@ def test_warnings_and_other_causes_reach_the_terminal(tmp_path):
         2, range(8), skip={4: ("after_backward", "after_step")}
     )
     result = forensics("analyze", str(write_logs(tmp_path / "logs", files)), cwd=tmp_path)
-    assert "verdict: stage_divergence" in result.stderr
-    warning = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert "verdict: Rank 2 skipped part of step 4" in result.stderr
+    warning = [line for line in result.stderr.splitlines() if line.startswith("  warning ")]
     assert warning and "missing_rank" in warning[0] and "rank 3" in warning[0]
+
+
+# --- formats, languages, the words of the command ------------------------------------------
+
+
+def test_markdown_for_a_ticket(tmp_path):
+    result = forensics("analyze", str(SKIP_SAMPLE), "--format", "md", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    text = (tmp_path / "forensics-report.md").read_text()
+    assert text.startswith("### Rank 2 skipped part of step 5 after a NaN loss;")
+    result = forensics("analyze", str(SKIP_SAMPLE), "-f", "md", "-o", "-", "-q", cwd=tmp_path)
+    assert result.stdout == text and result.stderr == ""
+
+
+def test_chinese_report_and_summary(tmp_path):
+    result = forensics("analyze", str(SKIP_SAMPLE), "--lang", "zh", "-f", "json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "结论：rank 2 在出现 NaN 损失后跳过了第 5 步的一部分" in result.stderr
+    assert "  错误  stage_divergence  " in result.stderr
+    report = json.loads((tmp_path / "forensics-report.json").read_text())
+    assert report["verdict"]["kind"] == "stage_divergence"
+    assert report["verdict"]["summary"].startswith(
+        "rank 2 跳过了第 5 步的 `after_backward, after_step`"
+    )
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        (
+            "--format",
+            "pdf",
+            "forensics: error: --format 'pdf' is not known: choose html, json or md",
+        ),
+        ("--lang", "fr", "forensics: error: --lang 'fr' is not known: choose en or zh"),
+        (
+            "--fail-on",
+            "sometimes",
+            "forensics: error: --fail-on 'sometimes' is not known: choose never, error or warning",
+        ),
+    ],
+)
+def test_a_bad_choice_is_one_clear_line(tmp_path, option, value, said):
+    result = forensics("analyze", str(SKIP_SAMPLE), option, value, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr == said + "\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_help_shows_no_types_on_flags_and_path_as_path(tmp_path):
+    said = forensics("analyze", "--help", cwd=tmp_path).stdout
+    assert "analyze [OPTIONS] PATH" in said
+    assert "<bool>" not in said and "{PATH}" not in said and "{path}" not in said
+    assert "html|json|md" in said and "en|zh" in said
+    assert "<bool>" not in forensics("--help", cwd=tmp_path).stdout
+
+
+def test_listed_parsers_end_their_sentence(tmp_path):
+    from logforensics.cli import first_paragraph
+
+    listed = forensics("parsers", cwd=tmp_path).stdout
+    described = [line.strip() for line in listed.splitlines() if line.startswith("    ")]
+    assert described and not [line for line in described if line.endswith(":")]
+    assert "Verbatim" not in listed
+    assert first_paragraph("Lines like these:\n\n    a = 1") == "Lines like these."
+    assert first_paragraph("Reads X. Verbatim:\n\n    a") == "Reads X."

@@ -21,15 +21,33 @@ from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
 from logforensics.placement import earliest_time, place, placed_finding
 from logforensics.registry import Rule
-from logforensics.text import rank_list
+from logforensics.text import capitalized, duration, rank_list
 
-FIX = (
-    "The timeout is where the waiting ranks gave up, not why. Find the rank that never joined "
-    "this collective (the verdict, or the laggards named here) and why it took another path. "
+FIX_SUSPECTS = (
+    "The timeout is where the waiting ranks gave up, not why. Read what {who} did instead of "
+    "joining this collective (the last lines of {its} log, in the per-rank table): an "
+    "exception, a skipped step, a slow data loader or a collective the others never issued."
+)
+FIX_NO_SUSPECT = (
+    "The timeout is where the waiting ranks gave up, not why. Compare the ranks' last lines in "
+    "the per-rank table: the rank whose log stops earliest, or that reported no timeout, is "
+    "the one that never joined this collective; read what it did instead."
+)
+FIX_NEXT_TIME = (
     "To catch the divergence itself next time, run with TORCH_DISTRIBUTED_DEBUG=DETAIL (names "
     "the mismatching collectives) and keep the stage marks; raise the timeout only if the "
     "collective is legitimately slow."
 )
+
+
+def timeout_fix(culprits: list[int]) -> str:
+    """What to do about a timeout: look at the ranks it singles out, or find them."""
+    if culprits:
+        its = "its" if len(culprits) == 1 else "their"
+        first = FIX_SUSPECTS.format(who=rank_list(culprits), its=its)
+    else:
+        first = FIX_NO_SUSPECT
+    return f"{first} {FIX_NEXT_TIME}"
 
 
 STORE_FIX = (
@@ -101,7 +119,7 @@ def _stuck_watchdogs(job: Job) -> list[Finding]:
     seconds = stuck.get_column("value").drop_nulls()
     summary = (
         f"The NCCL watchdog of {rank_list(ranks) if ranks else 'some rank'} got stuck"
-        + (f" for {seconds.max()} s" if len(seconds) else "")
+        + (f" for {duration(seconds.max())}" if len(seconds) else "")
         + " and the process was terminated: something inside the process blocked it."
     )
     return [
@@ -131,10 +149,12 @@ def _timeouts(job: Job) -> list[Finding]:
     culprits, culprits_from = _culprits(job, per_rank, mixed, reporters, seq)
     desync = describe(mixed) if mixed.height else ""
     words = [f"{rank_list(reporters).capitalize() if reporters else 'Some rank'} timed out"]
-    if op or seq is not None:
-        words.append(f" in {op or 'a collective'}" + (f" #{seq}" if seq is not None else ""))
+    if op:
+        words.append(f" in {op}" + (f" #{seq}" if seq is not None else ""))
+    elif seq is not None:
+        words.append(f" in collective #{seq}")
     if timeout_ms:
-        words.append(f" after {timeout_ms / 1000:g} s")
+        words.append(f" after {duration(timeout_ms / 1000)}")
     summary = "".join(words) + "."
     if desync:
         summary += (
@@ -142,7 +162,7 @@ def _timeouts(job: Job) -> list[Finding]:
             "desynchronised."
         )
     if culprits:
-        summary += f" {CULPRIT_WORDS[culprits_from].format(who=rank_list(culprits))}"
+        summary += f" {capitalized(CULPRIT_WORDS[culprits_from].format(who=rank_list(culprits)))}"
     first = timeouts.sort("file", "line")
     evidence, total = evidence_from(
         first.unique(subset=["rank"], keep="first", maintain_order=True).select(
@@ -155,7 +175,7 @@ def _timeouts(job: Job) -> list[Finding]:
             severity="error",
             part="consequence",
             summary=summary,
-            fix=FIX,
+            fix=timeout_fix(culprits),
             ranks=reporters,
             op=op,
             seq=seq,

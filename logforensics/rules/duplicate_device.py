@@ -29,17 +29,88 @@ from logforensics.job import Job
 from logforensics.registry import Rule
 from logforensics.text import rank_list
 
-FIX = (
-    "Give each process of a node its own device: call `torch.cuda.set_device(local_rank)` with "
-    "`local_rank = int(os.environ['LOCAL_RANK'])` (not the global rank, not a constant) before "
-    "creating the process group or the model; check that `--nproc_per_node` does not exceed the "
-    "node's GPU count and that `CUDA_VISIBLE_DEVICES` is not narrowed to one device per node."
+# What to change depends on what starts the processes: each launcher hands a process its
+# local rank in its own way. Keyed by `launcher_of`; "" when the logs name none.
+FIXES = {
+    "torchrun": (
+        "Give each process of a node its own device: call `torch.cuda.set_device(local_rank)` "
+        "with `local_rank = int(os.environ['LOCAL_RANK'])` (not the global rank, not a "
+        "constant) before creating the process group or the model; check that "
+        "`--nproc_per_node` does not exceed the node's GPU count and that "
+        "`CUDA_VISIBLE_DEVICES` is not narrowed to one device per node."
+    ),
+    "srun": (
+        "Give each task of a node its own device: call `torch.cuda.set_device(local_rank)` "
+        "with `local_rank = int(os.environ['SLURM_LOCALID'])` (not the global rank, not a "
+        "constant) before creating the process group or the model; check that "
+        "`--ntasks-per-node` does not exceed the node's GPU count, and give each task its own "
+        "GPU with `--gpus-per-task=1` (or `--gpu-bind`) rather than narrowing "
+        "`CUDA_VISIBLE_DEVICES` to one device per node."
+    ),
+    "mpirun": (
+        "Give each MPI process of a node its own device: with Horovod call "
+        "`torch.cuda.set_device(hvd.local_rank())` right after `hvd.init()`; otherwise use "
+        "`int(os.environ['OMPI_COMM_WORLD_LOCAL_RANK'])` (Open MPI; `MPI_LOCALRANKID` with "
+        "MPICH), never the global rank or a constant, before building the model; check that "
+        "`-np` and the host slots (`-H host:N`, `--map-by ppr:N:node`) do not start more "
+        "processes per node than it has GPUs and that `CUDA_VISIBLE_DEVICES` is not narrowed "
+        "to one device per node."
+    ),
+    "deepspeed": (
+        "Give each process of a node its own device: call "
+        "`torch.cuda.set_device(args.local_rank)` (the `--local_rank` the DeepSpeed launcher "
+        "passes, also in `LOCAL_RANK`) before `deepspeed.initialize`, not the global rank or "
+        "a constant; check that `--num_gpus` (or `--include host:0,1,...`) does not exceed "
+        "the node's GPU count and that `CUDA_VISIBLE_DEVICES` is not narrowed to one device "
+        "per node."
+    ),
+    "accelerate": (
+        "Let Accelerate place each process: use `accelerator.device` instead of a hard-coded "
+        "`cuda:0` or the global rank, and move the model with `accelerator.prepare(model)`; "
+        "check that `--num_processes` (or `num_processes` in the Accelerate config) does not "
+        "exceed the GPUs of each machine and that `CUDA_VISIBLE_DEVICES` is not narrowed to "
+        "one device per node."
+    ),
+    "": (
+        "Give each process of a node its own device, chosen by its local rank (torchrun: "
+        "`LOCAL_RANK`; srun: `SLURM_LOCALID`; Open MPI: `OMPI_COMM_WORLD_LOCAL_RANK`; Horovod: "
+        "`hvd.local_rank()`): call `torch.cuda.set_device(local_rank)` before creating the "
+        "process group or the model, never with the global rank or a constant; check that the "
+        "launcher does not start more processes per node than the node has GPUs and that "
+        "`CUDA_VISIBLE_DEVICES` is not narrowed to one device per node."
+    ),
+}
+ALLOWED = "NCCL_MULTI_RANK_GPU_ENABLE=1 lets these ranks share the GPU; if that was not intended, "
+# The launcher (or framework) a job's lines show, most telling first: a launch command, else
+# what the lines themselves carry (Open MPI's `--tag-output` prefix, a framework's logger).
+LAUNCHERS = (
+    ("accelerate", r"\baccelerate launch\b"),
+    ("deepspeed", r"(?i)\bdeepspeed\b"),
+    # torchrun's command, or its agent's own lines (`torch/distributed/run.py:874]`)
+    ("torchrun", r"\btorchrun\b|torch[./]distributed[./](?:run|launch|elastic)\b"),
+    ("mpirun", r"(?i)\b(?:mpirun|mpiexec|horovodrun|horovod)\b|^\[\d+,\d+\]<std(?:out|err)>:"),
+    ("srun", r"\bsrun\b"),
 )
-ALLOWED_FIX = (
-    "NCCL_MULTI_RANK_GPU_ENABLE=1 lets these ranks share the GPU; if that was not intended, "
-    + FIX[0].lower()
-    + FIX[1:]
-)
+
+
+def launcher_of(job: Job) -> str:
+    """`torchrun`, `srun`, `mpirun` (also Horovod), `deepspeed`, `accelerate`, or "" when the
+    logs do not show how the processes were started."""
+    commands = job.events.filter(pl.col("event") == "launch_command").get_column("message")
+    texts = job.events.get_column("text")
+    for lines in (commands, texts):
+        for name, pattern in LAUNCHERS:
+            if lines.str.contains(pattern).any():
+                return name
+    return ""
+
+
+def device_fix(launcher: str, allowed: bool = False) -> str:
+    """What to change, in the words of the launcher that started the processes."""
+    fix = FIXES.get(launcher, FIXES[""])
+    return ALLOWED + fix[0].lower() + fix[1:] if allowed else fix
+
+
 # Records that place a communicator rank on a device: init and teardown.
 RECORD_EVENTS = ("nccl_init", "nccl_abort")
 RECORD_PHASES = ("start", "complete", "abort", "destroy")
@@ -50,9 +121,15 @@ def check(job: Job) -> list[Finding]:
     nccl_sharing = _from_nccl(job)
     from_prints = _from_device_map(job)
     named = {rank for finding in from_prints for rank in finding.ranks}
-    return (
+    findings = (
         from_prints + _impossible_layout(job, named) + [group.finding() for group in nccl_sharing]
     )
+    if findings:  # in the words of the launcher the logs show (read only when needed)
+        launcher = launcher_of(job)
+        for finding in findings:
+            if finding.details.get("source") != "layout":
+                finding.fix = device_fix(launcher, allowed=finding.fix.startswith(ALLOWED))
+    return findings
 
 
 # --- NCCL -----------------------------------------------------------------------------------
@@ -94,7 +171,7 @@ class _Sharing:
             severity="warning" if self.allowed else "error",
             part="context" if self.allowed else "explanation",
             summary=summary,
-            fix=ALLOWED_FIX if self.allowed else FIX,
+            fix=device_fix("torchrun", self.allowed),
             ranks=ranks,
             evidence=evidence,
             evidence_total=self.total,
@@ -425,7 +502,7 @@ def _finding(group: pl.DataFrame, certain: bool) -> Finding:
         severity="error" if certain else "warning",
         part="explanation",
         summary=summary,
-        fix=FIX,
+        fix=device_fix("torchrun"),
         ranks=ranks,
         evidence=evidence,
         evidence_total=total,

@@ -39,7 +39,9 @@ def check(job: Job) -> list[Finding]:
     stuck_ranks = stuck.get_column("rank").to_list()
     further_ranks = further.get_column("rank").to_list()
     where = describe_key(common)
-    if further_ranks:
+    if further_ranks and not stuck_ranks:
+        summary = f"Every rank reached {where}; {rank_list(further_ranks)} got further."
+    elif further_ranks:
         summary = (
             f"Every rank reached {where}; {rank_list(stuck_ranks)} stopped there while "
             f"{rank_list(further_ranks)} got further."

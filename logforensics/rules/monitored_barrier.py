@@ -13,12 +13,12 @@ from logforensics.findings import Finding
 from logforensics.job import Job
 from logforensics.placement import place, placed_finding
 from logforensics.registry import Rule
-from logforensics.text import rank_list
+from logforensics.text import duration, rank_list
 
 FIX = (
-    "{who} did not reach the barrier within {timeout}. Read what {it} was doing at that time "
-    "(its last lines in the per-rank table): a slow or stuck data loader, I/O, an exception "
-    "that left the loop, or a collective only {it} was waiting in."
+    "{who} did not reach the barrier within {timeout}. Read the last lines {who_lower} wrote "
+    "(in the per-rank table) for what held {them} up: a slow or stuck data loader, I/O, an "
+    "exception that left the loop, or a collective only {who_lower} waited in."
 )
 
 
@@ -30,7 +30,7 @@ def check(job: Job) -> list[Finding]:
         {rank for values in failed.get_column("values").drop_nulls().to_list() for rank in values}
     )
     timeout_ms = failed.get_column("timeout_ms").drop_nulls().max()
-    timeout = f"{timeout_ms / 1000:g} s" if timeout_ms else "its timeout"
+    timeout = duration(timeout_ms / 1000) if timeout_ms else "its timeout"
     peers = job.events.filter(pl.col("event") == "barrier_peer_error")
     arrived = sorted(peers.get_column("rank").drop_nulls().unique().to_list())
     summary = (
@@ -50,8 +50,9 @@ def check(job: Job) -> list[Finding]:
             summary=summary,
             fix=FIX.format(
                 who=rank_list(laggards).capitalize(),
+                who_lower=rank_list(laggards),
                 timeout=timeout,
-                it="it" if len(laggards) == 1 else "they",
+                them="it" if len(laggards) == 1 else "them",
             ),
             ranks=laggards,
             order=place(job, failed),

@@ -1,0 +1,356 @@
+"""The verdict in one line of plain words, for a terminal, a ticket title or a page's top:
+what the blamed ranks did (and what they logged as they did it), then what it did to the
+others. `Rank 2 skipped part of step 5 after a NaN loss; ranks 0, 1 and 3 waited for it
+until the timeout (20 s)`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from logforensics.findings import Finding
+from logforensics.text import capitalized, duration, rank_list
+
+if TYPE_CHECKING:
+    from logforensics.api import Analysis
+    from logforensics.reasoner import Verdict
+
+NO_FAILURE = "No failure found"
+# What a departing rank logged, as the reason it departed: the first that fits.
+LOSS_VALUE = re.compile(r"(?i)\bloss\W{0,3}(?:is\W)?(nan|inf)\b|\b(nan|inf)\W+loss")
+NON_FINITE_LOSS = re.compile(r"(?i)non-finite\W+loss|loss\W+(?:is\W+)?non-finite")
+EXCEPTION_NAME = re.compile(r"\b([A-Z]\w*(?:Error|Exception))\b")
+OUT_OF_MEMORY = re.compile(r"(?i)out of memory")
+
+
+def headline(analysis: Analysis) -> str:
+    """The analysis's verdict in one line (`No failure found` when nothing failed)."""
+    return verdict_headline(analysis.verdict)
+
+
+def verdict_headline(verdict: Verdict | None) -> str:
+    if verdict is None:
+        return NO_FAILURE
+    finding = verdict.finding
+    what, then = WHAT.get(finding.kind, _generic)(finding, verdict)
+    then = then if then is not None else _consequence(verdict)
+    return f"{what}; {then}" if then else what
+
+
+# Each returns what happened and, when the finding itself says it, what followed (else
+# None: the verdict's chain tells).
+Told = tuple[str, str | None]
+
+
+def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
+    details = finding.details
+    departure = details.get("departure")
+    who = _who(finding.blamed or finding.ranks)
+    if departure == "other_collective":
+        seq = f" at sequence number {finding.seq}" if finding.seq is not None else ""
+        return f"{_who(finding.ranks)} were in different collectives{seq}", None
+    others = _ranks_of(details.get("other_ranks"))
+    if finding.blames_nobody:
+        where = f" at step {finding.step}" if finding.step is not None else ""
+        return f"{_who(finding.ranks)} stopped{where} while {rank_list(others)} went on", ""
+    if departure == "skipped":
+        return f"{who} skipped {_skipped(finding)}{_logged(finding)}", None
+    if departure == "stopped":
+        before = f" before step {finding.step}" if finding.step is not None else ""
+        return f"{who} went quiet{before}{_logged(finding)}", None
+    return f"{who} repeated a step the others ran once", None
+
+
+def _skipped(finding: Finding) -> str:
+    if finding.details.get("progress_template"):
+        return str(finding.details.get("expected") or "a step")
+    return f"part of step {finding.step}" if finding.step is not None else "a stage"
+
+
+def _logged(finding: Finding) -> str:
+    """What the departing rank logged as it left, when it says why: ` after a NaN loss`."""
+    blamed = set(finding.blamed)
+    for evidence in finding.evidence:
+        if evidence.rank is not None and evidence.rank not in blamed:
+            continue
+        if found := LOSS_VALUE.search(evidence.text):
+            value = (found.group(1) or found.group(2)).lower()
+            return " after a NaN loss" if value == "nan" else " after an infinite loss"
+        if NON_FINITE_LOSS.search(evidence.text):
+            return " after a non-finite loss"
+        if OUT_OF_MEMORY.search(evidence.text):
+            return " after running out of GPU memory"
+        if found := EXCEPTION_NAME.search(evidence.text):
+            return f" after {_a(found.group(1))}"
+    return ""
+
+
+def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
+    who = _who(finding.blamed or finding.ranks)
+    if "nccl_world_size" in finding.details:
+        return f"{who} never finished setting up NCCL", None
+    before = f" before step {finding.step}" if finding.step is not None else ""
+    return f"The log of {rank_list(finding.ranks)} ends without an error{before}", None
+
+
+def _collective_mismatch(finding: Finding, verdict: Verdict) -> Told:
+    if finding.part == "consequence":
+        aborted = rank_list(finding.ranks)
+        return f"gloo aborted {aborted}: the ranks were in different collectives", ""
+    if finding.culprit_ranks:
+        return f"{_who(finding.culprit_ranks)} called another collective than the others", None
+    return f"{_who(finding.ranks)} called different collectives at the same point", None
+
+
+def _loader_size_mismatch(finding: Finding, verdict: Verdict) -> Told:
+    if not finding.ranks:
+        return "The processes' DataLoaders have different lengths", None
+    who = _who(finding.ranks)
+    at = f" at step {finding.step}" if finding.step is not None else ""
+    if finding.details.get("more_batches"):
+        batch = "an extra batch" if len(finding.ranks) == 1 else "extra batches"
+        return f"{who} had {batch}{at} (uneven DataLoaders)", None
+    return f"{who} ran out of batches{at} before the others (uneven DataLoaders)", None
+
+
+def _duplicate_device(finding: Finding, verdict: Verdict) -> Told:
+    who = _who(finding.ranks)
+    if finding.details.get("source") == "layout":
+        return f"{who} report the same local rank, most likely sharing one GPU", None
+    refused = any(
+        "Duplicate GPU detected" in evidence.text or "same GPU" in evidence.text
+        for evidence in finding.evidence
+    )
+    return f"{who} share one GPU", "NCCL refused to start" if refused else None
+
+
+def _oom(finding: Finding, verdict: Verdict) -> Told:
+    what = f"{_who(finding.ranks)} ran out of GPU memory"
+    if finding.details.get("in_nccl"):
+        what += " inside NCCL"
+    if finding.step is not None:
+        what += f" at step {finding.step}"
+    if finding.details.get("swallowed"):
+        what += " and skipped the batch"
+    return what, None
+
+
+def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
+    who = _who(finding.ranks)
+    exception = _a(str(finding.details.get("exception") or "exception").rsplit(".", 1)[-1])
+    if not finding.details.get("swallowed"):
+        at = f" at step {finding.step}" if finding.step is not None else ""
+        return f"{who} died of {exception}{at}", None
+    skipped = next(
+        (
+            f
+            for f in verdict.chain
+            if f.kind == "stage_divergence" and f.details.get("departure") == "skipped"
+        ),
+        None,
+    )
+    if skipped is not None:
+        return f"{who} caught {exception} and skipped {_skipped(skipped)}", None
+    return f"{who} caught {exception} and kept going", None
+
+
+def _reducer(finding: Finding, verdict: Verdict) -> Told:
+    who = rank_list(finding.ranks) if finding.ranks else "a rank"
+    if "parameters" not in finding.details:
+        return f"DDP's reducer failed on {who}", None
+    at = f" at step {finding.step}" if finding.step is not None else ""
+    return f"Parameters got no gradient on {who}{at}", None
+
+
+NCCL_WORDS = {
+    "peer": "{who} lost its NCCL connection to a peer",
+    "infiniband": "An InfiniBand link failed on {who}",
+    "cuda": "A CUDA call inside NCCL failed on {who}",
+    "system": "A system call inside NCCL failed on {who}",
+    "internal": "NCCL failed internally on {who}",
+    "usage": "NCCL refused a call on {who} (invalid usage)",
+    "unknown": "NCCL failed on {who}",
+}
+
+
+def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
+    details = finding.details
+    if finding.part == "consequence":
+        return f"{_who(finding.ranks, 'Some processes')} failed in NCCL", ""
+    if details.get("checked_in_twice"):
+        twice = _ranks_of(details.get("checked_in_twice"))
+        return f"{_who(twice)} was started twice", "NCCL could not form the communicator"
+    if details.get("common_mode"):
+        return f"{_who(finding.ranks, 'Several processes')} hit the same NCCL error at once", None
+    host = details.get("host")
+    who = rank_list(finding.ranks) if finding.ranks else "a process"
+    if not finding.ranks and host:
+        who += f" on host {host}"
+    words = NCCL_WORDS.get(str(details.get("class")), NCCL_WORDS["unknown"])
+    return capitalized(words.format(who=who)), None
+
+
+def _monitored_barrier(finding: Finding, verdict: Verdict) -> Told:
+    what = f"{_who(finding.ranks)} never reached the monitored barrier"
+    arrived = _ranks_of(finding.details.get("ranks_that_arrived"))
+    return what, f"{rank_list(arrived)} waited for {_it(finding.ranks)}" if arrived else None
+
+
+def _collective_timeout(finding: Finding, verdict: Verdict) -> Told:
+    details = finding.details
+    culprits = finding.blamed
+    if details.get("phase") == "rendezvous":
+        waiting = f" waiting for {rank_list(culprits)}" if culprits else ""
+        return f"Process group set-up timed out{waiting}", ""
+    if details.get("phase") == "heartbeat":
+        return f"The NCCL watchdog of {rank_list(finding.ranks) or 'a rank'} got stuck", ""
+    what = f"{_who(finding.ranks, 'Some rank')} timed out" + _in_after(finding)
+    if culprits:
+        return what, f"{rank_list(culprits)} most likely never joined"
+    return what, "the logs do not say why"
+
+
+def _peer_lost(finding: Finding, verdict: Verdict) -> Told:
+    what = f"{_who(finding.ranks, 'Some rank')} lost the connection to a peer"
+    return what, "the logs do not say why"
+
+
+def _flight_recorder(finding: Finding, verdict: Verdict) -> Told:
+    """The first collective the Flight Recorder dumps disagree on (the rule always names it)."""
+    who, number = _who(finding.ranks), f"#{finding.seq}"
+    if finding.details.get("stopped"):
+        return f"{who} never issued collective {number} (Flight Recorder)", None
+    if finding.details.get("skipped"):
+        return f"{who} skipped collective {number} (Flight Recorder)", None
+    return f"{who} issued another collective as {number} (Flight Recorder)", None
+
+
+def _stuck_location(finding: Finding, verdict: Verdict) -> Told:
+    """Where py-spy found the odd ranks and where the others wait (largest group first)."""
+    groups = finding.details.get("groups")
+    if not isinstance(groups, list) or len(groups) < 2:
+        return f"{_who(finding.ranks)} {_are(finding.ranks)} stuck elsewhere than the others", None
+    majority, odd = groups[0], groups[1]
+    what = f"{_who(finding.ranks)} {_are(finding.ranks)} stuck in {_place(odd)} (py-spy)"
+    return what, f"{rank_list(majority['ranks'])} wait in {_place(majority)}"
+
+
+def _place(group: dict[str, Any]) -> str:
+    return f"{group['waiting']} at {group['where']}"
+
+
+def _are(ranks: list[int]) -> str:
+    return "is" if len(ranks) == 1 else "are"
+
+
+def _generic(finding: Finding, verdict: Verdict) -> Told:
+    ranks = finding.blamed or finding.ranks
+    return f"{finding.kind} on {rank_list(ranks)}" if ranks else finding.kind, None
+
+
+WHAT: dict[str, Callable[[Finding, Verdict], Told]] = {
+    "stage_divergence": _stage_divergence,
+    "missing_rank": _missing_rank,
+    "collective_mismatch": _collective_mismatch,
+    "loader_size_mismatch": _loader_size_mismatch,
+    "duplicate_device": _duplicate_device,
+    "oom": _oom,
+    "rank_exception": _rank_exception,
+    "reducer_unused_params": _reducer,
+    "nccl_error": _nccl_error,
+    "monitored_barrier": _monitored_barrier,
+    "collective_timeout": _collective_timeout,
+    "peer_lost": _peer_lost,
+    "fr_mismatch": _flight_recorder,
+    "stuck_location": _stuck_location,
+}
+
+
+def _consequence(verdict: Verdict) -> str:
+    """What the verdict did to the others: its first consequence; else the ranks its
+    departure left waiting."""
+    blamed = set(verdict.ranks)
+    for finding in verdict.chain:
+        if finding.part != "consequence":
+            continue
+        if finding.kind == "collective_timeout":
+            return _timed_out(finding, blamed)
+        if finding.kind == "peer_lost":
+            own = "its" if len(finding.ranks) == 1 else "their"
+            return f"{rank_list(finding.ranks)} then lost {own} connection to {_it(blamed)}"
+        if finding.kind == "collective_mismatch":
+            return f"gloo aborted {rank_list(finding.ranks)}"
+        if finding.kind == "nccl_error":
+            if verdict.finding.kind == "duplicate_device":
+                return "NCCL refused to start"
+            return f"{rank_list(finding.ranks) or 'other processes'} failed in NCCL after it"
+    for finding in (verdict.finding, *verdict.chain):
+        others = _ranks_of(finding.details.get("other_ranks"))
+        if finding.details.get("departure") in ("skipped", "stopped") and others:
+            return f"{rank_list(others)} waited for {_it(blamed)}"
+    return ""
+
+
+def _timed_out(timeout: Finding, blamed: set[int]) -> str:
+    if timeout.details.get("phase") == "rendezvous":
+        return "process group set-up never completed"
+    waiting = [rank for rank in timeout.ranks if rank not in blamed]
+    waited = timeout.details.get("timeout_ms")
+    until = f" until the timeout ({duration(waited / 1000)})" if _number(waited) else ""
+    where = f" in {timeout.op}" if timeout.op else ""
+    if waiting and blamed:
+        return f"{rank_list(waiting)} waited for {_it(blamed)}{where}{until}"
+    return f"{rank_list(timeout.ranks)} timed out" + _in_after(timeout)
+
+
+def _in_after(timeout: Finding) -> str:
+    waited = timeout.details.get("timeout_ms")
+    where = f" in {timeout.op}" if timeout.op else ""
+    return where + (f" after {duration(waited / 1000)}" if _number(waited) else "")
+
+
+# --- small helpers ------------------------------------------------------------------------
+
+
+def _who(ranks: Any, nobody: str = "A rank") -> str:
+    return capitalized(rank_list(ranks)) if ranks else nobody
+
+
+def _it(ranks: Any) -> str:
+    return "it" if len(ranks) <= 1 else "them"
+
+
+def _ranks_of(value: object) -> list[int]:
+    return [int(rank) for rank in value] if isinstance(value, list) else []
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+
+
+def _a(word: str) -> str:
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
+def with_headlines(report: dict[str, Any], analyses: tuple[Analysis, ...]) -> dict[str, Any]:
+    """The report model with each verdict's headline under `verdict.headline` (a copy: the
+    model itself is left as `build_upload_report` made it). `analyses` are the upload's jobs,
+    in the model's order."""
+    jobs = report.get("jobs") if report.get("several_jobs") else None
+    if jobs is None:
+        return _with_headline(report, analyses[0])
+    return {
+        **report,
+        "jobs": [
+            _with_headline(job, analysis) for job, analysis in zip(jobs, analyses, strict=True)
+        ],
+    }
+
+
+def _with_headline(report: dict[str, Any], analysis: Analysis) -> dict[str, Any]:
+    verdict = report.get("verdict")
+    if not verdict or "headline" in verdict:
+        return report
+    return {**report, "verdict": {**verdict, "headline": headline(analysis)}}
