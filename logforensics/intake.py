@@ -34,6 +34,7 @@ import polars as pl
 import zstandard
 
 from logforensics import streams
+from logforensics.dumps import flight_recorder, pyspy
 from logforensics.errors import InputError
 
 SNIFF_BYTES = 8192
@@ -118,6 +119,37 @@ class SkippedFile:
 
 
 @dataclass(frozen=True, slots=True)
+class DumpFile:
+    """A hang dump beside the logs, read as a record, not as lines: a Flight Recorder trace
+    (`fr_json`, `fr_pickle`) or a `py-spy dump` (`pyspy_text`, `pyspy_json`)."""
+
+    path: Path
+    name: str
+    size: int
+    kind: str
+    data: bytes | None = field(default=None, repr=False, compare=False)
+
+    def read(self) -> bytes:
+        return self.data if self.data is not None else self.path.read_bytes()
+
+
+Entry = LogFile | SkippedFile | DumpFile
+MAX_DUMP_BYTES = 64 * 2**20  # a dump larger than this is no dump of one rank
+
+
+def dump_kind(head: bytes) -> str | None:
+    """Which hang dump a file is, from its first bytes; None for anything else."""
+    form = flight_recorder.looks_like_dump(head)
+    if form is not None:
+        return f"fr_{form}"
+    if pyspy.looks_like_text_dump(head):
+        return "pyspy_text"
+    if pyspy.looks_like_json_dump(head):
+        return "pyspy_json"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
 class Inventory:
     """What PATH holds: the files to read and the files passed over."""
 
@@ -129,6 +161,7 @@ class Inventory:
     error_files: tuple[ErrorFile, ...] = ()  # torchrun error.json files read (chosen attempt)
     # files read with a remark: truncated, decoded from UTF-16, holes left out, lines cut
     notes: tuple[SkippedFile, ...] = ()
+    dumps: tuple[DumpFile, ...] = ()  # hang dumps beside the logs (py-spy, Flight Recorder)
 
     def without_data(self) -> Inventory:
         """The same inventory, letting go of the bytes held for files already read."""
@@ -145,6 +178,7 @@ class Inventory:
             self,
             files=tuple(f for f in self.files if f.name in names),
             error_files=tuple(e for e in self.error_files if _folder(e.name) in folders),
+            dumps=tuple(d for d in self.dumps if _folder(d.name) in folders),
         )
 
 
@@ -206,7 +240,7 @@ def discover(
     """List the log files under `path`: a folder (searched recursively), one file, or `-`
     (standard input, or `stdin` when given)."""
     budget = _Budget(max_bytes)
-    found: list[LogFile | SkippedFile] = []
+    found: list[Entry] = []
     notes: list[SkippedFile] = []
     if str(path) == "-":
         stream = stdin if stdin is not None else sys.stdin.buffer
@@ -226,6 +260,7 @@ def discover(
     found.sort(key=lambda entry: entry.name)
     files = [entry for entry in found if isinstance(entry, LogFile)]
     skipped = [entry for entry in found if isinstance(entry, SkippedFile)]
+    dumps = tuple(entry for entry in found if isinstance(entry, DumpFile))
     files, older, chosen, attempts = _choose_attempt(files, attempt, path)
     error_files, not_json = _read_error_files(files)
     return Inventory(
@@ -236,10 +271,11 @@ def discover(
         attempts,
         tuple(error_files),
         tuple(sorted(notes, key=lambda note: note.name)),
+        dumps,
     )
 
 
-def _walk(root: Path, skipped: list[LogFile | SkippedFile]) -> list[tuple[os.DirEntry[str], str]]:
+def _walk(root: Path, skipped: list[Entry]) -> list[tuple[os.DirEntry[str], str]]:
     """Every entry under `root` but folders, with its path relative to `root`; a folder that
     cannot be listed goes to `skipped`. Linked folders are not entered; the directory entries
     carry their type, so listing costs no extra system call per file."""
@@ -269,12 +305,21 @@ def _disk_entries(
     budget: _Budget,
     notes: list[SkippedFile],
     entry: os.DirEntry[str] | None = None,
-) -> Iterator[LogFile | SkippedFile]:
+) -> Iterator[Entry]:
     if entry.is_symlink() if entry is not None else file.is_symlink():
         yield SkippedFile(name, "symbolic link (not followed)")
         return
     if not (entry.is_file(follow_symlinks=False) if entry is not None else file.is_file()):
         yield SkippedFile(name, "not a regular file")
+        return
+    try:
+        with file.open("rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+    except OSError as error:
+        yield SkippedFile(name, f"unreadable ({_describe(error)})")
+        return
+    if (kind := dump_kind(head)) is not None:
+        yield _dump_entry(file, name, kind, None, budget, entry)
         return
     reason = _reason_not_a_log(name)
     if reason:
@@ -309,6 +354,29 @@ def _disk_entries(
         yield SkippedFile(name, str(overrun))
         return
     yield LogFile(file, name, size)
+
+
+def _dump_entry(
+    path: Path,
+    name: str,
+    kind: str,
+    data: bytes | None,
+    budget: _Budget,
+    entry: os.DirEntry[str] | None = None,
+) -> DumpFile | SkippedFile:
+    if data is not None:
+        size = len(data)
+    else:
+        size = (entry.stat(follow_symlinks=False) if entry is not None else path.stat()).st_size
+    if size > MAX_DUMP_BYTES:
+        return SkippedFile(
+            name, f"a hang dump larger than {MAX_DUMP_BYTES // 2**20} MiB (not read)"
+        )
+    try:
+        budget.take(size)
+    except streams.OverrunError as overrun:
+        return SkippedFile(name, str(overrun))
+    return DumpFile(path, name, size, kind, data)
 
 
 def _reason_not_a_log(name: str) -> str | None:
@@ -354,14 +422,14 @@ def _container_entries(
     budget: _Budget,
     depth: int,
     notes: list[SkippedFile],
-) -> Iterator[LogFile | SkippedFile]:
+) -> Iterator[Entry]:
     """The logs inside a compressed file or an archive, read from `stream` (at its start) a
     piece at a time. A damaged member costs that member; a container cut short keeps what
     came before the cut."""
     if depth > MAX_NESTING:
         yield SkippedFile(name, f"archive nested deeper than {MAX_NESTING} levels (not opened)")
         return
-    entries: list[LogFile | SkippedFile] = []
+    entries: list[Entry] = []
     try:
         if head.startswith((ZIP_MAGIC, ZIP_EMPTY_MAGIC)):
             _zip_entries(stream, name, path, budget, depth, entries, notes)
@@ -413,7 +481,7 @@ def _compressed_entries(
     path: Path,
     budget: _Budget,
     depth: int,
-    members: list[LogFile | SkippedFile],
+    members: list[Entry],
     notes: list[SkippedFile],
 ) -> None:
     """A `.gz` / `.zst` file: a compressed tar, or one compressed log."""
@@ -434,7 +502,7 @@ def _tar_entries(
     path: Path,
     budget: _Budget,
     depth: int,
-    members: list[LogFile | SkippedFile],
+    members: list[Entry],
     notes: list[SkippedFile],
     inflation: streams.Inflation | None = None,
 ) -> None:
@@ -476,7 +544,7 @@ def _zip_entries(
     path: Path,
     budget: _Budget,
     depth: int,
-    members: list[LogFile | SkippedFile],
+    members: list[Entry],
     notes: list[SkippedFile],
 ) -> None:
     with zipfile.ZipFile(stream) as archive:
@@ -508,7 +576,7 @@ def _zip_member(
     budget: _Budget,
     depth: int,
     notes: list[SkippedFile],
-) -> Iterator[LogFile | SkippedFile]:
+) -> Iterator[Entry]:
     """One member; its damage is its own (the others are still read)."""
     # zipfile stops at the declared size: the declared sizes are the ratio
     bomb = streams.declared_bomb(info.compress_size, info.file_size)
@@ -536,7 +604,7 @@ def _member_entries(
     depth: int,
     notes: list[SkippedFile],
     inflation: streams.Inflation | None = None,
-) -> Iterator[LogFile | SkippedFile]:
+) -> Iterator[Entry]:
     """A member read a piece at a time (an archive member, a decompressed file, stdin, a
     text that needs normalising): a nested container is opened, binary data is skipped
     unread, text is normalised into a spool. Its bytes count against the cap and, when it
@@ -553,6 +621,17 @@ def _member_entries(
             yield SkippedFile(name, "empty")
             return
         rest = streams.stream_pieces(reader, head)
+        if (kind := dump_kind(head)) is not None:
+            for piece in rest:
+                if spool.size + len(piece) > MAX_DUMP_BYTES:
+                    raise streams.OverrunError(
+                        f"a hang dump larger than {MAX_DUMP_BYTES // 2**20} MiB (not read)"
+                    )
+                spool.write(piece)
+            data = spool.data() or spool.path.read_bytes()
+            spool.discard()
+            yield DumpFile(path, name, len(data), kind, data)
+            return
         if _is_container(head, name):
             for piece in rest:
                 spool.write(piece)
@@ -584,14 +663,14 @@ def _member_entries(
     yield LogFile(path, name, spool.size, spool.data(), spool.path)
 
 
-def _small_member(
-    data: bytes, name: str, path: Path, budget: _Budget
-) -> LogFile | SkippedFile | None:
+def _small_member(data: bytes, name: str, path: Path, budget: _Budget) -> Entry | None:
     """A small member that is plain text, read in one go (archives of thousands of tiny logs
     are common); None when it needs the careful reading (a container, binary, normalising)."""
     head = data[:SNIFF_BYTES]
     if not head or _is_container(head, name) or streams.needs_normalising(head):
         return None
+    if (kind := dump_kind(head)) is not None:
+        return _dump_entry(path, name, kind, data, budget)
     if not streams.looks_like_text(head):
         return SkippedFile(name, "binary (not text)")
     try:

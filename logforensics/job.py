@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from logforensics.attribution import path_ranks
+from logforensics.dumps.load import Dumps
+from logforensics.dumps.load import load as load_dumps
 from logforensics.events import EventTable, empty_mark_writers, empty_marks
 from logforensics.intake import Inventory, read_lines_at
 from logforensics.plausible import FLAGGED_SCHEMA, believed_rank, screen
@@ -36,6 +38,8 @@ class Job:
     # the lines whose ranks, world sizes or per-rank lists are not believed, left out of all
     # the above (plausible.FLAGGED_SCHEMA)
     implausible: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=FLAGGED_SCHEMA))
+    # hang dumps beside the logs: py-spy stacks and Flight Recorder entries, by rank
+    dumps: Dumps = field(default_factory=Dumps)
 
     @property
     def ranks_seen(self) -> tuple[int, ...]:
@@ -114,6 +118,7 @@ def build_job(table: EventTable, inventory: Inventory, line_stats: pl.DataFrame)
         mark_writers=screened.mark_writers,
         marks=screened.marks,
         implausible=screened.flagged,
+        dumps=load_dumps(inventory.dumps, events),
     )
 
 

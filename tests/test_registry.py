@@ -25,6 +25,8 @@ VOCABULARY = {
     "nccl_error",
     "oom",
     "implausible_number",
+    "fr_mismatch",
+    "stuck_location",
 }
 
 

@@ -9,6 +9,7 @@ import polars as pl
 
 from logforensics import __version__
 from logforensics.api import Analysis, Upload
+from logforensics.dumps.pyspy import where_stuck
 from logforensics.findings import Finding
 from logforensics.job import Job
 
@@ -61,6 +62,7 @@ def build_report(analysis: Analysis, input_path: str) -> dict[str, Any]:
         "verdict": (
             {
                 "kind": verdict.finding.kind,
+                "headline": verdict.headline,
                 "ranks": verdict.ranks,
                 "step": verdict.finding.step,
                 "stage": verdict.finding.stage,
@@ -193,6 +195,8 @@ def _ranks(analysis: Analysis) -> list[dict[str, Any]]:
         for row in job.progress.last_key().iter_rows(named=True):
             last_marks[row["rank"]] = row
     last_lines = _last_lines(job)
+    stuck = {row["rank"]: row for row in where_stuck(job.dumps.stacks).iter_rows(named=True)}
+    flight = _flight_positions(job)
     ranks = []
     for facts in job.rank_facts().iter_rows(named=True):
         rank = facts["rank"]
@@ -212,9 +216,33 @@ def _ranks(analysis: Analysis) -> list[dict[str, Any]]:
                 "last_stage": mark["stage"] if mark else None,
                 "last_line": lines[0] if lines else None,
                 "last_lines": lines[:RANK_FILES_SHOWN],
+                # from a py-spy dump: what the main thread waited in, where in the job's code
+                "stuck": (
+                    {
+                        key: stuck[rank][key]
+                        for key in ("waiting", "user_frame", "innermost", "file", "line")
+                    }
+                    if rank in stuck
+                    else None
+                ),
+                # from a Flight Recorder dump: the last collective enqueued and completed
+                "flight": flight.get(rank),
             }
         )
     return ranks
+
+
+def _flight_positions(job: Job) -> dict[int, dict[str, Any]]:
+    status = job.dumps.flight_status
+    return {
+        row["rank"]: {
+            "process_group": row["pg"],
+            "last_enqueued": row["last_enqueued"],
+            "last_completed": row["last_completed"],
+        }
+        for row in status.sort("pg").iter_rows(named=True)
+        if row["rank"] is not None
+    }
 
 
 def _last_lines(job: Job) -> dict[int, list[dict[str, Any]]]:

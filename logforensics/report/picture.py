@@ -395,3 +395,77 @@ def _uniform_until(
             break  # a last partial row stays a row of its own
         end = next_end
     return end
+
+
+# The Flight Recorder grid: the collectives each group of ranks issued, numbered as the
+# recorder numbers them, marked where they differ from what most ranks issued at that number.
+FLIGHT_COLUMNS = 40
+FLIGHT_STATES = {"agree": "cell-full", "differs": "cell-differs", "none": "cell-none"}
+
+
+def build_flight_grid(flight: pl.DataFrame, from_seq: int | None) -> Picture | None:
+    """Rows of ranks whose collectives agree, columns of sequence numbers (of the first
+    process group with a disagreement, else the default one), the last FLIGHT_COLUMNS up to
+    the end, starting a little before `from_seq` when it is given."""
+    entries = flight.filter(~pl.col("is_p2p") & pl.col("seq").is_not_null())
+    if entries.get_column("rank").n_unique() < 2:
+        return None
+    signature = pl.concat_str("op", "input_sizes", "input_dtypes", separator=" ", ignore_nulls=True)
+    entries = entries.with_columns(signature.alias("signature"))
+    pg = entries.item(0, "pg")
+    entries = entries.filter(pl.col("pg") == pg)
+    last = int(entries.get_column("seq").max())
+    first = int(entries.get_column("seq").min())
+    start = max(first, (from_seq - 6) if from_seq is not None else last - FLIGHT_COLUMNS + 1)
+    columns = list(range(start, min(last, start + FLIGHT_COLUMNS - 1) + 1))
+    shown = entries.filter(pl.col("seq").is_in(columns))
+    majority = dict(
+        shown.group_by("seq", "signature")
+        .agg(pl.len().alias("votes"))
+        .sort("seq", "votes", descending=[False, True])
+        .group_by("seq", maintain_order=True)
+        .first()
+        .select("seq", "signature")
+        .iter_rows()
+    )
+    cells_of: dict[int, dict[int, tuple[str, str]]] = {}
+    for rank, seq, said, retired in shown.select("rank", "seq", "signature", "retired").iter_rows():
+        state = "agree" if said == majority.get(seq) else "differs"
+        note = "" if retired else " (not completed)"
+        cells_of.setdefault(rank, {})[seq] = (state, f"#{seq} {said}{note}")
+    groups: dict[tuple, list[int]] = {}
+    for rank in sorted(entries.get_column("rank").unique().to_list()):
+        cells = cells_of.get(rank, {})
+        key = tuple((seq, cells.get(seq, ("none", ""))[0]) for seq in columns)
+        groups.setdefault(key, []).append(rank)
+    ordered = sorted(groups.items(), key=lambda item: (len(item[1]), item[1][0]))
+    labels = [rank_ranges(ranks, limit=6) for _, ranks in ordered]
+    label_width = min(
+        MAX_LABEL_WIDTH,
+        max([LABEL_WIDTH, *(int(len(f"ranks {label}") * LABEL_CHAR) + 12 for label in labels)]),
+    )
+    x_of, gaps = _x_positions(columns, label_width)
+    cells: list[Cell] = []
+    row_labels: list[tuple[int, str, str]] = []
+    for row_index, ((_, ranks), label) in enumerate(zip(ordered, labels, strict=True)):
+        y = HEADER_HEIGHT + row_index * (CELL + GAP)
+        who = f"rank {label}" if len(ranks) == 1 else f"ranks {label}"
+        row_labels.append(
+            (y + CELL - 3, _fit(who, label_width), f"{len(ranks)}: {rank_ranges(ranks)}")
+        )
+        for seq in columns:
+            state, said = cells_of.get(ranks[0], {}).get(seq, ("none", f"#{seq}: not issued"))
+            cells.append(
+                Cell(
+                    x_of[seq], y, FLIGHT_STATES[state], f"{who}, {said}", state == "differs", False
+                )
+            )
+    column_labels = [
+        (x_of[seq] + CELL // 2, str(seq))
+        for seq in columns
+        if seq in (columns[0], columns[-1]) or seq % 5 == 0 or seq == from_seq
+    ]
+    width = max(x_of.values()) + CELL + 10
+    height = HEADER_HEIGHT + len(ordered) * (CELL + GAP) + 6
+    note = f"process group {pg}"
+    return Picture(width, height, cells, row_labels, column_labels, gaps, note, label_width)

@@ -13,7 +13,7 @@ import polars as pl
 from markupsafe import Markup, escape
 
 from logforensics.api import Analysis, Upload
-from logforensics.report.picture import FILL, build_picture, build_rank_map
+from logforensics.report.picture import FILL, build_flight_grid, build_picture, build_rank_map
 from logforensics.text import rank_ranges
 
 
@@ -89,6 +89,7 @@ def _job_context(report: dict[str, Any], analysis: Analysis, prefix: str) -> dic
         "timeline": timeline,
         "timeline_note": timeline_note,
         "picture": build_picture(analysis.job.progress) if analysis.job.progress else None,
+        "flight": build_flight_grid(analysis.job.dumps.flight, _first_fr_seq(report)),
         "rank_map": build_rank_map(
             report["findings"],
             report["inputs"]["ranks_seen"],
@@ -382,3 +383,8 @@ def _after(time: datetime, start: datetime | None) -> str:
     if seconds < 7200:
         return f"+{seconds / 60:.0f} min"
     return f"+{seconds / 3600:.1f} h"
+
+
+def _first_fr_seq(report: dict[str, Any]) -> int | None:
+    seqs = [f["seq"] for f in report["findings"] if f["kind"] == "fr_mismatch" and f["seq"]]
+    return min(seqs) if seqs else None

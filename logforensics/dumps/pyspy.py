@@ -1,0 +1,250 @@
+"""`py-spy dump` output: where each thread of each process stood when the dump was taken.
+
+Text (plain, `--native`, `--locals`, `--subprocesses`), one block per process:
+
+    Process 18459: /work/venv/bin/python3 -u train.py --bad-rank 2
+    Python v3.11.7 (/usr/bin/python3.11)
+    Parent Process 18455: ...                  (only for a child, with --subprocesses)
+
+    Thread 18459 (idle): "MainThread"          (idle, active, active+gil)
+        barrier (torch/distributed/distributed_c10d.py:5356)
+            Arguments:                         (--locals: indented deeper, skipped)
+        pthread_cond_wait (libc.so.6)          (--native: a library, no line)
+        train (train.py:267)
+
+frames innermost first; processes of `--subprocesses` are separated by a line of dashes.
+`--json` gives a list of threads: `pid`, `thread_id`, `os_thread_id`, `thread_name`,
+`active`, `owns_gil`, `frames` [{`name`, `filename`, `short_filename`, `line`, ...}].
+The text is read as lines in one polars pass (headers found by pattern and carried forward
+over their frames); the JSON with the json module, a thread at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import polars as pl
+
+FRAME_SCHEMA: dict[str, pl.DataType] = {
+    "file": pl.String(),  # the dump file
+    "pid": pl.Int64(),
+    "parent_pid": pl.Int64(),  # the process that forked it (a DataLoader worker's rank)
+    "command": pl.String(),
+    "thread_id": pl.Int64(),
+    "thread_name": pl.String(),
+    "thread_state": pl.String(),  # idle, active, active+gil
+    "depth": pl.Int32(),  # 0: the innermost frame
+    "function": pl.String(),
+    "source": pl.String(),  # file as py-spy prints it, or the native library
+    "source_line": pl.Int64(),  # null for a native frame
+    "line": pl.UInt32(),  # where the frame is in the dump file (text dumps)
+}
+
+PROCESS = r"^Process (\d+): (.*)$"
+PARENT = r"^Parent Process (\d+):"
+THREAD = r'^Thread (\d+) \(([a-z+]+)\): "(.*)"$'
+FRAME = r"^    (\S.*) \(([^()]*?)(?::(\d+))?\)$"
+
+
+def looks_like_text_dump(head: bytes) -> bool:
+    text = head[:512].decode("utf-8", "replace")
+    lines = text.splitlines()
+    return (
+        bool(lines)
+        and lines[0].startswith("Process ")
+        and any(line.startswith("Python v") for line in lines[1:3])
+    )
+
+
+def looks_like_json_dump(head: bytes) -> bool:
+    text = head.lstrip()[:2048]
+    return text.startswith(b"[") and b'"thread_name"' in text and b'"frames"' in text
+
+
+def text_frames(lines: pl.DataFrame) -> pl.DataFrame:
+    """FRAME_SCHEMA rows from the lines (`file, line, text`) of text dumps."""
+    text = pl.col("text")
+    per_file = ["file"]
+    marked = lines.with_columns(
+        text.str.extract(PROCESS, 1).cast(pl.Int64, strict=False).alias("_pid"),
+        text.str.extract(PROCESS, 2).alias("_command"),
+        text.str.extract(PARENT, 1).cast(pl.Int64, strict=False).alias("_parent"),
+        text.str.extract_groups(THREAD).alias("_thread"),
+        text.str.extract_groups(FRAME).alias("_frame"),
+    ).with_columns(
+        pl.col("_pid").is_not_null().cum_sum().over(per_file).alias("_process_block"),
+        pl.col("_thread")
+        .struct.field("1")
+        .is_not_null()
+        .cum_sum()
+        .over(per_file)
+        .alias("_thread_block"),
+    )
+    block = ["file", "_process_block"]
+    thread = ["file", "_process_block", "_thread_block"]
+    carried = marked.with_columns(
+        pl.col("_pid").forward_fill().over(per_file),
+        pl.col("_command").forward_fill().over(per_file),
+        pl.col("_parent").forward_fill().over(block),
+        pl.col("_thread")
+        .struct.field("1")
+        .cast(pl.Int64, strict=False)
+        .forward_fill()
+        .over(thread)
+        .alias("thread_id"),
+        pl.col("_thread").struct.field("2").forward_fill().over(thread).alias("thread_state"),
+        pl.col("_thread").struct.field("3").forward_fill().over(thread).alias("thread_name"),
+    )
+    frames = carried.filter(
+        pl.col("_frame").struct.field("1").is_not_null() & pl.col("thread_id").is_not_null()
+    )
+    return frames.select(
+        "file",
+        pl.col("_pid").alias("pid"),
+        pl.col("_parent").alias("parent_pid"),
+        pl.col("_command").alias("command"),
+        "thread_id",
+        "thread_name",
+        "thread_state",
+        (pl.int_range(pl.len()).over(thread).cast(pl.Int32)).alias("depth"),
+        pl.col("_frame").struct.field("1").alias("function"),
+        pl.col("_frame").struct.field("2").alias("source"),
+        pl.col("_frame").struct.field("3").cast(pl.Int64, strict=False).alias("source_line"),
+        pl.col("line").cast(pl.UInt32),
+    )
+
+
+def json_frames(data: bytes, file: str) -> pl.DataFrame:
+    """FRAME_SCHEMA rows from a `--json` dump; an unreadable one gives none."""
+    try:
+        threads = json.loads(data.decode("utf-8", "replace"))
+    except (json.JSONDecodeError, RecursionError):
+        return pl.DataFrame(schema=FRAME_SCHEMA)
+    rows = []
+    for thread in threads if isinstance(threads, list) else []:
+        if not isinstance(thread, dict) or not isinstance(thread.get("frames"), list):
+            continue
+        state = "active" if thread.get("active") else "idle"
+        if thread.get("owns_gil"):
+            state += "+gil"
+        for depth, frame in enumerate(thread["frames"][:MAX_FRAMES]):
+            if not isinstance(frame, dict):
+                continue
+            rows.append(
+                {
+                    "file": file,
+                    "pid": _number(thread.get("pid")),
+                    "parent_pid": None,
+                    "command": None,
+                    "thread_id": _number(thread.get("os_thread_id") or thread.get("thread_id")),
+                    "thread_name": str(thread.get("thread_name") or ""),
+                    "thread_state": state,
+                    "depth": depth,
+                    "function": str(frame.get("name") or ""),
+                    "source": str(frame.get("short_filename") or frame.get("filename") or ""),
+                    "source_line": _number(frame.get("line")),
+                    "line": None,
+                }
+            )
+    return pl.DataFrame(rows, schema=FRAME_SCHEMA) if rows else pl.DataFrame(schema=FRAME_SCHEMA)
+
+
+MAX_FRAMES = 1000
+
+
+def _number(value: object) -> int | None:
+    return value if isinstance(value, int) and -(2**62) < value < 2**62 else None
+
+
+# --- where a thread waits ---------------------------------------------------------------
+
+COLLECTIVES = frozenset(
+    "all_reduce all_gather all_gather_into_tensor all_gather_object barrier broadcast "
+    "broadcast_object_list reduce reduce_scatter reduce_scatter_tensor all_to_all "
+    "all_to_all_single gather scatter send recv isend irecv monitored_barrier".split()
+)
+STDLIB = frozenset(sys.stdlib_module_names)
+
+
+def is_user_frame(source: str | None, line: int | None) -> bool:
+    """A frame of the job's own code: a Python file outside torch, site-packages and the
+    standard library."""
+    if not source or line is None or source.startswith("<"):
+        return False
+    if source.startswith(("torch/", "torch\\")) or "site-packages" in source:
+        return False
+    top = source.replace("\\", "/").split("/", 1)[0].removesuffix(".py")
+    return top not in STDLIB
+
+
+def waiting_in(functions: list[str], sources: list[str | None]) -> str:
+    """What a thread's frames (innermost first) say it waits in, in words."""
+    for function, source in zip(functions, sources, strict=True):
+        name = function.rsplit(".", 1)[-1]
+        if name in COLLECTIVES and source and "distributed" in source:
+            return f"dist.{name}"
+        if name in ("_engine_run_backward", "backward") and source and "autograd" in source:
+            return "backward (DDP's gradient all-reduce)"
+        if "DataLoader" in function or "_next_data" in function:
+            return "the DataLoader (waiting for a batch)"
+        if name in ("sleep",) and source and source.startswith("time"):
+            return "time.sleep"
+        if name in ("wait", "acquire") and source and source.startswith("threading"):
+            return f"a lock ({function})"
+    return "running"
+
+
+STUCK_SCHEMA: dict[str, pl.DataType] = {
+    "rank": pl.Int32(),
+    "pid": pl.Int64(),
+    "file": pl.String(),
+    "line": pl.UInt32(),  # the user frame's line in the dump (text dumps)
+    "thread_state": pl.String(),
+    "waiting": pl.String(),  # what it waits in, in words (see `waiting_in`)
+    "user_frame": pl.String(),  # `function (file:line)` of the innermost frame of the job's code
+    "innermost": pl.String(),  # `function (file:line)` of the innermost frame
+}
+
+
+def where_stuck(stacks: pl.DataFrame) -> pl.DataFrame:
+    """Per rank (its own process, not a worker): where its main thread stood. STUCK_SCHEMA."""
+    main = stacks.filter(
+        pl.col("parent_pid").is_null()
+        & ((pl.col("thread_name") == "MainThread") | (pl.col("thread_id") == pl.col("pid")))
+    ).sort("rank", "pid", "depth")
+    rows = []
+    for (rank, pid), frames in main.group_by("rank", "pid", maintain_order=True):
+        functions = frames.get_column("function").to_list()
+        sources = frames.get_column("source").to_list()
+        numbers = frames.get_column("source_line").to_list()
+        user = next(
+            (
+                index
+                for index, (source, number) in enumerate(zip(sources, numbers, strict=True))
+                if is_user_frame(source, number)
+            ),
+            None,
+        )
+        rows.append(
+            {
+                "rank": rank,
+                "pid": pid,
+                "file": frames.item(0, "file"),
+                "line": frames.item(user, "line") if user is not None else frames.item(0, "line"),
+                "thread_state": frames.item(0, "thread_state"),
+                "waiting": waiting_in(functions, sources),
+                "user_frame": _frame_words(functions, sources, numbers, user),
+                "innermost": _frame_words(functions, sources, numbers, 0),
+            }
+        )
+    return pl.DataFrame(rows, schema=STUCK_SCHEMA) if rows else pl.DataFrame(schema=STUCK_SCHEMA)
+
+
+def _frame_words(
+    functions: list[str], sources: list[str | None], numbers: list[int | None], at: int | None
+) -> str | None:
+    if at is None:
+        return None
+    place = sources[at] if numbers[at] is None else f"{sources[at]}:{numbers[at]}"
+    return f"{functions[at]} ({place})"

@@ -1,0 +1,225 @@
+"""Flight Recorder dumps aligned rank against rank: the first collective the ranks disagree on.
+
+Per process group, each rank's collectives are lined up by their sequence number
+(`collective_seq_id`; a ring buffer that overflowed starts later, which the alignment does
+not mind). At each number the ranks should have issued the same op with the same sizes and
+dtypes. The first number where a minority differs is the departure: when the minority's
+history from there on is the majority's shifted by one or two, it skipped that many
+collectives; otherwise it issued a different one. A rank whose history stops before the
+others' last number never joined the rest. `pg_status` says how far each rank completed:
+the earliest is named first.
+
+PyTorch's `fr_trace` compares ranks pairwise in file order, so the rank it calls the culprit
+depends on which dump it read first; here the majority at each number decides.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.findings import Evidence, Finding
+from logforensics.job import Job
+from logforensics.registry import Rule
+from logforensics.text import rank_list, rank_ranges
+
+FIX = (
+    "Every rank must issue the same collectives in the same order with the same shapes. Look "
+    "at the code path that issues collective #{seq} on {who}: a `continue` or early `return` "
+    "on some ranks, a data-dependent branch, a metric or barrier only some ranks reach."
+)
+SHIFTS = (1, 2, 3)  # skips of this many collectives are recognised as skips
+EVIDENCE_CAP = 8
+
+
+def check(job: Job) -> list[Finding]:
+    entries = job.dumps.flight.filter(~pl.col("is_p2p") & pl.col("seq").is_not_null())
+    if entries.get_column("rank").n_unique() < 2:
+        return []
+    findings = []
+    for (pg,), group in entries.group_by("pg", maintain_order=True):
+        finding = _first_disagreement(job, str(pg), group)
+        if finding is not None:
+            findings.append(finding)
+    return findings
+
+
+def _first_disagreement(job: Job, pg: str, entries: pl.DataFrame) -> Finding | None:
+    signature = pl.concat_str(
+        "op", "input_sizes", "input_dtypes", separator="|", ignore_nulls=True
+    ).alias("signature")
+    keyed = entries.with_columns(signature)
+    ranks = sorted(keyed.get_column("rank").unique().to_list())
+    majority = (
+        keyed.group_by("seq", "signature")
+        .agg(pl.len().alias("votes"))
+        .sort("seq", "votes", "signature", descending=[False, True, False])
+        .group_by("seq", maintain_order=True)
+        .first()
+    )
+    history = {
+        rank: dict(rows.select("seq", "signature").iter_rows())
+        for (rank,), rows in keyed.group_by("rank")
+    }
+    expected = dict(majority.select("seq", "signature").iter_rows())
+    last_seq = max(expected)
+    for seq in sorted(expected):
+        odd = [r for r in ranks if seq in history[r] and history[r][seq] != expected[seq]]
+        absent = [r for r in ranks if seq not in history[r] and max(history[r]) < seq <= last_seq]
+        if odd and len(odd) * 2 < len(ranks):
+            return _mismatch(job, pg, keyed, seq, odd, history, expected)
+        if (
+            absent
+            and len(absent) * 2 < len(ranks)
+            and seq == min(max(history[r]) for r in absent) + 1
+        ):
+            return _never_joined(job, pg, keyed, seq, absent, expected)
+    return None
+
+
+def _mismatch(
+    job: Job,
+    pg: str,
+    entries: pl.DataFrame,
+    seq: int,
+    odd: list[int],
+    history: dict[int, dict[int, str]],
+    expected: dict[int, str],
+) -> Finding:
+    skipped = {rank: _skipped(history[rank], expected, seq) for rank in odd}
+    theirs = _said(expected[seq])
+    if all(skipped.values()):
+        count = max(skipped.values())
+        what = (
+            f"skipped collective #{seq} ({theirs})"
+            if count == 1
+            else f"skipped {count} collectives from #{seq} ({theirs} first)"
+        )
+        summary = (
+            f"{_who(odd)} {what} in process group {pg}: {_their(odd)} #{seq} is the others' "
+            f"#{seq + count}, so from there on every collective met a different one."
+        )
+    else:
+        mine = _said(history[odd[0]][seq])
+        summary = (
+            f"{_who(odd)} issued {mine} as collective #{seq} in process group {pg}, where the "
+            f"others issued {theirs}."
+        )
+    others = [rank for rank in history if rank not in odd]
+    summary = _sentence(summary + _completed_words(job, pg))
+    return Finding(
+        kind="fr_mismatch",
+        severity="error",
+        part="departure",
+        summary=summary,
+        fix=FIX.format(seq=seq, who=rank_list(odd)),
+        ranks=odd,
+        op=expected[seq].split("|", 1)[0],
+        seq=seq,
+        evidence=_evidence(entries, seq, odd, others),
+        evidence_total=len(odd) + 1,
+        confidence="high",
+        details={
+            "source": "flight recorder",
+            "process_group": pg,
+            "skipped": {str(rank): count for rank, count in skipped.items() if count},
+            "other_ranks": others,
+        },
+    )
+
+
+def _never_joined(
+    job: Job,
+    pg: str,
+    entries: pl.DataFrame,
+    seq: int,
+    absent: list[int],
+    expected: dict[int, str],
+) -> Finding:
+    others = sorted(set(entries.get_column("rank").unique().to_list()) - set(absent))
+    summary = _sentence(
+        f"{_who(absent)} never issued collective #{seq} ({_said(expected[seq])}) in process "
+        f"group {pg}: {_their(absent)} history stops at #{seq - 1} while "
+        f"{rank_list(others)} went on." + _completed_words(job, pg)
+    )
+    return Finding(
+        kind="fr_mismatch",
+        severity="error",
+        part="departure",
+        summary=summary,
+        fix=FIX.format(seq=seq, who=rank_list(absent)),
+        ranks=absent,
+        op=expected[seq].split("|", 1)[0],
+        seq=seq,
+        evidence=_evidence(entries, seq, [], others) + _evidence(entries, seq - 1, absent, []),
+        evidence_total=len(absent) + 1,
+        confidence="medium",
+        details={"source": "flight recorder", "process_group": pg, "stopped": absent},
+    )
+
+
+def _skipped(mine: dict[int, str], expected: dict[int, str], seq: int) -> int:
+    """How many collectives a rank skipped at `seq`: its history from `seq` on is the
+    majority's shifted by that many (0: not a skip)."""
+    numbers = [n for n in sorted(mine) if n >= seq]
+    for shift in SHIFTS:
+        pairs = [(mine[n], expected.get(n + shift)) for n in numbers]
+        compared = [(a, b) for a, b in pairs if b is not None]
+        if compared and all(a == b for a, b in compared):
+            return shift
+    return 0
+
+
+def _completed_words(job: Job, pg: str) -> str:
+    status = job.dumps.flight_status.filter(
+        (pl.col("pg") == pg) & pl.col("last_completed").is_not_null()
+    )
+    if status.get_column("rank").n_unique() < 2:
+        return ""
+    lowest = status.get_column("last_completed").min()
+    earliest = sorted(status.filter(pl.col("last_completed") == lowest).get_column("rank"))
+    if len(earliest) == status.height:
+        return ""
+    return (
+        f" {_who(earliest).capitalize()} completed the fewest collectives (up to #{lowest}), "
+        f"so {'its' if len(earliest) == 1 else 'their'} history stops earliest."
+    )
+
+
+def _evidence(entries: pl.DataFrame, seq: int, odd: list[int], others: list[int]) -> list[Evidence]:
+    """The entry at `seq` of each odd rank, then one other rank's."""
+    chosen = odd[:EVIDENCE_CAP] + others[:1]
+    rows = entries.filter((pl.col("seq") == seq) & pl.col("rank").is_in(chosen)).sort("rank")
+    order = {rank: index for index, rank in enumerate(chosen)}
+    lines = sorted(rows.iter_rows(named=True), key=lambda row: order[row["rank"]])
+    return [
+        Evidence(
+            row["file"],
+            int(row["index"]) + 1,
+            f"#{row['seq']} {row['backend'] or ''}:{row['op']} sizes {row['input_sizes']} "
+            f"dtypes {row['input_dtypes']} state {row['state']}"
+            + (" (not completed)" if not row["retired"] else ""),
+            row["rank"],
+        )
+        for row in lines
+    ]
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _said(signature: str) -> str:
+    op, _, rest = signature.partition("|")
+    sizes, _, dtypes = rest.partition("|")
+    return f"{op} of {sizes} {dtypes}".strip()
+
+
+def _who(ranks: list[int]) -> str:
+    return f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {rank_ranges(ranks)}"
+
+
+def _their(ranks: list[int]) -> str:
+    return "its" if len(ranks) == 1 else "their"
+
+
+RULE = Rule(kind="fr_mismatch", check=check, specificity=30)

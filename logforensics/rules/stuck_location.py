@@ -1,0 +1,137 @@
+"""Where each rank is stuck, from `py-spy dump` stacks taken while the job hung.
+
+Each rank's main thread is read for what it waits in (a collective, DDP's backward, the
+DataLoader, a lock, a sleep) and the innermost frame of the job's own code. Ranks standing at
+the same place form a group (`ranks 0, 1, 3 in backward at train.py:246`); a smaller group
+somewhere else is the odd one out, the prime suspect: the others wait for it. When every
+rank stands at the same place, that place is reported as context.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.dumps.pyspy import where_stuck
+from logforensics.findings import Evidence, Finding
+from logforensics.job import Job
+from logforensics.registry import Rule
+from logforensics.text import rank_list, rank_ranges
+
+FIX = (
+    "The others wait for {who} in {theirs}. Find why {who} took another path to {mine}: a "
+    "`continue` or early `return` on some ranks, a data-dependent branch, an exception caught "
+    "and skipped, a barrier or metric only some ranks reach."
+)
+
+
+def check(job: Job) -> list[Finding]:
+    stuck = where_stuck(job.dumps.stacks)
+    if stuck.is_empty():
+        return []
+    groups = (
+        stuck.with_columns(pl.col("user_frame").fill_null(pl.col("innermost")).alias("_where"))
+        .group_by("waiting", "_where", maintain_order=True)
+        .agg(pl.col("rank").sort(), pl.col("file"), pl.col("line"))
+        .sort(pl.col("rank").list.len(), descending=True)
+    )
+    rows = groups.iter_rows(named=True)
+    majority = next(rows)
+    odd = [row for row in groups.iter_rows(named=True)][1:]
+    ranks_seen = sorted(stuck.get_column("rank").to_list())
+    if not odd:
+        return [_all_alike(majority, ranks_seen)]
+    if len(majority["rank"]) <= sum(len(row["rank"]) for row in odd):
+        return [_no_majority(groups, ranks_seen)]
+    suspects = sorted(rank for row in odd for rank in row["rank"])
+    summary = (
+        f"{_who(suspects).capitalize()} {_is(suspects)} stuck elsewhere than the others: "
+        + "; ".join(f"{_who(row['rank'])} in {_place(row)}" for row in odd)
+        + f", while {_who(majority['rank'])} wait in {_place(majority)}."
+    )
+    return [
+        Finding(
+            kind="stuck_location",
+            severity="error",
+            part="departure",
+            summary=summary,
+            fix=FIX.format(
+                who=rank_list(suspects),
+                theirs=_place(majority),
+                mine=_place(odd[0]),
+            ),
+            ranks=suspects,
+            evidence=_evidence(odd, majority),
+            evidence_total=len(stuck),
+            confidence="high" if len(majority["rank"]) >= 2 * len(suspects) else "medium",
+            details={
+                "source": "py-spy",
+                "groups": [
+                    {"ranks": row["rank"], "waiting": row["waiting"], "where": row["_where"]}
+                    for row in groups.iter_rows(named=True)
+                ],
+            },
+        )
+    ]
+
+
+def _all_alike(group: dict, ranks_seen: list[int]) -> Finding:
+    return Finding(
+        kind="stuck_location",
+        severity="info",
+        part="context",
+        summary=(
+            f"Every rank with a stack dump ({rank_ranges(ranks_seen)}) waits in "
+            f"{_place(group)}: the stacks alone do not single out a rank."
+        ),
+        fix="",
+        ranks=ranks_seen,
+        evidence=_evidence([], group),
+        evidence_total=len(ranks_seen),
+        details={"source": "py-spy"},
+    )
+
+
+def _no_majority(groups: pl.DataFrame, ranks_seen: list[int]) -> Finding:
+    said = "; ".join(
+        f"{_who(row['rank'])} in {_place(row)}" for row in groups.iter_rows(named=True)
+    )
+    return Finding(
+        kind="stuck_location",
+        severity="warning",
+        part="context",
+        summary=f"The ranks wait in different places, none held by most of them: {said}.",
+        fix="",
+        ranks=ranks_seen,
+        evidence=[],
+        evidence_total=len(ranks_seen),
+        details={"source": "py-spy"},
+    )
+
+
+def _place(group: dict) -> str:
+    return f"{group['waiting']} at {group['_where']}"
+
+
+def _evidence(odd: list[dict], majority: dict) -> list[Evidence]:
+    lines = []
+    for row in [*odd, majority]:
+        lines.append(
+            Evidence(
+                row["file"][0],
+                int(row["line"][0] or 1),
+                f"{row['_where']}  [{row['waiting']}]",
+                row["rank"][0],
+            )
+        )
+    return lines
+
+
+def _who(ranks: list[int]) -> str:
+    return f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {rank_ranges(ranks)}"
+
+
+def _is(ranks: list[int]) -> str:
+    return "is" if len(ranks) == 1 else "are"
+
+
+RULE = Rule(kind="stuck_location", check=check, specificity=20)
