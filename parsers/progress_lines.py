@@ -47,9 +47,10 @@ QUOTED = r"'[^']*'|\"[^\"]*\""
 PATH = r"/?(?:[\w.-]*[A-Za-z][\w.-]*/)+[\w.-]+"
 DECIMAL = r"\d+\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+"
 INTEGER = r"\d+"
-# `[Rank 2]`, `rank: 9`, `Rank 6,`, `rank=3`, `RANK 1` (not `local_rank`, not `world_size`);
-# failing a rank word, the process a line names itself by: `This is thread 0 with ...`
-RANK_IN_TEXT = r"(?:^|[^A-Za-z_])[Rr][Aa][Nn][Kk][ \t]*[:=#]?[ \t]*(\d+)"
+# `[Rank 2]`, `rank: 9`, `Rank 6,`, `rank=3`, `RANK 1` (not `local_rank`, not `world_size`,
+# not a command-line flag such as `--bad-rank 2`); failing a rank word, the process a line
+# names itself by: `This is thread 0 with ...`
+RANK_IN_TEXT = r"(?:^|[^A-Za-z_-])[Rr][Aa][Nn][Kk][ \t]*[:=#]?[ \t]*(\d+)"
 PROCESS_IN_TEXT = r"(?i)(?:^|[^A-Za-z_])(?:thread|worker|process|proc)[ \t]*[:=#]?[ \t]*(\d+)\b"
 # A line's first word, to split prints that reached the file without a newline between them
 # (`... 7.50GBiter: step 0, ...`): ranks writing to one console race
@@ -233,7 +234,7 @@ def _counters(often: pl.DataFrame) -> pl.DataFrame:
         .with_columns(pl.lit(None, dtype=pl.Int64).alias("_epoch_at"))
     )
     counters = pl.concat([plain, _per_epoch_counters(per_position, plain)])
-    return counters.join(_names(often, counters), on=["_writer", "_template"], how="left")
+    return counters.join(_names(often, counters), on=["_writer", "_template"], how="inner")
 
 
 def _per_epoch_counters(per_position: pl.DataFrame, plain: pl.DataFrame) -> pl.DataFrame:
@@ -269,7 +270,15 @@ def _names(often: pl.DataFrame, counters: pl.DataFrame) -> pl.DataFrame:
     )
     before = pl.col("_template").str.split("<N>").list.head(pl.col("_step_at") + 1).list.join("<N>")
     name = before.str.extract(NAME_BEFORE, 1)
-    return templates.select(
+    # a number no word names is a counter only as a fraction (`9/48 ...`): a listing of
+    # process ids (`ps` output) or sizes is not progress
+    fraction = (
+        pl.col("_template")
+        .str.split("<N>")
+        .list.get(pl.col("_step_at") + 1, null_on_oob=True)
+        .str.starts_with("/")
+    )
+    return templates.filter(name.is_not_null() | fraction.fill_null(False)).select(
         "_writer", "_template", pl.coalesce(name, pl.lit("progress")).alias("_name")
     )
 

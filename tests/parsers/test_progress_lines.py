@@ -107,3 +107,18 @@ def test_a_line_only_one_rank_prints_says_nothing_of_the_others(tmp_path):
     )
     analysis = analyze_files(tmp_path, files)
     assert "stage_divergence" not in kinds(analysis)
+
+
+def test_a_process_listing_is_no_progress():
+    # sample_logs/pyspy_hang/logs/ps_tree.txt, verbatim: `ps` output saved beside the dumps;
+    # its growing process ids are not steps, and `--bad-rank 2` in a command line is no rank
+    lines = sample_lines("pyspy_hang", "ps_tree.txt")
+    assert any("--bad-rank 2" in line for line in lines)
+    assert parsed_by("progress_lines", lines).is_empty()
+
+
+def test_a_fraction_without_a_name_is_still_progress():
+    # the listing filter keeps counters no word names when they count towards a total
+    lines = [f"{s}/48 loss=0.{s}" for s in range(6)]
+    found = parsed_by("progress_lines", lines)
+    assert found.select("step", "stage").rows() == [(s, "progress") for s in range(6)]
