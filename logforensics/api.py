@@ -202,8 +202,12 @@ def _analyze(path: Path, inventory: Inventory) -> Upload:
         pl.concat([batch.marks for batch in batches]),
         pl.concat([batch.mark_writers for batch in batches]),
     )
+    dumps = inventory.dumps_of_jobs([set(job_files.files) for job_files in split.jobs])
     jobs = tuple(
-        _analyze_job(job_files, batches, stats, inventory, lossy) for job_files in split.jobs
+        _analyze_job(
+            job_files, batches, stats, inventory.of_files(set(job_files.files), own), lossy
+        )
+        for job_files, own in zip(split.jobs, dumps, strict=True)
     )
     return Upload(jobs, inventory, split.unattached, split.mixed, split.why)
 
@@ -219,7 +223,7 @@ def _analyze_job(
     own = [batch.of_files(files) for batch in batches]
     job_stats = stats.filter(pl.col("file").is_in(list(files)))
     table = finish_events(own, sorted(files))
-    job = build_job(table, inventory.of_files(files), job_stats)
+    job = build_job(table, inventory, job_stats)
     findings, rule_errors = _run_rules(job)
     verdict = reason(findings, job)
     findings = sort_findings(findings, verdict)

@@ -233,7 +233,8 @@ def _stuck_location(finding: Finding, verdict: Verdict) -> Told:
     if not isinstance(groups, list) or len(groups) < 2:
         return f"{_who(finding.ranks)} {_are(finding.ranks)} stuck elsewhere than the others", None
     majority, odd = groups[0], groups[1]
-    what = f"{_who(finding.ranks)} {_are(finding.ranks)} stuck in {_place(odd)} (py-spy)"
+    tool = finding.details.get("source") or "py-spy"
+    what = f"{_who(finding.ranks)} {_are(finding.ranks)} stuck in {_place(odd)} ({tool})"
     return what, f"{rank_list(majority['ranks'])} wait in {_place(majority)}"
 
 

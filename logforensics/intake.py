@@ -34,7 +34,7 @@ import polars as pl
 import zstandard
 
 from logforensics import streams
-from logforensics.dumps import flight_recorder, pyspy
+from logforensics.dumps import debug_server, faulthandler, flight_recorder, pyspy
 from logforensics.errors import InputError
 
 SNIFF_BYTES = 8192
@@ -121,7 +121,8 @@ class SkippedFile:
 @dataclass(frozen=True, slots=True)
 class DumpFile:
     """A hang dump beside the logs, read as a record, not as lines: a Flight Recorder trace
-    (`fr_json`, `fr_pickle`) or a `py-spy dump` (`pyspy_text`, `pyspy_json`)."""
+    (`fr_json`, `fr_pickle`), a `py-spy dump` (`pyspy_text`, `pyspy_json`), faulthandler
+    stacks (`faulthandler`) or a file of PyTorch's debug server (`debug_server`)."""
 
     path: Path
     name: str
@@ -146,6 +147,10 @@ def dump_kind(head: bytes) -> str | None:
         return "pyspy_text"
     if pyspy.looks_like_json_dump(head):
         return "pyspy_json"
+    if faulthandler.looks_like_faulthandler(head):
+        return "faulthandler"
+    if debug_server.looks_like_debug_server(head):
+        return "debug_server"
     return None
 
 
@@ -168,9 +173,10 @@ class Inventory:
         files = tuple(replace(log_file, data=None) for log_file in self.files)
         return replace(self, files=files)
 
-    def of_files(self, names: set[str]) -> Inventory:
-        """The inventory of one job: its files, and the error files beside them (files
-        skipped and restarts stay listed: they concern the whole upload)."""
+    def of_files(self, names: set[str], dumps: tuple[DumpFile, ...] | None = None) -> Inventory:
+        """The inventory of one job: its files, the error files beside them and its hang
+        dumps (`dumps`, see `dumps_of_jobs`; files skipped and restarts stay listed: they
+        concern the whole upload)."""
         if names >= {log_file.name for log_file in self.files}:
             return self
         folders = {_folder(name) for name in names}
@@ -178,8 +184,24 @@ class Inventory:
             self,
             files=tuple(f for f in self.files if f.name in names),
             error_files=tuple(e for e in self.error_files if _folder(e.name) in folders),
-            dumps=tuple(d for d in self.dumps if _folder(d.name) in folders),
+            dumps=self.dumps if dumps is None else dumps,
         )
+
+    def dumps_of_jobs(self, jobs: list[set[str]]) -> list[tuple[DumpFile, ...]]:
+        """The hang dumps of each job of an upload of several. Dumps sit in folders of their
+        own (`fr/rank_0`, `pyspy/rank3.txt`) beside or below a job's logs: a dump goes to the
+        job whose logs' common folder shares the most of its path (to every job tied for it:
+        the ranks a dump names decide which one uses it)."""
+        roots = [_common_folder([_folder(name) for name in names]) for names in jobs]
+        given: list[list[DumpFile]] = [[] for _ in jobs]
+        for dump in self.dumps:
+            where = _parts(_folder(dump.name))
+            shared = [_shared_length(_parts(root), where) for root in roots]
+            best = max(shared, default=0)
+            for number, length in enumerate(shared):
+                if length == best:
+                    given[number].append(dump)
+        return [tuple(dumps) for dumps in given]
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,6 +409,32 @@ def _reason_not_a_log(name: str) -> str | None:
     if suffix in NOT_LOG_SUFFIXES:
         return f"not a log ({suffix} file)"
     return None
+
+
+def _parts(folder: str) -> list[str]:
+    return [part for part in folder.split("/") if part]
+
+
+def _shared_length(root: list[str], folder: list[str]) -> int:
+    """How many leading folders `folder` shares with `root`; one more than all of them when
+    `folder` lies inside `root` (a dump below a job's logs beats one beside them)."""
+    shared = 0
+    for mine, theirs in zip(root, folder, strict=False):
+        if mine != theirs:
+            return shared
+        shared += 1
+    return shared + 1 if shared == len(root) else shared
+
+
+def _common_folder(folders: list[str]) -> str:
+    common = _parts(folders[0]) if folders else []
+    for folder in folders[1:]:
+        parts = _parts(folder)
+        length = 0
+        while length < min(len(common), len(parts)) and common[length] == parts[length]:
+            length += 1
+        common = common[:length]
+    return "/".join(common)
 
 
 def _folder(name: str) -> str:

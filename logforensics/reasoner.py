@@ -20,7 +20,11 @@ principles it follows are numbered where they apply (the diagnosis issue lists t
    went quiet explains the quiet ranks; they are its consequence;
 3. uneven data explains a divergence at the epoch end (and retells it as an extra batch);
 4. an abort that proves a mismatch (gloo's size check) is a consequence, not a departure;
-8. a swallowed exception where the rank departed is the verdict.
+8. a swallowed exception where the rank departed is the verdict;
+10. hang dumps (Flight Recorder entries, py-spy stacks) are a second witness, not a second
+    story: a dump that singles out the verdict's ranks confirms it (it joins the chain and
+    the confidence goes up); one that singles out other ranks is shown beside it, said, and
+    the confidence goes down.
 
 Principles 5-7 and 9 live in the rules that establish the facts (collective_timeout,
 stage_divergence, nccl_error, rank_exception and the traceback parser).
@@ -37,7 +41,7 @@ import polars as pl
 from logforensics.findings import CONFIDENCE_ORDER, SEVERITY_ORDER, Finding
 from logforensics.job import Job
 from logforensics.registry import rules
-from logforensics.text import duration, rank_list
+from logforensics.text import capitalized, duration, rank_list
 
 NO_TIME = datetime.max
 # How an explanation is tied to a departure: on the departing ranks themselves, on a rank the
@@ -130,12 +134,17 @@ def reason(findings: list[Finding], job: Job | None = None) -> Verdict | None:
     chosen, outranked = _choose(candidates)
     verdict = _tell(chosen)
     trail = _place_chain(chosen, verdict)
+    others = [c for c in candidates if c is not chosen]
+    witnesses = _witnesses(others, verdict)
     independent = _place_others(
-        [c for c in candidates if c is not chosen], chosen, verdict, outranked
+        [c for c in others if c not in witnesses], chosen, verdict, outranked
     )
+    trail += witnesses.confirming
     symptoms = _place_consequences(consequences, verdict, job)
-    reason_text = _reason(chosen, candidates, outranked, independent) + _torchrun_disagrees(
-        job, verdict
+    reason_text = (
+        _reason(chosen, candidates, outranked, independent)
+        + witnesses.words()
+        + _torchrun_disagrees(job, verdict)
     )
     return Verdict(verdict, reason_text, tuple(trail + symptoms), tuple(independent))
 
@@ -287,6 +296,90 @@ def _same_point(first: Chain, other: Chain) -> bool:
     if None not in steps:
         return abs(steps[0] - steps[1]) <= NEAR_STEPS  # type: ignore[operator]
     return first.point is None or other.point is None or first.point == other.point
+
+
+# --- second witnesses: the hang dumps ------------------------------------------------------
+
+# Finding.details["source"] of the rules that read hang dumps, as a sentence names them
+DUMP_SOURCES = {
+    "flight recorder": "the Flight Recorder",
+    "py-spy": "the py-spy stacks",
+    "faulthandler": "the faulthandler stacks",
+}
+
+
+@dataclass(slots=True)
+class Witnesses:
+    """The dump findings beside the verdict: those that single out its ranks, and the
+    others."""
+
+    confirming: list[Finding] = field(default_factory=list)
+    contradicting: list[Finding] = field(default_factory=list)
+    chains: list[Chain] = field(default_factory=list)
+
+    def __contains__(self, chain: Chain) -> bool:
+        return any(chain is mine for mine in self.chains)
+
+    def words(self) -> str:
+        """What the dumps add to the verdict's reason."""
+        said = ""
+        if self.confirming:
+            ranks = sorted({rank for finding in self.confirming for rank in finding.blamed})
+            said += f" The hang dumps agree: {_single_out(self.confirming)} {rank_list(ranks)} too."
+        for finding in self.contradicting:
+            said += (
+                f" {capitalized(_single_out([finding]))} {rank_list(finding.blamed)} instead "
+                f"({finding.kind}): the logs tell where a rank first left the common path, a "
+                "dump only where each rank stood when it was taken; read both."
+            )
+        return said
+
+
+def _witnesses(others: list[Chain], verdict: Finding) -> Witnesses:
+    """The dump-only chains beside the verdict, sorted by whether they blame its ranks, with
+    their roles set and the verdict's confidence moved accordingly (principle 10)."""
+    found = Witnesses()
+    blamed = set(verdict.blamed)
+    for chain in others:
+        head = chain.head
+        if chain.explanation is not None or _source(head) is None or not head.blamed:
+            continue
+        found.chains.append(chain)
+        if set(head.blamed) & blamed:
+            found.confirming.append(head)
+            _set(
+                head,
+                "context",
+                f"A second witness: {_single_out([head])} {rank_list(head.blamed)}, as the "
+                f"verdict ({verdict.kind}) does.",
+            )
+        else:
+            found.contradicting.append(head)
+            _set(
+                head,
+                "context",
+                f"{capitalized(_single_out([head]))} {rank_list(head.blamed)}, the verdict "
+                f"({verdict.kind}) {rank_list(verdict.blamed) if blamed else 'no rank'}: "
+                "read both.",
+            )
+    if found.confirming and not found.contradicting:
+        verdict.confidence = "high"
+    elif found.contradicting and verdict.confidence == "high":
+        verdict.confidence = "medium"
+    return found
+
+
+def _source(finding: Finding) -> str | None:
+    source = finding.details.get("source")
+    return source if isinstance(source, str) and source in DUMP_SOURCES else None
+
+
+def _single_out(findings: list[Finding]) -> str:
+    """`the Flight Recorder singles out`, `the Flight Recorder and the py-spy stacks single
+    out`."""
+    names = list(dict.fromkeys(DUMP_SOURCES[_source(f) or "py-spy"] for f in findings))
+    plural = len(names) > 1 or names[0].endswith("stacks")
+    return " and ".join(names) + (" single out" if plural else " singles out")
 
 
 # --- telling ------------------------------------------------------------------------------
@@ -499,7 +592,8 @@ def _reason(
 
 def _earliest_words(head: Finding, candidates: int, what: str) -> str:
     if candidates == 1:
-        return f"It is the only {what} in the logs; the other findings follow from it."
+        where = "in the logs and dumps" if _source(head) else "in the logs"
+        return f"It is the only {what} {where}; the other findings follow from it."
     if head.order == -1.0:
         where = "it is decided at start-up, before the first training step"
     elif head.step is not None:

@@ -139,3 +139,34 @@ def test_a_caught_exception_on_a_healthy_run_is_no_verdict(tmp_path):
     analysis = analyze(write_logs(tmp_path, files))
     assert analysis.verdict is None
     assert finding(analysis, "oom").severity == "warning"
+
+
+def test_10_dumps_that_single_out_the_verdicts_rank_confirm_it():
+    # the marks show rank 2 skipping backward at step 5; its py-spy dump shows it alone in
+    # the epoch-end barrier while the others wait in backward
+    analysis = analyze(SAMPLE_LOGS / "pyspy_hang" / "logs")
+    stacks = finding(analysis, "stuck_location")
+    assert analysis.verdict.finding.kind == "stage_divergence" and analysis.verdict.ranks == [2]
+    assert stacks in analysis.verdict.chain and stacks.role == "context"
+    assert "the py-spy stacks single out rank 2 too" in analysis.verdict.reason
+    assert analysis.verdict.finding.confidence == "high"
+
+
+def test_10_dumps_that_single_out_another_rank_are_shown_beside_the_verdict(tmp_path):
+    # the same job with ranks 0 and 2's dumps swapped: the stacks now single out rank 0
+    import shutil
+
+    logs = SAMPLE_LOGS / "pyspy_hang" / "logs"
+    root = tmp_path / "logs"
+    shutil.copytree(logs / "torchrun", root / "torchrun")
+    (root / "pyspy").mkdir()
+    for rank, dump in {0: 2, 1: 1, 2: 0, 3: 3}.items():
+        shutil.copy(logs / "pyspy" / f"rank{dump}.txt", root / "pyspy" / f"rank{rank}.txt")
+    analysis = analyze(root)
+    stacks = finding(analysis, "stuck_location")
+    assert stacks.ranks == [0]
+    assert analysis.verdict.finding.kind == "stage_divergence" and analysis.verdict.ranks == [2]
+    assert stacks not in analysis.verdict.chain and stacks not in analysis.verdict.independent
+    assert "single out rank 0 instead" in analysis.verdict.reason
+    assert "read both" in stacks.note
+    assert analysis.verdict.finding.confidence == "medium"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from logforensics.api import Analysis, analyze_upload
+from logforensics.dumps.pyspy import where_stuck
 from tests.conftest import SAMPLE_LOGS
 
 SCENARIOS = sorted(path.parent for path in SAMPLE_LOGS.glob("*/expected.json"))
@@ -50,6 +51,8 @@ def check_job(analysis: Analysis, expected: dict) -> None:
             verdict["step"],
         )
         assert chosen.evidence, "the verdict must cite lines"
+        if "seq" in verdict:
+            assert chosen.seq == verdict["seq"]
         if "chain" in verdict:  # explanation -> departure -> consequences, as kinds
             chain = [finding.kind for finding in analysis.verdict.chain]
             assert chain[: len(verdict["chain"])] == verdict["chain"], chain
@@ -62,13 +65,27 @@ def check_job(analysis: Analysis, expected: dict) -> None:
             ]
     errors = [f for f in analysis.findings if f.severity == "error"]
     assert (not errors) == expected["no_error"], [f.summary for f in errors]
+    if "stuck" in expected:  # where each rank's main thread stood in its stack dump
+        stuck = {
+            str(row["rank"]): row["user_frame"]
+            for row in where_stuck(analysis.job.dumps.stacks).iter_rows(named=True)
+        }
+        assert stuck == expected["stuck"]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda path: path.name)
 def test_every_evidence_line_is_a_real_line_of_its_file(scenario: Path):
     for analysis in analyze_upload(scenario / "logs").jobs:
+        # a Flight Recorder or py-spy JSON dump has no lines: its evidence names the entry
+        records = {
+            dump.name
+            for dump in analysis.job.inventory.dumps
+            if dump.kind.endswith(("json", "pickle"))
+        }
         for found in analysis.findings:
             for evidence in found.evidence:
+                if evidence.file in records:
+                    continue
                 path = scenario / "logs" / evidence.file
                 # lines end at a newline only: a tqdm bar's carriage returns stay inside
                 lines = path.read_bytes().decode(errors="replace").split("\n")

@@ -20,10 +20,14 @@ from __future__ import annotations
 import io
 import json
 import pickle
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import polars as pl
+
+from logforensics.dumps.faulthandler import LIBRARY_PREFIX
+from logforensics.dumps.pyspy import is_user_frame
 
 ENTRY_SCHEMA: dict[str, pl.DataType] = {
     "file": pl.String(),
@@ -44,6 +48,9 @@ ENTRY_SCHEMA: dict[str, pl.DataType] = {
     "record_id": pl.Int64(),
     "time_created": pl.Datetime("us"),
     "timeout_ms": pl.Int64(),
+    # `function (file:line)` of the innermost frame of the job's own code that issued it
+    # (pickle dumps record Python stacks; JSON ones do not)
+    "user_frame": pl.String(),
 }
 STATUS_SCHEMA: dict[str, pl.DataType] = {
     "file": pl.String(),
@@ -54,6 +61,7 @@ STATUS_SCHEMA: dict[str, pl.DataType] = {
     "last_completed": pl.Int64(),
 }
 MAX_ENTRIES = 100_000  # per dump: a ring buffer holds a few thousand
+MAX_FRAMES = 200  # per entry
 
 
 class RefusedPickleError(Exception):
@@ -118,7 +126,7 @@ def dump_tables(record: dict[str, object], file: str, rank: int | None) -> Dump:
                     {
                         "file": file,
                         "rank": rank,
-                        "pg": str(pg),
+                        "pg": _scalar(pg),
                         "last_enqueued": _number(values.get("last_enqueued_collective")),
                         "last_started": _number(values.get("last_started_collective")),
                         "last_completed": _number(values.get("last_completed_collective")),
@@ -136,9 +144,11 @@ def dump_tables(record: dict[str, object], file: str, rank: int | None) -> Dump:
 
 def _entry_row(entry: dict[str, object], index: int, file: str, rank: int | None) -> dict:
     group = entry.get("process_group")
-    pg = str(group[0]) if isinstance(group, list | tuple) and group else str(entry.get("pg_id"))
-    pg_name = str(group[1]) if isinstance(group, list | tuple) and len(group) > 1 else None
-    backend, _, op = str(entry.get("profiling_name") or "").rpartition(":")
+    named = isinstance(group, list | tuple) and bool(group)
+    pg = _scalar(group[0]) if named else _scalar(entry.get("pg_id"))  # type: ignore[index]
+    pg_name = _scalar(group[1]) if named and len(group) > 1 else None  # type: ignore[arg-type,index]
+    profiling = entry.get("profiling_name")
+    backend, _, op = (profiling[:200] if isinstance(profiling, str) else "").rpartition(":")
     created = _number(entry.get("time_created_ns"))
     return {
         "file": file,
@@ -154,18 +164,43 @@ def _entry_row(entry: dict[str, object], index: int, file: str, rank: int | None
         "input_sizes": _shape(entry.get("input_sizes")),
         "input_dtypes": _shape(entry.get("input_dtypes")),
         "output_sizes": _shape(entry.get("output_sizes")),
-        "state": str(entry.get("state")) if entry.get("state") is not None else None,
+        "state": entry["state"][:40] if isinstance(entry.get("state"), str) else None,
         "retired": bool(entry.get("retired")),
         "record_id": _number(entry.get("record_id")),
         "time_created": _time(created),
         "timeout_ms": _number(entry.get("timeout_ms")),
+        "user_frame": _user_frame(entry.get("frames")),
     }
 
 
+def _scalar(value: object) -> str | None:
+    return str(value)[:200] if isinstance(value, int | str | float) else None
+
+
+def _user_frame(frames: object) -> str | None:
+    """The innermost frame of the job's own code among an entry's `frames` (innermost first:
+    `{"name": "train", "filename": "/job/train.py", "line": 259}`)."""
+    if not isinstance(frames, list):
+        return None
+    for frame in frames[:MAX_FRAMES]:
+        if not isinstance(frame, dict):
+            continue
+        name, filename, line = frame.get("name"), frame.get("filename"), _number(frame.get("line"))
+        if not isinstance(name, str) or not isinstance(filename, str):
+            continue
+        short = re.sub(LIBRARY_PREFIX, "", filename)
+        if is_user_frame(short, line):
+            return f"{name[:200]} ({short.rsplit('/', 1)[-1][:200]}:{line})"
+    return None
+
+
 def _number(value: object) -> int | None:
+    # only scalars: str() of a hostile, deeply nested list would recurse without end
+    if not isinstance(value, int | str | float) or isinstance(value, bool):
+        return None
     try:
-        number = int(str(value))
-    except ValueError:
+        number = int(value if not isinstance(value, str) else value[:40])
+    except (ValueError, OverflowError):
         return None
     return number if -(2**62) < number < 2**62 else None
 
@@ -173,7 +208,10 @@ def _number(value: object) -> int | None:
 def _shape(value: object) -> str | None:
     if value is None:
         return None
-    return json.dumps(value, separators=(",", ":"))[:200]
+    try:
+        return json.dumps(value, separators=(",", ":"))[:200]
+    except (RecursionError, TypeError, ValueError):
+        return "(unreadable)"
 
 
 def _time(nanoseconds: int | None) -> datetime | None:

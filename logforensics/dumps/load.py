@@ -1,10 +1,15 @@
-"""The hang dumps of a job as tables: `py-spy dump` stacks and Flight Recorder entries.
+"""The hang dumps of a job as tables: stacks (py-spy, faulthandler, the debug server's) and
+Flight Recorder entries.
 
-`load(dumps, events)` reads every dump the inventory found into three tables, each row
-attributed to a global rank: from the dump's path (`rank3.txt`, `<prefix><rank>`), else from
-the process id the logs give the rank (NCCL init lines), else (a DataLoader worker dumped with
-`--subprocesses`) from its parent process. A rank dumped twice (text and JSON, plain and
-`--native`) counts once: the first dump by name.
+`load(dumps, events)` reads every dump the inventory found into three tables, each process
+attributed to a global rank: from the debug server's section header, from the dump's path
+(`rank3.txt`, `<prefix><rank>`; a process dumped with its parent takes the parent's), from
+`RANK=`/`--rank` in its command line, or from the process id the logs give the rank (NCCL
+init lines, a `pid=` print); a process none of these name whose parent is a rank's process
+(a DataLoader worker dumped with `--subprocesses`) is that rank's worker. Processes no rank
+claims (the torchrun agent) are left out. A rank dumped several times counts once: py-spy
+text before JSON before faulthandler, then the last file by name (the newest of the debug
+server's periodic snapshots).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from logforensics.attribution import path_ranks
-from logforensics.dumps import flight_recorder, pyspy
+from logforensics.dumps import debug_server, faulthandler, flight_recorder, pyspy
 from logforensics.intake import DumpFile, SkippedFile
 
 
@@ -52,74 +57,140 @@ def load(dumps: tuple[DumpFile, ...], events: pl.DataFrame) -> Dumps:
         except ValueError as reason:
             refused.append(SkippedFile(dump.name, str(reason)))
             continue
-        tables = flight_recorder.dump_tables(record, dump.name, by_path.get(dump.name))
+        try:
+            tables = flight_recorder.dump_tables(record, dump.name, by_path.get(dump.name))
+        except (RecursionError, TypeError, ValueError, pl.exceptions.PolarsError) as error:
+            refused.append(SkippedFile(dump.name, f"not a readable Flight Recorder dump ({error})"))
+            continue
         entries.append(tables.entries)
         statuses.append(tables.status)
     stacks = _stacks(dumps, by_path, events)
+    # a rank dumped as pickle and as JSON: the pickle records the Python stack of each entry
+    pickles = [dump.name for dump in dumps if dump.kind == "fr_pickle"]
+    pickles_first = [~pl.col("file").is_in(pickles), pl.col("file")]
     return Dumps(
         stacks=stacks,
         flight=_once_per_rank(
-            pl.concat(entries) if entries else _empty(flight_recorder.ENTRY_SCHEMA)
+            pl.concat(entries) if entries else _empty(flight_recorder.ENTRY_SCHEMA),
+            order=pickles_first,
         ),
         flight_status=_once_per_rank(
-            pl.concat(statuses) if statuses else _empty(flight_recorder.STATUS_SCHEMA)
+            pl.concat(statuses) if statuses else _empty(flight_recorder.STATUS_SCHEMA),
+            order=pickles_first,
         ),
         refused=tuple(refused),
     )
 
 
+# which dump of a rank is used when there are several (lower first)
+FORM_PREFERENCE = {"pyspy_text": 0, "pyspy_json": 1, "faulthandler": 2}
+
+
 def _stacks(
     dumps: tuple[DumpFile, ...], by_path: dict[str, int | None], events: pl.DataFrame
 ) -> pl.DataFrame:
-    texts = [dump for dump in dumps if dump.kind == "pyspy_text"]
-    parts = []
-    if texts:
-        parts.append(pyspy.text_frames(_numbered_lines(texts)))
-    parts.extend(
-        pyspy.json_frames(dump.read(), dump.name) for dump in dumps if dump.kind == "pyspy_json"
-    )
-    if not parts:
-        return _empty(pyspy.FRAME_SCHEMA)
-    frames = pl.concat(parts).with_columns(
-        pl.col("file").replace_strict(by_path, default=None, return_dtype=pl.Int32).alias("rank")
-    )
-    # a process the logs name (NCCL's init lines give host, pid and rank)
+    parts = [
+        _forms(pyspy.text_frames(_numbered_lines(_of(dumps, "pyspy_text"))), "pyspy_text"),
+        _forms(
+            faulthandler.faulthandler_frames(_numbered_lines(_of(dumps, "faulthandler"))),
+            "faulthandler",
+        ),
+        *(
+            _forms(pyspy.json_frames(dump.read(), dump.name), "pyspy_json")
+            for dump in _of(dumps, "pyspy_json")
+        ),
+        *_server_stacks(_of(dumps, "debug_server")),
+    ]
+    frames = pl.concat([part for part in parts if not part.is_empty()] or parts[:1])
+    if frames.is_empty():
+        return _empty(pyspy.FRAME_SCHEMA).with_columns(
+            pl.lit(False).alias("is_worker"), pl.lit(None, pl.String).alias("tool")
+        )
     known = events.filter(pl.col("pid").is_not_null() & pl.col("rank").is_not_null())
     pid_rank = dict(known.group_by("pid").agg(pl.col("rank").first()).iter_rows())
-    frames = frames.with_columns(
+    in_file = pl.col("file").replace_strict(by_path, default=None, return_dtype=pl.Int32)
+    own = frames.with_columns(
         pl.coalesce(
-            "rank", pl.col("pid").replace_strict(pid_rank, default=None, return_dtype=pl.Int32)
+            "section_rank",
+            pl.when(pl.col("parent_pid").is_null()).then(in_file),
+            "command_rank",
+            pl.col("pid").replace_strict(pid_rank, default=None, return_dtype=pl.Int32),
         ).alias("rank")
     )
-    # a child process (a DataLoader worker) is its parent's rank's
-    parent_rank = dict(
-        frames.filter(pl.col("rank").is_not_null() & pl.col("parent_pid").is_null())
-        .group_by("pid")
-        .agg(pl.col("rank").first())
-        .iter_rows()
+    ranked = (
+        own.filter(pl.col("rank").is_not_null() & pl.col("pid").is_not_null())
+        .group_by("file", "pid")
+        .agg(pl.col("rank").first().alias("_parent_rank"))
+        .rename({"pid": "parent_pid"})
     )
-    frames = frames.with_columns(
-        pl.when(pl.col("parent_pid").is_not_null())
-        .then(pl.col("parent_pid").replace_strict(parent_rank, default=None, return_dtype=pl.Int32))
-        .otherwise("rank")
-        .alias("rank")
+    attributed = own.join(ranked, on=["file", "parent_pid"], how="left").with_columns(
+        pl.col("_parent_rank").is_not_null().alias("is_worker"),
+        pl.coalesce("_parent_rank", "rank").alias("rank"),
     )
-    return _once_per_rank(frames.filter(pl.col("rank").is_not_null()), per=("rank", "pid"))
+    chosen = _once_per_rank(
+        attributed.filter(pl.col("rank").is_not_null() & ~pl.col("is_worker")),
+        order=[pl.col("_form"), pl.col("file").rank("dense", descending=True)],
+    )
+    files = chosen.select("rank", "file").unique()
+    return attributed.join(files, on=["rank", "file"], how="semi").drop(
+        "_form", "_parent_rank", "section_rank"
+    )
 
 
-def _once_per_rank(table: pl.DataFrame, per: tuple[str, ...] = ("rank",)) -> pl.DataFrame:
-    """Rows of one dump per `per` (the first by file name): a rank dumped in two forms is
-    counted once."""
+def _of(dumps: tuple[DumpFile, ...], kind: str) -> list[DumpFile]:
+    return [dump for dump in dumps if dump.kind == kind]
+
+
+def _forms(frames: pl.DataFrame, kind: str, section_rank: pl.Series | None = None) -> pl.DataFrame:
+    return frames.with_columns(
+        pl.lit(FORM_PREFERENCE[kind], pl.Int8).alias("_form"),
+        pl.lit("faulthandler" if kind == "faulthandler" else "py-spy").alias("tool"),
+        (section_rank if section_rank is not None else pl.lit(None, pl.Int32)).alias(
+            "section_rank"
+        ),
+    )
+
+
+def _server_stacks(dumps: list[DumpFile]) -> list[pl.DataFrame]:
+    """The stacks in the debug server's files, each with its section's rank."""
+    if not dumps:
+        return []
+    lines = debug_server.sections(_numbered_lines(dumps))
+    at_line = lines.select("file", "line", "section_rank")
+    found = []
+    for handler, kind, reader in (
+        ("pyspy_dump", "pyspy_text", pyspy.text_frames),
+        ("dump_traceback", "faulthandler", faulthandler.faulthandler_frames),
+    ):
+        section = lines.filter(pl.col("handler") == handler).select("file", "line", "text")
+        frames = reader(section).join(at_line, on=["file", "line"], how="left")
+        found.append(_forms(frames.drop("section_rank"), kind, frames.get_column("section_rank")))
+    return found
+
+
+def _once_per_rank(
+    table: pl.DataFrame, order: list[pl.Expr] | None = None, per: tuple[str, ...] = ("rank",)
+) -> pl.DataFrame:
+    """Rows of one dump per `per`, the first by `order` (by default, by file name): a rank
+    dumped in two forms is counted once."""
     if table.is_empty():
         return table
+    keys = order if order is not None else [pl.col("file")]
     chosen = (
-        table.select(*per, "file").unique().sort("file").group_by(*per).agg(pl.col("file").first())
+        table.with_columns(*(key.alias(f"_key{index}") for index, key in enumerate(keys)))
+        .select(*per, "file", *(f"_key{index}" for index in range(len(keys))))
+        .unique()
+        .sort(*(f"_key{index}" for index in range(len(keys))), "file")
+        .group_by(*per, maintain_order=True)
+        .agg(pl.col("file").first())
     )
     return table.join(chosen, on=[*per, "file"], how="semi")
 
 
 def _numbered_lines(dumps: list[DumpFile]) -> pl.DataFrame:
     """`file, line, text` of text dumps (invalid UTF-8 replaced)."""
+    if not dumps:
+        return pl.DataFrame(schema={"file": pl.String, "line": pl.UInt32, "text": pl.String})
     frames = []
     for dump in dumps:
         text = dump.read().decode("utf-8", "replace")

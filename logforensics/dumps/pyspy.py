@@ -15,13 +15,14 @@ Text (plain, `--native`, `--locals`, `--subprocesses`), one block per process:
 frames innermost first; processes of `--subprocesses` are separated by a line of dashes.
 `--json` gives a list of threads: `pid`, `thread_id`, `os_thread_id`, `thread_name`,
 `active`, `owns_gil`, `frames` [{`name`, `filename`, `short_filename`, `line`, ...}].
-The text is read as lines in one polars pass (headers found by pattern and carried forward
-over their frames); the JSON with the json module, a thread at a time.
+The text is read as lines in one polars pass (colour codes dropped, headers found by pattern
+and carried forward over their frames); the JSON with the json module, a thread at a time.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import polars as pl
@@ -31,6 +32,7 @@ FRAME_SCHEMA: dict[str, pl.DataType] = {
     "pid": pl.Int64(),
     "parent_pid": pl.Int64(),  # the process that forked it (a DataLoader worker's rank)
     "command": pl.String(),
+    "command_rank": pl.Int32(),  # `RANK=3` or `--rank 3` in the command line
     "thread_id": pl.Int64(),
     "thread_name": pl.String(),
     "thread_state": pl.String(),  # idle, active, active+gil
@@ -39,16 +41,20 @@ FRAME_SCHEMA: dict[str, pl.DataType] = {
     "source": pl.String(),  # file as py-spy prints it, or the native library
     "source_line": pl.Int64(),  # null for a native frame
     "line": pl.UInt32(),  # where the frame is in the dump file (text dumps)
+    "text": pl.String(),  # that line as written (text dumps)
 }
 
 PROCESS = r"^Process (\d+): (.*)$"
 PARENT = r"^Parent Process (\d+):"
 THREAD = r'^Thread (\d+) \(([a-z+]+)\): "(.*)"$'
 FRAME = r"^    (\S.*) \(([^()]*?)(?::(\d+))?\)$"
+# a global rank in a command line; `--local_rank` and `LOCAL_RANK=` are not one
+COMMAND_RANK = r"(?:^|[\s;])(?:RANK=|--rank[= ]|--global[_-]rank[= ])(\d{1,7})\b"
+ANSI = r"\x1b\[[0-9;]*[A-Za-z]"
 
 
 def looks_like_text_dump(head: bytes) -> bool:
-    text = head[:512].decode("utf-8", "replace")
+    text = re.sub(ANSI, "", head[:1024].decode("utf-8", "replace"))
     lines = text.splitlines()
     return (
         bool(lines)
@@ -66,6 +72,7 @@ def text_frames(lines: pl.DataFrame) -> pl.DataFrame:
     """FRAME_SCHEMA rows from the lines (`file, line, text`) of text dumps."""
     text = pl.col("text")
     per_file = ["file"]
+    lines = lines.with_columns(pl.col("text").alias("_written"), text.str.replace_all(ANSI, ""))
     marked = lines.with_columns(
         text.str.extract(PROCESS, 1).cast(pl.Int64, strict=False).alias("_pid"),
         text.str.extract(PROCESS, 2).alias("_command"),
@@ -104,6 +111,10 @@ def text_frames(lines: pl.DataFrame) -> pl.DataFrame:
         pl.col("_pid").alias("pid"),
         pl.col("_parent").alias("parent_pid"),
         pl.col("_command").alias("command"),
+        pl.col("_command")
+        .str.extract(COMMAND_RANK, 1)
+        .cast(pl.Int32, strict=False)
+        .alias("command_rank"),
         "thread_id",
         "thread_name",
         "thread_state",
@@ -112,6 +123,7 @@ def text_frames(lines: pl.DataFrame) -> pl.DataFrame:
         pl.col("_frame").struct.field("2").alias("source"),
         pl.col("_frame").struct.field("3").cast(pl.Int64, strict=False).alias("source_line"),
         pl.col("line").cast(pl.UInt32),
+        pl.col("_written").alias("text"),
     )
 
 
@@ -137,6 +149,7 @@ def json_frames(data: bytes, file: str) -> pl.DataFrame:
                     "pid": _number(thread.get("pid")),
                     "parent_pid": None,
                     "command": None,
+                    "command_rank": None,
                     "thread_id": _number(thread.get("os_thread_id") or thread.get("thread_id")),
                     "thread_name": str(thread.get("thread_name") or ""),
                     "thread_state": state,
@@ -145,6 +158,7 @@ def json_frames(data: bytes, file: str) -> pl.DataFrame:
                     "source": str(frame.get("short_filename") or frame.get("filename") or ""),
                     "source_line": _number(frame.get("line")),
                     "line": None,
+                    "text": None,
                 }
             )
     return pl.DataFrame(rows, schema=FRAME_SCHEMA) if rows else pl.DataFrame(schema=FRAME_SCHEMA)
@@ -178,8 +192,27 @@ def is_user_frame(source: str | None, line: int | None) -> bool:
     return top not in STDLIB
 
 
-def waiting_in(functions: list[str], sources: list[str | None]) -> str:
-    """What a thread's frames (innermost first) say it waits in, in words."""
+# native frames of a thread blocked on a lock or a condition (`--native`)
+LOCK_WAITS = (
+    "acquire_lock",
+    "pthread_mutex_lock",
+    "pthread_cond_wait",
+    "pthread_cond_timedwait",
+    "sem_wait",
+    "sem_timedwait",
+)
+LOCK_LIKE = ("a lock", "a queue", "a blocking call")
+
+
+def waiting_in(
+    functions: list[str],
+    sources: list[str | None],
+    numbers: list[int | None] | None = None,
+    state: str | None = None,
+) -> str:
+    """What a thread's frames (innermost first) say it waits in, in words. A thread idle in
+    the job's own code with no known wait in its stack is blocked in a call into C (a lock,
+    I/O, a device sync); a thread busy there is running."""
     for function, source in zip(functions, sources, strict=True):
         name = function.rsplit(".", 1)[-1]
         if name in COLLECTIVES and source and "distributed" in source:
@@ -188,10 +221,18 @@ def waiting_in(functions: list[str], sources: list[str | None]) -> str:
             return "backward (DDP's gradient all-reduce)"
         if "DataLoader" in function or "_next_data" in function:
             return "the DataLoader (waiting for a batch)"
-        if name in ("sleep",) and source and source.startswith("time"):
+        if name == "sleep" and source and source.startswith("time"):
             return "time.sleep"
         if name in ("wait", "acquire") and source and source.startswith("threading"):
             return f"a lock ({function})"
+        if name == "get" and source and source.startswith("queue"):
+            return f"a queue ({function})"
+    lines = numbers if numbers is not None else [0] * len(functions)
+    native = [function for function, line in zip(functions, lines, strict=True) if line is None]
+    if any(wait in function for function in native for wait in LOCK_WAITS):
+        return "a lock"
+    if state == "idle":
+        return "a blocking call (a lock, I/O or a device sync)"
     return "running"
 
 
@@ -200,45 +241,89 @@ STUCK_SCHEMA: dict[str, pl.DataType] = {
     "pid": pl.Int64(),
     "file": pl.String(),
     "line": pl.UInt32(),  # the user frame's line in the dump (text dumps)
+    "line_text": pl.String(),  # that line as written
     "thread_state": pl.String(),
     "waiting": pl.String(),  # what it waits in, in words (see `waiting_in`)
     "user_frame": pl.String(),  # `function (file:line)` of the innermost frame of the job's code
     "innermost": pl.String(),  # `function (file:line)` of the innermost frame
+    # when it waits on a lock or a blocking call: the process's other threads in the job's
+    # own code (one of them may hold what it waits for), busy ones first
+    "other_threads": pl.String(),
+    "tool": pl.String(),  # py-spy or faulthandler
 }
 
 
 def where_stuck(stacks: pl.DataFrame) -> pl.DataFrame:
-    """Per rank (its own process, not a worker): where its main thread stood. STUCK_SCHEMA."""
-    main = stacks.filter(
-        pl.col("parent_pid").is_null()
-        & ((pl.col("thread_name") == "MainThread") | (pl.col("thread_id") == pl.col("pid")))
-    ).sort("rank", "pid", "depth")
+    """Per rank (its own process, not a DataLoader worker): where its main thread stood.
+    STUCK_SCHEMA."""
+    own = stacks.filter(~pl.col("is_worker")) if "is_worker" in stacks.columns else stacks
+    main_thread = (pl.col("thread_name") == "MainThread") | (pl.col("thread_id") == pl.col("pid"))
+    threads = own.sort("rank", "pid", "thread_id", "depth")
     rows = []
-    for (rank, pid), frames in main.group_by("rank", "pid", maintain_order=True):
+    for (rank, pid), frames in threads.filter(main_thread).group_by(
+        "rank", "pid", maintain_order=True
+    ):
         functions = frames.get_column("function").to_list()
         sources = frames.get_column("source").to_list()
         numbers = frames.get_column("source_line").to_list()
-        user = next(
-            (
-                index
-                for index, (source, number) in enumerate(zip(sources, numbers, strict=True))
-                if is_user_frame(source, number)
-            ),
-            None,
+        state = frames.item(0, "thread_state")
+        user = _user_index(sources, numbers)
+        shown = user if user is not None else 0
+        waiting = waiting_in(functions, sources, numbers, state)
+        others = (
+            _other_threads(
+                threads.filter(
+                    (pl.col("rank") == rank) & pl.col("pid").eq_missing(pid) & ~main_thread
+                )
+            )
+            if waiting.startswith(LOCK_LIKE)
+            else None
         )
         rows.append(
             {
                 "rank": rank,
                 "pid": pid,
                 "file": frames.item(0, "file"),
-                "line": frames.item(user, "line") if user is not None else frames.item(0, "line"),
-                "thread_state": frames.item(0, "thread_state"),
-                "waiting": waiting_in(functions, sources),
+                "line": frames.item(shown, "line"),
+                "line_text": frames.item(shown, "text"),
+                "thread_state": state,
+                "waiting": waiting,
                 "user_frame": _frame_words(functions, sources, numbers, user),
                 "innermost": _frame_words(functions, sources, numbers, 0),
+                "other_threads": others,
+                "tool": frames.item(0, "tool") if "tool" in frames.columns else "py-spy",
             }
         )
     return pl.DataFrame(rows, schema=STUCK_SCHEMA) if rows else pl.DataFrame(schema=STUCK_SCHEMA)
+
+
+def _user_index(sources: list[str | None], numbers: list[int | None]) -> int | None:
+    return next(
+        (
+            index
+            for index, (source, number) in enumerate(zip(sources, numbers, strict=True))
+            if is_user_frame(source, number)
+        ),
+        None,
+    )
+
+
+def _other_threads(frames: pl.DataFrame) -> str | None:
+    """`"writer" (active+gil) at holder (train.py:7)` for each other thread with a frame of
+    the job's own code, busy threads first."""
+    said = []
+    for (_, name, state), thread in frames.group_by(
+        "thread_id", "thread_name", "thread_state", maintain_order=True
+    ):
+        functions = thread.get_column("function").to_list()
+        sources = thread.get_column("source").to_list()
+        numbers = thread.get_column("source_line").to_list()
+        user = _user_index(sources, numbers)
+        if user is not None:
+            words = _frame_words(functions, sources, numbers, user)
+            said.append((state == "idle", f'"{name}" ({state}) at {words}'))
+    # commas, not semicolons: the rule's summary parts its groups of ranks with semicolons
+    return ", ".join(words for _, words in sorted(said, key=lambda pair: pair[0])) or None
 
 
 def _frame_words(

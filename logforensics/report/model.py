@@ -216,11 +216,19 @@ def _ranks(analysis: Analysis) -> list[dict[str, Any]]:
                 "last_stage": mark["stage"] if mark else None,
                 "last_line": lines[0] if lines else None,
                 "last_lines": lines[:RANK_FILES_SHOWN],
-                # from a py-spy dump: what the main thread waited in, where in the job's code
+                # from a stack dump: what the main thread waited in, where in the job's code
                 "stuck": (
                     {
                         key: stuck[rank][key]
-                        for key in ("waiting", "user_frame", "innermost", "file", "line")
+                        for key in (
+                            "waiting",
+                            "user_frame",
+                            "innermost",
+                            "other_threads",
+                            "tool",
+                            "file",
+                            "line",
+                        )
                     }
                     if rank in stuck
                     else None
@@ -270,6 +278,42 @@ RANK_FILES_SHOWN = 16
 FILES_LISTED = 2000
 
 
+DUMP_WORDS = {
+    "pyspy_text": "py-spy",
+    "pyspy_json": "py-spy (JSON)",
+    "fr_pickle": "Flight Recorder (pickle)",
+    "fr_json": "Flight Recorder (JSON)",
+    "faulthandler": "faulthandler stacks",
+    "debug_server": "debug server",
+}
+
+
+def _dumps(job: Job) -> list[dict[str, Any]]:
+    """The hang dumps found beside the logs: what each is, the ranks it was used for (none:
+    another dump of the same ranks was used, or it names no rank of the job)."""
+    used = pl.concat(
+        [
+            job.dumps.stacks.select("file", "rank"),
+            job.dumps.flight.select("file", "rank"),
+        ]
+    ).unique()
+    ranks_of: dict[str, list[int]] = {}
+    for file, rank in used.sort("rank").iter_rows():
+        ranks_of.setdefault(file, []).append(rank)
+    refused = {skip.name for skip in job.dumps.refused}
+    return [
+        {
+            "file": dump.name,
+            "kind": DUMP_WORDS.get(dump.kind, dump.kind),
+            "bytes": dump.size,
+            "ranks": ranks_of.get(dump.name, []),
+            "used": dump.name in ranks_of,
+        }
+        for dump in job.inventory.dumps[:FILES_LISTED]
+        if dump.name not in refused
+    ]
+
+
 def _inputs(analysis: Analysis, input_path: str) -> dict[str, Any]:
     job = analysis.job
     inventory = job.inventory
@@ -301,9 +345,11 @@ def _inputs(analysis: Analysis, input_path: str) -> dict[str, Any]:
             for log_file in listed
         ],
         "skipped": [
-            {"file": skip.name, "reason": skip.reason} for skip in inventory.skipped[:FILES_LISTED]
+            {"file": skip.name, "reason": skip.reason}
+            for skip in (job.dumps.refused + inventory.skipped)[:FILES_LISTED]
         ],
-        "skipped_total": len(inventory.skipped),
+        "skipped_total": len(inventory.skipped) + len(job.dumps.refused),
+        "dumps": _dumps(job),
         # files read with a remark: decoded from UTF-16, holes left out, lines cut
         "read_with_remarks": [
             {"file": note.name, "remark": note.reason} for note in inventory.notes[:FILES_LISTED]

@@ -1,13 +1,14 @@
 """Flight Recorder dumps aligned rank against rank: the first collective the ranks disagree on.
 
 Per process group, each rank's collectives are lined up by their sequence number
-(`collective_seq_id`; a ring buffer that overflowed starts later, which the alignment does
-not mind). At each number the ranks should have issued the same op with the same sizes and
-dtypes. The first number where a minority differs is the departure: when the minority's
-history from there on is the majority's shifted by one or two, it skipped that many
-collectives; otherwise it issued a different one. A rank whose history stops before the
-others' last number never joined the rest. `pg_status` says how far each rank completed:
-the earliest is named first.
+(`collective_seq_id`). A ring buffer that overflowed has lost its oldest entries: the
+comparison starts at the first number every rank still holds. At each number the ranks
+should have issued the same op with the same sizes and dtypes. The first number where a
+minority differs is the departure: when the minority's history from there on is the
+majority's shifted by one to three, it skipped that many collectives; otherwise it issued a
+different one. A rank whose history stops before the others' last number never joined the
+rest. `pg_status` says how far each rank completed: the earliest is named first. The numbers
+that differ after the first are its consequences (one finding of their own).
 
 PyTorch's `fr_trace` compares ranks pairwise in file order, so the rank it calls the culprit
 depends on which dump it read first; here the majority at each number decides.
@@ -27,6 +28,11 @@ FIX = (
     "at the code path that issues collective #{seq} on {who}: a `continue` or early `return` "
     "on some ranks, a data-dependent branch, a metric or barrier only some ranks reach."
 )
+MAJORITY = (
+    " The majority of ranks at each number decides which side departed; PyTorch's fr_trace "
+    "compares the dumps pairwise in the order it reads them, so the rank it names depends on "
+    "file order."
+)
 SHIFTS = (1, 2, 3)  # skips of this many collectives are recognised as skips
 EVIDENCE_CAP = 8
 
@@ -37,13 +43,12 @@ def check(job: Job) -> list[Finding]:
         return []
     findings = []
     for (pg,), group in entries.group_by("pg", maintain_order=True):
-        finding = _first_disagreement(job, str(pg), group)
-        if finding is not None:
-            findings.append(finding)
+        findings.extend(_disagreements(job, str(pg), group))
     return findings
 
 
-def _first_disagreement(job: Job, pg: str, entries: pl.DataFrame) -> Finding | None:
+def _disagreements(job: Job, pg: str, entries: pl.DataFrame) -> list[Finding]:
+    """The first number of the group where the ranks disagree, and the later ones."""
     signature = pl.concat_str(
         "op", "input_sizes", "input_dtypes", separator="|", ignore_nulls=True
     ).alias("signature")
@@ -62,18 +67,30 @@ def _first_disagreement(job: Job, pg: str, entries: pl.DataFrame) -> Finding | N
     }
     expected = dict(majority.select("seq", "signature").iter_rows())
     last_seq = max(expected)
-    for seq in sorted(expected):
+    first_held = max(min(history[rank]) for rank in ranks)  # older entries were overwritten
+    differing = []
+    for seq in sorted(n for n in expected if n >= first_held):
         odd = [r for r in ranks if seq in history[r] and history[r][seq] != expected[seq]]
         absent = [r for r in ranks if seq not in history[r] and max(history[r]) < seq <= last_seq]
         if odd and len(odd) * 2 < len(ranks):
-            return _mismatch(job, pg, keyed, seq, odd, history, expected)
-        if (
-            absent
-            and len(absent) * 2 < len(ranks)
-            and seq == min(max(history[r]) for r in absent) + 1
-        ):
-            return _never_joined(job, pg, keyed, seq, absent, expected)
-    return None
+            differing.append((seq, odd, "odd"))
+        elif absent and len(absent) * 2 < len(ranks):
+            differing.append((seq, absent, "absent"))
+    if not differing:
+        return []
+    seq, who, how = differing[0]
+    if how == "odd":
+        first = _mismatch(job, pg, keyed, seq, who, history, expected)
+    elif seq == min(max(history[r]) for r in who) + 1:
+        first = _never_joined(job, pg, keyed, seq, who, expected)
+    else:
+        return []
+    if first_held > min(expected):
+        first.summary += (
+            f" Some ranks' buffers had overwritten their oldest entries: compared from "
+            f"#{first_held}, the first number every rank still holds."
+        )
+    return [first, *_later(keyed, pg, first, differing[1:])]
 
 
 def _mismatch(
@@ -87,25 +104,29 @@ def _mismatch(
 ) -> Finding:
     skipped = {rank: _skipped(history[rank], expected, seq) for rank in odd}
     theirs = _said(expected[seq])
+    others = [rank for rank in history if rank not in odd]
+    their_place = _issued_at(entries, seq, others, "issued at ")
+    my_place = _issued_at(entries, seq, odd, "issued at ")
     if all(skipped.values()):
         count = max(skipped.values())
         what = (
-            f"skipped collective #{seq} ({theirs})"
+            f"skipped collective #{seq} ({theirs}{_by_others(their_place)})"
             if count == 1
-            else f"skipped {count} collectives from #{seq} ({theirs} first)"
+            else f"skipped {count} collectives from #{seq} ({theirs} first"
+            f"{_by_others(their_place)})"
         )
         summary = (
-            f"{_who(odd)} {what} in process group {pg}: {_their(odd)} #{seq} is the others' "
-            f"#{seq + count}, so from there on every collective met a different one."
+            f"{_who(odd)} {what} in process group {pg}: {_their(odd)} #{seq}"
+            f"{_bracketed(my_place)} is the others' #{seq + count}, so from there on every "
+            "collective met a different one."
         )
     else:
         mine = _said(history[odd[0]][seq])
         summary = (
-            f"{_who(odd)} issued {mine} as collective #{seq} in process group {pg}, where the "
-            f"others issued {theirs}."
+            f"{_who(odd)} issued {mine} as collective #{seq}{_bracketed(my_place)} in process "
+            f"group {pg}, where the others issued {theirs}{_bracketed(their_place)}."
         )
-    others = [rank for rank in history if rank not in odd]
-    summary = _sentence(summary + _completed_words(job, pg))
+    summary = _sentence(summary + _completed_words(job, pg) + MAJORITY)
     return Finding(
         kind="fr_mismatch",
         severity="error",
@@ -139,7 +160,7 @@ def _never_joined(
     summary = _sentence(
         f"{_who(absent)} never issued collective #{seq} ({_said(expected[seq])}) in process "
         f"group {pg}: {_their(absent)} history stops at #{seq - 1} while "
-        f"{rank_list(others)} went on." + _completed_words(job, pg)
+        f"{rank_list(others)} went on." + _completed_words(job, pg) + MAJORITY
     )
     return Finding(
         kind="fr_mismatch",
@@ -155,6 +176,65 @@ def _never_joined(
         confidence="medium",
         details={"source": "flight recorder", "process_group": pg, "stopped": absent},
     )
+
+
+def _later(
+    entries: pl.DataFrame, pg: str, first: Finding, later: list[tuple[int, list[int], str]]
+) -> list[Finding]:
+    """The numbers that differ after the first: what followed from it, one finding."""
+    if not later:
+        return []
+    numbers = [seq for seq, _, _ in later]
+    ranks = sorted({rank for _, who, _ in later for rank in who})
+    shown = numbers[:EVIDENCE_CAP]
+    evidence = [
+        line
+        for seq in shown[:3]
+        for line in _evidence(entries, seq, [r for s, who, _ in later if s == seq for r in who], [])
+    ]
+    return [
+        Finding(
+            kind="fr_mismatch",
+            severity="warning",
+            part="consequence",
+            summary=(
+                f"After #{first.seq}, {len(numbers)} more collective number"
+                f"{'s' if len(numbers) != 1 else ''} of process group {pg} "
+                f"differ{'s' if len(numbers) == 1 else ''} on "
+                f"{rank_list(ranks)} (#{', #'.join(map(str, shown))}"
+                f"{', ...' if len(numbers) > len(shown) else ''}): once one rank is off by a "
+                "collective, every later one meets a different partner."
+            ),
+            fix="",
+            ranks=ranks,
+            seq=numbers[0],
+            evidence=evidence,
+            evidence_total=len(numbers),
+            confidence="high",
+            details={"source": "flight recorder", "process_group": pg, "numbers": numbers},
+        )
+    ]
+
+
+def _issued_at(entries: pl.DataFrame, seq: int, ranks: list[int], words: str) -> str:
+    """`issued at train (train.py:88)`: where the job's code issued collective `seq` on most
+    of `ranks` (empty when the dump recorded no Python stacks)."""
+    frames = (
+        entries.filter((pl.col("seq") == seq) & pl.col("rank").is_in(ranks))
+        .get_column("user_frame")
+        .drop_nulls()
+    )
+    if frames.is_empty():
+        return ""
+    return words + str(frames.mode().sort().item(0))
+
+
+def _by_others(words: str) -> str:
+    return f", {words.replace('issued at', 'issued by the others at')}" if words else ""
+
+
+def _bracketed(words: str) -> str:
+    return f" ({words})" if words else ""
 
 
 def _skipped(mine: dict[int, str], expected: dict[int, str], seq: int) -> int:
@@ -195,9 +275,11 @@ def _evidence(entries: pl.DataFrame, seq: int, odd: list[int], others: list[int]
         Evidence(
             row["file"],
             int(row["index"]) + 1,
-            f"#{row['seq']} {row['backend'] or ''}:{row['op']} sizes {row['input_sizes']} "
+            f"entries[{row['index']}]: #{row['seq']} {row['backend'] or ''}:{row['op']} "
+            f"sizes {row['input_sizes']} "
             f"dtypes {row['input_dtypes']} state {row['state']}"
-            + (" (not completed)" if not row["retired"] else ""),
+            + (" (not completed)" if not row["retired"] else "")
+            + (f" at {row['user_frame']}" if row["user_frame"] else ""),
             row["rank"],
         )
         for row in lines
@@ -211,7 +293,9 @@ def _sentence(text: str) -> str:
 def _said(signature: str) -> str:
     op, _, rest = signature.partition("|")
     sizes, _, dtypes = rest.partition("|")
-    return f"{op} of {sizes} {dtypes}".strip()
+    if sizes in ("", "[]"):
+        return op
+    return f"{op} of {sizes} {dtypes if dtypes != '[]' else ''}".strip()
 
 
 def _who(ranks: list[int]) -> str:

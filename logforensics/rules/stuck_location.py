@@ -28,10 +28,23 @@ def check(job: Job) -> list[Finding]:
     stuck = where_stuck(job.dumps.stacks)
     if stuck.is_empty():
         return []
+    where = pl.col("user_frame").fill_null(pl.col("innermost"))
     groups = (
-        stuck.with_columns(pl.col("user_frame").fill_null(pl.col("innermost")).alias("_where"))
-        .group_by("waiting", "_where", maintain_order=True)
-        .agg(pl.col("rank").sort(), pl.col("file"), pl.col("line"))
+        stuck.with_columns(
+            where.alias("_where"),
+            # py-spy prints paths from the import root, faulthandler whole ones: same place
+            where.str.replace(r"\((?:[^()]*/)?([^/()]*)\)$", "($1)").alias("_place"),
+        )
+        .group_by("waiting", "_place", maintain_order=True)
+        .agg(
+            pl.col("rank").sort(),
+            pl.col("_where").first(),
+            pl.col("file"),
+            pl.col("line"),
+            pl.col("line_text"),
+            pl.col("other_threads").drop_nulls().first(),
+            pl.col("tool").first(),
+        )
         .sort(pl.col("rank").list.len(), descending=True)
     )
     rows = groups.iter_rows(named=True)
@@ -45,7 +58,7 @@ def check(job: Job) -> list[Finding]:
     suspects = sorted(rank for row in odd for rank in row["rank"])
     summary = (
         f"{_who(suspects).capitalize()} {_is(suspects)} stuck elsewhere than the others: "
-        + "; ".join(f"{_who(row['rank'])} in {_place(row)}" for row in odd)
+        + "; ".join(f"{_who(row['rank'])} in {_place(row)}{_holders(row)}" for row in odd)
         + f", while {_who(majority['rank'])} wait in {_place(majority)}."
     )
     return [
@@ -64,9 +77,14 @@ def check(job: Job) -> list[Finding]:
             evidence_total=len(stuck),
             confidence="high" if len(majority["rank"]) >= 2 * len(suspects) else "medium",
             details={
-                "source": "py-spy",
+                "source": odd[0]["tool"] or "py-spy",
                 "groups": [
-                    {"ranks": row["rank"], "waiting": row["waiting"], "where": row["_where"]}
+                    {
+                        "ranks": row["rank"],
+                        "waiting": row["waiting"],
+                        "where": row["_where"],
+                        "other_threads": row["other_threads"],
+                    }
                     for row in groups.iter_rows(named=True)
                 ],
             },
@@ -87,7 +105,7 @@ def _all_alike(group: dict, ranks_seen: list[int]) -> Finding:
         ranks=ranks_seen,
         evidence=_evidence([], group),
         evidence_total=len(ranks_seen),
-        details={"source": "py-spy"},
+        details={"source": group["tool"] or "py-spy"},
     )
 
 
@@ -104,8 +122,16 @@ def _no_majority(groups: pl.DataFrame, ranks_seen: list[int]) -> Finding:
         ranks=ranks_seen,
         evidence=[],
         evidence_total=len(ranks_seen),
-        details={"source": "py-spy"},
+        details={"source": groups.item(0, "tool") or "py-spy"},
     )
+
+
+def _holders(group: dict) -> str:
+    """For a rank that waits on a lock or in a blocking call: the other threads of its
+    process that stand in the job's own code (one may hold what it waits for)."""
+    if not group["other_threads"]:
+        return ""
+    return f" (other threads in the job's code, one may hold it: {group['other_threads']})"
 
 
 def _place(group: dict) -> str:
@@ -119,7 +145,7 @@ def _evidence(odd: list[dict], majority: dict) -> list[Evidence]:
             Evidence(
                 row["file"][0],
                 int(row["line"][0] or 1),
-                f"{row['_where']}  [{row['waiting']}]",
+                row["line_text"][0] or f"{row['_where']}  [{row['waiting']}]",
                 row["rank"][0],
             )
         )

@@ -1,0 +1,192 @@
+"""py-spy dumps read as stacks: real dumps of the hung `pyspy_hang` job (sample_logs/, made
+here with py-spy 0.4.3 on torch 2.13 CPU/gloo) and of a lock wait (tests/data/dumps/lock_wait)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import polars as pl
+
+from logforensics.api import analyze, analyze_upload
+from logforensics.dumps import pyspy
+from logforensics.dumps.pyspy import where_stuck
+from logforensics.intake import dump_kind
+from tests.conftest import ROOT, SAMPLE_LOGS
+
+HANG = SAMPLE_LOGS / "pyspy_hang" / "logs"
+LOCK = ROOT / "tests" / "data" / "dumps" / "lock_wait"
+TORCHRUN = "torchrun/eb0961f2-4bf5-49bb-b29a-71a020812df8_6x68k4xo"
+
+
+def lines_of(path: Path, name: str) -> pl.DataFrame:
+    text = path.read_text().splitlines()
+    return pl.DataFrame(
+        {"file": [name] * len(text), "line": list(range(1, len(text) + 1)), "text": text},
+        schema={"file": pl.String, "line": pl.UInt32, "text": pl.String},
+    )
+
+
+def copy_logs(tmp_path: Path, *names: str) -> Path:
+    """The hung job's own logs (no dumps) plus the dumps named."""
+    root = tmp_path / "logs"
+    shutil.copytree(HANG / "torchrun", root / "torchrun")
+    for name in names:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(HANG / name, root / name)
+    return root
+
+
+def test_a_text_dump_is_read_frame_by_frame_innermost_first():
+    # Thread 18459 (idle): "MainThread"
+    #     barrier (torch/distributed/distributed_c10d.py:5356)
+    frames = pyspy.text_frames(lines_of(HANG / "pyspy" / "rank2.txt", "rank2.txt"))
+    main = frames.filter(pl.col("thread_name") == "MainThread").sort("depth")
+    assert main.item(0, "function") == "barrier"
+    assert main.item(0, "source") == "torch/distributed/distributed_c10d.py"
+    assert main.item(0, "source_line") == 5356
+    assert main.item(0, "thread_state") == "idle"
+    assert main.item(0, "pid") == main.item(0, "thread_id") == 18459
+    assert main.item(0, "text") == "    barrier (torch/distributed/distributed_c10d.py:5356)"
+    assert "train" in main.get_column("function").to_list()
+
+
+def test_colour_codes_are_dropped():
+    path = HANG / "pyspy" / "rank2.txt"
+    coloured = [
+        f"\x1b[1;32m{line}\x1b[0m" if line.startswith(("Process", "Thread")) else line
+        for line in path.read_text().splitlines()
+    ]
+    assert dump_kind("\n".join(coloured).encode()) == "pyspy_text"
+    plain = pyspy.text_frames(lines_of(path, "a"))
+    frame = pl.DataFrame(
+        {"file": "a", "line": list(range(1, len(coloured) + 1)), "text": coloured},
+        schema={"file": pl.String, "line": pl.UInt32, "text": pl.String},
+    )
+    read = pyspy.text_frames(frame)
+    columns = ["pid", "thread_id", "thread_name", "function", "source", "source_line"]
+    assert read.select(columns).equals(plain.select(columns))
+
+
+def test_each_rank_is_where_its_main_thread_waits(tmp_path):
+    analysis = analyze(copy_logs(tmp_path, *(f"pyspy/rank{rank}.txt" for rank in range(4))))
+    stuck = {
+        row["rank"]: row for row in where_stuck(analysis.job.dumps.stacks).iter_rows(named=True)
+    }
+    assert stuck[2]["waiting"] == "dist.barrier"
+    assert stuck[2]["user_frame"] == "train (dumps_train.py:267)"
+    assert stuck[2]["innermost"] == "barrier (torch/distributed/distributed_c10d.py:5356)"
+    for rank in (0, 1, 3):
+        assert stuck[rank]["waiting"].startswith("backward")
+        assert stuck[rank]["user_frame"] == "train (dumps_train.py:246)"
+
+
+def test_json_dumps_say_the_same_as_text_dumps(tmp_path):
+    analysis = analyze(copy_logs(tmp_path, *(f"pyspy-json/rank{rank}.json" for rank in range(4))))
+    stuck = where_stuck(analysis.job.dumps.stacks).sort("rank")
+    assert stuck.get_column("user_frame").to_list() == [
+        "train (dumps_train.py:246)",
+        "train (dumps_train.py:246)",
+        "train (dumps_train.py:267)",
+        "train (dumps_train.py:246)",
+    ]
+
+
+def test_the_agent_dump_gives_ranks_by_pid_and_leaves_out_the_agent_and_workers(tmp_path):
+    # `py-spy dump --subprocesses --pid <torchrun agent>`: the agent, four ranks and three
+    # DataLoader workers in one file; the ranks' pids are in their `rank=<r> pid=<pid>` lines
+    analysis = analyze(copy_logs(tmp_path, "pyspy-subprocesses/torchrun_agent.txt"))
+    stacks = analysis.job.dumps.stacks
+    stuck = where_stuck(stacks).sort("rank")
+    assert stuck.get_column("rank").to_list() == [0, 1, 2, 3]
+    assert stuck.get_column("pid").to_list() == [18455, 18456, 18459, 18460]
+    workers = stacks.filter(pl.col("is_worker")).get_column("pid").unique().sort().to_list()
+    assert workers == [18758, 18769, 18770]  # attributed to their parents' ranks
+    assert 18370 not in stacks.get_column("pid").to_list()  # the agent has no rank
+
+
+def test_a_rank_dumped_in_several_forms_counts_once(tmp_path):
+    analysis = analyze(
+        copy_logs(
+            tmp_path,
+            "pyspy/rank0.txt",
+            "pyspy-json/rank0.json",
+            "pyspy-native/rank0.txt",
+            "pyspy-subprocesses/rank0.txt",
+            "pyspy/rank2.txt",
+        )
+    )
+    stuck = where_stuck(analysis.job.dumps.stacks)
+    assert sorted(stuck.get_column("rank").to_list()) == [0, 2]
+
+
+def test_a_rank_in_the_command_line_names_the_dump(tmp_path):
+    dump = (HANG / "pyspy" / "rank2.txt").read_text()
+    first, rest = dump.split("\n", 1)
+    root = copy_logs(tmp_path)
+    (root / "stack-a.txt").write_text(first + " RANK=2\n" + rest)  # e.g. `env RANK=2 python ...`
+    analysis = analyze(root)
+    (row,) = where_stuck(analysis.job.dumps.stacks).iter_rows(named=True)
+    assert row["rank"] == 2 and row["waiting"] == "dist.barrier"
+
+
+def test_a_lock_wait_names_the_other_threads_in_the_jobs_code():
+    frames = pyspy.text_frames(lines_of(LOCK / "plain.txt", "plain.txt")).with_columns(
+        pl.lit(0, pl.Int32).alias("rank")
+    )
+    (row,) = where_stuck(frames).iter_rows(named=True)
+    # Thread 14491 (idle): "MainThread" / train_step (lockhang.py:12): blocked in C
+    assert row["waiting"].startswith("a blocking call")
+    assert row["user_frame"] == "train_step (lockhang.py:12)"
+    assert row["other_threads"] == '"checkpoint-writer" (active+gil) at holder (lockhang.py:7)'
+
+
+def test_native_frames_show_the_lock():
+    frames = pyspy.text_frames(lines_of(LOCK / "native.txt", "native.txt")).with_columns(
+        pl.lit(0, pl.Int32).alias("rank")
+    )
+    (row,) = where_stuck(frames).iter_rows(named=True)
+    # PyThread_acquire_lock_timed (libpython3.11.so.1.0)
+    assert row["waiting"] == "a lock"
+    assert row["user_frame"] == "train_step (lockhang.py:12)"
+    assert "checkpoint-writer" in row["other_threads"]
+
+
+def test_locals_do_not_become_frames():
+    frames = pyspy.text_frames(lines_of(LOCK / "locals.txt", "locals.txt"))
+    assert not frames.filter(pl.col("function").str.contains(":")).height
+    assert frames.filter(pl.col("thread_name") == "checkpoint-writer").height == 4
+
+
+def test_a_user_frame_is_outside_torch_site_packages_and_the_standard_library():
+    assert pyspy.is_user_frame("train.py", 10)
+    assert pyspy.is_user_frame("mypkg/loop.py", 10)
+    assert not pyspy.is_user_frame("torch/distributed/distributed_c10d.py", 5356)
+    assert not pyspy.is_user_frame("threading.py", 982)
+    assert not pyspy.is_user_frame("<frozen importlib._bootstrap>", 1176)
+    assert not pyspy.is_user_frame("libc.so.6", None)
+
+
+def test_in_an_upload_of_several_jobs_each_job_reads_its_own_dumps(tmp_path):
+    # two hung jobs in one upload, each with its dumps in a folder below its logs
+    upload = tmp_path / "upload"
+    shutil.copytree(HANG, upload / "pyspy_hang")
+    shutil.copytree(SAMPLE_LOGS / "flight_recorder_mismatch" / "logs", upload / "fr_job")
+    jobs = analyze_upload(upload).jobs
+    assert len(jobs) == 2
+    by_folder = {analysis.job.inventory.files[0].name.split("/")[0]: analysis for analysis in jobs}
+    stacks = by_folder["pyspy_hang"].job.dumps.stacks
+    assert set(stacks.get_column("file").str.split("/").list.get(1)) <= {
+        "pyspy",
+        "pyspy-json",
+        "pyspy-locals",
+        "pyspy-native",
+        "pyspy-subprocesses",
+    }
+    assert by_folder["pyspy_hang"].job.dumps.flight.is_empty()
+    assert by_folder["fr_job"].job.dumps.stacks.is_empty()
+    # each job's verdict is the one it gets alone
+    assert by_folder["fr_job"].verdict.finding.kind == "fr_mismatch"
+    assert by_folder["fr_job"].verdict.finding.ranks == [3]
+    assert by_folder["pyspy_hang"].verdict.finding.ranks == [2]
+    assert "stuck_location" in [chain.kind for chain in by_folder["pyspy_hang"].verdict.chain]

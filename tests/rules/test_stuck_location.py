@@ -1,0 +1,71 @@
+"""Where each rank's main thread stood, grouped: from the real py-spy dumps of the hung
+`pyspy_hang` job (sample_logs/; rank 2 waits in the epoch-end barrier while ranks 0, 1, 3
+wait in backward) and of a lock wait (tests/data/dumps/lock_wait), placed as ranks' dumps."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from logforensics.api import analyze
+from tests.conftest import ROOT, SAMPLE_LOGS
+
+DUMPS = SAMPLE_LOGS / "pyspy_hang" / "logs" / "pyspy"
+LOCK = ROOT / "tests" / "data" / "dumps" / "lock_wait" / "plain.txt"
+LOG = "{'rank': %d, 'local_rank': %d, 'device': %d, 'world_size': 4}"
+
+
+def job(tmp_path: Path, dump_of: dict[int, Path]) -> Path:
+    """Four ranks' mapping prints and the dump given for each rank (`stacks/rank<r>.txt`)."""
+    root = tmp_path / "logs"
+    (root / "stacks").mkdir(parents=True)
+    for rank, dump in dump_of.items():
+        (root / f"rank{rank}.log").write_text(LOG % (rank, rank, rank) + "\n")
+        shutil.copy(dump, root / "stacks" / f"rank{rank}.txt")
+    return root
+
+
+def stuck_location(analysis):
+    (found,) = [f for f in analysis.findings if f.kind == "stuck_location"]
+    return found
+
+
+def test_the_rank_that_stands_elsewhere_is_the_suspect(tmp_path):
+    analysis = analyze(job(tmp_path, {rank: DUMPS / f"rank{rank}.txt" for rank in range(4)}))
+    found = stuck_location(analysis)
+    assert (found.part, found.ranks, found.confidence) == ("departure", [2], "high")
+    assert "rank 2 in dist.barrier at train (dumps_train.py:267)" in found.summary
+    assert "ranks 0, 1, 3 wait in backward" in found.summary
+    # the evidence quotes the dumps' own lines
+    for evidence in found.evidence:
+        lines = (tmp_path / "logs" / evidence.file).read_text().splitlines()
+        assert lines[evidence.line - 1] == evidence.text
+    assert analysis.verdict.finding is found
+
+
+def test_ranks_all_at_one_place_are_context(tmp_path):
+    analysis = analyze(job(tmp_path, dict.fromkeys(range(4), DUMPS / "rank0.txt")))
+    found = stuck_location(analysis)
+    assert (found.part, found.severity) == ("context", "info")
+    assert "do not single out a rank" in found.summary
+
+
+def test_two_groups_of_two_name_no_suspect(tmp_path):
+    dumps = {
+        0: DUMPS / "rank0.txt",
+        1: DUMPS / "rank0.txt",
+        2: DUMPS / "rank2.txt",
+        3: DUMPS / "rank2.txt",
+    }
+    found = stuck_location(analyze(job(tmp_path, dumps)))
+    assert (found.part, found.severity) == ("context", "warning")
+    assert "none held by most of them" in found.summary
+
+
+def test_a_rank_blocked_on_a_lock_names_the_threads_that_may_hold_it(tmp_path):
+    dumps = {0: DUMPS / "rank0.txt", 1: DUMPS / "rank1.txt", 2: DUMPS / "rank3.txt", 3: LOCK}
+    found = stuck_location(analyze(job(tmp_path, dumps)))
+    assert found.ranks == [3]
+    assert 'one may hold it: "checkpoint-writer" (active+gil) at holder (lockhang.py:7)' in (
+        found.summary
+    )
