@@ -340,7 +340,8 @@ def _rendered(
     from logforensics.report.render import render_upload_html
 
     model = translated_report(headed, writing.lang)
-    return render_upload_html(model, upload, css_href=css_path.name if css_path else None)
+    css_href = css_path.name if css_path else None
+    return render_upload_html(model, upload, css_href=css_href, lang=writing.lang)
 
 
 def _write_events(upload: Upload, events_path: Path) -> None:

@@ -13,10 +13,12 @@ style sheet (CSS variables, light and dark), so the page and the legend agree.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import polars as pl
 
+from logforensics.i18n import t
 from logforensics.plausible import MAX_WORLD_SIZE, plausible_world_size
 from logforensics.progress import Progress
 from logforensics.text import rank_ranges
@@ -29,6 +31,9 @@ LABEL_WIDTH = 70
 MAX_LABEL_WIDTH = 230
 LABEL_CHAR = 6.6  # px per character of an 11 px label
 HEADER_HEIGHT = 34
+
+# A fixed string in the page's language (`logforensics.i18n.translator`); English by default.
+Say = Callable[..., str]
 
 # Cell states: their colours are CSS classes (`cell-full`, ...) defined in report.css.
 FILL = {"full": "cell-full", "partial": "cell-partial", "none": "cell-none"}
@@ -56,7 +61,7 @@ class Picture:
     label_width: int = LABEL_WIDTH
 
 
-def build_picture(progress: Progress) -> Picture:
+def build_picture(progress: Progress, say: Say = t) -> Picture:
     # the keys of a step are one run of the key order: steps and their stages come from the
     # key table, and only the marks of the drawn steps are read
     steps = (
@@ -94,23 +99,28 @@ def build_picture(progress: Progress) -> Picture:
     row_labels: list[tuple[int, str, str]] = []
     for row_index, (group, label) in enumerate(zip(shown, labels, strict=True)):
         y = HEADER_HEIGHT + row_index * (CELL + GAP)
-        who = f"rank {label}" if len(group.ranks) == 1 else f"ranks {label}"
+        who = _who(group.ranks, label, say)
         full = rank_ranges(group.ranks, limit=40)
         row_labels.append((y + CELL - 3, _fit(who, label_width), f"{len(group.ranks)}: {full}"))
         for column in columns:
             done, stages, last_stage = group.cells.get(column, (0, 0, None))
             step = steps.row(column, named=True)["step"]
             if not done:
-                state, said = "none", "no mark"
+                state, said = "none", say("no mark")
             else:
                 state = "full" if done >= stages else "partial"
-                said = f"{done}/{stages} stages, last {last_stage}"
+                said = say(
+                    "{done}/{stages} stages, last {stage}",
+                    done=done,
+                    stages=stages,
+                    stage=last_stage,
+                )
             cells.append(
                 Cell(
                     x=x_of[column],
                     y=y,
                     fill=FILL[state],
-                    title=f"{who}, step {step}: {said}",
+                    title=say("{who}, step {step}: {said}", who=who, step=step, said=said),
                     departed=column == group.departed,
                     last=column == group.last,
                 )
@@ -122,7 +132,11 @@ def build_picture(progress: Progress) -> Picture:
     ]
     hidden = groups[MAX_ROWS:]
     note = (
-        f"{sum(len(g.ranks) for g in hidden):,} ranks in {len(hidden):,} more groups are not drawn."
+        say(
+            "{ranks} ranks in {groups} more groups are not drawn.",
+            ranks=f"{sum(len(g.ranks) for g in hidden):,}",
+            groups=f"{len(hidden):,}",
+        )
         if hidden
         else ""
     )
@@ -184,6 +198,11 @@ def _rank_groups(
     return sorted(groups, key=lambda g: (g.departed is None, len(g.ranks), g.ranks[0]))
 
 
+def _who(ranks: list[int], label: str, say: Say) -> str:
+    """A row's ranks as its label says them: `rank 2`, `ranks 0, 1, 3`."""
+    return say("rank {rank}", rank=label) if len(ranks) == 1 else say("ranks {ranks}", ranks=label)
+
+
 def _fit(text: str, width: int) -> str:
     """`text` cut to what a label `width` px wide shows (the full text is in its title)."""
     room = int((width - 4) / LABEL_CHAR)
@@ -220,7 +239,8 @@ def _x_positions(columns: list[int], label_width: int) -> tuple[dict[int, int], 
     return x_of, gaps
 
 
-# The rank map's states, the most telling first: (meaning, CSS class for the colour).
+# The rank map's states, the most telling first: (meaning, CSS class for the colour); the
+# meaning is English, translated where the map is built.
 RANK_MAP_COLUMNS = 32
 RANK_STATES = {
     "blamed": ("named by the verdict", "rank-blamed"),
@@ -261,6 +281,7 @@ def build_rank_map(
     ranks_seen: list[int],
     world_size: int | None,
     blamed: list[int],
+    say: Say = t,
 ) -> RankMap | None:
     """Each rank's state from the findings' roles, for ranks 0 up to the world size (or the
     highest rank seen). None when fewer than two ranks are known. Work and size follow the
@@ -298,7 +319,11 @@ def build_rank_map(
             meaning, css = RANK_STATES[state]
             cells = end - start + 1 if last - first < RANK_MAP_COLUMNS else RANK_MAP_COLUMNS
             offset = start - first if last - first < RANK_MAP_COLUMNS else 0
-            who = f"rank {start}" if start == end else f"ranks {start}-{end}"
+            who = (
+                say("rank {rank}", rank=start)
+                if start == end
+                else say("ranks {ranks}", ranks=f"{start}-{end}")
+            )
             runs.append(
                 RankRun(
                     x=LABEL_WIDTH + offset * (CELL + GAP),
@@ -306,11 +331,11 @@ def build_rank_map(
                     width=cells * (CELL + GAP) - GAP,
                     state=state,
                     css=css,
-                    title=f"{who}: {meaning}",
+                    title=say("{who}: {meaning}", who=who, meaning=say(meaning)),
                 )
             )
     note = (
-        f"{len(rows) - len(shown)} more rows of ranks are not drawn."
+        say("{count} more rows of ranks are not drawn.", count=len(rows) - len(shown))
         if len(rows) > len(shown)
         else ""
     )
@@ -320,7 +345,7 @@ def build_rank_map(
     counts = {state: len(ranks) for state, ranks in ranks_in.items()}
     counts["absent"] = size - len(state_of)
     legend = [
-        (css, meaning, counts[state], rank_ranges(ranks_in[state], limit=8))
+        (css, say(meaning), counts[state], rank_ranges(ranks_in[state], limit=8))
         for state, (meaning, css) in RANK_STATES.items()
         if counts[state]
     ]
@@ -403,7 +428,7 @@ FLIGHT_COLUMNS = 40
 FLIGHT_STATES = {"agree": "cell-full", "differs": "cell-differs", "none": "cell-none"}
 
 
-def build_flight_grid(flight: pl.DataFrame, from_seq: int | None) -> Picture | None:
+def build_flight_grid(flight: pl.DataFrame, from_seq: int | None, say: Say = t) -> Picture | None:
     """Rows of ranks whose collectives agree, columns of sequence numbers (of the first
     process group with a disagreement, else the default one), the last FLIGHT_COLUMNS up to
     the end, starting a little before `from_seq` when it is given."""
@@ -431,7 +456,7 @@ def build_flight_grid(flight: pl.DataFrame, from_seq: int | None) -> Picture | N
     cells_of: dict[int, dict[int, tuple[str, str]]] = {}
     for rank, seq, said, retired in shown.select("rank", "seq", "signature", "retired").iter_rows():
         state = "agree" if said == majority.get(seq) else "differs"
-        note = "" if retired else " (not completed)"
+        note = "" if retired else say(" (not completed)")
         cells_of.setdefault(rank, {})[seq] = (state, f"#{seq} {said}{note}")
     groups: dict[tuple, list[int]] = {}
     for rank in sorted(entries.get_column("rank").unique().to_list()):
@@ -449,15 +474,21 @@ def build_flight_grid(flight: pl.DataFrame, from_seq: int | None) -> Picture | N
     row_labels: list[tuple[int, str, str]] = []
     for row_index, ((_, ranks), label) in enumerate(zip(ordered, labels, strict=True)):
         y = HEADER_HEIGHT + row_index * (CELL + GAP)
-        who = f"rank {label}" if len(ranks) == 1 else f"ranks {label}"
+        who = _who(ranks, label, say)
         row_labels.append(
             (y + CELL - 3, _fit(who, label_width), f"{len(ranks)}: {rank_ranges(ranks)}")
         )
         for seq in columns:
-            state, said = cells_of.get(ranks[0], {}).get(seq, ("none", f"#{seq}: not issued"))
+            not_issued = ("none", say("#{seq}: not issued", seq=seq))
+            state, said = cells_of.get(ranks[0], {}).get(seq, not_issued)
             cells.append(
                 Cell(
-                    x_of[seq], y, FLIGHT_STATES[state], f"{who}, {said}", state == "differs", False
+                    x_of[seq],
+                    y,
+                    FLIGHT_STATES[state],
+                    say("{who}, {said}", who=who, said=said),
+                    state == "differs",
+                    False,
                 )
             )
     column_labels = [
@@ -467,5 +498,5 @@ def build_flight_grid(flight: pl.DataFrame, from_seq: int | None) -> Picture | N
     ]
     width = max(x_of.values()) + CELL + 10
     height = HEADER_HEIGHT + len(ordered) * (CELL + GAP) + 6
-    note = f"process group {pg}"
+    note = say("process group {pg}", pg=pg)
     return Picture(width, height, cells, row_labels, column_labels, gaps, note, label_width)

@@ -1,11 +1,18 @@
-"""Render the report model as JSON, or as one self-contained HTML file (no network, no JS)."""
+"""Render the report model as JSON, or as one self-contained HTML file (no network, no JS).
+
+The page speaks the language it is asked for: the model comes translated
+(`logforensics.i18n.translated_report`), and the page's own words (the templates' `t(...)`, the
+labels and notes built here and in `picture`) are looked up in the catalogue's `ui` table.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 from importlib import resources
 from typing import Any
 
@@ -13,7 +20,14 @@ import polars as pl
 from markupsafe import Markup, escape
 
 from logforensics.api import Analysis, Upload
-from logforensics.report.picture import FILL, build_flight_grid, build_picture, build_rank_map
+from logforensics.i18n import ENGLISH, t, translate, translator
+from logforensics.report.picture import (
+    FILL,
+    Say,
+    build_flight_grid,
+    build_picture,
+    build_rank_map,
+)
 from logforensics.text import rank_ranges
 
 
@@ -46,10 +60,13 @@ def render_html(
     analysis: Analysis,
     generated_at: datetime | None = None,
     css_href: str | None = None,
+    lang: str = ENGLISH,
 ) -> str:
     """The page of one job; with `css_href` the style sheet is linked instead of inlined (for
-    viewers whose Content-Security-Policy blocks inline CSS, such as Jenkins by default)."""
-    return _render(report, None, [_job_context(report, analysis, "")], generated_at, css_href)
+    viewers whose Content-Security-Policy blocks inline CSS, such as Jenkins by default). The
+    page's own words are in `lang`; `report` comes already translated."""
+    context = _job_context(report, analysis, "", translator(lang))
+    return _render(report, None, [context], generated_at, css_href, lang)
 
 
 def render_upload_html(
@@ -57,17 +74,19 @@ def render_upload_html(
     upload: Upload,
     generated_at: datetime | None = None,
     css_href: str | None = None,
+    lang: str = ENGLISH,
 ) -> str:
     """The page of an upload: one job's page, or an overview and a section per job."""
     if not upload.several:
-        return render_html(report, upload.jobs[0], generated_at, css_href)
+        return render_html(report, upload.jobs[0], generated_at, css_href, lang)
+    say = translator(lang)
     contexts = [
-        _job_context(job_report, analysis, f"j{number}-")
+        _job_context(job_report, analysis, f"j{number}-", say)
         for number, (job_report, analysis) in enumerate(
             zip(report["jobs"], upload.jobs, strict=True), start=1
         )
     ]
-    return _render(report, report, contexts, generated_at, css_href)
+    return _render(report, report, contexts, generated_at, css_href, lang)
 
 
 # How each part of the causal chain is labelled where the verdict draws it.
@@ -79,22 +98,27 @@ CHAIN_WORDS = {
 }
 
 
-def _job_context(report: dict[str, Any], analysis: Analysis, prefix: str) -> dict[str, Any]:
-    """What the page needs of one job besides its report: its pictures and capped tables."""
-    timeline, timeline_note = _timeline(report, analysis)
+def _job_context(
+    report: dict[str, Any], analysis: Analysis, prefix: str, say: Say
+) -> dict[str, Any]:
+    """What the page needs of one job besides its report: its pictures and capped tables,
+    their words in the language of `say`."""
+    timeline, timeline_note = _timeline(report, analysis, say)
+    progress = analysis.job.progress
     return {
         "prefix": prefix,
         "in_upload": bool(prefix),  # one job of several: its headline is not the page's
-        "headline": headline_of(report),
+        "headline": headline_of(report, say),
         "timeline": timeline,
         "timeline_note": timeline_note,
-        "picture": build_picture(analysis.job.progress) if analysis.job.progress else None,
-        "flight": build_flight_grid(analysis.job.dumps.flight, _first_fr_seq(report)),
+        "picture": build_picture(progress, say) if progress else None,
+        "flight": build_flight_grid(analysis.job.dumps.flight, _first_fr_seq(report), say),
         "rank_map": build_rank_map(
             report["findings"],
             report["inputs"]["ranks_seen"],
             report["world_size"],
             report["verdict"]["ranks"] if report["verdict"] else [],
+            say,
         ),
         "ranks_shown": _ranks_shown(report),
         "rank_groups": _rank_groups(report) if len(report["ranks"]) > MAX_RANK_ROWS else [],
@@ -110,6 +134,7 @@ def _render(
     contexts: list[dict[str, Any]],
     generated_at: datetime | None,
     css_href: str | None,
+    lang: str,
 ) -> str:
     import jinja2  # only the HTML report needs it: JSON runs start faster without
 
@@ -122,11 +147,16 @@ def _render(
     env.filters["evidence_id"] = evidence_id
     env.filters["inline_code"] = inline_code
     env.filters["rank_ranges"] = rank_ranges
-    env.filters["clip"] = clip
+    say = translator(lang)
+    env.filters["clip"] = partial(clip, say=say)
     env.filters["collapsed"] = collapsed
+    # words the analyzer wrote that the model does not carry translated (a rank's stack)
+    env.filters["translated"] = partial(translate, lang=lang)
+    env.globals["t"] = page_translator(lang)
     moment = generated_at or datetime.now(UTC)
     return env.get_template("report.html.j2").render(
-        page_title=_page_title(report, upload),
+        html_lang=HTML_LANG.get(lang, lang),
+        page_title=_page_title(report, upload, say),
         report=report,
         upload=upload,
         contexts=contexts,
@@ -137,6 +167,26 @@ def _render(
         css=Markup(stylesheet()),  # our own file, not log text
         css_href=css_href,
     )
+
+
+# The `<html lang>` of a page in each language (the script for Chinese: it picks the fonts).
+HTML_LANG = {"zh": "zh-Hans"}
+# What the catalogue's own text needs escaped in a page (in text and in double-quoted
+# attributes); an apostrophe stays one, as it was when the words were the template's.
+PAGE_TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})
+
+
+def page_translator(lang: str) -> Callable[..., Markup]:
+    """`t` for the templates (`{{ t("Findings ({count})", count=n) }}`): the fixed string in
+    `lang`, as markup whose values are escaped like any `{{ value }}` (markup values, such as
+    `"<code>--events</code>" | safe`, stay markup)."""
+    say = translator(lang)
+
+    def bound(text: str, /, **values: object) -> Markup:
+        words = Markup(say(text).translate(PAGE_TEXT_ESCAPES))  # noqa: S704 - escaped
+        return words.format(**values) if values else words
+
+    return bound
 
 
 # The page stays readable and small for thousands of ranks; the JSON report keeps every row.
@@ -215,11 +265,12 @@ def evidence_id(evidence: dict[str, Any]) -> str:
 MAX_LINE_CHARS = 1200
 
 
-def clip(text: str | None) -> str:
+def clip(text: str | None, say: Say = t) -> str:
     """The line, or its start and how much was cut."""
     if text is None or len(text) <= MAX_LINE_CHARS:
         return text or ""
-    return f"{text[:MAX_LINE_CHARS]} … ({len(text) - MAX_LINE_CHARS:,} more characters)"
+    more = say(" … ({count} more characters)", count=f"{len(text) - MAX_LINE_CHARS:,}")
+    return text[:MAX_LINE_CHARS] + more
 
 
 def inline_code(text: str) -> Markup:
@@ -259,23 +310,24 @@ def _script_safe_json(report: dict[str, Any]) -> Markup:
     return Markup(text)  # noqa: S704 - made safe just above
 
 
-def headline_of(report: dict[str, Any]) -> str:
+def headline_of(report: dict[str, Any], say: Say = t) -> str:
     """The verdict in one line of plain words (the reasoner's headline when it gives one)."""
     verdict = report["verdict"]
     if verdict is None:
-        return "No failure found"
+        return say("No failure found")
     if verdict.get("headline"):
         return str(verdict["headline"])
     ranks = verdict["ranks"]
     who = (
-        f"Rank {ranks[0]}"
+        say("Rank {rank}", rank=ranks[0])
         if len(ranks) == 1
-        else f"Ranks {rank_ranges(ranks)}"
+        else say("Ranks {ranks}", ranks=rank_ranges(ranks))
         if ranks
-        else "The job"
+        else say("The job")
     )
-    what = KIND_WORDS.get(verdict["kind"], verdict["kind"].replace("_", " "))
-    return f"{who} {what}, {verdict['where']}"
+    kind = verdict["kind"]
+    what = say(KIND_WORDS[kind]) if kind in KIND_WORDS else kind.replace("_", " ")
+    return say("{who} {what}, {where}", who=who, what=what, where=verdict["where"])
 
 
 # What a verdict of each kind says its ranks did, for the headline and the page title.
@@ -294,10 +346,10 @@ KIND_WORDS = {
 }
 
 
-def _page_title(report: dict[str, Any], upload: dict[str, Any] | None) -> str:
+def _page_title(report: dict[str, Any], upload: dict[str, Any] | None, say: Say) -> str:
     if upload is not None:
-        return f"{len(upload['jobs'])} jobs in one upload"
-    return headline_of(report)
+        return say("{count} jobs in one upload", count=len(upload["jobs"]))
+    return headline_of(report, say)
 
 
 def collapsed(evidence: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -328,7 +380,9 @@ def collapsed(evidence: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return shown
 
 
-def _timeline(report: dict[str, Any], analysis: Analysis) -> tuple[list[dict[str, Any]], str]:
+def _timeline(
+    report: dict[str, Any], analysis: Analysis, say: Say
+) -> tuple[list[dict[str, Any]], str]:
     """The moments the logs date: each group of ranks' last progress, the divergence, each
     finding with a time; with the time since the divergence. Empty without two of them."""
     job = analysis.job
@@ -337,22 +391,33 @@ def _timeline(report: dict[str, Any], analysis: Analysis) -> tuple[list[dict[str
         last = job.progress.last_marks.filter(pl.col("timestamp").is_not_null())
         for (step, stage), group in last.group_by("step", "stage", maintain_order=True):
             ranks = group.get_column("rank").to_list()
-            who = f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {rank_ranges(ranks)}"
-            moments.append(
-                (
-                    group.get_column("timestamp").max(),
-                    f"last progress of {who}: step {step}, {stage}",
-                    False,
-                )
+            who = (
+                say("rank {rank}", rank=ranks[0])
+                if len(ranks) == 1
+                else say("ranks {ranks}", ranks=rank_ranges(ranks))
             )
+            what = say(
+                "last progress of {who}: step {step}, {stage}", who=who, step=step, stage=stage
+            )
+            moments.append((group.get_column("timestamp").max(), what, False))
     verdict = analysis.verdict.finding if analysis.verdict else None
     for finding in analysis.findings:
         if finding.timestamp is None:
             continue
-        who = f" (ranks {rank_ranges(finding.ranks)})" if finding.ranks else ""
+        who = (
+            say(" (rank {rank})", rank=finding.ranks[0])
+            if len(finding.ranks) == 1
+            else say(" (ranks {ranks})", ranks=rank_ranges(finding.ranks))
+            if finding.ranks
+            else ""
+        )
         is_verdict = finding is verdict
-        label = "the divergence: " if is_verdict else ""
-        moments.append((finding.timestamp, f"{label}{finding.kind}{who}", is_verdict))
+        what = (
+            say("the divergence: {kind}", kind=finding.kind + who)
+            if is_verdict
+            else finding.kind + who
+        )
+        moments.append((finding.timestamp, what, is_verdict))
     if len(moments) < 2:
         return [], ""
     moments.sort(key=lambda moment: moment[0])
@@ -360,29 +425,33 @@ def _timeline(report: dict[str, Any], analysis: Analysis) -> tuple[list[dict[str
     rows = [
         {
             "time": f"{time:%Y-%m-%d %H:%M:%S}",
-            "after": _after(time, start),
+            "after": _after(time, start, say),
             "what": what,
             "divergence": is_verdict,
         }
         for time, what, is_verdict in moments[:TIMELINE_ROWS]
     ]
     hosts = job.events.get_column("host").drop_nulls().n_unique()
-    note = f"The times come from {hosts} hosts, whose clocks may differ." if hosts > 1 else ""
+    note = (
+        say("The times come from {count} hosts, whose clocks may differ.", count=hosts)
+        if hosts > 1
+        else ""
+    )
     return rows, note
 
 
 TIMELINE_ROWS = 24
 
 
-def _after(time: datetime, start: datetime | None) -> str:
+def _after(time: datetime, start: datetime | None, say: Say) -> str:
     if start is None or time < start:
         return ""
     seconds = (time - start).total_seconds()
     if seconds < 120:
-        return f"+{seconds:.0f} s"
+        return say("+{count} s", count=f"{seconds:.0f}")
     if seconds < 7200:
-        return f"+{seconds / 60:.0f} min"
-    return f"+{seconds / 3600:.1f} h"
+        return say("+{count} min", count=f"{seconds / 60:.0f}")
+    return say("+{count} h", count=f"{seconds / 3600:.1f}")
 
 
 def _first_fr_seq(report: dict[str, Any]) -> int | None:
