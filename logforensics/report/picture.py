@@ -90,10 +90,7 @@ def build_picture(progress: Progress, say: Say = t) -> Picture:
     groups = _rank_groups(progress, drawn_steps, drawn_keys, departure_column, last_column)
     shown = groups[:MAX_ROWS]
     labels = [rank_ranges(group.ranks, limit=6) for group in shown]
-    label_width = min(
-        MAX_LABEL_WIDTH,
-        max([LABEL_WIDTH, *(int(len(f"ranks {label}") * LABEL_CHAR) + 12 for label in labels)]),
-    )
+    label_width = _label_width(labels)
     x_of, gaps = _x_positions(columns, label_width)
     cells: list[Cell] = []
     row_labels: list[tuple[int, str, str]] = []
@@ -201,6 +198,12 @@ def _rank_groups(
 def _who(ranks: list[int], label: str, say: Say) -> str:
     """A row's ranks as its label says them: `rank 2`, `ranks 0, 1, 3`."""
     return say("rank {rank}", rank=label) if len(ranks) == 1 else say("ranks {ranks}", ranks=label)
+
+
+def _label_width(labels: list[str]) -> int:
+    """Room for the longest row label (`ranks 0-3, 5`), within the bounds."""
+    widest = (int(len(f"ranks {label}") * LABEL_CHAR) + 12 for label in labels)
+    return min(MAX_LABEL_WIDTH, max([LABEL_WIDTH, *widest]))
 
 
 def _fit(text: str, width: int) -> str:
@@ -465,10 +468,7 @@ def build_flight_grid(flight: pl.DataFrame, from_seq: int | None, say: Say = t) 
         groups.setdefault(key, []).append(rank)
     ordered = sorted(groups.items(), key=lambda item: (len(item[1]), item[1][0]))
     labels = [rank_ranges(ranks, limit=6) for _, ranks in ordered]
-    label_width = min(
-        MAX_LABEL_WIDTH,
-        max([LABEL_WIDTH, *(int(len(f"ranks {label}") * LABEL_CHAR) + 12 for label in labels)]),
-    )
+    label_width = _label_width(labels)
     x_of, gaps = _x_positions(columns, label_width)
     cells: list[Cell] = []
     row_labels: list[tuple[int, str, str]] = []

@@ -10,17 +10,7 @@ from pathlib import Path
 
 from logforensics.api import analyze
 from tests.builders import finding
-from tests.conftest import SAMPLE_LOGS
-
-FR = SAMPLE_LOGS / "flight_recorder_mismatch" / "logs"
-
-
-def job_logs(tmp_path: Path) -> Path:
-    root = tmp_path / "logs"
-    root.mkdir()
-    for name in ("rank0.log", "rank1.log", "rank2.log", "rank3.log", "launcher.log"):
-        shutil.copy(FR / name, root / name)
-    return root
+from tests.dumps.test_flight_recorder import FR, job_logs
 
 
 def test_the_rank_that_skipped_a_collective_is_named_with_the_number(tmp_path):
