@@ -337,19 +337,13 @@ def _disk_entries(
     try:
         with file.open("rb") as handle:
             head = handle.read(SNIFF_BYTES)
-    except OSError as error:
-        yield SkippedFile(name, f"unreadable ({_describe(error)})")
-        return
-    if (kind := dump_kind(head)) is not None:
-        yield _dump_entry(file, name, kind, None, budget, entry)
-        return
-    reason = _reason_not_a_log(name)
-    if reason:
-        yield SkippedFile(name, reason)
-        return
-    try:
-        with file.open("rb") as handle:
-            head = handle.read(SNIFF_BYTES)
+            if (kind := dump_kind(head)) is not None:
+                yield _dump_entry(file, name, kind, None, budget, entry)
+                return
+            reason = _reason_not_a_log(name)
+            if reason:
+                yield SkippedFile(name, reason)
+                return
             if head and _is_container(head, name):
                 handle.seek(0)
                 yield from _container_entries(handle, head, name, file, budget, 0, notes)
