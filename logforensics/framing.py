@@ -16,7 +16,8 @@ mistaken for an outer one. Formats and sources (see also the regex comments):
   `cri` stage docs), partial (`P`) lines joined with the line that completes them;
 - pdsh `host: ` (pdsh(1), DeepSpeed's multi-node runner); SLURM `srun --label` task ids
   (srun(1)); Open MPI `--tag-output` `[job,rank]<stdout>:` with the optional
-  `--timestamp-output` stamp (orterun(1));
+  `--timestamp-output` stamp (orterun(1)), and horovodrun's own `[rank]<stderr>:`; Determined
+  AI's `[rank=N] `;
 - Ray worker prefixes `(RayTrainWorker pid=.., ip=..)` and `[repeated Nx across cluster]`
   dedup suffixes (Ray "Configuring Logging" docs);
 - torchrun `--tee` `[<role><local_rank>]:` (pytorch/pytorch:torch/distributed/elastic/
@@ -96,9 +97,13 @@ SRUN_LABEL = r"(?:P(?P<het>\d+) )? *(?P<task>\d+): "
 # [1,3]<stdout>:smc-gpu-03:29881:30401 [0] NCCL INFO init.cc:903 -> 5
 # Fri Aug 11 12:31:45 2023[1,0]<stdout>:tomte401:1850301:1881341 [0] transport.cc:154 NCCL WARN
 # (format "%s[%s,%s]<%s>: ", the first %s is --timestamp-output; orterun(1), Open MPI 4.1)
+# [0]<stderr>:RuntimeError: check_rank and exit epoch=1 batch=0 start_rank=0 rank=0
+# (horovodrun's own launcher, gloo: "{time}[{index}]<{stream}>:{line}" with the rank as index,
+# horovod/runner/common/util/safe_shell_exec.py prefix_connection; horovod/horovod#2907)
 MPIRUN_TAG = (
     r"(?P<time>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4})?"
-    r"\[(?P<job>\d+),(?P<rank>\d+)\]<(?P<stream>stdout|stderr|stddiag)>: ?"
+    r"\[(?:(?P<job>\d+),(?P<rank>\d+)\]<(?P<stream>stdout|stderr|stddiag)>: ?"
+    r"|(?P<index>\d+)\]<(?P<index_stream>stdout|stderr)>:)"  # horovodrun: no space after it
 )
 # (RayTrainWorker pid=1193, ip=10.244.4.193) [rank1]: Traceback (most recent call last):
 # (WorkerDict pid=3569860) degamts15:3569860:3571297 [0] NCCL INFO ncclCommInitRank ...
@@ -123,6 +128,9 @@ TQDM_BAR = r"[^|\r]{0,80}?\d{1,3}%\|[^|\r]*\| *[\d.]+[kMGT]?/(?:[\d.]+[kMGT]?|\?
 # A torchrun template `[rank${local_rank}]: ` in front of PyTorch's own gives two tags:
 # [rank1]: [rank5]:[E ...]  -> the outer is torchrun's local rank, the inner the global one.
 TORCH_RANK = r"\[rank(?P<rank>\d+)\]: ?(?:\[rank(?P<inner>\d+)\]: ?)*"
+# [rank=3] Epoch 1 ...   (Determined AI's Horovod/torch worker wrapper: f"[rank={rank}] " before
+# each line it forwards, determined-ai/determined worker_process_wrapper.py)
+RANK_EQUALS = r"\[rank=(?P<rank>\d+)\] "
 
 
 def _always(groups: pl.Expr) -> pl.Expr:
@@ -235,8 +243,8 @@ FRAMERS: tuple[Framer, ...] = (
         "mpirun",
         MPIRUN_TAG,
         lambda g: {
-            "_task": _number(_group(g, "rank")),
-            "prefix_stream": _group(g, "stream"),
+            "_task": _number(pl.coalesce(_group(g, "rank"), _group(g, "index"))),
+            "prefix_stream": pl.coalesce(_group(g, "stream"), _group(g, "index_stream")),
             "prefix_time": _ctime(g),
         },
     ),
@@ -272,6 +280,7 @@ FRAMERS: tuple[Framer, ...] = (
         # log line follows it on the same line
         accept=lambda g: pl.col("message").str.len_chars() > _group(g, "prefix").str.len_chars(),
     ),
+    Framer("rank_equals", RANK_EQUALS, lambda g: {"_task": _number(_group(g, "rank"))}),
     Framer(
         "torch_rank",
         TORCH_RANK,

@@ -10,10 +10,13 @@ Derived once and shared by the rules and the report:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 import polars as pl
+
+from logforensics.text import describe_key
 
 DepartureKind = Literal["skipped", "repeated", "stopped"]
 
@@ -55,6 +58,20 @@ class Progress:
     def last_key(self) -> pl.DataFrame:
         """rank, key, file, line, text, timestamp, epoch, step, stage of each rank's last mark."""
         return self.last_marks
+
+    def said(self, key: Mapping[str, object]) -> str:
+        """A position in words: `step 5 stage after_backward` for a stage mark; a progress
+        line's own words (`iteration 9 (epoch 0)`); a milestone's text alone, for it has no
+        counter (`After broadcast`)."""
+        if str(key["stage"]) not in self.templates:
+            return describe_key(key)
+        words = f"`{key['stage']}`" if self.has_no_step(key) else f"{key['stage']} {key['step']}"
+        epoch = key.get("epoch")
+        return words + (f" (epoch {epoch})" if epoch is not None and epoch != -1 else "")
+
+    def has_no_step(self, key: Mapping[str, object]) -> bool:
+        """A milestone's step is a placeholder, never a step a line gave."""
+        return str(key["stage"]) in self.milestones
 
 
 # Bits of the integer that orders marks as (epoch, repeat, step, stage): numbers a log prints

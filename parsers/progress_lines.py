@@ -123,6 +123,7 @@ def _milestones(shaped: pl.DataFrame) -> pl.DataFrame:
         pl.lit("progress").alias("family"),
         pl.lit(0, dtype=pl.Int64).alias("step"),
         pl.col("_template")
+        .str.replace_all(RANK_PLACEHOLDER, "")  # `Rank 1: After broadcast` -> After broadcast
         .str.replace_all(r"<\w>", "")
         .str.replace_all(r"\s+", " ")
         .str.strip_chars(" :,-")
@@ -134,6 +135,8 @@ def _milestones(shaped: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+# The rank a milestone names is who printed it, not what it says: out of its stage name.
+RANK_PLACEHOLDER = r"(?i)\[?\brank\]?[ \t]*[:=#]?[ \t]*<N>\]?"
 # A milestone names a rank of a real job, and each rank prints it a few times at most.
 MAX_MILESTONE_RANK = 65536
 MAX_MILESTONE_REPEATS = 3

@@ -7,7 +7,7 @@ import polars as pl
 from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
 from logforensics.registry import Rule
-from logforensics.text import describe_key, rank_list
+from logforensics.text import rank_list
 
 
 def check(job: Job) -> list[Finding]:
@@ -38,7 +38,7 @@ def check(job: Job) -> list[Finding]:
     further = last.filter(pl.col("key") > common_key)
     stuck_ranks = stuck.get_column("rank").to_list()
     further_ranks = further.get_column("rank").to_list()
-    where = describe_key(common)
+    where = progress.said(common)
     if further_ranks and not stuck_ranks:
         summary = f"Every rank reached {where}; {rank_list(further_ranks)} got further."
     elif further_ranks:
@@ -57,7 +57,7 @@ def check(job: Job) -> list[Finding]:
             summary=summary,
             fix="",
             ranks=stuck_ranks,
-            step=common["step"],
+            step=None if progress.has_no_step(common) else common["step"],
             stage=common["stage"],
             epoch=None if common["epoch"] == -1 else common["epoch"],
             evidence=evidence,

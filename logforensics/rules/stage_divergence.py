@@ -18,7 +18,7 @@ from logforensics.job import Job
 from logforensics.placement import earliest_time, place
 from logforensics.progress import Departure, Progress
 from logforensics.registry import Rule
-from logforensics.text import describe_key, rank_list
+from logforensics.text import rank_list
 
 MAX_FINDINGS = 10
 
@@ -111,10 +111,7 @@ def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Findi
     template = progress.templates.get(str(expected["stage"]))
 
     # a progress line's counter is its own step: `iteration 9`, not `step 9 stage iteration`
-    def said_as(key: dict[str, object]) -> str:
-        if not template:
-            return describe_key(key)
-        return _as_printed(key, key["stage"] in progress.milestones)
+    said_as = progress.said
 
     where = said_as(expected)
     if first.kind == "skipped":
@@ -193,13 +190,6 @@ def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Findi
             "ranks_agreeing": first.majority_support,
         },
     )
-
-
-def _as_printed(key: dict[str, object], milestone: bool) -> str:
-    """A progress line's position as its own words: `iteration 9 (epoch 0)`, `past barrier`."""
-    words = f"`{key['stage']}`" if milestone else f"{key['stage']} {key['step']}"
-    epoch = key.get("epoch")
-    return words + (f" (epoch {epoch})" if epoch is not None and epoch != -1 else "")
 
 
 def _evidence(job: Job, progress: Progress, departures: list[Departure]) -> list[Evidence]:

@@ -7,6 +7,7 @@ import datetime as dt
 
 import pytest
 
+from logforensics.api import analyze
 from tests.framing import frame
 
 # horovod-3929-duplicate-gpu-mpirun: mpirun_output.log (horovod/horovod#3929), verbatim
@@ -49,3 +50,28 @@ def test_timestamp_output(text, stamp):
     (row,) = frame([text])
     assert (row["prefix_rank"], row["prefix_time"]) == (0, stamp)
     assert row["message"].startswith("tomte401:1850301:1881341 [0] transport.cc:154 NCCL WARN")
+
+
+# horovod/horovod#2907, verbatim: horovodrun's own (gloo) launcher tags each line with the rank
+HOROVODRUN_GLOO = [
+    "[0]<stderr>:RuntimeError: check_rank and exit epoch=1 batch=0 start_rank=0 rank=0",
+    "[0]<stderr>:Killed",
+    "[1]<stderr>:terminate called after throwing an instance of 'gloo::IoException'",
+    "[1]<stderr>:  what():  [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:589] Read error [127.0.0.1]:3977: Connection reset by peer",  # noqa: E501
+    "[3]<stderr>:Aborted (core dumped)",
+]
+
+
+def test_horovodrun_tags_carry_the_rank_without_a_job_number():
+    rows = frame(HOROVODRUN_GLOO, "horovodrun_stderr.log")
+    assert [row["prefix_rank"] for row in rows] == [0, 0, 1, 1, 3]
+    assert {row["prefix_stream"] for row in rows} == {"stderr"}
+    assert rows[1]["message"] == "Killed"
+    assert rows[3]["message"].startswith("  what():  [/pytorch/third_party/gloo/")
+
+
+def test_a_horovod_job_whose_rank_was_killed_blames_it_not_the_peers(tmp_path):
+    (tmp_path / "horovodrun_stderr.log").write_text("\n".join(HOROVODRUN_GLOO) + "\n")
+    analysis = analyze(tmp_path)
+    assert analysis.verdict is not None
+    assert analysis.verdict.ranks == [0]

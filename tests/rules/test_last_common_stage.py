@@ -17,3 +17,16 @@ def test_absent_without_stage_marks(tmp_path):
         tmp_path, {"rank0.log": ["{'rank': 0, 'local_rank': 0, 'device': 0, 'world_size': 1}"]}
     )
     assert analysis.findings == []
+
+
+# deepspeedai/DeepSpeed#7044, verbatim: each rank prints a milestone naming itself
+AFTER_BROADCAST = [f"Rank {rank}: After broadcast" for rank in (1, 4, 0, 3, 6, 5, 2, 7)]
+
+
+def test_a_milestone_is_said_without_a_step_it_never_had(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": AFTER_BROADCAST})
+    common = finding(analysis, "last_common_stage")
+    assert common.stage == "After broadcast"  # the rank it names is who printed it
+    assert common.step is None
+    assert "step" not in common.summary
+    assert common.summary == "Every rank reached `After broadcast` and no rank got further."
