@@ -85,6 +85,17 @@ CRI_ENVELOPE = rf"(?P<time>{RFC3339}) (?P<stream>stdout|stderr) (?P<tag>[FP])(?:
 # 2024-05-08T08:47:31.261530427Z [rank0]:[E508 08:47:31.261 ProcessGroupNCCL.cpp:607] ...
 # (kubectl logs --timestamps: RFC3339Nano from the API server)
 KUBECTL_TIMESTAMP = rf"(?P<time>{RFC3339}) "
+#  2025-02-18 12:54 [rank13]:[E218 04:54:22.864467604 ProcessGroupNCCL.cpp:616] [Rank 1] ...
+#  2025-02-18 12:54 ncivki7qpk7pmo1btv0h0:174:3274 [1] proxy.cc:1497 NCCL WARN [Service ...
+# (a log collector's stamp before what the job wrote, NVIDIA/nccl#1610): peeled only when a
+# prefix or line the analyzer knows follows it, so a job's own dated log lines keep their date
+COLLECTOR_TIME = (
+    r" *(?P<stamp>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?"
+    r"(?:Z|[+-]\d{2}:?\d{2})?) "
+)
+AFTER_COLLECTOR_TIME = (
+    r"^(?:\[rank\d+\]:|\[\d+,\d+\]<std|[\w.-]+:\d+:\d+ \[\d+\] |[EWIF]\d{4} \d\d:|\[[EWIF]\d{4} )"
+)
 # node04: [E ProcessGroupNCCL.cpp:474] [Rank 7] Watchdog caught collective operation timeout
 # rdma-test-gpu-worker-1: torch.distributed.DistBackendError: NCCL error in: ...
 # A host name here starts with a letter and holds a digit (or is localhost / an IPv4 address),
@@ -185,6 +196,17 @@ def _rfc3339(groups: pl.Expr) -> pl.Expr:
     )
 
 
+def _iso_minutes(groups: pl.Expr) -> pl.Expr:
+    """`2025-02-18 12:54`, `2025-02-18T12:54:22.86`: to the second when it has seconds."""
+    stamp = _group(groups, "stamp").str.replace("T", " ").str.replace(",", ".")
+    return pl.coalesce(
+        stamp.str.slice(0, 26).str.to_datetime(
+            "%Y-%m-%d %H:%M:%S%.f", strict=False, time_unit="us"
+        ),
+        stamp.str.slice(0, 16).str.to_datetime("%Y-%m-%d %H:%M", strict=False, time_unit="us"),
+    )
+
+
 def _ctime(groups: pl.Expr) -> pl.Expr:
     # ctime pads the day with a space (`Aug  1`) and chrono's %d wants two digits; the weekday
     # is dropped so that a wrong one cannot void the stamp.
@@ -228,6 +250,18 @@ FRAMERS: tuple[Framer, ...] = (
         accept=lambda g: (
             pl.col("framing").is_null() | ~pl.col("framing").str.contains("cri", literal=True)
         ),
+    ),
+    Framer(
+        "collector_time",
+        COLLECTOR_TIME,
+        lambda g: {"prefix_time": _iso_minutes(g)},
+        accept=lambda g: (
+            pl.col("message")
+            .str.slice(_group(g, "prefix").str.len_chars())
+            .str.contains(AFTER_COLLECTOR_TIME)
+        ),
+        # what may follow it; a scan of every dated line would cost more
+        literals=("[rank", "]<std", " NCCL ", "]:[", ".cpp:", ".cc:"),
     ),
     Framer("pdsh", PDSH_HOST, lambda g: {"prefix_host": _group(g, "host")}, per_file=True),
     Framer(

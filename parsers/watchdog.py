@@ -64,9 +64,11 @@ OWN_TIMEOUT_WORDING = (
 
 # [PG 1 Rank 0] / [PG 0 (default_pg) Rank 7] / [PG ID 0 PG GUID 0(default_pg) Rank 1]
 # [PG ID 12 PG GUID 99(EXPERT_MODEL_PARALLEL_GROUP) Rank 4]
+# [PG ID 1 PG GUID d03ba143833c6bf31b072ffdb22f1745957fcbfb Rank 0]  (a hash: PrimeIntellect-ai/
+# prime-rl#3186). The ID numbers groups per process, the GUID names one group on all its ranks.
 PG_TAG = (
-    r"\[PG (?:ID )?(?P<pg_id>\d+)(?: PG GUID \d+)?(?: ?\((?P<pg_desc>[^)]*)\))? "
-    r"Rank (?P<pg_rank>\d+)\]"
+    r"\[PG (?:ID )?(?P<pg_id>\d+)(?: PG GUID (?P<pg_guid>[0-9A-Za-z_]+))?"
+    r"(?: ?\((?P<pg_desc>[^)]*)\))? Rank (?P<pg_rank>\d+)\]"
 )
 # [Rank 5] Watchdog caught ...  (no process-group tag: torch before ~2.3)
 RANK_TAG = r"\[Rank (\d+)\]"
@@ -177,15 +179,18 @@ def _int(pattern: str) -> pl.Expr:
 
 
 def _process_group_columns() -> list[pl.Expr]:
-    """`pg` as printed-normalised ("0 (default_pg)", "1"), `comm_rank`, and the default group's
-    `[Rank N]` as `rank`."""
+    """`pg` as printed-normalised ("0 (default_pg)", "1", by GUID where printed), `comm_rank`,
+    and the default group's `[Rank N]` as `rank`."""
     tag = pl.col("_pg")
     pg_id = tag.struct.field("pg_id")
     pg_desc = tag.struct.field("pg_desc")
     comm_rank = pl.coalesce(
         tag.struct.field("pg_rank"), pl.col("message").str.extract(RANK_TAG, 1)
     ).cast(pl.Int32, strict=False)
-    pg = pl.when(pg_desc.is_not_null()).then(pl.format("{} ({})", pg_id, pg_desc)).otherwise(pg_id)
+    # a group is the same group on every rank by its GUID (its ID may differ between ranks);
+    # a hash GUID is cut to what tells groups apart in a report
+    name = pl.coalesce(tag.struct.field("pg_guid").str.slice(0, 12), pg_id)
+    pg = pl.when(pg_desc.is_not_null()).then(pl.format("{} ({})", name, pg_desc)).otherwise(name)
     default_group = pg_id.is_null() | (pg_id == "0")
     return [
         pg.alias("pg"),

@@ -53,8 +53,9 @@ RESULT_CLASSES = {
 
 CLASS_WORDS = {
     "peer": (
-        " It is a report that the peer went away, so the failure most likely began at that "
-        "peer; this is the earliest place the logs show it."
+        " It reports that the peer went away or the network to it failed (NCCL cannot tell "
+        "which): the failure most likely began at that peer or on that link; this is the "
+        "earliest place the logs show it."
     ),
     "infiniband": " The InfiniBand transport to that peer failed on this rank.",
     "cuda": " A CUDA call inside NCCL failed on this rank.",
@@ -128,6 +129,10 @@ FIX_CASCADE = (
     "Nothing to fix on these ranks: they failed because a peer went away. Fix the first "
     "failure (the root-cause finding)."
 )
+FIX_TEARDOWN = (
+    "Nothing to fix here: these errors follow the timeout. Find why the collective that timed "
+    "out never completed (the verdict)."
+)
 FIX_DUPLICATE = (
     "Fix the duplicate GPU assignment (see the duplicate_device finding); NCCL raises this "
     "error on every rank that shares a GPU."
@@ -190,6 +195,10 @@ def _errors(job: Job, nccl: pl.DataFrame) -> list[Finding]:
         remaining = remaining.join(
             after_oom.select("file", "line"), on=["file", "line"], how="anti"
         )
+    teardown = _after_a_timeout(job, remaining)
+    if not teardown.is_empty():
+        findings.append(_teardown(job, teardown))
+        remaining = remaining.join(teardown.select("file", "line"), on=["file", "line"], how="anti")
     candidates = _in_order(job, remaining)
     if candidates.is_empty():
         return findings
@@ -409,6 +418,68 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
             "result": first["result"],
             "subsystem": first["subsystem"],
         },
+    )
+
+
+# What a watchdog prints when a collective timed out or its communicator was aborted: after
+# it, NCCL tears the communicators down and its proxies and service threads fail on closed
+# sockets (`Failed to execute operation Close`, `Could not receive type from localRank 1`).
+TIMED_OUT = ("collective_timeout", "store_timeout", "heartbeat_timeout")
+
+
+# A proxy failing to run a Close or Deregister: NCCL was closing the communicator already.
+CLOSING = r"Failed to execute operation (?:Close|Deregister)"
+
+
+def _after_a_timeout(job: Job, errors: pl.DataFrame) -> pl.DataFrame:
+    """The NCCL errors of a job that had already hung: printed after a watchdog timeout in the
+    same file, dated later than the first timeout anywhere (by more than clocks disagree), or
+    failing to close a communicator. They are its teardown, not its cause: a cause comes
+    before the others give up waiting."""
+    timeouts = job.events.filter(pl.col("event").is_in(TIMED_OUT))
+    if timeouts.is_empty():
+        return errors.filter(pl.col("what").str.contains(CLOSING))
+    first_in_file = timeouts.group_by("file").agg(pl.col("line").min().alias("_timed_out_at"))
+    first_time = timeouts.get_column("timestamp").min()
+    later = pl.col("line") > pl.col("_timed_out_at")
+    if first_time is not None:
+        later |= (pl.col("timestamp") - pl.lit(first_time)).dt.total_seconds() > SAME_MOMENT_SECONDS
+    return (
+        errors.join(first_in_file, on="file", how="left")
+        .filter((later.fill_null(False)) | pl.col("what").str.contains(CLOSING))
+        .drop("_timed_out_at")
+    )
+
+
+def _teardown(job: Job, rows: pl.DataFrame) -> Finding:
+    rows = placed_keys(job, rows)
+    processes = rows.get_column("who").n_unique()
+    ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
+    first = rows.sort("file", "line").row(0, named=True)
+    message = (first["exc_message"] or first["error_code"] or "").strip()
+    summary = (
+        f"{processes} process{'es' if processes > 1 else ''} then failed in NCCL "
+        f"(`{message[:160]}` first), after the watchdog had reported a timeout in the same "
+        "log: communicators being torn down once the job was already hung, not its cause."
+    )
+    evidence, total = evidence_from(
+        rows.unique(subset=["who"], keep="first", maintain_order=True).select(
+            "file", "line", "text", "rank"
+        )
+    )
+    return Finding(
+        kind="nccl_error",
+        severity="warning",
+        part="consequence",
+        summary=summary,
+        fix=FIX_TEARDOWN,
+        ranks=ranks,
+        evidence=evidence,
+        evidence_total=total,
+        confidence="medium",
+        order=_order(rows),
+        timestamp=earliest_time(rows),
+        details={"processes": processes, "after_timeout": True},
     )
 
 

@@ -188,7 +188,7 @@ OWN_TIMEOUTS = [
             seq=610,
             last_enqueued=616,
             last_completed=609,
-            pg="2",
+            pg="9",  # the group by its GUID: the same on every rank of it
             comm_rank=4,
         ),
     ),
@@ -277,7 +277,7 @@ def test_work_progress_watermarks(line, expected):
         ),
         (
             "[rank4]:[E318 07:39:53.792780659 ProcessGroupNCCL.cpp:1834] [PG ID 2 PG GUID 9 Rank 4] Timeout at NCCL work: 610, last enqueued NCCL work: 616, last completed NCCL work: 609.",
-            "2",
+            "9",
             4,
             None,
         ),
@@ -300,7 +300,7 @@ def test_pg_tag_with_a_group_name():
     # Rank 4]` in ms-swift#7992 has the same form)
     line = "[rank0]:[E626 15:29:37.152254235 ProcessGroupNCCL.cpp:2168] [PG ID 2 PG GUID 5(mesh_sequence) Rank 0]  failure detected by watchdog at work sequence id: 4 PG status: last enqueued work: 4, last completed work: 3"
     row = only(content_rows([line]))
-    assert (row["pg"], row["comm_rank"], row["rank"]) == ("2 (mesh_sequence)", 0, None)
+    assert (row["pg"], row["comm_rank"], row["rank"]) == ("5 (mesh_sequence)", 0, None)
     assert (row["seq"], row["last_enqueued"], row["last_completed"]) == (4, 4, 3)
 
 
@@ -480,3 +480,21 @@ def test_field_sample_basicsr_737():
         (1, 811, 807),
     ]
     assert not events.filter(pl.col("event") == "work_progress").height
+
+
+def test_groups_are_told_apart_by_guid_even_with_one_id():
+    # NVIDIA/nccl#1610, verbatim: PG ID 11 names two different groups on ranks 13 and 15 (their
+    # GUIDs differ), so their sequence numbers are not comparable
+    lines = [
+        "[rank13]:[E218 04:54:22.864535778 ProcessGroupNCCL.cpp:1795] [PG ID 11 PG GUID 119 Rank 1] Exception (either an error or timeout) detected by watchdog at work: 216, last enqueued NCCL work: 220, last completed NCCL work: 215.",
+        "[rank15]:[E218 04:54:22.883358915 ProcessGroupNCCL.cpp:1795] [PG ID 11 PG GUID 112 Rank 0] Exception (either an error or timeout) detected by watchdog at work: 57, last enqueued NCCL work: 57, last completed NCCL work: 56.",
+    ]
+    rows = content_rows(lines)
+    assert rows.get_column("pg").to_list() == ["119", "112"]
+
+
+def test_a_hash_guid_names_the_group():
+    # PrimeIntellect-ai/prime-rl#3186, rank 13's log, verbatim
+    line = "[rank13]:[E804 23:05:54.517045067 ProcessGroupNCCL.cpp:2303] [PG ID 3 PG GUID d03ba143833c6bf31b072ffdb22f1745957fcbfb Rank 1]  failure detected by watchdog at work sequence id: 1438 PG status: last enqueued work: 1441, last completed work: 1437"
+    row = only(content_rows([line]))
+    assert (row["pg"], row["comm_rank"], row["seq"]) == ("d03ba143833c", 1, 1438)

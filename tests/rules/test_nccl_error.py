@@ -324,3 +324,24 @@ def test_a_rank_that_checked_in_twice_is_blamed_at_set_up(tmp_path):
     assert "rank 1 of 2 twice" in error.summary and "started as rank 1" in error.summary
     assert "--node_rank" in error.fix
     assert analysis.verdict.finding is error and analysis.verdict.ranks == [1]
+
+
+def test_errors_of_communicators_being_closed_are_teardown_not_the_cause():
+    # NVIDIA/nccl#1610: ranks 13-15 timed out (two threads on one communicator); the proxies'
+    # `Failed to execute operation Close` WARNs that follow are NCCL closing up, not a cause
+    analysis = analyze(NCCL_DATA / "nccl-1610-two-threads")
+    assert analysis.verdict.finding.kind == "collective_timeout"
+    teardown = finding(analysis, "nccl_error")
+    assert teardown.role == "symptom" and teardown.severity == "warning"
+    assert "Failed to execute operation Close" in teardown.summary
+    assert "torn down" in teardown.summary
+
+
+def test_the_collector_s_stamp_does_not_hide_the_global_rank():
+    # NVIDIA/nccl#1610: ` 2025-02-18 12:54 [rank13]:[E218 ...` (a log collector's stamp first)
+    analysis = analyze(NCCL_DATA / "nccl-1610-two-threads")
+    assert set(analysis.job.events.get_column("rank").drop_nulls()) >= {13, 14, 15}
+    timeout = finding(analysis, "collective_timeout")
+    assert timeout.ranks == [13, 14, 15]
+    # their sequence numbers belong to different groups (PG GUID 119, 112, 120): no laggard
+    assert "lagged" not in timeout.summary

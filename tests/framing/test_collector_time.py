@@ -1,0 +1,29 @@
+"""A log collector's date before what the job wrote (NVIDIA/nccl#1610): peeled where a prefix
+or line the analyzer knows follows it, kept where it is the job's own logging format."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from tests.framing import frame
+
+# NVIDIA/nccl#1610, verbatim (tests/data/nccl/nccl-1610-two-threads)
+COLLECTED = [
+    " 2025-02-18 12:54 [rank13]:[E218 04:54:22.864467604 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=216, OpType=ALLTOALL_BASE, NumelIn=1379328, NumelOut=1572864, Timeout(ms)=600000) ran for 600045 milliseconds before timing out.",
+    " 2025-02-18 12:54 ncivki7qpk7pmo1btv0h0:174:3274 [1] proxy.cc:1497 NCCL WARN [Service thread] Could not receive type from localRank 1, res=3, closed=0",
+]
+
+
+def test_the_collectors_date_is_peeled_and_the_rank_tag_under_it_read():
+    rows = frame(COLLECTED)
+    assert rows[0]["prefix_rank"] == 13
+    assert rows[0]["message"].startswith("[E218 04:54:22.864467604 ProcessGroupNCCL.cpp:616]")
+    assert rows[0]["prefix_time"] == dt.datetime(2025, 2, 18, 12, 54)
+    assert rows[1]["message"].startswith("ncivki7qpk7pmo1btv0h0:174:3274 [1] proxy.cc:1497")
+
+
+def test_a_jobs_own_dated_lines_keep_their_date():
+    # sample_logs/skip_backward_hang, rank 2's stdout, verbatim
+    line = "2026-11-30 15:04:31,251 WARNING rank=2 step=5 non-finite loss=nan -> skipping batch"
+    (row,) = frame([line])
+    assert row["message"] == line
