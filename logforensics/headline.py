@@ -50,6 +50,14 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
     who = _who(finding.blamed or finding.ranks)
     if departure == "other_collective":
         seq = f" at sequence number {finding.seq}" if finding.seq is not None else ""
+        ops = details.get("ops")
+        others = _ranks_of(details.get("other_ranks"))
+        if finding.blamed and others and isinstance(ops, dict):
+            mine = ops.get(str(finding.blamed[0]))
+            theirs = ops.get(str(others[0]))
+            if mine and theirs and mine != theirs:
+                number = f" #{finding.seq}" if finding.seq is not None else ""
+                return f"{who} ran {mine} as collective{number} where the others ran {theirs}", None
         return f"{_who(finding.ranks)} were in different collectives{seq}", None
     others = _ranks_of(details.get("other_ranks"))
     if finding.blames_nobody:

@@ -199,6 +199,53 @@ def _process_group_columns() -> list[pl.Expr]:
     ]
 
 
+# A report cut in two by a console or a paste that wraps long lines: the first part opens a
+# report (`... operation timeout: ` / `..., Timeo` / `... or timeout) detected`) and the next
+# line, glued back on with or without the space the wrap took, completes it.
+#   [rank3]:[E ProcessGroupNCCL.cpp:563] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=15037, OpType=_ALLGATHER_BASE, NumelIn=131072512, NumelOut=524290048, Timeo
+#   ut(ms)=600000) ran for 600055 milliseconds before timing out.      (meta-pytorch/torchtune#1165)
+OPENS_A_REPORT = ("collective operation timeout", "Exception (either an error or timeout)")
+COMPLETE_REPORT = (
+    r"WorkNCCL\(.*Timeout\(ms\)=\d+\) ran for \d+ milliseconds before timing out"
+    r"|detected by watchdog at work: \d+, last enqueued NCCL work: -?\d+, last completed"
+)
+
+
+def _unwrapped(lines: pl.DataFrame) -> pl.DataFrame:
+    """Reports wrapped onto two lines joined on their first line; the second line kept only
+    as recognised (`_continued`), so it is neither a report of its own nor read as progress."""
+    message = pl.col("message")
+    following = lines.select(
+        "file",
+        (pl.col("line") - 1).alias("line"),
+        message.alias("_next"),
+    )
+    opened = lines.with_columns(
+        (_contains_any(OPENS_A_REPORT) & ~message.str.contains(COMPLETE_REPORT)).alias("_open")
+    )
+    if not opened.get_column("_open").any():
+        return lines.with_columns(pl.lit(False).alias("_continued"))
+    joined = opened.join(following, on=["file", "line"], how="left")
+    glued = pl.concat_str(message, pl.col("_next"))
+    spaced = pl.concat_str(message, pl.lit(" "), pl.col("_next"))
+    whole = (
+        pl.when(pl.col("_open") & glued.str.contains(COMPLETE_REPORT))
+        .then(glued)
+        .when(pl.col("_open") & spaced.str.contains(COMPLETE_REPORT))
+        .then(spaced)
+    )
+    joined = joined.with_columns(whole.alias("_whole"))
+    continued = joined.filter(pl.col("_whole").is_not_null()).select(
+        "file", (pl.col("line") + 1).alias("line"), pl.lit(True).alias("_continued")
+    )
+    return (
+        joined.with_columns(pl.coalesce("_whole", "message").alias("message"))
+        .drop("_open", "_next", "_whole")
+        .join(continued, on=["file", "line"], how="left")
+        .with_columns(pl.col("_continued").fill_null(False))
+    )
+
+
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
     work = pl.col("_work")
@@ -206,7 +253,11 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     clients = pl.col("_clients")
     barrier = pl.col("_barrier")
     found = (
-        lines.with_columns(_event().alias("event"), _noise().alias("_noise"))
+        _unwrapped(lines)
+        .with_columns(
+            pl.when(~pl.col("_continued")).then(_event()).alias("event"),
+            (_noise() | pl.col("_continued")).alias("_noise"),
+        )
         .filter(pl.col("event").is_not_null() | pl.col("_noise"))
         .with_columns(
             message.str.extract_groups(WORK_NCCL).alias("_work"),
@@ -284,4 +335,5 @@ PARSER = LineParser(
         *FLIGHT_RECORDER_NOISE,
     ),
     parse=parse,
+    context_after=1,  # the rest of a report a wrapping console cut in two
 )

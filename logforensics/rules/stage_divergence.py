@@ -97,7 +97,11 @@ def _from_timeouts(job: Job) -> list[Finding]:
             confidence="medium" if odd else "low",
             order=place(job, mixed),
             timestamp=earliest_time(mixed),
-            details={"departure": "other_collective", "other_ranks": sorted(set(ranks) - set(odd))},
+            details={
+                "departure": "other_collective",
+                "other_ranks": sorted(set(ranks) - set(odd)),
+                "ops": {str(rank): op for rank, op in mixed.select("rank", "op").iter_rows()},
+            },
         )
     ]
 

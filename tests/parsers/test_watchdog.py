@@ -9,7 +9,7 @@ import pytest
 
 from logforensics.framing import frame_lines
 from parsers.watchdog import PARSER
-from tests.builders import only, parsed_by
+from tests.builders import analyze_files, only, parsed_by
 
 
 def watchdog_events(lines: list[str]) -> pl.DataFrame:
@@ -498,3 +498,22 @@ def test_a_hash_guid_names_the_group():
     line = "[rank13]:[E804 23:05:54.517045067 ProcessGroupNCCL.cpp:2303] [PG ID 3 PG GUID d03ba143833c6bf31b072ffdb22f1745957fcbfb Rank 1]  failure detected by watchdog at work sequence id: 1438 PG status: last enqueued work: 1441, last completed work: 1437"
     row = only(content_rows([line]))
     assert (row["pg"], row["comm_rank"], row["seq"]) == ("d03ba143833c", 1, 1438)
+
+
+def test_a_report_a_console_wrapped_onto_two_lines_is_read_whole(tmp_path):
+    # meta-pytorch/torchtune#1165, verbatim: the paste wrapped mid-word (`Timeo` / `ut(ms)=`)
+    lines = [
+        "[rank3]:[E ProcessGroupNCCL.cpp:563] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=15037, OpType=_ALLGATHER_BASE, NumelIn=131072512, NumelOut=524290048, Timeo",
+        "ut(ms)=600000) ran for 600055 milliseconds before timing out.",
+    ]
+    found = parsed_by("watchdog", lines)
+    report = only(found.filter(pl.col("event").is_not_null()))
+    assert (report["event"], report["seq"], report["op"]) == (
+        "collective_timeout",
+        15037,
+        "_ALLGATHER_BASE",
+    )
+    assert (report["timeout_ms"], report["elapsed_ms"]) == (600000, 600055)
+    # the second half is recognised as part of it, and read as nothing else
+    assert parsed_by("progress_lines", lines).is_empty()
+    assert analyze_files(tmp_path, {"job.log": lines}).recognised_lines == 2

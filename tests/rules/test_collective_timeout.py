@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+from pathlib import Path
+
+from logforensics.api import analyze
 from tests.builders import analyze_files, finding, kinds, marks
+
+NCCL_DATA = Path(__file__).resolve().parent.parent / "data" / "nccl"
 
 # pytorch/pytorch#22834-style watermark lines and NVIDIA/nccl#1409 timeouts (verbatim shapes)
 MIXED_OPS = [
@@ -158,3 +163,18 @@ def test_the_watermark_with_a_timeout_names_the_laggard(tmp_path):
     ]
     timeout = finding(analyze_files(tmp_path, {"train.log": lines}), "collective_timeout")
     assert timeout.ranks == [0, 1, 2, 3] and timeout.culprit_ranks == [2]
+
+
+def test_the_rank_in_another_collective_at_one_number_is_blamed_even_when_reports_wrap():
+    # mila-iqia/milabench#269: two nodes' consoles, every watchdog report wrapped onto two
+    # lines behind milabench's prefix; rank 6 ran ALLREDUCE as #2070, ranks 11-15 REDUCE
+    analysis = analyze(NCCL_DATA / "milabench-269-reduce-vs-allreduce")
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks, verdict.finding.seq) == (
+        "stage_divergence",
+        [6],
+        2070,
+    )
+    assert verdict.headline.startswith(
+        "Rank 6 ran ALLREDUCE as collective #2070 where the others ran REDUCE"
+    )
