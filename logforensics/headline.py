@@ -147,6 +147,14 @@ def _oom(finding: Finding, verdict: Verdict) -> Told:
 
 def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
     who = _who(finding.ranks)
+    signal = finding.details.get("signal")
+    if signal == "SIGKILL":
+        return (
+            f"{who} {_was(finding.ranks)} killed (SIGKILL: the OOM killer or the scheduler)",
+            None,
+        )
+    if signal:
+        return f"{who} crashed ({signal})", None
     exception = _a(str(finding.details.get("exception") or "exception").rsplit(".", 1)[-1])
     if not finding.details.get("swallowed"):
         at = f" at step {finding.step}" if finding.step is not None else ""
@@ -248,6 +256,10 @@ def _stuck_location(finding: Finding, verdict: Verdict) -> Told:
 
 def _place(group: dict[str, Any]) -> str:
     return f"{group['waiting']} at {group['where']}"
+
+
+def _was(ranks: list[int]) -> str:
+    return "was" if len(ranks) == 1 else "were"
 
 
 def _are(ranks: list[int]) -> str:

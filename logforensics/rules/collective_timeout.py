@@ -163,6 +163,13 @@ def _timeouts(job: Job) -> list[Finding]:
         )
     if culprits:
         summary += f" {capitalized(CULPRIT_WORDS[culprits_from].format(who=rank_list(culprits)))}"
+    silent = [] if culprits else _left_no_line(job, per_rank, reporters)
+    if silent:
+        summary += (
+            f" {rank_list(silent).capitalize()} left no line in these logs while every rank "
+            "that did reported this timeout: the rank the others waited for, or a log missing "
+            "from the upload."
+        )
     first = timeouts.sort("file", "line")
     evidence, total = evidence_from(
         first.unique(subset=["rank"], keep="first", maintain_order=True).select(
@@ -189,6 +196,7 @@ def _timeouts(job: Job) -> list[Finding]:
                 "timeout_ms": timeout_ms,
                 "ops_at_same_seq": desync or None,
                 "culprits_from": culprits_from,
+                "silent_ranks": silent,
             },
         )
     ]
@@ -227,6 +235,53 @@ def _culprits(
     if mixed.height:
         return odd_ones_out(mixed), "the odd collective"
     return _never_joined(job, reporters, seq)
+
+
+# Ops whose sizes give the group's size: an all-gather's output is `size` inputs, a reduce-
+# scatter's input is `size` outputs.
+GATHERS = ("ALLGATHER", "_ALLGATHER_BASE", "ALLGATHER_COALESCED", "ALLGATHER_INTO_TENSOR_COALESCED")
+SCATTERS = ("REDUCE_SCATTER", "_REDUCE_SCATTER_BASE", "REDUCE_SCATTER_TENSOR_COALESCED")
+
+
+def _left_no_line(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> list[int]:
+    """Every rank that wrote anything reported this timeout in the default group, and a few
+    ranks the group must hold wrote nothing at all: the ones the others waited for, or logs
+    missing from the upload. Said, not blamed: an excerpt that lacks a rank's lines proves
+    nothing about it. The group holds ranks 0 up to the highest rank seen; an all-gather's or
+    reduce-scatter's sizes give its full size."""
+    seen = set(job.ranks_seen)
+    if not reporters or seen - set(reporters):
+        return []
+    default = per_rank.filter(pl.col("pg").is_null() | pl.col("pg").str.starts_with("0"))
+    if default.get_column("rank").n_unique() != len(reporters):
+        return []
+    size = max(reporters) + 1
+    if job.world_size is not None:
+        size = max(size, job.world_size.value)
+    size = max(size, _group_size(default) or 0)
+    silent = sorted(set(range(size)) - seen)
+    if len(silent) > max(1, size // 4) or size > MAX_WORLD_FOR_SUSPECTS:
+        return []
+    return silent
+
+
+def _group_size(timeouts: pl.DataFrame) -> int | None:
+    """The group size an all-gather or reduce-scatter's element counts state, when all agree."""
+    numel_in, numel_out, op = pl.col("numel_in"), pl.col("numel_out"), pl.col("op")
+    sizes = (
+        timeouts.filter((numel_in > 0) & (numel_out > 0))
+        .select(
+            pl.when(op.is_in(GATHERS) & (numel_out % numel_in == 0))
+            .then(numel_out // numel_in)
+            .when(op.is_in(SCATTERS) & (numel_in % numel_out == 0))
+            .then(numel_in // numel_out)
+            .alias("size")
+        )
+        .get_column("size")
+        .drop_nulls()
+        .unique()
+    )
+    return int(sizes.item()) if sizes.len() == 1 else None
 
 
 def _never_joined(job: Job, reporters: list[int], seq: int | None) -> tuple[list[int], str]:

@@ -7,6 +7,12 @@ others' path. If the rank went silent, it is the rank the others are waiting for
 exception on several ranks is one finding naming them all (a common cause: the data, the
 environment), not one rank's failure and its echoes. A traceback cut off before its exception
 line (a killed process, a truncated paste) only shows where the rank was: it is no cause.
+
+A rank can die without an exception: killed by a signal (torchrun's `exitcode: -9` and
+`Signal 9 (SIGKILL) received by PID`, the shell's `Killed`, a faulthandler or c10 report of a
+segfault). That is its departure too, unless the rank had already seen the job break (a
+timeout, a lost peer, an NCCL error: then aborting was how it went down) or the signal is the
+SIGTERM a launcher sends the survivors. An abort on every rank is the watchdog's teardown.
 """
 
 from __future__ import annotations
@@ -46,6 +52,12 @@ COMMON_FIX = (
 
 
 def check(job: Job) -> list[Finding]:
+    findings = _exceptions(job)
+    explained = {rank for finding in findings for rank in finding.ranks}
+    return findings + _signal_deaths(job, explained)
+
+
+def _exceptions(job: Job) -> list[Finding]:
     exceptions = job.events.filter(
         (pl.col("event") == "exception")
         & pl.col("rank").is_not_null()
@@ -67,6 +79,124 @@ def check(job: Job) -> list[Finding]:
     for (_,), rows in placed.sort("file", "line").group_by("same_error", maintain_order=True):
         findings.append(_finding(job, rows, primary))
     return sorted(findings, key=lambda f: f.ranks)
+
+
+# The signals a process dies of by its own fault or from outside; SIGTERM, SIGINT and SIGHUP
+# are how a launcher or a person stops the survivors, never a cause.
+FATAL = {
+    4: "SIGILL",
+    6: "SIGABRT",
+    7: "SIGBUS",
+    8: "SIGFPE",
+    9: "SIGKILL",
+    11: "SIGSEGV",
+}
+# events that say a rank saw the job break before it died (then dying was how it went down)
+BROKEN = ("watchdog", "gloo", "nccl", "desync")
+SIGNAL_FIXES = {
+    "SIGKILL": (
+        "SIGKILL comes from outside the process: most often the Linux OOM killer when the host "
+        "ran out of memory (on that node: `dmesg -T | grep -i -E 'killed process|out of "
+        "memory'` or `journalctl -k`), else the scheduler (a memory or time limit, a "
+        "preemption) or a person. Cut the rank's host memory (DataLoader workers and prefetch, "
+        "pinned memory, a dataset loaded whole by every rank) or give the job more."
+    ),
+    "SIGABRT": (
+        "The process aborted: a failed C++ assertion, `std::terminate` after an uncaught C++ "
+        "exception, or a CUDA error. Read the lines just before the abort in that rank's log "
+        "(stderr); run with `PYTHONFAULTHANDLER=1` to get the Python stack."
+    ),
+}
+CRASH_FIX = (
+    "A crash in native code on that rank: run it with `PYTHONFAULTHANDLER=1` (or `python -X "
+    "faulthandler`) to get the Python stack, check the node's kernel log for GPU Xid errors, "
+    "and compare the library builds (torch, CUDA, NCCL, extensions) with a healthy node. "
+    "SIGBUS in a container is often /dev/shm running out: give it `--shm-size` or "
+    "`--ipc=host`."
+)
+
+
+def _signal_deaths(job: Job, explained: set[int]) -> list[Finding]:
+    """Ranks that died of a signal without an exception of their own (see the module doc)."""
+    events = job.events
+    exit_signal = (
+        pl.col("exitcode").neg().replace_strict(FATAL, default=None, return_dtype=pl.String)
+    )
+    deaths = (
+        events.filter(pl.col("event").is_in(["fatal_signal", "child_failed", "worker_failed"]))
+        .with_columns(
+            pl.coalesce("signal", exit_signal).alias("signal"),
+            pl.coalesce("rank", _local_is_global(job)).alias("rank"),
+        )
+        .filter(pl.col("rank").is_not_null())
+    )
+    deaths = deaths.filter(pl.col("signal").is_in(list(FATAL.values())))
+    broke = set(
+        events.filter(pl.col("family").is_in(BROKEN) & (pl.col("severity") == "error"))
+        .get_column("rank")
+        .drop_nulls()
+        .to_list()
+    )
+    deaths = deaths.filter(~pl.col("rank").is_in(list(explained | broke)))
+    if deaths.is_empty():
+        return []
+    findings = []
+    ranks_known = set(job.ranks_seen)
+    for (signal,), rows in deaths.sort("file", "line").group_by("signal", maintain_order=True):
+        ranks = sorted(rows.get_column("rank").unique().to_list())
+        if signal == "SIGABRT" and set(ranks) >= ranks_known:
+            continue  # every rank aborted: the watchdog's teardown, not one rank's death
+        findings.append(_death(job, str(signal), ranks, rows))
+    return findings
+
+
+def _local_is_global(job: Job) -> pl.Expr:
+    """A launcher's `local_rank` as the global rank when the logs show a single node (one host
+    at most, and no world larger than its local ranks): torchrun's `failed (exitcode: -9)
+    local_rank: 3` on a one-node job is rank 3."""
+    events = job.events
+    local = events.get_column("local_rank").drop_nulls()
+    if local.is_empty() or events.get_column("host").drop_nulls().n_unique() > 1:
+        return pl.lit(None, dtype=pl.Int32)
+    world = job.world_size
+    if world is not None and world.value > int(local.max()) + 1:
+        return pl.lit(None, dtype=pl.Int32)
+    return pl.col("local_rank")
+
+
+def _death(job: Job, signal: str, ranks: list[int], rows: pl.DataFrame) -> Finding:
+    placed = placed_keys(job, rows)
+    codes = rows.get_column("exitcode").drop_nulls()
+    told = f"exit code {int(codes.item(0))}" if not codes.is_empty() else ""
+    shell = rows.filter(pl.col("event") == "fatal_signal").get_column("exc_message").drop_nulls()
+    said = ", ".join(filter(None, [told, f"`{shell.item(0)}`" if not shell.is_empty() else ""]))
+    who = rank_list(ranks).capitalize()
+    verb = "was killed" if signal == "SIGKILL" else "died"
+    summary = (
+        f"{who} {verb} by {signal}"
+        + (f" ({said})" if said else "")
+        + (
+            ", without an exception or a failed collective before it: "
+            f"{'it' if len(ranks) == 1 else 'they'} left the job, and the others waited or were "
+            "stopped."
+        )
+    )
+    evidence, total = evidence_from(rows.select("file", "line", "text", "rank"))
+    key = placed.get_column("key").drop_nulls()
+    return Finding(
+        kind="rank_exception",
+        severity="error",
+        part="explanation",
+        summary=summary,
+        fix=SIGNAL_FIXES.get(signal, CRASH_FIX),
+        ranks=ranks,
+        evidence=evidence,
+        evidence_total=total,
+        order=None if key.is_empty() else float(key.min()) + AFTER_MARK,
+        timestamp=earliest_time(rows),
+        confidence="high",
+        details={"exception": signal, "signal": signal, "swallowed": False, "logged": False},
+    )
 
 
 def _same_error() -> pl.Expr:

@@ -178,3 +178,28 @@ def test_the_rank_in_another_collective_at_one_number_is_blamed_even_when_report
     assert verdict.headline.startswith(
         "Rank 6 ran ALLREDUCE as collective #2070 where the others ran REDUCE"
     )
+
+
+def test_the_rank_that_left_no_line_is_named_but_not_blamed():
+    # meta-pytorch/torchtune#1165: ranks 1-3 timed out in _ALLGATHER_BASE #15037 (an all-gather
+    # of 4: NumelOut / NumelIn); rank 0, failing in its checkpoint save, left no line. An
+    # excerpt that lacks a rank's lines proves nothing about it: the report says it, no more.
+    analysis = analyze(NCCL_DATA / "torchtune-1165-rank0-silent")
+    timeout = finding(analysis, "collective_timeout")
+    assert timeout.ranks == [1, 2, 3] and timeout.culprit_ranks == []
+    assert timeout.details["silent_ranks"] == [0]
+    assert "Rank 0 left no line in these logs" in timeout.summary
+
+
+def test_ranks_absent_from_most_of_the_group_are_not_named(tmp_path):
+    # ranks 5-7 report; 0-4 left no line: more than a quarter of the group is not in the
+    # upload, which says more about the upload than about a rank
+    files = {"train.log": [timeout_line(rank, 808) for rank in (5, 6, 7)]}
+    timeout = finding(analyze_files(tmp_path, files), "collective_timeout")
+    assert timeout.details["silent_ranks"] == [] and "left no line" not in timeout.summary
+
+
+def test_one_rank_absent_below_the_reporters_is_named(tmp_path):
+    files = {"train.log": [timeout_line(rank, 808) for rank in (0, 1, 3, 4, 5, 6, 7)]}
+    timeout = finding(analyze_files(tmp_path, files), "collective_timeout")
+    assert timeout.details["silent_ranks"] == [2] and timeout.culprit_ranks == []

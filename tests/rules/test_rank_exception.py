@@ -86,3 +86,105 @@ def test_a_traceback_cut_before_its_exception_line_is_no_cause(tmp_path):
     # it only shows where the rank was; the departure it ends is the verdict
     assert analysis.verdict.finding.kind == "stage_divergence"
     assert analysis.verdict.ranks == [1]
+
+
+# hpcaitech/ColossalAI#3514, verbatim: torchrun stops the survivors after rank 3 was killed
+COLOSSAL_KILLED = [
+    "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 812914 closing signal SIGTERM",
+    "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 812915 closing signal SIGTERM",
+    "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 812916 closing signal SIGTERM",
+    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 3 (pid: 812917) of binary: /data/chenhao/anaconda3/envs/ColossalAI-Chat/bin/python",
+]
+# lzhxmu/CPPO#6, verbatim: torchrun's summary of a rank killed by SIGKILL
+CPPO_SUMMARY = [
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+    "============================================================",
+    "src/open_r1/grpo_gsm.py FAILED",
+    "------------------------------------------------------------",
+    "Failures:",
+    "  <NO_OTHER_FAILURES>",
+    "------------------------------------------------------------",
+    "Root Cause (first observed failure):",
+    "[0]:",
+    "  time      : 2025-05-21_15:43:03",
+    "  host      : mlxlab115rp2n7682d40d9-20250521025625-6dyyd3-8nir8b-worker",
+    "  rank      : 0 (local_rank: 0)",
+    "  exitcode  : -9 (pid: 14750)",
+    "  error_file: <N/A>",
+    "  traceback : Signal 9 (SIGKILL) received by PID 14750",
+    "============================================================",
+]
+
+
+def test_a_rank_killed_by_sigkill_is_the_cause_and_the_fix_names_the_oom_killer(tmp_path):
+    analysis = analyze_files(tmp_path, {"launcher.log": COLOSSAL_KILLED})
+    killed = finding(analysis, "rank_exception")
+    assert killed.ranks == [3] and killed.details["signal"] == "SIGKILL"
+    assert killed.summary.startswith("Rank 3 was killed by SIGKILL (exit code -9)")
+    assert "OOM killer" in killed.fix
+    assert analysis.verdict.ranks == [3]
+
+
+def test_torchruns_summary_alone_tells_the_rank_that_was_killed(tmp_path):
+    analysis = analyze_files(tmp_path, {"launcher.log": CPPO_SUMMARY})
+    assert analysis.verdict.finding.kind == "rank_exception"
+    assert analysis.verdict.ranks == [0]
+
+
+# horovod/horovod#2907, verbatim: rank 0 raised and was killed; ranks 1-3 aborted after losing it
+HOROVOD_KILLED = [
+    "[0]<stderr>:RuntimeError: check_rank and exit epoch=1 batch=0 start_rank=0 rank=0",
+    "[0]<stderr>:Killed",
+    "[1]<stderr>:Terminated",
+    "[1]<stderr>:terminate called after throwing an instance of 'gloo::IoException'",
+    "[1]<stderr>:  what():  [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:589] Read error [127.0.0.1]:3977: Connection reset by peer",
+    "[1]<stderr>:Aborted (core dumped)",
+    "[2]<stderr>:terminate called after throwing an instance of 'gloo::IoException'",
+    "[2]<stderr>:  what():  [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [127.0.0.1]:54168",
+    "[2]<stderr>:Aborted (core dumped)",
+]
+
+
+def test_ranks_that_aborted_after_losing_a_peer_are_not_causes(tmp_path):
+    analysis = analyze_files(tmp_path, {"horovodrun_stderr.log": HOROVOD_KILLED})
+    causes = [f for f in analysis.findings if f.kind == "rank_exception"]
+    assert [f.ranks for f in causes] == [[0]]
+    assert analysis.verdict.ranks == [0]
+
+
+# open-mmlab/mmsegmentation#3106 (formats.md 9.2), verbatim: every rank aborted, the watchdog's
+# teardown after a timeout, so no one rank's death
+EVERY_RANK_ABORTED = [
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+    "========================================================",
+    "tools/train.py FAILED",
+    "--------------------------------------------------------",
+    "Failures:",
+    "[1]:",
+    "  time      : 2023-06-14_22:36:10",
+    "  host      : neptun.informatik.uni-kl.de",
+    "  rank      : 1 (local_rank: 1)",
+    "  exitcode  : -6 (pid: 2385923)",
+    "  error_file: <N/A>",
+    "  traceback : Signal 6 (SIGABRT) received by PID 2385923",
+    "[2]:",
+    "  time      : 2023-06-14_22:36:10",
+    "  host      : neptun.informatik.uni-kl.de",
+    "  rank      : 2 (local_rank: 2)",
+    "  exitcode  : -6 (pid: 2385924)",
+    "  error_file: <N/A>",
+    "  traceback : Signal 6 (SIGABRT) received by PID 2385924",
+    "--------------------------------------------------------",
+    "Root Cause (first observed failure):",
+    "[0]:",
+    "  time      : 2023-06-14_22:36:10",
+    "  host      : neptun.informatik.uni-kl.de",
+    "  rank      : 0 (local_rank: 0)",
+    "  exitcode  : -6 (pid: 2385922)",
+    "  error_file: <N/A>",
+]
+
+
+def test_an_abort_on_every_rank_is_no_one_ranks_death(tmp_path):
+    analysis = analyze_files(tmp_path, {"launcher.log": EVERY_RANK_ABORTED})
+    assert "rank_exception" not in kinds(analysis)

@@ -1,0 +1,58 @@
+"""How a process ended, as the shell that started it reports it: bash prints the signal's name
+when a child it waits for dies of one, alone on the line or after the script's line number:
+
+    [0]<stderr>:Killed
+    [1]<stderr>:Terminated
+    [3]<stderr>:Aborted (core dumped)
+    ./run.sh: line 12: 48213 Segmentation fault      (core dumped) python train.py
+
+(horovod/horovod#2907 quotes the first three under horovodrun's rank tags.) `Killed` is SIGKILL
+from outside the process (most often the Linux OOM killer), `Terminated` the SIGTERM a launcher
+sends the survivors; the others are the process's own crash. Each is a `fatal_signal` event,
+as a faulthandler or c10 signal report is.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.registry import LineParser
+
+# bash's strsignal() words for the signals a training process dies of
+SHELL_SIGNALS = {
+    "Killed": "SIGKILL",
+    "Terminated": "SIGTERM",
+    "Aborted": "SIGABRT",
+    "Segmentation fault": "SIGSEGV",
+    "Bus error": "SIGBUS",
+    "Floating point exception": "SIGFPE",
+    "Illegal instruction": "SIGILL",
+}
+# the words alone on the line, or bash's job report: `<script>: line <n>: <pid> <words> <cmd>`
+SHELL_DEATH = (
+    r"^\s*(?:\S.*?: line \d+: +(?P<pid>\d+) +)?"
+    r"(?P<what>" + "|".join(SHELL_SIGNALS) + r")(?: +\(core dumped\))?(?: {2,}\S.*)?\s*$"
+)
+
+
+def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    found = pl.col("message").str.extract_groups(SHELL_DEATH)
+    deaths = lines.with_columns(found.alias("_death")).filter(
+        pl.col("_death").struct.field("what").is_not_null()
+    )
+    what = pl.col("_death").struct.field("what")
+    return deaths.select(
+        "file",
+        "line",
+        pl.lit("fatal_signal").alias("event"),
+        pl.when(what == "Terminated")
+        .then(pl.lit("warning"))
+        .otherwise(pl.lit("error"))
+        .alias("severity"),
+        what.alias("exc_message"),
+        what.replace_strict(SHELL_SIGNALS, default=None, return_dtype=pl.String).alias("signal"),
+        pl.col("_death").struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
+    )
+
+
+PARSER = LineParser(name="process_exit", literals=tuple(SHELL_SIGNALS), parse=parse)

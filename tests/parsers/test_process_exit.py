@@ -1,0 +1,28 @@
+"""The shell's word for how a process ended (parsers/process_exit.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.builders import only, parsed_by
+
+
+@pytest.mark.parametrize(
+    ("line", "signal"),
+    [
+        # horovod/horovod#2907, verbatim (under horovodrun's rank tags)
+        ("[0]<stderr>:Killed", "SIGKILL"),
+        ("[1]<stderr>:Terminated", "SIGTERM"),
+        ("[3]<stderr>:Aborted (core dumped)", "SIGABRT"),
+    ],
+)
+def test_the_shells_words_are_the_signal(line, signal):
+    death = only(parsed_by("process_exit", [line], file="horovodrun_stderr.log"))
+    assert (death["event"], death["signal"]) == ("fatal_signal", signal)
+    assert death["rank"] == int(line[1])
+
+
+def test_words_inside_a_sentence_are_not_a_death():
+    # sentences that merely hold the word (made up for this test: none is a report of a death)
+    lines = ["Killed the process group", "INFO Terminated workers: 3", "[rank0]: Aborted step 5"]
+    assert parsed_by("process_exit", lines).is_empty()
