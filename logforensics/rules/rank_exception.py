@@ -17,6 +17,8 @@ SIGTERM a launcher sends the survivors. An abort on every rank is the watchdog's
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from logforensics.findings import Finding, evidence_from
@@ -43,6 +45,20 @@ FATAL_FIX = (
     "Fix the exception on {who}; the other ranks hung in the next collective because {it} "
     "stopped issuing collectives. Wrapping the script with "
     "`torch.distributed.elastic.multiprocessing.errors.record` makes torchrun report it first."
+)
+# A DataLoader worker process died under the rank (torch/utils/data/dataloader.py,
+# _utils/signal_handling.py): `DataLoader worker (pid(s) 8864) exited unexpectedly`,
+# `DataLoader worker (pid 2176) is killed by signal: Bus error.`
+WORKER_DIED = (
+    r"DataLoader worker \(pid(?:\(s\))? [\d, ]+\) (?:exited unexpectedly|is killed by signal)"
+)
+WORKER_FIX = (
+    "A DataLoader worker process of {who} died, and the rank with it. The worker's own death "
+    "is the cause: the OOM killer on host memory (`dmesg -T | grep -i 'killed process'` on "
+    "that node), /dev/shm too small for the batches workers hand over (`Bus error`; give the "
+    "container `--shm-size` or `--ipc=host`), or a crash in the dataset code (run with "
+    "`num_workers=0` to see its traceback). Fewer workers or a smaller prefetch_factor cut "
+    "the memory."
 )
 LOGGED = '"logged":true'  # set by parsers/log_levels.py on a caught exception it logged
 COMMON_FIX = (
@@ -233,6 +249,8 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
     else:
         text += "."
         fix = FATAL_FIX.format(who=rank_list(ranks), it="it" if len(ranks) == 1 else "they")
+        if re.search(WORKER_DIED, message):
+            fix = WORKER_FIX.format(who=rank_list(ranks))
     if len(ranks) > 1:
         fix = COMMON_FIX + " " + fix
     if on_all:

@@ -188,3 +188,18 @@ EVERY_RANK_ABORTED = [
 def test_an_abort_on_every_rank_is_no_one_ranks_death(tmp_path):
     analysis = analyze_files(tmp_path, {"launcher.log": EVERY_RANK_ABORTED})
     assert "rank_exception" not in kinds(analysis)
+
+
+# hpcaitech/Open-Sora#815, verbatim: rank 0's DataLoader worker died and took the rank with it
+WORKER_DIED = [
+    '[rank0]:   File "/opt/conda/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 1144, in _try_get_data',
+    "[rank0]:     raise RuntimeError(f'DataLoader worker (pid(s) {pids_str}) exited unexpectedly') from e",
+    "[rank0]: RuntimeError: DataLoader worker (pid(s) 8864) exited unexpectedly",
+    "W0617 03:17:51.687000 140319081027392 torch/distributed/elastic/multiprocessing/api.py:858] Sending process 44 closing signal SIGTERM",
+]
+
+
+def test_a_dead_dataloader_worker_gets_the_workers_fix(tmp_path):
+    died = finding(analyze_files(tmp_path, {"console.log": WORKER_DIED}), "rank_exception")
+    assert died.ranks == [0]
+    assert "DataLoader worker process of rank 0 died" in died.fix and "--shm-size" in died.fix
