@@ -135,6 +135,11 @@ def _duplicate_device(finding: Finding, verdict: Verdict) -> Told:
 
 
 def _oom(finding: Finding, verdict: Verdict) -> Told:
+    if finding.details.get("host_memory"):
+        hosts = finding.details.get("hosts") or []
+        where = f" on {', '.join(map(str, hosts))}" if hosts else ""
+        who = _who(finding.ranks) if finding.ranks else "The job"
+        return f"{who} ran out of host memory{where} (SLURM's OOM killer)", None
     what = f"{_who(finding.ranks)} ran out of GPU memory"
     if finding.details.get("in_nccl"):
         what += " inside NCCL"

@@ -3,7 +3,11 @@ next collective until a watchdog fires, so the OOM, not the timeout, is the caus
 
 NCCL's own allocations fail the same way (`include/alloc.h:178 NCCL WARN Cuda failure 'out of
 memory'`): the process's NCCL could not set up its buffers, and its rank is the one the NCCL
-process map gives it."""
+process map gives it.
+
+Host memory runs out too: SLURM's cgroup OOM killer ends the step's tasks (`srun: error:
+nid001277: tasks 1-3: Out Of Memory`). Launched one task per rank, the task ids are the ranks;
+under torchrun (an agent per node) a task is a node, and its ranks are not told."""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
 from logforensics.placement import earliest_time, place_with_step
 from logforensics.registry import Rule
-from logforensics.text import rank_list
+from logforensics.text import rank_list, rank_ranges
 
 SKIP_FIX = (
     " Skipping a batch on one rank desynchronises the collectives: decide the skip together "
@@ -32,7 +36,60 @@ FIX = (
 )
 
 
+HOST_FIX = (
+    "The processes on {where} used more host memory than the job may: raise the step's memory "
+    "(`#SBATCH --mem` / `--mem-per-gpu`) or cut what each rank holds in host memory "
+    "(DataLoader workers and prefetch_factor, pinned memory, a dataset loaded whole by every "
+    "rank, checkpoints gathered on one rank). `sacct -j <job> -o JobID,MaxRSS,ReqMem` shows "
+    "how close each step came."
+)
+
+
 def check(job: Job) -> list[Finding]:
+    return _gpu(job) + _host(job)
+
+
+def _host(job: Job) -> list[Finding]:
+    killed = job.events.filter(pl.col("event") == "host_oom")
+    if killed.is_empty():
+        return []
+    tasks = sorted({task for ids in killed.get_column("values").drop_nulls() for task in ids})
+    hosts = sorted(set(killed.get_column("host").drop_nulls()))
+    per_node = not job.events.filter(pl.col("family") == "elastic").is_empty()
+    ranks = [] if per_node else tasks
+    where = f"{', '.join(hosts)}" if hosts else "the node"
+    numbers = rank_ranges(tasks)
+    plural = "s" if len(tasks) != 1 else ""
+    told = f"srun task{plural} {numbers}" if tasks else "the step's processes"
+    summary = (
+        f"SLURM's OOM killer ended {told} on {where}: the host ran out of memory (not the GPU)"
+    )
+    summary += (
+        "; each task is a node's torchrun agent here, so which rank grew is not told."
+        if per_node and tasks
+        else "."
+    )
+    evidence, total = evidence_from(
+        killed.sort("file", "line").select("file", "line", "text", "rank")
+    )
+    return [
+        Finding(
+            kind="oom",
+            severity="error",
+            part="explanation",
+            summary=summary,
+            fix=HOST_FIX.format(where=where),
+            ranks=ranks,
+            evidence=evidence,
+            evidence_total=total,
+            order=place_with_step(job, killed)[0],
+            timestamp=earliest_time(killed),
+            details={"host_memory": True, "srun_tasks": tasks, "hosts": hosts},
+        )
+    ]
+
+
+def _gpu(job: Job) -> list[Finding]:
     ooms = job.events.filter(pl.col("event") == "oom")
     if ooms.is_empty():
         return []

@@ -1,0 +1,97 @@
+"""What SLURM says about the tasks of a job step when they die or the step ends:
+
+    slurmstepd: error: Detected 1 oom_kill event in StepId=440575.0. Some of the step tasks have been OOM Killed.
+    srun: error: nid001277: tasks 1-3: Out Of Memory
+    srun: Terminating StepId=440575.0
+    slurmstepd: error: *** STEP 440575.0 ON nid001277 CANCELLED AT 2023-12-05T07:16:01 ***
+
+(chrisknewman/tusas#149; `Detected 1 oom-kill event(s) in StepId=37205392.0. Some of your
+processes may have been killed by the cgroup out-of-memory handler.` and `srun: error: node107:
+task 0: Out Of Memory` in brain-score/vision#950; `srun: error: SH-IDC1-10-140-24-95: task 0:
+Exited with exit code 1` in huggingface/accelerate#2960.)
+
+`Out Of Memory` and the oom-kill report are the cgroup's OOM killer ending tasks for host
+memory: a `host_oom` event (the `oom` rule), with the srun task ids in `values`. Other task
+exits (`task_exit`) and the step's cancellation (`step_cancelled`, with the reason SLURM gives:
+`DUE TO TIME LIMIT`) are kept as facts of how the step ended.
+"""  # noqa: E501 -- verbatim lines
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.registry import LineParser
+
+SRUN_TASKS = r"srun: error: (?P<host>[^:\s]+): tasks? (?P<tasks>[\d,\- ]+): (?P<what>.+?)\s*$"
+OOM_KILL = r"slurmstepd(?:-\S+)?: error: Detected (?P<count>\d+) oom[-_]kill event"
+CANCELLED = (
+    r"\*\*\* (?:STEP|JOB) (?P<id>\S+) ON (?P<host>\S+) CANCELLED AT (?P<time>\S+)"
+    r"(?: DUE TO (?P<why>[A-Z][A-Z ]*?))? \*\*\*"
+)
+OUT_OF_MEMORY = "Out Of Memory"
+TERMINATING = "srun: Terminating StepId="  # srun ending the step: recognised, no event
+
+
+def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    message = pl.col("message")
+    tasks = message.str.extract_groups(SRUN_TASKS)
+    cancelled = message.str.extract_groups(CANCELLED)
+    found = lines.with_columns(
+        tasks.alias("_tasks"),
+        cancelled.alias("_cancelled"),
+        message.str.contains(OOM_KILL).alias("_oom_kill"),
+    )
+    what = pl.col("_tasks").struct.field("what")
+    event = (
+        pl.when(pl.col("_oom_kill") | (what == OUT_OF_MEMORY))
+        .then(pl.lit("host_oom"))
+        .when(what.is_not_null())
+        .then(pl.lit("task_exit"))
+        .when(pl.col("_cancelled").struct.field("id").is_not_null())
+        .then(pl.lit("step_cancelled"))
+    )
+    found = found.with_columns(event.alias("event")).filter(
+        pl.col("event").is_not_null() | message.str.contains(TERMINATING, literal=True)
+    )
+    return found.select(
+        "file",
+        "line",
+        "event",
+        pl.when(pl.col("event") == "step_cancelled")
+        .then(pl.lit("warning"))
+        .otherwise(pl.lit("error"))
+        .alias("severity"),
+        pl.coalesce(
+            pl.col("_tasks").struct.field("host"), pl.col("_cancelled").struct.field("host")
+        ).alias("host"),
+        pl.coalesce(what, pl.col("_cancelled").struct.field("why")).alias("exc_message"),
+        what.str.extract(r"exit code (\d+)", 1).cast(pl.Int32, strict=False).alias("exitcode"),
+        _task_ids(pl.col("_tasks").struct.field("tasks")).alias("values"),
+    )
+
+
+def _task_ids(tasks: pl.Expr) -> pl.Expr:
+    """`1-3` -> [1, 2, 3]; `0,2-4` -> [0, 2, 3, 4] (srun's task list)."""
+    return (
+        tasks.str.replace_all(" ", "")
+        .str.split(",")
+        .list.eval(
+            pl.int_ranges(
+                pl.element().str.extract(r"^(\d+)", 1).cast(pl.Int64, strict=False),
+                pl.coalesce(
+                    pl.element().str.extract(r"-(\d+)$", 1).cast(pl.Int64, strict=False),
+                    pl.element().str.extract(r"^(\d+)", 1).cast(pl.Int64, strict=False),
+                )
+                + 1,
+            )
+        )
+        .list.eval(pl.element().explode())
+        .list.head(4096)
+    )
+
+
+PARSER = LineParser(
+    name="slurm",
+    literals=("srun: ", "oom_kill event", "oom-kill event", " CANCELLED AT "),
+    parse=parse,
+)

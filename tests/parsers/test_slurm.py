@@ -1,0 +1,37 @@
+"""SLURM's reports of how a step's tasks ended (parsers/slurm.py), on verbatim lines."""
+
+from __future__ import annotations
+
+from tests.builders import analyze_files, finding, parsed_by
+
+# chrisknewman/tusas#149, verbatim
+OOM_KILLED = [
+    "slurmstepd: error: Detected 1 oom_kill event in StepId=440575.0. Some of the step tasks have been OOM Killed.",
+    "srun: error: nid001277: tasks 1-3: Out Of Memory",
+    "srun: Terminating StepId=440575.0",
+    "slurmstepd: error: *** STEP 440575.0 ON nid001277 CANCELLED AT 2023-12-05T07:16:01 ***",
+]
+
+
+def test_srun_names_the_tasks_the_oom_killer_ended():
+    found = parsed_by("slurm", OOM_KILLED, file="slurm-440575.out")
+    assert found.get_column("event").to_list() == ["host_oom", "host_oom", "step_cancelled"]
+    task_line = found.filter(found.get_column("line") == 2).row(0, named=True)
+    assert (task_line["host"], task_line["values"]) == ("nid001277", [1, 2, 3])
+
+
+def test_a_task_exit_keeps_its_code():
+    # huggingface/accelerate#2960, verbatim
+    line = "srun: error: SH-IDC1-10-140-24-95: task 0: Exited with exit code 1"
+    found = parsed_by("slurm", [line]).row(0, named=True)
+    assert (found["event"], found["exitcode"], found["values"]) == ("task_exit", 1, [0])
+
+
+def test_host_memory_is_the_cause_and_said_so(tmp_path):
+    analysis = analyze_files(tmp_path, {"slurm-440575.out": OOM_KILLED})
+    oom = finding(analysis, "oom")
+    assert oom.ranks == [1, 2, 3] and oom.details["host_memory"]
+    assert "host ran out of memory (not the GPU)" in oom.summary
+    assert "#SBATCH --mem" in oom.fix
+    assert analysis.recognised_lines == 4
+    assert analysis.verdict.headline.startswith("Ranks 1-3 ran out of host memory on nid001277")
