@@ -139,7 +139,8 @@ def _oom(finding: Finding, verdict: Verdict) -> Told:
         hosts = finding.details.get("hosts") or []
         where = f" on {', '.join(map(str, hosts))}" if hosts else ""
         who = _who(finding.ranks) if finding.ranks else "The job"
-        return f"{who} ran out of host memory{where} (SLURM's OOM killer)", None
+        killer = "SLURM's" if finding.details.get("killer") == "slurm" else "the kernel's"
+        return f"{who} ran out of host memory{where} ({killer} OOM killer)", None
     what = f"{_who(finding.ranks)} ran out of GPU memory"
     if finding.details.get("in_nccl"):
         what += " inside NCCL"

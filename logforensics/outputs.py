@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -57,7 +58,7 @@ def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
     target = path.resolve()  # through a link: the file it names is replaced, the link stays
     try:
         if target.exists() and not target.is_file():
-            _write_reporting_os_errors(write, target)
+            _write_through_a_file(write, target)
             return
         mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o666 & ~_umask()
         handle, temporary = tempfile.mkstemp(
@@ -149,6 +150,17 @@ def _file_id(path: Path) -> FileId | None:
     except OSError:
         return None
     return status.st_dev, status.st_ino
+
+
+def _write_through_a_file(write: Callable[[Path], None], device: Path) -> None:
+    """A device or a pipe gets the bytes `write` put in a temporary file, copied in plain
+    writes: a writer that fails on a device (polars reports a full one as a broken Parquet
+    footer) cannot then hide the system's own error."""
+    with tempfile.TemporaryDirectory(prefix="forensics-") as scratch:
+        staged = Path(scratch) / device.name
+        _write_reporting_os_errors(write, staged)
+        with staged.open("rb") as source, device.open("wb") as sink:
+            shutil.copyfileobj(source, sink)
 
 
 def _write_reporting_os_errors(write: Callable[[Path], None], where: Path) -> None:

@@ -8,6 +8,11 @@ A process no init line names (NCCL 2.4-era excerpts print only ring, tree and ch
 takes the own rank its topology lines state (`nccl_topology` events), when they state one
 rank only: a process in several communicators states several, and then none is taken.
 
+Failing both, a process's rank is what names its rank and pid together: the rank's own print
+(`rank=2 pid=18459`, parsers/process_ids.py) or torchrun's failure summary (`rank : 3
+(local_rank: 3)` / `exitcode : -9 (pid: 4268)`). That is how the kernel's `Killed process
+25315` in a pasted `dmesg` finds its rank.
+
 A line that names a pid without a host (`Unhandled exception ... proc 2834`, c10's `SIGABRT(6),
 PID: 3154296`) takes the rank of that pid when exactly one process of the job has it.
 """
@@ -22,7 +27,7 @@ PROCESS = ["host", "pid"]
 def attribute_by_process(events: pl.DataFrame) -> pl.DataFrame:
     """Fill `rank` (with `rank_from = "process"`) from the (host, pid) of world-comm inits, else
     of topology lines."""
-    if not {"host", "pid", "comm_rank"} <= set(events.columns):
+    if not {"host", "pid"} <= set(events.columns):
         return events
     mapping = _process_ranks(events)
     if mapping.is_empty():
@@ -45,10 +50,34 @@ def attribute_by_process(events: pl.DataFrame) -> pl.DataFrame:
 
 
 def _process_ranks(events: pl.DataFrame) -> pl.DataFrame:
-    """(host, pid, process_rank): from world-comm inits, else from topology lines."""
+    """(host, pid, process_rank): from world-comm inits, else from topology lines, else from
+    what names a process's rank and pid together (the rank's own `rank=2 pid=18459`, torchrun's
+    failure summary)."""
     from_inits = _world_init_ranks(events)
     from_topology = _topology_ranks(events).join(from_inits, on=PROCESS, how="anti")
-    return pl.concat([from_inits, from_topology])
+    known = pl.concat([from_inits, from_topology])
+    stated = _stated_ranks(events)
+    return pl.concat([known, stated.join(known, on=PROCESS, how="anti")])
+
+
+# events that state a process's global rank and its pid on one line or block
+STATING = ("process_id", "child_failed")
+
+
+def _stated_ranks(events: pl.DataFrame) -> pl.DataFrame:
+    stated = events.filter(
+        pl.col("event").is_in(STATING) & pl.col("rank").is_not_null() & pl.col("pid").is_not_null()
+    )
+    return (
+        stated.group_by(PROCESS)
+        .agg(pl.col("rank").unique().alias("ranks"))
+        .filter(pl.col("ranks").list.len() == 1)
+        .select(
+            pl.col("host").cast(pl.String),
+            pl.col("pid").cast(pl.Int64),
+            pl.col("ranks").list.first().cast(pl.Int32).alias("process_rank"),
+        )
+    )
 
 
 def _world_init_ranks(events: pl.DataFrame) -> pl.DataFrame:
@@ -67,6 +96,8 @@ def _topology_ranks(events: pl.DataFrame) -> pl.DataFrame:
 
 
 def _identified(events: pl.DataFrame) -> pl.DataFrame:
+    if "comm_rank" not in events.columns:
+        return events.clear().with_columns(pl.lit(None, dtype=pl.Int32).alias("comm_rank"))
     return events.filter(
         pl.col("host").is_not_null()
         & pl.col("pid").is_not_null()

@@ -10,6 +10,10 @@ when a child it waits for dies of one, alone on the line or after the script's l
 from outside the process (most often the Linux OOM killer), `Terminated` the SIGTERM a launcher
 sends the survivors; the others are the process's own crash. Each is a `fatal_signal` event,
 as a faulthandler or c10 signal report is.
+
+The kernel's own report of an OOM kill, pasted from `dmesg` (mm/oom_kill.c: "%s: Killed process
+%d (%s) total-vm:%lukB, ..." after `Out of memory` or `Memory cgroup out of memory`), is a
+`host_oom` event with the killed pid, which the logs' pid map turns into a rank.
 """
 
 from __future__ import annotations
@@ -35,7 +39,31 @@ SHELL_DEATH = (
 )
 
 
+KERNEL_OOM_KILL = r"(?:Out of memory|Memory cgroup out of memory): Killed process (\d+) \("
+
+
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    return pl.concat([_shell_deaths(lines), _kernel_oom_kills(lines)], how="diagonal_relaxed")
+
+
+def _kernel_oom_kills(lines: pl.DataFrame) -> pl.DataFrame:
+    pid = pl.col("message").str.extract(KERNEL_OOM_KILL, 1).cast(pl.Int64, strict=False)
+    return (
+        lines.with_columns(pid.alias("pid"))
+        .filter(pl.col("pid").is_not_null())
+        .select(
+            "file",
+            "line",
+            pl.lit("host_oom").alias("event"),
+            pl.lit("error").alias("severity"),
+            pl.lit("the kernel's OOM killer").alias("exc_message"),
+            pl.lit("SIGKILL").alias("signal"),
+            "pid",
+        )
+    )
+
+
+def _shell_deaths(lines: pl.DataFrame) -> pl.DataFrame:
     found = pl.col("message").str.extract_groups(SHELL_DEATH)
     deaths = lines.with_columns(found.alias("_death")).filter(
         pl.col("_death").struct.field("what").is_not_null()
@@ -55,4 +83,4 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-PARSER = LineParser(name="process_exit", literals=tuple(SHELL_SIGNALS), parse=parse)
+PARSER = LineParser(name="process_exit", literals=(*SHELL_SIGNALS, "Killed process"), parse=parse)

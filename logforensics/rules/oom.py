@@ -56,14 +56,20 @@ def _host(job: Job) -> list[Finding]:
     tasks = sorted({task for ids in killed.get_column("values").drop_nulls() for task in ids})
     hosts = sorted(set(killed.get_column("host").drop_nulls()))
     per_node = not job.events.filter(pl.col("family") == "elastic").is_empty()
-    ranks = [] if per_node else tasks
+    # a kernel report's pid, mapped to its rank by the logs' pid map
+    by_pid = killed.get_column("rank").drop_nulls().unique().to_list()
+    ranks = sorted(set(by_pid) | (set() if per_node else set(tasks)))
     where = f"{', '.join(hosts)}" if hosts else "the node"
     numbers = rank_ranges(tasks)
     plural = "s" if len(tasks) != 1 else ""
     told = f"srun task{plural} {numbers}" if tasks else "the step's processes"
-    summary = (
-        f"SLURM's OOM killer ended {told} on {where}: the host ran out of memory (not the GPU)"
-    )
+    from_slurm = bool(killed.get_column("family").eq("slurm").any())
+    killer = "SLURM's OOM killer" if from_slurm else "The kernel's OOM killer"
+    if by_pid and not tasks:
+        told = rank_list(sorted(by_pid))
+    elif not from_slurm:
+        told = "a process"
+    summary = f"{killer} ended {told} on {where}: the host ran out of memory (not the GPU)"
     summary += (
         "; each task is a node's torchrun agent here, so which rank grew is not told."
         if per_node and tasks
@@ -84,7 +90,12 @@ def _host(job: Job) -> list[Finding]:
             evidence_total=total,
             order=place_with_step(job, killed)[0],
             timestamp=earliest_time(killed),
-            details={"host_memory": True, "srun_tasks": tasks, "hosts": hosts},
+            details={
+                "host_memory": True,
+                "killer": "slurm" if from_slurm else "kernel",
+                "srun_tasks": tasks,
+                "hosts": hosts,
+            },
         )
     ]
 

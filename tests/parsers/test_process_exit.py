@@ -26,3 +26,17 @@ def test_words_inside_a_sentence_are_not_a_death():
     # sentences that merely hold the word (made up for this test: none is a report of a death)
     lines = ["Killed the process group", "INFO Terminated workers: 3", "[rank0]: Aborted step 5"]
     assert parsed_by("process_exit", lines).is_empty()
+
+
+def test_a_bar_with_killed_glued_to_it_is_a_death():
+    # he-dhamo/simsg#3, verbatim: the shell's word lands right after a tqdm bar
+    line = "  6%|██████                                                                                               | 3787/62565 [04:47<1:10:53, 13.82it/s]Killed"
+    death = only(parsed_by("process_exit", [line]))
+    assert death["signal"] == "SIGKILL"
+
+
+def test_the_kernels_oom_kill_report_names_the_pid():
+    # pcyin/tranX#41, verbatim (the first physical line of a wrapped dmesg paste)
+    line = "[2059991.491542] Out of memory: Killed process 25315 (python3) total-vm:53312244"
+    kill = only(parsed_by("process_exit", [line]))
+    assert (kill["event"], kill["pid"]) == ("host_oom", 25315)

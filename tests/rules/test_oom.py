@@ -37,3 +37,16 @@ def test_nccl_s_own_out_of_memory_is_an_oom_of_the_rank_its_process_maps_to(tmp_
     assert analysis.verdict.finding is oom
     (after,) = [f for f in analysis.findings if f.kind == "nccl_error"]
     assert after.part == "consequence" and after.ranks == [3] and "oom" in after.summary
+
+
+def test_the_kernels_oom_kill_of_a_ranks_pid_is_that_ranks_host_oom(tmp_path):
+    # pcyin/tranX#41's dmesg line, verbatim; the rank's own print of its pid (process_ids)
+    files = {
+        "rank2.log": ["rank=2 pid=25315"],
+        "dmesg.txt": [
+            "[2059991.491542] Out of memory: Killed process 25315 (python3) total-vm:53312244"
+        ],
+    }
+    oom = finding(analyze_files(tmp_path, files), "oom")
+    assert oom.ranks == [2] and oom.details["killer"] == "kernel"
+    assert oom.summary.startswith("The kernel's OOM killer ended rank 2")

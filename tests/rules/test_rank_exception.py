@@ -203,3 +203,10 @@ def test_a_dead_dataloader_worker_gets_the_workers_fix(tmp_path):
     died = finding(analyze_files(tmp_path, {"console.log": WORKER_DIED}), "rank_exception")
     assert died.ranks == [0]
     assert "DataLoader worker process of rank 0 died" in died.fix and "--shm-size" in died.fix
+
+
+def test_a_worker_killed_by_a_signal_gets_the_workers_fix_too(tmp_path):
+    # chenyuntc/pytorch-book#62, verbatim (the message of torch's worker signal handler)
+    lines = ["[rank1]: RuntimeError: DataLoader worker (pid 8544) is killed by signal: Killed."]
+    died = finding(analyze_files(tmp_path, {"console.log": lines}), "rank_exception")
+    assert died.ranks == [1] and "DataLoader worker process of rank 1 died" in died.fix
