@@ -482,7 +482,8 @@ def _after_hits(marked: pl.DataFrame, after: int) -> pl.DataFrame:
 
 # glog's header on torch's C++ lines and torchrun's agent lines: `[E1218 20:27:21.426415540 `,
 # `E0801 13:23:20.000000 32974 ...`. It has no year.
-GLOG_TIME = r"^\[?[IWEF](\d{4} \d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)\d*[ \]]"
+# c10 leaves the month unpadded: `[W326 09:37:44.752383442 ` is March 26.
+GLOG_TIME = r"^\[?[IWEF](\d{3,4}) (\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)\d*[ \]]"
 
 
 def _glog_times(events: pl.DataFrame, writers: pl.DataFrame) -> pl.DataFrame:
@@ -501,10 +502,11 @@ def _glog_times(events: pl.DataFrame, writers: pl.DataFrame) -> pl.DataFrame:
     )
     if years.is_empty():
         return events
-    glog = pl.col("message").str.extract(GLOG_TIME, 1)
-    dated = pl.concat_str(pl.col("_year").cast(pl.String), glog, separator="").str.to_datetime(
-        "%Y%m%d %H:%M:%S%.f", strict=False, time_unit="us"
-    )
+    month_day = pl.col("message").str.extract(GLOG_TIME, 1).str.zfill(4)
+    clock = pl.col("message").str.extract(GLOG_TIME, 2)
+    dated = pl.concat_str(
+        pl.col("_year").cast(pl.String), month_day, pl.lit(" "), clock, separator=""
+    ).str.to_datetime("%Y%m%d %H:%M:%S%.f", strict=False, time_unit="us")
     return (
         events.join(years, on="file", how="left")
         .with_columns(pl.coalesce(pl.col("timestamp"), dated).alias("timestamp"))
