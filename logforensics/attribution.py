@@ -130,9 +130,19 @@ def rank_from_path(name: str, kubeflow: bool = False) -> PathRank:
                     node=node, node_index=None if index_in_job is None else index_in_job + offset
                 )
     for part in reversed(parts):
+        if not LOCAL_RANK_PART.search(part) and (found := GLOBAL_RANK_PART.search(part)):
+            return PathRank(rank=_path_number(found[1]))
+    for index, part in enumerate(reversed(parts)):
+        pod = KUBEFLOW_POD.match(part)
+        if pod and pod["role"] == "worker":
+            # a `<job>-worker-<i>` pod without its master in the input: under a PyTorchJob
+            # worker i is rank i + 1, under elastic rendezvous ranks follow the join order;
+            # the pod number is no rank either way
+            return PathRank(node="/".join(parts[: len(parts) - index - 1] + [pod["pod"]]))
+    for part in reversed(parts):
         if LOCAL_RANK_PART.search(part):
             continue
-        found = GLOBAL_RANK_PART.search(part) or WORKER_PART.search(part)
+        found = WORKER_PART.search(part)
         if found:
             return PathRank(rank=_path_number(found[1]))
     process = NCCL_DEBUG_FILE.match(parts[-1])

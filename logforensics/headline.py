@@ -96,6 +96,12 @@ def _logged(finding: Finding) -> str:
 
 
 def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
+    if finding.details.get("phase") == "rendezvous":
+        reporters = finding.details.get("reporters") or []
+        who = _who(reporters) if reporters else "A process"
+        endpoint = finding.details.get("endpoint")
+        at = f" at {endpoint}" if endpoint else ""
+        return f"{who} could not reach the rendezvous store{at}: the job never started", None
     who = _who(finding.blamed or finding.ranks)
     if "nccl_world_size" in finding.details:
         return f"{who} never finished setting up NCCL", None

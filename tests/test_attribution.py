@@ -333,3 +333,12 @@ def test_a_failure_summary_quotes_its_children_under_their_own_ranks(tmp_path):
     assert closed.height == 1 and closed.item(0, "rank") == 0
     unused = events.filter(pl.col("event") == "unused_params")
     assert set(unused.get_column("rank").to_list()) == {1}
+
+
+def test_a_worker_pods_number_is_not_a_rank_without_its_master():
+    # kubeflow/pytorch-operator#125: `kubectl logs optimizer-worker-0` (RANK 1 under a
+    # PyTorchJob, join order under elastic): a node, not rank 0
+    found = rank_from_path("optimizer-worker-0.log")
+    assert found.rank is None and found.node == "optimizer-worker-0"
+    assert rank_from_path("job-worker-1/rank-5.log").rank == 5  # a stated rank still wins
+    assert rank_from_path("worker-3.log").rank == 3  # a bare `worker-N` file stays a rank

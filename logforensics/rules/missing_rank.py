@@ -20,6 +20,7 @@ import polars as pl
 
 from logforensics.findings import Evidence, Finding, evidence_from
 from logforensics.job import Job
+from logforensics.placement import earliest_time
 from logforensics.registry import Rule
 from logforensics.text import describe_key, rank_list
 
@@ -45,7 +46,88 @@ NCCL_PROBLEMS = ("nccl_error", "nccl_warn", "duplicate_gpu", "nccl_unwind", "ncc
 
 
 def check(job: Job) -> list[Finding]:
-    return _absent(job) + _vanished(job) + _init_never_completed(job)
+    return _absent(job) + _vanished(job) + _init_never_completed(job) + _store_unreachable(job)
+
+
+# An exception that fails the job's start-up because a process could not reach the rendezvous
+# store: raised in the store's or rendezvous' code, or one of their own error types.
+STARTUP_FRAME = r"rendezvous|TCPStore|c10d_rendezvous|_create_c10d_store|init_process_group"
+STARTUP_TYPE = r"DistNetworkError|Rendezvous(?:Timeout|Connection|Closed)Error"
+STARTUP_WORDS = (
+    r"(?i)not known|host not found|no route to host|connection refused|failed to connect"
+    r"|timed out .*connect|address already in use|failed to (?:bind|listen)"
+)
+STORE_FIX = (
+    "The job never formed: a process could not reach the rendezvous store. Check that the host "
+    "that serves it (MASTER_ADDR, the master pod or the first node) is up before the others "
+    "start (Kubernetes: create the workers once the master runs), that its name resolves from "
+    "every node, that the port is open between the nodes (firewall; a Kubernetes Service must "
+    "expose it, and torchrun's c10d rendezvous picks a free port unless --master-port fixes "
+    "it) and that no other job holds it (`Address already in use`)."
+)
+
+
+def startup_failures(job: Job) -> pl.DataFrame:
+    """The exceptions that failed the job's start-up at the rendezvous (see STARTUP_*)."""
+    exceptions = job.events.filter(pl.col("event") == "exception")
+    frame = pl.col("frame").fill_null("")
+    said = pl.concat_str(
+        [pl.col("exc_type").fill_null(""), pl.col("exc_message").fill_null("")], separator=": "
+    )
+    return exceptions.filter(
+        pl.col("exc_type").fill_null("").str.contains(STARTUP_TYPE)
+        | (frame.str.contains(STARTUP_FRAME) & said.str.contains(STARTUP_WORDS))
+    )
+
+
+# EADDRNOTAVAIL: the client's retry over an address family the host lacks (torchrun tries
+# IPv6 and IPv4 in turn); healthy runs print it and go on.
+RETRIED = 99
+
+
+def _store_unreachable(job: Job) -> list[Finding]:
+    sockets = job.events.filter(
+        (pl.col("event") == "store_unreachable") & pl.col("value").fill_null(0).ne(RETRIED)
+    )
+    if job.progress is not None and not job.progress.marks.is_empty():
+        sockets = sockets.clear()  # the job trained: the client got through on a retry
+    failures = pl.concat([sockets, startup_failures(job)], how="diagonal_relaxed").sort(
+        "file", "line"
+    )
+    if failures.is_empty():
+        return []
+    first = failures.row(0, named=True)
+    endpoint = next((p for p in failures.get_column("peer").drop_nulls()), None)
+    reasons = [
+        r for r in failures.get_column("error_code").drop_nulls().unique(maintain_order=True)
+    ]
+    reason = reasons[0] if reasons else (first["exc_message"] or first["exc_type"] or "").strip()
+    reporters = sorted(failures.get_column("rank").drop_nulls().unique().to_list())
+    who = rank_list(reporters).capitalize() if reporters else "A process"
+    where = f" at {endpoint}" if endpoint else ""
+    summary = (
+        f"{who} could not reach the rendezvous store{where} while the job was starting "
+        f"(`{reason[:160]}`): the host that serves it was not up, not reachable from there, or "
+        "not the one the address names. No collective ran; no rank is to blame."
+    )
+    evidence, total = evidence_from(failures.select("file", "line", "text", "rank"))
+    return [
+        Finding(
+            kind="missing_rank",
+            severity="error",
+            part="explanation",
+            summary=summary,
+            fix=STORE_FIX,
+            ranks=[],
+            evidence=evidence,
+            evidence_total=total,
+            order=-1.0,  # before the first training step
+            timestamp=earliest_time(failures),
+            confidence="high",
+            scope="job",
+            details={"phase": "rendezvous", "endpoint": endpoint, "reporters": reporters},
+        )
+    ]
 
 
 def _absent(job: Job) -> list[Finding]:

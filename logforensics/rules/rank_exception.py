@@ -25,6 +25,7 @@ from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
 from logforensics.placement import AFTER_MARK, earliest_time, placed_keys
 from logforensics.registry import Rule
+from logforensics.rules.missing_rank import startup_failures
 from logforensics.text import rank_list
 
 # Exceptions that report a collective that already failed: symptoms, handled by other rules.
@@ -87,7 +88,10 @@ def _exceptions(job: Job) -> list[Finding]:
         .fill_null(False)
         .alias("logged"),
     )
-    primary = exceptions.filter(~pl.col("what").str.contains(CONSEQUENCE))
+    startup = startup_failures(job).select("file", "line")
+    primary = exceptions.filter(~pl.col("what").str.contains(CONSEQUENCE)).join(
+        startup, on=["file", "line"], how="anti"
+    )
     if primary.is_empty():
         return []
     placed = placed_keys(job, primary).with_columns(_same_error().alias("same_error"))

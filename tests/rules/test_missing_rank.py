@@ -79,3 +79,40 @@ def test_an_init_stopped_by_its_own_nccl_error_is_context(tmp_path):
 def test_nothing_is_said_when_no_rank_completed_init(tmp_path):
     files = {f"nccl.{r}.log": [nccl_init("node-a", r, 2, "START")] for r in range(2)}
     assert "missing_rank" not in kinds(analyze_files(tmp_path, files))
+
+
+# kubeflow/pytorch-operator#125, verbatim: the worker started before the master pod existed
+MASTER_NOT_UP = [
+    "Traceback (most recent call last):",
+    '  File "optimizer.py", line 413, in init_distribution',
+    "    torch.distributed.init_process_group(backend=backend)",
+    '  File "/root/.local/lib/python3.7/site-packages/torch/distributed/distributed_c10d.py", line 354, in init_process_group',
+    "    store, rank, world_size = next(rendezvous(url))",
+    '  File "/root/.local/lib/python3.7/site-packages/torch/distributed/rendezvous.py", line 143, in _env_rendezvous_handler',
+    "    store = TCPStore(master_addr, master_port, start_daemon)",
+    "ValueError: host not found: Name or service not known",
+]
+
+
+def test_a_store_nobody_could_reach_is_the_cause_and_blames_no_rank(tmp_path):
+    # the pod is `<job>-worker-0`: under a PyTorchJob that is rank 1, so its number is no rank
+    analysis = analyze_files(tmp_path, {"optimizer-worker-0.log": MASTER_NOT_UP})
+    assert "rank_exception" not in kinds(analysis)  # not the printing process's own fault
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "missing_rank" and verdict.ranks == []
+    assert verdict.finding.details["phase"] == "rendezvous"
+    assert "host not found: Name or service not known" in verdict.finding.summary
+    assert "MASTER_ADDR" in verdict.finding.fix
+
+
+def test_a_retried_connect_in_a_job_that_trained_is_no_failure(tmp_path):
+    # kubeflow/trainer#2041's line, in a job whose ranks went on to train
+    files = {
+        "rank0.log": marks(0, range(3)),
+        "rank1.log": [
+            "[W socket.cpp:601] [c10d] The client socket has failed to connect to [elastic-example-imagenet-worker-0.default.svc.cluster.local]:43461 (errno: 113 - No route to host).",
+            *marks(1, range(3)),
+        ],
+    }
+    analysis = analyze_files(tmp_path, files)
+    assert analysis.verdict is None
