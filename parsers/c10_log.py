@@ -1,5 +1,6 @@
-"""PyTorch's own log lines in glog form, whatever they say: c10's C++ logging and torchrun's
-Python logger print a severity letter, a date, a time and the source line before the message.
+"""PyTorch's own log lines, whatever they say: c10's C++ logging and torchrun's Python logger
+print a severity letter, a date, a time and the source line before the message (an older
+torchrun, Python's `INFO:torch.distributed.elastic...:` form).
 
     [rank1]:[W326 09:37:44.752383442 ProcessGroupNCCL.cpp:1487] Warning: WARNING: destroy_process_group() was not called before program exit, which can leak resources. ...
     [rank0]:[W515 07:06:42.829549331 ProcessGroupNCCL.cpp:1117] WARNING: process group has NOT been destroyed before it is being destructed. ...
@@ -25,10 +26,20 @@ GLOG_HEADER = (
 )
 
 
+# torchrun's agent under Python's default logging format (torch < 2.2):
+# `INFO:torch.distributed.elastic.agent.server.api:[default] Starting worker group`
+# (kubeflow/trainer#2041)
+PYTHON_LOGGER = r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):torch\.distributed\.[\w.]+:"
+
+
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
-    return lines.filter(pl.col("message").str.contains(GLOG_HEADER)).select(
-        "file", "line", pl.lit(None, dtype=pl.String).alias("event")
-    )
+    message = pl.col("message")
+    ours = message.str.contains(GLOG_HEADER) | message.str.contains(PYTHON_LOGGER)
+    return lines.filter(ours).select("file", "line", pl.lit(None, dtype=pl.String).alias("event"))
 
 
-PARSER = LineParser(name="c10_log", literals=(".cpp:", ".cc:", ".h:", ".hpp:", ".py:"), parse=parse)
+PARSER = LineParser(
+    name="c10_log",
+    literals=(".cpp:", ".cc:", ".h:", ".hpp:", ".py:", ":torch.distributed."),
+    parse=parse,
+)

@@ -32,3 +32,13 @@ def test_an_unpadded_c10_date_still_gives_the_time(tmp_path):
     events = analyze_files(tmp_path, {"train.log": lines}).job.events
     signal = events.filter((pl.col("line") == 2) & (pl.col("family") == "watchdog"))
     assert signal.item(0, "timestamp") == dt.datetime(2026, 4, 18, 1, 32, 50, 907313)
+
+
+def test_torchruns_agent_under_pythons_default_format_is_a_job_line(tmp_path):
+    # kubeflow/trainer#2041, verbatim
+    lines = [
+        "INFO:torch.distributed.elastic.agent.server.api:[default] Starting worker group",
+        "INFO:torch.distributed.elastic.agent.server.local_elastic_agent:Environment variable 'TORCHELASTIC_ENABLE_FILE_TIMER' not found. Do not start FileTimerServer.",
+    ]
+    analysis = analyze_files(tmp_path, {"agent.log": lines})  # read, not refused
+    assert analysis.recognised_lines == 2 and analysis.verdict is None
