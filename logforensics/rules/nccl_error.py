@@ -261,11 +261,7 @@ def _common_mode_finding(job: Job, rows: pl.DataFrame) -> Finding:
         "peer: one cause they share (the driver, CUDA, the environment or the network), not "
         "one rank failing first and the others after it."
     )
-    evidence, total = evidence_from(
-        rows.unique(subset=["who"], keep="first", maintain_order=True).select(
-            "file", "line", "text", "rank"
-        )
-    )
+    evidence, total = _first_of_each_process(rows)
     return Finding(
         kind="nccl_error",
         severity="error",
@@ -462,11 +458,7 @@ def _teardown(job: Job, rows: pl.DataFrame) -> Finding:
         f"(`{message[:160]}` first), after the watchdog had reported a timeout in the same "
         "log: communicators being torn down once the job was already hung, not its cause."
     )
-    evidence, total = evidence_from(
-        rows.unique(subset=["who"], keep="first", maintain_order=True).select(
-            "file", "line", "text", "rank"
-        )
-    )
+    evidence, total = _first_of_each_process(rows)
     return Finding(
         kind="nccl_error",
         severity="warning",
@@ -483,6 +475,15 @@ def _teardown(job: Job, rows: pl.DataFrame) -> Finding:
     )
 
 
+def _first_of_each_process(rows: pl.DataFrame) -> tuple[list[Evidence], int]:
+    """Evidence: each failing process's first error line."""
+    return evidence_from(
+        rows.unique(subset=["who"], keep="first", maintain_order=True).select(
+            "file", "line", "text", "rank"
+        )
+    )
+
+
 def _cascade(rows: pl.DataFrame, first: dict[str, object]) -> Finding:
     ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
     processes = rows.get_column("who").n_unique()
@@ -496,11 +497,7 @@ def _cascade(rows: pl.DataFrame, first: dict[str, object]) -> Finding:
         f"{who} then failed in NCCL too ({about_peer} of their {rows.height} errors report a "
         f"peer that went away): the cascade after {_describe_process(first, start=False)}'s error."
     )
-    evidence, total = evidence_from(
-        rows.unique(subset=["who"], keep="first", maintain_order=True).select(
-            "file", "line", "text", "rank"
-        )
-    )
+    evidence, total = _first_of_each_process(rows)
     return Finding(
         kind="nccl_error",
         severity="error",

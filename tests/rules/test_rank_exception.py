@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from tests.builders import analyze_files, finding, kinds, marks
+from tests.parsers.test_elastic import SUMMARY as ELASTIC_SUMMARY
 
 TRACEBACK = [
     "Traceback (most recent call last):",
@@ -152,37 +153,9 @@ def test_ranks_that_aborted_after_losing_a_peer_are_not_causes(tmp_path):
     assert analysis.verdict.ranks == [0]
 
 
-# open-mmlab/mmsegmentation#3106 (formats.md 9.2), verbatim: every rank aborted, the watchdog's
-# teardown after a timeout, so no one rank's death
-EVERY_RANK_ABORTED = [
-    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
-    "========================================================",
-    "tools/train.py FAILED",
-    "--------------------------------------------------------",
-    "Failures:",
-    "[1]:",
-    "  time      : 2023-06-14_22:36:10",
-    "  host      : neptun.informatik.uni-kl.de",
-    "  rank      : 1 (local_rank: 1)",
-    "  exitcode  : -6 (pid: 2385923)",
-    "  error_file: <N/A>",
-    "  traceback : Signal 6 (SIGABRT) received by PID 2385923",
-    "[2]:",
-    "  time      : 2023-06-14_22:36:10",
-    "  host      : neptun.informatik.uni-kl.de",
-    "  rank      : 2 (local_rank: 2)",
-    "  exitcode  : -6 (pid: 2385924)",
-    "  error_file: <N/A>",
-    "  traceback : Signal 6 (SIGABRT) received by PID 2385924",
-    "--------------------------------------------------------",
-    "Root Cause (first observed failure):",
-    "[0]:",
-    "  time      : 2023-06-14_22:36:10",
-    "  host      : neptun.informatik.uni-kl.de",
-    "  rank      : 0 (local_rank: 0)",
-    "  exitcode  : -6 (pid: 2385922)",
-    "  error_file: <N/A>",
-]
+# open-mmlab/mmsegmentation#3106 (formats.md 9.2; tests/parsers/test_elastic.py's SUMMARY):
+# every rank aborted, the watchdog's teardown after a timeout, so no one rank's death
+EVERY_RANK_ABORTED = ELASTIC_SUMMARY
 
 
 def test_an_abort_on_every_rank_is_no_one_ranks_death(tmp_path):
