@@ -141,7 +141,8 @@ TQDM_BAR = r"[^|\r]{0,80}?\d{1,3}%\|[^|\r]*\| *[\d.]+[kMGT]?/(?:[\d.]+[kMGT]?|\?
 TORCH_RANK = r"\[rank(?P<rank>\d+)\]: ?(?:\[rank(?P<inner>\d+)\]: ?)*"
 # [rank=3] Epoch 1 ...   (Determined AI's Horovod/torch worker wrapper: f"[rank={rank}] " before
 # each line it forwards, determined-ai/determined worker_process_wrapper.py)
-RANK_EQUALS = r"\[rank=(?P<rank>\d+)\] "
+# [rank: 1] Seed set to 42   (Lightning's rank-prefixed messages)
+RANK_EQUALS = r"\[rank(?:=|: )(?P<rank>\d+)\] "
 
 
 def _always(groups: pl.Expr) -> pl.Expr:

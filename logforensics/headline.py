@@ -96,6 +96,10 @@ def _logged(finding: Finding) -> str:
 
 
 def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
+    twice = finding.details.get("claimed_twice")
+    if twice:
+        never = rank_list(finding.details.get("never_claimed") or [])
+        return f"{_who(twice)} started twice and {never} never: two nodes took the same ranks", ""
     if finding.details.get("phase") == "rendezvous":
         reporters = finding.details.get("reporters") or []
         who = _who(reporters) if reporters else "A process"

@@ -46,7 +46,66 @@ NCCL_PROBLEMS = ("nccl_error", "nccl_warn", "duplicate_gpu", "nccl_unwind", "ncc
 
 
 def check(job: Job) -> list[Finding]:
-    return _absent(job) + _vanished(job) + _init_never_completed(job) + _store_unreachable(job)
+    claimed = _claimed_twice(job)
+    return (
+        (claimed or _absent(job))
+        + _vanished(job)
+        + _init_never_completed(job)
+        + _store_unreachable(job)
+    )
+
+
+TWICE_FIX = (
+    "Two processes started as the same global rank, so the ranks above them never joined and "
+    "the group waits for them forever. Check how each node learns its rank offset: NODE_RANK "
+    "(or --node_rank) set on every node, SLURM's task count per node (`--ntasks-per-node` "
+    "equal to the GPUs per node when the framework reads SLURM's variables), a hostfile that "
+    "lists every node once."
+)
+
+
+def _claimed_twice(job: Job) -> list[Finding]:
+    """Processes that announce their global rank and world size (Lightning's `GLOBAL_RANK: 1,
+    MEMBER: 2/8`): ranks announced twice while others of the world never are, two nodes
+    that took the same ranks (Lightning-AI/pytorch-lightning#4389)."""
+    claims = job.events.filter((pl.col("event") == "world_size") & pl.col("rank").is_not_null())
+    if claims.is_empty():
+        return []
+    world = int(claims.get_column("world_size").max())
+    # twice in one stream: a process prints it once per stream (torchrun --tee copies a line
+    # into the console and the rank's own file, which is not a second process)
+    per_stream = claims.group_by("file", "rank").agg(pl.len().alias("claims"))
+    twice = sorted(per_stream.filter(pl.col("claims") > 1).get_column("rank").unique().to_list())
+    never = sorted(set(range(world)) - set(claims.get_column("rank").to_list()))
+    if not twice or not never or world > MAX_LISTED_ABSENT:
+        return []
+    evidence, total = evidence_from(
+        claims.filter(pl.col("rank").is_in(twice))
+        .sort("file", "line")
+        .select("file", "line", "text", "rank")
+    )
+    return [
+        Finding(
+            kind="missing_rank",
+            severity="error",
+            part="explanation",
+            summary=(
+                f"{rank_list(twice).capitalize()} {'was' if len(twice) == 1 else 'were'} "
+                f"announced by two processes each, while {rank_list(never)} of the world of "
+                f"{world} never {'was' if len(never) == 1 else 'were'}: two nodes took the "
+                "same global ranks, and the group waits for ranks nobody runs."
+            ),
+            fix=TWICE_FIX,
+            ranks=never,
+            blames_nobody=True,  # the launch gave out the ranks wrongly, no rank misbehaved
+            evidence=evidence,
+            evidence_total=total,
+            order=-1.0,
+            confidence="high",
+            scope="job",
+            details={"claimed_twice": twice, "never_claimed": never, "world_size": world},
+        )
+    ]
 
 
 # An exception that fails the job's start-up because a process could not reach the rendezvous

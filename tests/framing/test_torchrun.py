@@ -141,3 +141,9 @@ def test_real_torchrun_consoles(log, column, said):
         if "torch/distributed/" in row["message"]:  # the agent's own lines have no prefix
             assert column not in row
     assert checked >= 2
+
+
+def test_lightnings_rank_prefix_carries_the_rank():
+    # Lightning-AI/pytorch-lightning#19606, verbatim
+    (row,) = frame(["[rank: 0] Seed set to 42"])
+    assert (row["prefix_rank"], row["message"]) == (0, "Seed set to 42")

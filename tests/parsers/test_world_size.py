@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.builders import parsed_by
+from tests.builders import only, parsed_by
 
 
 @pytest.mark.parametrize(
@@ -30,3 +30,9 @@ def test_world_size_in_words(line, size):
 )
 def test_other_shapes_are_not_read_here(line):
     assert parsed_by("world_size", [line]).is_empty()
+
+
+def test_lightnings_member_line_states_the_world_and_the_rank():
+    # Lightning-AI/pytorch-lightning#19606, verbatim
+    found = only(parsed_by("world_size", ["Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/5"]))
+    assert (found["world_size"], found["rank"]) == (5, 0)

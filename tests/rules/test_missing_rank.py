@@ -116,3 +116,44 @@ def test_a_retried_connect_in_a_job_that_trained_is_no_failure(tmp_path):
     }
     analysis = analyze_files(tmp_path, files)
     assert analysis.verdict is None
+
+
+# Lightning-AI/pytorch-lightning#4389, verbatim: `srun python train.py --num-nodes 2 --gpus 4`
+# without --ntasks-per-node; both nodes took ranks 0-3 of 8 and the job hung at init
+SAME_RANKS_TWICE = [
+    "LOCAL_RANK: 1 - CUDA_VISIBLE_DEVICES: [0,1,2,3]",
+    "initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/8",
+    "LOCAL_RANK: 1 - CUDA_VISIBLE_DEVICES: [0,1,2,3]",
+    "initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/8",
+    "LOCAL_RANK: 2 - CUDA_VISIBLE_DEVICES: [0,1,2,3]",
+    "initializing ddp: GLOBAL_RANK: 2, MEMBER: 3/8",
+    "LOCAL_RANK: 2 - CUDA_VISIBLE_DEVICES: [0,1,2,3]",
+    "initializing ddp: GLOBAL_RANK: 2, MEMBER: 3/8",
+    "LOCAL_RANK: 3 - CUDA_VISIBLE_DEVICES: [0,1,2,3]",
+    "initializing ddp: GLOBAL_RANK: 3, MEMBER: 4/8",
+    "LOCAL_RANK: 3 - CUDA_VISIBLE_DEVICES: [0,1,2,3]",
+    "initializing ddp: GLOBAL_RANK: 3, MEMBER: 4/8",
+    "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/8",
+    "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/8",
+]
+
+
+def test_ranks_started_twice_leave_the_rest_of_the_world_unstarted(tmp_path):
+    analysis = analyze_files(tmp_path, {"slurm.out": SAME_RANKS_TWICE})
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "missing_rank"
+    assert verdict.finding.details["claimed_twice"] == [0, 1, 2, 3]
+    assert verdict.finding.ranks == [4, 5, 6, 7] and verdict.ranks == []  # the launch, no rank
+    assert verdict.headline.startswith("Ranks 0-3 started twice and ranks 4-7 never")
+    assert "--ntasks-per-node" in verdict.finding.fix
+
+
+def test_a_world_every_rank_announced_once_is_whole(tmp_path):
+    # Lightning-AI/pytorch-lightning#13087, verbatim: a healthy 4-GPU start (two of its lines)
+    lines = [
+        "initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4",
+        "initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/4",
+    ]
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    assert analysis.verdict is None  # ranks 2-3 not in the excerpt: a warning, no cause
+    assert not [f for f in analysis.findings if f.severity == "error"]
