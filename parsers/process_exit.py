@@ -11,10 +11,18 @@ from outside the process (most often the Linux OOM killer), `Terminated` the SIG
 sends the survivors; the others are the process's own crash. Each is a `fatal_signal` event,
 as a faulthandler or c10 signal report is.
 
+DeepSpeed's launcher, having killed the other workers, names the one that ended first with its
+command line and return code (deepspeedai/DeepSpeedExamples#626):
+
+    [2023-07-10 04:26:35,999] [ERROR] [launch.py:324:sigkill_handler] ['/global/D1/homes/sushant/sushanta/venv/bin/python3.10', '-u', 'trainCLM.py', '--local_rank=1', '--deepspeed', '/home/sushant/D1/sushanta/try/nepaligpt/clm/config/deepspeed_config.json'] exits with return code = -11
+
+a `worker_failed` event with the local rank its command line gives and the exit code (a
+negative one is the signal that ended it), as torchrun's `failed (exitcode: -9) local_rank: 3`.
+
 The kernel's own report of an OOM kill, pasted from `dmesg` (mm/oom_kill.c: "%s: Killed process
 %d (%s) total-vm:%lukB, ..." after `Out of memory` or `Memory cgroup out of memory`), is a
 `host_oom` event with the killed pid, which the logs' pid map turns into a rank.
-"""
+"""  # noqa: E501 -- verbatim lines
 
 from __future__ import annotations
 
@@ -42,8 +50,30 @@ SHELL_DEATH = (
 KERNEL_OOM_KILL = r"(?:Out of memory|Memory cgroup out of memory): Killed process (\d+) \("
 
 
+DEEPSPEED_EXIT = r"\] exits with return code = (-?\d+)\s*$"
+LOCAL_RANK_ARG = r"'--local_rank=(\d+)'"
+
+
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
-    return pl.concat([_shell_deaths(lines), _kernel_oom_kills(lines)], how="diagonal_relaxed")
+    parts = [_shell_deaths(lines), _kernel_oom_kills(lines), _deepspeed_exits(lines)]
+    return pl.concat(parts, how="diagonal_relaxed")
+
+
+def _deepspeed_exits(lines: pl.DataFrame) -> pl.DataFrame:
+    message = pl.col("message")
+    code = message.str.extract(DEEPSPEED_EXIT, 1).cast(pl.Int32, strict=False)
+    return (
+        lines.with_columns(code.alias("exitcode"))
+        .filter(pl.col("exitcode").is_not_null())
+        .select(
+            "file",
+            "line",
+            pl.lit("worker_failed").alias("event"),
+            pl.lit("error").alias("severity"),
+            "exitcode",
+            message.str.extract(LOCAL_RANK_ARG, 1).cast(pl.Int32, strict=False).alias("local_rank"),
+        )
+    )
 
 
 def _kernel_oom_kills(lines: pl.DataFrame) -> pl.DataFrame:
@@ -83,4 +113,8 @@ def _shell_deaths(lines: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-PARSER = LineParser(name="process_exit", literals=(*SHELL_SIGNALS, "Killed process"), parse=parse)
+PARSER = LineParser(
+    name="process_exit",
+    literals=(*SHELL_SIGNALS, "Killed process", "exits with return code"),
+    parse=parse,
+)

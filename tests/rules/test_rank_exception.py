@@ -183,3 +183,20 @@ def test_a_worker_killed_by_a_signal_gets_the_workers_fix_too(tmp_path):
     lines = ["[rank1]: RuntimeError: DataLoader worker (pid 8544) is killed by signal: Killed."]
     died = finding(analyze_files(tmp_path, {"console.log": lines}), "rank_exception")
     assert died.ranks == [1] and "DataLoader worker process of rank 1 died" in died.fix
+
+
+# deepspeedai/DeepSpeedExamples#626, verbatim: DeepSpeed's launcher kills the other workers and
+# names the one that ended first (local rank 1, SIGSEGV)
+DEEPSPEED_SEGFAULT = [
+    "[2023-07-10 04:26:05,876] [INFO] [launch.py:318:sigkill_handler] Killing subprocess 94984",
+    "[2023-07-10 04:26:05,876] [INFO] [launch.py:318:sigkill_handler] Killing subprocess 94985",
+    "[2023-07-10 04:26:35,999] [ERROR] [launch.py:324:sigkill_handler] ['/global/D1/homes/sushant/sushanta/venv/bin/python3.10', '-u', 'trainCLM.py', '--local_rank=1', '--deepspeed', '/home/sushant/D1/sushanta/try/nepaligpt/clm/config/deepspeed_config.json'] exits with return code = -11",
+]
+
+
+def test_deepspeeds_launcher_names_the_worker_that_crashed(tmp_path):
+    crashed = finding(
+        analyze_files(tmp_path, {"deepspeed.log": DEEPSPEED_SEGFAULT}), "rank_exception"
+    )
+    assert crashed.ranks == [1] and crashed.details["signal"] == "SIGSEGV"
+    assert crashed.summary.startswith("Rank 1 died by SIGSEGV (exit code -11)")
