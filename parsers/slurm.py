@@ -70,23 +70,22 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+# A task list is log text: a range is cut to this many ids before any is made, and so is the
+# list (`tasks 0-999999999` must not allocate a billion numbers).
+MAX_TASKS = 4096
+
+
 def _task_ids(tasks: pl.Expr) -> pl.Expr:
     """`1-3` -> [1, 2, 3]; `0,2-4` -> [0, 2, 3, 4] (srun's task list)."""
+    first = pl.element().str.extract(r"^(\d+)", 1).cast(pl.Int64, strict=False)
+    last = pl.coalesce(pl.element().str.extract(r"-(\d+)$", 1).cast(pl.Int64, strict=False), first)
     return (
         tasks.str.replace_all(" ", "")
         .str.split(",")
-        .list.eval(
-            pl.int_ranges(
-                pl.element().str.extract(r"^(\d+)", 1).cast(pl.Int64, strict=False),
-                pl.coalesce(
-                    pl.element().str.extract(r"-(\d+)$", 1).cast(pl.Int64, strict=False),
-                    pl.element().str.extract(r"^(\d+)", 1).cast(pl.Int64, strict=False),
-                )
-                + 1,
-            )
-        )
+        .list.head(MAX_TASKS)
+        .list.eval(pl.int_ranges(first, pl.min_horizontal(last, first + MAX_TASKS - 1) + 1))
         .list.eval(pl.element().explode())
-        .list.head(4096)
+        .list.head(MAX_TASKS)
     )
 
 

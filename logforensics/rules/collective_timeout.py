@@ -259,10 +259,10 @@ def _left_no_line(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> lis
     if job.world_size is not None:
         size = max(size, job.world_size.value)
     size = max(size, _group_size(default) or 0)
-    silent = sorted(set(range(size)) - seen)
-    if len(silent) > max(1, size // 4) or size > MAX_WORLD_FOR_SUSPECTS:
+    if size > MAX_WORLD_FOR_SUSPECTS:  # sizes are log text: checked before any range is made
         return []
-    return silent
+    silent = sorted(set(range(size)) - seen)
+    return silent if len(silent) <= max(1, size // 4) else []
 
 
 def _group_size(timeouts: pl.DataFrame) -> int | None:

@@ -35,3 +35,10 @@ def test_host_memory_is_the_cause_and_said_so(tmp_path):
     assert "#SBATCH --mem" in oom.fix
     assert analysis.recognised_lines == 4
     assert analysis.verdict.headline.startswith("Ranks 1-3 ran out of host memory on nid001277")
+
+
+def test_a_huge_task_range_is_cut_before_it_is_made():
+    # hostile text in srun's shape: a range of a trillion tasks must not be built
+    line = "srun: error: node1: tasks 0-999999999999: Out Of Memory"
+    found = parsed_by("slurm", [line]).row(0, named=True)
+    assert len(found["values"]) == 4096 and found["values"][:3] == [0, 1, 2]

@@ -203,3 +203,14 @@ def test_one_rank_absent_below_the_reporters_is_named(tmp_path):
     files = {"train.log": [timeout_line(rank, 808) for rank in (0, 1, 3, 4, 5, 6, 7)]}
     timeout = finding(analyze_files(tmp_path, files), "collective_timeout")
     assert timeout.details["silent_ranks"] == [2] and timeout.culprit_ranks == []
+
+
+def test_a_huge_group_size_in_the_sizes_makes_no_list_of_ranks(tmp_path):
+    # hostile sizes: an all-gather whose NumelOut / NumelIn claims a group of 2^30
+    line = (
+        "[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught "
+        "collective operation timeout: WorkNCCL(SeqNum=9, OpType=_ALLGATHER_BASE, NumelIn=1, "
+        "NumelOut=1073741824, Timeout(ms)=600000) ran for 600063 milliseconds before timing out."
+    )
+    timeout = finding(analyze_files(tmp_path, {"train.log": [line]}), "collective_timeout")
+    assert timeout.details["silent_ranks"] == []
