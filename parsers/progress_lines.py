@@ -73,7 +73,11 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
 
 
 def _counted(shaped: pl.DataFrame) -> pl.DataFrame:
-    often = shaped.filter(pl.len().over("_writer", "_template") >= MIN_LINES)
+    # a template some writer prints often enough to show a counter, with every writer's lines
+    # of it (the counter learned from one is checked on each in `_counters`)
+    often = shaped.filter(
+        pl.len().over("_writer", "_template").max().over("_template") >= MIN_LINES
+    )
     if often.is_empty():
         return _nothing()
     counters = _counters(often)
@@ -224,11 +228,17 @@ def _counters(often: pl.DataFrame) -> pl.DataFrame:
         pl.col("line").filter(pl.col("_change") > 0).alias("_rise_lines"),
         pl.col("line").filter(pl.col("_change") < 0).alias("_fall_lines"),
     )
-    steps = per_position.filter(
-        (pl.col("_values") >= MIN_LINES)
-        & (pl.col("_falls") <= (pl.col("_lines") * MAX_FALLING).floor())
-        & (pl.col("_lines") <= pl.col("_values") * MAX_LINES_PER_VALUE)
+    steady = (pl.col("_falls") <= (pl.col("_lines") * MAX_FALLING).floor()) & (
+        pl.col("_lines") <= pl.col("_values") * MAX_LINES_PER_VALUE
     )
+    steps = per_position.filter((pl.col("_values") >= MIN_LINES) & steady)
+    # ranks print the same format: a counter learned from one writer is the counter of every
+    # writer that prints the template, however few lines it wrote (the rank that printed the
+    # fewest is often the one that matters)
+    learned = steps.select("_template", "_at").unique()
+    steps = pl.concat(
+        [steps, per_position.join(learned, on=["_template", "_at"]).filter(steady)]
+    ).unique(subset=["_writer", "_template", "_at"], keep="first", maintain_order=True)
     plain = (
         steps.sort("_at")
         .group_by("_writer", "_template", maintain_order=True)

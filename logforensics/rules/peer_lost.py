@@ -1,9 +1,11 @@
 """Ranks whose connection to a peer broke (gloo `Connection closed by peer`, `Read error ...
-Connection reset by peer`, `Application timeout caused pair closure`).
+Connection reset by peer`).
 
 Almost always a symptom: the peer process exited after its own error (or was killed), and
 every rank still talking to it sees the connection drop. The peer that went first is where
-to look, not the ranks that report it.
+to look, not the ranks that report it. gloo's `Application timeout caused pair closure` is not
+one: the rank closed its own side after its own timeout (the peer may be alive and busy), so
+it is the timeout's echo and no report about the peer.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from logforensics.placement import earliest_time
 from logforensics.registry import Rule
 from logforensics.text import rank_list
 
-LOST = ("peer_closed", "peer_reset", "pair_closed")
+LOST = ("peer_closed", "peer_reset")
 FIX = (
     "Look for the rank that exited first (an exception, an abort such as gloo's size check, "
     "an OOM kill): its own log explains the failure; these ranks only saw it go."

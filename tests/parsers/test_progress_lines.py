@@ -122,3 +122,24 @@ def test_a_fraction_without_a_name_is_still_progress():
     lines = [f"{s}/48 loss=0.{s}" for s in range(6)]
     found = parsed_by("progress_lines", lines)
     assert found.select("step", "stage").rows() == [(s, "progress") for s in range(6)]
+
+
+# pytorch/torchtitan#1618, verbatim (one console, two ranks; rank 1's part of the paste is short)
+TITAN = [
+    "[rank1]:[titan] 2025-08-21 11:19:52,972 - root - INFO - [Validation Debug]  Rank 1 batch 88 start",
+    "[rank1]:[titan] 2025-08-21 11:19:52,993 - root - INFO - [Validation Debug]  Rank 1 batch 89 start",
+    "[rank0]:[titan] 2025-08-21 11:19:52,910 - root - INFO - [Validation Debug]  Rank 0 batch 85 start",
+    "[rank0]:[titan] 2025-08-21 11:19:52,931 - root - INFO - [Validation Debug]  Rank 0 batch 86 start",
+    "[rank0]:[titan] 2025-08-21 11:19:52,951 - root - INFO - [Validation Debug]  Rank 0 batch 87 start",
+]
+
+
+def test_a_counter_learned_from_one_rank_is_read_on_a_rank_that_printed_it_twice():
+    found = parsed_by("progress_lines", TITAN, file="console.log")
+    steps = found.group_by("rank").agg(pl.col("step").sort()).sort("rank")
+    assert steps.rows() == [(0, [85, 86, 87]), (1, [88, 89])]
+
+
+def test_a_rank_whose_excerpt_starts_later_did_not_skip_what_came_before(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": TITAN})
+    assert "stage_divergence" not in kinds(analysis)
