@@ -234,7 +234,28 @@ def _culprits(
         return laggards, "the sequence numbers"
     if mixed.height:
         return odd_ones_out(mixed), "the odd collective"
+    if job.world_size is None:
+        return _own_logs_but_no_report(job, reporters)
     return _never_joined(job, reporters, seq)
+
+
+def _own_logs_but_no_report(job: Job, reporters: list[int]) -> tuple[list[int], str]:
+    """No world size stated, but every rank has its own log here: the ranks whose logs
+    report no failure while the others timed out are the ones that never joined
+    (elasticdl#1895: worker 0 kept logging `No tasks for now` while worker 1 timed out)."""
+    owned = set(job.file_stats.get_column("rank").drop_nulls().to_list())
+    if len(owned) < 2 or not reporters or not set(reporters) < owned:
+        return [], ""
+    if len(owned) > MAX_WORLD_FOR_SUSPECTS:
+        return [], ""
+    failed = (
+        job.events.filter((pl.col("severity") == "error") & (pl.col("family") != "elastic"))
+        .get_column("rank")
+        .drop_nulls()
+        .to_list()
+    )
+    silent = sorted(owned - set(reporters) - set(failed))
+    return (silent, "the ranks that never reported") if silent else ([], "")
 
 
 # Ops whose sizes give the group's size: an all-gather's output is `size` inputs, a reduce-

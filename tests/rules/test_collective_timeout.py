@@ -214,3 +214,22 @@ def test_a_huge_group_size_in_the_sizes_makes_no_list_of_ranks(tmp_path):
     )
     timeout = finding(analyze_files(tmp_path, {"train.log": [line]}), "collective_timeout")
     assert timeout.details["silent_ranks"] == []
+
+
+def test_a_rank_whose_own_log_shows_no_failure_is_the_one_that_never_joined(tmp_path):
+    # sql-machine-learning/elasticdl#1895, verbatim: worker 0 kept asking for tasks while
+    # worker 1 timed out in the barrier; no world size is stated, but both logs are here
+    files = {
+        "worker0.log": [
+            "[2020-07-15 06:29:15,255] [INFO] [task_data_service.py:220:_gen] No tasks for now, maybe more later",
+            "[2020-07-15 06:29:20,302] [INFO] [task_data_service.py:220:_gen] No tasks for now, maybe more later",
+        ],
+        "worker1.log": [
+            "ERROR:root:[/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:84] Timed out waiting 60000ms for recv operation to complete",
+            "ERROR:root:Application timeout caused pair closure",
+        ],
+    }
+    analysis = analyze_files(tmp_path, files)
+    timeout = finding(analysis, "collective_timeout")
+    assert timeout.ranks == [1] and timeout.culprit_ranks == [0]
+    assert analysis.verdict.ranks == [0] and analysis.verdict.finding.confidence == "medium"
