@@ -19,6 +19,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import posixpath
 import re
 import sys
 import tarfile
@@ -192,11 +193,11 @@ class Inventory:
         own (`fr/rank_0`, `pyspy/rank3.txt`) beside or below a job's logs: a dump goes to the
         job whose logs' common folder shares the most of its path (to every job tied for it:
         the ranks a dump names decide which one uses it)."""
-        roots = [_common_folder([_folder(name) for name in names]) for names in jobs]
+        roots = [_parts(posixpath.commonpath([_folder(name) for name in names])) for names in jobs]
         given: list[list[DumpFile]] = [[] for _ in jobs]
         for dump in self.dumps:
             where = _parts(_folder(dump.name))
-            shared = [_shared_length(_parts(root), where) for root in roots]
+            shared = [_shared_length(root, where) for root in roots]
             best = max(shared, default=0)
             for number, length in enumerate(shared):
                 if length == best:
@@ -418,17 +419,6 @@ def _shared_length(root: list[str], folder: list[str]) -> int:
             return shared
         shared += 1
     return shared + 1 if shared == len(root) else shared
-
-
-def _common_folder(folders: list[str]) -> str:
-    common = _parts(folders[0]) if folders else []
-    for folder in folders[1:]:
-        parts = _parts(folder)
-        length = 0
-        while length < min(len(common), len(parts)) and common[length] == parts[length]:
-            length += 1
-        common = common[:length]
-    return "/".join(common)
 
 
 def _folder(name: str) -> str:

@@ -68,16 +68,7 @@ def _stated_ranks(events: pl.DataFrame) -> pl.DataFrame:
     stated = events.filter(
         pl.col("event").is_in(STATING) & pl.col("rank").is_not_null() & pl.col("pid").is_not_null()
     )
-    return (
-        stated.group_by(PROCESS)
-        .agg(pl.col("rank").unique().alias("ranks"))
-        .filter(pl.col("ranks").list.len() == 1)
-        .select(
-            pl.col("host").cast(pl.String),
-            pl.col("pid").cast(pl.Int64),
-            pl.col("ranks").list.first().cast(pl.Int32).alias("process_rank"),
-        )
-    )
+    return _one_rank_each(stated, "rank")
 
 
 def _world_init_ranks(events: pl.DataFrame) -> pl.DataFrame:
@@ -105,12 +96,12 @@ def _identified(events: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _one_rank_each(records: pl.DataFrame) -> pl.DataFrame:
-    """(host, pid, process_rank) for processes whose records state one rank (a process with
-    two is ambiguous)."""
+def _one_rank_each(records: pl.DataFrame, rank: str = "comm_rank") -> pl.DataFrame:
+    """(host, pid, process_rank) for processes whose records state one rank in column `rank`
+    (a process with two is ambiguous)."""
     return (
         records.group_by(PROCESS)
-        .agg(pl.col("comm_rank").unique().alias("ranks"))
+        .agg(pl.col(rank).unique().alias("ranks"))
         .filter(pl.col("ranks").list.len() == 1)
         .select(
             pl.col("host").cast(pl.String),

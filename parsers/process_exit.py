@@ -29,17 +29,10 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.registry import LineParser
+from parsers.traceback import FATAL_SIGNALS
 
 # bash's strsignal() words for the signals a training process dies of
-SHELL_SIGNALS = {
-    "Killed": "SIGKILL",
-    "Terminated": "SIGTERM",
-    "Aborted": "SIGABRT",
-    "Segmentation fault": "SIGSEGV",
-    "Bus error": "SIGBUS",
-    "Floating point exception": "SIGFPE",
-    "Illegal instruction": "SIGILL",
-}
+SHELL_SIGNALS = {"Killed": "SIGKILL", "Terminated": "SIGTERM", **FATAL_SIGNALS}
 # the words alone on the line, or bash's job report: `<script>: line <n>: <pid> <words> <cmd>`
 SHELL_DEATH = (
     r"^\s*(?:\S.*?: line \d+: +(?P<pid>\d+) +)?"

@@ -244,17 +244,9 @@ def _own_logs_but_no_report(job: Job, reporters: list[int]) -> tuple[list[int], 
     report no failure while the others timed out are the ones that never joined
     (elasticdl#1895: worker 0 kept logging `No tasks for now` while worker 1 timed out)."""
     owned = set(job.file_stats.get_column("rank").drop_nulls().to_list())
-    if len(owned) < 2 or not reporters or not set(reporters) < owned:
+    if not reporters or not set(reporters) < owned or len(owned) > MAX_WORLD_FOR_SUSPECTS:
         return [], ""
-    if len(owned) > MAX_WORLD_FOR_SUSPECTS:
-        return [], ""
-    failed = (
-        job.events.filter((pl.col("severity") == "error") & (pl.col("family") != "elastic"))
-        .get_column("rank")
-        .drop_nulls()
-        .to_list()
-    )
-    silent = sorted(owned - set(reporters) - set(failed))
+    silent = sorted(owned - set(reporters) - _ranks_that_failed(job))
     return (silent, "the ranks that never reported") if silent else ([], "")
 
 
@@ -313,14 +305,7 @@ def _never_joined(job: Job, reporters: list[int], seq: int | None) -> tuple[list
     world = job.world_size
     if world is None or not reporters or world.value > MAX_WORLD_FOR_SUSPECTS:
         return [], ""
-    # a rank that reported a failure itself (a lost peer, its own exception) did not go
-    # silent; torchrun killing it at teardown is the launcher's word, not the rank's
-    failed = (
-        job.events.filter((pl.col("severity") == "error") & (pl.col("family") != "elastic"))
-        .get_column("rank")
-        .drop_nulls()
-    )
-    silent = sorted(set(range(world.value)) - set(reporters) - set(failed.to_list()))
+    silent = sorted(set(range(world.value)) - set(reporters) - _ranks_that_failed(job))
     progress = job.progress
     if progress is not None and silent:
         furthest_reporter = (
@@ -337,6 +322,13 @@ def _never_joined(job: Job, reporters: list[int], seq: int | None) -> tuple[list
         return silent, "the ranks still in set-up"
     seen = [rank for rank in silent if rank in set(job.ranks_seen)]
     return seen, "the ranks that never reported" if seen else ""
+
+
+def _ranks_that_failed(job: Job) -> set[int]:
+    """Ranks that reported a failure themselves (a lost peer, their own exception): they did
+    not go silent. torchrun killing a rank at teardown is the launcher's word, not the rank's."""
+    failed = job.events.filter((pl.col("severity") == "error") & (pl.col("family") != "elastic"))
+    return set(failed.get_column("rank").drop_nulls().to_list())
 
 
 # Naming every silent rank of a huge world would name noise: beyond this, say nothing.

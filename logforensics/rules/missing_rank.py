@@ -159,9 +159,7 @@ def _store_unreachable(job: Job) -> list[Finding]:
         return []
     first = failures.row(0, named=True)
     endpoint = next((p for p in failures.get_column("peer").drop_nulls()), None)
-    reasons = [
-        r for r in failures.get_column("error_code").drop_nulls().unique(maintain_order=True)
-    ]
+    reasons = failures.get_column("error_code").drop_nulls().unique(maintain_order=True).to_list()
     reason = reasons[0] if reasons else (first["exc_message"] or first["exc_type"] or "").strip()
     reporters = sorted(failures.get_column("rank").drop_nulls().unique().to_list())
     who = rank_list(reporters).capitalize() if reporters else "A process"

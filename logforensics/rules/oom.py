@@ -59,16 +59,15 @@ def _host(job: Job) -> list[Finding]:
     # a kernel report's pid, mapped to its rank by the logs' pid map
     by_pid = killed.get_column("rank").drop_nulls().unique().to_list()
     ranks = sorted(set(by_pid) | (set() if per_node else set(tasks)))
-    where = f"{', '.join(hosts)}" if hosts else "the node"
-    numbers = rank_ranges(tasks)
-    plural = "s" if len(tasks) != 1 else ""
-    told = f"srun task{plural} {numbers}" if tasks else "the step's processes"
+    where = ", ".join(hosts) if hosts else "the node"
     from_slurm = bool(killed.get_column("family").eq("slurm").any())
     killer = "SLURM's OOM killer" if from_slurm else "The kernel's OOM killer"
-    if by_pid and not tasks:
+    if tasks:
+        told = f"srun task{'s' if len(tasks) != 1 else ''} {rank_ranges(tasks)}"
+    elif by_pid:
         told = rank_list(sorted(by_pid))
-    elif not from_slurm:
-        told = "a process"
+    else:
+        told = "the step's processes" if from_slurm else "a process"
     summary = f"{killer} ended {told} on {where}: the host ran out of memory (not the GPU)"
     summary += (
         "; each task is a node's torchrun agent here, so which rank grew is not told."
