@@ -252,11 +252,13 @@ def _peer_lost(finding: Finding, verdict: Verdict) -> Told:
 def _flight_recorder(finding: Finding, verdict: Verdict) -> Told:
     """The first collective the Flight Recorder dumps disagree on (the rule always names it)."""
     who, number = _who(finding.ranks), f"#{finding.seq}"
-    if finding.details.get("stopped"):
-        return f"{who} never issued collective {number} (Flight Recorder)", None
-    if finding.details.get("skipped"):
-        return f"{who} skipped collective {number} (Flight Recorder)", None
-    return f"{who} issued another collective as {number} (Flight Recorder)", None
+    code = finding.details.get("code_line")
+    if finding.details.get("stopped") or finding.details.get("skipped"):
+        verb = "never issued" if finding.details.get("stopped") else "skipped"
+        at = f", the one the others issued at {code}" if code else ""
+        return f"{who} {verb} collective {number} (Flight Recorder){at}", None
+    at = f", at {code}" if code else ""
+    return f"{who} issued another collective as {number} (Flight Recorder){at}", None
 
 
 def _stuck_location(finding: Finding, verdict: Verdict) -> Told:

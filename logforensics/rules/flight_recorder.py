@@ -144,6 +144,11 @@ def _mismatch(
             "process_group": pg,
             "skipped": {str(rank): count for rank, count in skipped.items() if count},
             "other_ranks": others,
+            # the line of the job's code to read: the call it skipped, or the call it made
+            "code_line": (their_place if all(skipped.values()) else my_place).removeprefix(
+                "issued at "
+            )
+            or None,
         },
     )
 
@@ -174,7 +179,12 @@ def _never_joined(
         evidence=_evidence(entries, seq, [], others) + _evidence(entries, seq - 1, absent, []),
         evidence_total=len(absent) + 1,
         confidence="medium",
-        details={"source": "flight recorder", "process_group": pg, "stopped": absent},
+        details={
+            "source": "flight recorder",
+            "process_group": pg,
+            "stopped": absent,
+            "code_line": _issued_at(entries, seq, others, "") or None,
+        },
     )
 
 

@@ -60,3 +60,13 @@ def test_a_rank_whose_history_stops_early_never_joined(tmp_path):
     stopped = [f for f in analysis.findings if f.kind == "fr_mismatch" and f.ranks == [2]]
     assert stopped and stopped[0].seq == 11
     assert "never issued collective #11" in stopped[0].summary
+
+
+def test_the_headline_names_the_line_of_code_the_rank_skipped(tmp_path):
+    root = job_logs(tmp_path)
+    shutil.copytree(FR / "fr", root / "fr")
+    headline = analyze(root).verdict.headline
+    assert headline.startswith(
+        "Rank 3 skipped collective #19 (Flight Recorder), the one the others issued at "
+        "train (dumps_train.py:259)"
+    )
