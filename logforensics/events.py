@@ -12,6 +12,7 @@ from logforensics import mark_pass, registry
 from logforensics.attribution import attribute, stamp_of
 from logforensics.framing import frame_lines
 from logforensics.intake import LogFile, read_lines
+from logforensics.literals import holds_any
 from logforensics.process_map import attribute_by_process
 from logforensics.schema import conform, empty_events
 
@@ -446,7 +447,7 @@ def _routed(
     holding any literal; each family then looks only at those, and context windows are cut
     around its hits."""
     literals = sorted({literal for parser in parsers for literal in parser.literals})
-    hits = framed.filter(pl.col("message").str.contains_any(literals))
+    hits = framed.filter(holds_any("message", literals))
     for parser in parsers:
         holds = pl.col("message").str.contains_any(list(parser.literals))
         own = hits.filter(holds)

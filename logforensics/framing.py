@@ -47,6 +47,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from logforensics.literals import holds_any
+
 # What frame_lines adds to `file, line, text`; `message` and the first two are what parsers see.
 PREFIX_COLUMNS: dict[str, pl.DataType] = {
     "prefix_rank": pl.Int32(),  # global rank stated by the innermost prefix that states one
@@ -358,9 +360,7 @@ def frame_lines(lines: pl.DataFrame, nonblank: pl.DataFrame | None = None) -> pl
     of them (the plain stage marks were read apart).
     """
     indexed = lines.with_row_index("_row")
-    needs = pl.col("text").str.contains_any(NOISE_LITERALS) | pl.col("text").str.contains(
-        STARTS_WITH_PREFIX
-    )
+    needs = holds_any("text", NOISE_LITERALS) | pl.col("text").str.contains(STARTS_WITH_PREFIX)
     to_frame = indexed.filter(needs)
     plain = indexed.filter(~needs).with_columns(
         pl.col("text").alias("message"),

@@ -17,6 +17,7 @@ import polars as pl
 from logforensics import streams
 from logforensics.framing import NOISE_LITERALS, STARTS_WITH_PREFIX
 from logforensics.intake import LogFile, tail_lines
+from logforensics.literals import holds_any
 from parsers.stage_marks import canonical_layout, epoch, valid_stages
 
 
@@ -49,7 +50,7 @@ def read_apart(files: tuple[LogFile, ...]) -> MarkPass | None:
     if sources is None:
         return None
     text = pl.col("text")
-    plain = ~(text.str.contains_any(NOISE_LITERALS) | text.str.contains(STARTS_WITH_PREFIX))
+    plain = ~(holds_any(text, NOISE_LITERALS) | text.str.contains(STARTS_WITH_PREFIX))
     is_mark = pl.col("_at_stage").is_not_null() & pl.col("_canonical") & plain
     where = sources.where
     query = canonical_layout(sources.scan(), "text").select(
