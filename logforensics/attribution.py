@@ -408,10 +408,14 @@ def _summary_block_ranks(events: pl.DataFrame) -> pl.DataFrame:
 
 def _file_content_ranks(events: pl.DataFrame, limit: int) -> pl.DataFrame:
     """Per writer of a file, the one rank its content names (outside rank-prefixed lines and
-    the failure summary's quotes of other processes)."""
+    the failure summary's quotes of other processes); none for a writer whose lines name two
+    or more process ids: several processes share that console (RETURNN's `Unhandled
+    exception ... proc 25926` from three processes, returnn#1621), and one of them naming its
+    rank says nothing of the others' lines."""
     about_others = (
         pl.col("family").is_in(ABOUT_OTHERS) if "family" in events.columns else pl.lit(False)
     ) | pl.col("_block_rank").is_not_null()
+    processes = events.group_by(WRITER).agg(pl.col("pid").drop_nulls().n_unique().alias("_pids"))
     return (
         events.filter(
             pl.col("prefix_rank").is_null() & believed_rank("rank", limit) & ~about_others
@@ -419,6 +423,8 @@ def _file_content_ranks(events: pl.DataFrame, limit: int) -> pl.DataFrame:
         .group_by(WRITER)
         .agg(pl.col("rank").unique().alias("_ranks"))
         .filter(pl.col("_ranks").list.len() == 1)
+        .join(processes, on=WRITER, how="left", nulls_equal=True)
+        .filter(pl.col("_pids").fill_null(0) < 2)
         .select(*WRITER, pl.col("_ranks").list.first().alias("file_content_rank"))
     )
 

@@ -91,9 +91,11 @@ KUBECTL_TIMESTAMP = rf"(?P<time>{RFC3339}) "
 #  2025-02-18 12:54 ncivki7qpk7pmo1btv0h0:174:3274 [1] proxy.cc:1497 NCCL WARN [Service ...
 # (a log collector's stamp before what the job wrote, NVIDIA/nccl#1610): peeled only when a
 # prefix or line the analyzer knows follows it, so a job's own dated log lines keep their date
+# 18:11:06.680 [rank4]:[E205 18:11:06.375750231 ProcessGroupNCCL.cpp:1870] ...  (a log viewer's
+# clock alone, modelscope/ms-swift#7992: peeled on the same terms, no time kept)
 COLLECTOR_TIME = (
     r" *(?P<stamp>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?"
-    r"(?:Z|[+-]\d{2}:?\d{2})?) "
+    r"(?:Z|[+-]\d{2}:?\d{2})?|\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?) "
 )
 AFTER_COLLECTOR_TIME = (
     r"^(?:\[rank\d+\]:|\[\d+,\d+\]<std|[\w.-]+:\d+:\d+ \[\d+\] |[EWIF]\d{4} \d\d:|\[[EWIF]\d{4} )"
@@ -141,6 +143,14 @@ TQDM_BAR = r"[^|\r]{0,80}?\d{1,3}%\|[^|\r]*\| *[\d.]+[kMGT]?/(?:[\d.]+[kMGT]?|\?
 # A torchrun template `[rank${local_rank}]: ` in front of PyTorch's own gives two tags:
 # [rank1]: [rank5]:[E ...]  -> the outer is torchrun's local rank, the inner the global one.
 TORCH_RANK = r"\[rank(?P<rank>\d+)\]: ?(?:\[rank(?P<inner>\d+)\]: ?)*"
+# [2024-02-27T21:35:28.705869Z] fa88a9df [rank=1] || [E ProcessGroupNCCL.cpp:828] [Rank 1] ...
+# [2024-02-27T21:35:35.628581Z]          || ERROR: Trial 139 (Experiment 138) was terminated: ...
+# (Determined AI's trial log as its web UI and `det trial logs` print it: time, container id,
+# the worker's rank when it has one, `||`; determined-ai/determined#8915)
+DETERMINED_TRIAL = (
+    r"\[(?P<time>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z?)\] +"
+    r"(?:[0-9a-f]{6,16} )?(?:\[rank=(?P<rank>\d+)\] )?\|\| ?"
+)
 # [rank=3] Epoch 1 ...   (Determined AI's Horovod/torch worker wrapper: f"[rank={rank}] " before
 # each line it forwards, determined-ai/determined worker_process_wrapper.py)
 # [rank: 1] Seed set to 42   (Lightning's rank-prefixed messages)
@@ -265,6 +275,11 @@ FRAMERS: tuple[Framer, ...] = (
         ),
         # what may follow it; a scan of every dated line would cost more
         literals=("[rank", "]<std", " NCCL ", "]:[", ".cpp:", ".cc:"),
+    ),
+    Framer(
+        "determined",
+        DETERMINED_TRIAL,
+        lambda g: {"_task": _number(_group(g, "rank")), "prefix_time": _rfc3339(g)},
     ),
     Framer("pdsh", PDSH_HOST, lambda g: {"prefix_host": _group(g, "host")}, per_file=True),
     Framer(

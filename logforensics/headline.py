@@ -171,6 +171,12 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
         )
     if signal:
         return f"{who} crashed ({signal})", None
+    if finding.details.get("waiting"):
+        said = str(finding.details.get("exception") or "a timeout")
+        return (
+            f"A process timed out waiting for other ranks ({said})",
+            "the logs do not say its rank",
+        )
     exception = _a(str(finding.details.get("exception") or "exception").rsplit(".", 1)[-1])
     if not finding.details.get("swallowed"):
         at = f" at step {finding.step}" if finding.step is not None else ""
@@ -237,7 +243,8 @@ def _collective_timeout(finding: Finding, verdict: Verdict) -> Told:
         waiting = f" waiting for {rank_list(culprits)}" if culprits else ""
         return f"Process group set-up timed out{waiting}", ""
     if details.get("phase") == "heartbeat":
-        return f"The NCCL watchdog of {rank_list(finding.ranks) or 'a rank'} got stuck", ""
+        who = rank_list(finding.ranks) if finding.ranks else "a rank"
+        return f"The NCCL watchdog of {who} got stuck", ""
     what = f"{_who(finding.ranks, 'Some rank')} timed out" + _in_after(finding)
     if culprits:
         return what, f"{rank_list(culprits)} most likely never joined"
@@ -324,7 +331,8 @@ def _consequence(verdict: Verdict) -> str:
         if finding.kind == "nccl_error":
             if verdict.finding.kind == "duplicate_device":
                 return "NCCL refused to start"
-            return f"{rank_list(finding.ranks) or 'other processes'} failed in NCCL after it"
+            who = rank_list(finding.ranks) if finding.ranks else "other processes"
+            return f"{who} failed in NCCL after it"
     for finding in (verdict.finding, *verdict.chain):
         others = _ranks_of(finding.details.get("other_ranks"))
         if finding.details.get("departure") in ("skipped", "stopped") and others:

@@ -161,15 +161,11 @@ def _timeouts(job: Job) -> list[Finding]:
             f" At the same point the ranks ran different collectives ({desync}): they had "
             "desynchronised."
         )
-    if culprits:
-        summary += f" {capitalized(CULPRIT_WORDS[culprits_from].format(who=rank_list(culprits)))}"
     silent = [] if culprits else _left_no_line(job, per_rank, reporters)
     if silent:
-        summary += (
-            f" {rank_list(silent).capitalize()} left no line in these logs while every rank "
-            "that did reported this timeout: the rank the others waited for, or a log missing "
-            "from the upload."
-        )
+        culprits, culprits_from = silent, "the ranks that left no line"
+    if culprits:
+        summary += f" {capitalized(CULPRIT_WORDS[culprits_from].format(who=rank_list(culprits)))}"
     first = timeouts.sort("file", "line")
     evidence, total = evidence_from(
         first.unique(subset=["rank"], keep="first", maintain_order=True).select(
@@ -210,6 +206,13 @@ CULPRIT_WORDS = {
     "the ranks that never reported": (
         "{who} reported no failure and made no progress past this point: the ranks that "
         "never joined, which the others were waiting for."
+    ),
+    # myria3d#123, ColBERT#318, axolotl#2684: rank 0 preparing data or clustering alone
+    "the ranks that left no line": (
+        "{who} left no line in these logs while every rank that did reported this timeout: "
+        "most likely the rank the others waited for, busy on a path of its own (work only "
+        "one rank does: evaluation, checkpointing, data preparation), unless its log is "
+        "missing from the upload."
     ),
     "the ranks still in set-up": (
         "It was the first collective, and {who} never reported it: still in set-up (or "
@@ -258,10 +261,11 @@ SCATTERS = ("REDUCE_SCATTER", "_REDUCE_SCATTER_BASE", "REDUCE_SCATTER_TENSOR_COA
 
 def _left_no_line(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> list[int]:
     """Every rank that wrote anything reported this timeout in the default group, and a few
-    ranks the group must hold wrote nothing at all: the ones the others waited for, or logs
-    missing from the upload. Said, not blamed: an excerpt that lacks a rank's lines proves
-    nothing about it. The group holds ranks 0 up to the highest rank seen; an all-gather's or
-    reduce-scatter's sizes give its full size."""
+    ranks the group must hold wrote nothing at all: the ones the others waited for (in real
+    hangs, a rank busy with work of its own), or logs missing from the upload; named as
+    suspects with medium confidence, never when they are many (an excerpt that lacks most
+    ranks' lines proves nothing about them). The group holds ranks 0 up to the highest rank
+    seen; an all-gather's or reduce-scatter's sizes give its full size."""
     seen = set(job.ranks_seen)
     if not reporters or seen - set(reporters):
         return []

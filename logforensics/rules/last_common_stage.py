@@ -39,6 +39,21 @@ def check(job: Job) -> list[Finding]:
     stuck_ranks = stuck.get_column("rank").to_list()
     further_ranks = further.get_column("rank").to_list()
     where = progress.said(common)
+    if rank_count == 1:  # one rank's progress says nothing of the others
+        return [
+            Finding(
+                kind="last_common_stage",
+                severity="info",
+                part="context",
+                summary=(
+                    f"Only {rank_list(progress.ranks)} printed progress here; its last was "
+                    f"{progress.said(progress.key_of(int(last.get_column('key').max())))}."
+                ),
+                fix="",
+                ranks=list(progress.ranks),
+                confidence="medium",
+            )
+        ]
     if further_ranks and not stuck_ranks:
         summary = f"Every rank reached {where}; {rank_list(further_ranks)} got further."
     elif further_ranks:
@@ -48,6 +63,12 @@ def check(job: Job) -> list[Finding]:
         )
     else:
         summary = f"Every rank reached {where} and no rank got further."
+    world = job.world_size.value if job.world_size is not None else len(set(job.ranks_seen))
+    if world > rank_count:
+        # "every rank" is every rank whose progress is in the logs, not the job's every rank
+        summary = summary.replace(
+            "Every rank", f"Every rank that printed progress ({rank_count} of {world})", 1
+        )
     evidence, total = evidence_from(stuck.select("file", "line", "text", "rank"))
     return [
         Finding(

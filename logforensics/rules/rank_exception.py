@@ -35,6 +35,8 @@ CONSEQUENCE = (
     r"|Detected mismatch between collectives|finished reduction"
     r"|KeyboardInterrupt|SignalException|Broken pipe|Socket|gloo"
 )
+# Of those, the ones that say the process waited for others in vain.
+WAITED = r"(?i)timed? ?out|timeout"
 SWALLOWED_FIX = (
     "The exception was caught and the rank carried on, skipping collectives the other ranks "
     "still issue. Either let it propagate (re-raise it: the job fails fast instead of "
@@ -71,7 +73,7 @@ COMMON_FIX = (
 def check(job: Job) -> list[Finding]:
     findings = _exceptions(job)
     explained = {rank for finding in findings for rank in finding.ranks}
-    return findings + _signal_deaths(job, explained)
+    return findings + _signal_deaths(job, explained) + _unattributed(job)
 
 
 def _exceptions(job: Job) -> list[Finding]:
@@ -99,6 +101,73 @@ def _exceptions(job: Job) -> list[Finding]:
     for (_,), rows in placed.sort("file", "line").group_by("same_error", maintain_order=True):
         findings.append(_finding(job, rows, primary))
     return sorted(findings, key=lambda f: f.ranks)
+
+
+def _unattributed(job: Job) -> list[Finding]:
+    """Exceptions no line ties to a rank (not the launcher's summary of its children), when no
+    rank's own exception is in the logs: a failure all the same (never "no failure found"
+    over a traceback), blaming nobody. When every one that says what it was is a wait that
+    timed out (`RuntimeError: Socket Timeout` from TCPStore, returnn#1621), the processes were
+    waiting for another one: a consequence."""
+    events = job.events.filter(pl.col("event") == "exception")
+    if events.is_empty() or events.get_column("rank").is_not_null().any():
+        return []
+    startup = startup_failures(job).select("file", "line")
+    launcher = (pl.col("family") == "elastic") | pl.col("exc_type").str.ends_with(
+        "ChildFailedError"
+    )
+    rows = events.filter(pl.col("exc_type").is_not_null() & ~launcher.fill_null(False)).join(
+        startup, on=["file", "line"], how="anti"
+    )
+    if rows.is_empty():
+        return []
+    rows = rows.with_columns(
+        pl.concat_str(
+            [pl.col("exc_type"), pl.col("exc_message").fill_null("")], separator=": "
+        ).alias("what")
+    )
+    said = rows.filter(pl.col("exc_message").fill_null("").str.strip_chars() != "")
+    consequences = said.get_column("what").str.contains(CONSEQUENCE)
+    if not said.is_empty() and consequences.all():
+        if not said.get_column("what").str.contains(WAITED).all():
+            return []  # NCCL errors, lost connections: their own rules read them
+        waits = True
+    else:
+        waits = False
+    shown = said if not said.is_empty() else rows
+    whats = list(dict.fromkeys(shown.get_column("what").str.strip_chars(": ").to_list()))
+    named = "; ".join(what[:160] for what in whats[:3])
+    count = rows.height
+    summary = (
+        f"{'A process' if count == 1 else f'{count} processes'} whose rank the logs do not "
+        f"say raised {named}"
+    )
+    summary += (
+        ": a wait for other ranks that timed out, so the rank they waited for is elsewhere."
+        if waits
+        else "."
+    )
+    evidence, total = evidence_from(_with_exception_lines(rows))
+    return [
+        Finding(
+            kind="rank_exception",
+            severity="error",
+            part="consequence" if waits else "explanation",
+            summary=summary,
+            fix=(
+                "Find the rank the others waited for: the one whose log shows it busy or "
+                "failing at that time. Prefix each rank's output (`torchrun --tee 3`) so the "
+                "next log says who raised what."
+            ),
+            ranks=[],
+            blames_nobody=True,
+            evidence=evidence,
+            evidence_total=total,
+            timestamp=earliest_time(rows),
+            confidence="low",
+            details={"exception": whats[0] if whats else None, "waiting": waits},
+        )
+    ]
 
 
 # The signals a process dies of by its own fault or from outside; SIGTERM, SIGINT and SIGHUP

@@ -27,3 +27,21 @@ def test_a_jobs_own_dated_lines_keep_their_date():
     line = "2026-11-30 15:04:31,251 WARNING rank=2 step=5 non-finite loss=nan -> skipping batch"
     (row,) = frame([line])
     assert row["message"] == line
+
+
+def test_a_log_viewers_clock_alone_is_peeled_too():
+    # modelscope/ms-swift#7992, verbatim: the viewer's `HH:MM:SS.mmm` in front of PyTorch's tag
+    line = (
+        "18:11:06.680 [rank4]:[E205 18:11:06.375750231 ProcessGroupNCCL.cpp:1870] [PG ID 12 PG "
+        "GUID 99(EXPERT_MODEL_PARALLEL_GROUP) Rank 4] ProcessGroupNCCL's watchdog got stuck for "
+        "480 seconds without making progress in monitoring enqueued collectives."
+    )
+    (row,) = frame([line])
+    assert row["prefix_rank"] == 4
+    assert row["message"].startswith("[E205 18:11:06.375750231 ProcessGroupNCCL.cpp:1870]")
+
+
+def test_a_clock_before_the_jobs_own_words_stays():
+    # a script's own `HH:MM:SS` start: no known prefix or line follows it, nothing is peeled
+    (row,) = frame(["12:00:01 epoch 3 done"])
+    assert row["message"] == "12:00:01 epoch 3 done"

@@ -180,15 +180,17 @@ def test_the_rank_in_another_collective_at_one_number_is_blamed_even_when_report
     )
 
 
-def test_the_rank_that_left_no_line_is_named_but_not_blamed():
+def test_the_rank_that_left_no_line_is_the_suspect():
     # meta-pytorch/torchtune#1165: ranks 1-3 timed out in _ALLGATHER_BASE #15037 (an all-gather
-    # of 4: NumelOut / NumelIn); rank 0, failing in its checkpoint save, left no line. An
-    # excerpt that lacks a rank's lines proves nothing about it: the report says it, no more.
+    # of 4: NumelOut / NumelIn); rank 0, failing in its checkpoint save, left no line. In the
+    # real hangs collected (this one, myria3d#123, ColBERT#318) the one rank that left no line
+    # while all others timed out was the one they waited for: named, with medium confidence.
     analysis = analyze(NCCL_DATA / "torchtune-1165-rank0-silent")
     timeout = finding(analysis, "collective_timeout")
-    assert timeout.ranks == [1, 2, 3] and timeout.culprit_ranks == []
+    assert timeout.ranks == [1, 2, 3] and timeout.culprit_ranks == [0]
     assert timeout.details["silent_ranks"] == [0]
     assert "Rank 0 left no line in these logs" in timeout.summary
+    assert (analysis.verdict.ranks, analysis.verdict.finding.confidence) == ([0], "medium")
 
 
 def test_ranks_absent_from_most_of_the_group_are_not_named(tmp_path):
@@ -199,10 +201,10 @@ def test_ranks_absent_from_most_of_the_group_are_not_named(tmp_path):
     assert timeout.details["silent_ranks"] == [] and "left no line" not in timeout.summary
 
 
-def test_one_rank_absent_below_the_reporters_is_named(tmp_path):
+def test_one_rank_absent_below_the_reporters_is_the_suspect(tmp_path):
     files = {"train.log": [timeout_line(rank, 808) for rank in (0, 1, 3, 4, 5, 6, 7)]}
     timeout = finding(analyze_files(tmp_path, files), "collective_timeout")
-    assert timeout.details["silent_ranks"] == [2] and timeout.culprit_ranks == []
+    assert timeout.details["silent_ranks"] == [2] and timeout.culprit_ranks == [2]
 
 
 def test_a_huge_group_size_in_the_sizes_makes_no_list_of_ranks(tmp_path):
@@ -233,3 +235,15 @@ def test_a_rank_whose_own_log_shows_no_failure_is_the_one_that_never_joined(tmp_
     timeout = finding(analysis, "collective_timeout")
     assert timeout.ranks == [1] and timeout.culprit_ranks == [0]
     assert analysis.verdict.ranks == [0] and analysis.verdict.finding.confidence == "medium"
+
+
+def test_a_stuck_watchdog_of_no_known_rank_is_said_of_a_rank(tmp_path):
+    # NVIDIA/Fuser#3055, verbatim: the heartbeat monitor of a rank of process group 4 (its
+    # `Rank 2` is within that group, not global)
+    line = (
+        "[E930 15:23:00.059980974 ProcessGroupNCCL.cpp:1487] [PG ID 4 PG GUID  Rank 2] "
+        "ProcessGroupNCCL's watchdog got stuck for 10 seconds without making progress in "
+        "monitoring enqueued collectives."
+    )
+    analysis = analyze_files(tmp_path, {"test.log": [line]})
+    assert analysis.verdict.headline.startswith("The NCCL watchdog of a rank got stuck")

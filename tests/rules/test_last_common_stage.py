@@ -30,3 +30,18 @@ def test_a_milestone_is_said_without_a_step_it_never_had(tmp_path):
     assert common.step is None
     assert "step" not in common.summary
     assert common.summary == "Every rank reached `After broadcast` and no rank got further."
+
+
+def test_one_ranks_progress_is_not_said_of_every_rank(tmp_path):
+    # pytorch/torchtitan#1287 (a control): only rank 0's progress was in the paste
+    files = {"rank0.log": marks(0, range(3))}
+    common = finding(analyze_files(tmp_path, files), "last_common_stage")
+    assert common.summary.startswith("Only rank 0 printed progress here; its last was step 2")
+    assert "Every rank" not in common.summary
+
+
+def test_every_rank_means_every_rank_that_printed_progress(tmp_path):
+    files = {f"rank{r}.log": marks(r, range(3)) for r in (0, 1)}
+    files["rank2.log"] = ["rank=2 world_size=4 local_rank=2"]
+    common = finding(analyze_files(tmp_path, files), "last_common_stage")
+    assert common.summary.startswith("Every rank that printed progress (2 of ")

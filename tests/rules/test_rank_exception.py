@@ -200,3 +200,47 @@ def test_deepspeeds_launcher_names_the_worker_that_crashed(tmp_path):
     )
     assert crashed.ranks == [1] and crashed.details["signal"] == "SIGSEGV"
     assert crashed.summary.startswith("Rank 1 died by SIGSEGV (exit code -11)")
+
+
+# rwth-i6/returnn#1621, verbatim: three processes share one console; rank 0 ran the dev eval
+# alone and the others' TCPStore waits timed out. One `[Rank 0]` line is no reason to give
+# every line of the file to rank 0.
+RETURNN_CONSOLE = [
+    "ep 1 dev eval, step 99, min_wer 0.083, ce 0.286, fer 0.969, mem_usage:cuda:0 1.6GB",
+    "[I ProcessGroupWrapper.cpp:562] [Rank 0] Running collective: CollectiveFingerPrint("
+    "SequenceNumber=1, OpType=BROADCAST, TensorShape=[1], TensorDtypes=Char, "
+    "TensorDeviceTypes=TensorOptions(dtype=float (default), device=cpu, layout=Strided "
+    "(default), requires_grad=false (default), pinned_memory=false (default), memory_format="
+    "(nullopt)))",
+    "Unhandled exception <class 'RuntimeError'> in thread <_MainThread(MainThread, started "
+    "129187316453376)>, proc 25928.",
+    "Unhandled exception <class 'RuntimeError'> in thread <_MainThread(MainThread, started "
+    "123955313799168)>, proc 25927.",
+    "Unhandled exception <class 'RuntimeError'> in thread <_MainThread(MainThread, started "
+    "135265771380736)>, proc 25926.",
+    "RuntimeError: Socket Timeout",
+    "Exception raised from doWait at ../torch/csrc/distributed/c10d/TCPStore.cpp:445 (most "
+    "recent call first):",
+]
+
+
+def test_processes_sharing_a_console_are_not_given_the_one_rank_it_names(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": RETURNN_CONSOLE})
+    assert not any(f.kind == "rank_exception" and f.blamed == [0] for f in analysis.findings)
+
+
+def test_unattributed_store_timeouts_are_a_wait_that_blames_nobody(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": RETURNN_CONSOLE})
+    waited = finding(analysis, "rank_exception")
+    assert waited.part == "consequence" and waited.blamed == [] and waited.ranks == []
+    assert "Socket Timeout" in waited.summary and waited.details["waiting"] is True
+    assert analysis.verdict is not None and analysis.verdict.ranks == []
+    assert analysis.verdict.headline.startswith("A process timed out waiting for other ranks")
+
+
+def test_an_unattributed_exception_is_still_a_failure(tmp_path):
+    # a bare traceback in a console no rank prefix marks: never "no failure found"
+    analysis = analyze_files(tmp_path, {"console.log": TRACEBACK})
+    failed = finding(analysis, "rank_exception")
+    assert failed.blamed == [] and "ValueError" in failed.summary
+    assert analysis.verdict is not None and analysis.verdict.finding is failed
