@@ -82,3 +82,19 @@ def describe(rows: pl.DataFrame) -> str:
     seq = rows.item(0, "seq")
     where = f"SeqNum {seq}" if seq is not None else "their last collective"
     return f"{where}: " + ", ".join(parts)
+
+
+def comparable_timeout_seqs(per_rank: pl.DataFrame) -> pl.DataFrame:
+    """Each rank's timed-out seq per group, where seqs can be compared across ranks. Lines
+    without a PG tag (torch < 2.3) may come from different groups: their numbers compare only
+    when every rank timed out on one collective (NeMo's model- and data-parallel groups give
+    one rank 96117..96125 and another 64088 in pytorch-lightning#19487)."""
+    seqs = per_rank.group_by("pg", "rank").agg(
+        pl.col("seq").max().alias("mark"),
+        pl.col("seq").n_unique().alias("seqs"),
+        pl.col("pg_tagged").all().alias("tagged"),
+    )
+    comparable = seqs.group_by("pg").agg(
+        (pl.col("tagged").all() | (pl.col("seqs").max() == 1)).alias("comparable")
+    )
+    return seqs.join(comparable.filter(pl.col("comparable")), on="pg").select("pg", "rank", "mark")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from logforensics.desync import comparable_timeout_seqs, per_rank_timeouts
 from logforensics.findings import Finding
 from logforensics.job import Job
 from logforensics.placement import placed_finding
@@ -31,7 +32,63 @@ def check(job: Job) -> list[Finding]:
         + _from_collective_runs(job)
         + _from_nccl_warning(job)
         + _from_gloo_sizes(job)
+        + _from_timeout_positions(job)
     )
+
+
+def _from_timeout_positions(job: Job) -> list[Finding]:
+    """A rank that timed out inside collective #N while the others of its group timed out
+    later, at higher numbers, joined #N (it was in it) and the others completed #N: so their
+    #N was not the call it ran. Different sizes or ops at one number (2U1/Qwen-VL-Series-
+    Finetune#17: rank 0 in an ALLREDUCE of 544,997,376 elements at #959 while ranks 1-5 had
+    gone on to #963), not a rank that never joined. Only where the numbers compare (see
+    `comparable_timeout_seqs`) and the ones behind are fewer than the rest."""
+    per_rank = per_rank_timeouts(job.events).filter(pl.col("seq").is_not_null())
+    if per_rank.is_empty():
+        return []
+    findings = []
+    marks = comparable_timeout_seqs(per_rank)
+    for (pg,), group in marks.sort("pg").group_by("pg", maintain_order=True):
+        lowest = group.get_column("mark").min()
+        behind = sorted(group.filter(pl.col("mark") == lowest).get_column("rank").to_list())
+        ahead = group.filter(pl.col("mark") > lowest)
+        if ahead.is_empty() or len(behind) * 2 >= group.height:
+            continue
+        rows = per_rank.filter(
+            (pl.col("pg") == pg) & pl.col("rank").is_in(behind) & (pl.col("seq") == lowest)
+        )
+        first = rows.sort("file", "line").row(0, named=True)
+        size = f" of {first['numel_in']:,} elements" if first["numel_in"] is not None else ""
+        op = first["op"] or "a collective"
+        who = rank_list(behind)
+        later = rank_list(sorted(ahead.get_column("rank").to_list()))
+        summary = (
+            f"{who.capitalize()} timed out inside {op} #{lowest}{size}, which {later} had "
+            f"completed (they timed out later, at #{ahead.get_column('mark').min()} or "
+            f"beyond): {who} joined #{lowest} with another call than theirs (a different size "
+            "or op at that number), so it could never complete."
+        )
+        evidence_rows = pl.concat(
+            [rows, per_rank.filter((pl.col("pg") == pg) & pl.col("rank").is_in(ahead["rank"]))],
+            how="diagonal_relaxed",
+        )
+        findings.append(
+            placed_finding(
+                job,
+                evidence_rows,
+                kind="collective_mismatch",
+                severity="error",
+                part="departure",
+                summary=summary,
+                fix=FIX.format(who=who),
+                ranks=behind,
+                op=first["op"],
+                seq=lowest,
+                confidence="medium",
+                details={"pg": pg, "source": "timeout positions"},
+            )
+        )
+    return findings
 
 
 def _from_gloo_sizes(job: Job) -> list[Finding]:

@@ -12,6 +12,7 @@ import polars as pl
 
 from logforensics.desync import (
     TIMEOUT_EVENTS,
+    comparable_timeout_seqs,
     describe,
     mixed_ops_at_one_seq,
     odd_ones_out,
@@ -319,7 +320,9 @@ def _never_joined(job: Job, reporters: list[int], seq: int | None) -> tuple[list
             pl.col("rank").is_in(silent) & (pl.col("key") > (furthest_reporter or -1))
         )
         silent = [r for r in silent if r not in set(ahead.get_column("rank").to_list())]
-    if not silent or len(silent) == world.value:
+    # half the world or more unaccounted for says more about the excerpt than about them
+    # (determined#8915: four of eight ranks absent from four pasted fragments)
+    if not silent or len(silent) * 2 >= world.value:
         return [], ""
     started = progress is not None and bool(set(progress.ranks) & set(reporters))
     if (seq is not None and seq <= 1) or not started:
@@ -374,7 +377,7 @@ def _laggards(job: Job, per_rank: pl.DataFrame) -> list[int]:
     if not progress.is_empty():
         marks = progress.group_by("pg", "rank").agg(pl.col("last_completed").max().alias("mark"))
     else:
-        marks = _comparable_timeout_seqs(per_rank)
+        marks = comparable_timeout_seqs(per_rank)
     laggards: set[int] = set()
     for (pg,), group in marks.filter(pl.col("mark").is_not_null()).group_by("pg"):
         del pg
@@ -385,22 +388,6 @@ def _laggards(job: Job, per_rank: pl.DataFrame) -> list[int]:
         if low.height < group.height / 2 or group.height == 2:
             laggards.update(low.get_column("rank").to_list())
     return sorted(laggards)
-
-
-def _comparable_timeout_seqs(per_rank: pl.DataFrame) -> pl.DataFrame:
-    """Each rank's timed-out seq per group, where seqs can be compared across ranks. Lines
-    without a PG tag (torch < 2.3) may come from different groups: their numbers compare only
-    when every rank timed out on one collective (NeMo's model- and data-parallel groups give
-    one rank 96117..96125 and another 64088 in pytorch-lightning#19487)."""
-    seqs = per_rank.group_by("pg", "rank").agg(
-        pl.col("seq").max().alias("mark"),
-        pl.col("seq").n_unique().alias("seqs"),
-        pl.col("pg_tagged").all().alias("tagged"),
-    )
-    comparable = seqs.group_by("pg").agg(
-        (pl.col("tagged").all() | (pl.col("seqs").max() == 1)).alias("comparable")
-    )
-    return seqs.join(comparable.filter(pl.col("comparable")), on="pg").select("pg", "rank", "mark")
 
 
 RULE = Rule(kind="collective_timeout", check=check)

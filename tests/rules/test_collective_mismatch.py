@@ -42,3 +42,34 @@ def test_running_collective_histories_part_at_first_differing_seq(tmp_path):
     files["rank2.log"] = [running(2, s, "ALLREDUCE") for s in range(3)] + [running(2, 3, "BARRIER")]
     mismatch = finding(analyze_files(tmp_path, files), "collective_mismatch")
     assert mismatch.seq == 3 and mismatch.culprit_ranks == [2]
+
+
+# 2U1/Qwen-VL-Series-Finetune#17, verbatim: rank 0 timed out inside #959, an all-reduce of
+# 544,997,376 elements; ranks 1, 2, 4 and 5 had completed #959 and timed out at #963
+QWEN_VL = [
+    "  0%|          | 0/60 [00:00<?, ?it/s][rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] "
+    "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=959, OpType=ALLREDUCE, "
+    "NumelIn=544997376, NumelOut=544997376, Timeout(ms)=600000) ran for 600010 milliseconds "
+    "before timing out.",
+    *(
+        f"[rank{rank}]:[E ProcessGroupNCCL.cpp:563] [Rank {rank}] Watchdog caught collective "
+        "operation timeout: WorkNCCL(SeqNum=963, OpType=ALLREDUCE, NumelIn=2560, "
+        f"NumelOut=2560, Timeout(ms)=600000) ran for {elapsed} milliseconds before timing out."
+        for rank, elapsed in ((1, 600049), (5, 600071), (4, 600085), (2, 600085))
+    ),
+]
+
+
+def test_a_rank_inside_a_collective_the_others_completed_ran_another_call(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": QWEN_VL})
+    mismatch = finding(analysis, "collective_mismatch")
+    assert (mismatch.ranks, mismatch.seq, mismatch.op) == ([0], 959, "ALLREDUCE")
+    assert "544,997,376 elements" in mismatch.summary and "never joined" not in mismatch.summary
+    assert analysis.verdict.finding is mismatch
+
+
+def test_ranks_behind_that_are_half_the_group_say_nothing_of_a_mismatch(tmp_path):
+    lines = [line for line in QWEN_VL if "[rank4]" not in line and "[rank5]" not in line]
+    lines.append(QWEN_VL[0].replace("rank0]", "rank3]").replace("[Rank 0]", "[Rank 3]"))
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert "collective_mismatch" not in [f.kind for f in analysis.findings]

@@ -247,3 +247,15 @@ def test_a_stuck_watchdog_of_no_known_rank_is_said_of_a_rank(tmp_path):
     )
     analysis = analyze_files(tmp_path, {"test.log": [line]})
     assert analysis.verdict.headline.startswith("The NCCL watchdog of a rank got stuck")
+
+
+def test_half_the_world_unaccounted_for_is_not_named(tmp_path):
+    # determined-ai/determined#8915's shape: a world of 8, ranks 1, 2 and 4 in the excerpt
+    files = {
+        "train.log": [
+            "[rank0]: world_size=8 rank=0 local_rank=0",
+            *(timeout_line(rank, 1, "ALLGATHER") for rank in (1, 2, 4)),
+        ]
+    }
+    timeout = finding(analyze_files(tmp_path, files), "collective_timeout")
+    assert timeout.culprit_ranks == []
