@@ -537,13 +537,13 @@ def _stand_in(consequences: list[Finding], job: Job | None) -> Verdict | None:
         return None
     chosen = symptoms[0]
     if chosen.culprit_ranks and not chosen.blames_nobody:
-        chosen.confidence = "medium"
+        chosen.confidence = str(chosen.details.get("suspect_confidence") or "medium")
         reason = (
             f"No stage marks, exception or barrier report names a cause; "
             f"{chosen.details.get('culprits_from', 'the sequence numbers')} single out "
             f"{rank_list(chosen.culprit_ranks)}, so "
             f"{'it is' if len(chosen.culprit_ranks) == 1 else 'they are'} the most likely "
-            "culprit. Confidence is medium: check what that rank was doing."
+            f"culprit. Confidence is {chosen.confidence}: check what that rank was doing."
         )
     else:
         chosen.confidence = "low"

@@ -165,6 +165,8 @@ def _timeouts(job: Job) -> list[Finding]:
     silent = [] if culprits else _left_no_line(job, per_rank, reporters)
     if silent:
         culprits, culprits_from = silent, "the ranks that left no line"
+    elif not culprits and _barrier_without_rank_zero(job, per_rank, reporters):
+        culprits, culprits_from = [0], "rank 0's own work"
     if culprits:
         summary += f" {capitalized(CULPRIT_WORDS[culprits_from].format(who=rank_list(culprits)))}"
     first = timeouts.sort("file", "line")
@@ -194,6 +196,8 @@ def _timeouts(job: Job) -> list[Finding]:
                 "ops_at_same_seq": desync or None,
                 "culprits_from": culprits_from,
                 "silent_ranks": silent,
+                # a hypothesis from the shape of the hang, not a rank the logs single out
+                "suspect_confidence": "low" if culprits_from == "rank 0's own work" else None,
             },
         )
     ]
@@ -214,6 +218,14 @@ CULPRIT_WORDS = {
         "most likely the rank the others waited for, busy on a path of its own (work only "
         "one rank does: evaluation, checkpointing, data preparation), unless its log is "
         "missing from the upload."
+    ),
+    # meta-pytorch/torchtune#2093: ranks 4 and 5 timed out in a 1-element ALLREDUCE while rank
+    # 0 wrote a checkpoint for 16 minutes
+    "rank 0's own work": (
+        "{who} reported no timeout, and the collective the others waited in is a barrier or a "
+        "flag (one element): most often they wait there for work only rank 0 does "
+        "(checkpoint, evaluation, logging) that outlasted the timeout. A guess from the "
+        "shape of the hang: read rank 0's last lines."
     ),
     "the ranks still in set-up": (
         "It was the first collective, and {who} never reported it: still in set-up (or "
@@ -281,6 +293,20 @@ def _left_no_line(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> lis
         return []
     silent = sorted(set(range(size)) - seen)
     return silent if len(silent) <= max(1, size // 4) else []
+
+
+def _barrier_without_rank_zero(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> bool:
+    """Ranks other than 0 timed out in a collective of one element in the default group (a
+    barrier, a flag all-reduce), and rank 0 reported no failure of its own."""
+    if not reporters or 0 in reporters or 0 in _ranks_that_failed(job):
+        return False
+    default = per_rank.filter(pl.col("pg").is_null() | pl.col("pg").str.starts_with("0"))
+    sizes = default.get_column("numel_in").drop_nulls()
+    ops = default.get_column("op").drop_nulls()
+    barrier_like = (not sizes.is_empty() and int(sizes.max()) <= 1) or (
+        not ops.is_empty() and bool(ops.str.contains("BARRIER").all())
+    )
+    return barrier_like and default.get_column("rank").n_unique() == len(reporters)
 
 
 def _group_size(timeouts: pl.DataFrame) -> int | None:

@@ -259,3 +259,29 @@ def test_half_the_world_unaccounted_for_is_not_named(tmp_path):
     }
     timeout = finding(analyze_files(tmp_path, files), "collective_timeout")
     assert timeout.culprit_ranks == []
+
+
+# meta-pytorch/torchtune#2093, verbatim: ranks 4 and 5 timed out in a 1-element ALLREDUCE
+# while rank 0 wrote a checkpoint for 16 minutes (rank 0 printed nothing of it)
+BARRIER_TIMEOUTS = [
+    f"[rank{rank}]:[E1129 11:56:57.{stamp} ProcessGroupNCCL.cpp:616] [Rank {rank}] Watchdog "
+    "caught collective operation timeout: WorkNCCL(SeqNum=28956, OpType=ALLREDUCE, NumelIn=1, "
+    f"NumelOut=1, Timeout(ms)=600000) ran for {elapsed} milliseconds before timing out."
+    for rank, stamp, elapsed in ((5, "205862232", 600024), (4, "206174398", 600025))
+]
+
+
+def test_a_barrier_timeout_without_rank_0_suspects_rank_0_with_low_confidence(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": BARRIER_TIMEOUTS})
+    timeout = finding(analysis, "collective_timeout")
+    assert timeout.culprit_ranks == [0] and timeout.details["culprits_from"] == "rank 0's own work"
+    assert (analysis.verdict.ranks, analysis.verdict.finding.confidence) == ([0], "low")
+
+
+def test_a_barrier_timeout_rank_0_reported_too_suspects_nobody(tmp_path):
+    lines = [
+        *BARRIER_TIMEOUTS,
+        BARRIER_TIMEOUTS[0].replace("rank5", "rank0").replace("Rank 5", "Rank 0"),
+    ]
+    timeout = finding(analyze_files(tmp_path, {"console.log": lines}), "collective_timeout")
+    assert timeout.culprit_ranks == []
