@@ -19,7 +19,15 @@ The messages are found anywhere in `message`: pdsh (`node04: `) and srun (`11: `
 not peeled yet, and `what():  ` or an exception type may precede them. `[Rank N]` is the rank
 within the process group named by the `[PG ...]` tag; it is the global rank only for the default
 group (PG id 0, or no tag at all), so only then is it copied to `rank`. The glog header's time
-(`E626 06:24:44.906457629`) has no year and is left to the clock logic.
+(`E626 06:24:44.906457629`) has no year and is left to the clock logic; torch 2.2/2.3 print the
+header without a date (`[E ProcessGroupNCCL.cpp:1414]`), which changes nothing here.
+
+Also read here, each quoted where its pattern is defined: a TCPStore socket wait that timed out
+(`socket.cpp`, a `collective_timeout` with no op), the watchdog dying of an error that is not a
+timeout (`exception`, the error's own type and text), a watchdog timeout known only from its C++
+stack (`collective_timeout` marked `{"inferred_from": "stack"}` in `extra`), the heartbeat
+monitor killing a process whose watchdog hung (`heartbeat_timeout`), and the watchdog's report
+of the communicator a `destroy_process_group` shut down (`pg_shutdown`, info: not a failure).
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.registry import LineParser
+from parsers.traceback import MESSAGE_CHARS, process_key
 
 # [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=469508, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds before timing out.
 # All generations: `WorkNCCL(OpType=.., TensorShape=[..], Timeout(ms)=..)` (~1.7),
@@ -66,8 +75,9 @@ OWN_TIMEOUT_WORDING = (
 # [PG ID 12 PG GUID 99(EXPERT_MODEL_PARALLEL_GROUP) Rank 4]
 # [PG ID 1 PG GUID d03ba143833c6bf31b072ffdb22f1745957fcbfb Rank 0]  (a hash: PrimeIntellect-ai/
 # prime-rl#3186). The ID numbers groups per process, the GUID names one group on all its ranks.
+# [PG ID 6 PG GUID  Rank 0]  (no GUID printed: NVIDIA/Fuser#3055, a group created without a name)
 PG_TAG = (
-    r"\[PG (?:ID )?(?P<pg_id>\d+)(?: PG GUID (?P<pg_guid>[0-9A-Za-z_]+))?"
+    r"\[PG (?:ID )?(?P<pg_id>\d+)(?: PG GUID (?P<pg_guid>[0-9A-Za-z_]*))?"
     r"(?: ?\((?P<pg_desc>[^)]*)\))? Rank (?P<pg_rank>\d+)\]"
 )
 # [Rank 5] Watchdog caught ...  (no process-group tag: torch before ~2.3)
@@ -92,6 +102,9 @@ HEARTBEAT_WORDING = (
     "NCCL monitor thread timeout",  # torch ~2.2: [Rank 1] NCCL monitor thread timeout. ...
     "monitoring thread detects no heartbeat",
     "No PGNCCL's watchdog heartbeat detected",
+    # the monitor's kill after a hang (NVIDIA/Fuser#3055); the same words end in `due to
+    # collective timeout or exception.` when it kills after a timeout: not a hung watchdog
+    "due to ProcessGroupNCCL watchdog hang",
 )
 
 # RuntimeError: [1] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout
@@ -113,6 +126,41 @@ STORE_CLIENTS = (
     r"Timed out after (?P<seconds>\d+) seconds waiting for clients\. "
     r"(?P<joined>\d+)/(?P<expected>\d+) clients joined"
 )
+
+# A TCPStore client's own wait for the store (or a peer through it) that never answered
+# (pytorch/pytorch:torch/csrc/distributed/c10d/socket.cpp; axolotl-ai-cloud/axolotl#2684):
+#   [rank1]:[W516 14:34:56.853490829 socket.cpp:464] [c10d] waitForInput: poll for socket SocketImpl(fd=79, addr=[localhost]:41170, remote=[localhost]:29500) returned 0, likely a timeout
+#   [rank1]:[W516 14:34:56.854597329 socket.cpp:489] [c10d] waitForInput: socket SocketImpl(fd=79, addr=[localhost]:41170, remote=[localhost]:29500) timed out after 1800000ms
+# The second states the timeout and is the event; the first says the same a moment earlier.
+SOCKET_WAIT_TIMEOUT = r"waitForInput: socket SocketImpl\(.*\) timed out after (\d+)ms"
+SOCKET_WAIT_POLL = "waitForInput: poll for socket"
+SOCKET_REMOTE = r"remote=([^,)\s]+)"
+
+# The watchdog thread died of an error of its own (vllm-project/vllm#6042, torch 2.3):
+#   [rank3]:[E ProcessGroupNCCL.cpp:1414] [PG 2 Rank 3] Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered
+# (torch < 2.2: `NCCL watchdog thread terminated with exception: `). What follows is the
+# error's own `<type>: <message>`; a timeout (`[Rank 1] Watchdog caught collective ...`) is a
+# collective_timeout and an NCCL error (`NCCL error: ...`, `NCCL error in: ...`) the nccl
+# family's; anything else without a type names no error (a line a console wrapped).
+WATCHDOG_DIED = "watchdog thread terminated with exception: "
+THROWN = r"^(?P<type>(?:[A-Za-z][\w.:]* ){0,3}[\w.:]*(?:[Ee]rror|Exception)): +(?P<message>\S.*)"
+NCCL_ERROR = "NCCL error"
+
+# The watchdog finding the communicator aborted by the process's own shutdown, printed while
+# `destroy_process_group` runs (pytorch/pytorch#120849, "False alarm during ProcessGroup
+# shutdown?"): no failure.
+#   I0228 14:05:56.114109 1619334 ProcessGroupNCCL.cpp:484] [Rank 3] found async exception when checking for NCCL errors: NCCL communicator encountered error set by ProcessGroupNCCL: Process Group shutdown on rank 3
+PG_SHUTDOWN = "Process Group shutdown"
+ASYNC_CHECK = "found async exception when checking for NCCL errors"
+
+# A watchdog timeout's C++ stack whose header (`Watchdog caught collective operation timeout`)
+# is not in the excerpt (jpata/particleflow#390 starts at the stack's first frame):
+#   frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, std::ratio<1l, 1000l> > >) + 0x1d2 (0x1554e9e0f8f2 in /mnt/home/ewulff/miniforge3/envs/mlpf/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so)
+# The checkTimeout frame is only ever on the stack of a timeout; it makes one event per stack,
+# and none when the report it belongs to is a few lines above it (in the same process).
+CHECK_TIMEOUT_FRAME = r"frame #\d+: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout\("
+STACK_REACH = 20  # lines from a report to its checkTimeout frame, wrapped and interleaved
+FROM_STACK = '{"inferred_from":"stack"}'
 
 # Lines that repeat a fact already counted: recognised, no event.
 # Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:632 (most recent call first):
@@ -148,6 +196,12 @@ def _event() -> pl.Expr:
             | _contains_any(OWN_TIMEOUT_WORDING)
         )
         .then(pl.lit("collective_timeout"))
+        .when(_has(PG_SHUTDOWN) & (_has(ASYNC_CHECK) | _has(WATCHDOG_DIED)))
+        .then(pl.lit("pg_shutdown"))
+        .when(message.str.contains(SOCKET_WAIT_TIMEOUT))
+        .then(pl.lit("collective_timeout"))
+        .when(_thrown().struct.field("type").is_not_null())
+        .then(pl.lit("exception"))
         .when(message.str.contains(LAST_ENQUEUED))
         .then(pl.lit("work_progress"))
         .when(_has(OPS_FAILED))
@@ -171,6 +225,38 @@ def _noise() -> pl.Expr:
         message.str.contains(EXCEPTION_RAISED)
         | message.str.contains(CPP_FRAME)
         | _contains_any(FLIGHT_RECORDER_NOISE)
+        | _has(SOCKET_WAIT_POLL)
+        | _has(WATCHDOG_DIED)
+    )
+
+
+def _thrown() -> pl.Expr:
+    """The `<type>: <message>` the watchdog died of (a struct of nulls for other lines, and
+    for the timeouts and NCCL errors other events and families report)."""
+    message = pl.col("message")
+    reason = message.str.slice(message.str.find(WATCHDOG_DIED, literal=True) + len(WATCHDOG_DIED))
+    own = _has(WATCHDOG_DIED) & ~reason.str.starts_with(NCCL_ERROR)
+    return pl.when(own).then(reason).otherwise(pl.lit(None, pl.String)).str.extract_groups(THROWN)
+
+
+def _stack_timeouts(rows: pl.DataFrame) -> pl.DataFrame:
+    """Mark (`_from_stack`) the checkTimeout frames that stand for a timeout report the
+    excerpt lacks: no report, and no other such frame, in the STACK_REACH lines before it
+    from the same process (the C++ stack has no `[rankN]:` prefix: launcher prefixes tell
+    processes apart)."""
+    frame = pl.col("message").str.contains(CHECK_TIMEOUT_FRAME)
+    if not rows.select(frame.any()).item():
+        return rows.with_columns(pl.lit(False).alias("_from_stack"))
+    anchor = (pl.col("event") == "collective_timeout").fill_null(False) | frame
+    before = (
+        pl.when(anchor).then(pl.col("line").cast(pl.Int64)).shift(1).forward_fill().over("_process")
+    )
+    alone = before.is_null() | (pl.col("line").cast(pl.Int64) - before > STACK_REACH)
+    return (
+        rows.with_columns(process_key(rows.columns).alias("_process"))
+        .sort("file", "line")
+        .with_columns((frame & alone & ~pl.col("_continued")).alias("_from_stack"))
+        .drop("_process")
     )
 
 
@@ -189,7 +275,8 @@ def _process_group_columns() -> list[pl.Expr]:
     ).cast(pl.Int32, strict=False)
     # a group is the same group on every rank by its GUID (its ID may differ between ranks);
     # a hash GUID is cut to what tells groups apart in a report
-    name = pl.coalesce(tag.struct.field("pg_guid").str.slice(0, 12), pg_id)
+    guid = tag.struct.field("pg_guid")
+    name = pl.coalesce(pl.when(guid != "").then(guid.str.slice(0, 12)), pg_id)
     pg = pl.when(pg_desc.is_not_null()).then(pl.format("{} ({})", name, pg_desc)).otherwise(name)
     default_group = pg_id.is_null() | (pg_id == "0")
     return [
@@ -259,7 +346,15 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             (_noise() | pl.col("_continued")).alias("_noise"),
         )
         .filter(pl.col("event").is_not_null() | pl.col("_noise"))
+        .pipe(_stack_timeouts)
         .with_columns(
+            pl.when(pl.col("_from_stack"))
+            .then(pl.lit("collective_timeout"))
+            .otherwise(pl.col("event"))
+            .alias("event")
+        )
+        .with_columns(
+            _thrown().alias("_thrown"),
             message.str.extract_groups(WORK_NCCL).alias("_work"),
             message.str.extract_groups(PG_TAG).alias("_pg"),
             message.str.extract_groups(STORE_SETUP).alias("_store"),
@@ -272,7 +367,23 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         "file",
         "line",
         "event",
-        pl.when(pl.col("event").is_not_null()).then(pl.lit("error")).alias("severity"),
+        pl.when(pl.col("event") == "pg_shutdown")
+        .then(pl.lit("info"))
+        .when(pl.col("event").is_not_null())
+        .then(pl.lit("error"))
+        .alias("severity"),
+        pl.when(pl.col("event") == "exception")
+        .then(pl.col("_thrown").struct.field("type"))
+        .alias("exc_type"),
+        pl.when(pl.col("event") == "exception")
+        .then(
+            pl.col("_thrown").struct.field("message").str.strip_chars().str.slice(0, MESSAGE_CHARS)
+        )
+        .alias("exc_message"),
+        pl.when(pl.col("_from_stack")).then(pl.lit(FROM_STACK)).alias("extra"),
+        pl.when(message.str.contains(SOCKET_WAIT_TIMEOUT))
+        .then(message.str.extract(SOCKET_REMOTE, 1))
+        .alias("peer"),
         pl.coalesce(
             work.struct.field("seq").cast(pl.Int64, strict=False), _int(FAILING_WORK)
         ).alias("seq"),
@@ -284,6 +395,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             work.struct.field("timeout_ms").cast(pl.Int64, strict=False),
             clients.struct.field("seconds").cast(pl.Int64, strict=False) * 1000,
             _barrier_timeout_ms(barrier),
+            _int(SOCKET_WAIT_TIMEOUT),
         ).alias("timeout_ms"),
         _int(ELAPSED).alias("elapsed_ms"),
         _int(LAST_ENQUEUED).alias("last_enqueued"),
@@ -327,6 +439,9 @@ PARSER = LineParser(
         PROCESS_ABORT,
         *HEARTBEAT_WORDING,
         *OWN_TIMEOUT_WORDING,
+        "waitForInput: ",
+        WATCHDOG_DIED,
+        ASYNC_CHECK,
         "is setting up NCCL communicator",
         "in store based barrier",
         "clients joined",

@@ -1,3 +1,4 @@
+# ruff: noqa: E501 -- verbatim log lines are quoted whole in the docstring
 """The world size as frameworks and launchers state it in words:
 
     using world size: 4, data-parallel size: 4, tensor-model-parallel size: 1, ...   (Megatron-LM)
@@ -9,6 +10,18 @@
 (the Lightning lines verbatim from its users' logs); Lightning's `GLOBAL_RANK` is the rank of
 the process that prints it. The mapping-print dict (`'world_size': 4`) is `device_map`'s; a
 tqdm bar's description is `progress_bars`'.
+
+torch 1.8-2.0's store-based barrier in `init_process_group` (torch/distributed/distributed_c10d.py)
+logs each rank's check-in and its completion (determined-ai/determined#8915, Determined's
+`[rank=N] ||` prefix before them):
+
+    INFO: [182] torch.distributed.distributed_c10d: Added key: store_based_barrier_key:1 to store for rank: 3
+    INFO: [183] torch.distributed.distributed_c10d: Rank 1: Completed store-based barrier for key:store_based_barrier_key:1 with 8 nodes.
+
+Key 1 is the default group's barrier, so its node count is the world size; later keys are the
+barriers of `new_group` sub-groups, whose size is not the world's. Both lines name the global
+rank of the process that prints them: a check-in is `store_barrier_joined` (info), so the rank
+counts as seen.
 """
 
 from __future__ import annotations
@@ -24,27 +37,59 @@ STATED = r"(?i)(?:^|[^A-Za-z_'\"])world[ _]size\s*[:=]?\s*(\d+)(?:[^\w.]|$)"
 
 MEMBER = r"GLOBAL_RANK: (\d+), MEMBER: \d+/(\d+)"
 REGISTERED = r"All distributed processes registered\. Starting with (\d+) processes"
+# Rank 1: Completed store-based barrier for key:store_based_barrier_key:1 with 8 nodes.
+BARRIER_DONE = (
+    r"(?:Rank (?P<rank>\d+): )?Completed store-based barrier for "
+    r"key:store_based_barrier_key:(?P<key>\d+) with (?P<nodes>\d+) nodes"
+)
+# Added key: store_based_barrier_key:1 to store for rank: 3
+BARRIER_JOINED = r"Added key: store_based_barrier_key:\d+ to store for rank: (\d+)"
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
+    barrier = message.str.extract_groups(BARRIER_DONE)
+    default_group = barrier.struct.field("key") == "1"
     size = pl.coalesce(
         message.str.extract(STATED, 1),
         message.str.extract(MEMBER, 2),
         message.str.extract(REGISTERED, 1),
+        pl.when(default_group).then(barrier.struct.field("nodes")),
     ).cast(pl.Int32, strict=False)
-    return lines.select(
+    stated = lines.select(
         "file",
         "line",
         size.alias("world_size"),
-        message.str.extract(MEMBER, 1).cast(pl.Int32, strict=False).alias("rank"),
+        pl.coalesce(message.str.extract(MEMBER, 1), barrier.struct.field("rank"))
+        .cast(pl.Int32, strict=False)
+        .alias("rank"),
         pl.lit("world_size").alias("event"),
         pl.lit("info").alias("severity"),
     ).filter(pl.col("world_size").is_not_null() & (pl.col("world_size") > 0))
+    joined = message.str.extract(BARRIER_JOINED, 1).cast(pl.Int32, strict=False)
+    checked_in = lines.filter(joined.is_not_null()).select(
+        "file",
+        "line",
+        joined.alias("rank"),
+        pl.lit("store_barrier_joined").alias("event"),
+        pl.lit("info").alias("severity"),
+    )
+    # a sub-group's barrier: a line of the job, no world size
+    sub_group = lines.filter(barrier.struct.field("key").is_not_null() & ~default_group).select(
+        "file", "line", pl.lit(None, dtype=pl.String).alias("event")
+    )
+    return pl.concat([stated, checked_in, sub_group], how="diagonal_relaxed")
 
 
 PARSER = LineParser(
     name="world_size",
-    literals=("world size", "world_size", "WORLD_SIZE", "MEMBER: ", "processes registered"),
+    literals=(
+        "world size",
+        "world_size",
+        "WORLD_SIZE",
+        "MEMBER: ",
+        "processes registered",
+        "store_based_barrier_key",
+    ),
     parse=parse,
 )

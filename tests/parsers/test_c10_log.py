@@ -1,11 +1,15 @@
+# ruff: noqa: E501 -- test data are verbatim log lines
 """PyTorch's glog-form lines are lines of the job, whatever they say (parsers/c10_log.py)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import polars as pl
+import pytest
 
+from parsers.c10_log import GLOG_HEADER
 from tests.builders import analyze_files
 
 # NVIDIA/Megatron-LM#1541, verbatim (the shutdown warning every rank prints)
@@ -42,3 +46,28 @@ def test_torchruns_agent_under_pythons_default_format_is_a_job_line(tmp_path):
     ]
     analysis = analyze_files(tmp_path, {"agent.log": lines})  # read, not refused
     assert analysis.recognised_lines == 2 and analysis.verdict is None
+
+
+def test_torch_2_2s_header_without_a_date_is_a_job_line_too(tmp_path):
+    # NVIDIA/nccl#1176, verbatim (srun label, torch 2.2: `[W ProcessGroupNCCL.cpp:2302]`), and a
+    # dated line of the same kind (NVIDIA/Megatron-LM#1541): both read, neither a failure
+    lines = [
+        "3: [rank24]:[W ProcessGroupNCCL.cpp:2302] Warning: 0TORCH_NCCL_AVOID_RECORD_STREAMS=1 has no effect for point-to-point collectives. (function operator())",
+        SHUTDOWN[0],
+    ]
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    assert analysis.recognised_lines == 2 and analysis.unrecognised_lines == 0
+    assert analysis.verdict is None
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "[E ProcessGroupNCCL.cpp:1414] ",  # torch 2.2/2.3 (vllm-project/vllm#6042)
+        "[E1016 03:31:38.877 ProcessGroupNCCL.cpp:1414] ",  # torch >= 2.4
+        "[E1016 03:31:38.877469923 ProcessGroupNCCL.cpp:1414] ",
+        "E0801 13:23:20.000000 32974 torch/distributed/elastic/agent/server/api.py:874] ",
+    ],
+)
+def test_every_glog_header_form_is_recognised(header):
+    assert re.search(GLOG_HEADER, header + "anything")

@@ -4,12 +4,16 @@ samples (sources in the comments)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 import pytest
 
 from logforensics.framing import frame_lines
 from parsers.watchdog import PARSER
 from tests.builders import analyze_files, only, parsed_by
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def watchdog_events(lines: list[str]) -> pl.DataFrame:
@@ -434,7 +438,9 @@ NOISE = [
     "Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:632 (most recent call first):",
     "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7f83f296c1b6 in /actions-runner/_work/training/training/instructlab/venv/lib64/python3.11/site-packages/torch/lib/libc10.so)",
     "11: Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:632 (most recent call first):",
-    "11: frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, std::ratio<1l, 1000l> > >) + 0x2b4 (0x7fff4117fc74 in /work/ab0995/a270225/WeatherGenerator2/.venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so)",
+    # (the checkTimeout frame after it is an event when its report is missing: see
+    # test_a_timeout_known_only_from_its_stack)
+    "11: frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7fff3fe361b6 in /work/ab0995/a270225/WeatherGenerator2/.venv/lib/python3.12/site-packages/torch/lib/libc10.so)",
     "[rank7]:[E626 16:48:25.440228878 ProcessGroupNCCL.cpp:1533] [PG ID 0 PG GUID 0(default_pg) Rank 7] ProcessGroupNCCL preparing to dump debug info. Include stack trace: 1",
     "[rank0]:[E1026 04:01:29.500973224 ProcessGroupNCCL.cpp:2573] [PG ID 1 PG GUID 1 Rank 0] First PG on this rank to signal dumping.",
     "[rank0]:[E1128 21:11:49.041188078 ProcessGroupNCCL.cpp:1806] [PG ID 0 PG GUID 0(default_pg) Rank 0] Observed flight recorder dump signal from another rank via TCPStore.",
@@ -517,3 +523,235 @@ def test_a_report_a_console_wrapped_onto_two_lines_is_read_whole(tmp_path):
     # the second half is recognised as part of it, and read as nothing else
     assert parsed_by("progress_lines", lines).is_empty()
     assert analyze_files(tmp_path, {"job.log": lines}).recognised_lines == 2
+
+
+def all_events(tmp_path, lines: list[str]):
+    """What a user gets from a file of these lines: its events (every family) and how many of
+    its lines were recognised."""
+    analysis = analyze_files(tmp_path, {"job.log": lines})
+    return analysis.job.events.sort("line"), analysis.recognised_lines
+
+
+def test_a_store_socket_wait_that_timed_out_is_one_timeout_of_the_waiting_rank(tmp_path):
+    # axolotl-ai-cloud/axolotl#2684, verbatim: the poll that returned 0, then the wait's timeout
+    lines = [
+        "[rank1]:[W516 14:34:56.853490829 socket.cpp:464] [c10d] waitForInput: poll for socket SocketImpl(fd=79, addr=[localhost]:41170, remote=[localhost]:29500) returned 0, likely a timeout",
+        "[rank1]:[W516 14:34:56.854597329 socket.cpp:489] [c10d] waitForInput: socket SocketImpl(fd=79, addr=[localhost]:41170, remote=[localhost]:29500) timed out after 1800000ms",
+    ]
+    events, recognised = all_events(tmp_path, lines)
+    row = only(events)  # the poll line is recognised without an event of its own
+    assert (row["line"], row["event"], row["severity"], row["rank"], row["rank_from"]) == (
+        2,
+        "collective_timeout",
+        "error",
+        1,
+        "prefix",
+    )
+    assert (row["timeout_ms"], row["op"], row["peer"]) == (1800000, None, "[localhost]:29500")
+    assert recognised == 2
+
+
+@pytest.mark.parametrize(
+    ("line", "rank", "pg"),
+    [
+        # vllm-project/vllm#6042 (torch 2.3: glog header without date); `[PG 2 Rank 3]` is the
+        # rank in group 2, the global rank is the prefix's
+        (
+            "[rank3]:[E ProcessGroupNCCL.cpp:1414] [PG 2 Rank 3] Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered",
+            3,
+            "2",
+        ),
+        # InternLM/lmdeploy#3048 (dated header)
+        (
+            "[rank0]:[E117 11:40:54.259889664 ProcessGroupNCCL.cpp:1595] [PG ID 0 PG GUID 0(default_pg) Rank 0] Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered",
+            0,
+            "0 (default_pg)",
+        ),
+        # InternLM/lmdeploy#3258: the C++ terminate handler's copy, no prefix; the default
+        # group's `Rank 2` is the global rank
+        (
+            "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 2] Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered",
+            2,
+            "0 (default_pg)",
+        ),
+    ],
+)
+def test_a_watchdog_that_died_of_its_own_error_is_that_ranks_exception(tmp_path, line, rank, pg):
+    events, recognised = all_events(tmp_path, [line])
+    row = only(events)
+    assert (row["event"], row["severity"], row["rank"], row["pg"]) == (
+        "exception",
+        "error",
+        rank,
+        pg,
+    )
+    assert (row["exc_type"], row["exc_message"]) == (
+        "CUDA error",
+        "an illegal memory access was encountered",
+    )
+    assert recognised == 1
+
+
+def test_the_same_rank_dies_alike_with_and_without_a_dated_header(tmp_path):
+    # vllm-project/vllm#6042 verbatim, and the same line with the dated header torch >= 2.4
+    # prints (`E1016 03:31:38.877`, as in sgl-project/sglang#1693)
+    dateless = "[rank3]:[E ProcessGroupNCCL.cpp:1414] [PG 2 Rank 3] Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered"
+    dated = dateless.replace("[E ProcessGroupNCCL", "[E1016 03:31:38.877 ProcessGroupNCCL")
+    columns = (
+        "event",
+        "severity",
+        "rank",
+        "rank_from",
+        "pg",
+        "comm_rank",
+        "exc_type",
+        "exc_message",
+    )
+    rows = [
+        only(all_events(tmp_path / name, [line])[0])
+        for name, line in (("a", dateless), ("b", dated))
+    ]
+    assert [tuple(row[c] for c in columns) for row in rows] == [
+        (
+            "exception",
+            "error",
+            3,
+            "prefix",
+            "2",
+            3,
+            "CUDA error",
+            "an illegal memory access was encountered",
+        )
+    ] * 2
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # instructlab/training#520 and weathergen-360: the watchdog died of a timeout
+        "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated with exception: [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1) ran for 90 milliseconds before timing out.",
+        "11: [rank11]:[E617 15:17:35.520063769 ProcessGroupNCCL.cpp:1895] [PG ID 0 PG GUID 0(default_pg) Rank 11] Process group watchdog thread terminated with exception: [Rank 11] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=52, OpType=ALLREDUCE, NumelIn=11, NumelOut=11, Timeout(ms)=240000) ran for 240077 milliseconds before timing out.",
+    ],
+)
+def test_a_watchdog_that_died_of_a_timeout_stays_a_timeout(line):
+    assert only(watchdog_events([line]))["event"] == "collective_timeout"
+
+
+def test_the_watchdog_dying_of_an_nccl_error_is_the_nccl_familys():
+    # the nccl family reads `NCCL error: ...` after the same words (its own tests); the
+    # watchdog adds no exception of its own for it
+    line = "[rank3]:[E ProcessGroupNCCL.cpp:1414] [PG 2 Rank 3] Process group watchdog thread terminated with exception: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:121, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3"
+    assert watchdog_events([line]).is_empty()
+    assert only(parsed_by("nccl", [line]))["event"] == "nccl_error"
+
+
+# jpata/particleflow#390, verbatim: the paste starts at the first frame of a watchdog timeout's
+# stack; the report above it (`Watchdog caught collective operation timeout`) is not in it
+HEADLESS_STACK = [
+    "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x1554e8b12f86 in /mnt/home/ewulff/miniforge3/envs/mlpf/lib/python3.11/site-packages/torch/lib/libc10.so)",
+    "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, std::ratio<1l, 1000l> > >) + 0x1d2 (0x1554e9e0f8f2 in /mnt/home/ewulff/miniforge3/envs/mlpf/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so)",
+    "frame #2: c10d::ProcessGroupNCCL::watchdogHandler() + 0x233 (0x1554e9e16333 in /mnt/home/ewulff/miniforge3/envs/mlpf/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so)",
+    "frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x10c (0x1554e9e1871c in /mnt/home/ewulff/miniforge3/envs/mlpf/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so)",
+    "frame #4: <unknown function> + 0xdfc74 (0x15554f329c74 in /mnt/sw/nix/store/6560mkp838syd8jpp6gdyyisczwcvs67-gcc-11.4.0/lib64/libstdc++.so.6)",
+    "frame #5: <unknown function> + 0x81ca (0x155554e081ca in /lib64/libpthread.so.0)",
+    "frame #6: clone + 0x43 (0x155553e398d3 in /lib64/libc.so.6)",
+    "",
+    "Exception raised from ncclCommWatchdog at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1521 (most recent call first):",
+    "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x1554e8b12f86 in /mnt/home/ewulff/miniforge3/envs/mlpf/lib/python3.11/site-packages/torch/lib/libc10.so)",
+]
+
+
+def test_a_timeout_known_only_from_its_stack(tmp_path):
+    events, recognised = all_events(tmp_path, HEADLESS_STACK)
+    row = only(events)  # the checkTimeout frame, once; the other frames are only recognised
+    assert (row["line"], row["event"], row["severity"], row["rank"]) == (
+        2,
+        "collective_timeout",
+        "error",
+        None,
+    )
+    assert row["extra"] == '{"inferred_from":"stack"}'
+    assert (row["op"], row["seq"], row["timeout_ms"]) == (None, None, None)
+    assert recognised == len(HEADLESS_STACK) - 1  # all but the blank line
+
+
+def test_a_stack_without_its_report_takes_the_rank_of_its_prefix(tmp_path):
+    # weathergen-360 (field sample), verbatim, the excerpt starting after the report: srun's
+    # `11: ` label is the rank
+    lines = [
+        "11: Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:632 (most recent call first):",
+        "11: frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7fff3fe361b6 in /work/ab0995/a270225/WeatherGenerator2/.venv/lib/python3.12/site-packages/torch/lib/libc10.so)",
+        "11: frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, std::ratio<1l, 1000l> > >) + 0x2b4 (0x7fff4117fc74 in /work/ab0995/a270225/WeatherGenerator2/.venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so)",
+    ]
+    row = only(all_events(tmp_path, lines)[0])
+    assert (row["line"], row["event"], row["rank"], row["rank_from"]) == (
+        3,
+        "collective_timeout",
+        11,
+        "prefix",
+    )
+    assert row["extra"] == '{"inferred_from":"stack"}'
+
+
+def test_a_stack_under_its_report_adds_no_second_timeout():
+    # weathergen-360, the whole field sample: torch 2.x's report, then its stack
+    sample = ROOT / "tests/data/field_samples/weathergen-360-srun-label-timeout/slurm-job.out"
+    lines = sample.read_text().splitlines()
+    timeouts = watchdog_events(lines).filter(pl.col("event") == "collective_timeout")
+    row = only(timeouts)
+    assert (row["line"], row["seq"], row["extra"]) == (3, 52, None)
+
+
+def test_frames_of_a_watchdog_stack_without_checktimeout_make_no_event():
+    # sgl-project/sglang#1693, verbatim: the paste starts below the checkTimeout frame
+    lines = [
+        "frame #2: c10d::ProcessGroupNCCL::watchdogHandler() + 0x233 (0x7f3b6e721313 in /usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so)",
+        "frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x10c (0x7f3b6e7236fc in /usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so)",
+        "Exception raised from ncclCommWatchdog at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1521 (most recent call first):",
+    ]
+    assert content_rows(lines).get_column("line").to_list() == [1, 2, 3]
+    assert watchdog_events(lines).is_empty()
+
+
+@pytest.mark.parametrize(
+    ("line", "pg", "comm_rank"),
+    [
+        # NVIDIA/Fuser#3055, verbatim: the heartbeat monitor kills the process of a hung
+        # watchdog, and the warning before it; both in non-default groups (`PG GUID` empty)
+        (
+            "[F930 15:23:07.686401350 ProcessGroupNCCL.cpp:1309] [PG ID 6 PG GUID  Rank 0] [PG ID 6 PG GUID  Rank 0] Terminating the process after attempting to dump debug info, due to ProcessGroupNCCL watchdog hang.",
+            "6",
+            0,
+        ),
+        (
+            "[E930 15:23:00.059980974 ProcessGroupNCCL.cpp:1487] [PG ID 4 PG GUID  Rank 2] ProcessGroupNCCL's watchdog got stuck for 10 seconds without making progress in monitoring enqueued collectives. This typically indicates a NCCL/CUDA API (e.g., CudaEventDestroy) hang blocking the watchdog, and could be triggered by another thread holding the GIL inside a CUDA api (for example, CudaEventDestroy), or other deadlock-prone behaviors.If you suspect the watchdog is not actually stuck and a longer timeout would help, you can either increase the timeout (TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC) to a larger value or disable the heartbeat monitor (TORCH_NCCL_ENABLE_MONITORING=0).If either of these aren't true, please open an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml with the label 'oncall: distributed'.",
+            "4",
+            2,
+        ),
+    ],
+)
+def test_the_heartbeat_monitor_killing_a_hung_watchdog(line, pg, comm_rank):
+    row = only(watchdog_events([line]))
+    assert (row["event"], row["severity"], row["pg"], row["comm_rank"]) == (
+        "heartbeat_timeout",
+        "error",
+        pg,
+        comm_rank,
+    )
+    assert row["rank"] is None  # a rank in group 6 or 4, not the global rank
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # pytorch/pytorch#120849 ("False alarm during ProcessGroup shutdown?"), verbatim, and
+        # the message alone as other excerpts show it
+        "I0228 14:05:56.114109 1619334 ProcessGroupNCCL.cpp:484] [Rank 3] found async exception when checking for NCCL errors: NCCL communicator encountered error set by ProcessGroupNCCL: Process Group shutdown on rank 3",
+        "[Rank 3] found async exception when checking for NCCL errors: NCCL communicator encountered error set by ProcessGroupNCCL: Process Group shutdown on rank 3",
+    ],
+)
+def test_the_communicator_a_shutdown_aborted_is_no_error(tmp_path, line):
+    events, recognised = all_events(tmp_path, [line])
+    row = only(events)
+    assert (row["event"], row["severity"], row["rank"]) == ("pg_shutdown", "info", 3)
+    assert recognised == 1

@@ -1,8 +1,9 @@
+# ruff: noqa: E501 -- test data are verbatim log lines
 from __future__ import annotations
 
 import pytest
 
-from tests.builders import only, parsed_by
+from tests.builders import analyze_files, only, parsed_by
 
 
 @pytest.mark.parametrize(
@@ -36,3 +37,64 @@ def test_lightnings_member_line_states_the_world_and_the_rank():
     # Lightning-AI/pytorch-lightning#19606, verbatim
     found = only(parsed_by("world_size", ["Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/5"]))
     assert (found["world_size"], found["rank"]) == (5, 0)
+
+
+# determined-ai/determined#8915, verbatim (Determined's `[rank=N] ||` in front of torch's logger)
+BARRIER_DONE = "[2024-02-27T21:05:18.692661Z] fa88a9df [rank=1] || INFO: [183] torch.distributed.distributed_c10d: Rank 1: Completed store-based barrier for key:store_based_barrier_key:1 with 8 nodes."
+BARRIER_JOINED = "[2024-02-27T21:05:18.670399Z] fa88a9df [rank=3] || INFO: [182] torch.distributed.distributed_c10d: Added key: store_based_barrier_key:1 to store for rank: 3"
+
+
+@pytest.mark.parametrize(
+    ("line", "rank", "rank_from"),
+    [
+        (BARRIER_DONE, 1, "prefix"),
+        # (shortened, not verbatim) the same message without prefix, pid or `Rank N: `: the
+        # world size only
+        (
+            "INFO: [] torch.distributed.distributed_c10d: Completed store-based barrier for key:store_based_barrier_key:1 with 8 nodes.",
+            None,
+            None,
+        ),
+    ],
+)
+def test_the_default_groups_store_barrier_states_the_world_size(line, rank, rank_from):
+    found = only(parsed_by("world_size", [line]))
+    assert (found["event"], found["severity"], found["world_size"]) == ("world_size", "info", 8)
+    assert (found["rank"], found["rank_from"]) == (rank, rank_from)
+
+
+def test_a_sub_groups_store_barrier_is_no_world_size():
+    # intel-analytics/ipex-llm, python/llm/example/CPU/PyTorch-Models/Model/meta-llama/README.md
+    # (sample output), verbatim: key 2 is the barrier of the first group `new_group` made after
+    # init (fairscale's model-parallel group), whose size is not the world's
+    line = "2023-10-08 13:49:11,130 - INFO - Rank 0: Completed store-based barrier for key:store_based_barrier_key:2 with 1 nodes."
+    assert parsed_by("world_size", [line]).is_empty()
+
+
+@pytest.mark.parametrize(
+    ("line", "rank", "rank_from"),
+    [
+        (BARRIER_JOINED, 3, "prefix"),
+        # facebookresearch/CrypTen#381, verbatim (Python's default log format, no prefix)
+        (
+            "INFO:torch.distributed.distributed_c10d:Added key: store_based_barrier_key:1 to store for rank: 2",
+            2,
+            "content",
+        ),
+        # (shortened, not verbatim) determined#8915's line without its prefix: the content's rank
+        (
+            "INFO: [] torch.distributed.distributed_c10d: Added key: store_based_barrier_key:1 to store for rank: 3",
+            3,
+            "content",
+        ),
+    ],
+)
+def test_a_ranks_check_in_at_the_store_barrier_makes_it_seen(tmp_path, line, rank, rank_from):
+    found = only(parsed_by("world_size", [line]))
+    assert (found["event"], found["severity"], found["rank"], found["rank_from"]) == (
+        "store_barrier_joined",
+        "info",
+        rank,
+        rank_from,
+    )
+    assert rank in analyze_files(tmp_path, {"job.log": [line]}).job.ranks_seen

@@ -1,0 +1,99 @@
+# ruff: noqa: E501 -- verbatim log lines are quoted whole in the docstring and comments
+"""Lines that say a process finished its work or reached its normal exit: a rank that printed
+one did not hang where it stopped. Verbatim:
+
+    [rank0]:[W205 18:00:34.953145631 ProcessGroupNCCL.cpp:1538] Warning: WARNING: destroy_process_group() was not called before program exit, which can leak resources. For more info, please see https://pytorch.org/docs/stable/distributed.html#shutdown (function operator())
+    [INFO:swift] End time of running main: 2026-02-05 18:00:31.710947
+    Training completed. Do not forget to share your model on huggingface.co/models =)
+    `Trainer.fit` stopped: `max_epochs=1` reached.
+    [----------] Global test environment tear-down
+    INFO:torch.distributed.elastic.agent.server.api:Local worker group finished (SUCCEEDED). Waiting 300 seconds for other agents to finish
+
+(modelscope/ms-swift#7992; huggingface/transformers#17478; Lightning-AI/pytorch-lightning#14428;
+NVIDIA/Fuser#3055; ultralytics/yolov5#5160.) Each is a `run_finished` event (info); `extra`
+says which end it marks (`{"finish": ...}`):
+
+- `interpreter_exit`: ProcessGroupNCCL's destructor warns at interpreter exit when the group
+  was never destroyed. Python also exits this way after an uncaught exception, so it says the
+  process got to its end, not that its work succeeded.
+- `main_returned`: ms-swift's entry point returned (`End time of running main`).
+- `training_done`: the Hugging Face Trainer's end of `train()` (older versions name the rank:
+  `Training completed for rank 6.`, the rank when no prefix states one) and Lightning's
+  `Trainer.fit` stopping at `max_epochs`/`max_steps` (printed by rank 0 only).
+- `tests_done`: googletest's tear-down after the last test.
+- `workers_succeeded`: torchrun's agent saw every local worker exit 0 (a line of the agent,
+  not of a rank).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.registry import LineParser
+
+# WARNING: destroy_process_group() was not called before program exit, which can leak resources. ...
+INTERPRETER_EXIT = r"destroy_process_group\(\) was not called before program exit"
+# [INFO:swift] End time of running main: 2026-02-05 18:00:31.710947
+MAIN_RETURNED = r"\[INFO:swift\] End time of running main: "
+# Training completed. Do not forget to share your model on huggingface.co/models =)
+# Training completed for rank 6. Do not forget to share your model on huggingface.co/models =)
+HF_TRAINER_DONE = r"Training completed(?: for rank (\d+))?\. Do not forget to share your model"
+# `Trainer.fit` stopped: `max_epochs=1` reached.    `Trainer.fit` stopped: `max_steps=100` reached.
+LIGHTNING_DONE = r"`Trainer\.fit` stopped: `max_(?:epochs|steps)=-?\d+` reached"
+# [----------] Global test environment tear-down
+GTEST_DONE = r"^\s*\[-{10}\] Global test environment tear-down"
+# INFO:torch.distributed.elastic.agent.server.api:Local worker group finished (SUCCEEDED). Waiting 300 seconds for other agents to finish
+# (torch >= 1.10 words it `[default] worker group successfully finished. Waiting ...`)
+WORKERS_SUCCEEDED = (
+    r"(?:Local worker group finished \((?:WorkerState\.)?SUCCEEDED\)"
+    r"|worker group successfully finished)\. Waiting \d+ seconds for other agents"
+)
+
+FINISHES = (
+    (INTERPRETER_EXIT, "interpreter_exit"),
+    (MAIN_RETURNED, "main_returned"),
+    (HF_TRAINER_DONE, "training_done"),
+    (LIGHTNING_DONE, "training_done"),
+    (GTEST_DONE, "tests_done"),
+    (WORKERS_SUCCEEDED, "workers_succeeded"),
+)
+
+
+def _finish() -> pl.Expr:
+    message = pl.col("message")
+    pattern, name = FINISHES[0]
+    finish = pl.when(message.str.contains(pattern)).then(pl.lit(name))
+    for pattern, name in FINISHES[1:]:
+        finish = finish.when(message.str.contains(pattern)).then(pl.lit(name))
+    return finish.otherwise(pl.lit(None, dtype=pl.String))
+
+
+def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    found = lines.with_columns(_finish().alias("_finish")).filter(pl.col("_finish").is_not_null())
+    return found.select(
+        "file",
+        "line",
+        pl.lit("run_finished").alias("event"),
+        pl.lit("info").alias("severity"),
+        # the rank a line names itself; attribution puts a prefix's rank first
+        pl.col("message")
+        .str.extract(HF_TRAINER_DONE, 1)
+        .cast(pl.Int32, strict=False)
+        .alias("rank"),
+        pl.format('{{"finish":"{}"}}', pl.col("_finish")).alias("extra"),
+    )
+
+
+PARSER = LineParser(
+    name="finish_marks",
+    literals=(
+        "destroy_process_group() was not called",
+        "End time of running main: ",
+        "Training completed",
+        "`Trainer.fit` stopped: `max_",
+        "Global test environment tear-down",
+        "worker group finished",
+        "worker group successfully finished",
+    ),
+    parse=parse,
+)
