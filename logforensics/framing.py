@@ -329,8 +329,10 @@ FRAMERS: tuple[Framer, ...] = (
         TQDM_BAR,
         literals=("%|",),
         # a bar alone is a progress line (a parser may read its counts); strip it only when a
-        # log line follows it on the same line
-        accept=lambda g: pl.col("message").str.len_chars() > _group(g, "prefix").str.len_chars(),
+        # log line follows it on the same line (tqdm pads a bar with spaces: no line)
+        accept=lambda g: (
+            pl.col("message").str.slice(_group(g, "prefix").str.len_chars()).str.strip_chars() != ""
+        ),
     ),
     Framer("rank_equals", RANK_EQUALS, lambda g: {"_task": _number(_group(g, "rank"))}),
     Framer(

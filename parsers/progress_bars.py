@@ -18,8 +18,12 @@ import polars as pl
 from logforensics.registry import LineParser
 
 # `18679/18686 [1:50:07<00:02, 2.83it/s]`, also `?it/s`, `s/it` and tqdm's own units
-# (`unit="batch"`: `6.32batch/s`, `1.82s/batch`)
-BAR = r"(\d+)/(\d+) \[[0-9:]+<[0-9:?]+,\s*[0-9.?]+\s*(?:[A-Za-z]+/s|s/[A-Za-z]+)\]"
+# (`unit="batch"`: `6.32batch/s`, `1.82s/batch`), and a postfix after the rate
+# (`set_postfix`: `160/160 [00:01<00:00, 149.47it/s, train_loss=0.68]`, speechbrain#2401)
+BAR = (
+    r"(\d+)/(\d+) \[[0-9:]+<[0-9:?]+,\s*[0-9.?]+\s*(?:[A-Za-z]+/s|s/[A-Za-z]+)"
+    r"(?:, [^\]\r]*)?\]"
+)
 RANK = r"(?:^|[^A-Za-z_])[Rr]ank[ :=]*(\d+)"
 WORLD_SIZE = r"world_size[ :=]*(\d+)"
 EPOCH = r"(?:^|[^A-Za-z_])[Ee]poch[ :=]*(\d+)"
@@ -52,5 +56,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
 
 
 PARSER = LineParser(
-    name="progress_bars", literals=("/s]", "s/it]", "s/batch]", "s/step]"), parse=parse
+    name="progress_bars",
+    literals=("/s]", "/s, ", "s/it]", "s/it, ", "s/batch]", "s/step]"),
+    parse=parse,
 )
