@@ -22,6 +22,7 @@ from logforensics.job import Job, build_job
 from logforensics.jobs import JobFiles, split_jobs
 from logforensics.reasoner import Verdict, reason, sort_findings
 from logforensics.registry import rules
+from logforensics.teardown import mark_after_finish
 
 # Lines are read and parsed this many bytes of files at a time.
 BATCH_BYTES = 128 * 2**20
@@ -225,6 +226,7 @@ def _analyze_job(
     table = finish_events(own, sorted(files))
     job = build_job(table, inventory, job_stats)
     findings, rule_errors = _run_rules(job)
+    findings = mark_after_finish(findings, job)
     verdict = reason(findings, job)
     findings = sort_findings(findings, verdict)
     assign_ids(findings)

@@ -117,13 +117,21 @@ def _verdict(verdict: dict[str, Any], findings: dict[str, Any], lang: str) -> li
     return lines + _evidence(chain, lang)
 
 
+TEARDOWN_ONLY = (
+    "The only failures came after the run had finished: a problem tearing the process groups "
+    "down, not a hang in training (see the warnings below)."
+)
+
+
 def _no_verdict(report: dict[str, Any], lang: str) -> list[str]:
     errors = any(finding["severity"] == "error" for finding in report["findings"])
-    said = (
-        "Errors were found, but none places a cause in the run; see the findings below."
-        if errors
-        else "No finding of error severity: the ranks' logs agree with each other."
-    )
+    teardown = any(finding["details"].get("after_finish") for finding in report["findings"])
+    if errors:
+        said = "Errors were found, but none places a cause in the run; see the findings below."
+    elif teardown:
+        said = TEARDOWN_ONLY
+    else:
+        said = "No finding of error severity: the ranks' logs agree with each other."
     return [_text(t(said, lang)), ""]
 
 

@@ -1,0 +1,81 @@
+"""Failures printed after the run had finished: teardown, not the hang.
+
+A process that printed a finish mark (`run_finished`: the training loop's or the program's
+end, googletest's tear-down, the interpreter's exit) and only then a watchdog, NCCL or
+connection failure did not hang in training: its process groups hung or broke while being
+torn down (destroyed in different orders on different ranks, a watchdog stuck in a CUDA call
+at exit; NVIDIA/Fuser#3055, modelscope/ms-swift#7992). Such findings become warnings that
+say so, and no verdict is drawn from them.
+
+A mark that names its rank covers that rank's later lines in the same file; one that names
+none covers every later line of its file only when it ends the whole program (its main
+returned, the tests were torn down, torchrun saw every worker succeed): a rank-less "training
+completed" may be one rank's, and the others' failures after it the divergence itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import polars as pl
+
+from logforensics.findings import Evidence, Finding
+from logforensics.job import Job
+
+# Failures that a teardown produces; a rank's own exception or OOM is never teardown.
+TEARDOWN_KINDS = ("collective_timeout", "nccl_error", "peer_lost")
+# Finish marks that end the whole program, whichever process printed them.
+PROGRAM_ENDS = ("main_returned", "tests_done", "workers_succeeded")
+
+
+def mark_after_finish(findings: Iterable[Finding], job: Job) -> list[Finding]:
+    """`findings`, those wholly after a finish mark turned into teardown warnings."""
+    findings = list(findings)
+    marks = _finish_marks(job)
+    if marks.is_empty():
+        return findings
+    for finding in findings:
+        if finding.severity != "error" or finding.kind not in TEARDOWN_KINDS:
+            continue
+        if not finding.evidence:
+            continue
+        after = [_finished_before(marks, evidence) for evidence in finding.evidence]
+        if all(mark is not None for mark in after):
+            first = min(after, key=lambda mark: (mark[0], mark[1]))  # type: ignore[index]
+            finding.severity = "warning"
+            finding.part = "context"
+            finding.summary = (
+                f"After the run had finished ({first[0]}:{first[1]}): {finding.summary} "
+                "A hang or error while process groups are torn down, not in training: destroy "
+                "them in the same order on every rank (`dist.destroy_process_group()` once "
+                "every rank is done)."
+            )
+            finding.details["after_finish"] = {"file": first[0], "line": first[1]}
+    return findings
+
+
+def _finish_marks(job: Job) -> pl.DataFrame:
+    events = job.events
+    if "event" not in events.columns:
+        return pl.DataFrame()
+    return events.filter(pl.col("event") == "run_finished").select(
+        "file",
+        "line",
+        "rank",
+        pl.col("extra").str.extract(r'"finish":"(\w+)"', 1).alias("finish"),
+    )
+
+
+def _finished_before(marks: pl.DataFrame, evidence: Evidence) -> tuple[str, int] | None:
+    """The first finish mark that covers this evidence line, as (file, line)."""
+    same_file = marks.filter((pl.col("file") == evidence.file) & (pl.col("line") < evidence.line))
+    whole_program = pl.col("rank").is_null() & pl.col("finish").is_in(PROGRAM_ENDS)
+    if evidence.rank is None:  # a line of no known rank: any mark before it in its file
+        covers = whole_program | pl.col("rank").is_null()
+    else:
+        covers = whole_program | (pl.col("rank") == evidence.rank)
+    found = same_file.filter(covers.fill_null(False)).sort("line")
+    if found.is_empty():
+        return None
+    row = found.row(0, named=True)
+    return row["file"], int(row["line"])

@@ -1,0 +1,47 @@
+"""Failures after the run finished are teardown, not the hang (logforensics/teardown.py)."""
+
+from __future__ import annotations
+
+from tests.builders import analyze_files, finding
+
+# modelscope/ms-swift#7992, verbatim: main returned, then (11 minutes on) the heartbeat monitor
+# of rank 4's expert-parallel group fired while the processes exited
+SWIFT = [
+    "18:00:31.711 [INFO:swift] End time of running main: 2026-02-05 18:00:31.710947",
+    "18:00:34.257 [rank0]:[W205 18:00:34.953145631 ProcessGroupNCCL.cpp:1538] Warning: WARNING: destroy_process_group() was not called before program exit, which can leak resources. For more info, please see https://pytorch.org/docs/stable/distributed.html#shutdown (function operator())",
+    "18:11:06.680 [rank4]:[E205 18:11:06.375750231 ProcessGroupNCCL.cpp:1870] [PG ID 12 PG GUID 99(EXPERT_MODEL_PARALLEL_GROUP) Rank 4] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives. This typically indicates a NCCL/CUDA API (e.g., CudaEventDestroy) hang blocking the watchdog, and could be triggered by another thread holding the GIL inside a CUDA api (for example, CudaEventDestroy), or other deadlock-prone behaviors.If you suspect the watchdog is not actually stuck and a longer timeout would help, you can either increase the timeout (TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC) to a larger value or disable the heartbeat monitor (TORCH_NCCL_ENABLE_MONITORING=0).If either of aforementioned helps, feel free to file an issue to PyTorch about the short timeout or false positive abort; otherwise, please attempt to debug the hang. ",
+]
+
+# NVIDIA/Fuser#3055, verbatim: the tests were torn down, then process groups hung in teardown
+FUSER = [
+    "[----------] Global test environment tear-down",
+    "[E930 15:23:00.059980974 ProcessGroupNCCL.cpp:1487] [PG ID 4 PG GUID  Rank 2] ProcessGroupNCCL's watchdog got stuck for 10 seconds without making progress in monitoring enqueued collectives. This typically indicates a NCCL/CUDA API (e.g., CudaEventDestroy) hang blocking the watchdog, and could be triggered by another thread holding the GIL inside a CUDA api (for example, CudaEventDestroy), or other deadlock-prone behaviors.If you suspect the watchdog is not actually stuck and a longer timeout would help, you can either increase the timeout (TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC) to a larger value or disable the heartbeat monitor (TORCH_NCCL_ENABLE_MONITORING=0).If either of aforementioned helps, feel free to file an issue to PyTorch about the short timeout or false positive abort; otherwise, please attempt to debug the hang.",
+    "[F930 15:23:07.686401350 ProcessGroupNCCL.cpp:1309] [PG ID 6 PG GUID  Rank 0] [PG ID 6 PG GUID  Rank 0] Terminating the process after attempting to dump debug info, due to ProcessGroupNCCL watchdog hang.",
+]
+
+
+def test_a_watchdog_stuck_after_main_returned_is_a_teardown_warning(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": SWIFT})
+    stuck = finding(analysis, "collective_timeout")
+    assert stuck.severity == "warning" and stuck.summary.startswith("After the run had finished")
+    assert stuck.details["after_finish"] == {"file": "console.log", "line": 1}
+    assert analysis.verdict is None
+
+
+def test_failures_after_the_tests_were_torn_down_make_no_verdict(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": FUSER})
+    assert analysis.verdict is None
+    assert all(f.severity != "error" for f in analysis.findings)
+
+
+def test_one_ranks_end_is_not_the_others(tmp_path):
+    # rank 0 finished training and exited; rank 1's timeout after it is no teardown: rank 1
+    # was still in a collective the finished rank never joined
+    lines = [
+        "[rank0]:Training completed. Do not forget to share your model on huggingface.co/models =)",
+        "[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught "
+        "collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, "
+        "NumelOut=9801523, Timeout(ms)=600000) ran for 600063 milliseconds before timing out.",
+    ]
+    timeout = finding(analyze_files(tmp_path, {"console.log": lines}), "collective_timeout")
+    assert timeout.severity == "error" and "after_finish" not in timeout.details
