@@ -171,6 +171,10 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
         )
     if signal:
         return f"{who} crashed ({signal})", None
+    if finding.details.get("cut"):
+        frame = str(finding.details.get("frame") or "")
+        call = frame.rsplit(" in ", 1)[-1] if " in " in frame else "a collective"
+        return f"{who} was waiting in {call} when its log ends", None
     if finding.details.get("waiting"):
         said = str(finding.details.get("exception") or "a timeout")
         return (

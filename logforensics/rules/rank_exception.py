@@ -73,7 +73,67 @@ COMMON_FIX = (
 def check(job: Job) -> list[Finding]:
     findings = _exceptions(job)
     explained = {rank for finding in findings for rank in finding.ranks}
-    return findings + _signal_deaths(job, explained) + _unattributed(job)
+    return (
+        findings
+        + _signal_deaths(job, explained)
+        + _unattributed(job)
+        + _cut_tracebacks(job, explained)
+    )
+
+
+# The calls a rank waits in for the others (torch.distributed, DDP's set-up, Horovod, DeepSpeed
+# and Accelerate helpers): a traceback whose innermost frame is one of them is a waiting rank.
+COLLECTIVE_CALL = (
+    r"\bin (?:barrier|monitored_barrier|all_?reduce\w*|all_?gather\w*|broadcast\w*|"
+    r"reduce_scatter\w*|all_to_all\w*|gather|scatter|reduce|wait|synchronize|"
+    r"_verify_param_shape_across_processes|_sync_module_states|_sync_params_and_buffers|"
+    r"main_process_first|wait_for_everyone)$"
+)
+
+
+def _cut_tracebacks(job: Job, explained: set[int]) -> list[Finding]:
+    """Tracebacks cut before their exception line whose innermost frame is a collective
+    (`broadcast_parameters`, `barrier`, DDP's parameter check), on ranks no other exception
+    explains: the rank was waiting for the others there, a consequence whose cause is
+    elsewhere (horovod#1834: rank 0 in `hvd.broadcast_parameters` while rank 3 failed on its
+    data). A cut traceback anywhere else says nothing of why (a Ctrl-C of a hung job prints
+    one too, fairseq#708): no finding."""
+    cut = job.events.filter(
+        (pl.col("event") == "exception")
+        & pl.col("exc_type").is_null()
+        & pl.col("rank").is_not_null()
+        & ~pl.col("rank").is_in(list(explained))
+        & pl.col("frame").fill_null("").str.contains(COLLECTIVE_CALL)
+    ).sort("file", "line")
+    if cut.is_empty():
+        return []
+    ranks = sorted(cut.get_column("rank").unique().to_list())
+    frame = cut.get_column("frame").item(0)
+    who = rank_list(ranks)
+    evidence, total = evidence_from(cut.select("file", "line", "text", "rank"))
+    return [
+        Finding(
+            kind="rank_exception",
+            severity="error",
+            part="consequence",
+            summary=(
+                f"{who.capitalize()} ended in a traceback cut before its exception, inside a "
+                f"collective in {frame}: waiting for the other ranks there, so the rank they "
+                "waited for is elsewhere."
+            ),
+            fix=(
+                "The exception line is missing from these logs: attach the whole log of "
+                f"{who} (stderr). Then find the rank that never reached this collective."
+            ),
+            ranks=ranks,
+            blames_nobody=True,
+            evidence=evidence,
+            evidence_total=total,
+            timestamp=earliest_time(cut),
+            confidence="low",
+            details={"frame": frame, "cut": True},
+        )
+    ]
 
 
 def _exceptions(job: Job) -> list[Finding]:

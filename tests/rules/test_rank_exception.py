@@ -244,3 +244,24 @@ def test_an_unattributed_exception_is_still_a_failure(tmp_path):
     failed = finding(analysis, "rank_exception")
     assert failed.blamed == [] and "ValueError" in failed.summary
     assert analysis.verdict is not None and analysis.verdict.finding is failed
+
+
+# horovod/horovod#1834, verbatim: rank 0's traceback, cut in the paste before its exception,
+# ends in `broadcast_parameters`; rank 3 (no line here) failed on its copy of the data
+HOROVOD_CUT = [
+    "[1,4]<stdout>:Extracting data-4/MNIST/raw/train-images-idx3-ubyte.gz to data-4/MNIST/raw",
+    "[1,0]<stderr>:Traceback (most recent call last):",
+    '[1,0]<stderr>:  File "pytorch_mnist.py", line 127, in <module>',
+    "[1,0]<stderr>:    hvd.broadcast_parameters(model.state_dict(), root_rank=0)",
+    '[1,0]<stderr>:  File "/home/mas/20/cdsanwesk/miniconda3/envs/fresh_env/lib/python3.7/'
+    'site-packages/horovod/torch/__init__.py", line 470, in broadcast_parameters',
+]
+
+
+def test_a_cut_traceback_inside_a_collective_is_a_waiting_rank(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": HOROVOD_CUT})
+    cut = finding(analysis, "rank_exception")
+    assert cut.ranks == [0] and cut.part == "consequence" and cut.blamed == []
+    assert analysis.verdict.headline.startswith(
+        "Rank 0 was waiting in broadcast_parameters when its log ends"
+    )
