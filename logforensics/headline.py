@@ -235,6 +235,13 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
 
 
 def _monitored_barrier(finding: Finding, verdict: Verdict) -> Told:
+    if finding.blames_nobody:
+        arrived = _ranks_of(finding.details.get("ranks_that_arrived"))
+        return (
+            f"{_who(arrived, 'Some ranks')} got errors from the monitored barrier's "
+            f"coordinator ({rank_list(finding.ranks)})",
+            "the logs do not say which rank failed",
+        )
     what = f"{_who(finding.ranks)} never reached the monitored barrier"
     arrived = _ranks_of(finding.details.get("ranks_that_arrived"))
     return what, f"{rank_list(arrived)} waited for {_it(finding.ranks)}" if arrived else None

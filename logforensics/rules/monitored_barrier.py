@@ -71,9 +71,11 @@ WAITING_FIX = (
 
 def _from_waiting_side(job: Job) -> list[Finding]:
     """Only the ranks that arrived reported: `Rank 1 successfully reached monitoredBarrier,
-    but received errors while waiting for send/recv from rank 0`. The rank they waited for is
-    the coordinator; with no laggard list of its own in the logs, it is the one that did not
-    arrive (or its report is missing)."""
+    but received errors while waiting for send/recv from rank 0`. gloo prints that fixed text
+    whenever the exchange with the coordinator failed: the coordinator never arrived, or it
+    arrived, found another rank missing and threw (its own log then names that rank;
+    pytorch#76198, a Kubernetes pod that died). With the coordinator's log here and no such
+    report in it, the coordinator is the one; without it, the logs name nobody."""
     waiting = job.events.filter(
         (pl.col("event") == "barrier_peer_error") & pl.col("peer_rank").is_not_null()
     )
@@ -82,16 +84,21 @@ def _from_waiting_side(job: Job) -> list[Finding]:
     waited_for = sorted(waiting.get_column("peer_rank").unique().to_list())
     arrived = sorted(waiting.get_column("rank").drop_nulls().unique().to_list())
     own_log = set(waited_for) <= set(job.ranks_seen)
-    summary = (
-        f"{rank_list(arrived).capitalize() if arrived else 'Some ranks'} reached the monitored "
-        f"barrier and got errors waiting for {rank_list(waited_for)}, which coordinates it: "
-        f"{'it' if len(waited_for) == 1 else 'they'} never arrived"
-    )
-    summary += (
-        ", and its own log has no report of other laggards."
-        if own_log
-        else " (its own log, which would name other laggards if it had arrived, is not here)."
-    )
+    who = rank_list(arrived).capitalize() if arrived else "Some ranks"
+    if own_log:
+        summary = (
+            f"{who} reached the monitored barrier and got errors waiting for "
+            f"{rank_list(waited_for)}, which coordinates it: "
+            f"{'it' if len(waited_for) == 1 else 'they'} never arrived, and its own log has "
+            "no report of other laggards."
+        )
+    else:
+        summary = (
+            f"{who} reached the monitored barrier and got errors waiting for "
+            f"{rank_list(waited_for)}, which coordinates it: either it never arrived, or it "
+            "found another rank missing and stopped; its own log, which would name that rank, "
+            "is not here."
+        )
     return [
         placed_finding(
             job,
@@ -102,7 +109,8 @@ def _from_waiting_side(job: Job) -> list[Finding]:
             summary=summary,
             fix=WAITING_FIX.format(who=rank_list(waited_for)),
             ranks=waited_for,
-            confidence="high" if own_log else "medium",
+            blames_nobody=not own_log,
+            confidence="high" if own_log else "low",
             details={"ranks_that_arrived": arrived, "seen_from": "the waiting ranks"},
         )
     ]

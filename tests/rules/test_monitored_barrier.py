@@ -23,3 +23,30 @@ def test_rank_zero_names_the_laggard(tmp_path):
 def test_several_laggards(tmp_path):
     line = "RuntimeError: [Rank 0]: Ranks 1, 2 failed to pass monitoredBarrier in 120000 ms"
     assert finding(analyze_files(tmp_path, {"a.log": [line]}), "monitored_barrier").ranks == [1, 2]
+
+
+# pytorch/pytorch#76198, verbatim (rank 1's log only): a Kubernetes pod died; gloo's fixed text
+# on a rank whose exchange with the coordinator failed names rank 0 whether or not it failed
+WAITING_ONLY = [
+    "[E ProcessGroupGloo.cpp:136] Rank 1 successfully reached monitoredBarrier, but received "
+    "errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.",
+    "RuntimeError: Rank 1 successfully reached monitoredBarrier, but received errors while "
+    "waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.",
+    " Original exception:",
+]
+
+
+def test_without_the_coordinators_log_nobody_is_blamed(tmp_path):
+    analysis = analyze_files(tmp_path, {"rank1.log": WAITING_ONLY})
+    barrier = finding(analysis, "monitored_barrier")
+    assert barrier.blamed == [] and barrier.confidence == "low"
+    assert analysis.verdict.headline == (
+        "Rank 1 got errors from the monitored barrier's coordinator (rank 0); the logs do not "
+        "say which rank failed"
+    )
+
+
+def test_the_coordinators_own_silent_log_makes_it_the_one(tmp_path):
+    files = {"rank1.log": WAITING_ONLY, "rank0.log": ["rank=0 step=4 stage=before_forward"]}
+    barrier = finding(analyze_files(tmp_path, files), "monitored_barrier")
+    assert barrier.blamed == [0] and barrier.confidence == "high"
