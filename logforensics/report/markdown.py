@@ -123,6 +123,12 @@ TEARDOWN_ONLY = (
 )
 
 
+FEW_RANKS = (
+    "No finding of error severity; these logs show fewer than two ranks, so they cannot show "
+    "whether the ranks agreed."
+)
+
+
 def _no_verdict(report: dict[str, Any], lang: str) -> list[str]:
     errors = any(finding["severity"] == "error" for finding in report["findings"])
     teardown = any(finding["details"].get("after_finish") for finding in report["findings"])
@@ -130,6 +136,8 @@ def _no_verdict(report: dict[str, Any], lang: str) -> list[str]:
         said = "Errors were found, but none places a cause in the run; see the findings below."
     elif teardown:
         said = TEARDOWN_ONLY
+    elif len(report["inputs"]["ranks_seen"]) < 2:  # nothing to compare: claim no agreement
+        said = FEW_RANKS
     else:
         said = "No finding of error severity: the ranks' logs agree with each other."
     return [_text(t(said, lang)), ""]

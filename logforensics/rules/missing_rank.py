@@ -152,6 +152,9 @@ def _store_unreachable(job: Job) -> list[Finding]:
     )
     if job.progress is not None and not job.progress.marks.is_empty():
         sockets = sockets.clear()  # the job trained: the client got through on a retry
+    sockets = sockets.join(_went_on(job), on="file", how="left").filter(
+        pl.col("_went_on").is_null() | (pl.col("_went_on") < pl.col("line"))
+    )
     failures = pl.concat([sockets, startup_failures(job)], how="diagonal_relaxed").sort(
         "file", "line"
     )
@@ -187,6 +190,17 @@ def _store_unreachable(job: Job) -> list[Finding]:
             details={"phase": "rendezvous", "endpoint": endpoint, "reporters": reporters},
         )
     ]
+
+
+def _went_on(job: Job) -> pl.DataFrame:
+    """Per file, the last line that shows the job past its rendezvous: torchrun's result
+    (`global_world_sizes=[4, 4]`), a progress bar or mark. A store failure before it was
+    overcome (pytorch#116974: port 29500 held by another job, then three epochs trained)."""
+    progress = job.events.filter(
+        ((pl.col("family") == "rendezvous") & (pl.col("event") == "world_size"))
+        | pl.col("event").is_in(["stage", "progress_bar"])
+    )
+    return progress.group_by("file").agg(pl.col("line").max().alias("_went_on"))
 
 
 def _absent(job: Job) -> list[Finding]:

@@ -169,3 +169,9 @@ def test_the_chinese_markdown_keeps_log_text_and_names():
     assert "**结论：** `stage_divergence` · rank 2" in text
     evidence = "2026-11-30 15:04:31,251 WARNING rank=2 step=5 non-finite loss=nan -> skipping batch"
     assert f"{evidence}\n" in fences(text)
+
+
+def test_no_agreement_is_claimed_of_fewer_than_two_ranks(tmp_path):
+    logs = write_logs(tmp_path, {"rank0.log": ["rank=0 step=1 stage=before_forward"]})
+    text = markdown_of(logs)
+    assert "fewer than two ranks" in text and "agree with each other" not in text

@@ -157,3 +157,33 @@ def test_a_world_every_rank_announced_once_is_whole(tmp_path):
     analysis = analyze_files(tmp_path, {"train.log": lines})
     assert analysis.verdict is None  # ranks 2-3 not in the excerpt: a warning, no cause
     assert not [f for f in analysis.findings if f.severity == "error"]
+
+
+# pytorch/pytorch#116974, verbatim: the store's port was held by another job; torchrun's agent
+# then completed its rendezvous and the job trained three epochs
+PORT_IN_USE_THEN_TRAINED = [
+    "INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous'ing worker group",
+    "[W socket.cpp:426] [c10d] The server socket has failed to bind to [::]:29500 (errno: 98 - "
+    "Address already in use).",
+    "[W socket.cpp:426] [c10d] The server socket has failed to bind to 0.0.0.0:29500 (errno: 98 "
+    "- Address already in use).",
+    "[E socket.cpp:462] [c10d] The server socket has failed to listen on any local network "
+    "address.",
+    "INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous complete for workers. "
+    "Result:",
+    "  restart_count=0",
+    "  global_ranks=[0, 1]",
+    "  role_world_sizes=[4, 4]",
+    "  global_world_sizes=[4, 4]",
+    "For gpu:3. Running epoch: 2",
+]
+
+
+def test_a_store_failure_the_rendezvous_got_past_is_no_failed_start(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": PORT_IN_USE_THEN_TRAINED})
+    assert not any(f.details.get("phase") == "rendezvous" for f in analysis.findings)
+
+
+def test_a_store_failure_with_nothing_after_it_still_is(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": PORT_IN_USE_THEN_TRAINED[:4]})
+    assert any(f.details.get("phase") == "rendezvous" for f in analysis.findings)
