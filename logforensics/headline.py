@@ -151,6 +151,11 @@ def _oom(finding: Finding, verdict: Verdict) -> Told:
         who = _who(finding.ranks) if finding.ranks else "The job"
         killer = "SLURM's" if finding.details.get("killer") == "slurm" else "the kernel's"
         return f"{who} ran out of host memory{where} ({killer} OOM killer)", None
+    if finding.details.get("device"):
+        return (
+            f"{_who(finding.ranks)} could get no GPU memory at start-up (GPU full or faulty)",
+            None,
+        )
     what = f"{_who(finding.ranks)} ran out of GPU memory"
     if finding.details.get("in_nccl"):
         what += " inside NCCL"

@@ -99,6 +99,13 @@ def _host(job: Job) -> list[Finding]:
     ]
 
 
+DEVICE_FIX = (
+    "Check the GPU before the batch size: `nvidia-smi` on that node for other processes on the "
+    "device (a previous job's leftovers, two ranks given one GPU) and for Xid or ECC errors "
+    "(`dmesg -T | grep -i xid`); take a faulty node out of the job (SLURM `--exclude`)."
+)
+
+
 def _gpu(job: Job) -> list[Finding]:
     ooms = job.events.filter(pl.col("event") == "oom")
     if ooms.is_empty():
@@ -112,8 +119,22 @@ def _gpu(job: Job) -> list[Finding]:
     summary = f"{who.capitalize()} ran out of GPU memory{asked}" + (
         f" at step {step} ({stage})" if step is not None else ""
     )
+    # the CUDA runtime's own `CUDA error: out of memory` (no allocation size) before the first
+    # step: nothing of the model's was allocated yet (bigscience tr1's faulty node, at the
+    # first barrier)
+    device = (
+        not len(requested)
+        and step is None
+        and (job.progress is None or job.progress.marks.is_empty())
+        and bool(ooms.get_column("text").str.contains("CUDA error: out of memory").any())
+    )
     if in_nccl:
         summary += " inside NCCL, which could not allocate its buffers"
+    if device:
+        summary += (
+            " at start-up, before any training step and with no allocation size: the GPU was "
+            "already full (another process on it) or faulty, not short of memory for the model"
+        )
     # fairseq-style training loops catch the OOM, log it and skip the batch on that rank only
     caught = bool(
         ooms.get_column("extra").str.contains('"logged":true', literal=True).fill_null(False).all()
@@ -135,7 +156,10 @@ def _gpu(job: Job) -> list[Finding]:
             severity="warning" if caught else "error",
             part="explanation",
             summary=summary,
-            fix=FIX.format(who=who) + (NCCL_FIX if in_nccl else "") + (SKIP_FIX if caught else ""),
+            fix=DEVICE_FIX
+            if device
+            else FIX.format(who=who) + (NCCL_FIX if in_nccl else "") + (SKIP_FIX if caught else ""),
+            confidence="medium" if device else "high",
             ranks=ranks,
             step=step,
             stage=stage,
@@ -143,7 +167,7 @@ def _gpu(job: Job) -> list[Finding]:
             evidence_total=total,
             order=order,
             timestamp=earliest_time(ooms),
-            details={"swallowed": caught, "in_nccl": in_nccl},
+            details={"swallowed": caught, "in_nccl": in_nccl, "device": device},
         )
     ]
 

@@ -35,6 +35,7 @@ CONSEQUENCE = (
     r"|Detected mismatch between collectives|finished reduction"
     r"|KeyboardInterrupt|SignalException|Broken pipe|Socket|gloo"
 )
+OUT_OF_MEMORY = r"(?i)out of memory|OutOfMemoryError"
 # Of those, the ones that say the process waited for others in vain.
 WAITED = r"(?i)timed? ?out|timeout"
 SWALLOWED_FIX = (
@@ -62,6 +63,17 @@ WORKER_FIX = (
     "container `--shm-size` or `--ipc=host`), or a crash in the dataset code (run with "
     "`num_workers=0` to see its traceback). Fewer workers or a smaller prefetch_factor cut "
     "the memory."
+)
+# A GPU or node that failed, whatever code ran on it (NVIDIA's Xid catalogue; bigscience's
+# tr1/tr11 chronicles: an uncorrectable ECC error, `CUDA error: unknown error` on a dead GPU)
+HARDWARE = (
+    r"(?i)uncorrectable ECC|ECC error|CUDA error: unknown error|fell off the bus|\bXid\b"
+    r"|GPU is lost|unspecified launch failure"
+)
+HARDWARE_FIX = (
+    "This error comes from the GPU or its node, not from the training code: take the node out "
+    "of the job (SLURM `--exclude`, cordon it), and on it read `dmesg -T | grep -i xid` and "
+    "`nvidia-smi -q -d ECC,PAGE_RETIREMENT`; resume from the last checkpoint on healthy nodes."
 )
 LOGGED = '"logged":true'  # set by parsers/log_levels.py on a caught exception it logged
 COMMON_FIX = (
@@ -137,18 +149,22 @@ def _cut_tracebacks(job: Job, explained: set[int]) -> list[Finding]:
 
 
 def _exceptions(job: Job) -> list[Finding]:
-    exceptions = job.events.filter(
-        (pl.col("event") == "exception")
-        & pl.col("rank").is_not_null()
-        & pl.col("exc_type").is_not_null()  # a traceback cut before its exception: no cause
-    ).with_columns(
-        pl.concat_str(
-            [pl.col("exc_type").fill_null(""), pl.col("exc_message").fill_null("")], separator=": "
-        ).alias("what"),
-        pl.col("extra")
-        .str.contains('"logged":true', literal=True)
-        .fill_null(False)
-        .alias("logged"),
+    exceptions = (
+        _thrown(job)
+        .filter(
+            pl.col("rank").is_not_null()
+            & pl.col("exc_type").is_not_null()  # a traceback cut before its exception: no cause
+        )
+        .with_columns(
+            pl.concat_str(
+                [pl.col("exc_type").fill_null(""), pl.col("exc_message").fill_null("")],
+                separator=": ",
+            ).alias("what"),
+            pl.col("extra")
+            .str.contains('"logged":true', literal=True)
+            .fill_null(False)
+            .alias("logged"),
+        )
     )
     startup = startup_failures(job).select("file", "line")
     primary = exceptions.filter(~pl.col("what").str.contains(CONSEQUENCE)).join(
@@ -163,13 +179,32 @@ def _exceptions(job: Job) -> list[Finding]:
     return sorted(findings, key=lambda f: f.ranks)
 
 
+def _thrown(job: Job) -> pl.DataFrame:
+    """Python exceptions, and C++ exceptions that ended a process (`terminate called after
+    throwing an instance of 'c10::CUDAError'` / `what():  CUDA error: unknown error`,
+    bigscience tr11's dead GPU) on ranks, or in files, that printed no Python one."""
+    events = job.events
+    python = events.filter(pl.col("event") == "exception")
+    cpp = events.filter(pl.col("event") == "cpp_terminate")
+    if cpp.is_empty():
+        return python
+    ranked = python.get_column("rank").drop_nulls().unique().implode()
+    files = python.get_column("file").unique().implode()
+    alone = cpp.filter(
+        pl.when(pl.col("rank").is_not_null())
+        .then(~pl.col("rank").is_in(ranked))
+        .otherwise(~pl.col("file").is_in(files))
+    )
+    return pl.concat([python, alone], how="diagonal_relaxed")
+
+
 def _unattributed(job: Job) -> list[Finding]:
     """Exceptions no line ties to a rank (not the launcher's summary of its children), when no
     rank's own exception is in the logs: a failure all the same (never "no failure found"
     over a traceback), blaming nobody. When every one that says what it was is a wait that
     timed out (`RuntimeError: Socket Timeout` from TCPStore, returnn#1621), the processes were
     waiting for another one: a consequence."""
-    events = job.events.filter(pl.col("event") == "exception")
+    events = _thrown(job)
     if events.is_empty() or events.get_column("rank").is_not_null().any():
         return []
     startup = startup_failures(job).select("file", "line")
@@ -185,7 +220,9 @@ def _unattributed(job: Job) -> list[Finding]:
         pl.concat_str(
             [pl.col("exc_type"), pl.col("exc_message").fill_null("")], separator=": "
         ).alias("what")
-    )
+    ).filter(~pl.col("what").str.contains(OUT_OF_MEMORY))  # the oom rule's
+    if rows.is_empty():
+        return []
     said = rows.filter(pl.col("exc_message").fill_null("").str.strip_chars() != "")
     consequences = said.get_column("what").str.contains(CONSEQUENCE)
     if not said.is_empty() and consequences.all():
@@ -215,7 +252,9 @@ def _unattributed(job: Job) -> list[Finding]:
             part="consequence" if waits else "explanation",
             summary=summary,
             fix=(
-                "Find the rank the others waited for: the one whose log shows it busy or "
+                HARDWARE_FIX
+                if any(re.search(HARDWARE, what) for what in whats)
+                else "Find the rank the others waited for: the one whose log shows it busy or "
                 "failing at that time. Prefix each rank's output (`torchrun --tee 3`) so the "
                 "next log says who raised what."
             ),
@@ -384,6 +423,8 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
         fix = FATAL_FIX.format(who=rank_list(ranks), it="it" if len(ranks) == 1 else "they")
         if re.search(WORKER_DIED, message):
             fix = WORKER_FIX.format(who=rank_list(ranks))
+        elif re.search(HARDWARE, f"{exc}: {message}"):
+            fix = HARDWARE_FIX
     if len(ranks) > 1:
         fix = COMMON_FIX + " " + fix
     if on_all:

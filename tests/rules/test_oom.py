@@ -50,3 +50,27 @@ def test_the_kernels_oom_kill_of_a_ranks_pid_is_that_ranks_host_oom(tmp_path):
     oom = finding(analyze_files(tmp_path, files), "oom")
     assert oom.ranks == [2] and oom.details["killer"] == "kernel"
     assert oom.summary.startswith("The kernel's OOM killer ended rank 2")
+
+
+# bigscience-workshop/bigscience, train/tr1-13B-base/chronicles.md ("Corrupt GPU crashes the
+# training multiple times"), verbatim: the restarted job died at its first barrier on a node
+# whose GPU had failed; nothing of the model was allocated yet
+FAULTY_GPU_AT_START = [
+    "> compiling and loading fused kernels ...",
+    "Traceback (most recent call last):",
+    '  File "/gpfsssd/worksf/projects/rech/six/commun/code/tr1-13B/Megatron-DeepSpeed-tr1-13B/'
+    'megatron/initialize.py", line 140, in _compile_dependencies',
+    "    torch.distributed.barrier()",
+    '  File "/gpfswork/rech/six/commun/conda/tr1-13B/lib/python3.8/site-packages/torch/'
+    'distributed/distributed_c10d.py", line 2420, in barrier',
+    "    work = default_pg.barrier(opts=opts)",
+    "RuntimeError: CUDA error: out of memory",
+]
+
+
+def test_no_memory_at_start_up_points_at_the_gpu_not_the_batch(tmp_path):
+    analysis = analyze_files(tmp_path, {"main_log.txt": FAULTY_GPU_AT_START})
+    oom = finding(analysis, "oom")
+    assert oom.details["device"] is True and oom.confidence == "medium"
+    assert "nvidia-smi" in oom.fix and "smaller" not in oom.fix
+    assert [f.kind for f in analysis.findings if f.severity == "error"] == ["oom"]

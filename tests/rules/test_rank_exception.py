@@ -265,3 +265,21 @@ def test_a_cut_traceback_inside_a_collective_is_a_waiting_rank(tmp_path):
     assert analysis.verdict.headline.startswith(
         "Rank 0 was waiting in broadcast_parameters when its log ends"
     )
+
+
+# bigscience-workshop/bigscience, train/tr11-176B-ml/chronicles.md (2022-03-21), verbatim: a
+# GPU died under local rank 3 (torchrun's `[default3]:` tag names no global rank)
+DEAD_GPU = [
+    "[default3]:terminate called after throwing an instance of 'c10::CUDAError'",
+    "[default3]:  what():  CUDA error: unknown error",
+    "[default3]:Exception raised from query at ../aten/src/ATen/cuda/CUDAEvent.h:95 (most "
+    "recent call first):",
+]
+
+
+def test_a_process_killed_by_a_cpp_exception_is_a_failure_with_the_hardware_fix(tmp_path):
+    analysis = analyze_files(tmp_path, {"main_log.txt": DEAD_GPU})
+    died = finding(analysis, "rank_exception")
+    assert "CUDA error: unknown error" in died.summary and died.blamed == []
+    assert "dmesg -T | grep -i xid" in died.fix
+    assert analysis.verdict is not None and analysis.verdict.finding is died
