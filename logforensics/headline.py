@@ -219,6 +219,7 @@ NCCL_WORDS = {
     "internal": "NCCL failed internally on {who}",
     "usage": "NCCL refused a call on {who} (invalid usage)",
     "unknown": "NCCL failed on {who}",
+    "topology": "NCCL could not map the devices of {who}",
 }
 
 

@@ -56,14 +56,19 @@ from logforensics.registry import LineParser
 # unpeeled launcher prefixes do not hide it (mpirun `[1,2]<stdout>:`, Ray `(Worker pid=1) `):
 #   [2025-03-18 21:25:51] nickelpie-job-0:1:1 [0] NCCL INFO NCCL version 2.26.2+cuda12.8
 #   [1,2]<stdout>:smc-gpu-03:29880:30398 [0] init.cc:497 NCCL WARN Duplicate GPU detected : ...
+# A WARN pasted without its identity keeps its source and words (NVIDIA/NeMo#13996, quoted
+# in an issue: `graph/topo.h:230 NCCL WARN Could not find NET with id 0`): read, no process.
 NCCL_LINE = (
     r"(?:\[(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\] )?"
-    r"(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
+    r"(?:(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] )?"
     r"(?:[0-9.]+ )?(?:(?P<src>\S+:\d+)(?: \((?P<func>[^)\s]*)\))? )?"
     r"NCCL (?P<level>INFO|WARN|TRACE) "
 )
 # The same, without captures: a DFA-only test for the bulk of the lines.
-NCCL_LINE_TEST = r"[^\s:\[\]]+:\d+:\d+ \[\d+\] (?:\S+ ){0,3}NCCL (?:INFO|WARN|TRACE) "
+NCCL_LINE_TEST = (
+    r"[^\s:\[\]]+:\d+:\d+ \[\d+\] (?:\S+ ){0,3}NCCL (?:INFO|WARN|TRACE) "
+    r"|^(?:\S+:\d+ )?(?:\(\S*\) )?NCCL WARN "
+)
 
 # INFO lines that become events; every other INFO line is only counted.
 # `A03-R28-I49-3-9000018:193027:193119 [7] NCCL INFO comm 0x7fdf08000d00 rank 15 nranks 16
@@ -140,6 +145,8 @@ ERROR_WARN = (
     r"[Cc]onnection refused|[Cc]onnection reset|Broken pipe|remote peer|socketProgress|"
     r"socketPoll|socketWait|Call to \w+|\[Proxy \w+ \d+\] Failed|[Cc]uda failure|CUDA failure|"
     r"[Cc]uda error|CUDA error|System call|Timeout waiting|timed out"
+    # init cannot map the topology to a network device (NVIDIA/NeMo#13996, NVIDIA/nccl#1748)
+    r"|Could not find NET with id"
 )
 # A network peer as printed: `10.200.84.247<58355>`, `gpu004.ds-a4-r02.abc.com<55693>`.
 PEER = r"([^\s<>()]+<\d+>)"
@@ -236,7 +243,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         (pl.col("candidate") & message.str.contains(NCCL_LINE_TEST)).alias("_nccl")
     )
     nccl = lines.filter(pl.col("_nccl"))
-    eventful = message.str.contains(" NCCL WARN ", literal=True) | (
+    eventful = message.str.contains("NCCL WARN ", literal=True) | (
         message.str.contains(" NCCL INFO ", literal=True)
         & (message.str.contains_any(list(EVENTFUL_INFO)) | message.str.contains(UNWIND_TEST))
     )

@@ -208,6 +208,8 @@ def _absent(job: Job) -> list[Finding]:
     if world is None:
         return []
     seen = set(job.ranks_seen)
+    if not seen:  # no line tied to any rank: the logs are unattributed, not the ranks absent
+        return []
     count, absent = _absent_ranks(seen, world.value)
     if not count:
         return []

@@ -61,6 +61,10 @@ CLASS_WORDS = {
     "cuda": " A CUDA call inside NCCL failed on this rank.",
     "system": " A system or network call inside NCCL failed on this rank.",
     "unknown": " PyTorch names only the error class; NCCL's own lines are not in the logs.",
+    "topology": (
+        " NCCL could not map the node's devices (GPUs, NICs, PCI) while building its "
+        "communicators: a problem of the node's hardware or of this NCCL version with it."
+    ),
     "internal": " NCCL returned an internal error (ncclInternalError) on this rank.",
     "usage": (
         " NCCL returned invalid usage on this rank: the ranks did not call it alike (sizes, "
@@ -144,12 +148,21 @@ FIX_VERSIONS = (
 )
 
 
+# NVIDIA/NeMo#13996: `Could not find NET with id 0` on every multi-node run, gone with NCCL
+# 2.27.3 (NVIDIA/nccl#1748: NIC fusion falling back to a hard-coded NET id)
+FIX_TOPOLOGY = (
+    "Run once with `NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,NET` to see the devices NCCL "
+    "found; if it fails on every node, try a newer NCCL (or container) first, then pin the "
+    "interfaces (`NCCL_IB_HCA`, `NCCL_SOCKET_IFNAME`); if on one node only, check that node's "
+    "NICs and GPUs."
+)
 FIXES = {
     "peer": FIX_PEER,
     "infiniband": FIX_INFINIBAND,
     "cuda": FIX_CUDA,
     "system": FIX_SYSTEM,
     "unknown": FIX_UNKNOWN,
+    "topology": FIX_TOPOLOGY,
     "internal": FIX_INTERNAL,
     "usage": FIX_USAGE,
 }
@@ -339,7 +352,9 @@ def _class_of(first: dict[str, object]) -> str:
         return RESULT_CLASSES[str(first["result"])]
     if _matches(what, CUDA):
         return "cuda"
-    if first["host"] is None:
+    if first.get("subsystem") == "topology":
+        return "topology"
+    if first["host"] is None and not first.get("subsystem"):
         return "unknown"
     return "system"
 

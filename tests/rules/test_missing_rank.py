@@ -187,3 +187,9 @@ def test_a_store_failure_the_rendezvous_got_past_is_no_failed_start(tmp_path):
 def test_a_store_failure_with_nothing_after_it_still_is(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": PORT_IN_USE_THEN_TRAINED[:4]})
     assert any(f.details.get("phase") == "rendezvous" for f in analysis.findings)
+
+
+def test_no_rank_is_called_absent_when_no_line_names_any(tmp_path):
+    # NVIDIA/NeMo#13996: a console with the world size and no line tied to a rank
+    lines = ["All distributed processes registered. Starting with 32 processes"]
+    assert "missing_rank" not in kinds(analyze_files(tmp_path, {"console.log": lines}))

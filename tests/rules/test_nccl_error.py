@@ -345,3 +345,20 @@ def test_the_collector_s_stamp_does_not_hide_the_global_rank():
     assert timeout.ranks == [13, 14, 15]
     # their sequence numbers belong to different groups (PG GUID 119, 112, 120): no laggard
     assert "lagged" not in timeout.summary
+
+
+# NVIDIA/NeMo#13996, verbatim: the WARN as the issue quotes it, without NCCL's process identity;
+# every multi-node run failed there until NCCL was upgraded
+TOPOLOGY_WARN = [
+    "All distributed processes registered. Starting with 32 processes",
+    "graph/topo.h:230 NCCL WARN Could not find NET with id 0",
+]
+
+
+def test_a_warn_without_its_identity_is_read_and_its_topology_failure_named(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": TOPOLOGY_WARN})
+    failed = finding(analysis, "nccl_error")
+    assert "Could not find NET with id 0" in failed.summary
+    assert "NCCL's own lines are not in the logs" not in failed.summary
+    assert "NCCL_DEBUG_SUBSYS=INIT,GRAPH,NET" in failed.fix
+    assert analysis.verdict.headline.startswith("NCCL could not map the devices of")
