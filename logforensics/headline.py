@@ -176,6 +176,8 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
         )
     if signal:
         return f"{who} crashed ({signal})", None
+    if finding.details.get("exit_code") is not None:
+        return f"{who} exited with code {finding.details['exit_code']}", None
     if finding.details.get("cut"):
         frame = str(finding.details.get("frame") or "")
         call = frame.rsplit(" in ", 1)[-1] if " in " in frame else "a collective"

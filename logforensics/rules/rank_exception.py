@@ -90,7 +90,65 @@ def check(job: Job) -> list[Finding]:
         + _signal_deaths(job, explained)
         + _unattributed(job)
         + _cut_tracebacks(job, explained)
+        + _exited(job)
     )
+
+
+def _exited(job: Job) -> list[Finding]:
+    """torchrun's report that a worker exited with an error code (`failed (exitcode: 1)
+    local_rank: 0 (pid: 876053)`), in logs that hold no error of any rank's own: the worker's
+    failure is all they say (pytorch#147064). A finding all the same, naming the rank only where
+    the local rank is known to be the global one (a single node)."""
+    events = job.events
+    if not events.filter(
+        (pl.col("severity") == "error")
+        & (pl.col("family") != "elastic")
+        & (pl.col("family") != "traceback")
+    ).is_empty():
+        return []
+    if not events.filter(
+        pl.col("event").is_in(["exception", "cpp_terminate"]) & pl.col("exc_type").is_not_null()
+    ).is_empty():
+        return []
+    exits = (
+        events.filter(pl.col("event").is_in(["worker_failed", "child_failed"]))
+        .filter(pl.col("exitcode").fill_null(0) > 0)
+        .with_columns(pl.coalesce("rank", _local_is_global(job)).alias("rank"))
+        .sort("file", "line")
+    )
+    if exits.is_empty():
+        return []
+    ranks = sorted(exits.get_column("rank").drop_nulls().unique().to_list())
+    code = int(exits.get_column("exitcode").item(0))
+    who = rank_list(ranks).capitalize() if ranks else "A worker"
+    evidence, total = evidence_from(exits.select("file", "line", "text", "rank"))
+    return [
+        Finding(
+            kind="rank_exception",
+            severity="error",
+            part="explanation",
+            summary=(
+                f"{who} exited with code {code} (torchrun's report); the error it printed is "
+                "not in these logs."
+            ),
+            fix=EXITED_FIX,
+            ranks=ranks,
+            blames_nobody=not ranks,
+            evidence=evidence,
+            evidence_total=total,
+            timestamp=earliest_time(exits),
+            confidence="medium" if ranks else "low",
+            details={"exception": f"exit code {code}", "exit_code": code},
+        )
+    ]
+
+
+EXITED_FIX = (
+    "Read that worker's own output for its traceback (torchrun `--log-dir` with `--tee 3`, or "
+    "the rank's stderr); decorate the entry point with "
+    "`torch.distributed.elastic.multiprocessing.errors.record` so that torchrun prints the "
+    "worker's exception in its summary."
+)
 
 
 # The calls a rank waits in for the others (torch.distributed, DDP's set-up, Horovod, DeepSpeed

@@ -283,3 +283,27 @@ def test_a_process_killed_by_a_cpp_exception_is_a_failure_with_the_hardware_fix(
     assert "CUDA error: unknown error" in died.summary and died.blamed == []
     assert "dmesg -T | grep -i xid" in died.fix
     assert analysis.verdict is not None and analysis.verdict.finding is died
+
+
+# pytorch/pytorch#147064, verbatim: torchrun's agent reports its worker's exit; the worker's own
+# output is not in the paste
+WORKER_EXITED = [
+    "E0213 12:07:20.086000 870572 torch/distributed/elastic/multiprocessing/api.py:869] failed "
+    "(exitcode: 1) local_rank: 0 (pid: 876053) of binary: /usr/local/google/home/kiuk/.pyenv/"
+    "versions/3.11.4/envs/venv311/bin/python3.1",
+    "I0213 12:07:20.086000 870572 torch/distributed/elastic/agent/server/api.py:889] [default] "
+    "Worker group FAILED. 3/3 attempts left; will restart worker group",
+]
+
+
+def test_a_worker_torchrun_saw_exit_with_an_error_is_a_failure(tmp_path):
+    analysis = analyze_files(tmp_path, {"agent.log": WORKER_EXITED})
+    exited = finding(analysis, "rank_exception")
+    assert exited.details["exit_code"] == 1 and "not in these logs" in exited.summary
+    assert analysis.verdict.headline.endswith("exited with code 1")
+
+
+def test_a_workers_exit_is_no_finding_of_its_own_beside_its_exception(tmp_path):
+    lines = [f"[rank0]: {line}" for line in TRACEBACK] + WORKER_EXITED
+    found = [f for f in analyze_files(tmp_path, {"agent.log": lines}).findings]
+    assert not any(f.details.get("exit_code") for f in found)
