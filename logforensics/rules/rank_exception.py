@@ -97,8 +97,8 @@ def check(job: Job) -> list[Finding]:
 def _exited(job: Job) -> list[Finding]:
     """torchrun's report that a worker exited with an error code (`failed (exitcode: 1)
     local_rank: 0 (pid: 876053)`), in logs that hold no error of any rank's own: the worker's
-    failure is all they say (pytorch#147064). A finding all the same, naming the rank only where
-    the local rank is known to be the global one (a single node)."""
+    failure is all they say (pytorch#147064: it failed because the other node's agent left). A
+    finding all the same, with low confidence and no blame."""
     events = job.events
     if not events.filter(
         (pl.col("severity") == "error")
@@ -133,11 +133,13 @@ def _exited(job: Job) -> list[Finding]:
             ),
             fix=EXITED_FIX,
             ranks=ranks,
-            blames_nobody=not ranks,
+            # an exit code without its error: the worker may have failed on its own, or on
+            # a peer's failure (a closed rendezvous, an NCCL error): it is not blamed
+            blames_nobody=True,
             evidence=evidence,
             evidence_total=total,
             timestamp=earliest_time(exits),
-            confidence="medium" if ranks else "low",
+            confidence="low",
             details={"exception": f"exit code {code}", "exit_code": code},
         )
     ]
