@@ -21,7 +21,7 @@ import re
 
 import polars as pl
 
-from logforensics.findings import Finding, evidence_from
+from logforensics.findings import Finding, Part, evidence_from
 from logforensics.job import Job
 from logforensics.placement import AFTER_MARK, earliest_time, placed_keys
 from logforensics.registry import Rule
@@ -121,11 +121,11 @@ def _exited(job: Job) -> list[Finding]:
     ranks = sorted(exits.get_column("rank").drop_nulls().unique().to_list())
     code = int(exits.get_column("exitcode").item(0))
     who = rank_list(ranks).capitalize() if ranks else "A worker"
-    evidence, total = evidence_from(exits.select("file", "line", "text", "rank"))
+    # an exit code without its error: the worker may have failed on its own, or on a peer's
+    # failure (a closed rendezvous, an NCCL error): it is not blamed
     return [
-        Finding(
-            kind="rank_exception",
-            severity="error",
+        _unblamed(
+            exits,
             part="explanation",
             summary=(
                 f"{who} exited with code {code} (torchrun's report); the error it printed is "
@@ -133,13 +133,6 @@ def _exited(job: Job) -> list[Finding]:
             ),
             fix=EXITED_FIX,
             ranks=ranks,
-            # an exit code without its error: the worker may have failed on its own, or on
-            # a peer's failure (a closed rendezvous, an NCCL error): it is not blamed
-            blames_nobody=True,
-            evidence=evidence,
-            evidence_total=total,
-            timestamp=earliest_time(exits),
-            confidence="low",
             details={"exception": f"exit code {code}", "exit_code": code},
         )
     ]
@@ -182,11 +175,9 @@ def _cut_tracebacks(job: Job, explained: set[int]) -> list[Finding]:
     ranks = sorted(cut.get_column("rank").unique().to_list())
     frame = cut.get_column("frame").item(0)
     who = rank_list(ranks)
-    evidence, total = evidence_from(cut.select("file", "line", "text", "rank"))
     return [
-        Finding(
-            kind="rank_exception",
-            severity="error",
+        _unblamed(
+            cut,
             part="consequence",
             summary=(
                 f"{who.capitalize()} ended in a traceback cut before its exception, inside a "
@@ -198,14 +189,36 @@ def _cut_tracebacks(job: Job, explained: set[int]) -> list[Finding]:
                 f"{who} (stderr). Then find the rank that never reached this collective."
             ),
             ranks=ranks,
-            blames_nobody=True,
-            evidence=evidence,
-            evidence_total=total,
-            timestamp=earliest_time(cut),
-            confidence="low",
             details={"frame": frame, "cut": True},
         )
     ]
+
+
+def _unblamed(
+    rows: pl.DataFrame,
+    *,
+    part: Part,
+    summary: str,
+    fix: str,
+    ranks: list[int],
+    details: dict[str, object],
+) -> Finding:
+    """A failure the logs do not pin on a rank: error, low confidence, blaming nobody."""
+    evidence, total = evidence_from(_with_exception_lines(rows))
+    return Finding(
+        kind="rank_exception",
+        severity="error",
+        part=part,
+        summary=summary,
+        fix=fix,
+        ranks=ranks,
+        blames_nobody=True,
+        evidence=evidence,
+        evidence_total=total,
+        timestamp=earliest_time(rows),
+        confidence="low",
+        details=details,
+    )
 
 
 def _exceptions(job: Job) -> list[Finding]:
@@ -304,11 +317,9 @@ def _unattributed(job: Job) -> list[Finding]:
         if waits
         else "."
     )
-    evidence, total = evidence_from(_with_exception_lines(rows))
     return [
-        Finding(
-            kind="rank_exception",
-            severity="error",
+        _unblamed(
+            rows,
             part="consequence" if waits else "explanation",
             summary=summary,
             fix=(
@@ -319,11 +330,6 @@ def _unattributed(job: Job) -> list[Finding]:
                 "next log says who raised what."
             ),
             ranks=[],
-            blames_nobody=True,
-            evidence=evidence,
-            evidence_total=total,
-            timestamp=earliest_time(rows),
-            confidence="low",
             details={"exception": whats[0] if whats else None, "waiting": waits},
         )
     ]
