@@ -40,7 +40,8 @@ MAX_FALLING = 0.05
 MAX_LINES_PER_VALUE = 4
 
 # Masks, applied in this order: what is not a counter must not look like one.
-TIME = r"\d{1,4}[-/:]\d{1,2}[-/:]\d{1,4}(?:[ T_]\d{1,2}:\d{2}(?::\d{2})?)?(?:[.,]\d+)?"
+# (a duration counts as a time: SLURM's `running for 1-07:27:33`, days first, bigscience tr11)
+TIME = r"(?:\d+-)?\d{1,4}[-/:]\d{1,2}[-/:]\d{1,4}(?:[ T_]\d{1,2}:\d{2}(?::\d{2})?)?(?:[.,]\d+)?"
 HEX = r"\b0x[0-9a-fA-F]+\b"
 QUOTED = r"'[^']*'|\"[^\"]*\""
 # a path has a folder with a letter in its name (`32900/81081` is a fraction, not a path)
