@@ -235,6 +235,12 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
     if details.get("common_mode"):
         return f"{_who(finding.ranks, 'Several processes')} hit the same NCCL error at once", None
     host = details.get("host")
+    if details.get("class") == "environment":
+        owner = rank_list(finding.ranks) if finding.ranks else "a process"
+        return (
+            f"NCCL could not set up on {f'host {host}' if host else f'the host of {owner}'}",
+            None,
+        )
     who = rank_list(finding.ranks) if finding.ranks else "a process"
     if not finding.ranks and host:
         who += f" on host {host}"

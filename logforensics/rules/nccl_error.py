@@ -39,6 +39,13 @@ ABOUT_A_PEER = (
     r"|retcode 6\b|ncclRemoteError"
 )
 INFINIBAND = r"Got completion from peer"
+# NCCL's own last error about the host it runs on, not about a peer or a rank: no interface
+# for NCCL_SOCKET_IFNAME (EvolvingLMMs-Lab/open-r1-multimodal#7: `Bootstrap : no socket
+# interface found`), shared memory it cannot create or open (pytorch#37004, torchtitan#853)
+ENVIRONMENT = (
+    r"(?i)no socket interface found|NCCL_SOCKET_IFNAME|/dev/shm|shm_open|shmutils|"
+    r"No space left on device|No IB device found|No device found"
+)
 CUDA = r"(?i)cuda"
 DUPLICATE_GPU = r"Duplicate GPU detected|same GPU"
 # ncclResult_t (NVIDIA/nccl src/init.cc ncclGetErrorString) -> the class it makes an error.
@@ -61,6 +68,10 @@ CLASS_WORDS = {
     "cuda": " A CUDA call inside NCCL failed on this rank.",
     "system": " A system or network call inside NCCL failed on this rank.",
     "unknown": " PyTorch names only the error class; NCCL's own lines are not in the logs.",
+    "environment": (
+        " It is about the host the process ran on (its network interfaces or shared memory), "
+        "not about a rank or a peer: every process set up alike fails the same way."
+    ),
     "topology": (
         " NCCL could not map the node's devices (GPUs, NICs, PCI) while building its "
         "communicators: a problem of the node's hardware or of this NCCL version with it."
@@ -156,12 +167,18 @@ FIX_TOPOLOGY = (
     "interfaces (`NCCL_IB_HCA`, `NCCL_SOCKET_IFNAME`); if on one node only, check that node's "
     "NICs and GPUs."
 )
+FIX_ENVIRONMENT = (
+    "Fix the host's set-up, not the code: `NCCL_SOCKET_IFNAME` must name an interface every "
+    "node has (`ip -br addr`; unset it to let NCCL choose), and containers need room in "
+    "/dev/shm (`--shm-size`, `--ipc=host`, a memory-backed emptyDir on Kubernetes)."
+)
 FIXES = {
     "peer": FIX_PEER,
     "infiniband": FIX_INFINIBAND,
     "cuda": FIX_CUDA,
     "system": FIX_SYSTEM,
     "unknown": FIX_UNKNOWN,
+    "environment": FIX_ENVIRONMENT,
     "topology": FIX_TOPOLOGY,
     "internal": FIX_INTERNAL,
     "usage": FIX_USAGE,
@@ -342,8 +359,11 @@ def _in_order(job: Job, errors: pl.DataFrame) -> pl.DataFrame:
 
 def _class_of(first: dict[str, object]) -> str:
     """What failed: the words of the error where they are telling (an InfiniBand completion, a
-    lost peer), else the ncclResult_t its return-code chain carried, else CUDA or system."""
+    lost peer, the host's own set-up), else the ncclResult_t its return-code chain carried,
+    else CUDA or system."""
     what = str(first["what"])
+    if _matches(what, ENVIRONMENT):
+        return "environment"
     if _matches(what, INFINIBAND):
         return "infiniband"
     if first["about_peer"]:
@@ -413,6 +433,7 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
         summary=summary,
         fix=fix,
         ranks=[first["rank"]] if first["rank"] is not None else [],
+        blames_nobody=kind == "environment",  # the host's set-up: no rank left the path
         evidence=evidence,
         evidence_total=total,
         confidence="high" if kind != "peer" and (timed or alone) else "medium",

@@ -362,3 +362,23 @@ def test_a_warn_without_its_identity_is_read_and_its_topology_failure_named(tmp_
     assert "NCCL's own lines are not in the logs" not in failed.summary
     assert "NCCL_DEBUG_SUBSYS=INIT,GRAPH,NET" in failed.fix
     assert analysis.verdict.headline.startswith("NCCL could not map the devices of")
+
+
+# EvolvingLMMs-Lab/open-r1-multimodal#7, verbatim: NCCL_SOCKET_IFNAME=eth0 named an interface
+# the host did not have; PyTorch's wrapper quotes NCCL's last error
+NO_INTERFACE = [
+    "[rank0]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/"
+    "c10d/ProcessGroupNCCL.cpp:2588, internal error - please report this issue to the NCCL "
+    "developers, NCCL version 2.21.5",
+    "[rank0]: ncclInternalError: Internal check failed.",
+    "[rank0]: Last error:",
+    "[rank0]: Bootstrap : no socket interface found",
+]
+
+
+def test_a_fault_of_the_hosts_set_up_blames_no_rank(tmp_path):
+    analysis = analyze_files(tmp_path, {"rank0_console.log": NO_INTERFACE})
+    failed = finding(analysis, "nccl_error")
+    assert failed.details["class"] == "environment" and failed.blamed == []
+    assert "NCCL_SOCKET_IFNAME" in failed.fix
+    assert analysis.verdict.headline == "NCCL could not set up on the host of rank 0"
