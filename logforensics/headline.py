@@ -141,7 +141,9 @@ def _duplicate_device(finding: Finding, verdict: Verdict) -> Told:
         "Duplicate GPU detected" in evidence.text or "same GPU" in evidence.text
         for evidence in finding.evidence
     )
-    return f"{who} share one GPU", "NCCL refused to start" if refused else None
+    gpus = len(finding.details.get("bus_ids") or []) or 1
+    shared = "one GPU" if gpus == 1 else f"{gpus} GPUs of one host"
+    return f"{who} share {shared}", "NCCL refused to start" if refused else None
 
 
 def _oom(finding: Finding, verdict: Verdict) -> Told:

@@ -121,9 +121,7 @@ def check(job: Job) -> list[Finding]:
     nccl_sharing = _from_nccl(job)
     from_prints = _from_device_map(job)
     named = {rank for finding in from_prints for rank in finding.ranks}
-    findings = (
-        from_prints + _impossible_layout(job, named) + [group.finding() for group in nccl_sharing]
-    )
+    findings = from_prints + _impossible_layout(job, named) + _per_host(nccl_sharing)
     if findings:  # in the words of the launcher the logs show (read only when needed)
         launcher = launcher_of(job)
         for finding in findings:
@@ -179,6 +177,32 @@ class _Sharing:
             order=-1.0,  # decided at start-up, before any step
             details={"bus_id": self.bus, "host": self.host, "source": "nccl"},
         )
+
+
+def _per_host(sharings: list[_Sharing]) -> list[Finding]:
+    """One finding per host: several GPUs of one host each used by several ranks are one
+    launch mistake (huggingface/accelerate#2246: ranks 4 and 6 on one GPU of qgpu2018, 5 and 7
+    on another), not separate failures."""
+    by_host: dict[tuple[str | None, bool], list[_Sharing]] = {}
+    for sharing in sharings:
+        by_host.setdefault((sharing.host, sharing.allowed), []).append(sharing)
+    findings = []
+    for (host, _), group in by_host.items():
+        parts = [sharing.finding() for sharing in group]
+        if len(parts) == 1 or host is None:
+            findings.extend(parts)
+            continue
+        first = parts[0]
+        first.summary = (
+            f"{len(parts)} GPUs of host {host} are each used by several ranks (one launch "
+            "mistake): " + " ".join(part.summary for part in parts)
+        )
+        first.ranks = sorted({rank for part in parts for rank in part.ranks})
+        first.evidence = [evidence for part in parts for evidence in part.evidence][:20]
+        first.evidence_total = sum(part.evidence_total for part in parts)
+        first.details["bus_ids"] = [part.details["bus_id"] for part in parts]
+        findings.append(first)
+    return findings
 
 
 def _bus_key() -> pl.Expr:

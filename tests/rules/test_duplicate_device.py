@@ -239,3 +239,24 @@ def test_local_ranks_two_nodes_explain_are_fine(tmp_path):
         for rank in range(4)
     }
     assert "duplicate_device" not in kinds(analyze_files(tmp_path, files))
+
+
+# huggingface/accelerate#2246, verbatim: four processes on a two-GPU node, two pairs
+TWO_PAIRS = [
+    "qgpu2018:59522:59993 [0] init.cc:795 NCCL WARN Duplicate GPU detected : rank 6 and rank 4 "
+    "both on CUDA device 31000",
+    "qgpu2018:59524:59995 [1] init.cc:795 NCCL WARN Duplicate GPU detected : rank 7 and rank 5 "
+    "both on CUDA device 4b000",
+    "qgpu2018:59525:59994 [1] init.cc:795 NCCL WARN Duplicate GPU detected : rank 5 and rank 7 "
+    "both on CUDA device 4b000",
+    "qgpu2018:59523:59996 [0] init.cc:795 NCCL WARN Duplicate GPU detected : rank 4 and rank 6 "
+    "both on CUDA device 31000",
+]
+
+
+def test_gpus_shared_on_one_host_are_one_finding(tmp_path):
+    analysis = analyze_files(tmp_path, {"node1.log": TWO_PAIRS})
+    shared = [f for f in analysis.findings if f.kind == "duplicate_device"]
+    assert len(shared) == 1 and shared[0].ranks == [4, 5, 6, 7]
+    assert sorted(shared[0].details["bus_ids"]) == ["31000", "4b000"]
+    assert analysis.verdict.headline.startswith("Ranks 4-7 share 2 GPUs of one host")
