@@ -24,6 +24,8 @@ from logforensics.job import Job
 
 # Failures that a teardown produces; a rank's own exception or OOM is never teardown.
 TEARDOWN_KINDS = ("collective_timeout", "nccl_error", "peer_lost")
+# How close after a rank's finish mark a line of no known rank is taken for that rank's.
+NEXT_LINES = 3
 # Finish marks that end the whole program, whichever process printed them.
 PROGRAM_ENDS = ("main_returned", "tests_done", "workers_succeeded")
 
@@ -35,7 +37,7 @@ def mark_after_finish(findings: Iterable[Finding], job: Job) -> list[Finding]:
     if marks.is_empty():
         return findings
     for finding in findings:
-        if finding.severity != "error" or finding.kind not in TEARDOWN_KINDS:
+        if finding.severity != "error" or not _teardown_kind(finding):
             continue
         if not finding.evidence:
             continue
@@ -54,6 +56,15 @@ def mark_after_finish(findings: Iterable[Finding], job: Job) -> list[Finding]:
     return findings
 
 
+def _teardown_kind(finding: Finding) -> bool:
+    """A failure teardown can produce: a watchdog, NCCL or connection failure, or a crash no
+    line ties to a rank (ms-swift#5109: a C++ abort in a CUDA allocator at exit, after the
+    checkpoints were saved). A rank's own exception or OOM is never teardown."""
+    return finding.kind in TEARDOWN_KINDS or (
+        finding.kind == "rank_exception" and finding.blames_nobody and not finding.ranks
+    )
+
+
 def _finish_marks(job: Job) -> pl.DataFrame:
     events = job.events
     if "event" not in events.columns:
@@ -70,8 +81,12 @@ def _finished_before(marks: pl.DataFrame, evidence: Evidence) -> tuple[str, int]
     """The first finish mark that covers this evidence line, as (file, line)."""
     same_file = marks.filter((pl.col("file") == evidence.file) & (pl.col("line") < evidence.line))
     whole_program = pl.col("rank").is_null() & pl.col("finish").is_in(PROGRAM_ENDS)
-    if evidence.rank is None:  # a line of no known rank: any mark before it in its file
-        covers = whole_program | pl.col("rank").is_null()
+    if evidence.rank is None:
+        # a line of no known rank: a rank-less mark before it in its file, or a rank's mark
+        # just before it (the exiting process's next lines: ms-swift#5109's allocator abort
+        # right after rank 4's exit warning)
+        near = pl.col("line") >= evidence.line - NEXT_LINES
+        covers = whole_program | pl.col("rank").is_null() | near
     else:
         covers = whole_program | (pl.col("rank") == evidence.rank)
     found = same_file.filter(covers.fill_null(False)).sort("line")

@@ -45,3 +45,29 @@ def test_one_ranks_end_is_not_the_others(tmp_path):
     ]
     timeout = finding(analyze_files(tmp_path, {"console.log": lines}), "collective_timeout")
     assert timeout.severity == "error" and "after_finish" not in timeout.details
+
+
+# modelscope/ms-swift#5109, verbatim: the checkpoints were saved, then a C++ abort in a CUDA
+# allocator right after rank 4's exit warning
+ALLOCATOR_ABORT_AT_EXIT = [
+    "[INFO:swift] last_model_checkpoint: /workdir/poi_extraction_model/v0-20250724-195620/last",
+    "[rank4]:[W724 21:48:59.726502657 ProcessGroupNCCL.cpp:1496] Warning: WARNING: "
+    "destroy_process_group() was not called before program exit, which can leak resources. "
+    "For more info, please see https://pytorch.org/docs/stable/distributed.html#shutdown "
+    "(function operator())",
+    "terminate called after throwing an instance of 'c10::Error'",
+    "  what():  Trying to free a pointer not allocated here",
+]
+
+
+def test_a_crash_of_no_known_rank_right_after_an_exit_is_teardown(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": ALLOCATOR_ABORT_AT_EXIT})
+    crash = finding(analysis, "rank_exception")
+    assert crash.severity == "warning" and "after_finish" in crash.details
+    assert analysis.verdict is None
+
+
+def test_a_crash_long_after_one_ranks_exit_is_not_its_teardown(tmp_path):
+    lines = ALLOCATOR_ABORT_AT_EXIT[:2] + ["some other line"] * 5 + ALLOCATOR_ABORT_AT_EXIT[2:]
+    crash = finding(analyze_files(tmp_path, {"train.log": lines}), "rank_exception")
+    assert crash.severity == "error"
