@@ -109,3 +109,10 @@ def evidence_from(rows: pl.DataFrame, cap: int = EVIDENCE_CAP) -> tuple[list[Evi
         for row in unique.head(cap).iter_rows(named=True)
     ]
     return kept, unique.height
+
+
+def exception_text() -> pl.Expr:
+    """What an exception event says, `Type: message` (either part empty when not printed)."""
+    return pl.concat_str(
+        [pl.col("exc_type").fill_null(""), pl.col("exc_message").fill_null("")], separator=": "
+    )

@@ -280,10 +280,8 @@ def _left_no_line(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> lis
     ranks' lines proves nothing about them). The group holds ranks 0 up to the highest rank
     seen; an all-gather's or reduce-scatter's sizes give its full size."""
     seen = set(job.ranks_seen)
-    if not reporters or seen - set(reporters):
-        return []
-    default = per_rank.filter(pl.col("pg").is_null() | pl.col("pg").str.starts_with("0"))
-    if default.get_column("rank").n_unique() != len(reporters):
+    default = _all_in_default_group(per_rank, reporters)
+    if default is None or seen - set(reporters):
         return []
     size = max(reporters) + 1
     if job.world_size is not None:
@@ -298,15 +296,23 @@ def _left_no_line(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> lis
 def _barrier_without_rank_zero(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> bool:
     """Ranks other than 0 timed out in a collective of one element in the default group (a
     barrier, a flag all-reduce), and rank 0 reported no failure of its own."""
-    if not reporters or 0 in reporters or 0 in _ranks_that_failed(job):
+    default = _all_in_default_group(per_rank, reporters)
+    if default is None or 0 in reporters or 0 in _ranks_that_failed(job):
         return False
-    default = per_rank.filter(pl.col("pg").is_null() | pl.col("pg").str.starts_with("0"))
     sizes = default.get_column("numel_in").drop_nulls()
     ops = default.get_column("op").drop_nulls()
-    barrier_like = (not sizes.is_empty() and int(sizes.max()) <= 1) or (
+    return (not sizes.is_empty() and int(sizes.max()) <= 1) or (
         not ops.is_empty() and bool(ops.str.contains("BARRIER").all())
     )
-    return barrier_like and default.get_column("rank").n_unique() == len(reporters)
+
+
+def _all_in_default_group(per_rank: pl.DataFrame, reporters: list[int]) -> pl.DataFrame | None:
+    """The timeouts of the default group when every rank that reported a timeout reported one
+    there, else None."""
+    if not reporters:
+        return None
+    default = per_rank.filter(pl.col("pg").is_null() | pl.col("pg").str.starts_with("0"))
+    return default if default.get_column("rank").n_unique() == len(reporters) else None
 
 
 def _group_size(timeouts: pl.DataFrame) -> int | None:

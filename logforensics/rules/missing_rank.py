@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from logforensics.findings import Evidence, Finding, evidence_from
+from logforensics.findings import Evidence, Finding, evidence_from, exception_text
 from logforensics.job import Job
 from logforensics.placement import earliest_time
 from logforensics.registry import Rule
@@ -132,12 +132,9 @@ def startup_failures(job: Job) -> pl.DataFrame:
     """The exceptions that failed the job's start-up at the rendezvous (see STARTUP_*)."""
     exceptions = job.events.filter(pl.col("event") == "exception")
     frame = pl.col("frame").fill_null("")
-    said = pl.concat_str(
-        [pl.col("exc_type").fill_null(""), pl.col("exc_message").fill_null("")], separator=": "
-    )
     return exceptions.filter(
         pl.col("exc_type").fill_null("").str.contains(STARTUP_TYPE)
-        | (frame.str.contains(STARTUP_FRAME) & said.str.contains(STARTUP_WORDS))
+        | (frame.str.contains(STARTUP_FRAME) & exception_text().str.contains(STARTUP_WORDS))
     )
 
 

@@ -21,7 +21,7 @@ import re
 
 import polars as pl
 
-from logforensics.findings import Finding, Part, evidence_from
+from logforensics.findings import Finding, Part, evidence_from, exception_text
 from logforensics.job import Job
 from logforensics.placement import AFTER_MARK, earliest_time, placed_keys
 from logforensics.registry import Rule
@@ -229,14 +229,8 @@ def _exceptions(job: Job) -> list[Finding]:
             & pl.col("exc_type").is_not_null()  # a traceback cut before its exception: no cause
         )
         .with_columns(
-            pl.concat_str(
-                [pl.col("exc_type").fill_null(""), pl.col("exc_message").fill_null("")],
-                separator=": ",
-            ).alias("what"),
-            pl.col("extra")
-            .str.contains('"logged":true', literal=True)
-            .fill_null(False)
-            .alias("logged"),
+            exception_text().alias("what"),
+            pl.col("extra").str.contains(LOGGED, literal=True).fill_null(False).alias("logged"),
         )
     )
     startup = startup_failures(job).select("file", "line")
@@ -289,11 +283,9 @@ def _unattributed(job: Job) -> list[Finding]:
     )
     if rows.is_empty():
         return []
-    rows = rows.with_columns(
-        pl.concat_str(
-            [pl.col("exc_type"), pl.col("exc_message").fill_null("")], separator=": "
-        ).alias("what")
-    ).filter(~pl.col("what").str.contains(OUT_OF_MEMORY))  # the oom rule's
+    rows = rows.with_columns(exception_text().alias("what")).filter(
+        ~pl.col("what").str.contains(OUT_OF_MEMORY)  # the oom rule's
+    )
     if rows.is_empty():
         return []
     said = rows.filter(pl.col("exc_message").fill_null("").str.strip_chars() != "")
