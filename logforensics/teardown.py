@@ -24,6 +24,11 @@ from logforensics.job import Job
 
 # Failures that a teardown produces; a rank's own exception or OOM is never teardown.
 TEARDOWN_KINDS = ("collective_timeout", "nccl_error", "peer_lost")
+TEARDOWN_FIX = (
+    "Destroy the process groups in the same order on every rank, once every rank is done "
+    "(`dist.barrier()` then `dist.destroy_process_group()` at the end of the script), and let "
+    "no rank exit while another still uses a group."
+)
 # How close after a rank's finish mark a line of no known rank is taken for that rank's.
 NEXT_LINES = 3
 # Finish marks that end the whole program, whichever process printed them.
@@ -48,10 +53,9 @@ def mark_after_finish(findings: Iterable[Finding], job: Job) -> list[Finding]:
             finding.part = "context"
             finding.summary = (
                 f"After the run had finished ({first[0]}:{first[1]}): {finding.summary} "
-                "A hang or error while process groups are torn down, not in training: destroy "
-                "them in the same order on every rank (`dist.destroy_process_group()` once "
-                "every rank is done)."
+                "A hang or error while process groups are torn down, not in training."
             )
+            finding.fix = TEARDOWN_FIX
             finding.details["after_finish"] = {"file": first[0], "line": first[1]}
     return findings
 

@@ -71,3 +71,8 @@ def test_a_crash_long_after_one_ranks_exit_is_not_its_teardown(tmp_path):
     lines = ALLOCATOR_ABORT_AT_EXIT[:2] + ["some other line"] * 5 + ALLOCATOR_ABORT_AT_EXIT[2:]
     crash = finding(analyze_files(tmp_path, {"train.log": lines}), "rank_exception")
     assert crash.severity == "error"
+
+
+def test_a_teardown_warning_carries_the_teardown_fix(tmp_path):
+    stuck = finding(analyze_files(tmp_path, {"console.log": SWIFT}), "collective_timeout")
+    assert "dist.destroy_process_group()" in stuck.fix and "py-spy" not in stuck.fix
