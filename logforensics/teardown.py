@@ -60,6 +60,28 @@ def mark_after_finish(findings: Iterable[Finding], job: Job) -> list[Finding]:
     return findings
 
 
+# Finish marks that say a rank's own work was done (not only that its process exited).
+WORK_DONE = ("rank_done", "training_done", "main_returned")
+
+
+def finished_ranks(job: Job) -> pl.DataFrame:
+    """The ranks that said their work was done: the event of each one's first such mark. A
+    rank that finished got past every collective of its run."""
+    events = job.events
+    if "event" not in events.columns:
+        return pl.DataFrame(schema={"rank": pl.Int32, "file": pl.String, "line": pl.UInt32})
+    finish = pl.col("extra").str.extract(r'"finish":"(\w+)"', 1)
+    return (
+        events.filter(
+            (pl.col("event") == "run_finished")
+            & pl.col("rank").is_not_null()
+            & finish.is_in(WORK_DONE)
+        )
+        .sort("file", "line")
+        .unique(subset=["rank"], keep="first", maintain_order=True)
+    )
+
+
 def _teardown_kind(finding: Finding) -> bool:
     """A failure teardown can produce: a watchdog, NCCL or connection failure, or a crash no
     line ties to a rank (ms-swift#5109: a C++ abort in a CUDA allocator at exit, after the

@@ -8,9 +8,10 @@ one did not hang where it stopped. Verbatim:
     `Trainer.fit` stopped: `max_epochs=1` reached.
     [----------] Global test environment tear-down
     INFO:torch.distributed.elastic.agent.server.api:Local worker group finished (SUCCEEDED). Waiting 300 seconds for other agents to finish
+    Rank 4 completed
 
 (modelscope/ms-swift#7992; huggingface/transformers#17478; Lightning-AI/pytorch-lightning#14428;
-NVIDIA/Fuser#3055; ultralytics/yolov5#5160.) Each is a `run_finished` event (info); `extra`
+NVIDIA/Fuser#3055; ultralytics/yolov5#5160; pytorch/pytorch#97191.) Each is a `run_finished` event (info); `extra`
 says which end it marks (`{"finish": ...}`):
 
 - `interpreter_exit`: ProcessGroupNCCL's destructor warns at interpreter exit when the group
@@ -20,6 +21,8 @@ says which end it marks (`{"finish": ...}`):
 - `training_done`: the Hugging Face Trainer's end of `train()` (older versions name the rank:
   `Training completed for rank 6.`, the rank when no prefix states one) and Lightning's
   `Trainer.fit` stopping at `max_epochs`/`max_steps` (printed by rank 0 only).
+- `rank_done`: a script's own line saying that one rank is done, and nothing else (`Rank 4
+  completed`, `rank 3 finished.`): that rank got past every collective before it.
 - `tests_done`: googletest's tear-down after the last test.
 - `workers_succeeded`: torchrun's agent saw every local worker exit 0 (a line of the agent,
   not of a rank).
@@ -40,6 +43,11 @@ MAIN_RETURNED = r"\[INFO:swift\] End time of running main: "
 HF_TRAINER_DONE = r"Training completed(?: for rank (\d+))?\. Do not forget to share your model"
 # `Trainer.fit` stopped: `max_epochs=1` reached.    `Trainer.fit` stopped: `max_steps=100` reached.
 LIGHTNING_DONE = r"`Trainer\.fit` stopped: `max_(?:epochs|steps)=-?\d+` reached"
+# Rank 4 completed     rank 3 finished.     [rank2] done
+RANK_DONE = (
+    r"(?i)^\s*\[?rank\s*[=:#]?\s*(\d+)\]?\s*:?\s*(?:has |is )?"
+    r"(?:completed|complete|finished|done)\s*[.!]?\s*$"
+)
 # [----------] Global test environment tear-down
 GTEST_DONE = r"^\s*\[-{10}\] Global test environment tear-down"
 # INFO:torch.distributed.elastic.agent.server.api:Local worker group finished (SUCCEEDED). Waiting 300 seconds for other agents to finish
@@ -54,6 +62,7 @@ FINISHES = (
     (MAIN_RETURNED, "main_returned"),
     (HF_TRAINER_DONE, "training_done"),
     (LIGHTNING_DONE, "training_done"),
+    (RANK_DONE, "rank_done"),
     (GTEST_DONE, "tests_done"),
     (WORKERS_SUCCEEDED, "workers_succeeded"),
 )
@@ -76,8 +85,10 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         pl.lit("run_finished").alias("event"),
         pl.lit("info").alias("severity"),
         # the rank a line names itself; attribution puts a prefix's rank first
-        pl.col("message")
-        .str.extract(HF_TRAINER_DONE, 1)
+        pl.coalesce(
+            pl.col("message").str.extract(HF_TRAINER_DONE, 1),
+            pl.col("message").str.extract(RANK_DONE, 1),
+        )
         .cast(pl.Int32, strict=False)
         .alias("rank"),
         pl.format('{{"finish":"{}"}}', pl.col("_finish")).alias("extra"),
@@ -94,6 +105,10 @@ PARSER = LineParser(
         "Global test environment tear-down",
         "worker group finished",
         "worker group successfully finished",
+        "omplete",
+        "inished",
+        "done",
+        "DONE",
     ),
     parse=parse,
 )

@@ -11,10 +11,11 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.desync import comparable_timeout_seqs, per_rank_timeouts
-from logforensics.findings import Finding
+from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
-from logforensics.placement import placed_finding
+from logforensics.placement import earliest_time, place, placed_finding
 from logforensics.registry import Rule
+from logforensics.teardown import finished_ranks
 from logforensics.text import rank_list
 
 FIX = (
@@ -33,7 +34,60 @@ def check(job: Job) -> list[Finding]:
         + _from_nccl_warning(job)
         + _from_gloo_sizes(job)
         + _from_timeout_positions(job)
+        + _left_alone(job)
     )
+
+
+def _left_alone(job: Job) -> list[Finding]:
+    """Ranks that timed out in a collective while every other rank of the job said it had
+    finished its run: the others got past every collective, so the call the few waited in was
+    one the rest never made (pytorch#97191: rank 0 alone in an ALLREDUCE twice the size of the
+    others', which ranks 1-7 completed before printing `Rank N completed`). Only when the ones
+    left are fewer than the ones done."""
+    timeouts = per_rank_timeouts(job.events)
+    if timeouts.is_empty():
+        return []
+    waiting = set(timeouts.get_column("rank").to_list())
+    done = finished_ranks(job)
+    done = done.filter(~pl.col("rank").is_in(list(waiting)))
+    finished = set(done.get_column("rank").to_list())
+    world = job.world_size.value if job.world_size is not None else None
+    everyone = set(range(world)) if world is not None else set(job.ranks_seen) | waiting
+    if not finished or everyone != waiting | finished or len(waiting) >= len(finished):
+        return []
+    first = timeouts.sort("file", "line").row(0, named=True)
+    op = first["op"] or "a collective"
+    seq = first["seq"]
+    at = f"{op} #{seq}" if seq is not None else op
+    who = rank_list(sorted(waiting))
+    others = rank_list(sorted(finished))
+    summary = (
+        f"{who.capitalize()} timed out in {at} while {others} had finished the run: they "
+        f"got past every collective, so this was a call only {who} made (an extra or larger "
+        "collective on a path of its own), which the others never joined."
+    )
+    columns = ["file", "line", "text", "rank"]
+    # the timeouts first, then the marks of the ranks that were done
+    rows = pl.concat([timeouts.sort("file", "line").select(columns), done.select(columns)])
+    evidence, total = evidence_from(rows)
+    return [
+        Finding(
+            kind="collective_mismatch",
+            severity="error",
+            part="departure",
+            summary=summary,
+            fix=FIX.format(who=who),
+            ranks=sorted(waiting),
+            op=first["op"],
+            seq=seq,
+            confidence="medium",
+            evidence=evidence,
+            evidence_total=total,
+            order=place(job, timeouts),
+            timestamp=earliest_time(timeouts),
+            details={"source": "ranks left alone", "finished_ranks": sorted(finished)},
+        )
+    ]
 
 
 def _from_timeout_positions(job: Job) -> list[Finding]:

@@ -22,6 +22,7 @@ from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
 from logforensics.placement import earliest_time, place, placed_finding
 from logforensics.registry import Rule
+from logforensics.teardown import finished_ranks
 from logforensics.text import capitalized, duration, rank_list
 
 FIX_SUSPECTS = (
@@ -364,10 +365,12 @@ def _never_joined(job: Job, reporters: list[int], seq: int | None) -> tuple[list
 
 
 def _ranks_that_failed(job: Job) -> set[int]:
-    """Ranks that reported a failure themselves (a lost peer, their own exception): they did
-    not go silent. torchrun killing a rank at teardown is the launcher's word, not the rank's."""
+    """Ranks that reported a failure themselves (a lost peer, their own exception), or said
+    they had finished the run: they did not go silent. torchrun killing a rank at teardown is
+    the launcher's word, not the rank's."""
     failed = job.events.filter((pl.col("severity") == "error") & (pl.col("family") != "elastic"))
-    return set(failed.get_column("rank").drop_nulls().to_list())
+    done = finished_ranks(job).get_column("rank")
+    return set(failed.get_column("rank").drop_nulls().to_list()) | set(done.to_list())
 
 
 # Naming every silent rank of a huge world would name noise: beyond this, say nothing.

@@ -54,6 +54,9 @@ from tests.builders import analyze_files, only, parsed_by
             None,
             None,
         ),
+        # pytorch/pytorch#97191 (its repro's output, quoted in PR #97066): a script's own line
+        # saying one rank is done
+        ("Rank 4 completed", "rank_done", 4, "content"),
     ],
 )
 def test_a_finish_mark_is_an_info_event(line, finish, rank, rank_from):
@@ -91,6 +94,8 @@ def test_a_run_that_finished_is_no_failure(tmp_path):
     [
         "Training completed in 3h 12m",  # another framework's words: not the Trainer's mark
         "rank=0 epoch=3 training completed",
+        "Rank 0 completed step 12",  # more than a rank's end: progress, not a finish
+        "Rank 0 is the problematic rank",
     ],
 )
 def test_other_end_words_are_not_finish_marks(line):

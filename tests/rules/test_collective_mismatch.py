@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from tests.builders import analyze_files, finding
+from tests.builders import analyze_files, finding, kinds
 
 # speechbrain/speechbrain#2401 (formats.md §6), verbatim
 DETAIL = (
@@ -73,3 +73,49 @@ def test_ranks_behind_that_are_half_the_group_say_nothing_of_a_mismatch(tmp_path
     lines.append(QWEN_VL[0].replace("rank0]", "rank3]").replace("[Rank 0]", "[Rank 3]"))
     analysis = analyze_files(tmp_path, {"console.log": lines})
     assert "collective_mismatch" not in [f.kind for f in analysis.findings]
+
+
+# pytorch/pytorch#97191, its repro's output as quoted in PR #97066, verbatim: rank 0 all-reduces
+# twice as many elements as ranks 1-7, which complete theirs and print that they are done
+LEFT_ALONE = [
+    "Rank 0 is the problematic rank",
+    "Rank 4 completed",
+    "Rank 5 completed",
+    "Rank 3 completed",
+    "Rank 6 completed",
+    "Rank 2 completed",
+    "Rank 7 completed",
+    "Rank 1 completed",
+    "[E ProcessGroupNCCL.cpp:464] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, Timeout(ms)=10000) ran for 10917 milliseconds before timing out.",
+    "Rank 0 completed",
+    "[E ProcessGroupNCCL.cpp:478] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+    "[E ProcessGroupNCCL.cpp:483] To avoid data inconsistency, we are taking the entire process down.",
+]
+
+
+def test_a_rank_left_alone_in_a_collective_by_ranks_that_finished_made_a_call_of_its_own(
+    tmp_path,
+):
+    analysis = analyze_files(tmp_path, {"console.log": LEFT_ALONE})
+    alone = finding(analysis, "collective_mismatch")
+    assert alone.ranks == [0] and alone.seq == 1 and alone.op == "ALLREDUCE"
+    assert "while ranks 1-7 had finished the run" in alone.summary
+    assert alone.evidence[0].line == 9  # the timeout first, then the ranks that were done
+    assert analysis.verdict.finding is alone and analysis.verdict.ranks == [0]
+    # the ranks that finished are not named as ranks that never joined
+    assert finding(analysis, "collective_timeout").culprit_ranks == []
+
+
+def test_a_rank_left_alone_by_one_that_finished_is_no_mismatch(tmp_path):
+    # two ranks: one waiting, one done; either may have left the common path
+    lines = [LEFT_ALONE[7], LEFT_ALONE[8].replace("[Rank 0]", "[Rank 0]")]
+    lines[0] = "Rank 1 completed"
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert "collective_mismatch" not in kinds(analysis)
+
+
+def test_ranks_neither_waiting_nor_done_leave_no_one_alone(tmp_path):
+    # rank 7 said nothing: it may be the one the waiting rank needed
+    lines = [line for line in LEFT_ALONE if line != "Rank 7 completed"]
+    analysis = analyze_files(tmp_path, {"console.log": lines, "world.log": ["world_size=8"]})
+    assert "collective_mismatch" not in kinds(analysis)
