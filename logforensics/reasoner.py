@@ -557,6 +557,10 @@ def _stand_in(consequences: list[Finding], job: Job | None) -> Verdict | None:
     return Verdict(chosen, reason + _torchrun_disagrees(job, chosen), tuple([chosen, *rest]), ())
 
 
+# Departures that carry their own why (a caught OOM: the rank skipped its batch because of it).
+SAYS_WHY = ("oom", "rank_exception")
+
+
 def _reason(
     chosen: Chain, candidates: list[Chain], outranked: Chain | None, independent: list[Finding]
 ) -> str:
@@ -578,7 +582,8 @@ def _reason(
         reason = _earliest_words(head, len(candidates), "cause")
     else:
         reason = _earliest_words(head, len(candidates), "departure from the common path")
-        reason += " Nothing in the logs says why it departed."
+        if head.kind not in SAYS_WHY:
+            reason += " Nothing in the logs says why it departed."
     if outranked is not None:
         reason += (
             f" A guess at the same point ({outranked.head.kind}) is outranked by this surer "

@@ -149,17 +149,22 @@ def _gpu(job: Job) -> list[Finding]:
     evidence, total = evidence_from(
         ooms.sort("file", "line").select("file", "line", "text", "rank")
     )
+    # caught and logged, it is a failure if the rank left the path (the reasoner sees that in
+    # the marks), or if the run is not seen to go on after it and ends in an error
+    # (fairseq#708: the skip, then nothing until the traceback of the user's Ctrl-C)
+    stalled = caught and _ended_badly_after(job, ooms)
+    if stalled:
+        summary += " Nothing in the logs shows the run going on after it."
     return [
         Finding(
             kind="oom",
-            # caught and logged, it is a failure only if the rank left the path (the reasoner)
-            severity="warning" if caught else "error",
-            part="explanation",
+            severity="error" if stalled or not caught else "warning",
+            part="departure" if stalled else "explanation",
             summary=summary,
             fix=DEVICE_FIX
             if device
             else FIX.format(who=who) + (NCCL_FIX if in_nccl else "") + (SKIP_FIX if caught else ""),
-            confidence="medium" if device else "high",
+            confidence="medium" if device or stalled else "high",
             ranks=ranks,
             step=step,
             stage=stage,
@@ -170,6 +175,23 @@ def _gpu(job: Job) -> list[Finding]:
             details={"swallowed": caught, "in_nccl": in_nccl, "device": device},
         )
     ]
+
+
+def _ended_badly_after(job: Job, ooms: pl.DataFrame) -> bool:
+    """Whether the first OOM's file goes on to an error (a traceback, a timeout) with no
+    progress mark or finish mark in between."""
+    first = ooms.sort("file", "line").row(0, named=True)
+    later = (pl.col("file") == first["file"]) & (pl.col("line") > first["line"])
+    after = job.events.filter(later)
+    failed = after.filter((pl.col("severity") == "error") & (pl.col("event") != "oom"))
+    if failed.is_empty():
+        return False
+    failed_at = int(failed.get_column("line").min())
+    before_failure = pl.col("line") < failed_at
+    finished = after.filter((pl.col("event") == "run_finished") & before_failure)
+    marks = job.progress.marks if job.progress is not None else None
+    progressed = marks is not None and not marks.filter(later & before_failure).is_empty()
+    return not progressed and finished.is_empty()
 
 
 RULE = Rule(kind="oom", check=check, specificity=30)

@@ -74,3 +74,36 @@ def test_no_memory_at_start_up_points_at_the_gpu_not_the_batch(tmp_path):
     assert oom.details["device"] is True and oom.confidence == "medium"
     assert "nvidia-smi" in oom.fix and "smaller" not in oom.fix
     assert [f.kind for f in analysis.findings if f.severity == "error"] == ["oom"]
+
+
+def test_a_caught_oom_followed_only_by_the_hang_s_interruption_is_the_cause(tmp_path):
+    # facebookresearch/fairseq#708: fairseq catches the OOM and skips the batch on one worker,
+    # the job hangs and the user's Ctrl-C prints the launcher's traceback. The OOM lines are
+    # fairseq#869's and the traceback fairseq#708's, verbatim
+    from tests.rules.test_rank_exception import CUT_TRACEBACK
+
+    lines = [
+        "| WARNING: ran out of memory with exception: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.93 GiB total capacity; 7.20 GiB already allocated; 17.56 MiB free; 46.25 MiB cached);",
+        " Skipping batch",
+        *CUT_TRACEBACK,
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    oom = finding(analysis, "oom")
+    assert analysis.verdict.finding is oom
+    assert oom.severity == "error" and oom.part == "departure" and oom.confidence == "medium"
+    assert "Nothing in the logs shows the run going on after it." in oom.summary
+    assert "Nothing in the logs says why it departed" not in analysis.verdict.reason
+
+
+def test_a_caught_oom_the_run_went_on_from_is_no_cause(tmp_path):
+    # the same OOM, then the rank's next stage marks before the interruption: it went on
+    from tests.rules.test_rank_exception import CUT_TRACEBACK
+
+    lines = [
+        "rank=0 step=1 stage=forward",
+        "| WARNING: ran out of memory with exception: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.93 GiB total capacity; 7.20 GiB already allocated; 17.56 MiB free; 46.25 MiB cached);",
+        "rank=0 step=2 stage=forward",
+        *CUT_TRACEBACK,
+    ]
+    analysis = analyze_files(tmp_path, {"rank0.log": lines})
+    assert finding(analysis, "oom").severity == "warning"
