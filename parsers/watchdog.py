@@ -169,12 +169,17 @@ EXCEPTION_RAISED = r"Exception raised from \w+ at \S*ProcessGroupNCCL\.cpp:\d+"
 CPP_FRAME = r"frame #\d+: .* \(0x[0-9a-fA-F]+ in \S"
 FLIGHT_RECORDER_NOISE = (
     "ProcessGroupNCCL preparing to dump debug info",
-    "First PG on this rank to signal dumping",
     "Observed flight recorder dump signal from another rank",
     "Stack trace of the failed collective",
     "Finished writing NCCLPG debug info",
     "NCCL_DESYNC_DEBUG report",  # Failed to retrieve NCCL_DESYNC_DEBUG report.  Please file ...
 )
+
+# torch >= 2.4's watchdog says when a failed collective (a timeout or an error) makes this
+# rank the first to dump; usually after its timeout report, alone when that is not in the
+# excerpt (lsdefine/simple_GRPO#46): a `dump_signal`.
+#   [rank2]:[E723 01:58:45.511452851 ProcessGroupNCCL.cpp:2103] [PG ID 1 PG GUID 1 Rank 2] First PG on this rank to signal dumping.
+FIRST_TO_DUMP = "First PG on this rank to signal dumping"
 
 OPS_FAILED = "Some NCCL operations have failed or timed out"
 PROCESS_ABORT = "To avoid data inconsistency, we are taking the entire process down"
@@ -204,6 +209,8 @@ def _event() -> pl.Expr:
         .then(pl.lit("exception"))
         .when(message.str.contains(LAST_ENQUEUED))
         .then(pl.lit("work_progress"))
+        .when(_has(FIRST_TO_DUMP))
+        .then(pl.lit("dump_signal"))
         .when(_has(OPS_FAILED))
         .then(pl.lit("ops_failed"))
         .when(_has(PROCESS_ABORT))
@@ -437,6 +444,7 @@ PARSER = LineParser(
         "ast enqueued",  # "last enqueued NCCL work" and the dump signal's "Last enqueued"
         OPS_FAILED,
         PROCESS_ABORT,
+        FIRST_TO_DUMP,
         *HEARTBEAT_WORDING,
         *OWN_TIMEOUT_WORDING,
         "waitForInput: ",

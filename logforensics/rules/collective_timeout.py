@@ -141,9 +141,13 @@ def _stuck_watchdogs(job: Job) -> list[Finding]:
 
 def _timeouts(job: Job) -> list[Finding]:
     timeouts = job.events.filter(pl.col("event").is_in(TIMEOUT_EVENTS))
-    if timeouts.is_empty():
+    signalled = _signalled(job, timeouts)
+    if timeouts.is_empty() and signalled.is_empty():
         return []
-    reporters = sorted(timeouts.get_column("rank").drop_nulls().unique().to_list())
+    reporters = sorted(
+        set(timeouts.get_column("rank").drop_nulls().to_list())
+        | set(signalled.get_column("_timed_out").to_list())
+    )
     per_rank = per_rank_timeouts(timeouts)
     seq, op = _main_collective(timeouts)
     timeout_ms = timeouts.get_column("timeout_ms").drop_nulls().max()
@@ -170,12 +174,13 @@ def _timeouts(job: Job) -> list[Finding]:
         culprits, culprits_from = [0], "rank 0's own work"
     if culprits:
         summary += f" {capitalized(CULPRIT_WORDS[culprits_from].format(who=rank_list(culprits)))}"
-    first = timeouts.sort("file", "line")
+    first = pl.concat([timeouts.sort("file", "line"), signalled], how="diagonal_relaxed")
     evidence, total = evidence_from(
         first.unique(subset=["rank"], keep="first", maintain_order=True).select(
             "file", "line", "text", "rank"
         )
     )
+    timeouts = first
     return [
         Finding(
             kind="collective_timeout",
@@ -202,6 +207,27 @@ def _timeouts(job: Job) -> list[Finding]:
             },
         )
     ]
+
+
+def _signalled(job: Job, timeouts: pl.DataFrame) -> pl.DataFrame:
+    """Ranks known to have timed out only from the dumps their watchdogs signalled (torch >=
+    2.4): its own `First PG on this rank to signal dumping`, or another rank's `Received a
+    dump signal due to a collective timeout from  rank 2` (lsdefine/simple_GRPO#46). The rows
+    are the lines that said so, `_timed_out` the rank each names."""
+    own = timeouts.get_column("rank").drop_nulls().unique()
+    events = job.events
+    timed_out = (
+        pl.when(pl.col("event") == "dump_signal")
+        .then(pl.col("rank"))
+        .when(pl.col("event") == "work_progress")
+        .then(pl.col("peer_rank"))
+    )
+    signals = events.with_columns(timed_out.alias("_timed_out")).filter(
+        pl.col("_timed_out").is_not_null() & ~pl.col("_timed_out").is_in(own.implode())
+    )
+    return signals.sort("file", "line").unique(
+        subset=["_timed_out"], keep="first", maintain_order=True
+    )
 
 
 # How the ranks to blame were found, said in the summary; the stand-in verdict quotes the key.

@@ -442,7 +442,6 @@ NOISE = [
     # test_a_timeout_known_only_from_its_stack)
     "11: frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7fff3fe361b6 in /work/ab0995/a270225/WeatherGenerator2/.venv/lib/python3.12/site-packages/torch/lib/libc10.so)",
     "[rank7]:[E626 16:48:25.440228878 ProcessGroupNCCL.cpp:1533] [PG ID 0 PG GUID 0(default_pg) Rank 7] ProcessGroupNCCL preparing to dump debug info. Include stack trace: 1",
-    "[rank0]:[E1026 04:01:29.500973224 ProcessGroupNCCL.cpp:2573] [PG ID 1 PG GUID 1 Rank 0] First PG on this rank to signal dumping.",
     "[rank0]:[E1128 21:11:49.041188078 ProcessGroupNCCL.cpp:1806] [PG ID 0 PG GUID 0(default_pg) Rank 0] Observed flight recorder dump signal from another rank via TCPStore.",
     "[rank1]:[E626 16:48:25.440243908 ProcessGroupNCCL.cpp:670] Stack trace of the failed collective not found, potentially because FlightRecorder is disabled. You can enable it by setting TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero value.",
 ]
@@ -755,3 +754,16 @@ def test_the_communicator_a_shutdown_aborted_is_no_error(tmp_path, line):
     row = only(events)
     assert (row["event"], row["severity"], row["rank"]) == ("pg_shutdown", "info", 3)
     assert recognised == 1
+
+
+def test_the_first_pg_to_signal_dumping_is_a_dump_signal_of_the_rank():
+    # lsdefine/simple_GRPO#46 (torch >= 2.4): a collective of this rank's group 1 failed (a
+    # timeout or an error) and it is the first to dump
+    line = "[rank2]:[E723 01:58:45.511452851 ProcessGroupNCCL.cpp:2103] [PG ID 1 PG GUID 1 Rank 2] First PG on this rank to signal dumping."
+    row = only(watchdog_events([line]))
+    assert (row["event"], row["severity"], row["rank"], row["pg"]) == (
+        "dump_signal",
+        "error",
+        2,
+        "1",
+    )

@@ -142,7 +142,8 @@ def test_the_failure_detected_by_the_watchdog_is_a_timeout_with_its_watermark(tm
         "[rank7]:[E901 05:20:03.124073319 ProcessGroupNCCL.cpp:2271] [PG ID 0 PG GUID 0(default_pg) Rank 7]  failure detected by watchdog at work sequence id: 460631 PG status: last enqueued work: 460631, last completed work: 460630",
     ]
     timeout = finding(analyze_files(tmp_path, {"train.log": lines}), "collective_timeout")
-    assert (timeout.ranks, timeout.seq) == ([7], 460631)
+    # rank 6 timed out too, by rank 2's word
+    assert (timeout.ranks, timeout.seq) == ([6, 7], 460631)
 
 
 def test_a_watchdog_line_cut_before_its_work_is_still_the_rank_s_timeout(tmp_path):
@@ -285,3 +286,32 @@ def test_a_barrier_timeout_rank_0_reported_too_suspects_nobody(tmp_path):
     ]
     timeout = finding(analyze_files(tmp_path, {"console.log": lines}), "collective_timeout")
     assert timeout.culprit_ranks == []
+
+
+# lsdefine/simple_GRPO#46, verbatim (the dump signal's line as the thread's excerpt cuts it):
+# rank 5 hears of rank 2's timeout; the thread never found the cause
+DUMP_SIGNAL_FROM_RANK_2 = "[rank5]:[E723 01:58:45.667329643 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg) Rank 5] Received a dump signal due to a collective timeout from  rank 2 and we will try our best to dump the debug info. Last enqueued NCCL work: 136, last completed NCCL work: 136.This is most likely caused b"
+
+
+def test_another_rank_s_dump_signal_is_the_named_rank_s_timeout(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": [DUMP_SIGNAL_FROM_RANK_2]})
+    timeout = finding(analysis, "collective_timeout")
+    assert timeout.ranks == [2] and timeout.severity == "error"
+    # the line is rank 5's and is quoted as rank 5's
+    assert [(e.line, e.rank) for e in timeout.evidence] == [(1, 5)]
+    # neither the rank that timed out nor the one that heard of it is blamed
+    assert analysis.verdict.ranks == [] and analysis.verdict.finding is timeout
+
+
+def test_a_rank_first_to_dump_timed_out_and_is_not_blamed(tmp_path):
+    # lsdefine/simple_GRPO#46, verbatim: rank 2's watchdog dumps first; the thread never found
+    # the cause
+    lines = [
+        "[rank2]:[E723 01:58:45.511334660 ProcessGroupNCCL.cpp:670] Stack trace of the failed collective not found, potentially because FlightRecorder is disabled. You can enable it by setting TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero value.",
+        "[rank2]:[E723 01:58:45.511452851 ProcessGroupNCCL.cpp:2103] [PG ID 1 PG GUID 1 Rank 2] First PG on this rank to signal dumping.",
+        DUMP_SIGNAL_FROM_RANK_2,
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    timeout = finding(analysis, "collective_timeout")
+    assert timeout.ranks == [2] and [e.line for e in timeout.evidence] == [2]
+    assert analysis.verdict.finding is timeout and analysis.verdict.ranks == []
