@@ -60,6 +60,8 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
                 return f"{who} ran {mine} as collective{number} where the others ran {theirs}", None
         return f"{_who(finding.ranks)} were in different collectives{seq}", None
     others = _ranks_of(details.get("other_ranks"))
+    if departure == "main_first":
+        return f"{who} was still busy inside main_process_first when the others gave up", None
     if finding.blames_nobody:
         where = f" at step {finding.step}" if finding.step is not None else ""
         return f"{_who(finding.ranks)} stopped{where} while {rank_list(others)} went on", ""

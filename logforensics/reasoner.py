@@ -557,8 +557,9 @@ def _stand_in(consequences: list[Finding], job: Job | None) -> Verdict | None:
     return Verdict(chosen, reason + _torchrun_disagrees(job, chosen), tuple([chosen, *rest]), ())
 
 
-# Departures that carry their own why (a caught OOM: the rank skipped its batch because of it).
-SAYS_WHY = ("oom", "rank_exception")
+# Departures that carry their own why, by kind or by the departure's name: a caught OOM (the
+# rank skipped its batch because of it), the main process's first-only work.
+SAYS_WHY = ("oom", "rank_exception", "main_first")
 
 
 def _reason(
@@ -582,7 +583,7 @@ def _reason(
         reason = _earliest_words(head, len(candidates), "cause")
     else:
         reason = _earliest_words(head, len(candidates), "departure from the common path")
-        if head.kind not in SAYS_WHY:
+        if head.kind not in SAYS_WHY and head.details.get("departure") not in SAYS_WHY:
             reason += " Nothing in the logs says why it departed."
     if outranked is not None:
         reason += (

@@ -65,6 +65,11 @@ from logforensics.registry import LineParser
 # Characters of an exception message kept in `exc_message`.
 MESSAGE_CHARS = 500
 
+# A frame of the context in which the main process works first while the others wait in a
+# barrier (transformers' TrainingArguments.main_process_first, accelerate's
+# main_process_first and local_main_process_first):
+#   File ".../transformers/training_args.py", line 1891, in main_process_first
+MAIN_FIRST_FRAME = r" in (?:local_)?main_process_first$"
 # Traceback (most recent call last):
 HEADER = "Traceback (most recent call last):"
 # During handling of the above exception, another exception occurred:
@@ -295,6 +300,11 @@ def _chains(rows: pl.DataFrame) -> pl.DataFrame:
             pl.col("_exc_type").filter(pl.col("_exc")).first(),
             pl.col("_exc_message").filter(pl.col("_exc")).first(),
             pl.col("_frame_text").filter(pl.col("_body") & pl.col("_frame")).last(),
+            pl.col("_frame_text")
+            .filter(pl.col("_body") & pl.col("_frame"))
+            .str.contains(MAIN_FIRST_FRAME)
+            .any()
+            .alias("_main_first"),
             pl.col("line").filter(pl.col("_body")).max().alias("_last_body"),
             pl.col("_stripped").str.extract(SPAWNED_PROCESS, 1).drop_nulls().last().alias("_spawn"),
         )
@@ -307,6 +317,7 @@ def _chains(rows: pl.DataFrame) -> pl.DataFrame:
         pl.col("_exc_type").last().alias("_chain_type"),
         pl.col("_exc_message").last().alias("_chain_message"),
         pl.col("_frame_text").last().alias("_chain_frame"),
+        pl.col("_main_first").any().alias("_chain_main_first"),
         pl.col("_exc_type").first().alias("_first_type"),
         pl.len().alias("_blocks"),
         pl.col("_spawn").drop_nulls().last().alias("_chain_spawned"),
@@ -333,6 +344,8 @@ def _exception_events(rows: pl.DataFrame) -> pl.DataFrame:
     rows = rows.with_columns(pl.when(pl.col("_header")).then(spawned).alias("_spawned"))
     own = rows.filter(pl.col("_in_traceback") & ~pl.col("_chain_embedded"))
     chained = pl.col("_blocks") > 1
+    from_chain = pl.when(chained).then(pl.col("_first_type"))
+    main_first = pl.when(pl.col("_chain_main_first")).then(True)
     events = own.filter(pl.col("line") == pl.col("_start")).select(
         "file",
         "line",
@@ -343,8 +356,13 @@ def _exception_events(rows: pl.DataFrame) -> pl.DataFrame:
         pl.col("_chain_message").alias("exc_message"),
         pl.col("_chain_frame").alias("frame"),
         _spawned_rank(pl.col("_chain_message")).alias("rank"),
-        pl.when(chained & pl.col("_first_type").is_not_null())
-        .then(pl.struct(chained_from=pl.col("_first_type")).struct.json_encode())
+        pl.when(from_chain.is_not_null() | main_first.is_not_null())
+        .then(
+            pl.struct(chained_from=from_chain, in_main_process_first=main_first)
+            .struct.json_encode()
+            .str.replace_all(r',?"\w+":null', "")
+            .str.replace(r"^\{,", "{")
+        )
         .alias("extra"),
     )
     return pl.concat(

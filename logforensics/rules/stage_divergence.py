@@ -15,6 +15,7 @@ from logforensics.attribution import stamp_of
 from logforensics.desync import describe, mixed_ops_at_one_seq, odd_ones_out, per_rank_timeouts
 from logforensics.findings import EVIDENCE_CAP, Evidence, Finding, evidence_from
 from logforensics.job import Job
+from logforensics.main_first import main_rank_still_busy
 from logforensics.placement import earliest_time, place
 from logforensics.progress import Departure, Progress
 from logforensics.registry import Rule
@@ -47,7 +48,7 @@ REPEAT_FIX = (
 
 
 def check(job: Job) -> list[Finding]:
-    return _from_marks(job) + _from_timeouts(job)
+    return _from_marks(job) + _from_timeouts(job) + main_rank_still_busy(job)
 
 
 def _from_marks(job: Job) -> list[Finding]:
