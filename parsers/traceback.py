@@ -606,13 +606,77 @@ def _terminations(rows: pl.DataFrame) -> pl.DataFrame:
 
 def _frames_without_header(rows: pl.DataFrame) -> pl.DataFrame:
     """Lines of a traceback whose header is not in the excerpt: frame lines, the code line
-    printed under each, and the caret line under that (Python >= 3.11)."""
+    printed under each, and the caret line under that (Python >= 3.11). A run of them outside
+    any traceback that no exception line ends is a traceback cut at both ends: an `exception`
+    with no type, at its first line, its innermost frame in `frame` (NVIDIA-NeMo/Automodel#3686:
+    rank 8's frames down to `os.makedirs`, the `FileExistsError` line cut off)."""
     after_frame = pl.col("_frame").shift(1).over(STREAM).fill_null(False)
     two_after_frame = pl.col("_frame").shift(2).over(STREAM).fill_null(False)
     deeper = pl.col("_indent") > pl.col("_indent").shift(1).over(STREAM)
     code_line = after_frame & deeper & ~pl.col("_frame")
     caret_line = two_after_frame & pl.col("_stripped").str.contains(CARETS)
-    return _recognised(rows.filter(pl.col("_frame") | code_line | caret_line))
+    rows = rows.with_columns((pl.col("_frame") | code_line | caret_line).alias("_stack_line"))
+    return pl.concat(
+        [_recognised(rows.filter(pl.col("_stack_line"))), _cut_at_both_ends(rows)],
+        how="diagonal_relaxed",
+    )
+
+
+def _cut_at_both_ends(rows: pl.DataFrame) -> pl.DataFrame:
+    loose = pl.col("_stack_line") & ~pl.col("_in_traceback")
+    if _absent(rows, loose):
+        return _nothing()
+    stream = rows.filter(~pl.col("_blank")).with_columns(loose.alias("_loose"))
+    starts = pl.col("_loose") & ~pl.col("_loose").shift(1).over(STREAM).fill_null(False)
+    runs = stream.with_columns(starts.cum_sum().over(STREAM).alias("_run"))
+    # an exception line after the run (at any indentation: torchrun's summary indents the
+    # traceback it copies under `traceback : Traceback ...`), or a header before it that another
+    # field's text carried: a whole traceback, read elsewhere
+    stripped = pl.col("_stripped")
+    exception_after = stripped.str.contains(EXCEPTION_LINE).shift(-1).over(STREAM)
+    header_before = (
+        (
+            stripped.str.contains(HEADER, literal=True)
+            | stripped.str.contains(STACK_FIRST, literal=True)
+        )
+        .shift(1)
+        .over(STREAM)
+    )
+    runs = runs.with_columns(
+        exception_after.fill_null(False).alias("_exception_after"),
+        header_before.fill_null(False).alias("_header_before"),
+    )
+    return (
+        runs.filter(pl.col("_loose"))
+        .group_by(STREAM, "_run", maintain_order=True)
+        .agg(
+            pl.col("file").first(),
+            pl.col("line").first(),
+            pl.col("line").last().alias("end_line"),
+            pl.col("_frame_text").drop_nulls().last().alias("frame"),
+            (pl.col("_exception_after").last() | pl.col("_header_before").first()).alias("_ended"),
+            # a traceback's frames say `line N, in f`; faulthandler's and others' lack the comma
+            (pl.col("_frame") & pl.col("message").str.contains(r", in \S+$"))
+            .sum()
+            .alias("_frames"),
+        )
+        .filter(~pl.col("_ended") & (pl.col("_frames") >= MIN_CUT_FRAMES))
+        .select(
+            "file",
+            "line",
+            pl.lit("exception").alias("event"),
+            pl.lit("error").alias("severity"),
+            "end_line",
+            "frame",
+        )
+    )
+
+
+# faulthandler's header of a thread's stack (`Thread 0x00007f98b50b4b80 (most recent call first):`)
+STACK_FIRST = "(most recent call first)"
+# Frames a loose run must hold to be taken for a cut traceback (one stray frame line says
+# little).
+MIN_CUT_FRAMES = 2
 
 
 def _absent(rows: pl.DataFrame, marker: pl.Expr) -> bool:

@@ -23,7 +23,7 @@ import polars as pl
 
 from logforensics.findings import Finding, Part, evidence_from, exception_text
 from logforensics.job import Job
-from logforensics.placement import AFTER_MARK, earliest_time, placed_keys
+from logforensics.placement import AFTER_MARK, earliest_time, placed_finding, placed_keys
 from logforensics.registry import Rule
 from logforensics.rules.missing_rank import startup_failures
 from logforensics.text import rank_list
@@ -90,8 +90,60 @@ def check(job: Job) -> list[Finding]:
         + _signal_deaths(job, explained)
         + _unattributed(job)
         + _cut_tracebacks(job, explained)
+        + _cut_crashes(job, explained)
         + _exited(job)
     )
+
+
+# Innermost frames of a process that was waiting, not failing: a cut traceback ending in one
+# of them is a hang's interruption (fairseq#708's Ctrl-C in `waitpid`), not a crash.
+WAITING_FRAME = (
+    r"\bin (?:\w*wait\w*|poll|select|sleep|acquire|join|recv\w*|read\w*|get|result|"
+    r"synchronize|run_backward|_engine_run_backward|__next__|_next_data|_get_data)$"
+)
+
+
+def _cut_crashes(job: Job, explained: set[int]) -> list[Finding]:
+    """Tracebacks cut before their exception line whose innermost frame is neither a
+    collective nor a wait, on ranks nothing else explains: most likely the rank failed there
+    (NVIDIA-NeMo/Automodel#3686: rank 8's frames down to `os.makedirs` in its checkpoint save,
+    its `FileExistsError` line not in the paste). Low confidence: the exception is missing."""
+    cut = job.events.filter(
+        (pl.col("event") == "exception")
+        & pl.col("exc_type").is_null()
+        & pl.col("rank").is_not_null()
+        & ~pl.col("rank").is_in(list(explained))
+        & pl.col("frame").is_not_null()
+        & ~pl.col("frame").str.contains(COLLECTIVE_CALL)
+        & ~pl.col("frame").str.contains(WAITING_FRAME)
+    ).sort("file", "line")
+    if cut.is_empty():
+        return []
+    ranks = sorted(cut.get_column("rank").unique().to_list())
+    frame = cut.get_column("frame").item(0)
+    who = rank_list(ranks)
+    return [
+        placed_finding(
+            job,
+            cut,
+            kind="rank_exception",
+            severity="error",
+            part="explanation",
+            summary=(
+                f"{who.capitalize()} ended in a traceback cut before its exception line, "
+                f"innermost in {frame}: most likely it failed there, and the others were left "
+                "waiting for it."
+            ),
+            fix=(
+                f"The exception line is missing from these logs: attach the whole log of {who} "
+                "(stderr) to read the error, then fix what failed in that call (its innermost "
+                "frame is the last call the rank made)."
+            ),
+            ranks=ranks,
+            confidence="low",
+            details={"frame": frame, "cut": True},
+        )
+    ]
 
 
 def _exited(job: Job) -> list[Finding]:

@@ -307,3 +307,41 @@ def test_a_workers_exit_is_no_finding_of_its_own_beside_its_exception(tmp_path):
     lines = [f"[rank0]: {line}" for line in TRACEBACK] + WORKER_EXITED
     found = [f for f in analyze_files(tmp_path, {"agent.log": lines}).findings]
     assert not any(f.details.get("exit_code") for f in found)
+
+
+# NVIDIA-NeMo/Automodel PR #3686, verbatim as its thread quotes it: rank 8's stack in the
+# checkpoint save down to `os.makedirs`, the `FileExistsError` line cut off in the excerpt
+CUT_AT_BOTH_ENDS = [
+    '[rank8]:   File "nemo_automodel/components/launcher/interactive.py", line 93, in _run_recipe_in_process',
+    "[rank8]:     return recipe.run_train_validation_loop()",
+    "[rank8]:            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+    '[rank8]:   File "nemo_automodel/recipes/llm/train_ft.py", line 981, in run_train_validation_loop',
+    "[rank8]:     self.save_checkpoint(",
+    '[rank8]:   File "nemo_automodel/recipes/base_recipe.py", line 310, in save_checkpoint',
+    "[rank8]:     self.checkpointer.save_on_global_ranks(getattr(self, key), key, path)",
+    '[rank8]:   File "nemo_automodel/components/checkpoint/checkpointing.py", line 1397, in save_on_global_ranks',
+    "[rank8]:     _ensure_dirs(state_dir, process_group=self.process_group)",
+    '[rank8]:   File "nemo_automodel/components/checkpoint/checkpointing.py", line 2022, in _ensure_dirs',
+    "[rank8]:     _create_dirs(*dirs)",
+    '[rank8]:   File "nemo_automodel/components/checkpoint/checkpointing.py", line 2011, in _create_dirs',
+    "[rank8]:     os.makedirs(directory, exist_ok=True)",
+    '[rank8]:   File "<frozen os>", line 225, in makedirs',
+]
+
+
+def test_frames_with_neither_header_nor_exception_line_are_a_cut_traceback(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": CUT_AT_BOTH_ENDS})
+    crash = finding(analysis, "rank_exception")
+    assert crash.ranks == [8] and crash.confidence == "low" and not crash.blames_nobody
+    assert crash.details["frame"] == "<frozen os>:225 in makedirs"
+    assert analysis.verdict.ranks == [8]
+    assert analysis.unrecognised_lines == 0
+
+
+def test_loose_frames_ending_in_a_wait_are_no_crash(tmp_path):
+    # fairseq#708's Ctrl-C frames (verbatim) without their header, on rank 1: a hang's
+    # interruption in `waitpid`, not a failure of rank 1
+    files = {f"rank{r}.log": marks(r, range(6)) for r in (0, 2, 3)}
+    files["rank1.log"] = marks(1, range(3)) + CUT_TRACEBACK[1:]
+    analysis = analyze_files(tmp_path, files)
+    assert "rank_exception" not in kinds(analysis)
