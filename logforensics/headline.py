@@ -279,6 +279,8 @@ def _collective_timeout(finding: Finding, verdict: Verdict) -> Told:
     what = f"{_who(finding.ranks, 'Some rank')} timed out" + _in_after(finding)
     if culprits:
         return what, f"{rank_list(culprits)} most likely never joined"
+    if details.get("culprits_from") == "the timeout setting":
+        return what, "the timeout setting is too short"
     return what, "the logs do not say why"
 
 

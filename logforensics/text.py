@@ -56,7 +56,10 @@ def rank_ranges(ranks: Iterable[int], limit: int = 24) -> str:
 
 
 def duration(seconds: float) -> str:
-    """`20 s`, `1.5 s`, `30 min`, `50 h`, `2,083 days`: a duration as a person says it."""
+    """`1 ms`, `20 s`, `1.5 s`, `30 min`, `50 h`, `2,083 days`: a duration as a person says
+    it."""
+    if seconds < 0.1:
+        return f"{seconds * 1000:,.0f} ms"
     if seconds < 10:
         return f"{seconds:.1f} s".replace(".0 s", " s")
     if seconds < 120:

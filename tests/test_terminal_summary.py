@@ -554,6 +554,7 @@ def test_no_progress_for_a_quick_run_or_off_a_terminal(monkeypatch):
 @pytest.mark.parametrize(
     ("seconds", "said"),
     [
+        (0.001, "1 ms"),  # a watchdog timeout set to 1 ms (instructlab/training#520)
         (0.4, "0.4 s"),
         (2, "2 s"),
         (20, "20 s"),

@@ -64,6 +64,16 @@ HEARTBEAT_FIX = (
 )
 
 
+# A watchdog timeout below this (in ms) is shorter than any collective takes.
+TOO_SHORT_MS = 1000
+TOO_SHORT_FIX = (
+    "Set the process group's timeout to minutes, not milliseconds: "
+    "`init_process_group(timeout=timedelta(minutes=30))` (or the framework's option that sets "
+    "it, such as Hugging Face `--ddp_timeout` in seconds); a value in the wrong unit is the "
+    "usual mistake."
+)
+
+
 def check(job: Job) -> list[Finding]:
     return _timeouts(job) + _store_timeouts(job) + _stuck_watchdogs(job)
 
@@ -167,8 +177,17 @@ def _timeouts(job: Job) -> list[Finding]:
             f" At the same point the ranks ran different collectives ({desync}): they had "
             "desynchronised."
         )
-    silent = [] if culprits else _left_no_line(job, per_rank, reporters)
-    if silent:
+    too_short = timeout_ms is not None and timeout_ms < TOO_SHORT_MS
+    silent = [] if culprits or too_short else _left_no_line(job, per_rank, reporters)
+    if too_short:
+        # no collective completes in a few milliseconds: the setting is the cause
+        # (instructlab/training#520 set the watchdog timeout to 1 ms on purpose)
+        culprits, culprits_from = [], "the timeout setting"
+        summary += (
+            f" A timeout of {duration(timeout_ms / 1000)} is shorter than any collective "
+            "takes: the setting, not a rank, made it fail."
+        )
+    elif silent:
         culprits, culprits_from = silent, "the ranks that left no line"
     elif not culprits and _barrier_without_rank_zero(job, per_rank, reporters):
         culprits, culprits_from = [0], "rank 0's own work"
@@ -187,7 +206,7 @@ def _timeouts(job: Job) -> list[Finding]:
             severity="error",
             part="consequence",
             summary=summary,
-            fix=timeout_fix(culprits),
+            fix=TOO_SHORT_FIX if too_short else timeout_fix(culprits),
             ranks=reporters,
             op=op,
             seq=seq,
@@ -308,7 +327,9 @@ def _left_no_line(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> lis
     seen; an all-gather's or reduce-scatter's sizes give its full size."""
     seen = set(job.ranks_seen)
     default = _all_in_default_group(per_rank, reporters)
-    if default is None or seen - set(reporters):
+    # one rank's report is no pattern: the others may only be missing from the excerpt
+    # (MLI-lab/DeepDeWedge#22: rank 1's three lines are all the paste holds)
+    if default is None or seen - set(reporters) or len(reporters) < MIN_REPORTERS:
         return []
     size = max(reporters) + 1
     if job.world_size is not None:
@@ -399,6 +420,8 @@ def _ranks_that_failed(job: Job) -> set[int]:
     return set(failed.get_column("rank").drop_nulls().to_list()) | set(done.to_list())
 
 
+# Ranks that must report the timeout before the ones that left no line are suspects.
+MIN_REPORTERS = 2
 # Naming every silent rank of a huge world would name noise: beyond this, say nothing.
 MAX_WORLD_FOR_SUSPECTS = 4096
 

@@ -90,8 +90,8 @@ def check(job: Job) -> list[Finding]:
         + _signal_deaths(job, explained)
         + _unattributed(job)
         + _cut_tracebacks(job, explained)
-        + _cut_crashes(job, explained)
-        + _exited(job)
+        + (crashes := _cut_crashes(job, explained))
+        + (_exited(job) if not crashes else [])
     )
 
 
@@ -103,25 +103,41 @@ WAITING_FRAME = (
 )
 
 
+# A frame of the standard library (`<frozen os>:225 in makedirs`, `.../lib/python3.11/json/
+# decoder.py:355 in raw_decode`), not of an installed package or the job's own code.
+STDLIB_FRAME = r"^(?:<frozen [\w.]+>|\S*/lib/python3\.\d+/(?:[\w.]+/)*[\w.]+\.py)"
+INSTALLED = r"/(?:site|dist)-packages/"
+
+
 def _cut_crashes(job: Job, explained: set[int]) -> list[Finding]:
-    """Tracebacks cut before their exception line whose innermost frame is neither a
-    collective nor a wait, on ranks nothing else explains: most likely the rank failed there
+    """Tracebacks cut before their exception line whose innermost frame is a standard-library
+    call that neither waits nor communicates, on ranks nothing else explains. A paste cut
+    mid-stack stops in the job's or a package's frames; the stack reaches the standard library
+    only at its deepest, where the error was raised, so the rank most likely failed there
     (NVIDIA-NeMo/Automodel#3686: rank 8's frames down to `os.makedirs` in its checkpoint save,
     its `FileExistsError` line not in the paste). Low confidence: the exception is missing."""
+    frame = pl.col("frame")
+    # a rank torchrun reports as exited with an error failed, wherever its paste stops
+    exited = _exited_with_error(job)
+    deepest = (
+        frame.str.contains(STDLIB_FRAME).fill_null(False) & ~frame.str.contains(INSTALLED)
+    ) | pl.col("rank").is_in(exited)
     cut = job.events.filter(
         (pl.col("event") == "exception")
         & pl.col("exc_type").is_null()
         & pl.col("rank").is_not_null()
         & ~pl.col("rank").is_in(list(explained))
-        & pl.col("frame").is_not_null()
-        & ~pl.col("frame").str.contains(COLLECTIVE_CALL)
-        & ~pl.col("frame").str.contains(WAITING_FRAME)
+        & frame.is_not_null()
+        & deepest
+        & ~frame.str.contains(COLLECTIVE_CALL)
+        & ~frame.str.contains(WAITING_FRAME)
     ).sort("file", "line")
     if cut.is_empty():
         return []
     ranks = sorted(cut.get_column("rank").unique().to_list())
     frame = cut.get_column("frame").item(0)
     who = rank_list(ranks)
+    confirmed = set(ranks) <= set(exited)
     return [
         placed_finding(
             job,
@@ -140,10 +156,19 @@ def _cut_crashes(job: Job, explained: set[int]) -> list[Finding]:
                 "frame is the last call the rank made)."
             ),
             ranks=ranks,
-            confidence="low",
-            details={"frame": frame, "cut": True},
+            confidence="medium" if confirmed else "low",
+            details={"frame": frame, "cut": True, "exited_with_error": confirmed},
         )
     ]
+
+
+def _exited_with_error(job: Job) -> list[int]:
+    """Ranks torchrun reports as exited with a non-zero code."""
+    exits = job.events.filter(
+        pl.col("event").is_in(["worker_failed", "child_failed"])
+        & (pl.col("exitcode").fill_null(0) > 0)
+    )
+    return exits.get_column("rank").drop_nulls().unique().to_list()
 
 
 def _exited(job: Job) -> list[Finding]:
@@ -158,8 +183,12 @@ def _exited(job: Job) -> list[Finding]:
         & (pl.col("family") != "traceback")
     ).is_empty():
         return []
+    # torchrun's own ChildFailedError only says that a worker failed
+    launcher_own = pl.col("exc_type").str.ends_with("ChildFailedError")
     if not events.filter(
-        pl.col("event").is_in(["exception", "cpp_terminate"]) & pl.col("exc_type").is_not_null()
+        pl.col("event").is_in(["exception", "cpp_terminate"])
+        & pl.col("exc_type").is_not_null()
+        & ~launcher_own
     ).is_empty():
         return []
     exits = (

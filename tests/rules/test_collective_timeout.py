@@ -315,3 +315,30 @@ def test_a_rank_first_to_dump_timed_out_and_is_not_blamed(tmp_path):
     timeout = finding(analysis, "collective_timeout")
     assert timeout.ranks == [2] and [e.line for e in timeout.evidence] == [2]
     assert analysis.verdict.finding is timeout and analysis.verdict.ranks == []
+
+
+def test_a_timeout_shorter_than_any_collective_is_the_setting_not_a_rank(tmp_path):
+    # instructlab/training#520, verbatim: the PR set the watchdog timeout to 1 ms on purpose
+    lines = [
+        "terminate called after throwing an instance of 'c10::DistBackendError'",
+        "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated with exception: [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1) ran for 90 milliseconds before timing out.",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    timeout = finding(analysis, "collective_timeout")
+    assert timeout.culprit_ranks == [] and analysis.verdict.ranks == []
+    assert "A timeout of 1 ms is shorter than any collective takes" in timeout.summary
+    assert "minutes, not milliseconds" in timeout.fix
+    assert analysis.verdict.headline.endswith("the timeout setting is too short")
+
+
+def test_one_rank_s_timeout_alone_names_no_silent_rank(tmp_path):
+    # MLI-lab/DeepDeWedge#22, verbatim: rank 1's lines are all the paste holds; the others
+    # are missing from the excerpt, not proven silent (the cause was the machine)
+    lines = [
+        "[rank1]:[E ProcessGroupNCCL.cpp:523] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=44, OpType=ALLREDUCE, NumelIn=6832129, NumelOut=6832129, Timeout(ms)=1800000) ran for 1800772 milliseconds before timing out.",
+        "[rank1]:[E ProcessGroupNCCL.cpp:537] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+        "[rank1]:[E ProcessGroupNCCL.cpp:543] To avoid data inconsistency, we are taking the entire process down.",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert finding(analysis, "collective_timeout").culprit_ranks == []
+    assert analysis.verdict.ranks == []

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.builders import analyze_files, finding, kinds, marks
 from tests.parsers.test_elastic import SUMMARY as ELASTIC_SUMMARY
 
@@ -345,3 +347,17 @@ def test_loose_frames_ending_in_a_wait_are_no_crash(tmp_path):
     files["rank1.log"] = marks(1, range(3)) + CUT_TRACEBACK[1:]
     analysis = analyze_files(tmp_path, files)
     assert "rank_exception" not in kinds(analysis)
+
+
+def test_a_cut_traceback_of_a_rank_torchrun_reports_failed_is_its_crash(tmp_path):
+    # hiyouga/LlamaFactory#9194, verbatim excerpts of one block: rank 5's DeepSpeed frames (its
+    # `ValueError` line not retrieved) and torchrun's summary naming rank 5, exit code 1
+    log = (
+        Path(__file__).parents[1] / "data" / "threads" / "llamafactory9194_rank5_cut_traceback.log"
+    )
+    analysis = analyze_files(tmp_path, {"console.log": log.read_text().splitlines()})
+    crash = analysis.verdict.finding
+    assert (crash.kind, crash.ranks, crash.confidence) == ("rank_exception", [5], "medium")
+    assert crash.details["exited_with_error"] is True
+    # one finding for rank 5: the exit code is part of it, not a second failure
+    assert [f.kind for f in analysis.findings if f.severity == "error"] == ["rank_exception"]
