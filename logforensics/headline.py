@@ -108,6 +108,10 @@ def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
         endpoint = finding.details.get("endpoint")
         at = f" at {endpoint}" if endpoint else ""
         return f"{who} could not reach the rendezvous store{at}: the job never started", None
+    if finding.details.get("phase") == "connect":
+        reporters = finding.details.get("reporters") or []
+        who = _who(reporters) if reporters else "A process"
+        return f"{who} could not connect to its peers: the process group never formed", None
     who = _who(finding.blamed or finding.ranks)
     if "nccl_world_size" in finding.details:
         return f"{who} never finished setting up NCCL", None

@@ -44,6 +44,20 @@ ASSIGNMENT = r"^(?:[+$] )?(?:export )?" + VARIABLE + r"=(\S+)"
 DEBUG_BANNER = r"\[c10d\] The debug level is set to ([A-Z]+)"
 # torchrun's agent with LOGLEVEL=INFO: `Starting elastic_operator with launch configs:`
 LAUNCH_CONFIG = "Starting elastic_operator with launch configs"
+# The rest of torchrun's start-up print, recognised without an event (pytorch/pytorch#64926):
+#   [INFO] 2021-09-13 22:17:26,651 run: Running torch.distributed.run with args: ['/home/...', ...]
+#   [INFO] 2021-09-13 22:17:26,653 run: Using nproc_per_node=2.
+#   *****************************************
+#   Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid ...
+#     entrypoint       : main.py
+#     rdzv_endpoint    : 10.28.1.16
+LAUNCHER_NOISE = (
+    r"Running torch\.distributed\.run with args: |Using nproc_per_node=\S+\.?$|^\*{20,}$"
+    r"|^Setting OMP_NUM_THREADS environment variable for each process"
+    r"|^\s+(?:entrypoint|min_nodes|max_nodes|nproc_per_node|run_id|rdzv_backend|rdzv_endpoint"
+    r"|rdzv_configs|max_restarts|monitor_interval|log_dir|metrics_cfg|role|master_addr"
+    r"|master_port|redirects|tee|local_addr|start_method|log_line_prefix_template)\s*: "
+)
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
@@ -74,7 +88,10 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         .alias("extra"),
         pl.lit("info").alias("severity"),
     )
-    return found.filter(pl.col("event").is_not_null())
+    noise = lines.filter(
+        ~message.str.contains(LAUNCH_COMMAND) & pl.col("message").str.contains(LAUNCHER_NOISE)
+    ).select("file", "line", pl.lit(None, dtype=pl.String).alias("event"))
+    return pl.concat([found.filter(pl.col("event").is_not_null()), noise], how="diagonal_relaxed")
 
 
 PARSER = LineParser(
@@ -84,6 +101,15 @@ PARSER = LineParser(
         *("TORCH_", "NCCL_", "CUDA_", "OMP_NUM_THREADS=", "LOCAL_RANK=", "WORLD_SIZE=", "MASTER_"),
         "[c10d] The debug level",
         LAUNCH_CONFIG,
+        "Running torch.distributed.run with args",
+        "Using nproc_per_node=",
+        "********************",
+        "Setting OMP_NUM_THREADS environment variable",
+        *(f"  {key}" for key in ("entrypoint", "min_nodes", "max_nodes", "nproc_per_node")),
+        *(f"  {key}" for key in ("run_id", "rdzv_")),
+        *(f"  {key}" for key in ("max_restarts", "monitor_interval", "log_dir", "metrics_cfg")),
+        *(f"  {key}" for key in ("role", "master_", "redirects", "tee ", "local_addr")),
+        *(f"  {key}" for key in ("start_method", "log_line_prefix_template")),
     ),
     parse=parse,
 )

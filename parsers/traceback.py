@@ -616,13 +616,22 @@ def _frames_without_header(rows: pl.DataFrame) -> pl.DataFrame:
     code_line = after_frame & deeper & ~pl.col("_frame")
     caret_line = two_after_frame & pl.col("_stripped").str.contains(CARETS)
     rows = rows.with_columns((pl.col("_frame") | code_line | caret_line).alias("_stack_line"))
+    after_stack = pl.col("_stack_line").shift(1).over(STREAM).fill_null(False)
+    lone_type = after_stack & pl.col("_stripped").str.contains(LONE_EXCEPTION_TYPE)
     return pl.concat(
-        [_recognised(rows.filter(pl.col("_stack_line"))), _cut_at_both_ends(rows)],
+        [
+            _recognised(rows.filter(pl.col("_stack_line") | lone_type)),
+            _cut_at_both_ends(rows),
+        ],
         how="diagonal_relaxed",
     )
 
 
 def _cut_at_both_ends(rows: pl.DataFrame) -> pl.DataFrame:
+    """Runs of loose frames: with no exception line after them, a traceback cut at both ends
+    (no type); ended by a bare type that `_bare_exception_events` does not read (a
+    fully-qualified class without a message: pytorch/pytorch#80772's
+    `torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError`), that exception."""
     loose = pl.col("_stack_line") & ~pl.col("_in_traceback")
     if _absent(rows, loose):
         return _nothing()
@@ -633,7 +642,7 @@ def _cut_at_both_ends(rows: pl.DataFrame) -> pl.DataFrame:
     # traceback it copies under `traceback : Traceback ...`), or a header before it that another
     # field's text carried: a whole traceback, read elsewhere
     stripped = pl.col("_stripped")
-    exception_after = stripped.str.contains(EXCEPTION_LINE).shift(-1).over(STREAM)
+    next_line = stripped.shift(-1).over(STREAM)
     header_before = (
         (
             stripped.str.contains(HEADER, literal=True)
@@ -642,36 +651,51 @@ def _cut_at_both_ends(rows: pl.DataFrame) -> pl.DataFrame:
         .shift(1)
         .over(STREAM)
     )
+    # a type alone, unread elsewhere: the bare exception reader wants `Type: message`
+    lone_type = next_line.str.extract(LONE_EXCEPTION_TYPE, 1)
     runs = runs.with_columns(
-        exception_after.fill_null(False).alias("_exception_after"),
+        next_line.str.contains(EXCEPTION_LINE).fill_null(False).alias("_exception_after"),
         header_before.fill_null(False).alias("_header_before"),
+        lone_type.alias("_lone_type"),
     )
+    ended = pl.col("_exception_after") | pl.col("_header_before")
     return (
         runs.filter(pl.col("_loose"))
         .group_by(STREAM, "_run", maintain_order=True)
         .agg(
             pl.col("file").first(),
             pl.col("line").first(),
-            pl.col("line").last().alias("end_line"),
+            pl.col("line").last().alias("_last"),
             pl.col("_frame_text").drop_nulls().last().alias("frame"),
-            (pl.col("_exception_after").last() | pl.col("_header_before").first()).alias("_ended"),
+            pl.col("_exception_after").last(),
+            pl.col("_header_before").first(),
+            pl.col("_lone_type").last().alias("exc_type"),
             # a traceback's frames say `line N, in f`; faulthandler's and others' lack the comma
             (pl.col("_frame") & pl.col("message").str.contains(r", in \S+$"))
             .sum()
             .alias("_frames"),
         )
-        .filter(~pl.col("_ended") & (pl.col("_frames") >= MIN_CUT_FRAMES))
+        .filter(
+            (~ended | (pl.col("exc_type").is_not_null() & ~pl.col("_header_before")))
+            & (pl.col("_frames") >= MIN_CUT_FRAMES)
+        )
         .select(
             "file",
             "line",
             pl.lit("exception").alias("event"),
             pl.lit("error").alias("severity"),
-            "end_line",
+            (pl.col("_last") + pl.col("exc_type").is_not_null().cast(pl.UInt32)).alias("end_line"),
+            "exc_type",
             "frame",
         )
     )
 
 
+# An exception's class alone on its line, qualified or not, with no message:
+#   torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError
+LONE_EXCEPTION_TYPE = (
+    r"^((?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)|Exception)):?$"
+)
 # faulthandler's header of a thread's stack (`Thread 0x00007f98b50b4b80 (most recent call first):`)
 STACK_FIRST = "(most recent call first)"
 # Frames a loose run must hold to be taken for a cut traceback (one stray frame line says

@@ -52,6 +52,7 @@ def check(job: Job) -> list[Finding]:
         + _vanished(job)
         + _init_never_completed(job)
         + _store_unreachable(job)
+        + _mesh_never_formed(job)
     )
 
 
@@ -185,6 +186,66 @@ def _store_unreachable(job: Job) -> list[Finding]:
             confidence="high",
             scope="job",
             details={"phase": "rendezvous", "endpoint": endpoint, "reporters": reporters},
+        )
+    ]
+
+
+MESH_FIX = (
+    "The processes reached each other's addresses through the store but could not connect "
+    "directly. Check that nothing else uses the job's ports on these hosts (two jobs on one "
+    "node with the same MASTER_PORT connect to each other's processes), that the interface "
+    "gloo picks is reachable between the nodes (`GLOO_SOCKET_IFNAME`), that no firewall cuts "
+    "the port range, and read the log of the peer named for an error during its own set-up."
+)
+
+
+def _mesh_never_formed(job: Job) -> list[Finding]:
+    """gloo's `connectFullMesh failed`: a process group's processes could not connect to each
+    other while it formed (rwth-i6/i6_core#459: two jobs on one host sharing the rendezvous
+    port). Before any training, with no rank to blame."""
+    failures = job.events.filter(pl.col("event") == "connect_failed")
+    went_on = _went_on(job)
+    if job.progress is not None:
+        marks = job.progress.marks.group_by("file").agg(pl.col("line").max().alias("_went_on"))
+        went_on = (
+            pl.concat(
+                [went_on, marks.select(pl.col("file").cast(pl.String), "_went_on")],
+                how="vertical_relaxed",
+            )
+            .group_by("file")
+            .agg(pl.col("_went_on").max())
+        )
+    failures = failures.join(went_on, on="file", how="left").filter(
+        pl.col("_went_on").is_null() | (pl.col("_went_on") < pl.col("line"))
+    )
+    if failures.is_empty():
+        return []
+    failures = failures.sort("file", "line")
+    peers = failures.get_column("peer").drop_nulls().unique(maintain_order=True).to_list()
+    reporters = sorted(failures.get_column("rank").drop_nulls().unique().to_list())
+    who = rank_list(reporters).capitalize() if reporters else "A process"
+    closed = f" (closed by {', '.join(peers[:3])})" if peers else ""
+    summary = (
+        f"{who} could not connect to the other processes of its group while the group was "
+        f"forming: gloo's full-mesh connection failed{closed}. No collective ran; no rank is "
+        "to blame."
+    )
+    evidence, total = evidence_from(failures.select("file", "line", "text", "rank"))
+    return [
+        Finding(
+            kind="missing_rank",
+            severity="error",
+            part="explanation",
+            summary=summary,
+            fix=MESH_FIX,
+            ranks=[],
+            evidence=evidence,
+            evidence_total=total,
+            order=-1.0,  # before the first training step
+            timestamp=earliest_time(failures),
+            confidence="medium",
+            scope="job",
+            details={"phase": "connect", "peers": peers, "reporters": reporters},
         )
     ]
 

@@ -592,3 +592,24 @@ def test_an_unhandled_exception_takes_the_rank_of_its_nccl_process(tmp_path):
     assert (found["rank"], found["rank_from"]) == (2, "process")
     (raised,) = [f for f in analysis.findings if f.kind == "rank_exception"]
     assert raised.ranks == [2] and raised.details["exception"] == "RuntimeError"
+
+
+# pytorch/pytorch#80772, verbatim: the tail of a rank-0 pod's agent traceback, as pasted; its
+# exception line is the class alone, fully qualified, with no message
+RENDEZVOUS_TAIL = [
+    '  File "/opt/conda/lib/python3.8/site-packages/torch/distributed/elastic/agent/server/api.py", line 538, in _rendezvous',
+    "    store, group_rank, group_world_size = spec.rdzv_handler.next_rendezvous()",
+    '  File "/opt/conda/lib/python3.8/site-packages/torch/distributed/elastic/rendezvous/dynamic_rendezvous.py", line 1024, in next_rendezvous',
+    "    self._op_executor.run(join_op, deadline)",
+    '  File "/opt/conda/lib/python3.8/site-packages/torch/distributed/elastic/rendezvous/dynamic_rendezvous.py", line 637, in run',
+    "    raise RendezvousTimeoutError()",
+    "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError",
+]
+
+
+def test_loose_frames_ended_by_a_lone_exception_class_are_that_exception(tmp_path):
+    analysis = analyze_files(tmp_path, {"agent.log": RENDEZVOUS_TAIL})
+    assert analysis.unrecognised_lines == 0
+    startup = [f for f in analysis.findings if f.kind == "missing_rank"]
+    assert startup and "RendezvousTimeoutError" in startup[0].summary
+    assert analysis.verdict.finding is startup[0] and analysis.verdict.ranks == []

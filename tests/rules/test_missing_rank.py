@@ -193,3 +193,28 @@ def test_no_rank_is_called_absent_when_no_line_names_any(tmp_path):
     # NVIDIA/NeMo#13996: a console with the world size and no line tied to a rank
     lines = ["All distributed processes registered. Starting with 32 processes"]
     assert "missing_rank" not in kinds(analyze_files(tmp_path, {"console.log": lines}))
+
+
+# rwth-i6/i6_core#459, verbatim: two jobs on one host shared the rendezvous port, and gloo's
+# full mesh could not form
+MESH_FAILED = [
+    "[E ProcessGroupGloo.cpp:138] Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [134.61.201.231]:927",
+    "[E ProcessGroupGloo.cpp:138] Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [134.61.201.231]:18346",
+]
+
+
+def test_a_full_mesh_that_never_formed_is_a_start_up_failure_of_no_rank(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": MESH_FAILED})
+    mesh = analysis.verdict.finding
+    assert (mesh.kind, mesh.details["phase"], analysis.verdict.ranks) == (
+        "missing_rank",
+        "connect",
+        [],
+    )
+    assert "[134.61.201.231]:927" in mesh.summary and "MASTER_PORT" in mesh.fix
+    assert analysis.verdict.headline.endswith("the process group never formed")
+
+
+def test_a_mesh_failure_the_job_got_past_is_no_start_up_failure(tmp_path):
+    analysis = analyze_files(tmp_path, {"rank0.log": MESH_FAILED + marks(0, range(3))})
+    assert not [f for f in analysis.findings if f.details.get("phase") == "connect"]
