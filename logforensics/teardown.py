@@ -32,32 +32,52 @@ TEARDOWN_FIX = (
 # How close after a rank's finish mark a line of no known rank is taken for that rank's.
 NEXT_LINES = 3
 # Finish marks that end the whole program, whichever process printed them.
-PROGRAM_ENDS = ("main_returned", "tests_done", "workers_succeeded")
+PROGRAM_ENDS = ("main_returned", "program_exit", "tests_done", "workers_succeeded")
+# The CUDA runtime's error once the process has begun to exit (cudaErrorCudartUnloading): a
+# failure that says so was printed during teardown whatever the logs hold before it
+# (bigscience-workshop/Megatron-DeepSpeed#265: the watchdog thread's `CUDA error: driver
+# shutting down` after the run reached its exit interval).
+DRIVER_SHUTTING_DOWN = "driver shutting down"
 
 
 def mark_after_finish(findings: Iterable[Finding], job: Job) -> list[Finding]:
-    """`findings`, those wholly after a finish mark turned into teardown warnings."""
+    """`findings`, those wholly after a finish mark, or failing because the CUDA driver was
+    shutting down, turned into teardown warnings."""
     findings = list(findings)
     marks = _finish_marks(job)
-    if marks.is_empty():
-        return findings
     for finding in findings:
         if finding.severity != "error" or not _teardown_kind(finding):
             continue
         if not finding.evidence:
             continue
-        after = [_finished_before(marks, evidence) for evidence in finding.evidence]
+        after = (
+            [_finished_before(marks, evidence) for evidence in finding.evidence]
+            if not marks.is_empty()
+            else [None]
+        )
         if all(mark is not None for mark in after):
             first = min(after, key=lambda mark: (mark[0], mark[1]))  # type: ignore[index]
-            finding.severity = "warning"
-            finding.part = "context"
-            finding.summary = (
+            _as_teardown(
+                finding,
                 f"After the run had finished ({first[0]}:{first[1]}): {finding.summary} "
-                "A hang or error while process groups are torn down, not in training."
+                "A hang or error while process groups are torn down, not in training.",
             )
-            finding.fix = TEARDOWN_FIX
             finding.details["after_finish"] = {"file": first[0], "line": first[1]}
+        elif _exiting(finding):
+            _as_teardown(
+                finding,
+                "While the process was exiting (the CUDA driver was shutting down): "
+                f"{finding.summary} A failure of its teardown, not of the run.",
+            )
+            finding.details["exiting"] = True
     return findings
+
+
+def _as_teardown(finding: Finding, summary: str) -> None:
+    finding.severity = "warning"
+    finding.part = "context"
+    finding.summary = summary
+    finding.fix = TEARDOWN_FIX
 
 
 # Finish marks that say a rank's own work was done (not only that its process exited).
@@ -80,6 +100,11 @@ def finished_ranks(job: Job) -> pl.DataFrame:
         .sort("file", "line")
         .unique(subset=["rank"], keep="first", maintain_order=True)
     )
+
+
+def _exiting(finding: Finding) -> bool:
+    """A crash whose error is the CUDA driver shutting down."""
+    return DRIVER_SHUTTING_DOWN in str(finding.details.get("exception") or "")
 
 
 def _teardown_kind(finding: Finding) -> bool:

@@ -9,9 +9,11 @@ one did not hang where it stopped. Verbatim:
     [----------] Global test environment tear-down
     INFO:torch.distributed.elastic.agent.server.api:Local worker group finished (SUCCEEDED). Waiting 300 seconds for other agents to finish
     Rank 4 completed
+    [exiting program at iteration 6] datetime: 2022-03-11 15:20:26
 
 (modelscope/ms-swift#7992; huggingface/transformers#17478; Lightning-AI/pytorch-lightning#14428;
-NVIDIA/Fuser#3055; ultralytics/yolov5#5160; pytorch/pytorch#97191.) Each is a `run_finished` event (info); `extra`
+NVIDIA/Fuser#3055; ultralytics/yolov5#5160; pytorch/pytorch#97191;
+bigscience-workshop/Megatron-DeepSpeed#265.) Each is a `run_finished` event (info); `extra`
 says which end it marks (`{"finish": ...}`):
 
 - `interpreter_exit`: ProcessGroupNCCL's destructor warns at interpreter exit when the group
@@ -23,6 +25,8 @@ says which end it marks (`{"finish": ...}`):
   `Trainer.fit` stopping at `max_epochs`/`max_steps` (printed by rank 0 only).
 - `rank_done`: a script's own line saying that one rank is done, and nothing else (`Rank 4
   completed`, `rank 3 finished.`): that rank got past every collective before it.
+- `program_exit`: the program says it is exiting now (Megatron-LM's `[exiting program at
+  iteration 6]` at its exit interval).
 - `tests_done`: googletest's tear-down after the last test.
 - `workers_succeeded`: torchrun's agent saw every local worker exit 0 (a line of the agent,
   not of a rank).
@@ -48,6 +52,12 @@ RANK_DONE = (
     r"(?i)^\s*\[?rank\s*[=:#]?\s*(\d+)\]?\s*:?\s*(?:has |is )?"
     r"(?:completed|complete|finished|done)\s*[.!]?\s*$"
 )
+# Megatron-LM at its --exit-interval, and after its training loop (bigscience-workshop/
+# Megatron-DeepSpeed#265):
+#   [exiting program at iteration 6] datetime: 2022-03-11 15:20:26
+#   [after training is done] datetime: 2022-03-11 15:20:26
+MEGATRON_EXIT = r"^\[exiting program at iteration \d+\] datetime: "
+MEGATRON_DONE = r"^\[after training is done\] datetime: "
 # [----------] Global test environment tear-down
 GTEST_DONE = r"^\s*\[-{10}\] Global test environment tear-down"
 # INFO:torch.distributed.elastic.agent.server.api:Local worker group finished (SUCCEEDED). Waiting 300 seconds for other agents to finish
@@ -63,6 +73,8 @@ FINISHES = (
     (HF_TRAINER_DONE, "training_done"),
     (LIGHTNING_DONE, "training_done"),
     (RANK_DONE, "rank_done"),
+    (MEGATRON_EXIT, "program_exit"),
+    (MEGATRON_DONE, "training_done"),
     (GTEST_DONE, "tests_done"),
     (WORKERS_SUCCEEDED, "workers_succeeded"),
 )
@@ -105,6 +117,8 @@ PARSER = LineParser(
         "Global test environment tear-down",
         "worker group finished",
         "worker group successfully finished",
+        "[exiting program at iteration ",
+        "[after training is done]",
         "omplete",
         "inished",
         "done",

@@ -76,3 +76,34 @@ def test_a_crash_long_after_one_ranks_exit_is_not_its_teardown(tmp_path):
 def test_a_teardown_warning_carries_the_teardown_fix(tmp_path):
     stuck = finding(analyze_files(tmp_path, {"console.log": SWIFT}), "collective_timeout")
     assert "dist.destroy_process_group()" in stuck.fix and "py-spy" not in stuck.fix
+
+
+# bigscience-workshop/Megatron-DeepSpeed#265, verbatim: the run reached its exit interval,
+# then the watchdog thread died of the CUDA driver shutting down (a torch 1.10 teardown bug)
+DRIVER_SHUTTING_DOWN = [
+    "[exiting program at iteration 6] datetime: 2022-03-11 15:20:26 ",
+    "terminate called after throwing an instance of 'c10::CUDAError'",
+    "  what():  CUDA error: driver shutting down",
+    "CUDA kernel errors might be asynchronously reported at some other API call,so the stacktrace below might be incorrect.",
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.",
+    "Exception raised from query at /opt/conda/conda-bld/pytorch_1639180588308/work/aten/src/ATen/cuda/CUDAEvent.h:95 (most recent call first):",
+    "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x42 (0x7f87dd253d62 in /home/stas/anaconda3/envs/py38-pt110/lib/python3.8/site-packages/torch/lib/libc10.so)",
+    "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::finishedGPUExecutionInternal() const + 0x11a (0x7f882f0207ba in /home/stas/anaconda3/envs/py38-pt110/lib/python3.8/site-packages/torch/lib/libtorch_cuda_cpp.so)",
+    "frame #2: c10d::ProcessGroupNCCL::WorkNCCL::isCompleted() + 0x50 (0x7f882f022ab0 in /home/stas/anaconda3/envs/py38-pt110/lib/python3.8/site-packages/torch/lib/libtorch_cuda_cpp.so)",
+    "frame #3: c10d::ProcessGroupNCCL::workCleanupLoop() + 0x11c (0x7f882f02357c in /home/stas/anaconda3/envs/py38-pt110/lib/python3.8/site-packages/torch/lib/libtorch_cuda_cpp.so)",
+]
+
+
+def test_a_crash_after_megatron_s_exit_interval_is_teardown(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": DRIVER_SHUTTING_DOWN})
+    assert analysis.verdict is None
+    crash = finding(analysis, "rank_exception")
+    assert crash.severity == "warning" and crash.details["after_finish"]["line"] == 1
+
+
+def test_the_cuda_driver_shutting_down_is_teardown_without_a_finish_mark(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": DRIVER_SHUTTING_DOWN[1:]})
+    assert analysis.verdict is None
+    crash = finding(analysis, "rank_exception")
+    assert crash.severity == "warning" and crash.details["exiting"] is True
+    assert crash.summary.startswith("While the process was exiting")

@@ -131,7 +131,10 @@ FEW_RANKS = (
 
 def _no_verdict(report: dict[str, Any], lang: str) -> list[str]:
     errors = any(finding["severity"] == "error" for finding in report["findings"])
-    teardown = any(finding["details"].get("after_finish") for finding in report["findings"])
+    teardown = any(
+        finding["details"].get("after_finish") or finding["details"].get("exiting")
+        for finding in report["findings"]
+    )
     if errors:
         said = "Errors were found, but none places a cause in the run; see the findings below."
     elif teardown:

@@ -148,6 +148,12 @@ FIX_TEARDOWN = (
     "Nothing to fix here: these errors follow the timeout. Find why the collective that timed "
     "out never completed (the verdict)."
 )
+FIX_CLOSING = (
+    "Nothing to fix for the run: NCCL's network plugin warns when a connection is closed with "
+    "requests in flight, as communicators are aborted at exit. If the job did fail, its cause "
+    "is elsewhere; destroying the process group (`dist.destroy_process_group()`) once every "
+    "rank is done makes the exit clean."
+)
 FIX_DUPLICATE = (
     "Fix the duplicate GPU assignment (see the duplicate_device finding); NCCL raises this "
     "error on every rank that shares a GPU."
@@ -459,8 +465,13 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
 TIMED_OUT = ("collective_timeout", "store_timeout", "heartbeat_timeout")
 
 
-# A proxy failing to run a Close or Deregister: NCCL was closing the communicator already.
-CLOSING = r"Failed to execute operation (?:Close|Deregister)"
+# NCCL was closing the communicator already: a proxy failing to run a Close or Deregister, or
+# the network plugin's close of a connection with requests still in flight (aws/aws-k8s-tester
+# PR #524, a passing run: `NET/OFI Attempt to call recv_close with outstanding requests!`).
+CLOSING = (
+    r"Failed to execute operation (?:Close|Deregister)"
+    r"|\b(?:recv|send)_close with outstanding requests"
+)
 
 
 def _after_a_timeout(job: Job, errors: pl.DataFrame) -> pl.DataFrame:
@@ -489,10 +500,15 @@ def _teardown(job: Job, rows: pl.DataFrame) -> Finding:
     ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
     first = rows.sort("file", "line").row(0, named=True)
     message = (first["exc_message"] or first["error_code"] or "").strip()
+    hung = not job.events.filter(pl.col("event").is_in(TIMED_OUT)).is_empty()
+    who = f"{processes} process{'es' if processes > 1 else ''}"
     summary = (
-        f"{processes} process{'es' if processes > 1 else ''} then failed in NCCL "
-        f"(`{message[:160]}` first), after the watchdog had reported a timeout in the same "
-        "log: communicators being torn down once the job was already hung, not its cause."
+        f"{who} then failed in NCCL (`{message[:160]}` first), after the watchdog had "
+        "reported a timeout in the same log: communicators being torn down once the job was "
+        "already hung, not its cause."
+        if hung
+        else f"{who} failed in NCCL while closing a communicator (`{message[:160]}` first): "
+        "its teardown, not a failure of the run."
     )
     evidence, total = _first_of_each_process(rows)
     return Finding(
@@ -500,14 +516,14 @@ def _teardown(job: Job, rows: pl.DataFrame) -> Finding:
         severity="warning",
         part="consequence",
         summary=summary,
-        fix=FIX_TEARDOWN,
+        fix=FIX_TEARDOWN if hung else FIX_CLOSING,
         ranks=ranks,
         evidence=evidence,
         evidence_total=total,
         confidence="medium",
         order=_order(rows),
         timestamp=earliest_time(rows),
-        details={"processes": processes, "after_timeout": True},
+        details={"processes": processes, "after_timeout": hung},
     )
 
 

@@ -57,6 +57,13 @@ from tests.builders import analyze_files, only, parsed_by
         # pytorch/pytorch#97191 (its repro's output, quoted in PR #97066): a script's own line
         # saying one rank is done
         ("Rank 4 completed", "rank_done", 4, "content"),
+        # bigscience-workshop/Megatron-DeepSpeed#265: Megatron-LM at its exit interval
+        (
+            "[exiting program at iteration 6] datetime: 2022-03-11 15:20:26 ",
+            "program_exit",
+            None,
+            None,
+        ),
     ],
 )
 def test_a_finish_mark_is_an_info_event(line, finish, rank, rank_from):

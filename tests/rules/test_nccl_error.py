@@ -382,3 +382,30 @@ def test_a_fault_of_the_hosts_set_up_blames_no_rank(tmp_path):
     assert failed.details["class"] == "environment" and failed.blamed == []
     assert "NCCL_SOCKET_IFNAME" in failed.fix
     assert analysis.verdict.headline == "NCCL could not set up on the host of rank 0"
+
+
+# aws/aws-k8s-tester PR #524, verbatim (a passing 32-rank run's launcher log, as the PR kept
+# it): the OFI plugin warns while the communicators are aborted at exit
+OFI_CLOSE_AT_EXIT = [
+    "[1,28]<stdout>:bert-training-worker-3:25:584 [4] NCCL INFO proxy.cc:996 -> 3",
+    "[1,16]<stdout>:bert-training-worker-2:21:585 [0] NCCL INFO [Service thread] Connection closed by localRank 1",
+    "[1,17]<stdout>:bert-training-worker-2:22:587 [1] NCCL INFO [Service thread] Connection closed by localRank 1",
+    "[1,16]<stdout>:",
+    "[1,16]<stdout>:bert-training-worker-2:21:585 [0] recv_close:3201 NCCL WARN NET/OFI Attempt to call recv_close with outstanding requests!",
+    "[1,16]<stdout>:bert-training-worker-2:21:585 [0] NCCL INFO transport/net.cc:1015 -> 3",
+    "[1,16]<stdout>:bert-training-worker-2:21:585 [0] NCCL INFO proxy.cc:984 -> 3",
+    "[1,16]<stdout>:bert-training-worker-2:21:585 [0] NCCL INFO proxy.cc:996 -> 3",
+    "[1,28]<stdout>:bert-training-worker-3:25:668 [0] NCCL INFO comm 0x55f18f7772c0 rank 28 nranks 32 cudaDev 4 busId 97000 - Abort COMPLETE",
+    "[1,16]<stdout>:bert-training-worker-2:21:666 [0] NCCL INFO comm 0x5585418196c0 rank 16 nranks 32 cudaDev 0 busId 53000 - Abort COMPLETE",
+    "[1,29]<stdout>:bert-training-worker-3:26:669 [0] NCCL INFO comm 0x55adc9df2440 rank 29 nranks 32 cudaDev 5 busId a8000 - Abort COMPLETE",
+    "[1,17]<stdout>:bert-training-worker-2:22:663 [0] NCCL INFO comm 0x5598352d45c0 rank 17 nranks 32 cudaDev 1 busId 64000 - Abort",
+    "Logs from Pod bert-training-launcher-ltgd5:",
+    "COMPLETE",
+]
+
+
+def test_a_warning_of_the_network_plugin_closing_its_connections_is_teardown(tmp_path):
+    analysis = analyze_files(tmp_path, {"launcher.log": OFI_CLOSE_AT_EXIT})
+    assert analysis.verdict is None
+    closing = finding(analysis, "nccl_error")
+    assert closing.severity == "warning" and "while closing a communicator" in closing.summary
