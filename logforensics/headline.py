@@ -186,6 +186,8 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
         return f"{who} crashed ({signal})", None
     if finding.details.get("exit_code") is not None:
         return f"{who} exited with code {finding.details['exit_code']}", None
+    if finding.details.get("aborted"):
+        return f"{who} went down first: its process group's abort hung", None
     if finding.details.get("cut"):
         frame = str(finding.details.get("frame") or "")
         call = frame.rsplit(" in ", 1)[-1] if " in " in frame else "a collective"

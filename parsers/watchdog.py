@@ -131,9 +131,11 @@ STORE_CLIENTS = (
 # (pytorch/pytorch:torch/csrc/distributed/c10d/socket.cpp; axolotl-ai-cloud/axolotl#2684):
 #   [rank1]:[W516 14:34:56.853490829 socket.cpp:464] [c10d] waitForInput: poll for socket SocketImpl(fd=79, addr=[localhost]:41170, remote=[localhost]:29500) returned 0, likely a timeout
 #   [rank1]:[W516 14:34:56.854597329 socket.cpp:489] [c10d] waitForInput: socket SocketImpl(fd=79, addr=[localhost]:41170, remote=[localhost]:29500) timed out after 1800000ms
-# The second states the timeout and is the event; the first says the same a moment earlier.
+# The second states the timeout; the first says the same a moment earlier, and is an event
+# too where an excerpt holds it alone (pytorch/torchtitan#1492).
 SOCKET_WAIT_TIMEOUT = r"waitForInput: socket SocketImpl\(.*\) timed out after (\d+)ms"
 SOCKET_WAIT_POLL = "waitForInput: poll for socket"
+SOCKET_POLL_TIMEOUT = r"waitForInput: poll for socket SocketImpl\(.*\) returned 0, likely a timeout"
 SOCKET_REMOTE = r"remote=([^,)\s]+)"
 
 # The watchdog thread died of an error of its own (vllm-project/vllm#6042, torch 2.3):
@@ -181,12 +183,32 @@ FLIGHT_RECORDER_NOISE = (
 #   [rank2]:[E723 01:58:45.511452851 ProcessGroupNCCL.cpp:2103] [PG ID 1 PG GUID 1 Rank 2] First PG on this rank to signal dumping.
 FIRST_TO_DUMP = "First PG on this rank to signal dumping"
 
+# A rank aborting its process group (its process going down, after an error of its own or
+# at exit) whose abort hung (karpathy/nanochat#554: rank 6 after its download failed):
+#   [rank6]:[E222 18:40:45.627415948 ProcessGroupNCCL.cpp:1362] [PG ID 0 PG GUID 0(default_pg) Rank 6] Future for ProcessGroup abort timed out after 600000 ms
+ABORT_TIMED_OUT = r"Future for ProcessGroup abort timed out after (\d+) ms"
+
 OPS_FAILED = "Some NCCL operations have failed or timed out"
 PROCESS_ABORT = "To avoid data inconsistency, we are taking the entire process down"
 
 
 def _contains_any(words: tuple[str, ...]) -> pl.Expr:
     return pl.col("message").str.contains_any(list(words))
+
+
+def _poll_alone() -> pl.Expr:
+    """A socket poll that timed out with no statement of the timeout on the next line."""
+    stated_next = pl.col("_next_states_timeout").fill_null(False)
+    return pl.col("message").str.contains(SOCKET_POLL_TIMEOUT) & ~stated_next
+
+
+def _with_next_line_stating_timeout(lines: pl.DataFrame) -> pl.DataFrame:
+    following = lines.select(
+        "file",
+        (pl.col("line") - 1).alias("line"),
+        pl.col("message").str.contains(SOCKET_WAIT_TIMEOUT).alias("_next_states_timeout"),
+    )
+    return lines.join(following, on=["file", "line"], how="left")
 
 
 def _has(word: str) -> pl.Expr:
@@ -203,7 +225,7 @@ def _event() -> pl.Expr:
         .then(pl.lit("collective_timeout"))
         .when(_has(PG_SHUTDOWN) & (_has(ASYNC_CHECK) | _has(WATCHDOG_DIED)))
         .then(pl.lit("pg_shutdown"))
-        .when(message.str.contains(SOCKET_WAIT_TIMEOUT))
+        .when(message.str.contains(SOCKET_WAIT_TIMEOUT) | _poll_alone())
         .then(pl.lit("collective_timeout"))
         .when(_thrown().struct.field("type").is_not_null())
         .then(pl.lit("exception"))
@@ -211,6 +233,8 @@ def _event() -> pl.Expr:
         .then(pl.lit("work_progress"))
         .when(_has(FIRST_TO_DUMP))
         .then(pl.lit("dump_signal"))
+        .when(message.str.contains(ABORT_TIMED_OUT))
+        .then(pl.lit("abort_timeout"))
         .when(_has(OPS_FAILED))
         .then(pl.lit("ops_failed"))
         .when(_has(PROCESS_ABORT))
@@ -348,6 +372,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     barrier = pl.col("_barrier")
     found = (
         _unwrapped(lines)
+        .pipe(_with_next_line_stating_timeout)
         .with_columns(
             pl.when(~pl.col("_continued")).then(_event()).alias("event"),
             (_noise() | pl.col("_continued")).alias("_noise"),
@@ -388,7 +413,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         )
         .alias("exc_message"),
         pl.when(pl.col("_from_stack")).then(pl.lit(FROM_STACK)).alias("extra"),
-        pl.when(message.str.contains(SOCKET_WAIT_TIMEOUT))
+        pl.when(message.str.contains(SOCKET_WAIT_TIMEOUT) | _poll_alone())
         .then(message.str.extract(SOCKET_REMOTE, 1))
         .alias("peer"),
         pl.coalesce(
@@ -403,6 +428,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             clients.struct.field("seconds").cast(pl.Int64, strict=False) * 1000,
             _barrier_timeout_ms(barrier),
             _int(SOCKET_WAIT_TIMEOUT),
+            _int(ABORT_TIMED_OUT),
         ).alias("timeout_ms"),
         _int(ELAPSED).alias("elapsed_ms"),
         _int(LAST_ENQUEUED).alias("last_enqueued"),
@@ -445,6 +471,7 @@ PARSER = LineParser(
         OPS_FAILED,
         PROCESS_ABORT,
         FIRST_TO_DUMP,
+        "Future for ProcessGroup abort timed out",
         *HEARTBEAT_WORDING,
         *OWN_TIMEOUT_WORDING,
         "waitForInput: ",

@@ -26,7 +26,7 @@ from logforensics.job import Job
 from logforensics.placement import AFTER_MARK, earliest_time, placed_finding, placed_keys
 from logforensics.registry import Rule
 from logforensics.rules.missing_rank import startup_failures
-from logforensics.text import rank_list
+from logforensics.text import duration, rank_list
 
 # Exceptions that report a collective that already failed: symptoms, handled by other rules.
 CONSEQUENCE = (
@@ -92,7 +92,65 @@ def check(job: Job) -> list[Finding]:
         + _cut_tracebacks(job, explained)
         + (crashes := _cut_crashes(job, explained))
         + (_exited(job) if not crashes else [])
+        + _aborted(job, explained)
     )
+
+
+ABORTED_FIX = (
+    "{who} was going down before the others: read {its} own output before the abort for the "
+    "error that ended it (torchrun `--tee 3`, or the rank's stderr). Its process group's abort "
+    "then hung because the other ranks were still inside collectives with it."
+)
+
+
+def _aborted(job: Job, explained: set[int]) -> list[Finding]:
+    """A rank whose process group abort hung (`Future for ProcessGroup abort timed out`), when
+    no rank reported a timeout or error of its own before it: the rank was going down first,
+    most often after an error it printed elsewhere (karpathy/nanochat#554: rank 6, after its
+    eval-bundle download failed on DNS, while the others waited in their collectives). Low
+    confidence: the error itself is not in these logs."""
+    events = job.events
+    aborts = events.filter(
+        (pl.col("event") == "abort_timeout")
+        & pl.col("rank").is_not_null()
+        & ~pl.col("rank").is_in(list(explained))
+    ).sort("file", "line")
+    if aborts.is_empty():
+        return []
+    first = aborts.row(0, named=True)
+    earlier_failures = events.filter(
+        (pl.col("severity") == "error")
+        & (pl.col("event") != "abort_timeout")
+        & (pl.col("family") != "nccl")
+        & (pl.col("file") == first["file"])
+        & (pl.col("line") < first["line"])
+    )
+    timeouts = events.filter(pl.col("event").is_in(["collective_timeout", "transport_timeout"]))
+    if not earlier_failures.is_empty() or not timeouts.is_empty():
+        return []
+    ranks = sorted(aborts.get_column("rank").unique().to_list())
+    who = rank_list(ranks)
+    waited = first["timeout_ms"]
+    after = f" after {duration(waited / 1000)}" if waited else ""
+    return [
+        placed_finding(
+            job,
+            aborts,
+            kind="rank_exception",
+            severity="error",
+            part="explanation",
+            summary=(
+                f"{who.capitalize()} aborted {'its' if len(ranks) == 1 else 'their'} process "
+                f"group and the abort timed out{after}, with no timeout reported before it: "
+                f"{who} was going down first, most likely after an error of "
+                f"{'its' if len(ranks) == 1 else 'their'} own that these logs do not hold."
+            ),
+            fix=ABORTED_FIX.format(who=who.capitalize(), its="its" if len(ranks) == 1 else "their"),
+            ranks=ranks,
+            confidence="low",
+            details={"aborted": True},
+        )
+    ]
 
 
 # Innermost frames of a process that was waiting, not failing: a cut traceback ending in one

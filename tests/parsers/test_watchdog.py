@@ -767,3 +767,19 @@ def test_the_first_pg_to_signal_dumping_is_a_dump_signal_of_the_rank():
         2,
         "1",
     )
+
+
+def test_a_socket_poll_that_timed_out_alone_is_the_rank_s_timeout(tmp_path):
+    # pytorch/torchtitan#1492, verbatim: the pipeline's ranks waited; the excerpt ends with the
+    # poll of rank 4 (node 1's local rank 0), without the line that states the timeout
+    lines = [
+        "[rank0]:[rank4]:[W731 01:01:29.544034999 socket.cpp:460] [c10d] waitForInput: poll for socket SocketImpl(fd=49, addr=jrc0913.jureca:46374, remote=jrc0912.jureca:38293) returned 0, likely a timeout"
+    ]
+    events, recognised = all_events(tmp_path, lines)
+    row = only(events)
+    assert (row["event"], row["rank"], row["peer"]) == (
+        "collective_timeout",
+        4,
+        "jrc0912.jureca:38293",
+    )
+    assert recognised == 1

@@ -361,3 +361,33 @@ def test_a_cut_traceback_of_a_rank_torchrun_reports_failed_is_its_crash(tmp_path
     assert crash.details["exited_with_error"] is True
     # one finding for rank 5: the exit code is part of it, not a second failure
     assert [f.kind for f in analysis.findings if f.severity == "error"] == ["rank_exception"]
+
+
+# karpathy/nanochat#554, verbatim: rank 6's download failed at step 2000 (its error is not in
+# the paste); its NCCL sockets fail and its process group's abort hangs
+ABORT_HUNG = [
+    "step 01997/07226 (27.64%) | loss: 2.804653 | lrm: 1.00 | dt: 5535.97ms | tok/sec: 189,411 | bf16_mfu: 46.94 | epoch: 1 | total time: 183.94m | eta: 484.1m",
+    "hippo-033099186168:804528:1095928 [6] NCCL INFO misc/socket.cc:81 -> 3",
+    "hippo-033099186168:804528:1095928 [6] NCCL INFO misc/socket.cc:863 -> 3",
+    "hippo-033099186168:804528:805225 [6] NCCL INFO misc/socket.cc:915 -> 3",
+    "hippo-033099186168:804528:1095928 [6] NCCL INFO misc/socket.cc:64 -> 3",
+    "hippo-033099186168:804528:1095928 [6] NCCL INFO misc/socket.cc:81 -> 3",
+    "hippo-033099186168:804528:1095928 [6] NCCL INFO misc/socket.cc:863 -> 3",
+    "[rank6]:[E222 18:40:45.627415948 ProcessGroupNCCL.cpp:1362] [PG ID 0 PG GUID 0(default_pg) Rank 6] Future for ProcessGroup abort timed out after 600000 ms",
+    "Downloaded to /home/admin/.cache/nanochat/eval_bundle.zip",
+]
+
+
+def test_a_rank_whose_process_group_abort_hung_first_went_down_first(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": ABORT_HUNG})
+    aborted = analysis.verdict.finding
+    assert (aborted.kind, aborted.ranks, aborted.confidence) == ("rank_exception", [6], "low")
+    assert "the abort timed out after 10 min" in aborted.summary
+    assert analysis.verdict.headline == "Rank 6 went down first: its process group's abort hung"
+
+
+def test_an_abort_after_a_timeout_is_not_the_first_to_go_down(tmp_path):
+    # the same abort after another rank's watchdog timeout (DeepDeWedge#22's line, verbatim)
+    timeout = "[rank1]:[E ProcessGroupNCCL.cpp:523] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=44, OpType=ALLREDUCE, NumelIn=6832129, NumelOut=6832129, Timeout(ms)=1800000) ran for 1800772 milliseconds before timing out."
+    analysis = analyze_files(tmp_path, {"console.log": [timeout, ABORT_HUNG[7]]})
+    assert not [f for f in analysis.findings if f.details.get("aborted")]
