@@ -120,6 +120,8 @@ def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
 
 
 def _collective_mismatch(finding: Finding, verdict: Verdict) -> Told:
+    if finding.details.get("source") == "loss terms":
+        return f"{_who(finding.ranks)} computed other loss terms than the others", None
     if finding.part == "consequence":
         aborted = rank_list(finding.ranks)
         return f"gloo aborted {aborted}: the ranks were in different collectives", ""

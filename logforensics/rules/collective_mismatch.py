@@ -35,7 +35,69 @@ def check(job: Job) -> list[Finding]:
         + _from_gloo_sizes(job)
         + _from_timeout_positions(job)
         + _left_alone(job)
+        + _from_loss_keys(job)
     )
+
+
+LOSS_KEYS_FIX = (
+    "Every rank must compute the same loss terms every step: a model branch that produces no "
+    "loss on {who} (no positive proposals, an empty crop, a modality missing from the batch) "
+    "should still return its terms as zeros, so that the ranks' loss all-reduces match."
+)
+
+
+def _from_loss_keys(job: Job) -> list[Finding]:
+    """Ranks that logged other loss terms than the rest (OpenMMLab's `loss log variables are
+    different across GPUs!` with each rank's terms): their forward took another path, so their
+    loss all-reduces differ from the others'. The odd ones are the minority; between two ranks,
+    the one whose terms are a subset of the other's, its model having skipped a branch
+    (open-mmlab/mmdetection#9291: rank 1 logged only the RPN's 3 terms, rank 0 all 11)."""
+    said = (
+        job.events.filter((pl.col("event") == "loss_keys") & pl.col("rank").is_not_null())
+        .sort("file", "line")
+        .unique(subset=["rank"], keep="last", maintain_order=True)
+    )
+    if said.height < 2:
+        return []
+    keys = {row["rank"]: frozenset(row["names"] or []) for row in said.iter_rows(named=True)}
+    groups: dict[frozenset[str], list[int]] = {}
+    for rank, names in keys.items():
+        groups.setdefault(names, []).append(rank)
+    if len(groups) < 2:
+        return []
+    ordered = sorted(groups.items(), key=lambda item: (-len(item[1]), -len(item[0])))
+    common, majority = ordered[0]
+    if len(groups) == 2 and len(majority) == len(ordered[1][1]):
+        # as many on each side: the side whose terms the other's contain skipped a branch
+        fewer, more = sorted(groups.items(), key=lambda item: len(item[0]))
+        if not fewer[0] < more[0]:
+            return []
+        common, majority = more
+    odd = sorted(rank for rank, names in keys.items() if names != common)
+    who = rank_list(odd)
+    first_odd = keys[odd[0]]
+    summary = (
+        f"{who.capitalize()} logged {len(first_odd)} loss terms where "
+        f"{rank_list(sorted(majority))} logged {len(common)} "
+        f"(missing: {', '.join(sorted(common - first_odd)[:6]) or 'none'}): "
+        f"{'its' if len(odd) == 1 else 'their'} forward took another path through the model, "
+        "so the ranks' loss all-reduces differ; the framework's check stopped the run where it "
+        "would have hung."
+    )
+    return [
+        placed_finding(
+            job,
+            said,
+            kind="collective_mismatch",
+            severity="error",
+            part="departure",
+            summary=summary,
+            fix=LOSS_KEYS_FIX.format(who=who),
+            ranks=odd,
+            confidence="medium",
+            details={"source": "loss terms", "other_ranks": sorted(majority)},
+        )
+    ]
 
 
 def _left_alone(job: Job) -> list[Finding]:

@@ -404,6 +404,34 @@ def _thrown(job: Job) -> pl.DataFrame:
     return pl.concat([python, alone], how="diagonal_relaxed")
 
 
+LOSS_TERMS_DIFFER = "loss log variables are different across GPUs"
+# The watchdog's own words as it takes a process down after a timeout (ProcessGroupNCCL).
+WATCHDOG_ABORT_EVENTS = ("collective_timeout", "ops_failed", "process_abort")
+
+
+def _watchdog_aborts(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
+    """The C++ aborts (`terminate called after throwing an instance of 'std::runtime_error'`)
+    that say nothing of their own and come after the watchdog's timeout report in their file:
+    the watchdog taking the process down, part of the timeout, not another failure
+    (ultralytics/yolov5#4409)."""
+    said_nothing = (pl.col("event") == "cpp_terminate") & (
+        pl.col("exc_message").fill_null("").str.strip_chars() == ""
+    )
+    aborts = rows.filter(said_nothing)
+    if aborts.is_empty():
+        return aborts.select("file", "line")
+    reports = (
+        job.events.filter(pl.col("event").is_in(WATCHDOG_ABORT_EVENTS))
+        .group_by("file")
+        .agg(pl.col("line").min().alias("_reported_at"))
+    )
+    return (
+        aborts.join(reports, on="file")
+        .filter(pl.col("_reported_at") < pl.col("line"))
+        .select("file", "line")
+    )
+
+
 def _unattributed(job: Job) -> list[Finding]:
     """Exceptions no line ties to a rank (not the launcher's summary of its children), when no
     rank's own exception is in the logs: a failure all the same (never "no failure found"
@@ -425,6 +453,11 @@ def _unattributed(job: Job) -> list[Finding]:
     rows = rows.with_columns(exception_text().alias("what")).filter(
         ~pl.col("what").str.contains(OUT_OF_MEMORY)  # the oom rule's
     )
+    rows = rows.join(_watchdog_aborts(job, rows), on=["file", "line"], how="anti")
+    if not job.events.filter(pl.col("event") == "loss_keys").is_empty():
+        # OpenMMLab's assertion is how each rank reports the loss terms it disagrees on: the
+        # collective_mismatch rule reads them (its own event per rank)
+        rows = rows.filter(~pl.col("what").str.contains(LOSS_TERMS_DIFFER, literal=True))
     if rows.is_empty():
         return []
     said = rows.filter(pl.col("exc_message").fill_null("").str.strip_chars() != "")

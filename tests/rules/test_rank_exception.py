@@ -391,3 +391,13 @@ def test_an_abort_after_a_timeout_is_not_the_first_to_go_down(tmp_path):
     timeout = "[rank1]:[E ProcessGroupNCCL.cpp:523] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=44, OpType=ALLREDUCE, NumelIn=6832129, NumelOut=6832129, Timeout(ms)=1800000) ran for 1800772 milliseconds before timing out."
     analysis = analyze_files(tmp_path, {"console.log": [timeout, ABORT_HUNG[7]]})
     assert not [f for f in analysis.findings if f.details.get("aborted")]
+
+
+def test_the_watchdog_s_abort_after_its_timeout_is_part_of_the_timeout(tmp_path):
+    # ultralytics/yolov5#4409: ranks 1-3 time out in BROADCAST while rank 0 validates; the
+    # bare `terminate called ... 'std::runtime_error'` is the watchdog taking a process down
+    log = Path(__file__).parents[1] / "data" / "threads" / "yolov5_4409_rank0_validation.log"
+    analysis = analyze_files(tmp_path, {"console.log": log.read_text().splitlines()})
+    assert "rank_exception" not in kinds(analysis)
+    assert analysis.verdict.finding.kind == "collective_timeout"
+    assert analysis.verdict.ranks == [0]
