@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from logforensics.findings import Evidence, Finding, evidence_from, exception_text
+from logforensics.findings import Confidence, Evidence, Finding, evidence_from, exception_text
 from logforensics.job import Job
 from logforensics.placement import earliest_time
 from logforensics.registry import Rule
@@ -170,24 +170,34 @@ def _store_unreachable(job: Job) -> list[Finding]:
         f"(`{reason[:160]}`): the host that serves it was not up, not reachable from there, or "
         "not the one the address names. No collective ran; no rank is to blame."
     )
+    details = {"phase": "rendezvous", "endpoint": endpoint, "reporters": reporters}
+    return [_start_up_failure(failures, summary, STORE_FIX, "high", details)]
+
+
+def _start_up_failure(
+    failures: pl.DataFrame,
+    summary: str,
+    fix: str,
+    confidence: Confidence,
+    details: dict[str, object],
+) -> Finding:
+    """A job that never formed: before the first training step, no rank to blame."""
     evidence, total = evidence_from(failures.select("file", "line", "text", "rank"))
-    return [
-        Finding(
-            kind="missing_rank",
-            severity="error",
-            part="explanation",
-            summary=summary,
-            fix=STORE_FIX,
-            ranks=[],
-            evidence=evidence,
-            evidence_total=total,
-            order=-1.0,  # before the first training step
-            timestamp=earliest_time(failures),
-            confidence="high",
-            scope="job",
-            details={"phase": "rendezvous", "endpoint": endpoint, "reporters": reporters},
-        )
-    ]
+    return Finding(
+        kind="missing_rank",
+        severity="error",
+        part="explanation",
+        summary=summary,
+        fix=fix,
+        ranks=[],
+        evidence=evidence,
+        evidence_total=total,
+        order=-1.0,  # before the first training step
+        timestamp=earliest_time(failures),
+        confidence=confidence,
+        scope="job",
+        details=details,
+    )
 
 
 MESH_FIX = (
@@ -204,18 +214,7 @@ def _mesh_never_formed(job: Job) -> list[Finding]:
     other while it formed (rwth-i6/i6_core#459: two jobs on one host sharing the rendezvous
     port). Before any training, with no rank to blame."""
     failures = job.events.filter(pl.col("event") == "connect_failed")
-    went_on = _went_on(job)
-    if job.progress is not None:
-        marks = job.progress.marks.group_by("file").agg(pl.col("line").max().alias("_went_on"))
-        went_on = (
-            pl.concat(
-                [went_on, marks.select(pl.col("file").cast(pl.String), "_went_on")],
-                how="vertical_relaxed",
-            )
-            .group_by("file")
-            .agg(pl.col("_went_on").max())
-        )
-    failures = failures.join(went_on, on="file", how="left").filter(
+    failures = failures.join(_went_on(job), on="file", how="left").filter(
         pl.col("_went_on").is_null() | (pl.col("_went_on") < pl.col("line"))
     )
     if failures.is_empty():
@@ -230,24 +229,8 @@ def _mesh_never_formed(job: Job) -> list[Finding]:
         f"forming: gloo's full-mesh connection failed{closed}. No collective ran; no rank is "
         "to blame."
     )
-    evidence, total = evidence_from(failures.select("file", "line", "text", "rank"))
-    return [
-        Finding(
-            kind="missing_rank",
-            severity="error",
-            part="explanation",
-            summary=summary,
-            fix=MESH_FIX,
-            ranks=[],
-            evidence=evidence,
-            evidence_total=total,
-            order=-1.0,  # before the first training step
-            timestamp=earliest_time(failures),
-            confidence="medium",
-            scope="job",
-            details={"phase": "connect", "peers": peers, "reporters": reporters},
-        )
-    ]
+    details = {"phase": "connect", "peers": peers, "reporters": reporters}
+    return [_start_up_failure(failures, summary, MESH_FIX, "medium", details)]
 
 
 def _went_on(job: Job) -> pl.DataFrame:
@@ -257,7 +240,10 @@ def _went_on(job: Job) -> pl.DataFrame:
     progress = job.events.filter(
         ((pl.col("family") == "rendezvous") & (pl.col("event") == "world_size"))
         | pl.col("event").is_in(["stage", "progress_bar"])
-    )
+    ).select("file", "line")
+    if job.progress is not None:  # the plain stage marks, read apart from the events
+        marks = job.progress.marks.select(pl.col("file").cast(pl.String), "line")
+        progress = pl.concat([progress, marks], how="vertical_relaxed")
     return progress.group_by("file").agg(pl.col("line").max().alias("_went_on"))
 
 
