@@ -120,6 +120,10 @@ def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
 
 
 def _collective_mismatch(finding: Finding, verdict: Verdict) -> Told:
+    if finding.details.get("source") == "horovod stall":
+        if finding.blames_nobody:
+            return f"{_who(finding.ranks)} and the other ranks submitted different tensors", None
+        return f"{_who(finding.ranks)} never submitted the tensor the others waited on", None
     if finding.details.get("source") == "loss terms":
         return f"{_who(finding.ranks)} computed other loss terms than the others", None
     if finding.part == "consequence":

@@ -36,7 +36,81 @@ def check(job: Job) -> list[Finding]:
         + _from_timeout_positions(job)
         + _left_alone(job)
         + _from_loss_keys(job)
+        + _from_horovod_stall(job)
     )
+
+
+STALL_FIX = (
+    "Horovod waits until every rank submits the same tensors. Find why {who} did not: an "
+    "exception it caught, a skipped step or batch, fewer batches (give every rank the same "
+    "number: `hvd.DistributedSampler`/`drop_last=True`), or a branch that issues other "
+    "collectives on it."
+)
+STALL_SPLIT_FIX = (
+    "The ranks ran different collectives, so many on each side that they differ as groups: "
+    "most often one node runs other code, data or versions than the rest. Compare the "
+    "checkout, the data and the environment on every node; then look for a branch that "
+    "depends on the rank or the node."
+)
+
+
+def _from_horovod_stall(job: Job) -> list[Finding]:
+    """Horovod's stall inspector names the ranks that have not submitted a tensor the others
+    wait on. One missing rank, or a minority of a known world, left the path; so many that
+    they are not a minority say the ranks split into groups running different code
+    (horovod/horovod#2640: ranks 0-10 never submitted an allreduce, the nodes ran different
+    code), and blame no rank."""
+    events = job.events
+    missing_rows = events.filter(
+        (pl.col("event") == "stall_missing") & pl.col("peer_rank").is_not_null()
+    ).sort("file", "line")
+    if missing_rows.is_empty():
+        return []
+    missing = sorted(set(missing_rows.get_column("peer_rank").to_list()))
+    ready_lists = events.filter(pl.col("event") == "stall_ready").get_column("values")
+    ready = {int(rank) for ranks in ready_lists.to_list() for rank in (ranks or [])}
+    if job.world_size is not None:
+        world: int | None = job.world_size.value
+    else:
+        world = len(ready | set(missing)) if ready else None
+    if world is not None:
+        blamed = len(missing) * 2 < world
+    else:
+        blamed = len(missing) == 1
+    tensors = [
+        name for names in missing_rows.get_column("names").to_list() for name in (names or [])
+    ]
+    tensors = list(dict.fromkeys(tensors))
+    what = tensors[0] if tensors else "a tensor"
+    more = f" (and {len(tensors) - 1} more)" if len(tensors) > 1 else ""
+    who = rank_list(missing)
+    if blamed:
+        summary = (
+            f"Horovod's stall inspector: {who} never submitted {what}{more} while the other "
+            f"ranks waited for {'it' if len(missing) == 1 else 'them'}: {who} left the common "
+            "path (another branch, a caught exception, fewer batches)."
+        )
+    else:
+        summary = (
+            f"Horovod's stall inspector: {who} never submitted {what}{more} that other ranks "
+            "had: the ranks ran different collectives, too many on each side to be one rank "
+            "that strayed."
+        )
+    return [
+        placed_finding(
+            job,
+            missing_rows,
+            kind="collective_mismatch",
+            severity="error",
+            part="departure",
+            summary=summary,
+            fix=STALL_FIX.format(who=who) if blamed else STALL_SPLIT_FIX,
+            ranks=missing,
+            blames_nobody=not blamed,
+            confidence="medium" if blamed else "low",
+            details={"source": "horovod stall", "tensors": tensors[:10], "ready": sorted(ready)},
+        )
+    ]
 
 
 LOSS_KEYS_FIX = (

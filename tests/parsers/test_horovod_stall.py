@@ -1,0 +1,67 @@
+# ruff: noqa: E501 -- test data are verbatim log lines
+"""Horovod's stall inspector (parsers/horovod_stall.py) and what rules/collective_mismatch.py
+makes of it, verbatim from the public threads named at each."""
+
+from __future__ import annotations
+
+from tests.builders import analyze_files, parsed_by
+
+# horovod/horovod#2640, verbatim: two nodes ran different code; ranks 0-10 never submitted
+SPLIT = [
+    "[0]<stderr>:[2021-02-02 03:23:51. 70957: W /tmp/pip-install-wztcejga/horovod_5b3931a7e1ed48ce93cf2eda4263910e/horovod/common/stall_inspector.cc:105] One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds. This may indicate that different ranks are trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock.",
+    "[0]<stderr>:Missing ranks:",
+    "[0]<stderr>:0: [allreduce.noname.222700]",
+    "[0]<stderr>:1: [allreduce.noname.222700]",
+    "[0]<stderr>:2: [allreduce.noname.222700]",
+    "[0]<stderr>:3: [allreduce.noname.222700]",
+    "[0]<stderr>:4: [allreduce.noname.222700]",
+    "[0]<stderr>:5: [allreduce.noname.222700]",
+    "[0]<stderr>:6: [allreduce.noname.222700]",
+    "[0]<stderr>:7: [allreduce.noname.222700]",
+    "[0]<stderr>:8: [allreduce.noname.222700]",
+    "[0]<stderr>:9: [allreduce.noname.222700]",
+    "[0]<stderr>:10: [allreduce.noname.222700]",
+]
+# horovod/horovod#1012, verbatim (whole lines of the excerpt): rank 1 never submitted the
+# broadcasts rank 0 waits on
+ONE_MISSING = [
+    "[1,0]<stderr>:[2019-04-13 13:55:31.858119: W horovod/common/operations.cc:588] HorovodBroadcast_dense_kernel_Momentum_0 [missing ranks: 1]",
+    "[1,0]<stderr>:[2019-04-13 13:56:31.861697: W horovod/common/operations.cc:588] One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds. This may indicate that different ranks are trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock.",
+    "[1,0]<stderr>:Stalled ops:HorovodBroadcast_dense_1_bias_0 [missing ranks: 1]",
+    "[1,0]<stderr>:[2019-04-13 13:56:31.861765: W horovod/common/operations.cc:588] HorovodBroadcast_dense_1_kernel_0 [missing ranks: 1]",
+]
+
+
+def test_each_rank_under_missing_ranks_is_a_stall_missing_event():
+    found = parsed_by("horovod_stall", SPLIT)
+    missing = found.filter(found["event"] == "stall_missing").sort("line")
+    assert missing.get_column("peer_rank").to_list() == list(range(11))
+    assert missing.row(0, named=True)["names"] == ["allreduce.noname.222700"]
+    assert found.filter(found["event"] == "stall").height == 1
+
+
+def test_many_missing_ranks_are_a_split_blaming_no_rank(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": SPLIT})
+    assert analysis.unrecognised_lines == 0
+    split = analysis.verdict.finding
+    assert split.kind == "collective_mismatch" and split.blames_nobody
+    assert analysis.verdict.ranks == []
+    assert "one node runs other code" in split.fix
+
+
+def test_one_missing_rank_left_the_path(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": ONE_MISSING})
+    stalled = analysis.verdict.finding
+    assert (stalled.kind, analysis.verdict.ranks) == ("collective_mismatch", [1])
+    assert "rank 1 never submitted HorovodBroadcast_dense_kernel_Momentum_0 (and 2 more)" in (
+        stalled.summary
+    )
+
+
+def test_ready_ranks_of_each_op_are_read():
+    # horovod/horovod PR #334's console line, as far as the thread's excerpt holds it whole
+    # (cut after its second op)
+    line = "Train Epoch     #73:  82% 1027/1252 [36:43<1:25:55, 22.91s/it, loss=0.946, accuracy=77]WARNING: One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds. This may indicate that different ranks are trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock. Stalled ops: allreduce.conv1.weight [ready ranks: 5, 1, 4, 7, 2, 3], allreduce.bn1.weight [ready ranks: 5, 1, 4, 7, 2, 3]"
+    found = parsed_by("horovod_stall", [line])
+    ready = found.filter(found["event"] == "stall_ready")
+    assert ready.height == 2 and ready.row(0, named=True)["values"] == [5, 1, 4, 7, 2, 3]
