@@ -55,10 +55,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         entry.struct.field("tensors").str.split(", ").alias("names"),
     )
     missing_of_op = (
-        rows.filter(message.str.contains(MISSING_OF_OP))
-        .with_columns(message.str.extract_all(MISSING_OF_OP).alias("_ops"))
-        .explode("_ops")
-        .with_columns(pl.col("_ops").str.extract_groups(MISSING_OF_OP).alias("_op"))
+        _per_op(rows, MISSING_OF_OP)
         .with_columns(
             pl.col("_op").struct.field("ranks").str.split(", ").alias("_ranks"),
             pl.col("_op").struct.field("op").alias("_name"),
@@ -72,22 +69,16 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             pl.concat_list("_name").alias("names"),
         )
     )
-    ready = (
-        rows.filter(message.str.contains(READY_OF_OP))
-        .with_columns(message.str.extract_all(READY_OF_OP).alias("_ops"))
-        .explode("_ops")
-        .with_columns(pl.col("_ops").str.extract_groups(READY_OF_OP).alias("_op"))
-        .select(
-            "file",
-            "line",
-            pl.lit("stall_ready").alias("event"),
-            pl.col("_op")
-            .struct.field("ranks")
-            .str.split(", ")
-            .list.eval(pl.element().cast(pl.Int64, strict=False))
-            .alias("values"),
-            pl.concat_list(pl.col("_op").struct.field("op")).alias("names"),
-        )
+    ready = _per_op(rows, READY_OF_OP).select(
+        "file",
+        "line",
+        pl.lit("stall_ready").alias("event"),
+        pl.col("_op")
+        .struct.field("ranks")
+        .str.split(", ")
+        .list.eval(pl.element().cast(pl.Int64, strict=False))
+        .alias("values"),
+        pl.concat_list(pl.col("_op").struct.field("op")).alias("names"),
     )
     warnings = rows.filter(message.str.contains(STALL_WARNING, literal=True)).select(
         "file", "line", pl.lit("stall").alias("event")
@@ -99,6 +90,17 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         [warnings, missing_entries, missing_of_op, ready], how="diagonal_relaxed"
     ).with_columns(pl.lit("warning").alias("severity"))
     return pl.concat([found, headers], how="diagonal_relaxed")
+
+
+def _per_op(rows: pl.DataFrame, pattern: str) -> pl.DataFrame:
+    """One row per op a line names with `pattern`, its groups in the struct `_op`."""
+    message = pl.col("message")
+    return (
+        rows.filter(message.str.contains(pattern))
+        .with_columns(message.str.extract_all(pattern).alias("_ops"))
+        .explode("_ops")
+        .with_columns(pl.col("_ops").str.extract_groups(pattern).alias("_op"))
+    )
 
 
 PARSER = LineParser(

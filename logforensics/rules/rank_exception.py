@@ -180,16 +180,12 @@ def _cut_crashes(job: Job, explained: set[int]) -> list[Finding]:
     deepest = (
         frame.str.contains(STDLIB_FRAME).fill_null(False) & ~frame.str.contains(INSTALLED)
     ) | pl.col("rank").is_in(exited)
-    cut = job.events.filter(
-        (pl.col("event") == "exception")
-        & pl.col("exc_type").is_null()
-        & pl.col("rank").is_not_null()
-        & ~pl.col("rank").is_in(list(explained))
-        & frame.is_not_null()
+    cut = _cut_unexplained(job, explained).filter(
+        frame.is_not_null()
         & deepest
         & ~frame.str.contains(COLLECTIVE_CALL)
         & ~frame.str.contains(WAITING_FRAME)
-    ).sort("file", "line")
+    )
     if cut.is_empty():
         return []
     ranks = sorted(cut.get_column("rank").unique().to_list())
@@ -295,6 +291,16 @@ COLLECTIVE_CALL = (
 )
 
 
+def _cut_unexplained(job: Job, explained: set[int]) -> pl.DataFrame:
+    """Tracebacks cut before their exception line, on ranks no other exception explains."""
+    return job.events.filter(
+        (pl.col("event") == "exception")
+        & pl.col("exc_type").is_null()
+        & pl.col("rank").is_not_null()
+        & ~pl.col("rank").is_in(list(explained))
+    ).sort("file", "line")
+
+
 def _cut_tracebacks(job: Job, explained: set[int]) -> list[Finding]:
     """Tracebacks cut before their exception line whose innermost frame is a collective
     (`broadcast_parameters`, `barrier`, DDP's parameter check), on ranks no other exception
@@ -302,13 +308,9 @@ def _cut_tracebacks(job: Job, explained: set[int]) -> list[Finding]:
     elsewhere (horovod#1834: rank 0 in `hvd.broadcast_parameters` while rank 3 failed on its
     data). A cut traceback anywhere else says nothing of why (a Ctrl-C of a hung job prints
     one too, fairseq#708): no finding."""
-    cut = job.events.filter(
-        (pl.col("event") == "exception")
-        & pl.col("exc_type").is_null()
-        & pl.col("rank").is_not_null()
-        & ~pl.col("rank").is_in(list(explained))
-        & pl.col("frame").fill_null("").str.contains(COLLECTIVE_CALL)
-    ).sort("file", "line")
+    cut = _cut_unexplained(job, explained).filter(
+        pl.col("frame").fill_null("").str.contains(COLLECTIVE_CALL)
+    )
     if cut.is_empty():
         return []
     ranks = sorted(cut.get_column("rank").unique().to_list())
