@@ -45,7 +45,7 @@ def main_rank_still_busy(job: Job) -> list[Finding]:
     ended = _how_it_ended(waits.row(0, named=True))
     summary = (
         f"Rank {MAIN_RANK} was still doing the work the main process does first (inside "
-        f"`main_process_first`: dataset preprocessing, tokenisation) when {who} gave up "
+        f"main_process_first: dataset preprocessing, tokenisation) when {who} gave up "
         f"waiting in its barrier ({ended}): the others wait there for rank {MAIN_RANK} alone."
     )
     return [

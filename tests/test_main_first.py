@@ -31,7 +31,7 @@ def test_a_wait_inside_main_process_first_that_gave_up_names_rank_0(tmp_path):
     busy = analysis.verdict.finding
     assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
     assert busy.details["departure"] == "main_first" and busy.confidence == "medium"
-    assert "inside `main_process_first`" in busy.summary
+    assert "inside main_process_first:" in busy.summary
     assert "--ddp_timeout" in busy.fix
     assert "Nothing in the logs says why" not in analysis.verdict.reason
 
