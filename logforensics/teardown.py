@@ -85,18 +85,15 @@ WORK_DONE = ("rank_done", "training_done", "main_returned")
 
 
 def finished_ranks(job: Job) -> pl.DataFrame:
-    """The ranks that said their work was done: the event of each one's first such mark. A
-    rank that finished got past every collective of its run."""
-    events = job.events
-    if "event" not in events.columns:
-        return pl.DataFrame(schema={"rank": pl.Int32, "file": pl.String, "line": pl.UInt32})
-    finish = pl.col("extra").str.extract(r'"finish":"(\w+)"', 1)
-    return (
-        events.filter(
-            (pl.col("event") == "run_finished")
-            & pl.col("rank").is_not_null()
-            & finish.is_in(WORK_DONE)
+    """The ranks that said their work was done: `file, line, rank, text, finish` of each one's
+    first such mark. A rank that finished got past every collective of its run."""
+    marks = _finish_marks(job)
+    if marks.is_empty():
+        return pl.DataFrame(
+            schema={"file": pl.String, "line": pl.UInt32, "rank": pl.Int32, "text": pl.String}
         )
+    return (
+        marks.filter(pl.col("rank").is_not_null() & pl.col("finish").is_in(WORK_DONE))
         .sort("file", "line")
         .unique(subset=["rank"], keep="first", maintain_order=True)
     )
@@ -124,6 +121,7 @@ def _finish_marks(job: Job) -> pl.DataFrame:
         "file",
         "line",
         "rank",
+        "text",
         pl.col("extra").str.extract(r'"finish":"(\w+)"', 1).alias("finish"),
     )
 

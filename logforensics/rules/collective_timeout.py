@@ -193,13 +193,13 @@ def _timeouts(job: Job) -> list[Finding]:
         culprits, culprits_from = [0], "rank 0's own work"
     if culprits:
         summary += f" {capitalized(CULPRIT_WORDS[culprits_from].format(who=rank_list(culprits)))}"
-    first = pl.concat([timeouts.sort("file", "line"), signalled], how="diagonal_relaxed")
+    # the ranks' own reports first, then other ranks' word of the ones that left none
+    reported = pl.concat([timeouts.sort("file", "line"), signalled], how="diagonal_relaxed")
     evidence, total = evidence_from(
-        first.unique(subset=["rank"], keep="first", maintain_order=True).select(
+        reported.unique(subset=["rank"], keep="first", maintain_order=True).select(
             "file", "line", "text", "rank"
         )
     )
-    timeouts = first
     return [
         Finding(
             kind="collective_timeout",
@@ -213,8 +213,8 @@ def _timeouts(job: Job) -> list[Finding]:
             evidence=evidence,
             evidence_total=total,
             confidence="high",
-            order=place(job, timeouts),
-            timestamp=earliest_time(timeouts),
+            order=place(job, reported),
+            timestamp=earliest_time(reported),
             culprit_ranks=culprits,
             details={
                 "timeout_ms": timeout_ms,

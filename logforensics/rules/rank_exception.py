@@ -218,11 +218,15 @@ def _cut_crashes(job: Job, explained: set[int]) -> list[Finding]:
 
 def _exited_with_error(job: Job) -> list[int]:
     """Ranks torchrun reports as exited with a non-zero code."""
-    exits = job.events.filter(
+    return _error_exits(job).get_column("rank").drop_nulls().unique().to_list()
+
+
+def _error_exits(job: Job) -> pl.DataFrame:
+    """torchrun's reports of workers that exited with a non-zero code."""
+    return job.events.filter(
         pl.col("event").is_in(["worker_failed", "child_failed"])
         & (pl.col("exitcode").fill_null(0) > 0)
     )
-    return exits.get_column("rank").drop_nulls().unique().to_list()
 
 
 def _exited(job: Job) -> list[Finding]:
@@ -246,8 +250,7 @@ def _exited(job: Job) -> list[Finding]:
     ).is_empty():
         return []
     exits = (
-        events.filter(pl.col("event").is_in(["worker_failed", "child_failed"]))
-        .filter(pl.col("exitcode").fill_null(0) > 0)
+        _error_exits(job)
         .with_columns(pl.coalesce("rank", _local_is_global(job)).alias("rank"))
         .sort("file", "line")
     )
