@@ -87,10 +87,10 @@ EXCEPTION_LINE = r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?::[ \t]|:$|$)"
 # An exception line standing alone must look like one: `torch.distributed.DistBackendError:
 # NCCL error in: ...`; `Error: no such file` or `ncclSystemError: System call ...` (NCCL's own
 # text under a DistBackendError) are not.
-BARE_EXCEPTION = (
-    r"^(?P<type>(?:[A-Za-z_]\w*\.)*"
-    r"(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)|Exception)): "
+EXCEPTION_CLASS = (
+    r"(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)|Exception)"
 )
+BARE_EXCEPTION = rf"^(?P<type>{EXCEPTION_CLASS}): "
 # torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 336.00 MiB. GPU  has ...
 ALLOCATION = r"Tried to allocate (?P<amount>\d+(?:\.\d+)?) ?(?P<unit>[KMGT]iB|B)\b"
 # ... GPU 0 has a total capacity of 23.65 GiB ...  (torch 2.1 spelled it `capacty`)
@@ -693,9 +693,7 @@ def _cut_at_both_ends(rows: pl.DataFrame) -> pl.DataFrame:
 
 # An exception's class alone on its line, qualified or not, with no message:
 #   torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError
-LONE_EXCEPTION_TYPE = (
-    r"^((?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)|Exception)):?$"
-)
+LONE_EXCEPTION_TYPE = rf"^({EXCEPTION_CLASS}):?$"
 # faulthandler's header of a thread's stack (`Thread 0x00007f98b50b4b80 (most recent call first):`)
 STACK_FIRST = "(most recent call first)"
 # Frames a loose run must hold to be taken for a cut traceback (one stray frame line says

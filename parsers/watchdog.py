@@ -202,12 +202,9 @@ def _poll_alone() -> pl.Expr:
     return pl.col("message").str.contains(SOCKET_POLL_TIMEOUT) & ~stated_next
 
 
-def _with_next_line_stating_timeout(lines: pl.DataFrame) -> pl.DataFrame:
-    following = lines.select(
-        "file",
-        (pl.col("line") - 1).alias("line"),
-        pl.col("message").str.contains(SOCKET_WAIT_TIMEOUT).alias("_next_states_timeout"),
-    )
+def _with_next_line(lines: pl.DataFrame, value: pl.Expr, name: str) -> pl.DataFrame:
+    """`lines` with `value` of the line after each (same file) as column `name`."""
+    following = lines.select("file", (pl.col("line") - 1).alias("line"), value.alias(name))
     return lines.join(following, on=["file", "line"], how="left")
 
 
@@ -333,17 +330,12 @@ def _unwrapped(lines: pl.DataFrame) -> pl.DataFrame:
     """Reports wrapped onto two lines joined on their first line; the second line kept only
     as recognised (`_continued`), so it is neither a report of its own nor read as progress."""
     message = pl.col("message")
-    following = lines.select(
-        "file",
-        (pl.col("line") - 1).alias("line"),
-        message.alias("_next"),
-    )
     opened = lines.with_columns(
         (_contains_any(OPENS_A_REPORT) & ~message.str.contains(COMPLETE_REPORT)).alias("_open")
     )
     if not opened.get_column("_open").any():
         return lines.with_columns(pl.lit(False).alias("_continued"))
-    joined = opened.join(following, on=["file", "line"], how="left")
+    joined = _with_next_line(opened, message, "_next")
     glued = pl.concat_str(message, pl.col("_next"))
     spaced = pl.concat_str(message, pl.lit(" "), pl.col("_next"))
     whole = (
@@ -372,7 +364,11 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     barrier = pl.col("_barrier")
     found = (
         _unwrapped(lines)
-        .pipe(_with_next_line_stating_timeout)
+        .pipe(
+            _with_next_line,
+            pl.col("message").str.contains(SOCKET_WAIT_TIMEOUT),
+            "_next_states_timeout",
+        )
         .with_columns(
             pl.when(~pl.col("_continued")).then(_event()).alias("event"),
             (_noise() | pl.col("_continued")).alias("_noise"),
