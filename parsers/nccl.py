@@ -58,9 +58,11 @@ from logforensics.registry import LineParser
 #   [1,2]<stdout>:smc-gpu-03:29880:30398 [0] init.cc:497 NCCL WARN Duplicate GPU detected : ...
 # A WARN pasted without its identity keeps its source and words (NVIDIA/NeMo#13996, quoted
 # in an issue: `graph/topo.h:230 NCCL WARN Could not find NET with id 0`): read, no process.
+# A line that kept only its device (`[0] misc/socket.cc:71 NCCL WARN socketProgress: ...`,
+# NVIDIA/nccl#1612; `[3] include/shm.h:28 NCCL WARN ...`, NVIDIA/nccl#525) is read the same.
 NCCL_LINE = (
     r"(?:\[(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\] )?"
-    r"(?:(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] )?"
+    r"(?:(?:(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) )?\[(?P<dev>\d+)\] )?"
     r"(?:[0-9.]+ )?(?:(?P<src>\S+:\d+)(?: \((?P<func>[^)\s]*)\))? )?"
     r"NCCL (?P<level>INFO|WARN|TRACE) "
 )
@@ -68,6 +70,7 @@ NCCL_LINE = (
 NCCL_LINE_TEST = (
     r"[^\s:\[\]]+:\d+:\d+ \[\d+\] (?:\S+ ){0,3}NCCL (?:INFO|WARN|TRACE) "
     r"|^(?:\S+:\d+ )?(?:\(\S*\) )?NCCL WARN "
+    r"|^\[\d+\] (?:\S+ ){0,3}NCCL (?:INFO|WARN|TRACE) "
 )
 
 # INFO lines that become events; every other INFO line is only counted.
@@ -169,13 +172,14 @@ NCCL_RESULTS = ("1", "2", "3", "4", "5", "6")
 #   transport/net_ib.cc:1038 NCCL WARN NET/IB : req 0/1 tag 0 peer 10.10.23.6<58683> ...
 #   misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> failed : ...
 #   graph/xml.cc:332 NCCL WARN Could not find real path of /sys/class/pci_bus/0000:01/../..
+#   include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device
 SUBSYSTEMS = (
     ("bootstrap", r"(?i)bootstrap"),
     ("infiniband", r"NET/IB|net_ib|ib_plugin|ibvwrap|Got completion"),
     ("proxy", r"\[Proxy |\[Service thread\]|proxy\.cc"),
     ("socket", r"(?i)socket|Net ?: |Connect to |connection |Broken pipe"),
     ("cuda", r"(?i)cuda|enqueue\.cc|alloc\.h"),
-    ("shared memory", r"/dev/shm|shmutils|shm\.cc"),
+    ("shared memory", r"/dev/shm|shmutils|shm\.(?:cc|h)\b|shared memory"),
     ("topology", r"graph/|topo\.|xml\.cc|/sys/"),
 )
 # The bootstrap root (rank 0's process) heard from one rank twice: two processes were started

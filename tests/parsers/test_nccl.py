@@ -598,6 +598,38 @@ def test_a_warn_its_return_code_chain_follows_is_an_error_of_that_result(lines, 
     assert extra(row) == {"result": result, "subsystem": subsystem}
 
 
+@pytest.mark.parametrize(
+    ("lines", "result", "subsystem"),
+    [
+        # NVIDIA/nccl#1612, verbatim: lines that kept only their device, not host:pid:tid
+        (
+            [
+                "[0] misc/socket.cc:71 NCCL WARN socketProgress: Connection closed by remote peer 10.10.1.3<36138>",
+                "[0] NCCL INFO misc/socket.cc:80 -> 6",
+                "[0] NCCL INFO misc/socket.cc:474 -> 6",
+            ],
+            6,
+            "socket",
+        ),
+        # NVIDIA/nccl#525, verbatim (a Kubeflow pod's log)
+        (
+            [
+                "[3] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device",
+                "[3] NCCL INFO include/shm.h:41 -> 2",
+            ],
+            2,
+            "shared memory",
+        ),
+    ],
+)
+def test_a_line_that_kept_only_its_device_is_read_as_nccl_output(lines, result, subsystem):
+    row = only(parse(lines), "nccl_error")
+    assert (row["line"], row["cuda_dev"], row["host"]) == (1, int(lines[0][1]), None)
+    assert extra(row) == {"result": result, "subsystem": subsystem}
+    unwinds = parse(lines).filter(event="nccl_unwind")
+    assert unwinds.get_column("error_code").to_list() == [str(result)] * (len(lines) - 1)
+
+
 def test_the_chain_belongs_to_the_warn_of_its_own_thread():
     # NVIDIA/nccl-tests#166: one process, the proxy thread's WARN is followed by another
     # thread's lines; only the socket WARN has its chain after it
