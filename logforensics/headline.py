@@ -131,6 +131,8 @@ def _collective_mismatch(finding: Finding, verdict: Verdict) -> Told:
         return f"gloo aborted {aborted}: the ranks were in different collectives", ""
     if finding.culprit_ranks:
         return f"{_who(finding.culprit_ranks)} called another collective than the others", None
+    if finding.blames_nobody:
+        return "The ranks called different collectives at the same point", None
     return f"{_who(finding.ranks)} called different collectives at the same point", None
 
 

@@ -322,6 +322,8 @@ def _from_detail(job: Job) -> list[Finding]:
     pair_sets = [{row["rank"], row["peer_rank"]} - {None} for row in pairs.iter_rows(named=True)]
     ranks = sorted(set().union(*pair_sets))
     common = set.intersection(*pair_sets) if len(pair_sets) > 1 else set()
+    # torch <= 1.11 names no other side: each reporter says only what it ran itself
+    one_sided = reports.get_column("peer_rank").is_null().all()
     own = reports.filter(pl.col("rank").is_not_null()).unique(
         subset=["rank"], keep="first", maintain_order=True
     )
@@ -335,6 +337,13 @@ def _from_detail(job: Job) -> list[Finding]:
             by_print.setdefault(printed, []).append(rank)
         sides = "; ".join(f"{rank_list(r)} ran {p}" for p, r in sorted(by_print.items()))
         summary = f"DETAIL caught a desync: {sides}."
+    elif one_sided:
+        first = reports.row(0, named=True)
+        mine = _fingerprint(first["op"], first["seq"], first["shape"], first["dtype"])
+        summary = (
+            f"DETAIL caught a desync: rank {first['rank']} ran {mine}, and another rank a "
+            "different collective."
+        )
     else:
         first = reports.row(0, named=True)
         mine = _fingerprint(first["op"], first["seq"], first["shape"], first["dtype"])
@@ -347,6 +356,15 @@ def _from_detail(job: Job) -> list[Finding]:
         )
     if common:
         summary += f" Every report involves {rank_list(common)}: the odd one out."
+    elif one_sided:
+        common = _odd_fingerprint(described)
+        summary += (
+            f" {rank_list(common).capitalize()} reported a collective no other reporting rank "
+            "ran: the odd one out."
+            if common
+            else f" {ONE_SIDED_WHY if _by_design(reports) else CUT_WHY} The report does not say "
+            "which rank left the path."
+        )
     first = reports.row(0, named=True)
     return [
         placed_finding(
@@ -361,9 +379,33 @@ def _from_detail(job: Job) -> list[Finding]:
             op=first["op"],
             seq=first["seq"],
             culprit_ranks=sorted(common),
+            blames_nobody=one_sided and not common,
+            confidence="medium" if one_sided and not common else "high",
             details={"fingerprints": {str(rank): printed for rank, printed in described.items()}},
         )
     ]
+
+
+ONE_SIDED_WHY = "Each rank reports only its own collective (torch 1.11 and older)."
+CUT_WHY = "The line is cut before the other side of the report."
+
+
+def _by_design(reports: pl.DataFrame) -> bool:
+    """Whether the reports are torch <= 1.11's, which name one side only, rather than later
+    ones cut short in the excerpt."""
+    return reports.get_column("text").str.contains("is running inconsistent collective").any()
+
+
+def _odd_fingerprint(described: dict[int, str]) -> set[int]:
+    """The one rank whose own fingerprint differs from what every other reporter ran (three
+    reporters at least: with two, either may have left)."""
+    if len(described) < 3:
+        return set()
+    by_print: dict[str, list[int]] = {}
+    for rank, printed in described.items():
+        by_print.setdefault(printed, []).append(rank)
+    lone = [ranks for ranks in by_print.values() if len(ranks) == 1]
+    return set(lone[0]) if len(by_print) == 2 and len(lone) == 1 else set()
 
 
 def _fingerprint(op: str | None, seq: int | None, shape: str | None, dtype: str | None) -> str:

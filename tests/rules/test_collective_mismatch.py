@@ -34,6 +34,40 @@ def test_detail_report_names_both_ranks_and_fingerprints(tmp_path):
     assert "ALLREDUCE #485 shape [25]" in mismatch.summary and "BROADCAST" in mismatch.summary
 
 
+# speechbrain/speechbrain#1166, verbatim (torch 1.10): the reporting rank states only its own
+# collective; a time-based checkpoint made one of the two ranks take another path
+ONE_SIDED = (
+    "RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running "
+    "inconsistent collective: CollectiveFingerPrint(OpType=BROADCAST, TensorShape=[4], "
+    "TensorDtypes=Float, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda, "
+    "layout=Strided (default), requires_grad=false (default), pinned_memory=false (default), "
+    "memory_format=(nullopt))"
+)
+
+
+def test_a_one_sided_report_does_not_blame_the_rank_that_reports_it(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": [ONE_SIDED]})
+    mismatch = finding(analysis, "collective_mismatch")
+    assert mismatch.ranks == [0] and mismatch.blamed == []
+    assert mismatch.confidence == "medium"
+    assert "does not say which rank left the path" in mismatch.summary
+    assert "torch 1.11 and older" in mismatch.summary
+    assert analysis.verdict.ranks == []
+    assert analysis.verdict.headline.startswith("The ranks called different collectives")
+
+
+def test_one_sided_reports_of_three_ranks_single_out_the_odd_fingerprint(tmp_path):
+    # the same report from three ranks, rank 2 running another collective (constructed from
+    # speechbrain#1166's line)
+    lines = [ONE_SIDED.replace("Rank 0", f"Rank {rank}") for rank in (0, 1)]
+    lines.append(
+        ONE_SIDED.replace("Rank 0", "Rank 2").replace("OpType=BROADCAST", "OpType=BARRIER")
+    )
+    mismatch = finding(analyze_files(tmp_path, {"console.log": lines}), "collective_mismatch")
+    assert mismatch.blamed == [2]
+    assert "the odd one out" in mismatch.summary
+
+
 def test_running_collective_histories_part_at_first_differing_seq(tmp_path):
     files = {
         f"rank{r}.log": [running(r, s, "ALLREDUCE") for s in range(5)] + [running(r, 5, "BARRIER")]
