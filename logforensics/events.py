@@ -183,6 +183,8 @@ def _parse(
     line_parsers = [p for p in registry.parsers() if not (p.residual or p.progress)]
     for parser, candidates in _routed(rest, line_parsers):
         _run(parser, candidates, parts, recognised)
+    for parser, candidates in _routed(_glued_prints(rest), line_parsers):
+        _run(parser, candidates, parts, recognised)
     with_marks = marks.get_column("file").unique()
     if plain_writers is not None:
         with_marks = pl.concat([with_marks, plain_writers.get_column("file")]).unique()
@@ -234,6 +236,21 @@ def _parse(
         file_stats=_detached(_file_stats(stats, recognised_rows, writers)),
         marks=pl.concat([_narrow(plain_marks), _narrow(marks)]),
         mark_writers=_detached(writers),
+    )
+
+
+def _glued_prints(framed: pl.DataFrame) -> pl.DataFrame:
+    """The progress bars framing cut off the front of a line, each as a line of its own (with
+    its line's number). A rank prefix that came after the bar is the glued line's, not the
+    bar's (axolotl#2684: `...[29:58<12:05, 41.59 examples/s][rank1]:[W516 ...`)."""
+    glued = framed.filter(pl.col("glued").is_not_null())
+    if glued.is_empty():
+        return glued
+    stated_after = pl.col("framing").str.contains("tqdm+", literal=True).fill_null(False)
+    return glued.with_columns(
+        pl.col("glued").alias("message"),
+        pl.when(~stated_after).then(pl.col("prefix_rank")).alias("prefix_rank"),
+        pl.lit(None, dtype=pl.String).alias("glued"),
     )
 
 

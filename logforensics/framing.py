@@ -61,6 +61,7 @@ PREFIX_COLUMNS: dict[str, pl.DataType] = {
     "prefix_time": pl.Datetime("us"),  # launcher stamp (kubectl, CRI, Open MPI); zone dropped
     "prefix_repeats": pl.Int32(),  # Ray dedup: the line stands for this many repeats
     "framing": pl.String(),  # framers applied, outer first: "srun+torchrun_tee+torch_rank"
+    "glued": pl.String(),  # a tqdm bar the line began with, a log line glued after it
 }
 FRAME_COLUMNS: tuple[str, ...] = ("message", *PREFIX_COLUMNS)
 
@@ -327,6 +328,8 @@ FRAMERS: tuple[Framer, ...] = (
     Framer(
         "tqdm",
         TQDM_BAR,
+        # the bar is a print of its own: kept for the parsers (a rank busy past a timeout)
+        lambda g: {"glued": _group(g, "prefix")},
         literals=("%|",),
         # a bar alone is a progress line (a parser may read its counts); strip it only when a
         # log line follows it on the same line (tqdm pads a bar with spaces: no line)

@@ -62,6 +62,8 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
     others = _ranks_of(details.get("other_ranks"))
     if departure == "main_first":
         return f"{who} was still busy inside main_process_first when the others gave up", None
+    if departure == "busy":
+        return f"{who} was still busy with {details.get('work')} when the others gave up", None
     if finding.blames_nobody:
         where = f" at step {finding.step}" if finding.step is not None else ""
         return f"{_who(finding.ranks)} stopped{where} while {rank_list(others)} went on", ""

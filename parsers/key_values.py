@@ -17,3 +17,21 @@ def number_after(key: str) -> str:
 def extract_number(key: str, dtype: pl.DataType) -> pl.Expr:
     """The number after `<key>=` in `message`, null when absent, named `key`."""
     return pl.col("message").str.extract(number_after(key), 1).cast(dtype, strict=False).alias(key)
+
+
+# icefall's log header (k2-fsa/icefall `setup_logger`, also lhotse-based recipes such as
+# lifeiteng/vall-e) names the rank and the world size after the source location:
+#   2023-04-13 16:00:05,621 INFO [trainer.py:650] (5/8) Reaches end of dataloader.
+RANK_OF_WORLD = r"\[[\w.-]+:\d+\] \((\d+)/(\d+)\) "
+
+
+def rank_of_world() -> tuple[pl.Expr, pl.Expr]:
+    """The rank and the world size an icefall header in `message` states (null without one)."""
+    tag = pl.col("message").str.extract_groups(RANK_OF_WORLD)
+    rank = tag.struct.field("1").cast(pl.Int32, strict=False)
+    world = tag.struct.field("2").cast(pl.Int32, strict=False)
+    plausible = (rank < world) & (world > 0)
+    return (
+        pl.when(plausible).then(rank).alias("rank"),
+        pl.when(plausible).then(world).alias("world_size"),
+    )

@@ -46,7 +46,7 @@ HEX = r"\b0x[0-9a-fA-F]+\b"
 QUOTED = r"'[^']*'|\"[^\"]*\""
 # a path has a folder with a letter in its name (`32900/81081` is a fraction, not a path)
 PATH = r"/?(?:[\w.-]*[A-Za-z][\w.-]*/)+[\w.-]+"
-DECIMAL = r"\d+\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+"
+DECIMAL = r"-?\d+\.\d+(?:[eE][-+]?\d+)?|\d+[eE][-+]?\d+"
 INTEGER = r"\d+"
 # `[Rank 2]`, `rank: 9`, `Rank 6,`, `rank=3`, `RANK 1` (not `local_rank`, not `world_size`,
 # not a command-line flag such as `--bad-rank 2`); failing a rank word, the process a line

@@ -48,7 +48,9 @@ def check(job: Job) -> list[Finding]:
         or _from_step_counts(job)
         or _from_progress_bars(job)
     )
-    if lengths is None or len(set(lengths.by_rank.values())) < 2:
+    if lengths is None:
+        return _from_data_ends(job)
+    if len(set(lengths.by_rank.values())) < 2:
         return []
     if min(lengths.by_rank) < 0:
         return [_unlabelled(lengths)]
@@ -80,6 +82,63 @@ def check(job: Job) -> list[Finding]:
             },
         )
     ]
+
+
+def _from_data_ends(job: Job) -> list[Finding]:
+    """Some ranks of a known world said their data ran out (`Reaches end of dataloader.`) and
+    the others never did, nor wrote anything after: their loaders were longer, and the ranks
+    that ran out went on to collectives the others do not join yet (lifeiteng/vall-e#86: ranks
+    4-7 of 8). No counts: the ranks that ran out first are named."""
+    ends = job.events.filter((pl.col("event") == "data_end") & pl.col("rank").is_not_null())
+    world = job.world_size.value if job.world_size is not None else None
+    if ends.is_empty() or world is None:
+        return []
+    early = sorted(ends.get_column("rank").unique().to_list())
+    others = sorted(set(range(world)) - set(early)) if world <= MAX_WORLD else []
+    if not others or len(early) >= world or _others_went_on(job, ends, others):
+        return []
+    evidence, total = evidence_from(
+        ends.unique(subset=["rank"], keep="first")
+        .sort("rank")
+        .select("file", "line", "text", "rank")
+    )
+    their = "its" if len(early) == 1 else "their"
+    summary = (
+        f"{rank_list(early).capitalize()} reached the end of {their} data while "
+        f"{rank_list(others)} of the {world} never did: the DataLoaders yield different "
+        f"numbers of batches, and {rank_list(early)} went on to collectives the others, still "
+        "training, do not join."
+    )
+    return [
+        Finding(
+            kind="loader_size_mismatch",
+            severity="error",
+            part="explanation",
+            summary=summary,
+            fix=FIX,
+            ranks=early,
+            evidence=evidence,
+            evidence_total=total,
+            confidence="medium",
+            scope="job",
+            details={"source": "end-of-data lines", "ranks_still_running": others},
+        )
+    ]
+
+
+# A world size is log text: ranges are made from it only up to this.
+MAX_WORLD = 65536
+
+
+def _others_went_on(job: Job, ends: pl.DataFrame, others: list[int]) -> bool:
+    """Whether any of `others` wrote a line after the first end of data: then they were not
+    stuck in their extra batches."""
+    first = ends.sort("file", "line").row(0, named=True)
+    later = job.events.filter(
+        pl.col("rank").is_in(others)
+        & ((pl.col("file") != first["file"]) | (pl.col("line") > first["line"]))
+    )
+    return not later.is_empty()
 
 
 def odd_ranks(by_rank: dict[int, int]) -> list[int]:

@@ -3,6 +3,7 @@ without a newline, carriage-return redraws, trailing carriage returns."""
 
 from __future__ import annotations
 
+from tests.builders import parse
 from tests.framing import frame, frame_one
 
 # hiyouga/LlamaFactory#8261, verbatim (the issue truncated the line with "…")
@@ -20,6 +21,26 @@ def test_log_line_after_a_progress_bar():
         "collective operati…"
     )
     assert row["framing"] == "tqdm+torch_rank"
+
+
+def test_the_bar_a_log_line_was_glued_to_is_kept_for_the_parsers():
+    row = frame_one(BAR_THEN_LOG_LINE)
+    assert row["glued"] == "  1%|▏         | 24/1752 [01:08<1:22:56,  2.88s/it]"
+
+
+def test_a_glued_bar_is_a_progress_bar_of_its_own_not_of_the_rank_after_it():
+    # axolotl-ai-cloud/axolotl#2684, verbatim: the main process's tokenizer bar, then rank 1's
+    # socket timeout on the same line
+    line = (
+        "Tokenizing Prompts (num_proc=64):  92%|█████████▏| 328986/359152 [29:58<12:05, 41.59 "
+        "examples/s][rank1]:[W516 14:34:56.853490829 socket.cpp:464] [c10d] waitForInput: poll "
+        "for socket SocketImpl(fd=79, addr=[localhost]:41170, remote=[localhost]:29500) "
+        "returned 0, likely a timeout"
+    )
+    bars = parse([line]).filter(event="progress_bar")
+    assert bars.select("line", "rank", "values").to_dicts() == [
+        {"line": 1, "rank": None, "values": [328986, 359152]}
+    ]
 
 
 def test_a_bar_alone_stays_for_the_parsers_that_read_its_counts():

@@ -34,6 +34,17 @@ def test_a_rankless_step_line_takes_its_rank_from_the_torchrun_prefix():
     assert ranks.rows() == [(0, 10), (1, 10), (2, 9), (3, 10)]
 
 
+def test_a_metric_that_changes_sign_keeps_the_line_s_template():
+    # rwth-i6/returnn#1621, verbatim: `min_wer` goes from negative to positive; rank 0's device
+    lines = [
+        "ep 1 dev eval, step 97, min_wer -0.688, ce 0.859, fer 0.977, mem_usage:cuda:0 1.6GB",
+        "ep 1 dev eval, step 98, min_wer -0.187, ce 0.469, fer 0.964, mem_usage:cuda:0 1.6GB",
+        "ep 1 dev eval, step 99, min_wer 0.083, ce 0.286, fer 0.969, mem_usage:cuda:0 1.6GB",
+    ]
+    found = parsed_by("progress_lines", lines)
+    assert found.get_column("step").to_list() == [97, 98, 99]
+
+
 def test_prints_that_share_a_line_are_read_apart():
     # sample_logs/free_form_device_skip: two ranks' prints with no newline between them
     lines = [

@@ -38,3 +38,33 @@ def test_equal_sizes_are_fine(tmp_path):
         "rank1.log": marks(1, range(5)),
     }
     assert "loader_size_mismatch" not in kinds(analyze_files(tmp_path, files))
+
+
+# lifeiteng/vall-e#86, verbatim (icefall's header names rank and world): ranks 4-7 reach the
+# end of their data and start validation; ranks 0-3, with batches left, write nothing more
+DATA_ENDS = [
+    "2023-04-13 16:00:05,621 INFO [trainer.py:650] (5/8) Reaches end of dataloader.",
+    "2023-04-13 16:00:05,622 INFO [trainer.py:626] (5/8) Computing validation loss",
+    "2023-04-13 16:00:05,629 INFO [trainer.py:650] (7/8) Reaches end of dataloader.",
+    "2023-04-13 16:00:05,630 INFO [trainer.py:626] (7/8) Computing validation loss",
+    "2023-04-13 16:00:05,636 INFO [trainer.py:650] (4/8) Reaches end of dataloader.",
+    "2023-04-13 16:00:05,637 INFO [trainer.py:626] (4/8) Computing validation loss",
+    "2023-04-13 16:00:05,659 INFO [trainer.py:650] (6/8) Reaches end of dataloader.",
+    "2023-04-13 16:00:05,660 INFO [trainer.py:626] (6/8) Computing validation loss",
+]
+
+
+def test_ranks_whose_data_ended_while_the_rest_of_the_world_never_said_so(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": DATA_ENDS})
+    uneven = finding(analysis, "loader_size_mismatch")
+    assert uneven.ranks == [4, 5, 6, 7]
+    assert uneven.details["ranks_still_running"] == [0, 1, 2, 3]
+    assert analysis.verdict.ranks == [4, 5, 6, 7]
+    assert "drop_last=True" in uneven.fix
+
+
+def test_the_others_writing_on_after_the_end_of_data_is_no_uneven_loader(tmp_path):
+    # rank 0 goes on to validation too (constructed from vall-e#86's line)
+    later = DATA_ENDS[1].replace("(5/8)", "(0/8)").replace("16:00:05,622", "16:00:06,000")
+    analysis = analyze_files(tmp_path, {"train.log": [*DATA_ENDS, later]})
+    assert "loader_size_mismatch" not in kinds(analysis)

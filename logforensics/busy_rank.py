@@ -1,0 +1,202 @@
+"""A rank still busy with work of its own when the others gave up waiting for it (a departure
+that `rules/stage_divergence.py` reports).
+
+Evaluation, checkpoint saving and data preparation often run on one rank only (`if rank ==
+0:`, the main process's tokenizer, a framework's rank-zero evaluation). The other ranks go on
+to the next collective and wait there; when the work outlasts the process group's timeout
+they time out, and their reports are all the logs say unless the busy rank's own progress
+shows it: a bar or a progress line of that work still running, and no timeout of its own.
+
+    Tokenizing Prompts (num_proc=64):  92%|...| 328986/359152 [29:58<12:05, 41.59 examples/s]
+    ep 1 dev eval, step 99, min_wer 0.083, ce 0.286, fer 0.969, mem_usage:cuda:0 1.6GB
+
+(axolotl#2684: rank 1's store wait timed out after 30 minutes while the tokenizer bar stood
+at 92%; rwth-i6/returnn#1621: the other processes' `Socket Timeout` while rank 0 evaluated the
+dev set.)
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.desync import TIMEOUT_EVENTS
+from logforensics.findings import Finding
+from logforensics.job import Job
+from logforensics.placement import placed_finding
+from logforensics.text import rank_list
+from parsers.phase_banners import phase_name
+
+# Work a job commonly runs on one rank while the others wait: the name of the bar or of the
+# progress line says it. Loading (a checkpoint, shards) runs on every rank at start-up.
+ONE_RANK_WORK = (
+    r"(?i)\b(?:eval|evaluat\w*|valid\w*|test(?:ing)?|predict\w*|inference|sav(?:e|ing)"
+    r"|checkpoint\w*|tokeniz\w*|preprocess\w*|download\w*|convert\w*|export\w*)\b"
+)
+NOT_ONE_RANK_WORK = r"(?i)\bload"
+# What a wait that gave up says (an exception's type and message).
+WAITED = r"(?i)timed? ?out|timeout"
+# The rank that prints a job's progress bars when no prefix says whose they are.
+MAIN_RANK = 0
+# How close (in lines) work must stand to a wait, or to its file's end, to be what a writer was
+# doing when the others gave up; and how long a bar must have run, as a share of the timeout,
+# to be work that outlasted it whatever its name.
+NEAR = 20
+LONG_SHARE = 0.9
+# A bar's name: what stands before its percentage or its count.
+BAR_NAME = r"^\s*(.*?)[\s:]*(?:\d{1,3}%\||\d+/\d+ \[)"
+# A progress line's name: the line up to its first separator (`ep 1 dev eval, step 99, ...`).
+LINE_NAME = r"^\s*([^,|;]*)"
+
+FIX = (
+    "Work that one rank does while the others wait in a collective must finish within the "
+    "process group's timeout. Run it on every rank (distributed evaluation), do it before the "
+    "distributed job or once beforehand (preprocess and cache the data, then load the cache "
+    "on every rank), put the others' wait after it behind a barrier with a longer timeout, or "
+    "raise the timeout for it (`init_process_group(timeout=...)`; Hugging Face "
+    "`--ddp_timeout`)."
+)
+
+
+def busy_past_timeout(job: Job) -> list[Finding]:
+    waits = _waits(job)
+    if waits.is_empty():
+        return []
+    waiting = set(waits.get_column("rank").drop_nulls().to_list())
+    timeout_ms = waits.get_column("timeout_ms").drop_nulls().max()
+    work = _last_activity(job, waits, timeout_ms).filter(pl.col("_work"))
+    named = work.filter(pl.col("_writer").is_not_null() & ~pl.col("_writer").is_in(list(waiting)))
+    unnamed = work.filter(pl.col("_writer").is_null())
+    if named.get_column("_writer").n_unique() == 1:
+        # without the waiting ranks' numbers the busy one may be among them: a guess
+        confidence = "medium" if waiting else "low"
+        busy, rows, whose = int(named.item(0, "_writer")), named, ""
+    elif named.is_empty() and waiting and MAIN_RANK not in waiting and not unnamed.is_empty():
+        # work no prefix attributes is most often the main process's (frameworks print
+        # progress and evaluation on it alone): a guess, said as one
+        busy, rows, confidence = MAIN_RANK, unnamed, "low"
+        whose = " (the main process, which prints the job's progress)"
+    else:
+        return []
+    if _failed_on_its_own(job, busy):
+        return []
+    row = rows.row(0, named=True)
+    who = rank_list(sorted(waiting)) if waiting else "the other ranks"
+    summary = (
+        f"Rank {busy}{whose} was still busy with work of its own ({row['_name']}"
+        f"{_how_far(row)}) when {who} gave up waiting: the others wait in a collective for work "
+        "only one rank does (evaluation, saving, data preparation), and it outlasted the "
+        "timeout."
+    )
+    evidence = pl.concat([rows.select(waits.columns), waits.head(3)])
+    return [
+        placed_finding(
+            job,
+            evidence,
+            kind="stage_divergence",
+            severity="error",
+            part="departure",
+            summary=summary,
+            fix=FIX,
+            ranks=[busy],
+            confidence=confidence,
+            details={
+                "departure": "busy",
+                "work": row["_name"],
+                "other_ranks": sorted(waiting),
+            },
+        )
+    ]
+
+
+def _waits(job: Job) -> pl.DataFrame:
+    """Collective timeouts and exceptions that say a wait timed out."""
+    events = job.events
+    said = pl.concat_str(
+        pl.col("exc_type").fill_null(""), pl.col("exc_message").fill_null(""), separator=": "
+    )
+    timed_out = pl.col("event").is_in(TIMEOUT_EVENTS) | (
+        (pl.col("event") == "exception") & said.str.contains(WAITED)
+    )
+    return events.filter(timed_out).sort("file", "line")
+
+
+def _last_activity(job: Job, waits: pl.DataFrame, timeout_ms: int | None) -> pl.DataFrame:
+    """Each writer's last activity (a bar, a progress line, a phase banner) near the waits
+    or at the end of its file, named, with `_work` telling whether it is work one rank does
+    still running. The writer is the rank the line, its prefix or its path states; a rank
+    inferred for a whole file from one line's content is no writer (a console holds several)."""
+    events = job.events
+    is_bar = pl.col("event") == "progress_bar"
+    is_line = (pl.col("event") == "stage") & (pl.col("family") == "progress")
+    is_phase = pl.col("event") == "phase"
+    activity = events.filter(is_bar | is_line | is_phase).sort("file", "line")
+    writer = pl.when(pl.col("rank_from") != "file_content").then(pl.col("rank"))
+    banner = pl.when(is_phase).then(phase_name(pl.col("message")))
+    activity = activity.with_columns(
+        writer.alias("_writer"),
+        # a bar without a name does the work the banner before it announced
+        banner.forward_fill().over("file", writer).alias("_banner"),
+    )
+    name = (
+        pl.when(is_bar)
+        .then(pl.col("message").str.extract(BAR_NAME, 1).str.strip_chars(" :-"))
+        .when(is_line)
+        .then(pl.col("message").str.extract(LINE_NAME, 1).str.strip_chars(" :-"))
+        .otherwise(pl.col("_banner"))
+    )
+    name = pl.when(name != "").then(name).otherwise(pl.col("_banner"))
+    values = pl.col("values") if "values" in events.columns else pl.lit(None, pl.List(pl.Int64))
+    unfinished = ~is_bar | (values.list.first() < values.list.last()).fill_null(True)
+    named_work = name.str.contains(ONE_RANK_WORK) & ~name.str.contains(NOT_ONE_RANK_WORK)
+    long_running = is_bar & (_elapsed_ms() >= LONG_SHARE * (timeout_ms or float("inf")))
+    last = activity.group_by("_writer", maintain_order=True).last()
+    return _near_waits(job, last, waits).with_columns(
+        pl.coalesce(name, pl.lit("a progress bar")).alias("_name"),
+        values.alias("_values"),
+        ((named_work.fill_null(False) | long_running.fill_null(False)) & unfinished).alias("_work"),
+    )
+
+
+def _elapsed_ms() -> pl.Expr:
+    """A bar's elapsed time (`[29:58<12:05, ...]`, `[1:50:07<...`) in milliseconds."""
+    parts = pl.col("message").str.extract(r"\[([0-9:]+)<", 1).str.split(":")
+    seconds = parts.list.eval(
+        pl.element().cast(pl.Int64, strict=False)
+        * pl.lit(60, pl.Int64).pow(pl.len() - 1 - pl.int_range(pl.len()))
+    ).list.sum()
+    return seconds * 1000
+
+
+def _near_waits(job: Job, last: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFrame:
+    """The rows of `last` within NEAR lines of a wait in their file, or of their file's end:
+    work long before the hang says nothing about it."""
+    line = pl.col("line").cast(pl.Int64)
+    ends = job.file_stats.select("file", pl.col("last_line").cast(pl.Int64).alias("_end"))
+    wait_lines = waits.select("file", pl.col("line").cast(pl.Int64).alias("_wait"))
+    gaps = (
+        last.select("file", "line")
+        .join(wait_lines, on="file")
+        .group_by("file", "line")
+        .agg((pl.col("_wait") - line).abs().min().alias("_to_wait"))
+    )
+    placed = last.join(ends, on="file", how="left").join(gaps, on=["file", "line"], how="left")
+    near = (pl.col("_to_wait") <= NEAR).fill_null(False) | (
+        (pl.col("_end") - line) <= NEAR
+    ).fill_null(False)
+    return placed.filter(near).drop("_end", "_to_wait")
+
+
+def _how_far(row: dict[str, object]) -> str:
+    values = row.get("_values")
+    if isinstance(values, list) and len(values) == 2 and values[1]:
+        return f", {values[0]:,} of {values[1]:,}"
+    return ""
+
+
+def _failed_on_its_own(job: Job, rank: int) -> bool:
+    """Whether the busy rank raised an exception or timed out itself: then it failed, not
+    lagged."""
+    own = job.events.filter(
+        (pl.col("rank") == rank) & pl.col("event").is_in(["exception", *TIMEOUT_EVENTS])
+    )
+    return not own.is_empty()

@@ -1,0 +1,83 @@
+"""Lines that announce a phase of work a job often runs on one rank only: evaluation, saving
+a checkpoint, preparing or caching data.
+
+    10/26 11:27:48 - mmengine - INFO - Evaluating bbox...        (open-mmlab/mmdetection#11096)
+    Running per image evaluation...                             (the same log, pycocotools)
+    caching latents...                                          (kohya-ss/sd-scripts#971)
+    ***** Running Evaluation *****                              (Hugging Face Trainer)
+    2023-04-13 16:00:05,622 INFO [trainer.py:626] (5/8) Computing validation loss   (vall-e#86)
+
+A banner says the phase started, not that it ended: the last one a writer printed before the
+others' waits timed out says what it was busy with (`logforensics/busy_rank.py`). A phase
+word counts only at the start of the message or of a clause after a log header, alone or
+after `Running`/`Starting`/`Begin`, and the line must be short: prose that merely mentions
+evaluation is no banner. Past tenses (`Saved predictions at ...`) report work done.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.registry import LineParser
+from parsers.key_values import rank_of_world
+
+# The words, in the present: the phase is under way.
+PHASE_WORD = (
+    r"(?:evaluat(?:e|ing|ion)|validat(?:e|ing|ion)|testing|predict(?:ing|ions?)|inference"
+    r"|sav(?:e|ing)|checkpointing|export(?:ing)?|convert(?:ing)?|tokeniz(?:e|ing)"
+    r"|preprocess(?:ing)?|cach(?:e|ing)|download(?:ing)?)"
+)
+# Where a banner's words begin: the message's start, or after a log header's last separator
+# (` - `, `] `, `: `), or after a row of stars.
+CLAUSE_START = r"(?:^|\] |: | - |\*+ )"
+STARTER = (
+    r"(?:(?:running|starting|start|begin(?:ning)?|now|doing|computing)\s+(?:[\w*-]+\s+){0,3})?"
+)
+# icefall's header puts `(rank/world) ` between the location and the message
+RANK_TAG = r"(?:\(\d+/\d+\) )?"
+BANNER = rf"(?i){CLAUSE_START}\s*{RANK_TAG}({STARTER}{PHASE_WORD}\b[^\r]*)$"
+LONGEST = 160
+# The literals a line must hold: the words' stems with their first letter left out (either
+# case then matches).
+LITERALS = (
+    "valuat",
+    "alidat",
+    "esting",
+    "redict",
+    "nferenc",
+    "aving",
+    "ave ",
+    "ave.",
+    "heckpointing",
+    "xport",
+    "onvert",
+    "okeniz",
+    "reprocess",
+    "ache",
+    "aching",
+    "ownload",
+)
+
+
+def phase_name(message: pl.Expr) -> pl.Expr:
+    """The phase a banner announces: its words, dots and stars trimmed (`Evaluating bbox`)."""
+    return message.str.extract(BANNER, 1).str.strip_chars(" .*:")
+
+
+def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    message = pl.col("message")
+    banners = lines.filter(
+        (message.str.len_chars() <= LONGEST) & phase_name(message).fill_null("").ne("")
+    )
+    rank, world_size = rank_of_world()
+    return banners.select(
+        "file",
+        "line",
+        pl.lit("phase").alias("event"),
+        pl.lit("info").alias("severity"),
+        rank,
+        world_size,
+    )
+
+
+PARSER = LineParser(name="phase_banners", literals=LITERALS, parse=parse)

@@ -1,0 +1,111 @@
+# ruff: noqa: E501 -- test data are verbatim log lines
+"""A rank still busy with work of its own when the others gave up waiting
+(logforensics/busy_rank.py, reported by rules/stage_divergence.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.builders import analyze_files
+
+THREADS = Path(__file__).parent / "data" / "threads"
+
+# axolotl-ai-cloud/axolotl#2684, verbatim: the main process tokenizing (bar at 92% after
+# 29:58), rank 1's store wait timing out after 30 minutes on the same line and the next
+# (the whole paste)
+TOKENIZING = [
+    "Tokenizing Prompts (num_proc=64):  92%|█████████▏| 328986/359152 [29:58<12:05, 41.59 examples/s][rank1]:[W516 14:34:56.853490829 socket.cpp:464] [c10d] waitForInput: poll for socket SocketImpl(fd=79, addr=[localhost]:41170, remote=[localhost]:29500) returned 0, likely a timeout",
+    "[rank1]:[W516 14:34:56.854597329 socket.cpp:489] [c10d] waitForInput: socket SocketImpl(fd=79, addr=[localhost]:41170, remote=[localhost]:29500) timed out after 1800000ms",
+    "[rank1]: Traceback (most recent call last):",
+    '[rank1]:   File "<frozen runpy>", line 198, in _run_module_as_main',
+    '[rank1]:   File "<frozen runpy>", line 88, in _run_code',
+    '[rank1]:   File "/home/casper/miniconda3/envs/train/lib/python3.11/site-packages/axolotl/cli/train.py", line 124, in <module>',
+    "[rank1]:     fire.Fire(do_cli)",
+]
+
+# rwth-i6/returnn#1621, verbatim: rank 0 evaluating the dev set (its device is cuda:0, one
+# node), then the other processes' store waits timing out without saying their ranks
+DEV_EVAL = [
+    "ep 1 dev eval, step 97, min_wer -0.688, ce 0.859, fer 0.977, mem_usage:cuda:0 1.6GB",
+    "ep 1 dev eval, step 98, min_wer -0.187, ce 0.469, fer 0.964, mem_usage:cuda:0 1.6GB",
+    "ep 1 dev eval, step 99, min_wer 0.083, ce 0.286, fer 0.969, mem_usage:cuda:0 1.6GB",
+    "Unhandled exception <class 'RuntimeError'> in thread <_MainThread(MainThread, started 129187316453376)>, proc 25928.",
+    "",
+    "RuntimeError: Socket Timeout",
+    "Exception raised from doWait at ../torch/csrc/distributed/c10d/TCPStore.cpp:445 (most recent call first):",
+]
+
+
+def test_an_unattributed_bar_still_running_when_rank_1_timed_out_names_the_main_rank(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": TOKENIZING})
+    busy = analysis.verdict.finding
+    assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert busy.details["departure"] == "busy" and busy.confidence == "low"
+    assert "Tokenizing Prompts (num_proc=64)" in busy.summary
+    assert "328,986 of 359,152" in busy.summary
+    assert "--ddp_timeout" in busy.fix
+    assert "Nothing in the logs says why" not in analysis.verdict.reason
+    assert analysis.verdict.headline.startswith(
+        "Rank 0 was still busy with Tokenizing Prompts (num_proc=64) when the others gave up"
+    )
+
+
+def test_a_rank_s_evaluation_progress_before_the_others_store_timeouts_names_it(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": DEV_EVAL})
+    busy = analysis.verdict.finding
+    assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert busy.details["work"] == "ep 1 dev eval"
+    # the waiting processes' ranks are unknown: rank 0 may be among them
+    assert busy.confidence == "low"
+
+
+def test_a_finished_bar_is_no_work_still_running(tmp_path):
+    # the same lines with the bar at its end (constructed from axolotl#2684's line)
+    finished = [TOKENIZING[0].replace("92%", "100%").replace("328986/", "359152/")] + TOKENIZING[1:]
+    analysis = analyze_files(tmp_path, {"console.log": finished})
+    assert not [f for f in analysis.findings if f.details.get("departure") == "busy"]
+
+
+def test_the_busy_rank_timing_out_itself_is_not_lagging(tmp_path):
+    # rank 0's bar (named by a torchrun --tee prefix) and rank 0 timing out too (constructed
+    # from axolotl#2684's lines): everybody waited, nobody was busy elsewhere
+    bar, rest = TOKENIZING[0].split("[rank1]:", 1)
+    lines = [
+        f"[default0]:{bar}",
+        "[rank0]:" + TOKENIZING[1].removeprefix("[rank1]:"),
+        *TOKENIZING[1:],
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert not [f for f in analysis.findings if f.details.get("departure") == "busy"]
+
+
+def test_loading_for_a_few_seconds_is_no_work_of_one_rank(tmp_path):
+    # every rank loads its model at start-up (a loading bar a few seconds in, cut by rank 1's
+    # timeout: constructed from axolotl#2684's lines)
+    bar = TOKENIZING[0].replace("Tokenizing Prompts (num_proc=64)", "Loading checkpoint shards")
+    loading = [bar.replace("[29:58<12:05", "[00:05<12:05")] + TOKENIZING[1:]
+    analysis = analyze_files(tmp_path, {"console.log": loading})
+    assert not [f for f in analysis.findings if f.details.get("departure") == "busy"]
+
+
+def test_a_bar_running_as_long_as_the_timeout_is_the_work_the_others_waited_for(tmp_path):
+    # kohya-ss/sd-scripts#971 (tests/data/threads): the main process's unnamed bar after its
+    # `caching latents...` banner at 30:02 when rank 1's 30-minute watchdog fired, and still
+    # advancing after it; the whole console is attributed to rank 1 by its one rank word
+    lines = (THREADS / "kohya971_console.log").read_text(encoding="utf-8").splitlines()
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    busy = analysis.verdict.finding
+    assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert busy.details["work"] == "caching latents"
+    assert "1,583 of 1,818" in busy.summary
+
+
+def test_a_phase_banner_before_the_others_timeouts_names_the_main_rank(tmp_path):
+    # open-mmlab/mmdetection#11096 (tests/data/threads): rank 0's COCO evaluation banners, then
+    # ranks 2, 3, 4 and 6 timing out in the BROADCAST that waits for its metrics
+    lines = (THREADS / "mmdet11096_console.log").read_text(encoding="utf-8").splitlines()
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    busy = analysis.verdict.finding
+    assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert busy.details["other_ranks"] == [2, 3, 4, 6]
+    assert busy.details["work"].startswith("Evaluate annotation type")
