@@ -63,9 +63,13 @@ def busy_past_timeout(job: Job) -> list[Finding]:
         return []
     waiting = set(waits.get_column("rank").drop_nulls().to_list())
     timeout_ms = waits.get_column("timeout_ms").drop_nulls().max()
-    work = _last_activity(job, waits, timeout_ms).filter(pl.col("_work"))
-    named = work.filter(pl.col("_writer").is_not_null() & ~pl.col("_writer").is_in(list(waiting)))
-    unnamed = work.filter(pl.col("_writer").is_null())
+    activity = _last_activity(job, waits, timeout_ms)
+    # a rank known not to be among known waiters, still inside a bar, was busy whatever the
+    # bar's name (huggingface/nanotron#204: rank 0 grouping texts while ranks 2 and 3 waited)
+    not_waiting = pl.col("_writer").is_not_null() & ~pl.col("_writer").is_in(list(waiting))
+    running = pl.col("_work") | (pl.lit(bool(waiting)) & pl.col("_unfinished_bar"))
+    named = activity.filter(not_waiting & running)
+    unnamed = activity.filter(pl.col("_writer").is_null() & pl.col("_work"))
     if named.get_column("_writer").n_unique() == 1:
         # without the waiting ranks' numbers the busy one may be among them: a guess
         confidence = "medium" if waiting else "low"
@@ -154,6 +158,7 @@ def _last_activity(job: Job, waits: pl.DataFrame, timeout_ms: int | None) -> pl.
         pl.coalesce(name, pl.lit("a progress bar")).alias("_name"),
         values.alias("_values"),
         ((named_work.fill_null(False) | long_running.fill_null(False)) & unfinished).alias("_work"),
+        (is_bar & unfinished).alias("_unfinished_bar"),
     )
 
 

@@ -241,8 +241,9 @@ def _parse(
 
 def _glued_prints(framed: pl.DataFrame) -> pl.DataFrame:
     """The progress bars framing cut off the front of a line, each as a line of its own (with
-    its line's number). A rank prefix that came after the bar is the glued line's, not the
-    bar's (axolotl#2684: `...[29:58<12:05, 41.59 examples/s][rank1]:[W516 ...`)."""
+    its line's number) and the torchrun local rank it was written under. A rank prefix that
+    came after the bar is the glued line's, not the bar's (axolotl#2684: `...[29:58<12:05,
+    41.59 examples/s][rank1]:[W516 ...`)."""
     glued = framed.filter(pl.col("glued").is_not_null())
     if glued.is_empty():
         return glued
@@ -250,6 +251,7 @@ def _glued_prints(framed: pl.DataFrame) -> pl.DataFrame:
     return glued.with_columns(
         pl.col("glued").alias("message"),
         pl.when(~stated_after).then(pl.col("prefix_rank")).alias("prefix_rank"),
+        pl.col("glued_local_rank").alias("prefix_local_rank"),
         pl.lit(None, dtype=pl.String).alias("glued"),
     )
 

@@ -10,6 +10,7 @@ with a verbatim example, whose named groups fill the `prefix_*` columns. A frame
 most once per line and only after the framers listed before it, so an inner prefix is never
 mistaken for an outer one. Formats and sources (see also the regex comments):
 
+- a paste's or a log viewer's line numbers `[1784] ` (growing from line to line), outermost;
 - `journalctl` output (`-o short` / `short-iso`: `<time> <host> <ident>[<pid>]: `);
 - `kubectl logs --prefix` `[pod/<pod>/<container>] ` (kubernetes/kubectl:pkg/cmd/logs/logs.go)
   and `--timestamps` RFC3339 stamps; CRI node logs `<time> stdout F|P <text>` (Grafana Promtail
@@ -25,7 +26,8 @@ mistaken for an outer one. Formats and sources (see also the regex comments):
   documented `[${rank}]:`) and `[rank3]: `, and PyTorch's own `[rank3]:` on tracebacks and C++
   log lines (torch >= 2.2);
 - noise: ANSI colour codes, tqdm carriage-return progress bars after which a log line starts
-  mid-line, trailing carriage returns.
+  mid-line (the bar is kept in `glued` for the parsers, and the glued line may bring its own
+  torchrun `--tee` prefix), trailing carriage returns.
 
 Which prefix states a GLOBAL rank: PyTorch's `[rankN]:` (the innermost wins), a torchrun
 template's `[N]:`, an MPI rank, and an srun task id unless the same file shows that the task
@@ -62,6 +64,7 @@ PREFIX_COLUMNS: dict[str, pl.DataType] = {
     "prefix_repeats": pl.Int32(),  # Ray dedup: the line stands for this many repeats
     "framing": pl.String(),  # framers applied, outer first: "srun+torchrun_tee+torch_rank"
     "glued": pl.String(),  # a tqdm bar the line began with, a log line glued after it
+    "glued_local_rank": pl.Int32(),  # the torchrun local rank the bar was written under
 }
 FRAME_COLUMNS: tuple[str, ...] = ("message", *PREFIX_COLUMNS)
 
@@ -127,6 +130,9 @@ RAY_WORKER = (
     r"\((?:(?P<actor>[A-Za-z_][\w.:-]*) )?pid=(?P<pid>\d+)"
     r"(?:, ip=(?P<ip>\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]+))?\) "
 )
+# A log viewer's or a paste's line numbers in front of every line (hiyouga/LlamaFactory#8261):
+#   [1784] [rank0]:[E602 11:17:52.399340163 ProcessGroupNCCL.cpp:2268] [PG ID 1 PG GUID 1 ...
+LINE_NUMBER_GUTTER = r"\[(?P<number>\d{1,9})\] "
 # ... Init COMPLETE [repeated 8x across cluster]   (Ray log deduplication, RAY_DEDUP_LOGS)
 RAY_DEDUP_SUFFIX = r" ?\[repeated (\d+)x across cluster\]$"
 # [default0]:2026-11-30 15:04:29,000 INFO {'rank': 0, 'local_rank': 0, 'device': 0, ...}
@@ -156,6 +162,16 @@ DETERMINED_TRIAL = (
 # each line it forwards, determined-ai/determined worker_process_wrapper.py)
 # [rank: 1] Seed set to 42   (Lightning's rank-prefixed messages)
 RANK_EQUALS = r"\[rank(?:=|: )(?P<rank>\d+)\] "
+
+
+def _growing(digits: pl.Expr) -> pl.Expr:
+    """Whether each number is greater than the one before it in its file and smaller than the
+    one after it, with at least one of them there."""
+    number = digits.cast(pl.Int64, strict=False)
+    before = number.shift(1).forward_fill().over("file")
+    after = number.shift(-1).backward_fill().over("file")
+    neighbours = before.is_not_null() | after.is_not_null()
+    return neighbours & (number > before).fill_null(True) & (number < after).fill_null(True)
 
 
 def _always(groups: pl.Expr) -> pl.Expr:
@@ -232,7 +248,23 @@ def _ctime(groups: pl.Expr) -> pl.Expr:
     )
 
 
+TORCHRUN_TEE_FRAMER = Framer(
+    "torchrun_tee",
+    TORCHRUN_TEE,
+    lambda g: {"prefix_local_rank": _number(_group(g, "local_rank"))},
+    # `[rank3]:` is PyTorch's own prefix (or a template naming a rank): the torch_rank framer
+    accept=lambda g: _group(g, "role") != "rank",
+)
+
+
 FRAMERS: tuple[Framer, ...] = (
+    Framer(
+        "gutter",
+        LINE_NUMBER_GUTTER,
+        # numbers that grow from line to line; a constant one (an NCCL device, a pid) is no gutter
+        accept=lambda g: _growing(_group(g, "number")),
+        per_file=True,
+    ),
     Framer(
         "journalctl",
         JOURNALCTL,
@@ -310,13 +342,7 @@ FRAMERS: tuple[Framer, ...] = (
         },
         then=lambda frame: _strip_ray_dedup(frame),
     ),
-    Framer(
-        "torchrun_tee",
-        TORCHRUN_TEE,
-        lambda g: {"prefix_local_rank": _number(_group(g, "local_rank"))},
-        # `[rank3]:` is PyTorch's own prefix (or a template naming a rank): the torch_rank framer
-        accept=lambda g: _group(g, "role") != "rank",
-    ),
+    TORCHRUN_TEE_FRAMER,
     Framer(
         "torchrun_template",
         TORCHRUN_RANK_TEMPLATE,
@@ -328,8 +354,9 @@ FRAMERS: tuple[Framer, ...] = (
     Framer(
         "tqdm",
         TQDM_BAR,
-        # the bar is a print of its own: kept for the parsers (a rank busy past a timeout)
-        lambda g: {"glued": _group(g, "prefix")},
+        # the bar is a print of its own, kept for the parsers (a rank busy past a timeout) with
+        # the local rank of the prefix it stood behind
+        lambda g: {"glued": _group(g, "prefix"), "glued_local_rank": pl.col("prefix_local_rank")},
         literals=("%|",),
         # a bar alone is a progress line (a parser may read its counts); strip it only when a
         # log line follows it on the same line (tqdm pads a bar with spaces: no line)
@@ -337,6 +364,9 @@ FRAMERS: tuple[Framer, ...] = (
             pl.col("message").str.slice(_group(g, "prefix").str.len_chars()).str.strip_chars() != ""
         ),
     ),
+    # another process's line glued after the bar: its own torchrun prefix comes next
+    # (huggingface/nanotron#204: `...[02:32<30:38, 4866.01 examples/s][default2]:[E ...`)
+    TORCHRUN_TEE_FRAMER,
     Framer("rank_equals", RANK_EQUALS, lambda g: {"_task": _number(_group(g, "rank"))}),
     Framer(
         "torch_rank",

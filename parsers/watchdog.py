@@ -171,11 +171,15 @@ EXCEPTION_RAISED = r"Exception raised from \w+ at \S*ProcessGroupNCCL\.cpp:\d+"
 CPP_FRAME = r"frame #\d+: .* \(0x[0-9a-fA-F]+ in \S"
 FLIGHT_RECORDER_NOISE = (
     "ProcessGroupNCCL preparing to dump debug info",
-    "Observed flight recorder dump signal from another rank",
     "Stack trace of the failed collective",
     "Finished writing NCCLPG debug info",
     "NCCL_DESYNC_DEBUG report",  # Failed to retrieve NCCL_DESYNC_DEBUG report.  Please file ...
 )
+
+# A rank that had not timed out itself learns through the store that another one did and
+# dumps too (accelerate#3861: rank 1 timed out, rank 0 only observed it): a `dump_observed`.
+#   [rank0]:[E1128 21:11:49.041188078 ProcessGroupNCCL.cpp:1806] [PG ID 0 PG GUID 0(default_pg) Rank 0] Observed flight recorder dump signal from another rank via TCPStore.
+OBSERVED_DUMP = "Observed flight recorder dump signal from another rank"
 
 # torch >= 2.4's watchdog says when a failed collective (a timeout or an error) makes this
 # rank the first to dump; usually after its timeout report, alone when that is not in the
@@ -230,6 +234,8 @@ def _event() -> pl.Expr:
         .then(pl.lit("work_progress"))
         .when(_has(FIRST_TO_DUMP))
         .then(pl.lit("dump_signal"))
+        .when(_has(OBSERVED_DUMP))
+        .then(pl.lit("dump_observed"))
         .when(message.str.contains(ABORT_TIMED_OUT))
         .then(pl.lit("abort_timeout"))
         .when(_has(OPS_FAILED))
@@ -319,7 +325,13 @@ def _process_group_columns() -> list[pl.Expr]:
 # line, glued back on with or without the space the wrap took, completes it.
 #   [rank3]:[E ProcessGroupNCCL.cpp:563] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=15037, OpType=_ALLGATHER_BASE, NumelIn=131072512, NumelOut=524290048, Timeo
 #   ut(ms)=600000) ran for 600055 milliseconds before timing out.      (meta-pytorch/torchtune#1165)
-OPENS_A_REPORT = ("collective operation timeout", "Exception (either an error or timeout)")
+#   [default2]:[E ProcessGroupNCCL.cpp:475] [Rank 2] Watchdog caught
+#   collective operation timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE, ...) ran for ...   (huggingface/nanotron#204)
+OPENS_A_REPORT = (
+    "collective operation timeout",
+    "Exception (either an error or timeout)",
+    "Watchdog caught",
+)
 COMPLETE_REPORT = (
     r"WorkNCCL\(.*Timeout\(ms\)=\d+\) ran for \d+ milliseconds before timing out"
     r"|detected by watchdog at work: \d+, last enqueued NCCL work: -?\d+, last completed"
@@ -463,10 +475,12 @@ PARSER = LineParser(
     name="watchdog",
     literals=(
         "WorkNCCL(",
+        "Watchdog caught",  # a report wrapped right after its first words
         "ast enqueued",  # "last enqueued NCCL work" and the dump signal's "Last enqueued"
         OPS_FAILED,
         PROCESS_ABORT,
         FIRST_TO_DUMP,
+        OBSERVED_DUMP,
         "Future for ProcessGroup abort timed out",
         *HEARTBEAT_WORDING,
         *OWN_TIMEOUT_WORDING,

@@ -109,3 +109,22 @@ def test_a_phase_banner_before_the_others_timeouts_names_the_main_rank(tmp_path)
     assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
     assert busy.details["other_ranks"] == [2, 3, 4, 6]
     assert busy.details["work"].startswith("Evaluate annotation type")
+
+
+# huggingface/nanotron#204, verbatim (the whole paste): rank 0 grouping texts inside
+# main_rank_first while ranks 2 and 3 time out in its one-element barrier; rank 2's report
+# is glued after the bar and wrapped after "Watchdog caught"
+GROUPING = [
+    "[default0]:Grouping texts in chunks of 2049:   8%|▊         | 726000/9672101 [02:32<30:38, 4866.01 examples/s][default2]:[E ProcessGroupNCCL.cpp:475] [Rank 2] Watchdog caught ",
+    "collective operation timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600888 milliseconds before timing out.                   ",
+    "[default3]:[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ",
+    "ran for 600892 milliseconds before timing out.",
+]
+
+
+def test_a_rank_inside_any_bar_while_known_ranks_waited_is_busy(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": GROUPING})
+    busy = analysis.verdict.finding
+    assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert busy.details["other_ranks"] == [2, 3]
+    assert busy.details["work"] == "Grouping texts in chunks of 2049"

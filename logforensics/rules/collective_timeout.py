@@ -178,7 +178,11 @@ def _timeouts(job: Job) -> list[Finding]:
             "desynchronised."
         )
     too_short = timeout_ms is not None and timeout_ms < TOO_SHORT_MS
-    silent = [] if culprits or too_short else _left_no_line(job, per_rank, reporters)
+    # a report no line ties to a rank may be a "silent" rank's own (LlamaFactory#8261)
+    unattributed = timeouts.get_column("rank").is_null().any()
+    silent = (
+        [] if culprits or too_short or unattributed else _left_no_line(job, per_rank, reporters)
+    )
     if too_short:
         # no collective completes in a few milliseconds: the setting is the cause
         # (instructlab/training#520 set the watchdog timeout to 1 ms on purpose)
@@ -222,7 +226,9 @@ def _timeouts(job: Job) -> list[Finding]:
                 "culprits_from": culprits_from,
                 "silent_ranks": silent,
                 # a hypothesis from the shape of the hang, not a rank the logs single out
-                "suspect_confidence": "low" if culprits_from == "rank 0's own work" else None,
+                "suspect_confidence": "low"
+                if culprits_from in ("rank 0's own work", "the ranks that only observed the dump")
+                else None,
             },
         )
     ]
@@ -273,6 +279,11 @@ CULPRIT_WORDS = {
         "(checkpoint, evaluation, logging) that outlasted the timeout. A guess from the "
         "shape of the hang: read rank 0's last lines."
     ),
+    "the ranks that only observed the dump": (
+        "{who} did not time out but only observed another rank's dump signal: not waiting in "
+        "this collective when the others gave up, most likely the rank they waited for, busy on "
+        "a path of its own."
+    ),
     "the ranks still in set-up": (
         "It was the first collective, and {who} never reported it: still in set-up (or "
         "stuck before it) when the others gave up."
@@ -296,9 +307,27 @@ def _culprits(
         return laggards, "the sequence numbers"
     if mixed.height:
         return odd_ones_out(mixed), "the odd collective"
+    if observers := _only_observed(job, reporters):
+        return observers, "the ranks that only observed the dump"
     if job.world_size is None:
         return _own_logs_but_no_report(job, reporters)
     return _never_joined(job, reporters, seq)
+
+
+def _only_observed(job: Job, reporters: list[int]) -> list[int]:
+    """Ranks that did not time out but learnt through the store that another rank did (torch
+    >= 2.4's `Observed flight recorder dump signal from another rank`), no more of them than
+    ranks that timed out: their wait, if any, began later than the others' (huggingface/
+    accelerate#3861: rank 0 ran validation alone while rank 1 waited in a barrier). Only for
+    timeouts in the default group, which every rank is in: a rank outside a subgroup observes
+    its signal all the same (PrimeIntellect-ai/prime-rl#3186, an expert group's all-to-all)."""
+    observed = job.events.filter(pl.col("event") == "dump_observed")
+    ranks = set(observed.get_column("rank").drop_nulls().to_list()) - set(reporters)
+    in_subgroup = pl.col("event").is_in(TIMEOUT_EVENTS) & pl.col("pg").is_not_null()
+    in_subgroup = in_subgroup & ~pl.col("pg").str.starts_with("0")
+    if not ranks or len(ranks) > len(reporters) or not job.events.filter(in_subgroup).is_empty():
+        return []
+    return sorted(ranks)
 
 
 def _own_logs_but_no_report(job: Job, reporters: list[int]) -> tuple[list[int], str]:

@@ -1,3 +1,4 @@
+# ruff: noqa: E501 -- test data are verbatim log lines
 """Terminal noise around log lines: ANSI colour codes, tqdm bars that a log line follows
 without a newline, carriage-return redraws, trailing carriage returns."""
 
@@ -76,3 +77,33 @@ def test_trailing_carriage_return_is_dropped():
 def test_ansi_colours_are_removed_before_prefixes_are_read():
     row = frame_one("\x1b[1m\x1b[36m[default1]:\x1b[0m\x1b[31mWARNING\x1b[0m rank=1 step=2")
     assert (row["message"], row["prefix_local_rank"]) == ("WARNING rank=1 step=2", 1)
+
+
+def test_a_paste_s_line_number_gutter_is_peeled_first():
+    # hiyouga/LlamaFactory#8261, verbatim (the issue's paste numbers every line)
+    lines = [
+        "[1786] [rank0]:[E602 11:17:52.399441451 ProcessGroupNCCL.cpp:2103] [PG ID 1 PG GUID 1 Rank 0] First PG on this rank to signal dumping.",
+        "[1787] [rank2]:[E602 11:17:52.400612945 ProcessGroupNCCL.cpp:632] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2847, OpType=ALLREDUCE, NumelIn=197140480, NumelOut=197140480, Timeout(ms)=600000) ran for 600091 milliseconds before timing out.",
+    ]
+    rows = frame(lines)
+    assert [row["prefix_rank"] for row in rows] == [0, 2]
+    assert rows[0]["framing"] == "gutter+torch_rank"
+
+
+def test_a_number_that_does_not_grow_is_no_gutter():
+    # NVIDIA/nccl#1612, verbatim: NCCL lines that kept only their device
+    lines = [
+        "[0] misc/socket.cc:71 NCCL WARN socketProgress: Connection closed by remote peer 10.10.1.3<36138>",
+        "[0] NCCL INFO misc/socket.cc:80 -> 6",
+        "[0] NCCL INFO misc/socket.cc:474 -> 6",
+    ]
+    assert [row["message"] for row in frame(lines)] == lines
+
+
+def test_a_glued_line_s_own_torchrun_prefix_is_its_rank():
+    # huggingface/nanotron#204, verbatim: rank 0's bar, then rank 2's report on the same line
+    row = frame_one(
+        "[default0]:Grouping texts in chunks of 2049:   8%|▊         | 726000/9672101 [02:32<30:38, 4866.01 examples/s][default2]:[E ProcessGroupNCCL.cpp:475] [Rank 2] Watchdog caught "
+    )
+    assert (row["prefix_local_rank"], row["glued_local_rank"]) == (2, 0)
+    assert row["message"] == "[E ProcessGroupNCCL.cpp:475] [Rank 2] Watchdog caught "

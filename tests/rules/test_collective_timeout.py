@@ -1,3 +1,4 @@
+# ruff: noqa: E501 -- test data are verbatim log lines
 from __future__ import annotations
 
 from pathlib import Path
@@ -342,3 +343,55 @@ def test_one_rank_s_timeout_alone_names_no_silent_rank(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": lines})
     assert finding(analysis, "collective_timeout").culprit_ranks == []
     assert analysis.verdict.ranks == []
+
+
+THREADS = Path(__file__).parents[1] / "data" / "threads"
+
+# huggingface/accelerate#3861, verbatim: rank 1 timed out in a barrier only the main process
+# skipped; rank 0 only observed rank 1's dump signal
+OBSERVED = [
+    "[rank1]:[E1128 21:11:49.041194513 ProcessGroupNCCL.cpp:1870] [PG ID 0 PG GUID 0(default_pg) Rank 1] Received a dump signal due to a collective timeout from this local rank and we will try our best to dump the debug info. Last enqueued NCCL work: 22, last completed NCCL work: 21.This is most likely caused by incorrect usages of collectives, e.g., wrong sizes used across ranks, the order of collectives is not same for all ranks or the scheduled collective, for some reason, didn't run. Additionally, this can be caused by GIL deadlock or other reasons such as network errors or bugs in the communications library (e.g. NCCL), etc. ",
+    "[rank0]:[E1128 21:11:49.041188078 ProcessGroupNCCL.cpp:1806] [PG ID 0 PG GUID 0(default_pg) Rank 0] Observed flight recorder dump signal from another rank via TCPStore.",
+]
+
+
+def test_a_rank_that_only_observed_the_dump_signal_is_the_suspect(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": OBSERVED})
+    timeout = finding(analysis, "collective_timeout")
+    assert (timeout.ranks, timeout.culprit_ranks) == ([1], [0])
+    assert "only observed another rank's dump signal" in timeout.summary
+    assert timeout.details["suspect_confidence"] == "low"
+
+
+def test_no_rank_is_called_silent_while_a_report_has_no_rank(tmp_path):
+    # hiyouga/LlamaFactory#8261 (tests/data/threads): ranks 0-2 report the timeout behind a
+    # paste's line-number gutter; read without the gutter's numbers, every rank is there
+    lines = (THREADS / "llamafactory8261_gutter.log").read_text(encoding="utf-8").splitlines()
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    timeout = finding(analysis, "collective_timeout")
+    assert timeout.ranks == [0, 1, 2] and timeout.culprit_ranks == []
+    assert analysis.verdict.ranks == []
+    # the same lines with rank 0's cut to what no prefix attributes (constructed): rank 0 is
+    # not named "silent" for it
+    cut = [line.replace("[rank0]:", "") for line in lines]
+    timeout = finding(analyze_files(tmp_path / "cut", {"console.log": cut}), "collective_timeout")
+    assert timeout.culprit_ranks == []
+
+
+def test_a_rank_outside_the_subgroup_that_timed_out_is_no_suspect(tmp_path):
+    # PrimeIntellect-ai/prime-rl#3186, verbatim: rank 13 timed out in an expert group's
+    # all-to-all (its group rank is 1); rank 0, not in that group, observed the dump signal
+    lines = [
+        "[rank13]:[E804 23:05:54.516665906 ProcessGroupNCCL.cpp:689] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1438, OpType=ALLTOALL_BASE, NumelIn=195004416, NumelOut=195004416, Timeout(ms)=600000) ran for 600093 milliseconds before timing out.",
+        "[rank13]:[E804 23:05:54.517045067 ProcessGroupNCCL.cpp:2303] [PG ID 3 PG GUID d03ba143833c6bf31b072ffdb22f1745957fcbfb Rank 1]  failure detected by watchdog at work sequence id: 1438 PG status: last enqueued work: 1441, last completed work: 1437",
+        "[rank13]:[E804 23:05:54.518322344 ProcessGroupNCCL.cpp:733] Stack trace of the failed collective: ",
+        "#0 all_to_all_single from /home/daniel/git/prime-rl-laguna-upstream/.venv/lib/python3.12/site-packages/torch/distributed/distributed_c10d.py:4829",
+        "#1 wrapper from /home/daniel/git/prime-rl-laguna-upstream/.venv/lib/python3.12/site-packages/torch/distributed/c10d_logger.py:83",
+    ]
+    observed = [
+        # rank 0's own log (rank0_stderr.log in the thread), verbatim
+        "[rank0]:[E804 23:05:54.816499929 ProcessGroupNCCL.cpp:1849] [PG ID 0 PG GUID 0(default_pg) Rank 0] Observed flight recorder dump signal from another rank via TCPStore.",
+    ]
+    files = {"rank13.log": lines, "rank0_stderr.log": observed}
+    timeout = finding(analyze_files(tmp_path, files), "collective_timeout")
+    assert timeout.ranks == [13] and timeout.culprit_ranks == []
