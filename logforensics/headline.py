@@ -55,9 +55,11 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
         if finding.blamed and others and isinstance(ops, dict):
             mine = ops.get(str(finding.blamed[0]))
             theirs = ops.get(str(others[0]))
+            number = f" #{finding.seq}" if finding.seq is not None else ""
             if mine and theirs and mine != theirs:
-                number = f" #{finding.seq}" if finding.seq is not None else ""
                 return f"{who} ran {mine} as collective{number} where the others ran {theirs}", None
+            if mine and mine == theirs:
+                return f"{who} ran a different {mine} as collective{number} from the others", None
         return f"{_who(finding.ranks)} were in different collectives{seq}", None
     others = _ranks_of(details.get("other_ranks"))
     if departure == "main_first":

@@ -21,6 +21,7 @@ from logforensics.placement import earliest_time, place
 from logforensics.progress import Departure, Progress
 from logforensics.registry import Rule
 from logforensics.text import rank_list
+from parsers.phase_banners import phase_name
 
 MAX_FINDINGS = 10
 
@@ -74,12 +75,16 @@ def _from_timeouts(job: Job) -> list[Finding]:
     ranks = sorted(mixed.get_column("rank").unique().to_list())
     odd = odd_ones_out(mixed)
     evidence, total = evidence_from(mixed.select("file", "line", "text", "rank"))
+    left, why = ([], "") if odd else _left_the_step(job, mixed)
     if odd:
         who = rank_list(odd)
         said = (
             f" {who.capitalize()} {'is' if len(odd) == 1 else 'are'} the odd one out: "
             f"{'it' if len(odd) == 1 else 'they'} left the path the others kept."
         )
+    elif left:
+        odd = left
+        said = " " + why
     else:
         said = " Nothing tells which side left the common path, so neither is blamed."
     return [
@@ -98,7 +103,7 @@ def _from_timeouts(job: Job) -> list[Finding]:
             seq=int(mixed.item(0, "seq")),
             evidence=evidence,
             evidence_total=total,
-            confidence="medium" if odd else "low",
+            confidence="medium" if odd and not left else "low",
             order=place(job, mixed),
             timestamp=earliest_time(mixed),
             details={
@@ -108,6 +113,38 @@ def _from_timeouts(job: Job) -> list[Finding]:
             },
         )
     ]
+
+
+# A collective this large is a training step's gradients; one of at most one element is a
+# barrier, a flag or a metric, issued outside the step.
+GRADIENT_SIZED = 1024
+
+
+def _left_the_step(job: Job, mixed: pl.DataFrame) -> tuple[list[int], str]:
+    """With no majority, the side that left the training step: the ranks that announced a
+    phase of their own (`Validate epoch: 1, rank: 1`), else the ranks in a one-element
+    collective against the others' gradient-sized one (modelscope/FunASR#2317)."""
+    ranks = set(mixed.get_column("rank").to_list())
+    phases = job.events.filter((pl.col("event") == "phase") & pl.col("rank").is_in(list(ranks)))
+    announced = sorted(set(phases.get_column("rank").to_list()))
+    if announced and len(announced) < len(ranks):
+        named = phases.filter(pl.col("rank") == announced[0])
+        phase = named.select(phase_name(pl.col("message"))).item(0, 0)
+        who = rank_list(announced)
+        return announced, (
+            f"{who.capitalize()} announced a phase of its own before it ({phase}): {who} had "
+            "left the path the others kept."
+        )
+    sizes = mixed.group_by("rank").agg(pl.col("numel_in").max())
+    small = sorted(sizes.filter(pl.col("numel_in") <= 1).get_column("rank").to_list())
+    large = sizes.filter(pl.col("numel_in") >= GRADIENT_SIZED).get_column("rank").to_list()
+    if small and large and len(small) + len(large) == len(ranks):
+        who = rank_list(small)
+        return small, (
+            f"{who.capitalize()} ran a one-element collective (a barrier, a flag, a metric) where "
+            f"the others ran a gradient-sized one: {who} had left the training step."
+        )
+    return [], ""
 
 
 def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Finding:

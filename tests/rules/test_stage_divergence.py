@@ -1,3 +1,4 @@
+# ruff: noqa: E501 -- test data are verbatim log lines
 from __future__ import annotations
 
 from tests.builders import analyze_files, finding, kinds, marks
@@ -69,3 +70,38 @@ def test_marks_copied_into_a_launcher_console_are_not_counted_twice(tmp_path):
         f"[default{r}]:{line}" for r in range(2) for line in marks(r, range(5))
     ]
     assert "stage_divergence" not in kinds(analyze_files(tmp_path, files))
+
+
+# modelscope/FunASR#2317, verbatim: at one SeqNum rank 0 is in a gradient-sized ALLREDUCE,
+# rank 1 in a one-element one after announcing its validation
+LEFT_FOR_VALIDATION = [
+    "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3437, OpType=ALLREDUCE, NumelIn=4311252, NumelOut=4311252, Timeout(ms)=600000) ran for 600057 milliseconds before timing out.",
+    "[rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3437, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600076 milliseconds before timing out.",
+    "[2024-12-18 16:44:15,305][root][INFO] - Validate epoch: 1, rank: 1",
+]
+# ecmwf/anemoi-core#1064, verbatim: both sides in one-element collectives
+BOTH_SMALL = [
+    "[rank0]:[E420 19:44:35.569754537 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4832284, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800051 milliseconds before timing out.",
+    "[rank5]:[E420 19:44:36.136978018 ProcessGroupNCCL.cpp:632] [Rank 5] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4832284, OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800059 milliseconds before timing out.",
+]
+
+
+def test_the_side_that_announced_a_phase_of_its_own_left_the_path(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": LEFT_FOR_VALIDATION})
+    desync = analysis.verdict.finding
+    assert (desync.kind, analysis.verdict.ranks) == ("stage_divergence", [1])
+    assert "announced a phase of its own before it (Validate epoch" in desync.summary
+    assert desync.confidence == "low"
+
+
+def test_a_one_element_collective_against_a_gradient_sized_one_left_the_step(tmp_path):
+    timeouts = [line for line in LEFT_FOR_VALIDATION if "Watchdog" in line]
+    analysis = analyze_files(tmp_path, {"console.log": timeouts})
+    assert analysis.verdict.ranks == [1]
+    assert "had left the training step" in analysis.verdict.finding.summary
+
+
+def test_two_one_element_collectives_tell_no_side(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": BOTH_SMALL})
+    desync = next(f for f in analysis.findings if f.kind == "stage_divergence")
+    assert desync.blamed == []
