@@ -165,6 +165,8 @@ def _duplicate_device(finding: Finding, verdict: Verdict) -> Told:
 
 
 def _oom(finding: Finding, verdict: Verdict) -> Told:
+    if finding.details.get("loading"):
+        return "A worker died without a word while loading: most likely out of host memory", None
     if finding.details.get("host_memory"):
         hosts = finding.details.get("hosts") or []
         where = f" on {', '.join(map(str, hosts))}" if hosts else ""

@@ -11,6 +11,8 @@ under torchrun (an agent per node) a task is a node, and its ranks are not told.
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from logforensics.findings import Finding, evidence_from
@@ -46,7 +48,73 @@ HOST_FIX = (
 
 
 def check(job: Job) -> list[Finding]:
-    return _gpu(job) + _host(job)
+    return _gpu(job) + _host(job) or _vanished_while_loading(job)
+
+
+LOADING = r"(?i)\bload"
+LOADING_FIX = (
+    "Find the worker that died: torchrun's failure summary (`exitcode: -9` is SIGKILL) and the "
+    "node's kernel log (`dmesg -T | grep -i -e oom -e killed`). If it was the OOM killer, load "
+    "the checkpoint with less host memory: `low_cpu_mem_usage=True` / a `device_map`, "
+    "sharded or memory-mapped (safetensors) loading, fewer ranks per node loading at once, or "
+    "a node with more RAM."
+)
+
+
+def _vanished_while_loading(job: Job) -> list[Finding]:
+    """torchrun stopped the workers (`Sending process N closing signal SIGTERM`: one of them
+    had died) while they were loading a model, and no process says why: no exception, no
+    exit code, no error of NCCL's. A process that vanishes without a word while every rank
+    reads a large checkpoint into host memory was most often ended by the kernel's OOM
+    killer (hiyouga/LlamaFactory#8836: gpt-oss-120b at `Loading checkpoint shards: 47%`)."""
+    events = job.events
+    stopped = events.filter(pl.col("event") == "worker_sigterm").sort("file", "line")
+    said = events.filter(
+        pl.col("event").is_in(["exception", "process_exit", "nccl_error", "oom", "host_oom"])
+        | (pl.col("severity") == "error") & (pl.col("event") != "worker_sigterm")
+    )
+    if stopped.is_empty() or not said.is_empty():
+        return []
+    first = stopped.row(0, named=True)
+    before = events.filter(
+        pl.col("event").is_in(["progress_bar", "phase"])
+        & (pl.col("file") == first["file"])
+        & (pl.col("line") <= first["line"])
+    ).sort("line")
+    if before.is_empty():
+        return []
+    last = before.row(-1, named=True)
+    values = last.get("values") or []
+    if not re.search(LOADING, str(last["message"])) or (
+        len(values) == 2 and values[0] >= values[1]
+    ):
+        return []
+    what = re.split(r"\s*(?:\d{1,3}%\||\d+/\d+ \[)", str(last["message"]))[0].strip(" :")
+    summary = (
+        f"A worker died while the ranks were loading ({what}) and torchrun stopped the others; "
+        "no process says why. A process that vanishes without an error while every rank "
+        "loads a large checkpoint into host memory is most often ended by the host's OOM "
+        "killer."
+    )
+    evidence, total = evidence_from(
+        pl.concat([before.tail(1), stopped.head(3)]).select("file", "line", "text", "rank")
+    )
+    return [
+        Finding(
+            kind="oom",
+            severity="error",
+            part="explanation",
+            summary=summary,
+            fix=LOADING_FIX,
+            ranks=[],
+            evidence=evidence,
+            evidence_total=total,
+            confidence="low",
+            order=place_with_step(job, stopped)[0],
+            timestamp=earliest_time(stopped),
+            details={"host_memory": True, "killer": None, "loading": what},
+        )
+    ]
 
 
 def _host(job: Job) -> list[Finding]:

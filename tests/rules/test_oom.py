@@ -1,6 +1,7 @@
+# ruff: noqa: E501 -- test data are verbatim log lines
 from __future__ import annotations
 
-from tests.builders import analyze_files, finding
+from tests.builders import analyze_files, finding, kinds
 from tests.rules.test_duplicate_device import init_line
 
 # modelscope/FunASR#2006 (field sample funasr-2006), verbatim line
@@ -107,3 +108,31 @@ def test_a_caught_oom_the_run_went_on_from_is_no_cause(tmp_path):
     ]
     analysis = analyze_files(tmp_path, {"rank0.log": lines})
     assert finding(analysis, "oom").severity == "warning"
+
+
+# hiyouga/LlamaFactory#8836, verbatim (the excerpt ends before torchrun's failure summary):
+# every rank loading gpt-oss-120b, then the agent stopping the workers after one died
+LOADING_THEN_STOPPED = [
+    "Loading checkpoint shards:  47%|██████████████████████████████████████████████████████████████████████████████▍                                                                                         | 7/15 [03:24<03:59, 29.97s/it]W0806 20:07:54.546301 148486 /mnt/dolphinfs/hdd_pool/docker/user/hadoop-friday-llm/ssy/condaEnv/verl/lib/python3.10/site-packages/torch/distributed/elastic/multiprocessing/api.py:897] Sending process 148593 closing signal SIGTERM",
+    "W0806 20:07:54.552742 148486 /mnt/dolphinfs/hdd_pool/docker/user/hadoop-friday-llm/ssy/condaEnv/verl/lib/python3.10/site-packages/torch/distributed/elastic/multiprocessing/api.py:897] Sending process 148594 closing signal SIGTERM",
+    "W0806 20:07:54.553863 148486 /mnt/dolphinfs/hdd_pool/docker/user/hadoop-friday-llm/ssy/condaEnv/verl/lib/python3.10/site-packages/torch/distributed/elastic/multiprocessing/api.py:897] Sending process 148595 closing signal SIGTERM",
+    "W0806 20:07:54.555203 148486 /mnt/dolphinfs/hdd_pool/docker/user/hadoop-friday-llm/ssy/condaEnv/verl/lib/python3.10/site-packages/torch/distributed/elastic/multiprocessing/api.py:897] Sending process 148596 closing signal SIGTERM",
+]
+
+
+def test_a_worker_that_vanished_while_loading_is_most_likely_host_memory(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": LOADING_THEN_STOPPED})
+    oom = analysis.verdict.finding
+    assert (oom.kind, oom.ranks, oom.confidence) == ("oom", [], "low")
+    assert oom.details["loading"] == "Loading checkpoint shards"
+    assert "dmesg" in oom.fix
+    assert analysis.verdict.headline.startswith("A worker died without a word while loading")
+
+
+def test_workers_stopped_after_training_bars_are_not_a_loading_death(tmp_path):
+    # the same lines behind a training bar (constructed): nothing says memory
+    lines = [
+        LOADING_THEN_STOPPED[0].replace("Loading checkpoint shards", "Training"),
+        *LOADING_THEN_STOPPED[1:],
+    ]
+    assert "oom" not in kinds(analyze_files(tmp_path, {"console.log": lines}))
