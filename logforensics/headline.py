@@ -402,7 +402,8 @@ def _timed_out(timeout: Finding, blamed: set[int]) -> str:
     where = f" in {timeout.op}" if timeout.op else ""
     if waiting and blamed:
         return f"{rank_list(waiting)} waited for {_it(blamed)}{where}{until}"
-    return f"{rank_list(timeout.ranks)} timed out" + _in_after(timeout)
+    who = rank_list(timeout.ranks) if timeout.ranks else "a rank the logs do not name"
+    return f"{who} timed out" + _in_after(timeout)
 
 
 def _in_after(timeout: Finding) -> str:

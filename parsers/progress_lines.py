@@ -62,6 +62,8 @@ DEVICE_IN_TEXT = r"\bcuda:(\d+)"
 COLLECTIVE_WORD = (
     r"(?i)\b(?:barrier|all_?reduce|all_?gather|broadcast|reduce_?scatter|all_?to_?all)\b"
 )
+# Counters whose name says they number processes or devices, not progress.
+IDENTITY = r"(?i)(?:^|[\s_])(?:rank|device|devices|gpu|cuda|node|pid|port|worker|thread|process)$"
 # The name of a counter: the words just before it (`iteration`, `total step`, `step_in_slice`)
 NAME_BEFORE = r"([A-Za-z][A-Za-z_]*(?: [A-Za-z][A-Za-z_]*)?)[^A-Za-z<]*$"
 
@@ -292,7 +294,10 @@ def _names(often: pl.DataFrame, counters: pl.DataFrame) -> pl.DataFrame:
         .list.get(pl.col("_step_at") + 1, null_on_oob=True)
         .str.starts_with("/")
     )
-    return templates.filter(name.is_not_null() | fraction.fill_null(False)).select(
+    # a number that names a process or a device is who, not how far (`LOCAL_RANK: 2 -
+    # CUDA_VISIBLE_DEVICES: [0,1,2,3]`, Lightning-AI/pytorch-lightning#8139)
+    identity = name.str.contains(IDENTITY).fill_null(False)
+    return templates.filter((name.is_not_null() | fraction.fill_null(False)) & ~identity).select(
         "_writer", "_template", pl.coalesce(name, pl.lit("progress")).alias("_name")
     )
 

@@ -128,3 +128,27 @@ def test_a_rank_inside_any_bar_while_known_ranks_waited_is_busy(tmp_path):
     assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
     assert busy.details["other_ranks"] == [2, 3]
     assert busy.details["work"] == "Grouping texts in chunks of 2049"
+
+
+# jpata/particleflow#390, verbatim: rank 0's test predictions (its bars name it), and in a
+# second excerpt a watchdog timeout's stack that names no rank
+PREDICTIONS = [
+    "INFO:mlpf:Saved predictions at experiments/test_pyg-clic_20250124_032654_637048/preds_epoch_1/clic_edm_ttbar_pf/pred_0_0.parquet",
+    "Running predictions on sample clic_edm_ttbar_pf on rank=0:  25%|██▌       | 1/4 [01:49<05:29, 109.87s/it]INFO:mlpf:Saved predictions at experiments/test_pyg-clic_20250124_032654_637048/preds_epoch_1/clic_edm_ttbar_pf/pred_0_1.parquet",
+    "Running predictions on sample clic_edm_ttbar_pf on rank=0:  50%|█████     | 2/4 [01:50<01:31, 45.88s/it] INFO:mlpf:Saved predictions at experiments/test_pyg-clic_20250124_032654_637048/preds_epoch_1/clic_edm_ttbar_pf/pred_0_2.parquet",
+    "Running predictions on sample clic_edm_ttbar_pf on rank=0:  75%|███████▌  | 3/4 [01:51<00:25, 25.36s/it]INFO:mlpf:Saved predictions at experiments/test_pyg-clic_20250124_032654_637048/preds_epoch_1/clic_edm_ttbar_pf/pred_0_3.parquet",
+]
+TIMEOUT_STACK = [
+    "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x1554e8b12f86 in /mnt/home/ewulff/miniforge3/envs/mlpf/lib/python3.11/site-packages/torch/lib/libc10.so)",
+    "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, std::ratio<1l, 1000l> > >) + 0x1d2 (0x1554e9e0f8f2 in /mnt/home/ewulff/miniforge3/envs/mlpf/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so)",
+    "frame #2: c10d::ProcessGroupNCCL::watchdogHandler() + 0x233 (0x1554e9e16333 in /mnt/home/ewulff/miniforge3/envs/mlpf/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so)",
+    "frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x10c (0x1554e9e1871c in /mnt/home/ewulff/miniforge3/envs/mlpf/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so)",
+]
+
+
+def test_work_that_names_its_rank_before_a_timeout_of_no_known_rank(tmp_path):
+    files = {"console_part1.log": PREDICTIONS, "console_part2.log": TIMEOUT_STACK}
+    analysis = analyze_files(tmp_path, files)
+    busy = analysis.verdict.finding
+    assert (busy.kind, analysis.verdict.ranks, busy.confidence) == ("stage_divergence", [0], "low")
+    assert analysis.verdict.headline.endswith("; a rank the logs do not name timed out")

@@ -45,6 +45,16 @@ def test_a_metric_that_changes_sign_keeps_the_line_s_template():
     assert found.get_column("step").to_list() == [97, 98, 99]
 
 
+def test_a_number_that_names_a_process_or_a_device_is_no_progress():
+    # Lightning-AI/pytorch-lightning#8139, verbatim (indented as pasted)
+    lines = [
+        "  LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0,1,2,3]",
+        "  LOCAL_RANK: 1 - CUDA_VISIBLE_DEVICES: [0,1,2,3]",
+        "  LOCAL_RANK: 2 - CUDA_VISIBLE_DEVICES: [0,1,2,3]",
+    ]
+    assert parsed_by("progress_lines", lines).is_empty()
+
+
 def test_prints_that_share_a_line_are_read_apart():
     # sample_logs/free_form_device_skip: two ranks' prints with no newline between them
     lines = [
