@@ -112,6 +112,83 @@ def busy_past_timeout(job: Job) -> list[Finding]:
     ]
 
 
+# A collective the innermost frame of a traceback is in (`comm.py:408 in barrier`).
+COLLECTIVE_FRAME = (
+    r"\bin (?:barrier|monitored_barrier|all_reduce|all_gather\w*|_all_gather_base|broadcast\w*"
+    r"|reduce_scatter\w*|_reduce_scatter_base|all_to_all\w*|reduce|gather|scatter)$"
+)
+IN_WORK = r'"in_work":"(\w+)"'
+SAVE_FIX = (
+    "Saving (or evaluating) through a library that issues collectives must run on every rank: "
+    "accelerate's `save_state`, DeepSpeed's `save_checkpoint` and an FSDP full state dict "
+    "gather from all ranks and write from the main process themselves. Call them outside "
+    "`if is_main_process:` (or gather the state on every rank first and only write the files "
+    "on one)."
+)
+
+
+def collective_inside_one_rank_work(job: Job) -> list[Finding]:
+    """One process's traceback stops in a collective called from saving or evaluation code
+    (`save_state` -> DeepSpeed's `save_checkpoint` -> `barrier`), and no other rank's does:
+    that work issues collectives every rank must join, but only this process took its path
+    (a save under `if is_main_process:`), so the others never joined (NVIDIA/nccl#1132). A
+    process no line names is taken for the main one, which saves, at low confidence."""
+    events = job.events
+    if "extra" not in events.columns:
+        return []
+    stuck = events.filter(
+        (pl.col("event") == "exception")
+        & pl.col("extra").str.contains(IN_WORK).fill_null(False)
+        & pl.col("frame").str.contains(COLLECTIVE_FRAME).fill_null(False)
+    ).sort("file", "line")
+    ranks = stuck.get_column("rank").drop_nulls().unique().to_list()
+    if stuck.is_empty() or len(ranks) > 1 or (ranks and stuck.get_column("rank").is_null().any()):
+        return []
+    if len(stuck) > 1 and not ranks:
+        return []  # several unnamed processes in it: every rank may have been saving
+    busy = int(ranks[0]) if ranks else MAIN_RANK
+    if _failed_elsewhere(job, busy, stuck):
+        return []
+    row = stuck.row(0, named=True)
+    work = pl.Series([row["extra"]]).str.extract(IN_WORK, 1).item()
+    collective = str(row["frame"]).rsplit(" in ", 1)[-1]
+    who = f"Rank {busy}" if ranks else f"Rank {busy} (the process that saves, as a guess)"
+    summary = (
+        f"{who} waited in {collective} inside {work}, and no other rank did: that work issues "
+        "collectives every rank must join, but only this rank took its path (a save or an "
+        "evaluation under `if is_main_process:`), so the others never joined."
+    )
+    return [
+        placed_finding(
+            job,
+            stuck,
+            kind="stage_divergence",
+            severity="error",
+            part="departure",
+            summary=summary,
+            fix=SAVE_FIX,
+            ranks=[busy],
+            confidence="medium" if ranks else "low",
+            details={"departure": "alone_in_work", "work": work, "collective": collective},
+        )
+    ]
+
+
+def _failed_elsewhere(job: Job, busy: int, stuck: pl.DataFrame) -> bool:
+    """Whether a rank's own failure explains the wait better: an exception that is not a
+    wait, on a rank other than the stuck one."""
+    said = pl.concat_str(
+        pl.col("exc_type").fill_null(""), pl.col("exc_message").fill_null(""), separator=": "
+    )
+    others = job.events.filter(
+        (pl.col("event") == "exception")
+        & pl.col("exc_type").is_not_null()
+        & ~said.str.contains(WAITED)
+        & ~pl.col("rank").eq_missing(pl.lit(busy, pl.Int32))
+    ).join(stuck.select("file", "line"), on=["file", "line"], how="anti")
+    return not others.is_empty()
+
+
 def _waits(job: Job) -> pl.DataFrame:
     """Collective timeouts and exceptions that say a wait timed out."""
     events = job.events

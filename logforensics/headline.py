@@ -64,6 +64,9 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
     others = _ranks_of(details.get("other_ranks"))
     if departure == "main_first":
         return f"{who} was still busy inside main_process_first when the others gave up", None
+    if departure == "alone_in_work":
+        collective, work = details.get("collective"), details.get("work")
+        return f"{who} alone waited in {collective} inside {work}", None
     if departure == "busy":
         return f"{who} was still busy with {details.get('work')} when the others gave up", None
     if finding.blames_nobody:
@@ -128,6 +131,8 @@ def _collective_mismatch(finding: Finding, verdict: Verdict) -> Told:
         if finding.blames_nobody:
             return f"{_who(finding.ranks)} and the other ranks submitted different tensors", None
         return f"{_who(finding.ranks)} never submitted the tensor the others waited on", None
+    if finding.details.get("source") == "sequence bookkeeping":
+        return "DETAIL's sequence numbers were out of step, not the ranks (a false mismatch)", None
     if finding.details.get("source") == "loss terms":
         return f"{_who(finding.ranks)} computed other loss terms than the others", None
     if finding.part == "consequence":

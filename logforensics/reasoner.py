@@ -559,7 +559,7 @@ def _stand_in(consequences: list[Finding], job: Job | None) -> Verdict | None:
 
 # Departures that carry their own why, by kind or by the departure's name: a caught OOM (the
 # rank skipped its batch because of it), the main process's first-only work.
-SAYS_WHY = ("oom", "rank_exception", "main_first", "busy")
+SAYS_WHY = ("oom", "rank_exception", "main_first", "busy", "alone_in_work")
 
 
 def _reason(

@@ -70,6 +70,11 @@ MESSAGE_CHARS = 500
 # main_process_first and local_main_process_first):
 #   File ".../transformers/training_args.py", line 1891, in main_process_first
 MAIN_FIRST_FRAME = r" in (?:local_)?main_process_first$"
+# The outermost frame of work a job often runs on one rank only (saving, evaluation): a
+# collective below it is one every rank must join (NVIDIA/nccl#1132: accelerate's save_state
+# under `if is_main_process:` reaching DeepSpeed's barrier):
+#   File ".../accelerate/accelerator.py", line 2711, in save_state
+ONE_RANK_WORK_FRAME = r"(?i) in (\w*(?:save|checkpoint|evaluat|validat)\w*)$"
 # Traceback (most recent call last):
 HEADER = "Traceback (most recent call last):"
 # During handling of the above exception, another exception occurred:
@@ -305,6 +310,12 @@ def _chains(rows: pl.DataFrame) -> pl.DataFrame:
             .str.contains(MAIN_FIRST_FRAME)
             .any()
             .alias("_main_first"),
+            pl.col("_frame_text")
+            .filter(pl.col("_body") & pl.col("_frame"))
+            .str.extract(ONE_RANK_WORK_FRAME, 1)
+            .drop_nulls()
+            .first()
+            .alias("_work"),
             pl.col("line").filter(pl.col("_body")).max().alias("_last_body"),
             pl.col("_stripped").str.extract(SPAWNED_PROCESS, 1).drop_nulls().last().alias("_spawn"),
         )
@@ -318,6 +329,7 @@ def _chains(rows: pl.DataFrame) -> pl.DataFrame:
         pl.col("_exc_message").last().alias("_chain_message"),
         pl.col("_frame_text").last().alias("_chain_frame"),
         pl.col("_main_first").any().alias("_chain_main_first"),
+        pl.col("_work").drop_nulls().last().alias("_chain_work"),
         pl.col("_exc_type").first().alias("_first_type"),
         pl.len().alias("_blocks"),
         pl.col("_spawn").drop_nulls().last().alias("_chain_spawned"),
@@ -346,6 +358,7 @@ def _exception_events(rows: pl.DataFrame) -> pl.DataFrame:
     chained = pl.col("_blocks") > 1
     from_chain = pl.when(chained).then(pl.col("_first_type"))
     main_first = pl.when(pl.col("_chain_main_first")).then(True)
+    work = pl.col("_chain_work")
     events = own.filter(pl.col("line") == pl.col("_start")).select(
         "file",
         "line",
@@ -356,9 +369,9 @@ def _exception_events(rows: pl.DataFrame) -> pl.DataFrame:
         pl.col("_chain_message").alias("exc_message"),
         pl.col("_chain_frame").alias("frame"),
         _spawned_rank(pl.col("_chain_message")).alias("rank"),
-        pl.when(from_chain.is_not_null() | main_first.is_not_null())
+        pl.when(from_chain.is_not_null() | main_first.is_not_null() | work.is_not_null())
         .then(
-            pl.struct(chained_from=from_chain, in_main_process_first=main_first)
+            pl.struct(chained_from=from_chain, in_main_process_first=main_first, in_work=work)
             .struct.json_encode()
             .str.replace_all(r',?"\w+":null', "")
             .str.replace(r"^\{,", "{")

@@ -152,3 +152,45 @@ def test_work_that_names_its_rank_before_a_timeout_of_no_known_rank(tmp_path):
     busy = analysis.verdict.finding
     assert (busy.kind, analysis.verdict.ranks, busy.confidence) == ("stage_divergence", [0], "low")
     assert analysis.verdict.headline.endswith("; a rank the logs do not name timed out")
+
+
+# NVIDIA/nccl#1132, verbatim (the traceback is cut before its exception line): the diffusers
+# script saves under `if accelerator.is_main_process:`, and DeepSpeed's save_checkpoint ends in
+# a barrier the other processes never reach
+SAVE_ALONE = [
+    "01/02/2024 00:20:14 - INFO - accelerate.accelerator - Saving current state to path/to/saved/model/checkpoint-490",
+    "01/02/2024 00:20:14 - INFO - accelerate.accelerator - Saving DeepSpeed Model and Optimizer",
+    "Traceback (most recent call last):",
+    '  File "/home/jonch/Desktop/Programming/consulting/sudoai/../../mlsys/diffusers/examples/consistency_distillation/train_lcm_distill_lora_sd_wds.py", line 1344, in <module>',
+    "    main(args)",
+    '  File "/home/jonch/Desktop/Programming/consulting/sudoai/../../mlsys/diffusers/examples/consistency_distillation/train_lcm_distill_lora_sd_wds.py", line 1318, in main',
+    "    accelerator.save_state(save_path)",
+    '  File "/home/jonch/Desktop/Programming/mlsys/accelerate/src/accelerate/accelerator.py", line 2711, in save_state',
+    "    model.save_checkpoint(output_dir, ckpt_id, **save_model_func_kwargs)",
+    '  File "/home/jonch/Desktop/Programming/pytorch-stable/lib/python3.10/site-packages/deepspeed/runtime/engine.py", line 3049, in save_checkpoint',
+    "    dist.barrier()",
+    '  File "/home/jonch/Desktop/Programming/pytorch-stable/lib/python3.10/site-packages/deepspeed/comm/comm.py", line 117, in log_wrapper',
+    "    return func(*args, **kwargs)",
+    '  File "/home/jonch/Desktop/Programming/pytorch-stable/lib/python3.10/site-packages/deepspeed/comm/comm.py", line 408, in barrier',
+    "    return cdb.barrier(group=group, async_op=async_op)",
+]
+
+
+def test_a_traceback_in_a_collective_inside_a_save_names_the_saving_rank(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": SAVE_ALONE})
+    alone = analysis.verdict.finding
+    assert (alone.kind, analysis.verdict.ranks, alone.confidence) == (
+        "stage_divergence",
+        [0],
+        "low",
+    )
+    assert (alone.details["work"], alone.details["collective"]) == ("save_state", "barrier")
+    assert "is_main_process" in alone.fix
+    assert analysis.verdict.headline.startswith("Rank 0 alone waited in barrier inside save_state")
+
+
+def test_every_rank_in_the_save_s_collective_is_no_one_rank_path(tmp_path):
+    # the same traceback from ranks 0 and 1 (constructed behind PyTorch's rank prefixes)
+    both = [f"[rank{rank}]:{line}" for rank in (0, 1) for line in SAVE_ALONE[2:]]
+    analysis = analyze_files(tmp_path, {"console.log": both})
+    assert not [f for f in analysis.findings if f.details.get("departure") == "alone_in_work"]

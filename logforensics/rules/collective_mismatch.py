@@ -318,6 +318,8 @@ def _from_detail(job: Job) -> list[Finding]:
     reports = job.events.filter(pl.col("event") == "collective_mismatch").sort("file", "line")
     if reports.is_empty():
         return []
+    if _numbers_only(reports):
+        return [_bookkeeping(job, reports)]
     pairs = reports.select("rank", "peer_rank").unique()
     pair_sets = [{row["rank"], row["peer_rank"]} - {None} for row in pairs.iter_rows(named=True)]
     ranks = sorted(set().union(*pair_sets))
@@ -384,6 +386,54 @@ def _from_detail(job: Job) -> list[Finding]:
             details={"fingerprints": {str(rank): printed for rank, printed in described.items()}},
         )
     ]
+
+
+# Ranks of one job stand a few collectives apart at most (every collective waits for all);
+# sequence numbers further apart than this were not counted by the same bookkeeping.
+MAX_SEQ_GAP = 1000
+BOOKKEEPING_FIX = (
+    "Not a desync of the ranks: the debug wrapper compared sequence numbers that were never "
+    "in step (PyTorch before 2.1 started gloo's at a random number, pytorch/pytorch#101422). "
+    "Upgrade PyTorch, or run without TORCH_DISTRIBUTED_DEBUG=DETAIL; the job itself ran the "
+    "same collective on every rank."
+)
+
+
+def _numbers_only(reports: pl.DataFrame) -> bool:
+    """Whether every report differs in its sequence number alone, by more than ranks of one
+    job can be apart: the same op, shape and dtype on both sides."""
+    same = (
+        pl.col("op").eq_missing(pl.col("peer_op"))
+        & pl.col("shape").eq_missing(pl.col("peer_shape"))
+        & pl.col("dtype").eq_missing(pl.col("peer_dtype"))
+        & pl.col("op").is_not_null()
+    )
+    apart = (pl.col("seq") - pl.col("peer_seq")).abs() > MAX_SEQ_GAP
+    return bool(reports.select((same & apart).fill_null(False).all()).item())
+
+
+def _bookkeeping(job: Job, reports: pl.DataFrame) -> Finding:
+    first = reports.row(0, named=True)
+    ranks = sorted({first["rank"], first["peer_rank"]} - {None})
+    summary = (
+        f"DETAIL reports a mismatch in sequence numbers only ({first['seq']} against "
+        f"{first['peer_seq']}), with the same {first['op']} on both sides: ranks of one job "
+        "cannot be that far apart, so the wrapper's own numbering is wrong, not the ranks' "
+        "paths."
+    )
+    return placed_finding(
+        job,
+        reports,
+        kind="collective_mismatch",
+        severity="error",
+        part="explanation",
+        summary=summary,
+        fix=BOOKKEEPING_FIX,
+        ranks=ranks,
+        blames_nobody=True,
+        confidence="medium",
+        details={"source": "sequence bookkeeping"},
+    )
 
 
 ONE_SIDED_WHY = "Each rank reports only its own collective (torch 1.11 and older)."

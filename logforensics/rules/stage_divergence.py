@@ -12,7 +12,7 @@ import itertools
 import polars as pl
 
 from logforensics.attribution import stamp_of
-from logforensics.busy_rank import busy_past_timeout
+from logforensics.busy_rank import busy_past_timeout, collective_inside_one_rank_work
 from logforensics.desync import describe, mixed_ops_at_one_seq, odd_ones_out, per_rank_timeouts
 from logforensics.findings import EVIDENCE_CAP, Evidence, Finding, evidence_from
 from logforensics.job import Job
@@ -51,7 +51,11 @@ REPEAT_FIX = (
 
 def check(job: Job) -> list[Finding]:
     return (
-        _from_marks(job) + _from_timeouts(job) + main_rank_still_busy(job) + busy_past_timeout(job)
+        _from_marks(job)
+        + _from_timeouts(job)
+        + main_rank_still_busy(job)
+        + busy_past_timeout(job)
+        + collective_inside_one_rank_work(job)
     )
 
 

@@ -1,3 +1,4 @@
+# ruff: noqa: E501 -- test data are verbatim log lines
 from __future__ import annotations
 
 import itertools
@@ -6,7 +7,7 @@ import json
 import polars as pl
 import pytest
 
-from tests.builders import analyze_files, parse
+from tests.builders import analyze_files, parse, parsed_by
 
 # sample_logs/skip_backward_hang/logs/launcher.log (torchrun 2.13 --tee 3, gloo): rank 2's
 # traceback as the launcher's console shows it.
@@ -613,3 +614,21 @@ def test_loose_frames_ended_by_a_lone_exception_class_are_that_exception(tmp_pat
     startup = [f for f in analysis.findings if f.kind == "missing_rank"]
     assert startup and "RendezvousTimeoutError" in startup[0].summary
     assert analysis.verdict.finding is startup[0] and analysis.verdict.ranks == []
+
+
+def test_the_outermost_frame_of_saving_or_evaluation_is_kept():
+    # NVIDIA/nccl#1132, verbatim (cut before the exception line)
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/home/jonch/Desktop/Programming/consulting/sudoai/../../mlsys/diffusers/examples/consistency_distillation/train_lcm_distill_lora_sd_wds.py", line 1318, in main',
+        "    accelerator.save_state(save_path)",
+        '  File "/home/jonch/Desktop/Programming/mlsys/accelerate/src/accelerate/accelerator.py", line 2711, in save_state',
+        "    model.save_checkpoint(output_dir, ckpt_id, **save_model_func_kwargs)",
+        '  File "/home/jonch/Desktop/Programming/pytorch-stable/lib/python3.10/site-packages/deepspeed/runtime/engine.py", line 3049, in save_checkpoint',
+        "    dist.barrier()",
+        '  File "/home/jonch/Desktop/Programming/pytorch-stable/lib/python3.10/site-packages/deepspeed/comm/comm.py", line 408, in barrier',
+        "    return cdb.barrier(group=group, async_op=async_op)",
+    ]
+    row = parsed_by("traceback", lines).filter(event="exception").row(0, named=True)
+    assert row["extra"] == '{"in_work":"save_state"}'
+    assert row["frame"].endswith("comm.py:408 in barrier")

@@ -1,3 +1,4 @@
+# ruff: noqa: E501 -- test data are verbatim log lines
 from __future__ import annotations
 
 from tests.builders import analyze_files, finding, kinds
@@ -153,3 +154,24 @@ def test_ranks_neither_waiting_nor_done_leave_no_one_alone(tmp_path):
     lines = [line for line in LEFT_ALONE if line != "Rank 7 completed"]
     analysis = analyze_files(tmp_path, {"console.log": lines, "world.log": ["world_size=8"]})
     assert "collective_mismatch" not in kinds(analysis)
+
+
+# pytorch/pytorch#101422, verbatim: a false report of the gloo wrapper, whose sequence numbers
+# started at random (the same BROADCAST on both sides)
+FALSE_MISMATCH = "RuntimeError: Detected mismatch between collectives on ranks. Rank 16 is running collective: CollectiveFingerPrint(SequenceNumber=1977865401, OpType=BROADCAST, TensorShape=[1], TensorDtypes=Long, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cpu, layout=Strided (default), requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt))), but Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=54090078, OpType=BROADCAST, TensorShape=[1], TensorDtypes=Long, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cpu, layout=Strided (default), requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt))).Collectives differ in the following aspects: Sequence number: 1977865401vs 54090078"
+
+
+def test_sequence_numbers_too_far_apart_are_the_wrapper_s_not_the_ranks(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": [FALSE_MISMATCH]})
+    mismatch = finding(analysis, "collective_mismatch")
+    assert mismatch.blamed == [] and analysis.verdict.ranks == []
+    assert "sequence numbers only (1977865401 against 54090078)" in mismatch.summary
+    assert "TORCH_DISTRIBUTED_DEBUG=DETAIL" in mismatch.fix
+    assert analysis.verdict.headline.startswith("DETAIL's sequence numbers were out of step")
+
+
+def test_sequence_numbers_a_few_apart_are_a_real_divergence(tmp_path):
+    # the same report with the numbers one apart (constructed): a rank one collective behind
+    close = FALSE_MISMATCH.replace("1977865401", "54090079")
+    mismatch = finding(analyze_files(tmp_path, {"console.log": [close]}), "collective_mismatch")
+    assert mismatch.details.get("source") != "sequence bookkeeping"
