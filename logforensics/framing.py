@@ -137,7 +137,9 @@ LINE_NUMBER_GUTTER = r"\[(?P<number>\d{1,9})\] "
 RAY_DEDUP_SUFFIX = r" ?\[repeated (\d+)x across cluster\]$"
 # [default0]:2026-11-30 15:04:29,000 INFO {'rank': 0, 'local_rank': 0, 'device': 0, ...}
 # [trainer3]:... (header f"[{name}{local_rank}]:", torch/distributed/elastic/.../tail_log.py)
-TORCHRUN_TEE = r"\[(?P<role>[A-Za-z_][A-Za-z0-9_-]*?)(?P<local_rank>\d+)\]:"
+# [trainer0|0]:ncclInternalError: ...   (a torchx console, NVIDIA/nccl#1837: a second number after
+# a bar, whose meaning is not documented, is kept out of the rank)
+TORCHRUN_TEE = r"\[(?P<role>[A-Za-z_][A-Za-z0-9_-]*?)(?P<local_rank>\d+)(?:\|\d+)?\]:"
 # [1]:rank=1 local_rank=1 attempt=0 hello   (TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:',
 # the global-rank example of torch/distributed/elastic/agent/server/local_elastic_agent.py)
 TORCHRUN_RANK_TEMPLATE = r"\[(?P<rank>\d+)\]:"

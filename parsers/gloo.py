@@ -8,6 +8,7 @@ unbound_buffer.cc, gloo/common/logging.cc). Verbatim:
     RuntimeError: Application timeout caused pair closure
     what():  [enforce fail at ../third_party/gloo/gloo/transport/tcp/pair.cc:446] op.preamble.length <= op.nbytes. 1046204 vs 1040256
     RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error
+    what():  [/opt/conda/conda-bld/pytorch_1544084119927/work/third_party/gloo/gloo/transport/tcp/pair.cc:724] connect [127.0.1.1]:3210: Connection refused
 
 "Timed out waiting" means the peer is alive but never arrived; "Connection closed by peer" usually
 means the peer process exited (after its own error). A timed-out rank closes all its pairs, so
@@ -40,12 +41,21 @@ SIZE_MISMATCH_WORDING = (
     "Received data size doesn't match expected size",
 )
 CONNECT_FAILED = "Gloo connectFullMesh failed"
+# A pair that could not connect to its peer at all (pytorch/pytorch#15592, a second node):
+#   what():  [/opt/conda/.../gloo/transport/tcp/pair.cc:724] connect [127.0.1.1]:3210: Connection refused
+CONNECT_REFUSED = (
+    r"connect (\[[^\]]+\]:\d+): (?:Connection refused|No route to host|Network is unreachable"
+    r"|Connection timed out)"
+)
 
 
 def _event() -> pl.Expr:
     message = pl.col("message")
     return (
-        pl.when(message.str.contains(CONNECT_FAILED, literal=True))
+        pl.when(
+            message.str.contains(CONNECT_FAILED, literal=True)
+            | message.str.contains(CONNECT_REFUSED)
+        )
         .then(pl.lit("connect_failed"))
         .when(message.str.contains(TRANSPORT_TIMEOUT))
         .then(pl.lit("transport_timeout"))
@@ -78,7 +88,9 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             .then(pl.struct(direction=timeout.struct.field("direction")).struct.json_encode())
             .alias("extra"),
             pl.coalesce(
-                message.str.extract(PEER_CLOSED, 1), message.str.extract(PEER_RESET, 1)
+                message.str.extract(PEER_CLOSED, 1),
+                message.str.extract(PEER_RESET, 1),
+                message.str.extract(CONNECT_REFUSED, 1),
             ).alias("peer"),
             pl.when(sizes.struct.field("received").is_not_null())
             .then(
@@ -101,6 +113,10 @@ PARSER = LineParser(
         PAIR_CLOSED,
         *SIZE_MISMATCH_WORDING,
         CONNECT_FAILED,
+        "Connection refused",
+        "No route to host",
+        "Network is unreachable",
+        "Connection timed out",
     ),
     parse=parse,
 )

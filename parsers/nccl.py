@@ -220,6 +220,24 @@ WORK = r"WorkNCCL\((?:SeqNum=(?P<seq>\d+), )?OpType=(?P<op>\w+)"
 WORK_TIMEOUT = r"Timeout\(ms\)=(\d+)"
 # `ncclInvalidUsage: This usually reflects invalid usage of NCCL library.`
 RESULT_LINE = r"^\s*nccl[A-Z]\w+: "
+# The result line without PyTorch's `NCCL error in: ...` before it is the error itself, its
+# `Last error:` text two lines on (NVIDIA/nccl#1837, a torchx console):
+#   [trainer0|0]:ncclInternalError: Internal check failed.
+#   [trainer0|0]:Last error:
+#   [trainer0|0]:ncclSocketInit: connecting to address  with family 59936 is neither ...
+RESULT_NAME = (
+    r"^\s*(ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclInvalidArgument"
+    r"|ncclInvalidUsage|ncclRemoteError): "
+)
+# ncclGetErrorString's words for each result (NVIDIA/nccl src/init.cc), as the wrapper says them
+RESULT_WORDS = {
+    "ncclUnhandledCudaError": "unhandled cuda error",
+    "ncclSystemError": "unhandled system error",
+    "ncclInternalError": "internal error",
+    "ncclInvalidArgument": "invalid argument",
+    "ncclInvalidUsage": "invalid usage",
+    "ncclRemoteError": "remote process exited or there was a network error",
+}
 LAST_ERROR = "Last error:"
 NOT_A_LAST_ERROR = "Exception raised from"
 
@@ -605,6 +623,7 @@ def _pytorch_lines(lines: pl.DataFrame) -> pl.DataFrame:
     )
     marked = marked.with_columns(kind.alias("_kind")).filter(pl.col("_kind").is_not_null())
     wrappers = _wrappers(marked.filter(pl.col("_kind") == "wrapper"), marked)
+    headless = _headless_results(marked, lines)
     duplicates = _duplicate_columns(
         marked.filter(pl.col("_kind") == "duplicate"), pl.col("message")
     ).with_columns(pl.lit("duplicate_gpu").alias("event"), pl.lit("error").alias("severity"))
@@ -613,13 +632,16 @@ def _pytorch_lines(lines: pl.DataFrame) -> pl.DataFrame:
         pl.lit("info").alias("severity"),
         message.str.extract(VERSION, 1).alias("nccl_version"),
     )
-    counted = marked.filter(pl.col("_kind") == "counted").with_columns(
-        pl.lit(None, pl.String).alias("event")
+    counted = (
+        marked.filter(pl.col("_kind") == "counted")
+        .join(headless.select("file", "line"), on=["file", "line"], how="anti")
+        .with_columns(pl.lit(None, pl.String).alias("event"))
     )
     keep = ["file", "line", "event"]
     return pl.concat(
         [
             wrappers,
+            headless,
             _checked_in_twice(marked.filter(pl.col("_kind") == "checked_in")),
             duplicates.select(
                 *keep, "severity", "comm_rank", "peer_rank", "bus_id", "exc_message", "extra"
@@ -628,6 +650,41 @@ def _pytorch_lines(lines: pl.DataFrame) -> pl.DataFrame:
             counted.select(keep),
         ],
         how="diagonal_relaxed",
+    )
+
+
+def _headless_results(marked: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
+    """`nccl_error` for a result line (`ncclInternalError: ...`) that no wrapper line stands
+    just before, with the `Last error:` text two lines on as its message."""
+    message = pl.col("message")
+    name = message.str.extract(RESULT_NAME, 1)
+    wrapper_lines = marked.filter(pl.col("_kind") == "wrapper").select(
+        "file", (pl.col("line") + 1).alias("line")
+    )
+    results = (
+        marked.filter((pl.col("_kind") == "counted") & name.is_not_null())
+        .join(wrapper_lines, on=["file", "line"], how="anti")
+        .with_columns(name.alias("_result"))
+    )
+    if results.is_empty():
+        return pl.DataFrame(schema={"file": pl.String, "line": pl.UInt32, "event": pl.String})
+    following = marked.filter(pl.col("_last_error")).select(
+        "file", (pl.col("line") - 2).alias("line"), message.str.strip_chars().alias("_following")
+    )
+    found = results.join(following, on=["file", "line"], how="left")
+    said = message.str.slice(message.str.find(": ", literal=True) + 2).str.strip_chars()
+    subsystem = _subsystem(pl.col("_following"))
+    return found.select(
+        "file",
+        "line",
+        pl.lit("nccl_error").alias("event"),
+        pl.lit("error").alias("severity"),
+        pl.col("_result").replace_strict(RESULT_WORDS, default=None).alias("error_code"),
+        pl.coalesce("_following", said).alias("exc_message"),
+        pl.col("_following").str.extract(PEER, 1).alias("peer"),
+        pl.when(subsystem.is_not_null())
+        .then(pl.struct(subsystem=subsystem).struct.json_encode())
+        .alias("extra"),
     )
 
 

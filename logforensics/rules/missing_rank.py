@@ -16,6 +16,8 @@ context for the rank's own error otherwise.
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from logforensics.findings import Confidence, Evidence, Finding, evidence_from, exception_text
@@ -209,6 +211,10 @@ MESH_FIX = (
 )
 
 
+# `[127.0.1.1]:3210`, `[::1]:29500`: an address on this host only
+LOOPBACK = r"\[(?:127\.\d+\.\d+\.\d+|::1)\]"
+
+
 def _mesh_never_formed(job: Job) -> list[Finding]:
     """gloo's `connectFullMesh failed`: a process group's processes could not connect to each
     other while it formed (rwth-i6/i6_core#459: two jobs on one host sharing the rendezvous
@@ -223,12 +229,17 @@ def _mesh_never_formed(job: Job) -> list[Finding]:
     peers = failures.get_column("peer").drop_nulls().unique(maintain_order=True).to_list()
     reporters = sorted(failures.get_column("rank").drop_nulls().unique().to_list())
     who = rank_list(reporters).capitalize() if reporters else "A process"
-    closed = f" (closed by {', '.join(peers[:3])})" if peers else ""
+    closed = f" (peer {', '.join(peers[:3])})" if peers else ""
     summary = (
         f"{who} could not connect to the other processes of its group while the group was "
         f"forming: gloo's full-mesh connection failed{closed}. No collective ran; no rank is "
         "to blame."
     )
+    if any(re.match(LOOPBACK, peer) for peer in peers):
+        summary += (
+            " The address it tried is a loopback address: the peer's host name resolves to "
+            "127.x on this node (an /etc/hosts entry), or gloo picked the wrong interface."
+        )
     details = {"phase": "connect", "peers": peers, "reporters": reporters}
     return [_start_up_failure(failures, summary, MESH_FIX, "medium", details)]
 

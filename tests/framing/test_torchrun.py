@@ -147,3 +147,12 @@ def test_lightnings_rank_prefix_carries_the_rank():
     # Lightning-AI/pytorch-lightning#19606, verbatim
     (row,) = frame(["[rank: 0] Seed set to 42"])
     assert (row["prefix_rank"], row["message"]) == (0, "Seed set to 42")
+
+
+def test_a_torchx_label_with_a_second_number_keeps_the_first_as_the_local_rank():
+    # NVIDIA/nccl#1837, verbatim (a torchx console)
+    row = frame_one("[trainer0|0]:ncclInternalError: Internal check failed.")
+    assert (row["prefix_local_rank"], row["message"]) == (
+        0,
+        "ncclInternalError: Internal check failed.",
+    )

@@ -149,3 +149,10 @@ def test_connect_failed():
 )
 def test_nccl_socket_lines_are_not_gloo(line):
     assert gloo_events([line]).is_empty()
+
+
+def test_a_pair_that_could_not_connect_is_a_connect_failure_with_its_peer():
+    # pytorch/pytorch#15592, verbatim
+    line = "  what():  [/opt/conda/conda-bld/pytorch_1544084119927/work/third_party/gloo/gloo/transport/tcp/pair.cc:724] connect [127.0.1.1]:3210: Connection refused"
+    row = only(parsed_by("gloo", [line]))
+    assert (row["event"], row["peer"]) == ("connect_failed", "[127.0.1.1]:3210")

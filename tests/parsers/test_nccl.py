@@ -776,3 +776,16 @@ def test_the_one_line_form_keeps_the_inline_last_error_and_its_peer():
 )
 def test_lines_that_only_mention_nccl_are_not_events(line):
     assert parse([line]).filter(pl.col("family") == "nccl").is_empty()
+
+
+def test_a_result_line_without_pytorch_s_header_is_the_error_with_its_last_error():
+    # NVIDIA/nccl#1837, verbatim (a torchx console; NCCL_SOCKET_IFNAME named a missing interface)
+    lines = [
+        "[trainer0|0]:ncclInternalError: Internal check failed.",
+        "[trainer0|0]:Last error:",
+        "[trainer0|0]:ncclSocketInit: connecting to address  with family 59936 is neither AF_INET(2) nor AF_INET6(10)",
+    ]
+    row = only(parse(lines), "nccl_error")
+    assert (row["line"], row["error_code"], row["local_rank"]) == (1, "internal error", 0)
+    assert row["exc_message"].startswith("ncclSocketInit: connecting to address")
+    assert extra(row) == {"subsystem": "socket"}

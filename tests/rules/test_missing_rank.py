@@ -218,3 +218,24 @@ def test_a_full_mesh_that_never_formed_is_a_start_up_failure_of_no_rank(tmp_path
 def test_a_mesh_failure_the_job_got_past_is_no_start_up_failure(tmp_path):
     analysis = analyze_files(tmp_path, {"rank0.log": MESH_FAILED + marks(0, range(3))})
     assert not [f for f in analysis.findings if f.details.get("phase") == "connect"]
+
+
+# pytorch/pytorch#15592, verbatim (the second node's console): gloo could not connect to its
+# peer, whose host name resolved to a loopback address
+LOOPBACK_REFUSED = [
+    "terminate called after throwing an instance of 'gloo::IoException'",
+    "  what():  [/opt/conda/conda-bld/pytorch_1544084119927/work/third_party/gloo/gloo/transport/tcp/pair.cc:724] connect [127.0.1.1]:3210: Connection refused",
+    "Aborted (core dumped)",
+]
+
+
+def test_a_refused_connect_to_a_loopback_address_names_the_interface(tmp_path):
+    analysis = analyze_files(tmp_path, {"second_node.log": LOOPBACK_REFUSED})
+    mesh = analysis.verdict.finding
+    assert (mesh.kind, mesh.details["phase"], analysis.verdict.ranks) == (
+        "missing_rank",
+        "connect",
+        [],
+    )
+    assert "[127.0.1.1]:3210" in mesh.summary and "loopback address" in mesh.summary
+    assert "GLOO_SOCKET_IFNAME" in mesh.fix
