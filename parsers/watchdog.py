@@ -348,21 +348,40 @@ def _unwrapped(lines: pl.DataFrame) -> pl.DataFrame:
     if not opened.get_column("_open").any():
         return lines.with_columns(pl.lit(False).alias("_continued"))
     joined = _with_next_line(opened, message, "_next")
+    joined = _with_next_line(joined, pl.col("_next"), "_after_next")
     glued = pl.concat_str(message, pl.col("_next"))
     spaced = pl.concat_str(message, pl.lit(" "), pl.col("_next"))
+    # a report broken at each of its parts (bghira/SimpleTuner#3099): `... timeout:` /
+    # `WorkNCCL(SeqNum=34036, OpType=ALLGATHER, ...)` / `ran for 5400073 milliseconds ...`
+    three = pl.concat_str(message, pl.lit(" "), pl.col("_next"), pl.lit(" "), pl.col("_after_next"))
     whole = (
         pl.when(pl.col("_open") & glued.str.contains(COMPLETE_REPORT))
         .then(glued)
         .when(pl.col("_open") & spaced.str.contains(COMPLETE_REPORT))
         .then(spaced)
+        .when(pl.col("_open") & three.str.contains(COMPLETE_REPORT))
+        .then(three)
     )
-    joined = joined.with_columns(whole.alias("_whole"))
-    continued = joined.filter(pl.col("_whole").is_not_null()).select(
-        "file", (pl.col("line") + 1).alias("line"), pl.lit(True).alias("_continued")
+    joined = joined.with_columns(
+        whole.alias("_whole"),
+        (pl.col("_open") & three.str.contains(COMPLETE_REPORT) & whole.eq_missing(three))
+        .fill_null(False)
+        .alias("_three"),
+    )
+    completed = joined.filter(pl.col("_whole").is_not_null())
+    continued = (
+        pl.concat(
+            [
+                completed.select("file", (pl.col("line") + 1).alias("line")),
+                completed.filter("_three").select("file", (pl.col("line") + 2).alias("line")),
+            ]
+        )
+        .unique()
+        .with_columns(pl.lit(True).alias("_continued"))
     )
     return (
         joined.with_columns(pl.coalesce("_whole", "message").alias("message"))
-        .drop("_open", "_next", "_whole")
+        .drop("_open", "_next", "_after_next", "_whole", "_three")
         .join(continued, on=["file", "line"], how="left")
         .with_columns(pl.col("_continued").fill_null(False))
     )

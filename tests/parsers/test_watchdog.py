@@ -789,3 +789,20 @@ def test_a_socket_poll_that_timed_out_alone_is_the_rank_s_timeout(tmp_path):
         "jrc0912.jureca:38293",
     )
     assert recognised == 1
+
+
+def test_a_report_broken_at_each_of_its_parts_is_read_whole():
+    # bghira/SimpleTuner#3099, verbatim (the issue elides the time with "...")
+    lines = [
+        "[rank1]:[E ... ProcessGroupNCCL.cpp:689] [Rank 1] Watchdog caught collective operation timeout:",
+        "WorkNCCL(SeqNum=34036, OpType=ALLGATHER, NumelIn=8, NumelOut=64, Timeout(ms)=5400000)",
+        "ran for 5400073 milliseconds before timing out.",
+    ]
+    row = only(watchdog_events(lines))
+    assert (row["line"], row["rank"], row["op"], row["seq"], row["timeout_ms"]) == (
+        1,
+        1,
+        "ALLGATHER",
+        34036,
+        5400000,
+    )
