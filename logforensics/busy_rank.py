@@ -20,7 +20,7 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.desync import TIMEOUT_EVENTS
-from logforensics.findings import Finding
+from logforensics.findings import Finding, exception_text
 from logforensics.job import Job
 from logforensics.placement import placed_finding
 from logforensics.text import rank_list
@@ -177,13 +177,10 @@ def collective_inside_one_rank_work(job: Job) -> list[Finding]:
 def _failed_elsewhere(job: Job, busy: int, stuck: pl.DataFrame) -> bool:
     """Whether a rank's own failure explains the wait better: an exception that is not a
     wait, on a rank other than the stuck one."""
-    said = pl.concat_str(
-        pl.col("exc_type").fill_null(""), pl.col("exc_message").fill_null(""), separator=": "
-    )
     others = job.events.filter(
         (pl.col("event") == "exception")
         & pl.col("exc_type").is_not_null()
-        & ~said.str.contains(WAITED)
+        & ~exception_text().str.contains(WAITED)
         & ~pl.col("rank").eq_missing(pl.lit(busy, pl.Int32))
     ).join(stuck.select("file", "line"), on=["file", "line"], how="anti")
     return not others.is_empty()
@@ -192,11 +189,8 @@ def _failed_elsewhere(job: Job, busy: int, stuck: pl.DataFrame) -> bool:
 def _waits(job: Job) -> pl.DataFrame:
     """Collective timeouts and exceptions that say a wait timed out."""
     events = job.events
-    said = pl.concat_str(
-        pl.col("exc_type").fill_null(""), pl.col("exc_message").fill_null(""), separator=": "
-    )
     timed_out = pl.col("event").is_in(TIMEOUT_EVENTS) | (
-        (pl.col("event") == "exception") & said.str.contains(WAITED)
+        (pl.col("event") == "exception") & exception_text().str.contains(WAITED)
     )
     return events.filter(timed_out).sort("file", "line")
 

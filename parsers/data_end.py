@@ -14,24 +14,22 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.registry import LineParser
-from parsers.key_values import rank_of_world
+from parsers.key_values import stated_rank
 
 DATA_END = (
     r"(?i)\b(?:reach(?:es|ed)? (?:the )?end of (?:the |its |my )?(?:data ?loader|dataset|data)"
     r"|data ?loader (?:is |was )?exhausted|ran out of (?:data|batches)|no more (?:data|batches))\b"
 )
-RANK_WORD = r"(?:^|[^A-Za-z_-])[Rr]ank[ :=#]*(\d+)"
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
-    rank, world_size = rank_of_world()
-    said_rank = pl.col("message").str.extract(RANK_WORD, 1).cast(pl.Int32, strict=False)
+    rank, world_size = stated_rank()
     return lines.filter(pl.col("message").str.contains(DATA_END)).select(
         "file",
         "line",
         pl.lit("data_end").alias("event"),
         pl.lit("info").alias("severity"),
-        pl.coalesce(rank, said_rank).alias("rank"),
+        rank,
         world_size,
     )
 

@@ -25,13 +25,19 @@ def extract_number(key: str, dtype: pl.DataType) -> pl.Expr:
 RANK_OF_WORLD = r"\[[\w.-]+:\d+\] \((\d+)/(\d+)\) "
 
 
-def rank_of_world() -> tuple[pl.Expr, pl.Expr]:
-    """The rank and the world size an icefall header in `message` states (null without one)."""
+# `Validate epoch: 1, rank: 1`, `rank 3 reached ...`: a rank word (not `local_rank`)
+RANK_WORD = r"(?:^|[^A-Za-z_-])[Rr]ank[ :=#]*(\d+)"
+
+
+def stated_rank() -> tuple[pl.Expr, pl.Expr]:
+    """The rank and the world size a line's `message` states: an icefall header's
+    `(rank/world)` (a rank beyond its world is none), else a rank word and no world."""
     tag = pl.col("message").str.extract_groups(RANK_OF_WORLD)
     rank = tag.struct.field("1").cast(pl.Int32, strict=False)
     world = tag.struct.field("2").cast(pl.Int32, strict=False)
     plausible = (rank < world) & (world > 0)
+    said = pl.col("message").str.extract(RANK_WORD, 1).cast(pl.Int32, strict=False)
     return (
-        pl.when(plausible).then(rank).alias("rank"),
+        pl.when(plausible).then(rank).otherwise(pl.when(world.is_null()).then(said)).alias("rank"),
         pl.when(plausible).then(world).alias("world_size"),
     )

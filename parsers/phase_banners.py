@@ -19,7 +19,7 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.registry import LineParser
-from parsers.key_values import rank_of_world
+from parsers.key_values import stated_rank
 
 # The words, in the present: the phase is under way.
 PHASE_WORD = (
@@ -37,8 +37,6 @@ STARTER = (
 RANK_TAG = r"(?:\(\d+/\d+\) )?"
 BANNER = rf"(?i){CLAUSE_START}\s*{RANK_TAG}({STARTER}{PHASE_WORD}\b[^\r]*)$"
 LONGEST = 160
-# `Validate epoch: 1, rank: 1` (modelscope/FunASR#2317): the rank the banner names
-RANK_WORD = r"(?:^|[^A-Za-z_-])[Rr]ank[ :=#]*(\d+)"
 # The literals a line must hold: the words' stems with their first letter left out (either
 # case then matches).
 LITERALS = (
@@ -71,14 +69,13 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     banners = lines.filter(
         (message.str.len_chars() <= LONGEST) & phase_name(message).fill_null("").ne("")
     )
-    rank, world_size = rank_of_world()
-    said_rank = message.str.extract(RANK_WORD, 1).cast(pl.Int32, strict=False)
+    rank, world_size = stated_rank()
     return banners.select(
         "file",
         "line",
         pl.lit("phase").alias("event"),
         pl.lit("info").alias("severity"),
-        pl.coalesce(rank, said_rank).alias("rank"),
+        rank,
         world_size,
     )
 
