@@ -17,14 +17,17 @@ dev set.)
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 
 from logforensics.desync import TIMEOUT_EVENTS
-from logforensics.findings import Finding, exception_text
+from logforensics.findings import WAITED, Finding, exception_text
 from logforensics.job import Job
 from logforensics.placement import placed_finding
 from logforensics.text import rank_list
 from parsers.phase_banners import phase_name
+from parsers.progress_bars import bar_name
 
 # Work a job commonly runs on one rank while the others wait: the name of the bar or of the
 # progress line says it. Loading (a checkpoint, shards) runs on every rank at start-up.
@@ -32,9 +35,7 @@ ONE_RANK_WORK = (
     r"(?i)\b(?:eval|evaluat\w*|valid\w*|test(?:ing)?|predict\w*|inference|sav(?:e|ing)"
     r"|checkpoint\w*|tokeniz\w*|preprocess\w*|download\w*|convert\w*|export\w*)\b"
 )
-NOT_ONE_RANK_WORK = r"(?i)\bload"
-# What a wait that gave up says (an exception's type and message).
-WAITED = r"(?i)timed? ?out|timeout"
+LOADING = r"(?i)\bload"
 # The rank that prints a job's progress bars when no prefix says whose they are.
 MAIN_RANK = 0
 # How close (in lines) work must stand to a wait, or to its file's end, to be what a writer was
@@ -42,8 +43,6 @@ MAIN_RANK = 0
 # to be work that outlasted it whatever its name.
 NEAR = 20
 LONG_SHARE = 0.9
-# A bar's name: what stands before its percentage or its count.
-BAR_NAME = r"^\s*(.*?)[\s:]*(?:\d{1,3}%\||\d+/\d+ \[)"
 # A progress line's name: the line up to its first separator (`ep 1 dev eval, step 99, ...`).
 LINE_NAME = r"^\s*([^,|;]*)"
 
@@ -117,7 +116,7 @@ COLLECTIVE_FRAME = (
     r"\bin (?:barrier|monitored_barrier|all_reduce|all_gather\w*|_all_gather_base|broadcast\w*"
     r"|reduce_scatter\w*|_reduce_scatter_base|all_to_all\w*|reduce|gather|scatter)$"
 )
-IN_WORK = r'"in_work":"(\w+)"'
+IN_WORK = '"in_work":'
 SAVE_FIX = (
     "Saving (or evaluating) through a library that issues collectives must run on every rank: "
     "accelerate's `save_state`, DeepSpeed's `save_checkpoint` and an FSDP full state dict "
@@ -138,7 +137,7 @@ def collective_inside_one_rank_work(job: Job) -> list[Finding]:
         return []
     stuck = events.filter(
         (pl.col("event") == "exception")
-        & pl.col("extra").str.contains(IN_WORK).fill_null(False)
+        & pl.col("extra").str.contains(IN_WORK, literal=True).fill_null(False)
         & pl.col("frame").str.contains(COLLECTIVE_FRAME).fill_null(False)
     ).sort("file", "line")
     ranks = stuck.get_column("rank").drop_nulls().unique().to_list()
@@ -150,7 +149,7 @@ def collective_inside_one_rank_work(job: Job) -> list[Finding]:
     if _failed_elsewhere(job, busy, stuck):
         return []
     row = stuck.row(0, named=True)
-    work = pl.Series([row["extra"]]).str.extract(IN_WORK, 1).item()
+    work = json.loads(str(row["extra"]))["in_work"]
     collective = str(row["frame"]).rsplit(" in ", 1)[-1]
     who = f"Rank {busy}" if ranks else f"Rank {busy} (the process that saves, as a guess)"
     summary = (
@@ -214,7 +213,7 @@ def _last_activity(job: Job, waits: pl.DataFrame, timeout_ms: int | None) -> pl.
     )
     name = (
         pl.when(is_bar)
-        .then(pl.col("message").str.extract(BAR_NAME, 1).str.strip_chars(" :-"))
+        .then(bar_name(pl.col("message")))
         .when(is_line)
         .then(pl.col("message").str.extract(LINE_NAME, 1).str.strip_chars(" :-"))
         .otherwise(pl.col("_banner"))
@@ -222,7 +221,7 @@ def _last_activity(job: Job, waits: pl.DataFrame, timeout_ms: int | None) -> pl.
     name = pl.when(name != "").then(name).otherwise(pl.col("_banner"))
     values = pl.col("values") if "values" in events.columns else pl.lit(None, pl.List(pl.Int64))
     unfinished = ~is_bar | (values.list.first() < values.list.last()).fill_null(True)
-    named_work = name.str.contains(ONE_RANK_WORK) & ~name.str.contains(NOT_ONE_RANK_WORK)
+    named_work = name.str.contains(ONE_RANK_WORK) & ~name.str.contains(LOADING)
     long_running = is_bar & (_elapsed_ms() >= LONG_SHARE * (timeout_ms or float("inf")))
     last = activity.group_by("_writer", maintain_order=True).last()
     return _near_waits(job, last, waits).with_columns(

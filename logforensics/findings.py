@@ -111,6 +111,11 @@ def evidence_from(rows: pl.DataFrame, cap: int = EVIDENCE_CAP) -> tuple[list[Evi
     return kept, unique.height
 
 
+# What an exception that reports a wait for other ranks giving up says (`Socket Timeout`,
+# `Timed out waiting ...`).
+WAITED = r"(?i)timed? ?out|timeout"
+
+
 def exception_text() -> pl.Expr:
     """What an exception event says, `Type: message` (either part empty when not printed)."""
     return pl.concat_str(

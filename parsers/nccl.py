@@ -668,10 +668,7 @@ def _headless_results(marked: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame
     )
     if results.is_empty():
         return pl.DataFrame(schema={"file": pl.String, "line": pl.UInt32, "event": pl.String})
-    following = marked.filter(pl.col("_last_error")).select(
-        "file", (pl.col("line") - 2).alias("line"), message.str.strip_chars().alias("_following")
-    )
-    found = results.join(following, on=["file", "line"], how="left")
+    found = results.join(_last_error_text(marked, 2), on=["file", "line"], how="left")
     said = message.str.slice(message.str.find(": ", literal=True) + 2).str.strip_chars()
     subsystem = _subsystem(pl.col("_following"))
     return found.select(
@@ -685,6 +682,16 @@ def _headless_results(marked: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame
         pl.when(subsystem.is_not_null())
         .then(pl.struct(subsystem=subsystem).struct.json_encode())
         .alias("extra"),
+    )
+
+
+def _last_error_text(marked: pl.DataFrame, lines_before: int) -> pl.DataFrame:
+    """The text after each `Last error:` line, keyed to the line `lines_before` lines above it
+    (`_following`): the error line it belongs to."""
+    return marked.filter(pl.col("_last_error")).select(
+        "file",
+        (pl.col("line") - lines_before).alias("line"),
+        pl.col("message").str.strip_chars().alias("_following"),
     )
 
 
@@ -717,11 +724,6 @@ def _wrappers(wrappers: pl.DataFrame, marked: pl.DataFrame) -> pl.DataFrame:
         .then(message.str.slice(inline_at + len(LAST_ERROR) + 1).str.strip_chars())
         .otherwise(None)
     )
-    following = marked.filter(pl.col("_last_error")).select(
-        "file",
-        (pl.col("line") - 3).alias("line"),
-        message.str.strip_chars().alias("_following"),
-    )
     found = wrappers.with_columns(
         wrapper.struct.field("code").alias("error_code"),
         message.str.extract(VERSION, 1).alias("nccl_version"),
@@ -731,7 +733,7 @@ def _wrappers(wrappers: pl.DataFrame, marked: pl.DataFrame) -> pl.DataFrame:
         work.struct.field("op").alias("op"),
         message.str.extract(WORK_TIMEOUT, 1).cast(pl.Int64, strict=False).alias("timeout_ms"),
         inline.alias("_inline"),
-    ).join(following, on=["file", "line"], how="left")
+    ).join(_last_error_text(marked, 3), on=["file", "line"], how="left")
     last_error = pl.coalesce("_inline", "_following")
     return found.select(
         "file",

@@ -29,6 +29,15 @@ WORLD_SIZE = r"world_size[ :=]*(\d+)"
 EPOCH = r"(?:^|[^A-Za-z_])[Ee]poch[ :=]*(\d+)"
 
 
+# A bar's name: what stands before its percentage or its count.
+BAR_NAME = r"^\s*(.*?)[\s:]*(?:\d{1,3}%\||\d+/\d+ \[)"
+
+
+def bar_name(message: pl.Expr) -> pl.Expr:
+    """The description in front of a bar (`Loading checkpoint shards`), empty for none."""
+    return message.str.extract(BAR_NAME, 1).str.strip_chars(" :-")
+
+
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
     # tqdm rewrites the bar with carriage returns: the last snapshot on the line counts
     snapshot = pl.col("message").str.split("\r").list.last()

@@ -15,11 +15,13 @@ import re
 
 import polars as pl
 
+from logforensics.busy_rank import LOADING
 from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
 from logforensics.placement import earliest_time, place_with_step
 from logforensics.registry import Rule
 from logforensics.text import rank_list, rank_ranges
+from parsers.progress_bars import bar_name
 
 SKIP_FIX = (
     " Skipping a batch on one rank desynchronises the collectives: decide the skip together "
@@ -51,7 +53,6 @@ def check(job: Job) -> list[Finding]:
     return _gpu(job) + _host(job) or _vanished_while_loading(job)
 
 
-LOADING = r"(?i)\bload"
 LOADING_FIX = (
     "Find the worker that died: torchrun's failure summary (`exitcode: -9` is SIGKILL) and the "
     "node's kernel log (`dmesg -T | grep -i -e oom -e killed`). If it was the OOM killer, load "
@@ -83,13 +84,15 @@ def _vanished_while_loading(job: Job) -> list[Finding]:
     ).sort("line")
     if before.is_empty():
         return []
-    last = before.row(-1, named=True)
+    message = pl.col("message")
+    named = pl.coalesce(bar_name(message), message.str.strip_chars(" :"))
+    last = before.tail(1).with_columns(named.alias("_what")).row(0, named=True)
     values = last.get("values") or []
     if not re.search(LOADING, str(last["message"])) or (
         len(values) == 2 and values[0] >= values[1]
     ):
         return []
-    what = re.split(r"\s*(?:\d{1,3}%\||\d+/\d+ \[)", str(last["message"]))[0].strip(" :")
+    what = last["_what"]
     summary = (
         f"A worker died while the ranks were loading ({what}) and torchrun stopped the others; "
         "no process says why. A process that vanishes without an error while every rank "

@@ -21,7 +21,7 @@ import re
 
 import polars as pl
 
-from logforensics.findings import Finding, Part, evidence_from, exception_text
+from logforensics.findings import WAITED, Finding, Part, evidence_from, exception_text
 from logforensics.job import Job
 from logforensics.placement import AFTER_MARK, earliest_time, placed_finding, placed_keys
 from logforensics.registry import Rule
@@ -36,8 +36,6 @@ CONSEQUENCE = (
     r"|KeyboardInterrupt|SignalException|Broken pipe|Socket|gloo"
 )
 OUT_OF_MEMORY = r"(?i)out of memory|OutOfMemoryError"
-# Of those, the ones that say the process waited for others in vain.
-WAITED = r"(?i)timed? ?out|timeout"
 SWALLOWED_FIX = (
     "The exception was caught and the rank carried on, skipping collectives the other ranks "
     "still issue. Either let it propagate (re-raise it: the job fails fast instead of "
