@@ -108,6 +108,14 @@ def test_code_in_fix_text_is_shown_as_code_and_stays_escaped():
     assert inline_code("use `drop_last=True` <b>") == "use <code>drop_last=True</code> &lt;b&gt;"
 
 
+def test_code_our_summaries_name_is_shown_as_code_not_as_raw_backticks():
+    page = html_for(SAMPLE_LOGS / "uneven_loader_hang" / "logs")
+    verdict = page[page.index('<section class="verdict"') : page.index('id="progress-title"')]
+    assert "(<code>loader sizes</code> print)" in verdict
+    main = page[page.index("<main") : page.index('<script type="application/json"')]
+    assert "`" not in main
+
+
 def test_skip_is_the_verdict_and_the_later_timeout_its_symptom_with_evidence_of_both():
     page = html_for(SAMPLE_LOGS / "skip_backward_hang" / "logs")
     verdict = page[page.index('<section class="verdict"') : page.index('id="progress-title"')]

@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 from html.parser import HTMLParser
@@ -395,7 +396,11 @@ def test_the_chinese_page_escapes_hostile_log_text(tmp_path):
 def test_log_text_and_names_are_not_translated():
     english, chinese = page(SKIP_SAMPLE, "en"), page(SKIP_SAMPLE, "zh")
     quoted = re.compile(r"<pre>.*?</pre>|<code>.*?</code>|<span class=\"loc\">[^ <（]*")
-    assert quoted.findall(chinese) == quoted.findall(english)
+    in_english, in_chinese = Counter(quoted.findall(english)), Counter(quoted.findall(chinese))
+    assert not in_english - in_chinese
+    # the Chinese sentences mark more names as code (`after_backward`): the English words
+    for extra in in_chinese - in_english:
+        assert extra.removeprefix("<code>").removesuffix("</code>") in english
     assert "stage_divergence" in chinese and "attempt_0/2/stdout.log:2" in chinese
 
 
