@@ -43,6 +43,9 @@ MAIN_RANK = 0
 # to be work that outlasted it whatever its name.
 NEAR = 20
 LONG_SHARE = 0.9
+# A line's rank stated by the line, its prefix or its path: not inferred for a whole file from
+# one line's content.
+_stated = pl.col("rank_from").ne_missing(pl.lit("file_content"))
 # A progress line's name: the line up to its first separator (`ep 1 dev eval, step 99, ...`).
 LINE_NAME = r"^\s*([^,|;]*)"
 
@@ -60,7 +63,9 @@ def busy_past_timeout(job: Job) -> list[Finding]:
     waits = _waits(job)
     if waits.is_empty():
         return []
-    waiting = set(waits.get_column("rank").drop_nulls().to_list())
+    # a wait whose rank was inferred for its whole file from another line's content (a
+    # console's bar `on rank=0`) names no waiter: a console holds several ranks' lines
+    waiting = set(waits.filter(_stated).get_column("rank").drop_nulls().to_list())
     timeout_ms = waits.get_column("timeout_ms").drop_nulls().max()
     activity = _last_activity(job, waits, timeout_ms)
     # a rank known not to be among known waiters, still inside a bar, was busy whatever the
@@ -204,7 +209,7 @@ def _last_activity(job: Job, waits: pl.DataFrame, timeout_ms: int | None) -> pl.
     is_line = (pl.col("event") == "stage") & (pl.col("family") == "progress")
     is_phase = pl.col("event") == "phase"
     activity = events.filter(is_bar | is_line | is_phase).sort("file", "line")
-    writer = pl.when(pl.col("rank_from") != "file_content").then(pl.col("rank"))
+    writer = pl.when(_stated).then(pl.col("rank"))
     banner = pl.when(is_phase).then(phase_name(pl.col("message")))
     activity = activity.with_columns(
         writer.alias("_writer"),
@@ -272,6 +277,6 @@ def _failed_on_its_own(job: Job, rank: int) -> bool:
     """Whether the busy rank raised an exception or timed out itself: then it failed, not
     lagged."""
     own = job.events.filter(
-        (pl.col("rank") == rank) & pl.col("event").is_in(["exception", *TIMEOUT_EVENTS])
+        (pl.col("rank") == rank) & _stated & pl.col("event").is_in(["exception", *TIMEOUT_EVENTS])
     )
     return not own.is_empty()

@@ -154,6 +154,15 @@ def test_work_that_names_its_rank_before_a_timeout_of_no_known_rank(tmp_path):
     assert analysis.verdict.headline.endswith("; a rank the logs do not name timed out")
 
 
+def test_a_timeout_in_the_same_console_is_not_the_busy_rank_s_own(tmp_path):
+    # the thread's paste as one console: the bars say `on rank=0`, which is no reason to take
+    # the stack after them for rank 0's own timeout
+    analysis = analyze_files(tmp_path, {"console.log": PREDICTIONS + TIMEOUT_STACK})
+    busy = analysis.verdict.finding
+    assert (busy.kind, analysis.verdict.ranks, busy.confidence) == ("stage_divergence", [0], "low")
+    assert busy.details["departure"] == "busy" and "3 of 4" in busy.summary
+
+
 # NVIDIA/nccl#1132, verbatim (the traceback is cut before its exception line): the diffusers
 # script saves under `if accelerator.is_main_process:`, and DeepSpeed's save_checkpoint ends in
 # a barrier the other processes never reach
