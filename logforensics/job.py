@@ -72,33 +72,25 @@ class Job:
             *(
                 pl.col(name).drop_nulls().first().alias(name)
                 for name in ("host", "pid", "device", "bus_id", "nccl_version")
-            ),
-            pl.col("file").unique().alias("event_files"),
+            )
         )
-        mark_files = self.mark_writers.group_by("rank").agg(
-            pl.col("file").unique().alias("mark_files")
+        # (rank, file) pairs from events, own files and mark writers, in one long table: a
+        # list per rank is built once, sorted, not merged per row
+        pairs = pl.concat(
+            [
+                frame.filter(pl.col("rank").is_not_null()).select(
+                    pl.col("rank").cast(pl.Int32), pl.col("file").cast(pl.String)
+                )
+                for frame in (attributed, self.file_stats, self.mark_writers)
+            ]
         )
-        own_files = (
-            self.file_stats.filter(pl.col("rank").is_not_null())
-            .group_by("rank")
-            .agg(pl.col("file").alias("own_files"))
+        files = (
+            pairs.unique().sort("rank", "file").group_by("rank", maintain_order=True).agg("file")
         )
-        empty = pl.lit([], dtype=pl.List(pl.String))
         return (
             ranks.join(facts, on="rank", how="left")
-            .join(own_files, on="rank", how="left")
-            .join(mark_files, on="rank", how="left")
-            .with_columns(
-                pl.concat_list(
-                    pl.col("event_files").fill_null(empty),
-                    pl.col("own_files").fill_null(empty),
-                    pl.col("mark_files").fill_null(empty),
-                )
-                .list.unique()
-                .list.sort()
-                .alias("files")
-            )
-            .drop("event_files", "own_files", "mark_files")
+            .join(files.rename({"file": "files"}), on="rank", how="left")
+            .with_columns(pl.col("files").fill_null(pl.lit([], dtype=pl.List(pl.String))))
             .sort("rank")
         )
 

@@ -152,9 +152,7 @@ def _store_unreachable(job: Job) -> list[Finding]:
     )
     if job.progress is not None and not job.progress.marks.is_empty():
         sockets = sockets.clear()  # the job trained: the client got through on a retry
-    sockets = sockets.join(_went_on(job), on="file", how="left").filter(
-        pl.col("_went_on").is_null() | (pl.col("_went_on") < pl.col("line"))
-    )
+    sockets = _before_going_on(job, sockets)
     failures = pl.concat([sockets, startup_failures(job)], how="diagonal_relaxed").sort(
         "file", "line"
     )
@@ -219,10 +217,7 @@ def _mesh_never_formed(job: Job) -> list[Finding]:
     """gloo's `connectFullMesh failed`: a process group's processes could not connect to each
     other while it formed (rwth-i6/i6_core#459: two jobs on one host sharing the rendezvous
     port). Before any training, with no rank to blame."""
-    failures = job.events.filter(pl.col("event") == "connect_failed")
-    failures = failures.join(_went_on(job), on="file", how="left").filter(
-        pl.col("_went_on").is_null() | (pl.col("_went_on") < pl.col("line"))
-    )
+    failures = _before_going_on(job, job.events.filter(pl.col("event") == "connect_failed"))
     if failures.is_empty():
         return []
     failures = failures.sort("file", "line")
@@ -242,6 +237,15 @@ def _mesh_never_formed(job: Job) -> list[Finding]:
         )
     details = {"phase": "connect", "peers": peers, "reporters": reporters}
     return [_start_up_failure(failures, summary, MESH_FIX, "medium", details)]
+
+
+def _before_going_on(job: Job, failures: pl.DataFrame) -> pl.DataFrame:
+    """The `failures` after which their file shows no sign of the job going on."""
+    if failures.is_empty():  # the usual case: no need to look through every mark
+        return failures
+    return failures.join(_went_on(job), on="file", how="left").filter(
+        pl.col("_went_on").is_null() | (pl.col("_went_on") < pl.col("line"))
+    )
 
 
 def _went_on(job: Job) -> pl.DataFrame:
