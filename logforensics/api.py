@@ -191,7 +191,10 @@ def _analyze(path: Path, inventory: Inventory) -> Upload:
     # the bytes of archive members and standard input stay: a finding may quote a line of
     # them that was not kept (a stage mark)
     stats = _merged_stats([batch.file_stats for batch in batches])
-    if int(stats.get_column("recognised_lines").sum()) == 0:
+    # lines a launcher prefix gives a rank are a job's output, whatever they say: the job is
+    # analysed (and may show no failure) rather than refused
+    prefixed = any(batch.line_writers.height for batch in batches)
+    if int(stats.get_column("recognised_lines").sum()) == 0 and not prefixed:
         raise InputError(
             _nothing_recognised(path, inventory, int(stats.get_column("lines").sum())),
             hint="point it at the ranks' own logs (stdout/stderr of each process)",

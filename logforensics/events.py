@@ -25,6 +25,7 @@ class EventTable:
     recognised_lines: int  # distinct input lines at least one parser turned into an event
     marks: pl.DataFrame = field(default_factory=lambda: empty_marks())  # progress marks
     mark_writers: pl.DataFrame = field(default_factory=lambda: empty_mark_writers())
+    line_writers: pl.DataFrame = field(default_factory=lambda: empty_line_writers())
 
 
 # The narrow progress table: one row per stage mark, only what placing it in the run needs.
@@ -61,6 +62,20 @@ def empty_mark_writers() -> pl.DataFrame:
     return pl.DataFrame(schema=MARK_WRITER_SCHEMA)
 
 
+# Per rank a launcher prefix names in a file (`[rank3]:`, Open MPI's `[1,3]<stdout>:`): how many
+# lines it wrote there and its last. A rank whose lines no parser knows was still there.
+LINE_WRITER_SCHEMA: dict[str, pl.DataType] = {
+    "file": pl.String(),
+    "rank": pl.Int32(),
+    "lines": pl.UInt32(),
+    "last_line": pl.UInt32(),
+}
+
+
+def empty_line_writers() -> pl.DataFrame:
+    return pl.DataFrame(schema=LINE_WRITER_SCHEMA)
+
+
 @dataclass(frozen=True, slots=True)
 class ParsedBatch:
     """What one batch of whole files leaves behind once its lines are dropped."""
@@ -71,6 +86,7 @@ class ParsedBatch:
     file_stats: pl.DataFrame
     marks: pl.DataFrame = field(default_factory=lambda: empty_marks())
     mark_writers: pl.DataFrame = field(default_factory=lambda: empty_mark_writers())
+    line_writers: pl.DataFrame = field(default_factory=lambda: empty_line_writers())
 
     def of_files(self, files: set[str]) -> ParsedBatch:
         """The part of the batch that comes from `files`."""
@@ -84,6 +100,7 @@ class ParsedBatch:
             file_stats=self.file_stats.filter(keep),
             marks=self.marks.filter(in_marks),
             mark_writers=self.mark_writers.filter(keep),
+            line_writers=self.line_writers.filter(keep),
         )
 
 
@@ -211,7 +228,10 @@ def _parse(
         found = found.filter(in_block) if parts else found
         kept = kept.filter(in_block)
         marks = marks.filter(in_block)
+        line_writers = _line_writers(framed.filter(in_block))
         recognised_rows = recognised_rows.filter(in_block) if recognised_rows is not None else None
+    else:
+        line_writers = _line_writers(framed)
     texts = framed.select("file", "line", "text", "message", "prefix_time")
     if mark_texts is not None:
         texts = pl.concat(
@@ -236,6 +256,7 @@ def _parse(
         file_stats=_detached(_file_stats(stats, recognised_rows, writers)),
         marks=pl.concat([_narrow(plain_marks), _narrow(marks)]),
         mark_writers=_detached(writers),
+        line_writers=line_writers,
     )
 
 
@@ -446,16 +467,39 @@ def finish_events(batches: list[ParsedBatch], file_names: list[str]) -> EventTab
     )
     marks = pl.concat([batch.marks for batch in batches])
     writers = pl.concat([batch.mark_writers for batch in batches])
+    line_writers = merged_line_writers([batch.line_writers for batch in batches])
     parts = [batch.found for batch in batches if batch.found.height]
     if not parts:
-        return EventTable(empty_events(), recognised_lines, marks, writers)
+        return EventTable(empty_events(), recognised_lines, marks, writers, line_writers)
     events = pl.concat(parts, how="diagonal_relaxed")
     kept = pl.concat([batch.kept_lines for batch in batches], how="diagonal_relaxed")
     events = attribute(events, file_names, kept, writers).drop("prefix_rank", "prefix_local_rank")
     events = attribute_by_process(events)
     events = _glog_times(events, writers)
     table = conform(events).collect().sort("file", "line", "parser")
-    return EventTable(table, recognised_lines, marks, writers)
+    return EventTable(table, recognised_lines, marks, writers, line_writers)
+
+
+def merged_line_writers(parts: list[pl.DataFrame]) -> pl.DataFrame:
+    """Line writers of several batches, a large file's blocks added up."""
+    return (
+        pl.concat(parts)
+        .group_by("file", "rank", maintain_order=True)
+        .agg(pl.col("lines").sum(), pl.col("last_line").max())
+    )
+
+
+def _line_writers(framed: pl.DataFrame) -> pl.DataFrame:
+    """The ranks launcher prefixes name in each file, with their line counts and last lines."""
+    return (
+        framed.filter(pl.col("prefix_rank").is_not_null())
+        .group_by("file", pl.col("prefix_rank").alias("rank"), maintain_order=True)
+        .agg(
+            pl.len().cast(pl.UInt32).alias("lines"),
+            pl.col("line").max().cast(pl.UInt32).alias("last_line"),
+        )
+        .cast(LINE_WRITER_SCHEMA)
+    )
 
 
 def _routed(

@@ -9,7 +9,7 @@ import polars as pl
 from logforensics.attribution import path_ranks
 from logforensics.dumps.load import Dumps
 from logforensics.dumps.load import load as load_dumps
-from logforensics.events import EventTable, empty_mark_writers, empty_marks
+from logforensics.events import EventTable, empty_line_writers, empty_mark_writers, empty_marks
 from logforensics.intake import Inventory, read_lines_at
 from logforensics.plausible import FLAGGED_SCHEMA, believed_rank, screen
 from logforensics.progress import Progress, build_progress
@@ -34,6 +34,8 @@ class Job:
     # the writers of stage marks (events.MARK_WRITER_SCHEMA): the marks themselves live in
     # `progress`, without their text
     mark_writers: pl.DataFrame = field(default_factory=empty_mark_writers)
+    # file, rank, lines, last_line: the ranks launcher prefixes name, whatever their lines say
+    line_writers: pl.DataFrame = field(default_factory=empty_line_writers)
     marks: pl.DataFrame = field(default_factory=empty_marks)  # every mark read (MARK_SCHEMA)
     # the lines whose ranks, world sizes or per-rank lists are not believed, left out of all
     # the above (plausible.FLAGGED_SCHEMA)
@@ -48,6 +50,7 @@ class Job:
             self.events.get_column("rank"),
             self.file_stats.get_column("rank"),
             self.mark_writers.get_column("rank"),
+            self.line_writers.get_column("rank"),
         ]
         return tuple(sorted(set().union(*(set(c.drop_nulls().unique().to_list()) for c in found))))
 
@@ -81,7 +84,7 @@ class Job:
                 frame.filter(pl.col("rank").is_not_null()).select(
                     pl.col("rank").cast(pl.Int32), pl.col("file").cast(pl.String)
                 )
-                for frame in (attributed, self.file_stats, self.mark_writers)
+                for frame in (attributed, self.file_stats, self.mark_writers, self.line_writers)
             ]
         )
         files = (
@@ -101,13 +104,21 @@ def build_job(table: EventTable, inventory: Inventory, line_stats: pl.DataFrame)
     `plausible`): nothing below is sized by a number a line prints."""
     screened = screen(table.events, table.marks, table.mark_writers)
     events = screened.events
+    line_writers = table.line_writers.filter(believed_rank("rank", screened.rank_limit))
+    writers = pl.concat(
+        [
+            screened.mark_writers.select("file", "rank", "rank_from"),
+            line_writers.select("file", "rank", pl.lit("prefix").alias("rank_from")),
+        ]
+    )
     return Job(
         events=events,
         inventory=inventory,
-        file_stats=_file_stats(events, line_stats, screened.mark_writers, screened.rank_limit),
+        file_stats=_file_stats(events, line_stats, writers, screened.rank_limit),
         world_size=_world_size(events),
         progress=build_progress(screened.marks, events, screened.mark_writers),
         mark_writers=screened.mark_writers,
+        line_writers=line_writers,
         marks=screened.marks,
         implausible=screened.flagged,
         dumps=load_dumps(inventory.dumps, events),

@@ -1,3 +1,4 @@
+# ruff: noqa: E501 -- test data are verbatim log lines
 """The library entry point: batching must not change what a user is told."""
 
 from __future__ import annotations
@@ -6,6 +7,7 @@ import pytest
 
 from logforensics import api
 from logforensics.report.model import build_report
+from tests.builders import analyze_files
 from tests.conftest import SAMPLE_LOGS
 
 
@@ -43,3 +45,37 @@ def test_one_large_file_alone(tmp_path, monkeypatch):
     analysis = api.analyze(tmp_path)
     assert analysis.lines == len(lines) == analysis.recognised_lines
     assert analysis.job.progress.ranks == (0, 1)
+
+
+# aws/aws-k8s-tester#467, verbatim (the first lines of the launcher pod's log of a healthy
+# 32-rank BERT run): Open MPI's `--tag-output` prefixes and nothing any parser reads
+MPI_TAGGED = [
+    "[1,31]<stdout>:Process 31 - Training time: 10.09 seconds",
+    "[1,31]<stdout>:Process 31 - Throughput: 9.91 samples/second",
+    "[1,29]<stdout>:Process 29 - Training time: 10.05 seconds",
+    "[1,29]<stdout>:Process 29 - Throughput: 9.95 samples/second",
+    "[1,0]<stdout>:Process 0 - Training time: 10.03 seconds",
+    "[1,0]<stdout>:Process 0 - Throughput: 9.97 samples/second",
+]
+
+
+def test_lines_a_launcher_prefix_gives_a_rank_are_a_job_s_log_not_refused(tmp_path):
+    analysis = analyze_files(tmp_path, {"launcher.log": MPI_TAGGED})
+    assert analysis.verdict is None and analysis.recognised_lines == 0
+    report = build_report(analysis, "logs")
+    last = {row["rank"]: row["last_line"] for row in report["ranks"]}
+    assert sorted(last) == [0, 29, 31]
+    assert last[29] == {"file": "launcher.log", "line": 4, "text": MPI_TAGGED[3]}
+
+
+def test_a_rank_s_last_line_in_a_shared_file_is_the_last_its_prefix_names(tmp_path):
+    # pytorch/torchtitan#183, verbatim (a healthy 2-rank CI run, cut): rank 1's loss line is
+    # read, its later line is not; the rank table shows the later one
+    lines = [
+        "[rank0]:2024-04-01 17:54:52,025 - root - INFO - running build_ext",
+        "[rank1]:2024-04-01 17:54:52,734 - root - INFO - step:  1  loss: 10.9746  memory:  9.53GiB(10.03%)  wps: 1,228  mfu: 0.02%",
+        "[rank1]:2024-04-01 17:54:52,734 - root - INFO - Synchronizing and adjusting timeout for all ProcessGroups to 0:00:05",
+    ]
+    report = build_report(analyze_files(tmp_path, {"console.log": lines}), "logs")
+    last = {row["rank"]: row["last_line"]["line"] for row in report["ranks"]}
+    assert last == {0: 1, 1: 3}

@@ -255,19 +255,28 @@ def _flight_positions(job: Job) -> dict[int, dict[str, Any]]:
 
 def _last_lines(job: Job) -> dict[int, list[dict[str, Any]]]:
     """What each rank wrote last: the last line of each file that is its alone (its stdout and
-    stderr can each end differently), else its last event in a shared file."""
+    stderr can each end differently), else its last line in a shared file."""
     found: dict[int, list[dict[str, Any]]] = {}
     own = job.file_stats.filter(pl.col("rank").is_not_null() & pl.col("last_line").is_not_null())
     for row in own.sort("rank", "file").iter_rows(named=True):
         found.setdefault(row["rank"], []).append(
             {"file": row["file"], "line": row["last_line"], "text": row["last_text"]}
         )
-    last_events = (
-        job.events.filter(pl.col("rank").is_not_null() & ~pl.col("rank").is_in(list(found)))
-        .group_by("rank")
-        .agg(pl.all().sort_by("file", "line").last())
+    # a shared file: its last event, or a later line its launcher prefix names (a line no
+    # parser read)
+    shared = pl.concat(
+        [
+            job.events.filter(pl.col("rank").is_not_null()).select("file", "line", "rank"),
+            job.line_writers.select("file", pl.col("last_line").alias("line"), "rank"),
+        ],
+        how="vertical_relaxed",
     )
-    for row in last_events.iter_rows(named=True):
+    last = (
+        shared.filter(~pl.col("rank").is_in(list(found)))
+        .sort("rank", "file", "line")
+        .unique("rank", keep="last", maintain_order=True)
+    )
+    for row in job.quote(last).iter_rows(named=True):
         found[row["rank"]] = [{"file": row["file"], "line": row["line"], "text": row["text"]}]
     return found
 
