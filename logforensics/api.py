@@ -22,6 +22,7 @@ from logforensics.job import Job, build_job
 from logforensics.jobs import JobFiles, split_jobs
 from logforensics.reasoner import Verdict, reason, sort_findings
 from logforensics.registry import rules
+from logforensics.survived import mark_survived
 from logforensics.teardown import mark_after_finish
 
 # Lines are read and parsed this many bytes of files at a time.
@@ -230,6 +231,7 @@ def _analyze_job(
     job = build_job(table, inventory, job_stats)
     findings, rule_errors = _run_rules(job)
     findings = mark_after_finish(findings, job)
+    findings = mark_survived(findings, job)
     verdict = reason(findings, job)
     findings = sort_findings(findings, verdict)
     assign_ids(findings)
