@@ -305,6 +305,7 @@ def _common_mode_finding(job: Job, rows: pl.DataFrame) -> Finding:
         summary=summary,
         fix=COMMON_FIX + " " + _fix(first, kind),
         ranks=ranks,
+        blames_nobody=True,  # a cause they share: no one of them failed first
         evidence=evidence,
         evidence_total=total,
         confidence="high" if timed else "medium",

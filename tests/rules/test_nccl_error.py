@@ -231,6 +231,19 @@ def test_the_same_cuda_failure_on_several_processes_is_one_common_cause(tmp_path
     assert analysis.verdict.finding is error  # one finding, no root-and-cascade split
 
 
+def test_ranks_that_hit_the_same_error_at_once_are_named_but_not_blamed(tmp_path):
+    # NVIDIA/nccl#957 (mpirun --tag-output --timestamp-output), verbatim: ranks 0 and 3 hit
+    # the same CUDA failure in the same second (a bug of NCCL 2.18.3)
+    lines = [
+        "Fri Aug 11 12:31:45 2023[1,0]<stdout>:tomte401:1850301:1881341 [0] transport.cc:154 NCCL WARN Cuda failure 'invalid argument'",
+        "Fri Aug 11 12:31:45 2023[1,3]<stdout>:tomte401:1850304:1881110 [3] transport.cc:154 NCCL WARN Cuda failure 'invalid argument'",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    (error,) = nccl_errors(analysis)
+    assert error.details["common_mode"] is True and error.ranks == [0, 3]
+    assert analysis.verdict.finding is error and analysis.verdict.ranks == []
+
+
 # --- what NCCL's return-code chain says -----------------------------------------------------
 
 
