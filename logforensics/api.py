@@ -133,7 +133,7 @@ def analyze_upload(
     """
     pattern = compile_rank_pattern(rank_from_path) if rank_from_path is not None else None
     inventory = discover(path, attempt=attempt, max_bytes=max_bytes, stdin=stdin)
-    if not inventory.files:
+    if not inventory.files and not inventory.dumps:
         raise InputError(_nothing_readable(path, inventory))
     with rank_pattern(pattern):
         return _analyze(path, inventory)
@@ -189,13 +189,17 @@ def _analyze(path: Path, inventory: Inventory) -> Upload:
             if chunk.lossy and log_file.name not in lossy:
                 lossy.append(log_file.name)
             batches.append(parse_batch(chunk.lines, own=(chunk.first_line, chunk.last_line)))
+    if not batches:  # hang dumps alone: where each rank stood is evidence of its own
+        no_lines = {"file": pl.String, "line": pl.UInt32, "text": pl.String}
+        batches.append(parse_batch(pl.DataFrame(schema=no_lines)))
     # the bytes of archive members and standard input stay: a finding may quote a line of
     # them that was not kept (a stage mark)
     stats = _merged_stats([batch.file_stats for batch in batches])
     # lines a launcher prefix gives a rank are a job's output, whatever they say: the job is
     # analysed (and may show no failure) rather than refused
     prefixed = any(batch.line_writers.height for batch in batches)
-    if int(stats.get_column("recognised_lines").sum()) == 0 and not prefixed:
+    dumps_only = not inventory.files
+    if int(stats.get_column("recognised_lines").sum()) == 0 and not prefixed and not dumps_only:
         raise InputError(
             _nothing_recognised(path, inventory, int(stats.get_column("lines").sum())),
             hint="point it at the ranks' own logs (stdout/stderr of each process)",
@@ -207,7 +211,11 @@ def _analyze(path: Path, inventory: Inventory) -> Upload:
         pl.concat([batch.marks for batch in batches]),
         pl.concat([batch.mark_writers for batch in batches]),
     )
-    dumps = inventory.dumps_of_jobs([set(job_files.files) for job_files in split.jobs])
+    dumps = (
+        [inventory.dumps]
+        if dumps_only
+        else inventory.dumps_of_jobs([set(job_files.files) for job_files in split.jobs])
+    )
     jobs = tuple(
         _analyze_job(
             job_files, batches, stats, inventory.of_files(set(job_files.files), own), lossy

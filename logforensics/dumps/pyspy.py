@@ -46,21 +46,36 @@ FRAME_SCHEMA: dict[str, pl.DataType] = {
 
 PROCESS = r"^Process (\d+): (.*)$"
 PARENT = r"^Parent Process (\d+):"
-THREAD = r'^Thread (\d+) \(([a-z+]+)\): "(.*)"$'
-FRAME = r"^    (\S.*) \(([^()]*?)(?::(\d+))?\)$"
+# a thread's id in decimal, or in hex as a pasted block (`Thread 0x7FA6E7C01740`) has it
+THREAD = r'^\s*Thread (0x[0-9A-Fa-f]+|\d+) \(([a-z+]+)\): "(.*)"$'
+# a frame: four spaces in py-spy's own output, fewer in a pasted block; `--locals` lines are
+# indented deeper
+FRAME = r"^ {0,4}(\S.*) \(([^()]*?)(?::(\d+))?\)$"
+# a frame of Python code, which a pasted block without its headers must begin with
+PYTHON_FRAME = r"^ {0,4}\S+ \([^()]*\.py:\d+\)$"
 # a global rank in a command line; `--local_rank` and `LOCAL_RANK=` are not one
 COMMAND_RANK = r"(?:^|[\s;])(?:RANK=|--rank[= ]|--global[_-]rank[= ])(\d{1,7})\b"
 ANSI = r"\x1b\[[0-9;]*[A-Za-z]"
 
 
 def looks_like_text_dump(head: bytes) -> bool:
+    """py-spy's output, or a block of it pasted without its process header: a thread header
+    or Python frames from the first line on (fairseq#4816's `Thread 0x7FA6E7C01740 (idle):
+    "MainThread"`, sglang#22607's frames alone)."""
     text = re.sub(ANSI, "", head[:1024].decode("utf-8", "replace"))
     lines = text.splitlines()
-    return (
-        bool(lines)
-        and lines[0].startswith("Process ")
-        and any(line.startswith("Python v") for line in lines[1:3])
+    if lines and lines[0].startswith("Process "):
+        return any(line.startswith("Python v") for line in lines[1:3])
+    first = [line for line in lines if line.strip()][:3]
+    if len(first) < 2 or re.match(THREAD, first[0]) is None and not _frames(first[:1]):
+        return False
+    return _frames(first[1:]) and all(
+        re.match(THREAD, line) or re.match(FRAME, line) for line in first
     )
+
+
+def _frames(lines: list[str]) -> bool:
+    return bool(lines) and all(re.match(PYTHON_FRAME, line) for line in lines)
 
 
 def looks_like_json_dump(head: bytes) -> bool:
@@ -94,14 +109,16 @@ def text_frames(lines: pl.DataFrame) -> pl.DataFrame:
         pl.col("_pid").forward_fill().over(per_file),
         pl.col("_command").forward_fill().over(per_file),
         pl.col("_parent").forward_fill().over(block),
-        pl.col("_thread")
-        .struct.field("1")
-        .cast(pl.Int64, strict=False)
-        .forward_fill()
-        .over(thread)
-        .alias("thread_id"),
+        _thread_id(pl.col("_thread").struct.field("1")).forward_fill().over(thread),
         pl.col("_thread").struct.field("2").forward_fill().over(thread).alias("thread_state"),
         pl.col("_thread").struct.field("3").forward_fill().over(thread).alias("thread_name"),
+    )
+    # frames pasted without any thread header: one thread, taken for the main one (the
+    # thread a user pastes from a hung rank)
+    headless = pl.col("_thread").struct.field("1").is_null().all().over(per_file)
+    carried = carried.with_columns(
+        pl.when(headless).then(pl.lit(0, pl.Int64)).otherwise("thread_id").alias("thread_id"),
+        pl.when(headless).then(pl.lit("MainThread")).otherwise("thread_name").alias("thread_name"),
     )
     frames = carried.filter(
         pl.col("_frame").struct.field("1").is_not_null() & pl.col("thread_id").is_not_null()
@@ -124,6 +141,18 @@ def text_frames(lines: pl.DataFrame) -> pl.DataFrame:
         pl.col("_frame").struct.field("3").cast(pl.Int64, strict=False).alias("source_line"),
         pl.col("line").cast(pl.UInt32),
         pl.col("_written").alias("text"),
+    )
+
+
+def _thread_id(written: pl.Expr) -> pl.Expr:
+    hexadecimal = written.str.strip_prefix("0x").str.to_integer(base=16, strict=False)
+    decimal = written.cast(pl.Int64, strict=False)
+    return (
+        pl.when(written.str.starts_with("0x"))
+        .then(hexadecimal)
+        .otherwise(decimal)
+        .cast(pl.Int64)
+        .alias("thread_id")
     )
 
 

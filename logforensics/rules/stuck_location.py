@@ -51,6 +51,8 @@ def check(job: Job) -> list[Finding]:
     majority = next(rows)
     odd = [row for row in groups.iter_rows(named=True)][1:]
     ranks_seen = sorted(stuck.get_column("rank").to_list())
+    if not odd and len(ranks_seen) == 1 and not majority["waiting"].startswith(IN_COLLECTIVE):
+        return [_alone_outside_collectives(majority)]
     if not odd:
         return [_all_alike(majority, ranks_seen)]
     if len(majority["rank"]) <= sum(len(row["rank"]) for row in odd):
@@ -90,6 +92,40 @@ def check(job: Job) -> list[Finding]:
             },
         )
     ]
+
+
+# What a rank that waits for the others waits in (see `dumps.pyspy.waiting_in`).
+IN_COLLECTIVE = ("dist.", "backward")
+ALONE_FIX = (
+    "Dump every rank next time (`py-spy dump --pid` for each process, or torchrun's debug "
+    "server): the others' stacks say which collective they wait in. Then find why {who} "
+    "stands in {mine} instead: a slow or stuck DataLoader worker, I/O, a lock, work the "
+    "others do not do."
+)
+
+
+def _alone_outside_collectives(group: dict) -> Finding:
+    """The one rank dumped stands outside any collective. In a hang the ranks that wait, wait
+    in a collective; one that does not is where the job stopped (fairseq#4816: rank 0's main
+    thread in the data iterator's queue while the other 31 ranks waited in all_reduce). The
+    other ranks are not dumped: a guess, at low confidence."""
+    rank = group["rank"][0]
+    return Finding(
+        kind="stuck_location",
+        severity="error",
+        part="departure",
+        summary=(
+            f"Rank {rank}, the only rank with a stack dump, waits in {_place(group)}, not in a "
+            "collective: in a hang the other ranks wait in one, so this is where the job "
+            "stopped moving."
+        ),
+        fix=ALONE_FIX.format(who=f"rank {rank}", mine=_place(group)),
+        ranks=[rank],
+        evidence=_evidence([], group),
+        evidence_total=1,
+        confidence="low",
+        details={"source": group["tool"] or "py-spy", "alone": True},
+    )
 
 
 def _all_alike(group: dict, ranks_seen: list[int]) -> Finding:

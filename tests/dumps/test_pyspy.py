@@ -190,3 +190,77 @@ def test_in_an_upload_of_several_jobs_each_job_reads_its_own_dumps(tmp_path):
     assert by_folder["fr_job"].verdict.finding.ranks == [3]
     assert by_folder["pyspy_hang"].verdict.finding.ranks == [2]
     assert "stuck_location" in [chain.kind for chain in by_folder["pyspy_hang"].verdict.chain]
+
+
+# --- blocks pasted without py-spy's headers ---------------------------------------------------
+
+# facebookresearch/fairseq#4816, verbatim (the reporter's dump of rank 0, 32 ranks hung: "rank0
+# is stuck at dataloader place ... all other 31 ranks are waiting for rank0")
+RANK0_THREAD = [
+    'Thread 0x7FA6E7C01740 (idle): "MainThread"',
+    "    wait (threading.py:302)",
+    "    get (queue.py:170)",
+    "    __next__ (fairseq/data/iterators.py:648)",
+    "    __iter__ (fairseq/data/iterators.py:59)",
+    "    _chunk_iterator (fairseq/data/iterators.py:528)",
+    "    train (fairseq_cli/train.py:274)",
+]
+# sgl-project/sglang#22607, verbatim: TP rank 0's stack, frames alone
+RANK0_FRAMES = [
+    "all_reduce (torch/distributed/distributed_c10d.py:3075)",
+    "  _all_reduce_attn_groups (hiradix_cache.py:196)",
+    "  can_terminate_prefetch (hiradix_cache.py:1350)",
+]
+
+
+def test_a_thread_block_pasted_without_its_process_header_is_a_dump():
+    assert dump_kind("\n".join(RANK0_THREAD).encode()) == "pyspy_text"
+    frames = pyspy.text_frames(
+        pl.DataFrame(
+            {"file": "rank0.log", "line": range(1, 8), "text": RANK0_THREAD},
+            schema={"file": pl.String, "line": pl.UInt32, "text": pl.String},
+        )
+    )
+    assert frames.item(0, "thread_id") == 0x7FA6E7C01740 and frames.item(0, "function") == "wait"
+    assert frames.height == 6
+
+
+def test_frames_pasted_without_any_header_are_the_main_thread():
+    assert dump_kind("\n".join(RANK0_FRAMES).encode()) == "pyspy_text"
+    frames = pyspy.text_frames(
+        pl.DataFrame(
+            {"file": "rank0.log", "line": range(1, 4), "text": RANK0_FRAMES},
+            schema={"file": pl.String, "line": pl.UInt32, "text": pl.String},
+        )
+    )
+    stuck = where_stuck(frames.with_columns(pl.lit(0, pl.Int32).alias("rank")))
+    assert stuck.item(0, "waiting") == "dist.all_reduce"
+    assert stuck.item(0, "user_frame") == "_all_reduce_attn_groups (hiradix_cache.py:196)"
+
+
+def test_log_lines_that_mention_a_file_and_line_are_no_dump():
+    lines = [
+        "2024-05-01 10:00:00 INFO train (train.py:12)",
+        "loss=0.5 step=3",
+        "  done (train.py:40)",
+    ]
+    assert dump_kind("\n".join(lines).encode()) is None
+
+
+def test_an_upload_of_one_rank_s_dump_alone_names_it_when_it_is_outside_any_collective(tmp_path):
+    (tmp_path / "rank0.log").write_text("\n".join(RANK0_THREAD) + "\n")
+    analysis = analyze(tmp_path)
+    stuck = analysis.verdict.finding
+    assert (stuck.kind, analysis.verdict.ranks, stuck.confidence) == ("stuck_location", [0], "low")
+    assert "the only rank with a stack dump, waits in a lock (wait) at __next__" in stuck.summary
+    assert (
+        analysis.verdict.headline == "Rank 0 is stuck outside any collective, the only rank dumped"
+    )
+
+
+def test_one_rank_s_dump_inside_a_collective_singles_out_nobody(tmp_path):
+    (tmp_path / "rank0.log").write_text("\n".join(RANK0_FRAMES) + "\n")
+    analysis = analyze(tmp_path)
+    assert analysis.verdict is None
+    (stuck,) = [f for f in analysis.findings if f.kind == "stuck_location"]
+    assert stuck.severity == "info"
