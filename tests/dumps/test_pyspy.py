@@ -213,26 +213,21 @@ RANK0_FRAMES = [
 ]
 
 
+def pasted(text: list[str]) -> pl.DataFrame:
+    lines = {"file": "rank0.log", "line": range(1, len(text) + 1), "text": text}
+    return pl.DataFrame(lines, schema={"file": pl.String, "line": pl.UInt32, "text": pl.String})
+
+
 def test_a_thread_block_pasted_without_its_process_header_is_a_dump():
     assert dump_kind("\n".join(RANK0_THREAD).encode()) == "pyspy_text"
-    frames = pyspy.text_frames(
-        pl.DataFrame(
-            {"file": "rank0.log", "line": range(1, 8), "text": RANK0_THREAD},
-            schema={"file": pl.String, "line": pl.UInt32, "text": pl.String},
-        )
-    )
+    frames = pyspy.text_frames(pasted(RANK0_THREAD))
     assert frames.item(0, "thread_id") == 0x7FA6E7C01740 and frames.item(0, "function") == "wait"
     assert frames.height == 6
 
 
 def test_frames_pasted_without_any_header_are_the_main_thread():
     assert dump_kind("\n".join(RANK0_FRAMES).encode()) == "pyspy_text"
-    frames = pyspy.text_frames(
-        pl.DataFrame(
-            {"file": "rank0.log", "line": range(1, 4), "text": RANK0_FRAMES},
-            schema={"file": pl.String, "line": pl.UInt32, "text": pl.String},
-        )
-    )
+    frames = pyspy.text_frames(pasted(RANK0_FRAMES))
     stuck = where_stuck(frames.with_columns(pl.lit(0, pl.Int32).alias("rank")))
     assert stuck.item(0, "waiting") == "dist.all_reduce"
     assert stuck.item(0, "user_frame") == "_all_reduce_attn_groups (hiradix_cache.py:196)"
