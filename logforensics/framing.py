@@ -126,10 +126,14 @@ MPIRUN_TAG = (
 )
 # (RayTrainWorker pid=1193, ip=10.244.4.193) [rank1]: Traceback (most recent call last):
 # (WorkerDict pid=3569860) degamts15:3569860:3571297 [0] NCCL INFO ncclCommInitRank ...
+# (Worker_TP11 pid=113) ERROR 08-10 23:02:36 [multiproc_executor.py:898] ...   (vLLM's workers)
 RAY_WORKER = (
-    r"\((?:(?P<actor>[A-Za-z_][\w.:-]*) )?pid=(?P<pid>\d+)"
+    r"\((?:(?P<actor>[A-Za-z_][\w.:-]*) )?(?:rank=(?P<rank>\d+) )?pid=(?P<pid>\d+)"
     r"(?:, ip=(?P<ip>\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]+))?\) "
 )
+# A worker's label that numbers it in one dimension only (`Worker_TP11`, `Worker_rank3`): its
+# rank. `Worker_DP0_TP1` numbers it in two and says no global rank.
+ACTOR_RANK = r"^[A-Za-z]+_(?:TP|[Rr]ank|RANK)(\d+)$"
 # A log viewer's or a paste's line numbers in front of every line (hiyouga/LlamaFactory#8261):
 #   [1784] [rank0]:[E602 11:17:52.399340163 ProcessGroupNCCL.cpp:2268] [PG ID 1 PG GUID 1 ...
 LINE_NUMBER_GUTTER = r"\[(?P<number>\d{1,9})\] "
@@ -341,6 +345,9 @@ FRAMERS: tuple[Framer, ...] = (
         lambda g: {
             "prefix_pid": _group(g, "pid").cast(pl.Int64, strict=False),
             "prefix_host": _group(g, "ip"),
+            "_task": _number(
+                pl.coalesce(_group(g, "rank"), _group(g, "actor").str.extract(ACTOR_RANK, 1))
+            ),
         },
         then=lambda frame: _strip_ray_dedup(frame),
     ),

@@ -219,7 +219,7 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
             f"A process timed out waiting for other ranks ({said})",
             "the logs do not say its rank",
         )
-    exception = _a(str(finding.details.get("exception") or "exception").rsplit(".", 1)[-1])
+    exception = _a(_exception_name(str(finding.details.get("exception") or "exception")))
     if not finding.details.get("swallowed"):
         at = f" at step {finding.step}" if finding.step is not None else ""
         return f"{who} died of {exception}{at}", None
@@ -233,6 +233,8 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
     )
     if skipped is not None:
         return f"{who} caught {exception} and skipped {_skipped(skipped)}", None
+    if finding.details.get("went_on") is False:
+        return f"{who} logged {exception}", None
     return f"{who} caught {exception} and kept going", None
 
 
@@ -339,6 +341,13 @@ def _stuck_location(finding: Finding, verdict: Verdict) -> Told:
     return what, f"{rank_list(majority['ranks'])} wait in {_place(majority)}"
 
 
+def _exception_name(said: str) -> str:
+    """`ZMQError` of `zmq.error.ZMQError: Address already in use (addr='tcp://10.0.0.58:40043')`:
+    the type without its module, never a piece of the message after it."""
+    name = said.split(": ", 1)[0]
+    return name.rsplit(".", 1)[-1] if re.fullmatch(r"[\w.]+", name) else said
+
+
 def _place(group: dict[str, Any]) -> str:
     return f"{group['waiting']} at {group['where']}"
 
@@ -384,6 +393,8 @@ def _consequence(verdict: Verdict) -> str:
         if finding.kind == "collective_timeout":
             return _timed_out(finding, blamed)
         if finding.kind == "peer_lost":
+            if not finding.ranks:
+                return f"another process then lost its connection to {_it(blamed)}"
             own = "its" if len(finding.ranks) == 1 else "their"
             return f"{rank_list(finding.ranks)} then lost {own} connection to {_it(blamed)}"
         if finding.kind == "collective_mismatch":

@@ -64,6 +64,14 @@ def _carried_exceptions(found: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
     exc_type = message.str.extract(CARRIED, 1)
     start = message.str.find(CARRIED)
+    after = message.str.slice(pl.col("_start") + pl.col("exc_type").str.len_chars())
+    # `ValueError('...')` is a repr: its parentheses and quotes go; after `ValueError: ` the
+    # message is kept whole (`Address already in use (addr='tcp://10.0.0.58:40043')`)
+    text = (
+        pl.when(after.str.starts_with("("))
+        .then(after.str.strip_chars_start("(").str.strip_chars_end(")").str.strip_chars("'\""))
+        .otherwise(after.str.strip_chars_start(": "))
+    )
     return (
         found.with_columns(exc_type.alias("exc_type"), start.alias("_start"))
         .filter(pl.col("exc_type").is_not_null())
@@ -75,12 +83,7 @@ def _carried_exceptions(found: pl.DataFrame) -> pl.DataFrame:
             extract_number("rank", pl.Int32()),
             extract_number("step", pl.Int64()),
             "exc_type",
-            message.str.slice(pl.col("_start") + pl.col("exc_type").str.len_chars())
-            .str.strip_chars_start("(: ")
-            .str.strip_chars_end(")")
-            .str.strip_chars("'\"")
-            .str.slice(0, MESSAGE_CHARS)
-            .alias("exc_message"),
+            text.str.slice(0, MESSAGE_CHARS).alias("exc_message"),
             pl.lit(LOGGED).alias("extra"),
         )
     )

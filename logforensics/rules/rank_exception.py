@@ -471,6 +471,11 @@ def _unattributed(job: Job) -> list[Finding]:
         waits = True
     else:
         waits = False
+        # an exception that says a peer went away or a wait gave up follows from another's:
+        # its own rule reads it, this finding names the others (gpustack#6019: gloo's
+        # `Connection closed by peer` after a worker's ZMQError)
+        rows = rows.filter(~pl.col("what").str.contains(CONSEQUENCE))
+        said = said.filter(~pl.col("what").str.contains(CONSEQUENCE))
     shown = said if not said.is_empty() else rows
     whats = list(dict.fromkeys(shown.get_column("what").str.strip_chars(": ").to_list()))
     named = "; ".join(what[:160] for what in whats[:3])
@@ -648,7 +653,13 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
         text += f" after step {step}"  # between two steps: after the last stage of one
     elif step is not None:
         text += f" during step {step} ({stage})"
-    if swallowed:
+    went_on = all(kept_going for kept_going, _, _ in after)
+    if swallowed and not went_on:
+        # logged at error level, and nothing shows the rank going on after it (vLLM logs a
+        # worker's fatal traceback before the worker exits): say only what the line says
+        text += "."
+        fix = SWALLOWED_FIX
+    elif swallowed:
         text += ", caught it and kept going."
         fix = SWALLOWED_FIX
     else:
@@ -684,6 +695,7 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
             "message": message[:500],
             "swallowed": swallowed,
             "logged": logged,
+            "went_on": went_on,
             "frame": first["frame"],
         },
     )

@@ -402,3 +402,26 @@ def test_the_watchdog_s_abort_after_its_timeout_is_part_of_the_timeout(tmp_path)
     # rank 0's validation bar was still running: the busy rank, not a rank that crashed
     assert analysis.verdict.finding.kind == "stage_divergence"
     assert analysis.verdict.ranks == [0]
+
+
+# gpustack/gpustack#6019, verbatim (vLLM TP=16 over two nodes, cut): worker TP11's ZMQError is
+# the first failure; worker TP6's gloo `Connection closed by peer` follows from it
+VLLM_WORKERS = [
+    "(Worker_TP11 pid=113) ERROR 08-10 23:02:36 [multiproc_executor.py:898]     ^^^^^^^^^^^",
+    "(Worker_TP11 pid=113) ERROR 08-10 23:02:36 [multiproc_executor.py:898] zmq.error.ZMQError: Address already in use (addr='tcp://10.0.0.58:40043')",
+    '(Worker_TP6 pid=160) ERROR 08-10 23:02:41 [multiproc_executor.py:898]   File "/usr/local/lib/python3.12/dist-packages/torch/distributed/distributed_c10d.py", line 4086, in all_gather',
+    "(Worker_TP6 pid=160) ERROR 08-10 23:02:41 [multiproc_executor.py:898]     work.wait()",
+    "(Worker_TP6 pid=160) ERROR 08-10 23:02:41 [multiproc_executor.py:898] RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:547] Connection closed by peer [10.0.0.64]:30890",
+]
+
+
+def test_a_worker_s_logged_error_is_its_rank_s_and_the_lost_peer_after_it_a_symptom(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": VLLM_WORKERS})
+    error = analysis.verdict.finding
+    assert (error.kind, analysis.verdict.ranks) == ("rank_exception", [11])
+    # the message is whole, and nothing claims the worker went on after it
+    assert error.details["message"] == "Address already in use (addr='tcp://10.0.0.58:40043')"
+    assert "kept going" not in error.summary
+    assert analysis.verdict.headline == (
+        "Rank 11 logged a ZMQError; rank 6 then lost its connection to it"
+    )
