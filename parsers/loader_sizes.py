@@ -2,6 +2,11 @@
 
 loader sizes: [125, 125, 124, 125]          # all_gather_object of len(loader), one per rank
 rank=3 loader_len=124                        # one rank's own len(loader)
+rank1  data.py:462  global_batch_size=3, num_local_samples=1, num_steps_per_rollout=1
+
+A rank's own count of the batches or steps it will run (`num_batches`, `steps_per_epoch`,
+`num_steps_per_rollout`: GMISWE/tinker-cloud#30, where each rank derived it from its own share
+of the samples) is its loader's length for the rule that compares them.
 """
 
 from __future__ import annotations
@@ -9,10 +14,13 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.registry import LineParser
-from parsers.key_values import extract_number
+from parsers.key_values import extract_number, stated_rank
 
 ALL_RANKS = r"loader sizes:\s*\[([0-9,\s]*)\]"
-ONE_RANK_LEN = r"(?:^|[\s,;])(?:loader_len|len\(loader\))\s*[=:]\s*(\d+)"
+ONE_RANK_LEN = (
+    r"(?:^|[\s,;(])(loader_len|len\((?:train_)?(?:data)?loader\)|num_batches|n_batches"
+    r"|batches_per_epoch|steps_per_epoch|iters_per_epoch|num_steps_per_[a-z]+)\s*[=:]\s*(\d+)"
+)
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
@@ -27,8 +35,9 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         "file",
         "line",
         pl.when(sizes_text.is_not_null()).then(sizes).alias("values"),
-        message.str.extract(ONE_RANK_LEN, 1).cast(pl.Int64, strict=False).alias("value"),
-        extract_number("rank", pl.Int32()),
+        message.str.extract(ONE_RANK_LEN, 2).cast(pl.Int64, strict=False).alias("value"),
+        pl.concat_list(message.str.extract(ONE_RANK_LEN, 1)).alias("names"),
+        pl.coalesce(extract_number("rank", pl.Int32()), stated_rank()[0]).alias("rank"),
         extract_number("epoch", pl.Int64()),
     )
     found = found.filter(pl.col("values").is_not_null() | pl.col("value").is_not_null())
@@ -44,5 +53,15 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
 
 
 PARSER = LineParser(
-    name="loader_sizes", literals=("loader sizes:", "loader_len", "len(loader)"), parse=parse
+    name="loader_sizes",
+    literals=(
+        "loader sizes:",
+        "loader_len",
+        "loader)",
+        "num_batches",
+        "n_batches",
+        "_per_epoch",
+        "num_steps_per_",
+    ),
+    parse=parse,
 )

@@ -163,8 +163,9 @@ def _summary(
     sizes = ", ".join(f"{rank_list([rank])} has {count(rank)}" for rank in odd[:8])
     epoch = f"epoch {lengths.epoch}" if lengths.epoch is not None else "the epoch"
     where = f" (step {step})" if step is not None else ""
+    unit = "batch" if len(odd) == 1 and lengths.by_rank[odd[0]] == 1 else "batches"
     summary = (
-        f"DataLoader lengths differ ({lengths.source}): {sizes} batches while "
+        f"DataLoader lengths differ ({lengths.source}): {sizes} {unit} while "
         f"{rank_list(rest)} {'has' if len(rest) == 1 else 'have'} {count(rest[0])}. "
     )
     if longer:
@@ -177,7 +178,7 @@ def _summary(
         summary += (
             f"At the end of {epoch} {rank_list(odd)} ran out of batches first{where} and "
             f"{'leaves' if one else 'leave'} the loop while {rank_list(rest)} still "
-            "wait in their extra step's collectives."
+            f"{'waits in its' if len(rest) == 1 else 'wait in their'} extra step's collectives."
         )
     return summary
 
@@ -240,12 +241,16 @@ def _from_per_rank_prints(job: Job) -> Lengths | None:
     prints = job.events.filter((pl.col("event") == "loader_len") & pl.col("rank").is_not_null())
     if prints.is_empty():
         return None
-    latest = prints.group_by("rank").agg(pl.all().last())
+    # one count per rank: the one most ranks print (`num_steps_per_rollout` over
+    # `num_batches` when both are there), the last print of it
+    key = pl.col("names").list.first()
+    name = prints.select(key.drop_nulls().mode().sort().first()).item() or "loader_len"
+    latest = prints.filter(key.eq_missing(name)).group_by("rank").agg(pl.all().last())
     by_rank = dict(zip(latest["rank"].to_list(), latest["value"].to_list(), strict=True))
     return Lengths(
         by_rank=by_rank,
         evidence=latest.sort("rank").select("file", "line", "text", "rank"),
-        source="per-rank `loader_len` prints",
+        source=f"per-rank `{name}` prints",
         epoch=None,
     )
 

@@ -68,3 +68,18 @@ def test_the_others_writing_on_after_the_end_of_data_is_no_uneven_loader(tmp_pat
     later = DATA_ENDS[1].replace("(5/8)", "(0/8)").replace("16:00:05,622", "16:00:06,000")
     analysis = analyze_files(tmp_path, {"train.log": [*DATA_ENDS, later]})
     assert "loader_size_mismatch" not in kinds(analysis)
+
+
+def test_each_rank_s_own_count_of_steps_it_will_run(tmp_path):
+    # GMISWE/tinker-cloud#30, verbatim: three samples over two data-parallel ranks, each rank
+    # deriving its steps from its own share; rank 1 runs one step, rank 0 two
+    lines = [
+        "validators.py:64  ALLOW_PARTIAL_BATCHES enabled: proceeding with 3 samples (dp=2).",
+        "                  Miles will rely on dynamic global batch scaling.",
+        "rank0  data.py:462  global_batch_size=3, num_local_samples=2, num_steps_per_rollout=2",
+        "rank1  data.py:462  global_batch_size=3, num_local_samples=1, num_steps_per_rollout=1",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    mismatch = analysis.verdict.finding
+    assert (mismatch.kind, analysis.verdict.ranks) == ("loader_size_mismatch", [1])
+    assert "(per-rank `num_steps_per_rollout` prints): rank 1 has 1 batch while" in mismatch.summary
