@@ -121,6 +121,23 @@ EXTENSION_MODULES = "Extension modules: "
 C10_SIGNAL = r"^(?P<signal>SIG[A-Z0-9]+)\(\d+\), PID: (?P<pid>\d+), Thread (?P<tid>\d+):"
 #  frame #0: c10::FatalSignalHandler::stacktraceSignalHandler(bool) + 0x8b (0x7f5a5ceaf51b in ...)
 CPP_FRAME = r"^frame #\d+: "
+# A native library's own crash banner, with the process it names: UCX's (NVIDIA/nccl#1996,
+# ai2cm/ace#346: the pid padded, the thread id left out)
+#   [n125-011-039:288505:0:296459] Caught signal 11 (Segmentation fault: address not mapped ...
+#   [92c90024c028:157  :4:419] Caught signal 11 (Segmentation fault: address not mapped to ...
+# and Open MPI's (NVIDIA/TensorRT-LLM#997):  [ic5:133017] Signal: Segmentation fault (11)
+SIGNAL_NAME = r"[A-Z][a-z]+(?: [a-z]+)*"
+NATIVE_SIGNAL = (
+    r"^\[(?P<host>[\w.-]+):(?P<pid>\d+) *(?::\d+(?::(?P<tid>\d+))?)?\] "
+    rf"(?:Caught signal \d+ \((?P<ucx>{SIGNAL_NAME})|Signal: (?P<ompi>{SIGNAL_NAME}) \(\d+\))"
+)
+#  ==== backtrace (tid: 296459) ====     0  /usr/lib/libucs.so.0(ucs_handle_error+0x2d4) [0x7fe...]
+#   0 0x0000000000042520 __sigaction()  ???:0
+#  [ic5:133017] [ 0] /lib/x86_64-linux-gnu/libc.so.6(+0x42520)[0x7f978f9e4520]
+NATIVE_FRAME = (
+    r"^(?:==== backtrace \(tid: *\d+\) ====|=+$|\d+ +(?:0x[0-9a-f]+ +\S|/\S)"
+    r"|\[[\w.-]+:\d+\] (?:\[ ?\d+\] |\*\*\* |Signal code:|Failing at))"
+)
 # Exception raised from checkTimeout at /pytorch/.../ProcessGroupNCCL.cpp:632 (most recent ...
 EXCEPTION_RAISED_FROM = "Exception raised from "
 # terminate called after throwing an instance of 'c10::DistBackendError'
@@ -152,6 +169,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             _oom_events(rows),
             _fatal_python_errors(rows),
             _c10_signals(rows),
+            _native_signals(rows),
             _terminations(rows),
             _frames_without_header(rows),
             _spawn_headers(rows),
@@ -578,6 +596,41 @@ def _c10_signals(rows: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([events, _recognised(run)], how="diagonal_relaxed")
 
 
+def _native_signals(rows: pl.DataFrame) -> pl.DataFrame:
+    """`fatal_signal` for a native library's crash banner (UCX, Open MPI), its backtrace
+    recognised; the process is the one the banner names."""
+    text = pl.col("_stripped")
+    is_signal = text.str.contains(NATIVE_SIGNAL)
+    if _absent(rows, is_signal):
+        return _nothing()
+    rows = _mark_runs(rows, is_signal, text.str.contains(NATIVE_FRAME), "native")
+    run = rows.filter(pl.col("_native_in"))
+    ends = run.group_by(STREAM, "_native").agg(
+        pl.col("line").filter(~pl.col("_blank")).max().alias("end_line")
+    )
+    parts = text.str.extract_groups(NATIVE_SIGNAL)
+    name = pl.coalesce(parts.struct.field("ucx"), parts.struct.field("ompi"))
+    events = (
+        run.filter(is_signal)
+        .join(ends, on=[STREAM, "_native"], how="left")
+        .select(
+            "file",
+            "line",
+            pl.lit("fatal_signal").alias("event"),
+            pl.lit("error").alias("severity"),
+            "end_line",
+            name.str.slice(0, MESSAGE_CHARS).alias("exc_message"),
+            name.replace_strict(FATAL_SIGNALS, default=None, return_dtype=pl.String).alias(
+                "signal"
+            ),
+            parts.struct.field("host").alias("host"),
+            parts.struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
+            parts.struct.field("tid").cast(pl.Int64, strict=False).alias("tid"),
+        )
+    )
+    return pl.concat([events, _recognised(run)], how="diagonal_relaxed")
+
+
 def _terminations(rows: pl.DataFrame) -> pl.DataFrame:
     """`cpp_terminate`, with the `what():` line after it (or on the same line) as its
     message; the C++ stack c10 appends to `what()` is recognised."""
@@ -750,6 +803,8 @@ PARSER = LineParser(
         WHAT,
         "PID: ",
         "frame #",
+        "Caught signal ",
+        "Signal: ",
         "terminated with the following error:",
         UNHANDLED,
     ),

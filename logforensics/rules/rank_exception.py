@@ -85,7 +85,8 @@ def check(job: Job) -> list[Finding]:
     explained = {rank for finding in findings for rank in finding.ranks}
     return (
         findings
-        + _signal_deaths(job, explained)
+        + (deaths := _signal_deaths(job, explained))
+        + (_unattributed_deaths(job) if not findings and not deaths else [])
         + _unattributed(job)
         + _cut_tracebacks(job, explained)
         + (crashes := _cut_crashes(job, explained))
@@ -574,6 +575,40 @@ def _signal_deaths(job: Job, explained: set[int]) -> list[Finding]:
             continue  # every rank aborted: the watchdog's teardown, not one rank's death
         findings.append(_death(job, str(signal), ranks, rows))
     return findings
+
+
+def _unattributed_deaths(job: Job) -> list[Finding]:
+    """A process no line ties to a rank crashed on a fatal signal (a native library's crash
+    banner: UCX's `Caught signal 11 (Segmentation fault: ...)`, NVIDIA/nccl#1996): a failure
+    all the same, blaming nobody, said with the host and process the banner names."""
+    crashes = job.events.filter(
+        (pl.col("event") == "fatal_signal")
+        & pl.col("rank").is_null()
+        & pl.col("signal").is_in(list(FATAL.values()))
+    ).sort("file", "line")
+    if crashes.is_empty():
+        return []
+    first = crashes.row(0, named=True)
+    host, pid = first.get("host"), first.get("pid")
+    place = f"host {host}, pid {pid}" if host and pid is not None else ""
+    place = place or (f"pid {pid}" if pid is not None else "")
+    count = crashes.height
+    who = "A process" if count == 1 else f"{count} processes"
+    summary = (
+        f"{who} whose rank the logs do not say crashed on {first['signal']}"
+        + (f" ({place})" if place else "")
+        + ": the process died in native code, and the others waited or were stopped."
+    )
+    return [
+        _unblamed(
+            crashes,
+            part="explanation",
+            summary=summary,
+            fix=SIGNAL_FIXES.get(str(first["signal"]), CRASH_FIX),
+            ranks=[],
+            details={"exception": first["signal"], "signal": first["signal"]},
+        )
+    ]
 
 
 def _local_is_global(job: Job) -> pl.Expr:

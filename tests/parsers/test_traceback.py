@@ -632,3 +632,48 @@ def test_the_outermost_frame_of_saving_or_evaluation_is_kept():
     row = parsed_by("traceback", lines).filter(event="exception").row(0, named=True)
     assert row["extra"] == '{"in_work":"save_state"}'
     assert row["frame"].endswith("comm.py:408 in barrier")
+
+
+# --- native crash banners -----------------------------------------------------------------
+
+
+def test_ucx_s_crash_banner_is_a_fatal_signal_with_its_backtrace():
+    # NVIDIA/nccl#1996, verbatim (cut): a SIGSEGV on one of NCCL's threads, UCX's handler
+    lines = [
+        "[n125-011-039:288505:0:296459] Caught signal 11 (Segmentation fault: address not mapped to object at address 0x48)",
+        "==== backtrace (tid: 296459) ====",
+        " 0  /usr/lib/libucs.so.0(ucs_handle_error+0x2d4) [0x7fedc925c274]",
+        " 3  /opt/tiger/nccl/lib/libnccl.so(+0x120057) [0x7ff1c18c1057]",
+    ]
+    found = parse(lines)
+    assert found.height == 1
+    crash = found.row(0, named=True)
+    assert (crash["event"], crash["signal"], crash["end_line"]) == ("fatal_signal", "SIGSEGV", 4)
+    assert (crash["host"], crash["pid"], crash["tid"]) == ("n125-011-039", 288505, 296459)
+
+
+def test_ucx_s_banner_with_a_padded_pid_and_no_thread_id():
+    # ai2cm/ace#346, verbatim
+    lines = [
+        "[92c90024c028:157  :4:419] Caught signal 11 (Segmentation fault: address not mapped to object at address (nil))",
+        "==== backtrace (tid:    414) ====",
+        " 0 0x0000000000042520 __sigaction()  ???:0",
+        "=================================",
+    ]
+    crash = parse(lines).row(0, named=True)
+    assert (crash["signal"], crash["pid"], crash["end_line"]) == ("SIGSEGV", 157, 4)
+
+
+def test_open_mpi_s_crash_banner_is_a_fatal_signal():
+    # NVIDIA/TensorRT-LLM#997, verbatim (cut)
+    lines = [
+        "[ic5:133017] *** Process received signal ***",
+        "[ic5:133017] Signal: Segmentation fault (11)",
+        "[ic5:133017] Signal code: Address not mapped (1)",
+        "[ic5:133017] Failing at address: 0x440000e9",
+        "[ic5:133017] [ 0] /lib/x86_64-linux-gnu/libc.so.6(+0x42520)[0x7f978f9e4520]",
+    ]
+    crashes = parse(lines).filter(pl.col("event") == "fatal_signal")
+    assert crashes.height == 1
+    assert crashes.row(0, named=True)["signal"] == "SIGSEGV"
+    assert crashes.row(0, named=True)["end_line"] == 5
