@@ -520,7 +520,7 @@ def _warnings(events: pl.DataFrame) -> pl.DataFrame:
     checked_in = body.str.extract_groups(CHECKED_IN_TWICE)
     details = pl.struct(
         pl.col("_result").cast(pl.Int64, strict=False).alias("result"),
-        _subsystem(pl.concat_str([pl.col("_src").fill_null(""), body], separator=" ")).alias(
+        subsystem_of(pl.concat_str([pl.col("_src").fill_null(""), body], separator=" ")).alias(
             "subsystem"
         ),
     )
@@ -542,7 +542,7 @@ def _warnings(events: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _subsystem(text: pl.Expr) -> pl.Expr:
+def subsystem_of(text: pl.Expr) -> pl.Expr:
     """The first of SUBSYSTEMS whose words `text` holds (null for none)."""
     named = pl.lit(None, pl.String)
     for name, pattern in reversed(SUBSYSTEMS):
@@ -670,7 +670,7 @@ def _headless_results(marked: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame
         return pl.DataFrame(schema={"file": pl.String, "line": pl.UInt32, "event": pl.String})
     found = results.join(_last_error_text(marked, 2), on=["file", "line"], how="left")
     said = message.str.slice(message.str.find(": ", literal=True) + 2).str.strip_chars()
-    subsystem = _subsystem(pl.col("_following"))
+    subsystem = subsystem_of(pl.col("_following"))
     return found.select(
         "file",
         "line",

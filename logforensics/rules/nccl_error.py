@@ -31,6 +31,7 @@ from logforensics.job import Job
 from logforensics.placement import AFTER_MARK, earliest_time, placed_keys
 from logforensics.registry import Rule
 from logforensics.text import rank_list
+from parsers.nccl import subsystem_of
 
 # A report that the other side went away (NVIDIA/nccl misc/socket.cc, proxy.cc; ncclResult_t 6
 # is ncclRemoteError; PyTorch's `remote process exited or there was a network error`).
@@ -199,7 +200,10 @@ def check(job: Job) -> list[Finding]:
 
 
 def _errors(job: Job, nccl: pl.DataFrame) -> list[Finding]:
-    errors = nccl.filter(pl.col("event") == "nccl_error")
+    errors = pl.concat(
+        [nccl.filter(pl.col("event") == "nccl_error"), _unannounced_chains(nccl)],
+        how="diagonal_relaxed",
+    )
     if errors.is_empty():
         return []
     errors = _with_process_rank(errors, nccl).with_columns(
@@ -320,6 +324,39 @@ def _common_mode_finding(job: Job, rows: pl.DataFrame) -> Finding:
             "error_code": first["error_code"],
             "nccl_version": first["nccl_version"],
         },
+    )
+
+
+def _unannounced_chains(nccl: pl.DataFrame) -> pl.DataFrame:
+    """A process's return-code chain of a failure (`misc/socket.cc:567 -> 2`, then
+    `bootstrap.cc:270 -> 2`) with no WARN of that process in the logs: the failure is the
+    chain's, at INFO level (NVIDIA/nccl#1000: bootstrap on two nodes' IPoIB interfaces in
+    different subnets). One error per process, at its chain's first line; the subsystem from
+    every frame of the chain (bootstrap over the socket calls under it). Only when no process
+    WARNs at all: a WARN's chain can be printed by another thread or process of its own."""
+    failed = (pl.col("event") == "nccl_unwind") & pl.col("error_code").is_in(list(RESULT_CLASSES))
+    said = nccl.filter(pl.col("event").is_in(["nccl_error", "nccl_warn", "oom"]))
+    chains = nccl.filter(failed & pl.col("pid").is_not_null())
+    if chains.is_empty() or not said.is_empty():
+        return chains.clear()
+    frames = chains.group_by("host", "pid").agg(pl.col("frame").str.join(" ").alias("_frames"))
+    first = chains.sort("file", "line").unique(["host", "pid"], keep="first", maintain_order=True)
+    return (
+        first.join(frames, on=["host", "pid"], how="left", nulls_equal=True)
+        .with_columns(
+            pl.lit("nccl_error").alias("event"),
+            pl.concat_str(pl.col("frame"), pl.lit(" -> "), pl.col("error_code")).alias(
+                "exc_message"
+            ),
+            pl.struct(
+                pl.col("error_code").cast(pl.Int64, strict=False).alias("result"),
+                subsystem_of(pl.col("_frames")).alias("subsystem"),
+            )
+            .struct.json_encode()
+            .alias("extra"),
+            pl.lit(None, pl.String).alias("error_code"),
+        )
+        .drop("_frames")
     )
 
 

@@ -422,3 +422,31 @@ def test_a_warning_of_the_network_plugin_closing_its_connections_is_teardown(tmp
     assert analysis.verdict is None
     closing = finding(analysis, "nccl_error")
     assert closing.severity == "warning" and "while closing a communicator" in closing.summary
+
+
+def test_a_return_code_chain_no_warn_announced_is_the_process_s_error(tmp_path):
+    # NVIDIA/nccl#1000, verbatim (node 2, cut): bootstrap over IPoIB interfaces in different
+    # subnets fails at INFO level, `-> 2` (ncclSystemError) up the chain and no WARN
+    lines = [
+        "dso-s1-r1-a100-03:2330:2658 [2] NCCL INFO misc/socket.cc:567 -> 2",
+        "dso-s1-r1-a100-03:2330:2658 [2] NCCL INFO misc/socket.cc:618 -> 2",
+        "dso-s1-r1-a100-03:2330:2658 [2] NCCL INFO bootstrap.cc:270 -> 2",
+        "dso-s1-r1-a100-03:2334:2665 [6] NCCL INFO misc/socket.cc:567 -> 2",
+    ]
+    analysis = analyze_files(tmp_path, {"node2.log": lines})
+    errors = nccl_errors(analysis)
+    assert analysis.verdict.finding in errors and analysis.verdict.ranks == []
+    assert "misc/socket.cc:567 -> 2" in analysis.verdict.finding.summary
+    assert "NCCL_SOCKET_IFNAME" in analysis.verdict.finding.fix
+
+
+def test_a_chain_after_its_process_s_warn_is_no_second_error(tmp_path):
+    # NVIDIA/nccl#1176 (srun --label), verbatim: the WARN says it, the chain unwinds it
+    lines = [
+        "0: compute-st-p4de24xlarge-1:34639:36718 [5] bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4",
+        "0: compute-st-p4de24xlarge-1:34639:36718 [5] NCCL INFO bootstrap.cc:554 -> 3",
+        "0: compute-st-p4de24xlarge-1:34639:36718 [5] NCCL INFO transport.cc:250 -> 3",
+    ]
+    analysis = analyze_files(tmp_path, {"slurm.out": lines})
+    (error,) = nccl_errors(analysis)
+    assert error.evidence[0].line == 1
