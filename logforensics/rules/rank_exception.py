@@ -22,6 +22,7 @@ import re
 import polars as pl
 
 from logforensics.findings import WAITED, Finding, Part, evidence_from, exception_text
+from logforensics.intake import read_lines_at
 from logforensics.job import Job
 from logforensics.placement import AFTER_MARK, earliest_time, placed_finding, placed_keys
 from logforensics.registry import Rule
@@ -44,9 +45,18 @@ SWALLOWED_FIX = (
     "the cause of the exception itself too."
 )
 FATAL_FIX = (
-    "Fix the exception on {who}; the other ranks hung in the next collective because {it} "
-    "stopped issuing collectives. Wrapping the script with "
+    "Fix the exception on {who}; once {it} stopped issuing collectives, the other ranks could "
+    "only wait in their next one or be stopped by the launcher. Wrapping the script with "
     "`torch.distributed.elastic.multiprocessing.errors.record` makes torchrun report it first."
+)
+# A rank asked for a GPU its node does not have (tdrussell/diffusion-pipe#397:
+# `torch.cuda.set_device(dist.get_rank())` on the second node)
+ORDINAL = r"invalid device ordinal"
+ORDINAL_FIX = (
+    "{who} asked for a GPU {its} node does not have: a device chosen by the global rank "
+    "(`torch.cuda.set_device(dist.get_rank())`) runs past the node's GPUs from the second node "
+    "on. Choose it by the local rank (`torch.cuda.set_device(int(os.environ['LOCAL_RANK']))`), "
+    "and check `--nproc_per_node` and CUDA_VISIBLE_DEVICES against the GPUs each node has."
 )
 # A DataLoader worker process died under the rank (torch/utils/data/dataloader.py,
 # _utils/signal_handling.py): `DataLoader worker (pid(s) 8864) exited unexpectedly`,
@@ -366,7 +376,7 @@ def _unblamed(
 
 def _exceptions(job: Job) -> list[Finding]:
     exceptions = (
-        _thrown(job)
+        _inheriting(job, _thrown(job))
         .filter(
             pl.col("rank").is_not_null()
             & pl.col("exc_type").is_not_null()  # a traceback cut before its exception: no cause
@@ -387,6 +397,66 @@ def _exceptions(job: Job) -> list[Finding]:
     for (_,), rows in placed.sort("file", "line").group_by("same_error", maintain_order=True):
         findings.append(_finding(job, rows, primary))
     return sorted(findings, key=lambda f: f.ranks)
+
+
+# `/root/workspace/diffusion-pipe/train.py:283 in <module>`: a frame as the traceback parser
+# keeps it
+FRAME_PLACE = r"^(?P<path>.+):(?P<number>\d+) in (?P<function>.+)$"
+
+
+def _inheriting(job: Job, thrown: pl.DataFrame) -> pl.DataFrame:
+    """`thrown`, a rank's traceback cut before its exception line taking the exception of
+    another rank's whole traceback that holds the cut one's last frame: the same call that
+    failed the same way (tdrussell/diffusion-pipe#397: ranks 18 and 22 in
+    `torch.cuda.set_device(dist.get_rank())`, rank 22's traceback cut by the paste)."""
+    cut = thrown.filter(
+        pl.col("rank").is_not_null() & pl.col("exc_type").is_null() & pl.col("frame").is_not_null()
+    )
+    whole = thrown.filter(pl.col("exc_type").is_not_null() & pl.col("end_line").is_not_null())
+    if cut.is_empty() or whole.is_empty():
+        return thrown
+    spans = whole.select(
+        "file",
+        pl.int_ranges("line", pl.col("end_line") + 1).alias("_at"),
+        pl.col("line").alias("_start"),
+    ).explode("_at")
+    wanted = spans.select("file", pl.col("_at").cast(pl.UInt32).alias("line"))
+    texts = read_lines_at(job.inventory, wanted).join(
+        spans.with_columns(pl.col("_at").cast(pl.UInt32)).rename({"_at": "line"}),
+        on=["file", "line"],
+    )
+    inherited = []
+    for row in cut.iter_rows(named=True):
+        place = re.match(FRAME_PLACE, str(row["frame"]))
+        if place is None:
+            continue
+        needle = f'"{place["path"]}", line {place["number"]}, in {place["function"]}'
+        holders = texts.filter(pl.col("text").str.contains(needle, literal=True))
+        if holders.is_empty():
+            continue
+        source = whole.filter(
+            (pl.col("file") == holders.item(0, "file"))
+            & (pl.col("line") == holders.item(0, "_start"))
+        ).row(0, named=True)
+        inherited.append(
+            {
+                "file": row["file"],
+                "line": row["line"],
+                "_type": source["exc_type"],
+                "_message": source["exc_message"],
+            }
+        )
+    if not inherited:
+        return thrown
+    found = pl.DataFrame(inherited, schema_overrides={"line": thrown.schema["line"]})
+    return (
+        thrown.join(found, on=["file", "line"], how="left")
+        .with_columns(
+            pl.coalesce("exc_type", "_type").alias("exc_type"),
+            pl.coalesce("exc_message", "_message").alias("exc_message"),
+        )
+        .drop("_type", "_message")
+    )
 
 
 def _thrown(job: Job) -> pl.DataFrame:
@@ -702,6 +772,9 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
         fix = FATAL_FIX.format(who=rank_list(ranks), it="it" if len(ranks) == 1 else "they")
         if re.search(WORKER_DIED, message):
             fix = WORKER_FIX.format(who=rank_list(ranks))
+        elif re.search(ORDINAL, message):
+            its = "its" if len(ranks) == 1 else "their"
+            fix = ORDINAL_FIX.format(who=rank_list(ranks).capitalize(), its=its)
         elif re.search(HARDWARE, f"{exc}: {message}"):
             fix = HARDWARE_FIX
     if len(ranks) > 1:

@@ -439,3 +439,26 @@ def test_a_native_crash_no_line_ties_to_a_rank_is_a_failure_blaming_nobody(tmp_p
     crash = analysis.verdict.finding
     assert (crash.kind, analysis.verdict.ranks) == ("rank_exception", [])
     assert "crashed on SIGSEGV (host n125-011-039, pid 288505)" in crash.summary
+
+
+def test_a_traceback_cut_before_its_exception_takes_the_same_call_s_exception(tmp_path):
+    # tdrussell/diffusion-pipe#397, verbatim (DeepSpeed's pdsh prefix; the reporter's paste cuts
+    # rank 22's traceback): both ranks of the second node set the device by global rank
+    lines = [
+        "xxx1: [rank18]: Traceback (most recent call last):",
+        'xxx1: [rank18]:   File "/root/workspace/diffusion-pipe/train.py", line 283, in <module>',
+        "xxx1: [rank18]:     torch.cuda.set_device(dist.get_rank())",
+        'xxx1: [rank18]:   File "/root/workspace/conda/miniforge3/envs/diff-pipe/lib/python3.12/site-packages/torch/cuda/__init__.py", line 529, in set_device',
+        "xxx1: [rank18]:     torch._C._cuda_setDevice(device)",
+        "xxx1: [rank18]: RuntimeError: CUDA error: invalid device ordinal",
+        "xxx1: [rank18]: CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.",
+        "xxx1: ",
+        "xxx1: [2025-08-25 15:04:24,444] [INFO] [comm.py:675:init_distributed] cdb=None",
+        "xxx1: [rank22]: Traceback (most recent call last):",
+        'xxx1: [rank22]:   File "/root/workspace/diffusion-pipe/train.py", line 283, in <module>',
+        "xxx1: [rank22]:     torch.cuda.set_device(dist.get_rank())",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    error = analysis.verdict.finding
+    assert (error.kind, analysis.verdict.ranks) == ("rank_exception", [18, 22])
+    assert "LOCAL_RANK" in error.fix and "hung" not in error.fix
