@@ -14,6 +14,7 @@ server's periodic snapshots).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -106,13 +107,14 @@ def _stacks(
         return _empty(pyspy.FRAME_SCHEMA).with_columns(
             pl.lit(False).alias("is_worker"), pl.lit(None, pl.String).alias("tool")
         )
+    frames = _spread_over_ranges(frames, by_path)
     known = events.filter(pl.col("pid").is_not_null() & pl.col("rank").is_not_null())
     pid_rank = dict(known.group_by("pid").agg(pl.col("rank").first()).iter_rows())
     in_file = pl.col("file").replace_strict(by_path, default=None, return_dtype=pl.Int32)
     own = frames.with_columns(
         pl.coalesce(
             "section_rank",
-            pl.when(pl.col("parent_pid").is_null()).then(in_file),
+            pl.when(pl.col("parent_pid").is_null()).then(pl.coalesce("_range_rank", in_file)),
             "command_rank",
             pl.col("pid").replace_strict(pid_rank, default=None, return_dtype=pl.Int32),
         ).alias("rank")
@@ -133,8 +135,33 @@ def _stacks(
     )
     files = chosen.select("rank", "file").unique()
     return attributed.join(files, on=["rank", "file"], how="semi").drop(
-        "_form", "_parent_rank", "section_rank"
+        "_form", "_parent_rank", "section_rank", "_range_rank"
     )
+
+
+# A dump that stands for a range of ranks with the same stack (sgl-project/sglang#22607's
+# `tp1-3.log` beside `rank0.log`): a rank word, then `first-last` at the end of the name.
+RANK_RANGE = r"(?i)(?:^|[/_.-])(?:ranks?|tp|dp|pp|r)_?(\d{1,6})-(\d{1,6})(?:\.\w+)?$"
+LONGEST_RANGE = 4096
+
+
+def _spread_over_ranges(frames: pl.DataFrame, by_path: dict[str, int | None]) -> pl.DataFrame:
+    """The frames of a dump named for a range of ranks, once for each rank of it
+    (`_range_rank`; null for the other dumps)."""
+    spans: dict[str, list[int]] = {}
+    for name, rank in by_path.items():
+        found = re.search(RANK_RANGE, name)
+        if rank is None and found:
+            first, last = int(found[1]), int(found[2])
+            if first < last and last - first < LONGEST_RANGE:
+                spans[name] = list(range(first, last + 1))
+    if not spans:
+        return frames.with_columns(pl.lit(None, pl.Int32).alias("_range_rank"))
+    ranges = pl.DataFrame(
+        {"file": list(spans), "_range_rank": list(spans.values())},
+        schema={"file": pl.String, "_range_rank": pl.List(pl.Int32)},
+    ).explode("_range_rank")
+    return frames.join(ranges, on="file", how="left")
 
 
 def _of(dumps: tuple[DumpFile, ...], kind: str) -> list[DumpFile]:

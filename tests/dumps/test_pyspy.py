@@ -259,3 +259,18 @@ def test_one_rank_s_dump_inside_a_collective_singles_out_nobody(tmp_path):
     assert analysis.verdict is None
     (stuck,) = [f for f in analysis.findings if f.kind == "stuck_location"]
     assert stuck.severity == "info"
+
+
+def test_a_dump_named_for_a_range_of_ranks_stands_for_each_of_them(tmp_path):
+    # sgl-project/sglang#22607, verbatim: TP rank 0 in an all_reduce only it issues, TP ranks
+    # 1-3 (one paste for the three) in the scheduler's broadcast
+    (tmp_path / "rank0.log").write_text("\n".join(RANK0_FRAMES) + "\n")
+    (tmp_path / "tp1-3.log").write_text(
+        "broadcast (torch/distributed/distributed_c10d.py:2974)\n"
+        "  broadcast_pyobj (utils/common.py:1437)\n"
+        "  _broadcast_reqs_across_ranks (scheduler_components/request_receiver.py:187)\n"
+    )
+    analysis = analyze(tmp_path)
+    stuck = analysis.verdict.finding
+    assert (stuck.kind, analysis.verdict.ranks) == ("stuck_location", [0])
+    assert "while ranks 1-3 wait in dist.broadcast at broadcast_pyobj" in stuck.summary
