@@ -97,12 +97,16 @@ KUBECTL_TIMESTAMP = rf"(?P<time>{RFC3339}) "
 # prefix or line the analyzer knows follows it, so a job's own dated log lines keep their date
 # 18:11:06.680 [rank4]:[E205 18:11:06.375750231 ProcessGroupNCCL.cpp:1870] ...  (a log viewer's
 # clock alone, modelscope/ms-swift#7992: peeled on the same terms, no time kept)
+# 2025-08-12 09:37:02.216313 worker-9 >> :168:1228 [2] NCCL INFO Connected all trees
+# (a log shipper's stamp and host, NCCL's own host left out, NVIDIA/nccl#1808)
 COLLECTOR_TIME = (
     r" *(?P<stamp>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?"
     r"(?:Z|[+-]\d{2}:?\d{2})?|\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?) "
+    r"(?:(?P<host>[A-Za-z][\w-]*(?:\.[\w-]+)*) >> )?"
 )
 AFTER_COLLECTOR_TIME = (
-    r"^(?:\[rank\d+\]:|\[\d+,\d+\]<std|[\w.-]+:\d+:\d+ \[\d+\] |[EWIF]\d{4} \d\d:|\[[EWIF]\d{4} )"
+    r"^(?:\[rank\d+\]:|\[\d+,\d+\]<std|[\w.-]*:\d+:\d+ \[\d+\] |[EWIF]\d{4} \d\d:|\[[EWIF]\d{4} "
+    r"|\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\] [\w.-]*:\d+:\d+ \[)"
 )
 # node04: [E ProcessGroupNCCL.cpp:474] [Rank 7] Watchdog caught collective operation timeout
 # rdma-test-gpu-worker-1: torch.distributed.DistBackendError: NCCL error in: ...
@@ -306,7 +310,7 @@ FRAMERS: tuple[Framer, ...] = (
     Framer(
         "collector_time",
         COLLECTOR_TIME,
-        lambda g: {"prefix_time": _iso_minutes(g)},
+        lambda g: {"prefix_time": _iso_minutes(g), "prefix_host": _group(g, "host")},
         accept=lambda g: (
             pl.col("message")
             .str.slice(_group(g, "prefix").str.len_chars())

@@ -255,6 +255,7 @@ NCCL_WORDS = {
     "usage": "NCCL refused a call on {who} (invalid usage)",
     "unknown": "NCCL failed on {who}",
     "topology": "NCCL could not map the devices of {who}",
+    "foreign": "Another program connected to the NCCL port of {who}",
 }
 
 

@@ -137,16 +137,26 @@ def _file_stats(
             writers.select("file", "rank", "rank_from"),
         ]
     )
-    owner = (
+    said = (
         stated.filter(pl.col("rank").is_not_null())
         .group_by("file")
         .agg(pl.col("rank").unique().alias("ranks"), pl.col("rank_from").first())
-        .filter(pl.col("ranks").list.len() == 1)
-        .select("file", pl.col("ranks").list.first().alias("rank"), "rank_from")
+    )
+    owner = said.filter(pl.col("ranks").list.len() == 1).select(
+        "file", pl.col("ranks").list.first().alias("rank"), "rank_from"
+    )
+    # a file processes of several ranks wrote in (their NCCL lines, their launcher prefixes) is
+    # no one rank's, whatever its name says; a line's words may name other ranks
+    writers = stated.filter(pl.col("rank_from").is_in(["process", "prefix"]))
+    shared = (
+        writers.group_by("file")
+        .agg(pl.col("rank").drop_nulls().n_unique().alias("_writers"))
+        .filter(pl.col("_writers") > 1)
+        .get_column("file")
     )
     by_path = path_ranks(stats.get_column("file").to_list()).select(
         "file",
-        pl.when(believed_rank("path_rank", rank_limit))
+        pl.when(believed_rank("path_rank", rank_limit) & ~pl.col("file").is_in(shared.implode()))
         .then(pl.col("path_rank"))
         .alias("rank_by_path"),
         pl.when(pl.col("path_rank_local_only"))

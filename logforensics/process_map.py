@@ -42,10 +42,24 @@ def attribute_by_process(events: pl.DataFrame) -> pl.DataFrame:
         )
         .drop("pid_rank")
     )
-    fill = pl.col("rank").is_null() & pl.col("process_rank").is_not_null()
+    # a file whose processes are of different ranks is no one rank's: the rank its name gave
+    # it goes (NVIDIA/nccl#1808: `worker-9.log` holds ranks 80 and 82's NCCL lines)
+    shared = pl.col("process_rank").drop_nulls().n_unique().over("file") > 1
+    by_name = pl.col("rank_from").is_in(["path", "path_local"]).fill_null(False) & shared
+    fill = (pl.col("rank").is_null() | by_name) & pl.col("process_rank").is_not_null()
     return by_process.with_columns(
-        pl.when(fill).then(pl.col("process_rank")).otherwise(pl.col("rank")).alias("rank"),
-        pl.when(fill).then(pl.lit("process")).otherwise(pl.col("rank_from")).alias("rank_from"),
+        pl.when(fill)
+        .then(pl.col("process_rank"))
+        .when(by_name)
+        .then(None)
+        .otherwise(pl.col("rank"))
+        .alias("rank"),
+        pl.when(fill)
+        .then(pl.lit("process"))
+        .when(by_name)
+        .then(None)
+        .otherwise(pl.col("rank_from"))
+        .alias("rank_from"),
     ).drop("process_rank")
 
 

@@ -62,13 +62,13 @@ from logforensics.registry import LineParser
 # NVIDIA/nccl#1612; `[3] include/shm.h:28 NCCL WARN ...`, NVIDIA/nccl#525) is read the same.
 NCCL_LINE = (
     r"(?:\[(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\] )?"
-    r"(?:(?:(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) )?\[(?P<dev>\d+)\] )?"
+    r"(?:(?:(?P<host>[^\s:\[\]]*):(?P<pid>\d+):(?P<tid>\d+) )?\[(?P<dev>\d+)\] )?"
     r"(?:[0-9.]+ )?(?:(?P<src>\S+:\d+)(?: \((?P<func>[^)\s]*)\))? )?"
     r"NCCL (?P<level>INFO|WARN|TRACE) "
 )
 # The same, without captures: a DFA-only test for the bulk of the lines.
 NCCL_LINE_TEST = (
-    r"[^\s:\[\]]+:\d+:\d+ \[\d+\] (?:\S+ ){0,3}NCCL (?:INFO|WARN|TRACE) "
+    r"[^\s:\[\]]*:\d+:\d+ \[\d+\] (?:\S+ ){0,3}NCCL (?:INFO|WARN|TRACE) "
     r"|^(?:\S+:\d+ )?(?:\(\S*\) )?NCCL WARN "
     r"|^\[\d+\] (?:\S+ ){0,3}NCCL (?:INFO|WARN|TRACE) "
 )
@@ -150,6 +150,9 @@ ERROR_WARN = (
     r"[Cc]uda error|CUDA error|System call|Timeout waiting|timed out"
     # init cannot map the topology to a network device (NVIDIA/NeMo#13996, NVIDIA/nccl#1748)
     r"|Could not find NET with id"
+    # a connection to NCCL's port that was not NCCL's (a scanner, a metrics scraper: the magic
+    # `74656d2f20544547` is `GET /met`); the proxy thread could hang on it (NVIDIA/nccl#1808)
+    r"|wrong magic"
 )
 # A network peer as printed: `10.200.84.247<58355>`, `gpu004.ds-a4-r02.abc.com<55693>`.
 PEER = r"([^\s<>()]+<\d+>)"
@@ -206,7 +209,7 @@ LINK_RANKS = (
     r"(?P<b>\d+)(?:\[[0-9a-fA-F]+\])?(?P<middle> -> -?\d+)?(?P<receive> \[receive\])?"
 )
 # The process identity alone, for topology lines (see NCCL_LINE).
-PROCESS = r"(?P<host>[^\s:\[\]]+):(?P<pid>\d+):\d+ \[\d+\] "
+PROCESS = r"(?P<host>[^\s:\[\]]*):(?P<pid>\d+):\d+ \[\d+\] "
 
 # PyTorch's wrapper, one line (the class words stop at ` (run with`, `,` or ` - please`):
 #   torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/
@@ -317,13 +320,15 @@ def _topology(lines: pl.DataFrame, initialised: list[str]) -> pl.DataFrame:
     ranked = lines.select(
         "file",
         "line",
-        process.struct.field("host").alias("host"),
+        pl.when(process.struct.field("host") != "")
+        .then(process.struct.field("host"))
+        .alias("host"),
         process.struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
         pl.coalesce(message.str.extract(TREES_RANK, 1), own_in_link)
         .cast(pl.Int32, strict=False)
         .alias("comm_rank"),
     )
-    known = pl.col("comm_rank").is_not_null() & pl.col("host").is_not_null()
+    known = pl.col("comm_rank").is_not_null() & pl.col("pid").is_not_null()
     first = known & (
         pl.col("line") == pl.col("line").min().over("file", "host", "pid", "comm_rank")
     )
@@ -350,7 +355,9 @@ def _debug_lines(lines: pl.DataFrame) -> pl.DataFrame:
         head.struct.field("ts")
         .str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False, time_unit="us")
         .alias("timestamp"),
-        head.struct.field("host").alias("host"),
+        # a log shipper may leave the host out (`:166:1228 [0] NCCL INFO`, NVIDIA/nccl#1808):
+        # the host is then its prefix's
+        pl.when(head.struct.field("host") != "").then(head.struct.field("host")).alias("host"),
         head.struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
         head.struct.field("tid").cast(pl.Int64, strict=False).alias("tid"),
         head.struct.field("dev").cast(pl.Int32, strict=False).alias("cuda_dev"),

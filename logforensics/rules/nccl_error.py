@@ -48,6 +48,8 @@ ENVIRONMENT = (
     r"No space left on device|No IB device found|No device found"
 )
 CUDA = r"(?i)cuda"
+# A connection to NCCL's port that did not start with NCCL's magic number: not NCCL's
+FOREIGN = r"wrong magic (?P<magic>[0-9a-fA-F]{16})\b"
 DUPLICATE_GPU = r"Duplicate GPU detected|same GPU"
 # ncclResult_t (NVIDIA/nccl src/init.cc ncclGetErrorString) -> the class it makes an error.
 RESULT_CLASSES = {
@@ -78,6 +80,11 @@ CLASS_WORDS = {
         "communicators: a problem of the node's hardware or of this NCCL version with it."
     ),
     "internal": " NCCL returned an internal error (ncclInternalError) on this rank.",
+    "foreign": (
+        " Something that is not a process of this job connected to this rank's NCCL port: a "
+        "port scanner, a metrics scraper or another job. NCCL's proxy thread can stall on such "
+        "a connection, and the job with it."
+    ),
     "usage": (
         " NCCL returned invalid usage on this rank: the ranks did not call it alike (sizes, "
         "order or settings differ)."
@@ -179,7 +186,13 @@ FIX_ENVIRONMENT = (
     "node has (`ip -br addr`; unset it to let NCCL choose), and containers need room in "
     "/dev/shm (`--shm-size`, `--ipc=host`, a memory-backed emptyDir on Kubernetes)."
 )
+FIX_FOREIGN = (
+    "Keep other programs off the ports NCCL listens on: bind NCCL to the job's private "
+    "interface (NCCL_SOCKET_IFNAME), close the job's port range to scanners and scrapers, and "
+    "point monitoring at its own port; a newer NCCL may ignore such connections."
+)
 FIXES = {
+    "foreign": FIX_FOREIGN,
     "peer": FIX_PEER,
     "infiniband": FIX_INFINIBAND,
     "cuda": FIX_CUDA,
@@ -406,6 +419,8 @@ def _class_of(first: dict[str, object]) -> str:
     lost peer, the host's own set-up), else the ncclResult_t its return-code chain carried,
     else CUDA or system."""
     what = str(first["what"])
+    if _matches(what, FOREIGN):
+        return "foreign"
     if _matches(what, ENVIRONMENT):
         return "environment"
     if _matches(what, INFINIBAND):
@@ -428,7 +443,19 @@ def _class_words(first: dict[str, object], kind: str) -> str:
     words = CLASS_WORDS[kind]
     if subsystem and kind in ("internal", "usage", "system"):
         words += f" The failing call was in NCCL's {subsystem}."
+    if kind == "foreign" and (sent := _sent_text(str(first["what"]))):
+        words += f" The bytes it sent, read as text: `{sent}`."
     return words
+
+
+def _sent_text(what: str) -> str | None:
+    """The 8 bytes a foreign connection sent in place of NCCL's magic number, as text when
+    they are printable (NVIDIA/nccl#1808: `74656d2f20544547` is `GET /met`, an HTTP request)."""
+    found = re.search(FOREIGN, what)
+    if found is None:
+        return None
+    sent = bytes.fromhex(found["magic"])[::-1]  # the number is printed little-endian
+    return sent.decode("ascii") if all(32 <= byte < 127 for byte in sent) else None
 
 
 def _fix(first: dict[str, object], kind: str) -> str:

@@ -450,3 +450,26 @@ def test_a_chain_after_its_process_s_warn_is_no_second_error(tmp_path):
     analysis = analyze_files(tmp_path, {"slurm.out": lines})
     (error,) = nccl_errors(analysis)
     assert error.evidence[0].line == 1
+
+
+# NVIDIA/nccl#1808, verbatim (cut): a log shipper's `<time> worker-9 >> ` before NCCL lines that
+# lost their host; an HTTP request (`GET /met`) reached rank 80's NCCL port and its proxy hung
+SHIPPED = [
+    "2025-08-12 09:37:02.216313 worker-9 >> :168:1228 [2] NCCL INFO Connected all trees",
+    "2025-08-12 09:37:02.259934 worker-9 >> :166:1233 [0] NCCL INFO Connected all trees",
+    "2025-08-12 09:37:03.463948 worker-9 >> [2025-08-12 01:37:03] :166:1226 [0] misc/socket.cc:484 NCCL WARN socketFinalizeAccept: wrong magic 74656d2f20544547 != 7970663b906d70b9",
+    "2025-08-12 09:37:14.267026 worker-9 >> :166:1835 [0] NCCL INFO Channel 00/0 : 80[0] -> 87[7] via P2P/CUMEM",
+    "2025-08-12 09:37:14.28165 worker-9 >> :168:1836 [2] NCCL INFO Channel 03/0 : 82[2] -> 90[2] [send] via NET/IBext_v10/10/GDRDMA",
+]
+
+
+def test_a_foreign_connection_to_an_nccl_port_is_the_error_of_the_rank_it_reached(tmp_path):
+    analysis = analyze_files(tmp_path, {"worker-9.log": SHIPPED})
+    error = analysis.verdict.finding
+    assert (error.kind, analysis.verdict.ranks) == ("nccl_error", [80])
+    assert error.details["class"] == "foreign"
+    assert "read as text: `GET /met`" in error.summary
+    assert analysis.verdict.headline == "Another program connected to the NCCL port of rank 80"
+    # the shipper's host is the processes' host; the file is no one rank's, whatever its name
+    assert set(analysis.job.events.get_column("host").drop_nulls()) == {"worker-9"}
+    assert analysis.job.file_stats.item(0, "rank") is None
