@@ -354,7 +354,7 @@ def _place(group: dict[str, Any]) -> str:
 
 
 def _was(ranks: list[int]) -> str:
-    return "was" if len(ranks) == 1 else "were"
+    return "were" if len(ranks) > 1 else "was"
 
 
 def _are(ranks: list[int]) -> str:

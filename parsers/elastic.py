@@ -80,12 +80,14 @@ SIGNAL_RECEIVED = r'^\s+(?:traceback|msg)\s*:\s*"?Signal \d+ \((SIG[A-Z0-9]+)\) 
 #   traceback : Traceback (most recent call last):
 TRACEBACK_FIELD = r"^\s+traceback\s*:"
 # ... failed (exitcode: -6) local_rank: 1 (pid: 886322) of binary: /idas/.../bin/python
+# A paste may cut or garble the tail (tatsu-lab/stanford_alpaca#183: `failed (exitcode: -9)
+# local_rankroot/anaconda3/...`): the stem says the death, the tail only who when it is whole.
 WORKER_FAILED = (
-    r"failed \(exitcode: (?P<exitcode>-?\d+)\) local_rank: (?P<local_rank>\d+) "
-    r"\(pid: (?P<pid>\d+)\) of binary: "
+    r"(?:api:|\] |^)failed \(exitcode: (?P<exitcode>-?\d+)\)"
+    r"(?: local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\) of binary: )?"
 )
-# ... Sending process 886321 closing signal SIGTERM
-WORKER_SIGTERM = r"Sending process (?P<pid>\d+) closing signal (?P<signal>SIG[A-Z0-9]+)"
+# ... Sending process 886321 closing signal SIGTERM    (the same tolerance: `... 53038 closing`)
+WORKER_SIGTERM = r"Sending process (?P<pid>\d+) closing(?: signal (?P<signal>SIG[A-Z0-9]+))?"
 # W1130 15:04:26.975000 4263 torch/distributed/run.py:874] *****************************************
 # WARNING:torch.distributed.run:
 RUN_LOGGER = r"torch[./]distributed[./]run(?:\.py:\d+\]|:)"
@@ -299,6 +301,7 @@ PARSER = LineParser(
         "traceback :",
         'File "',
         "closing signal",
+        "Sending process ",
         "torch/distributed/run.py",
         "torch.distributed.run",
         "OMP_NUM_THREADS",

@@ -649,13 +649,22 @@ def _signal_deaths(job: Job, explained: set[int]) -> list[Finding]:
 
 def _unattributed_deaths(job: Job) -> list[Finding]:
     """A process no line ties to a rank crashed on a fatal signal (a native library's crash
-    banner: UCX's `Caught signal 11 (Segmentation fault: ...)`, NVIDIA/nccl#1996): a failure
-    all the same, blaming nobody, said with the host and process the banner names."""
-    crashes = job.events.filter(
-        (pl.col("event") == "fatal_signal")
-        & pl.col("rank").is_null()
-        & pl.col("signal").is_in(list(FATAL.values()))
-    ).sort("file", "line")
+    banner: UCX's `Caught signal 11 (Segmentation fault: ...)`, NVIDIA/nccl#1996), or the
+    launcher says a worker died of one with its local rank cut off (tatsu-lab/stanford_alpaca
+    #183: `failed (exitcode: -9) local_rankroot/...`): a failure all the same, never "no failure
+    found", blaming nobody, said with the host and process the banner names."""
+    exit_signal = (
+        pl.col("exitcode").neg().replace_strict(FATAL, default=None, return_dtype=pl.String)
+    )
+    crashes = (
+        job.events.filter(
+            pl.col("event").is_in(["fatal_signal", "child_failed", "worker_failed"])
+            & pl.col("rank").is_null()
+        )
+        .with_columns(pl.coalesce("signal", exit_signal).alias("signal"))
+        .filter(pl.col("signal").is_in(list(FATAL.values())))
+        .sort("file", "line")
+    )
     if crashes.is_empty():
         return []
     first = crashes.row(0, named=True)
@@ -664,11 +673,18 @@ def _unattributed_deaths(job: Job) -> list[Finding]:
     place = place or (f"pid {pid}" if pid is not None else "")
     count = crashes.height
     who = "A process" if count == 1 else f"{count} processes"
-    summary = (
-        f"{who} whose rank the logs do not say crashed on {first['signal']}"
-        + (f" ({place})" if place else "")
-        + ": the process died in native code, and the others waited or were stopped."
-    )
+    if first["signal"] == "SIGKILL":
+        summary = (
+            f"{who} whose rank the logs do not say {'was' if count == 1 else 'were'} killed "
+            "(SIGKILL)" + (f" ({place})" if place else "") + ": from outside the process, "
+            "most often by the OOM killer or the scheduler; the others were then stopped."
+        )
+    else:
+        summary = (
+            f"{who} whose rank the logs do not say crashed on {first['signal']}"
+            + (f" ({place})" if place else "")
+            + ": the process died in native code, and the others waited or were stopped."
+        )
     return [
         _unblamed(
             crashes,

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
+
 from tests.builders import analyze_files, finding, kinds, marks
 from tests.parsers.test_elastic import SUMMARY as ELASTIC_SUMMARY
 
@@ -462,3 +464,21 @@ def test_a_traceback_cut_before_its_exception_takes_the_same_call_s_exception(tm
     error = analysis.verdict.finding
     assert (error.kind, analysis.verdict.ranks) == ("rank_exception", [18, 22])
     assert "LOCAL_RANK" in error.fix and "hung" not in error.fix
+
+
+def test_a_worker_the_launcher_says_was_killed_is_a_failure_even_with_its_rank_cut_off(tmp_path):
+    # tatsu-lab/stanford_alpaca#183, verbatim (the paste garbles the launcher's tails): one
+    # worker was SIGKILLed (the host ran out of RAM), torchrun stopped the other three
+    lines = [
+        "Parameter Offload: Total persistent parameters: 414720 in 81 params",
+        "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 53038 closing",
+        "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 53039 closing",
+        "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 53041 closing",
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rankroot/anaconda3/envs/faster/bin/python",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    killed = analysis.verdict.finding
+    assert (killed.kind, analysis.verdict.ranks) == ("rank_exception", [])
+    assert "was killed (SIGKILL)" in killed.summary and "OOM killer" in killed.fix
+    stopped = analysis.job.events.filter(pl.col("event") == "worker_sigterm")
+    assert sorted(stopped.get_column("pid").to_list()) == [53038, 53039, 53041]
