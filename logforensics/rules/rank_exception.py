@@ -37,6 +37,9 @@ CONSEQUENCE = (
     r"|KeyboardInterrupt|SignalException|Broken pipe|Socket|gloo"
 )
 OUT_OF_MEMORY = r"(?i)out of memory|OutOfMemoryError"
+# A message that is an out-of-memory error (`CUDA out of memory. Tried to allocate ...`,
+# `CUDA error: out of memory`), not one that names it among possible causes
+STATES_OUT_OF_MEMORY = r"(?i)^\s*(?:CUDA (?:error: )?)?out of memory|CUDA out of memory"
 SWALLOWED_FIX = (
     "The exception was caught and the rank carried on, skipping collectives the other ranks "
     "still issue. Either let it propagate (re-raise it: the job fails fast instead of "
@@ -524,9 +527,13 @@ def _unattributed(job: Job) -> list[Finding]:
     )
     if rows.is_empty():
         return []
-    rows = rows.with_columns(exception_text().alias("what")).filter(
-        ~pl.col("what").str.contains(OUT_OF_MEMORY)  # the oom rule's
+    # an out-of-memory error is the oom rule's; a message that only names running out of
+    # memory as a possible cause is not one (fairseq#1088: "Workers can fall out of sync if
+    # one of them runs out of memory")
+    said_oom = pl.col("exc_type").str.contains(OUT_OF_MEMORY) | pl.col("exc_message").str.contains(
+        STATES_OUT_OF_MEMORY
     )
+    rows = rows.with_columns(exception_text().alias("what")).filter(~said_oom.fill_null(False))
     rows = rows.join(_watchdog_aborts(job, rows), on=["file", "line"], how="anti")
     if not job.events.filter(pl.col("event") == "loss_keys").is_empty():
         # OpenMMLab's assertion is how each rank reports the loss terms it disagrees on: the

@@ -482,3 +482,15 @@ def test_a_worker_the_launcher_says_was_killed_is_a_failure_even_with_its_rank_c
     assert "was killed (SIGKILL)" in killed.summary and "OOM killer" in killed.fix
     stopped = analysis.job.events.filter(pl.col("event") == "worker_sigterm")
     assert sorted(stopped.get_column("pid").to_list()) == [53038, 53039, 53041]
+
+
+def test_an_exception_that_names_running_out_of_memory_as_a_possible_cause_is_no_oom(tmp_path):
+    # facebookresearch/fairseq#1088, verbatim (cut): the wrapper's own diagnosis of a desync
+    lines = [
+        'File "~/fairseq/fairseq/distributed_utils.py", line 178, in all_gather_list',
+        "'Unable to unpickle data from other workers. all_gather_list requires all '",
+        "Exception: Unable to unpickle data from other workers. all_gather_list requires all workers to enter the function together, so this error usually indicates that the workers have fallen out of sync somehow. Workers can fall out of sync if one of them runs out of memory, or if there are other conditions in your training script that can cause one worker to finish an epoch while other workers are still iterating over their portions of the data.",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert analysis.verdict is not None  # never "no failure found" over an exception
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [])
