@@ -67,11 +67,11 @@ def looks_like_text_dump(head: bytes) -> bool:
     if lines and lines[0].startswith("Process "):
         return any(line.startswith("Python v") for line in lines[1:3])
     first = [line for line in lines if line.strip()][:3]
-    if len(first) < 2 or re.match(THREAD, first[0]) is None and not _frames(first[:1]):
+    if len(first) < 2 or not all(re.match(THREAD, line) or re.match(FRAME, line) for line in first):
         return False
-    return _frames(first[1:]) and all(
-        re.match(THREAD, line) or re.match(FRAME, line) for line in first
-    )
+    # under a thread header any frames do (`--native`: `sched_yield (libc.so.6)`); frames
+    # alone must be Python's
+    return re.match(THREAD, first[0]) is not None or _frames(first)
 
 
 def _frames(lines: list[str]) -> bool:

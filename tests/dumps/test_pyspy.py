@@ -274,3 +274,19 @@ def test_a_dump_named_for_a_range_of_ranks_stands_for_each_of_them(tmp_path):
     stuck = analysis.verdict.finding
     assert (stuck.kind, analysis.verdict.ranks) == ("stuck_location", [0])
     assert "while ranks 1-3 wait in dist.broadcast at broadcast_pyobj" in stuck.summary
+
+
+def test_a_native_thread_block_pasted_without_its_process_header_is_a_dump():
+    # huggingface/text-generation-inference#2099, verbatim (py-spy --native of a hung shard)
+    lines = [
+        'Thread 1302975 (active): "MainThread"',
+        "    sched_yield (libc.so.6)",
+        "    ncclLaunchKernelBefore_NoUncapturedCuda (enqueue.cc:968)",
+        "    doLaunches (group.cc:161)",
+    ]
+    assert dump_kind("\n".join(lines).encode()) == "pyspy_text"
+    frames = pyspy.text_frames(pasted(lines))
+    assert frames.get_column("function").to_list()[:2] == [
+        "sched_yield",
+        "ncclLaunchKernelBefore_NoUncapturedCuda",
+    ]
