@@ -413,8 +413,17 @@ def _file_content_ranks(events: pl.DataFrame, limit: int) -> pl.DataFrame:
     exception ... proc 25926` from three processes, returnn#1621), and one of them naming its
     rank says nothing of the others' lines."""
     about_others = (
-        pl.col("family").is_in(ABOUT_OTHERS) if "family" in events.columns else pl.lit(False)
-    ) | pl.col("_block_rank").is_not_null()
+        (pl.col("family").is_in(ABOUT_OTHERS) if "family" in events.columns else pl.lit(False))
+        | pl.col("_block_rank").is_not_null()
+        # mp.spawn's parent quoting a child's traceback (`-- Process 3 terminated with the
+        # following error:`): that child's rank, not the rank of the console's other lines
+        # (fairseq#869: rank 0's caught OOM above it)
+        | (
+            pl.col("extra").str.contains('"spawned":true', literal=True).fill_null(False)
+            if "extra" in events.columns
+            else pl.lit(False)
+        )
+    )
     processes = events.group_by(WRITER).agg(pl.col("pid").drop_nulls().n_unique().alias("_pids"))
     return (
         events.filter(

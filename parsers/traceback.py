@@ -377,6 +377,8 @@ def _exception_events(rows: pl.DataFrame) -> pl.DataFrame:
     from_chain = pl.when(chained).then(pl.col("_first_type"))
     main_first = pl.when(pl.col("_chain_main_first")).then(True)
     work = pl.col("_chain_work")
+    # the parent quoting a spawned child's traceback: its rank is that child's alone
+    spawned = pl.when(_spawned_rank(pl.col("_chain_message")).is_not_null()).then(True)
     events = own.filter(pl.col("line") == pl.col("_start")).select(
         "file",
         "line",
@@ -387,9 +389,19 @@ def _exception_events(rows: pl.DataFrame) -> pl.DataFrame:
         pl.col("_chain_message").alias("exc_message"),
         pl.col("_chain_frame").alias("frame"),
         _spawned_rank(pl.col("_chain_message")).alias("rank"),
-        pl.when(from_chain.is_not_null() | main_first.is_not_null() | work.is_not_null())
+        pl.when(
+            from_chain.is_not_null()
+            | main_first.is_not_null()
+            | work.is_not_null()
+            | spawned.is_not_null()
+        )
         .then(
-            pl.struct(chained_from=from_chain, in_main_process_first=main_first, in_work=work)
+            pl.struct(
+                chained_from=from_chain,
+                in_main_process_first=main_first,
+                in_work=work,
+                spawned=spawned,
+            )
             .struct.json_encode()
             .str.replace_all(r',?"\w+":null', "")
             .str.replace(r"^\{,", "{")

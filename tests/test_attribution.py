@@ -342,3 +342,24 @@ def test_a_worker_pods_number_is_not_a_rank_without_its_master():
     assert found.rank is None and found.node == "optimizer-worker-0"
     assert rank_from_path("job-worker-1/rank-5.log").rank == 5  # a stated rank still wins
     assert rank_from_path("worker-3.log").rank == 3  # a bare `worker-N` file stays a rank
+
+
+def test_a_spawned_child_s_traceback_gives_no_rank_to_the_console_s_other_lines(tmp_path):
+    # facebookresearch/fairseq#869, verbatim (cut): a caught OOM (on GPU 0) above the
+    # parent's re-raise of process 3's error; the OOM is not rank 3's
+    lines = [
+        "| WARNING: ran out of memory with exception: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.93 GiB total capacity; 7.20 GiB already allocated; 17.56 MiB free; 46.25 MiB cached);",
+        " Skipping batch",
+        "Traceback (most recent call last):",
+        '  File "./fairseq/train.py", line 306, in <module>',
+        "    cli_main()",
+        '  File "/miniconda3/envs/py36/lib/python3.6/site-packages/torch/multiprocessing/spawn.py", line 114, in join',
+        "    raise Exception(msg)",
+        "Exception:",
+        "",
+        "-- Process 3 terminated with the following error:",
+        "Traceback (most recent call last):",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    oom = analysis.job.events.filter(pl.col("event") == "oom")
+    assert oom.height == 1 and oom.item(0, "rank") is None
