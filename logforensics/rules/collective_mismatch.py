@@ -226,6 +226,13 @@ def _left_alone(job: Job) -> list[Finding]:
     ]
 
 
+# Collectives some ranks can complete before all have joined: the others' completion says
+# nothing of a late rank's call
+ROOTED_OPS = frozenset(
+    {"BROADCAST", "REDUCE", "GATHER", "SCATTER", "SEND", "RECV", "RECV_ANY_SOURCE", "_COALESCED"}
+)
+
+
 def _from_timeout_positions(job: Job) -> list[Finding]:
     """A rank that timed out inside collective #N while the others of its group timed out
     later, at higher numbers, joined #N (it was in it) and the others completed #N: so their
@@ -248,6 +255,11 @@ def _from_timeout_positions(job: Job) -> list[Finding]:
             (pl.col("pg") == pg) & pl.col("rank").is_in(behind) & (pl.col("seq") == lowest)
         )
         first = rows.sort("file", "line").row(0, named=True)
+        if str(first["op"] or "").upper() in ROOTED_OPS:
+            # data flows from a root along a chain: ranks up the chain complete while one down
+            # it never joined (haotian-liu/LLaVA#447: ranks 6 and 7 behind in a BROADCAST that
+            # 0-3 completed, ranks 4 and 5 silent); completion proves nothing of the call
+            continue
         size = f" of {first['numel_in']:,} elements" if first["numel_in"] is not None else ""
         op = first["op"] or "a collective"
         who = rank_list(behind)

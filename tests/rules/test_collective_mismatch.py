@@ -175,3 +175,19 @@ def test_sequence_numbers_a_few_apart_are_a_real_divergence(tmp_path):
     close = FALSE_MISMATCH.replace("1977865401", "54090079")
     mismatch = finding(analyze_files(tmp_path, {"console.log": [close]}), "collective_mismatch")
     assert mismatch.details.get("source") != "sequence bookkeeping"
+
+
+def test_ranks_behind_in_a_broadcast_the_others_completed_are_no_mismatch(tmp_path):
+    # haotian-liu/LLaVA#447, verbatim (cut): ranks 6 and 7 time out in BROADCAST #15170 that
+    # ranks 0-3 completed; a broadcast completes up its chain while a rank down it never joined
+    lines = [
+        "[E ProcessGroupNCCL.cpp:828] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=15173, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802710 milliseconds before timing out.",
+        "[E ProcessGroupNCCL.cpp:828] [Rank 6] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=15170, OpType=BROADCAST, Timeout(ms)=1800000) ran for 1803156 milliseconds before timing out.",
+        "[E ProcessGroupNCCL.cpp:828] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=15173, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802713 milliseconds before timing out.",
+        "[E ProcessGroupNCCL.cpp:828] [Rank 7] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=15170, OpType=BROADCAST, Timeout(ms)=1800000) ran for 1803216 milliseconds before timing out.",
+        "[E ProcessGroupNCCL.cpp:828] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=15173, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802791 milliseconds before timing out.",
+        "[E ProcessGroupNCCL.cpp:828] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=15173, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802786 milliseconds before timing out.",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert "collective_mismatch" not in kinds(analysis)
+    assert analysis.verdict.finding.kind == "collective_timeout"
