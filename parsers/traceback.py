@@ -579,31 +579,36 @@ def _fatal_python_errors(rows: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([events, _recognised(dump)], how="diagonal_relaxed")
 
 
+def _banner_runs(
+    rows: pl.DataFrame, is_banner: pl.Expr, members: pl.Expr, name: str
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The lines of each run a banner opens (the banner and the `members` after it), and the
+    banners with the run's last line as `end_line`."""
+    rows = _mark_runs(rows, is_banner, members, name)
+    run = rows.filter(pl.col(f"_{name}_in"))
+    ends = run.group_by(STREAM, f"_{name}").agg(
+        pl.col("line").filter(~pl.col("_blank")).max().alias("end_line")
+    )
+    return run, run.filter(is_banner).join(ends, on=[STREAM, f"_{name}"], how="left")
+
+
 def _c10_signals(rows: pl.DataFrame) -> pl.DataFrame:
     """`fatal_signal` for c10's handler line, with its C++ frames recognised."""
     text = pl.col("_stripped")
     is_signal = text.str.contains(C10_SIGNAL)
     if _absent(rows, is_signal):
         return _nothing()
-    rows = _mark_runs(rows, is_signal, text.str.contains(CPP_FRAME), "c10")
-    run = rows.filter(pl.col("_c10_in"))
-    ends = run.group_by(STREAM, "_c10").agg(
-        pl.col("line").filter(~pl.col("_blank")).max().alias("end_line")
-    )
+    run, banners = _banner_runs(rows, is_signal, text.str.contains(CPP_FRAME), "c10")
     parts = text.str.extract_groups(C10_SIGNAL)
-    events = (
-        run.filter(is_signal)
-        .join(ends, on=[STREAM, "_c10"], how="left")
-        .select(
-            "file",
-            "line",
-            pl.lit("fatal_signal").alias("event"),
-            pl.lit("error").alias("severity"),
-            "end_line",
-            parts.struct.field("signal").alias("signal"),
-            parts.struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
-            parts.struct.field("tid").cast(pl.Int64, strict=False).alias("tid"),
-        )
+    events = banners.select(
+        "file",
+        "line",
+        pl.lit("fatal_signal").alias("event"),
+        pl.lit("error").alias("severity"),
+        "end_line",
+        parts.struct.field("signal").alias("signal"),
+        parts.struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
+        parts.struct.field("tid").cast(pl.Int64, strict=False).alias("tid"),
     )
     return pl.concat([events, _recognised(run)], how="diagonal_relaxed")
 
@@ -615,30 +620,20 @@ def _native_signals(rows: pl.DataFrame) -> pl.DataFrame:
     is_signal = text.str.contains(NATIVE_SIGNAL)
     if _absent(rows, is_signal):
         return _nothing()
-    rows = _mark_runs(rows, is_signal, text.str.contains(NATIVE_FRAME), "native")
-    run = rows.filter(pl.col("_native_in"))
-    ends = run.group_by(STREAM, "_native").agg(
-        pl.col("line").filter(~pl.col("_blank")).max().alias("end_line")
-    )
+    run, banners = _banner_runs(rows, is_signal, text.str.contains(NATIVE_FRAME), "native")
     parts = text.str.extract_groups(NATIVE_SIGNAL)
     name = pl.coalesce(parts.struct.field("ucx"), parts.struct.field("ompi"))
-    events = (
-        run.filter(is_signal)
-        .join(ends, on=[STREAM, "_native"], how="left")
-        .select(
-            "file",
-            "line",
-            pl.lit("fatal_signal").alias("event"),
-            pl.lit("error").alias("severity"),
-            "end_line",
-            name.str.slice(0, MESSAGE_CHARS).alias("exc_message"),
-            name.replace_strict(FATAL_SIGNALS, default=None, return_dtype=pl.String).alias(
-                "signal"
-            ),
-            parts.struct.field("host").alias("host"),
-            parts.struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
-            parts.struct.field("tid").cast(pl.Int64, strict=False).alias("tid"),
-        )
+    events = banners.select(
+        "file",
+        "line",
+        pl.lit("fatal_signal").alias("event"),
+        pl.lit("error").alias("severity"),
+        "end_line",
+        name.str.slice(0, MESSAGE_CHARS).alias("exc_message"),
+        name.replace_strict(FATAL_SIGNALS, default=None, return_dtype=pl.String).alias("signal"),
+        parts.struct.field("host").alias("host"),
+        parts.struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
+        parts.struct.field("tid").cast(pl.Int64, strict=False).alias("tid"),
     )
     return pl.concat([events, _recognised(run)], how="diagonal_relaxed")
 
