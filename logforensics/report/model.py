@@ -266,8 +266,13 @@ def _last_lines(job: Job) -> dict[int, list[dict[str, Any]]]:
     # parser read)
     shared = pl.concat(
         [
-            job.events.filter(pl.col("rank").is_not_null()).select("file", "line", "rank"),
-            job.line_writers.select("file", pl.col("last_line").alias("line"), "rank"),
+            job.events.filter(pl.col("rank").is_not_null()).select("file", "line", "rank", "text"),
+            job.line_writers.select(
+                "file",
+                pl.col("last_line").alias("line"),
+                "rank",
+                pl.lit(None, pl.String).alias("text"),
+            ),
         ],
         how="vertical_relaxed",
     )
@@ -276,7 +281,12 @@ def _last_lines(job: Job) -> dict[int, list[dict[str, Any]]]:
         .sort("rank", "file", "line")
         .unique("rank", keep="last", maintain_order=True)
     )
-    for row in job.quote(last).iter_rows(named=True):
+    # only a prefixed line no parser kept is read again from its file
+    unread = pl.col("text").is_null()
+    quoted = pl.concat(
+        [last.filter(~unread), job.quote(last.filter(unread))], how="vertical_relaxed"
+    )
+    for row in quoted.iter_rows(named=True):
         found[row["rank"]] = [{"file": row["file"], "line": row["line"], "text": row["text"]}]
     return found
 
