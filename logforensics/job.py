@@ -147,9 +147,9 @@ def _file_stats(
     )
     # a file processes of several ranks wrote in (their NCCL lines, their launcher prefixes) is
     # no one rank's, whatever its name says; a line's words may name other ranks
-    writers = stated.filter(pl.col("rank_from").is_in(["process", "prefix"]))
+    by_process = stated.filter(pl.col("rank_from").is_in(["process", "prefix"]))
     shared = (
-        writers.group_by("file")
+        by_process.group_by("file")
         .agg(pl.col("rank").drop_nulls().n_unique().alias("_writers"))
         .filter(pl.col("_writers") > 1)
         .get_column("file")
