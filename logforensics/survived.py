@@ -66,11 +66,12 @@ def _progress(job: Job) -> pl.DataFrame:
 
 
 def _trained_on_after(evidence: list[Evidence], progress: pl.DataFrame) -> tuple[str, int] | None:
-    """Where the writer of every evidence line printed the first of STEPS_AFTER steps after
-    it; None when one of them did not."""
+    """Where training went on after every evidence line (the latest of the places each line's
+    writer printed its first progress after it, of STEPS_AFTER steps at least); None when one
+    of them did not."""
     if not evidence:
         return None
-    first: tuple[str, int] | None = None
+    latest: tuple[str, int] | None = None
     for line in evidence:
         later = progress.filter(
             (pl.col("file") == line.file)
@@ -80,5 +81,5 @@ def _trained_on_after(evidence: list[Evidence], progress: pl.DataFrame) -> tuple
         if later.get_column("step").n_unique() < STEPS_AFTER:
             return None
         place = (line.file, int(later.item(0, "line")))
-        first = place if first is None or place > first else first
-    return first
+        latest = place if latest is None or place > latest else latest
+    return latest

@@ -623,13 +623,10 @@ CRASH_FIX = (
 def _signal_deaths(job: Job, explained: set[int]) -> list[Finding]:
     """Ranks that died of a signal without an exception of their own (see the module doc)."""
     events = job.events
-    exit_signal = (
-        pl.col("exitcode").neg().replace_strict(FATAL, default=None, return_dtype=pl.String)
-    )
     deaths = (
-        events.filter(pl.col("event").is_in(["fatal_signal", "child_failed", "worker_failed"]))
+        events.filter(pl.col("event").is_in(DEATH_EVENTS))
         .with_columns(
-            pl.coalesce("signal", exit_signal).alias("signal"),
+            _signal_of_death(),
             pl.coalesce("rank", _local_is_global(job)).alias("rank"),
         )
         .filter(pl.col("rank").is_not_null())
@@ -654,21 +651,27 @@ def _signal_deaths(job: Job, explained: set[int]) -> list[Finding]:
     return findings
 
 
+# A process's death on a signal: its own handler's line, or the launcher's report of it
+DEATH_EVENTS = ("fatal_signal", "child_failed", "worker_failed")
+
+
+def _signal_of_death() -> pl.Expr:
+    """The signal a death event names, or the one its negative exit code stands for."""
+    exit_signal = (
+        pl.col("exitcode").neg().replace_strict(FATAL, default=None, return_dtype=pl.String)
+    )
+    return pl.coalesce("signal", exit_signal).alias("signal")
+
+
 def _unattributed_deaths(job: Job) -> list[Finding]:
     """A process no line ties to a rank crashed on a fatal signal (a native library's crash
     banner: UCX's `Caught signal 11 (Segmentation fault: ...)`, NVIDIA/nccl#1996), or the
     launcher says a worker died of one with its local rank cut off (tatsu-lab/stanford_alpaca
     #183: `failed (exitcode: -9) local_rankroot/...`): a failure all the same, never "no failure
     found", blaming nobody, said with the host and process the banner names."""
-    exit_signal = (
-        pl.col("exitcode").neg().replace_strict(FATAL, default=None, return_dtype=pl.String)
-    )
     crashes = (
-        job.events.filter(
-            pl.col("event").is_in(["fatal_signal", "child_failed", "worker_failed"])
-            & pl.col("rank").is_null()
-        )
-        .with_columns(pl.coalesce("signal", exit_signal).alias("signal"))
+        job.events.filter(pl.col("event").is_in(DEATH_EVENTS) & pl.col("rank").is_null())
+        .with_columns(_signal_of_death())
         .filter(pl.col("signal").is_in(list(FATAL.values())))
         .sort("file", "line")
     )
@@ -770,7 +773,8 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
     where = f" at {first['frame']}" if first["frame"] else ""
     after = [_after_effect(job, int(row["rank"]), row["key"]) for row in rows.iter_rows(named=True)]
     logged = bool(rows.get_column("logged").all())
-    swallowed = logged or all(kept_going for kept_going, _, _ in after)
+    went_on = all(kept_going for kept_going, _, _ in after)
+    swallowed = logged or went_on
     step, stage = next(((s, st) for _, s, st in after if s is not None), (None, None))
     everyone = set(all_primary.get_column("rank").unique().to_list())
     on_all = job.progress is not None and set(job.progress.ranks) <= everyone
@@ -781,14 +785,10 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
         text += f" after step {step}"  # between two steps: after the last stage of one
     elif step is not None:
         text += f" during step {step} ({stage})"
-    went_on = all(kept_going for kept_going, _, _ in after)
-    if swallowed and not went_on:
-        # logged at error level, and nothing shows the rank going on after it (vLLM logs a
-        # worker's fatal traceback before the worker exits): say only what the line says
-        text += "."
-        fix = SWALLOWED_FIX
-    elif swallowed:
-        text += ", caught it and kept going."
+    if swallowed:
+        # logged at error level, with nothing showing the rank going on after it (vLLM logs a
+        # worker's fatal traceback before the worker exits): only what the line says
+        text += ", caught it and kept going." if went_on else "."
         fix = SWALLOWED_FIX
     else:
         text += "."
