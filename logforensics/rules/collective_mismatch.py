@@ -346,9 +346,7 @@ def _from_detail(job: Job) -> list[Finding]:
         for row in own.iter_rows(named=True)
     }
     if len(described) > 1:
-        by_print: dict[str, list[int]] = {}
-        for rank, printed in described.items():
-            by_print.setdefault(printed, []).append(rank)
+        by_print = _by_fingerprint(described)
         sides = "; ".join(f"{rank_list(r)} ran {p}" for p, r in sorted(by_print.items()))
         summary = f"DETAIL caught a desync: {sides}."
     elif one_sided:
@@ -458,14 +456,20 @@ def _by_design(reports: pl.DataFrame) -> bool:
     return reports.get_column("text").str.contains("is running inconsistent collective").any()
 
 
+def _by_fingerprint(described: dict[int, str]) -> dict[str, list[int]]:
+    """The reporting ranks grouped by the fingerprint each reported of itself."""
+    by_print: dict[str, list[int]] = {}
+    for rank, printed in described.items():
+        by_print.setdefault(printed, []).append(rank)
+    return by_print
+
+
 def _odd_fingerprint(described: dict[int, str]) -> set[int]:
     """The one rank whose own fingerprint differs from what every other reporter ran (three
     reporters at least: with two, either may have left)."""
     if len(described) < 3:
         return set()
-    by_print: dict[str, list[int]] = {}
-    for rank, printed in described.items():
-        by_print.setdefault(printed, []).append(rank)
+    by_print = _by_fingerprint(described)
     lone = [ranks for ranks in by_print.values() if len(ranks) == 1]
     return set(lone[0]) if len(by_print) == 2 and len(lone) == 1 else set()
 

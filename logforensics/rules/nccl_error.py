@@ -341,12 +341,12 @@ def _common_mode_finding(job: Job, rows: pl.DataFrame) -> Finding:
 
 
 def _unannounced_chains(nccl: pl.DataFrame) -> pl.DataFrame:
-    """A process's return-code chain of a failure (`misc/socket.cc:567 -> 2`, then
-    `bootstrap.cc:270 -> 2`) with no WARN of that process in the logs: the failure is the
-    chain's, at INFO level (NVIDIA/nccl#1000: bootstrap on two nodes' IPoIB interfaces in
-    different subnets). One error per process, at its chain's first line; the subsystem from
-    every frame of the chain (bootstrap over the socket calls under it). Only when no process
-    WARNs at all: a WARN's chain can be printed by another thread or process of its own."""
+    """Return-code chains of a failure (`misc/socket.cc:567 -> 2`, then `bootstrap.cc:270 ->
+    2`) in logs where no process WARNs at all: the failure is the chains', at INFO level
+    (NVIDIA/nccl#1000: bootstrap on two nodes' IPoIB interfaces in different subnets). With a
+    WARN anywhere the chains are its unwinding (another thread or process may print them). One
+    error per process, at its chain's first line; the subsystem from every frame of the chain
+    (bootstrap over the socket calls under it)."""
     failed = (pl.col("event") == "nccl_unwind") & pl.col("error_code").is_in(list(RESULT_CLASSES))
     said = nccl.filter(pl.col("event").is_in(["nccl_error", "nccl_warn", "oom"]))
     chains = nccl.filter(failed & pl.col("pid").is_not_null())
