@@ -71,10 +71,10 @@ def looks_like_text_dump(head: bytes) -> bool:
         return False
     # under a thread header any frames do (`--native`: `sched_yield (libc.so.6)`); frames
     # alone must be Python's
-    return re.match(THREAD, first[0]) is not None or _frames(first)
+    return re.match(THREAD, first[0]) is not None or _python_frames(first)
 
 
-def _frames(lines: list[str]) -> bool:
+def _python_frames(lines: list[str]) -> bool:
     return bool(lines) and all(re.match(PYTHON_FRAME, line) for line in lines)
 
 
@@ -263,6 +263,12 @@ def waiting_in(
     if state == "idle":
         return "a blocking call (a lock, I/O or a device sync)"
     return "running"
+
+
+def waits_for_others(waiting: str) -> bool:
+    """Whether what `waiting_in` said a thread waits in is a collective (or DDP's backward,
+    whose all-reduce waits for every rank): a wait for the other ranks."""
+    return waiting.startswith(("dist.", "backward"))
 
 
 STUCK_SCHEMA: dict[str, pl.DataType] = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from logforensics.dumps.pyspy import where_stuck
+from logforensics.dumps.pyspy import waits_for_others, where_stuck
 from logforensics.findings import Evidence, Finding
 from logforensics.job import Job
 from logforensics.registry import Rule
@@ -51,7 +51,7 @@ def check(job: Job) -> list[Finding]:
     majority = next(rows)
     odd = [row for row in groups.iter_rows(named=True)][1:]
     ranks_seen = sorted(stuck.get_column("rank").to_list())
-    if not odd and len(ranks_seen) == 1 and not majority["waiting"].startswith(IN_COLLECTIVE):
+    if not odd and len(ranks_seen) == 1 and not waits_for_others(majority["waiting"]):
         return [_alone_outside_collectives(majority)]
     if not odd:
         return [_all_alike(majority, ranks_seen)]
@@ -94,8 +94,6 @@ def check(job: Job) -> list[Finding]:
     ]
 
 
-# What a rank that waits for the others waits in (see `dumps.pyspy.waiting_in`).
-IN_COLLECTIVE = ("dist.", "backward")
 ALONE_FIX = (
     "Dump every rank next time (`py-spy dump --pid` for each process, or torchrun's debug "
     "server): the others' stacks say which collective they wait in. Then find why {who} "
