@@ -189,6 +189,7 @@ def _analyze(path: Path, inventory: Inventory) -> Upload:
             if chunk.lossy and log_file.name not in lossy:
                 lossy.append(log_file.name)
             batches.append(parse_batch(chunk.lines, own=(chunk.first_line, chunk.last_line)))
+    inventory = inventory.without_read_ahead()
     if not batches:  # hang dumps alone: where each rank stood is evidence of its own
         no_lines = {"file": pl.String, "line": pl.UInt32, "text": pl.String}
         batches.append(parse_batch(pl.DataFrame(schema=no_lines)))

@@ -50,6 +50,10 @@ READ_CHUNK = 2**20
 STDIN_NAME = "<stdin>"
 MAX_ERROR_FILE = 16 * 2**20  # torchrun's error.json holds one traceback: kilobytes
 SMALL_MEMBER = 64 * 1024  # members this small are read in one go
+# plain files this small are read whole by the read that sniffs them (one read, not two, for
+# each of thousands of small per-rank files), up to READ_AHEAD_BYTES of them in all
+READ_AHEAD_FILE = 64 * 1024
+READ_AHEAD_BYTES = 256 * 2**20
 MEMBER_SEPARATOR = "!/"
 
 # Files that travel with logs but are not logs: reading them would count their lines as
@@ -93,6 +97,9 @@ class LogFile:
     data: bytes | None = field(default=None, repr=False, compare=False)
     # decompressed or normalised bytes too large to hold, in a temporary file of ours
     spilled: Path | None = field(default=None, repr=False, compare=False)
+    # `data` is a small plain file's bytes, read whole while listing it (its first read): they
+    # may be let go once parsed, the file is still on disk
+    read_ahead: bool = field(default=False, repr=False, compare=False)
 
     @property
     def location(self) -> Path:
@@ -169,9 +176,13 @@ class Inventory:
     notes: tuple[SkippedFile, ...] = ()
     dumps: tuple[DumpFile, ...] = ()  # hang dumps beside the logs (py-spy, Flight Recorder)
 
-    def without_data(self) -> Inventory:
-        """The same inventory, letting go of the bytes held for files already read."""
-        files = tuple(replace(log_file, data=None) for log_file in self.files)
+    def without_read_ahead(self) -> Inventory:
+        """The same inventory, letting go of the bytes of plain files read while listing them
+        (archive members and standard input keep theirs: they are nowhere else)."""
+        files = tuple(
+            replace(log_file, data=None, read_ahead=False) if log_file.read_ahead else log_file
+            for log_file in self.files
+        )
         return replace(self, files=files)
 
     def of_files(self, names: set[str], dumps: tuple[DumpFile, ...] | None = None) -> Inventory:
@@ -229,6 +240,14 @@ class _Budget:
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self.used = 0
+        self.read_ahead = 0
+
+    def holds(self, size: int) -> bool:
+        """Whether a small file's bytes read while listing may be kept (READ_AHEAD_BYTES)."""
+        if self.read_ahead + size > READ_AHEAD_BYTES:
+            return False
+        self.read_ahead += size
+        return True
 
     def fits(self, size: int) -> bool:
         return self.used + size <= self.max_bytes
@@ -337,7 +356,8 @@ def _disk_entries(
         return
     try:
         with file.open("rb") as handle:
-            head = handle.read(SNIFF_BYTES)
+            start = handle.read(READ_AHEAD_FILE + 1)
+            head = start[:SNIFF_BYTES]
             if (kind := dump_kind(head)) is not None:
                 yield _dump_entry(file, name, kind, None, budget, entry)
                 return
@@ -364,13 +384,20 @@ def _disk_entries(
     if not head:
         yield SkippedFile(name, "empty")
         return
-    size = (entry.stat(follow_symlinks=False) if entry is not None else file.stat()).st_size
+    whole = len(start) <= READ_AHEAD_FILE  # the read reached the file's end
+    if whole:
+        size = len(start)
+    else:
+        size = (entry.stat(follow_symlinks=False) if entry is not None else file.stat()).st_size
     try:
         budget.take(size)
     except streams.OverrunError as overrun:
         yield SkippedFile(name, str(overrun))
         return
-    yield LogFile(file, name, size)
+    if whole and budget.holds(size):
+        yield LogFile(file, name, size, start, read_ahead=True)
+    else:
+        yield LogFile(file, name, size)
 
 
 def _dump_entry(

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from logforensics.api import analyze
+from logforensics.api import analyze, analyze_upload
 from logforensics.errors import InputError
 from logforensics.intake import discover, parse_size, read_lines
 from tests.builders import marks, write_logs
@@ -110,6 +110,21 @@ def test_lines_are_numbered_per_file_from_one(tmp_path):
         ("b.log", 1, "z"),
         ("b.log", 2, "last line without newline"),
     ]
+
+
+def test_small_files_read_while_listed_are_held_within_a_bound(tmp_path, monkeypatch):
+    # thousands of small per-rank files are each read once, by the read that sniffs them; the
+    # bytes held that way stop at a bound, and the files past it are read from disk later
+    monkeypatch.setattr("logforensics.intake.READ_AHEAD_BYTES", 3_000)
+    write_logs(tmp_path, {f"rank{rank}.log": marks(rank, steps=range(8)) for rank in range(8)})
+    inventory = discover(tmp_path)
+    held = [f for f in inventory.files if f.data is not None]
+    assert 0 < sum(f.size for f in held) <= 3_000
+    assert len(held) < len(inventory.files)
+    assert all(f.data == f.path.read_bytes() for f in held)
+    upload = analyze_upload(tmp_path)
+    assert upload.jobs[0].job.ranks_seen == tuple(range(8)) and upload.jobs[0].verdict is None
+    assert all(f.data is None for f in upload.inventory.files)  # let go once parsed
 
 
 def test_invalid_utf8_is_replaced_and_counted(tmp_path):
