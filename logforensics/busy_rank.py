@@ -228,11 +228,24 @@ def _last_activity(job: Job, waits: pl.DataFrame, timeout_ms: int | None) -> pl.
     unfinished = ~is_bar | (values.list.first() < values.list.last()).fill_null(True)
     named_work = name.str.contains(ONE_RANK_WORK) & ~name.str.contains(LOADING)
     long_running = is_bar & (_elapsed_ms() >= LONG_SHARE * (timeout_ms or float("inf")))
+    # loading after a banner of one-rank work loads for that work (finetrainers#114: the
+    # validation pipeline's `Loading checkpoint shards: 100%`): the phase is still running,
+    # however far its loading bar got
+    banner = pl.col("_banner")
+    in_phase = (
+        name.str.contains(LOADING)
+        & banner.str.contains(ONE_RANK_WORK)
+        & ~banner.str.contains(LOADING)
+    ).fill_null(False)
+    own_work = (named_work.fill_null(False) | long_running.fill_null(False)) & unfinished
     last = activity.group_by("_writer", maintain_order=True).last()
     return _near_waits(job, last, waits).with_columns(
-        pl.coalesce(name, pl.lit("a progress bar")).alias("_name"),
-        values.alias("_values"),
-        ((named_work.fill_null(False) | long_running.fill_null(False)) & unfinished).alias("_work"),
+        pl.when(in_phase)
+        .then(banner)
+        .otherwise(pl.coalesce(name, pl.lit("a progress bar")))
+        .alias("_name"),
+        pl.when(~in_phase).then(values).alias("_values"),
+        (own_work | in_phase).alias("_work"),
         (is_bar & unfinished).alias("_unfinished_bar"),
     )
 

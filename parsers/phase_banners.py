@@ -35,7 +35,13 @@ STARTER = (
 )
 # icefall's header puts `(rank/world) ` between the location and the message
 RANK_TAG = r"(?:\(\d+/\d+\) )?"
-BANNER = rf"(?i){CLAUSE_START}\s*{RANK_TAG}({STARTER}{PHASE_WORD}\b[^\r]*)$"
+PLAIN = rf"{CLAUSE_START}\s*{RANK_TAG}({STARTER}{PHASE_WORD}\b[^\r]*)"
+# a line set off by a row of `=`, `-`, `#` or `*` on both sides is a heading: a phase word
+# among its first few words announces the phase (finetrainers#114's `===== Memory before
+# validation =====`)
+RULE = r"(?:={3,}|-{3,}|#{3,}|\*{3,})"
+HEADING = rf"^\s*{RULE}\s*((?:[\w-]+\s+){{0,3}}{PHASE_WORD}\b[^\r]*?)\s*{RULE}\s*"
+BANNER = rf"(?i)(?:{HEADING}|{PLAIN})$"
 LONGEST = 160
 # The literals a line must hold: the words' stems with their first letter left out (either
 # case then matches).
@@ -61,7 +67,8 @@ LITERALS = (
 
 def phase_name(message: pl.Expr) -> pl.Expr:
     """The phase a banner announces: its words, dots and stars trimmed (`Evaluating bbox`)."""
-    return message.str.extract(BANNER, 1).str.strip_chars(" .*:")
+    heading, plain = message.str.extract(BANNER, 1), message.str.extract(BANNER, 2)
+    return pl.coalesce(heading, plain).str.strip_chars(" .*:")
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:

@@ -22,7 +22,7 @@ from logforensics.registry import LineParser
 # (`set_postfix`: `160/160 [00:01<00:00, 149.47it/s, train_loss=0.68]`, speechbrain#2401)
 BAR = (
     r"(\d+)/(\d+) \[[0-9:]+<[0-9:?]+,\s*[0-9.?]+\s*(?:[A-Za-z]+/s|s/[A-Za-z]+)"
-    r"(?:, [^\]\r]*)?\]"
+    r"(?:, [^\]\r]*)?(?:\]|$)"  # a postfix may be cut: by a line glued into it, or the line's end
 )
 RANK = r"(?:^|[^A-Za-z_])[Rr]ank[ :=]*(\d+)"
 WORLD_SIZE = r"world_size[ :=]*(\d+)"

@@ -111,6 +111,23 @@ def test_a_phase_banner_before_the_others_timeouts_names_the_main_rank(tmp_path)
     assert busy.details["work"].startswith("Evaluate annotation type")
 
 
+def test_loading_after_a_one_rank_phase_heading_is_that_phase_still_running(tmp_path):
+    # huggingface/finetrainers#114 (tests/data/threads): the main process printed `=====
+    # Memory before validation =====` into the step bar, then its validation pipeline's
+    # loading bars; rank 3 timed out in BROADCAST waiting for it
+    files = {
+        f"console_part{part}.log": (THREADS / f"finetrainers114_part{part}.log")
+        .read_text(encoding="utf-8")
+        .splitlines()
+        for part in (1, 2)
+    }
+    analysis = analyze_files(tmp_path, files)
+    busy = analysis.verdict.finding
+    assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert busy.details["work"] == "Memory before validation"
+    assert busy.details["other_ranks"] == [3] and busy.confidence == "low"
+
+
 # huggingface/nanotron#204, verbatim (the whole paste): rank 0 grouping texts inside
 # main_rank_first while ranks 2 and 3 time out in its one-element barrier; rank 2's report
 # is glued after the bar and wrapped after "Watchdog caught"

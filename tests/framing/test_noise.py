@@ -29,6 +29,20 @@ def test_the_bar_a_log_line_was_glued_to_is_kept_for_the_parsers():
     assert row["glued"] == "  1%|▏         | 24/1752 [01:08<1:22:56,  2.88s/it]"
 
 
+def test_a_line_glued_into_a_bar_s_unclosed_postfix_is_a_line_of_its_own():
+    # huggingface/finetrainers#114, verbatim: the main process's print landed inside the step
+    # bar's postfix, before its closing bracket
+    line = (
+        "Steps:   2%| | 254/12184 [3:47:24<176:05:39, 53.14s/it, gradient_norm_after_clip=0.0115, "
+        "gradient_norm_before_clip=0.011===== Memory before validation ====="
+    )
+    row = frame_one(line)
+    assert row["message"] == "===== Memory before validation ====="
+    assert row["glued"].endswith("gradient_norm_before_clip=0.011")
+    bars = parse([line]).filter(event="progress_bar")
+    assert bars.select("line", "values").rows() == [(1, [254, 12184])]
+
+
 def test_a_glued_bar_is_a_progress_bar_of_its_own_not_of_the_rank_after_it():
     # axolotl-ai-cloud/axolotl#2684, verbatim: the main process's tokenizer bar, then rank 1's
     # socket timeout on the same line

@@ -18,10 +18,12 @@ def test_banners_of_evaluation_and_data_preparation_are_read():
         "caching latents...",
         # lifeiteng/vall-e#86, verbatim: icefall's header names the rank
         "2023-04-13 16:00:05,622 INFO [trainer.py:626] (5/8) Computing validation loss",
+        # huggingface/finetrainers#114, verbatim: a heading set off by rows of `=`
+        "===== Memory before validation =====",
     ]
     phases = parsed_by("phase_banners", lines)
-    assert phases.get_column("line").to_list() == [1, 2, 3, 4, 5]
-    last = phases.row(-1, named=True)
+    assert phases.get_column("line").to_list() == [1, 2, 3, 4, 5, 6]
+    last = phases.row(4, named=True)
     assert (last["rank"], last["rank_from"]) == (5, "content")
     names = pl.DataFrame({"message": lines}).select(phase_name(pl.col("message")))
     assert names.to_series().to_list() == [
@@ -30,6 +32,7 @@ def test_banners_of_evaluation_and_data_preparation_are_read():
         "Evaluate annotation type *bbox",
         "caching latents",
         "Computing validation loss",
+        "Memory before validation",
     ]
 
 
@@ -41,5 +44,7 @@ def test_work_done_and_prose_that_mentions_a_phase_are_no_banners():
         "Loading and preparing results...",
         # the Hugging Face accelerate warning (modal-labs/llm-finetuning#82): a mention, not a phase
         "Detected kernel version 4.4.0, which is below the recommended minimum of 5.5.0; this can cause the process to hang. It is recommended to upgrade the kernel to the minimum version or higher.",
+        # a rule of `=` on one side only is no heading
+        "===== the checkpoint being saved here is the last one",
     ]
     assert parsed_by("phase_banners", lines).is_empty()
