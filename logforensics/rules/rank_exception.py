@@ -228,6 +228,17 @@ def _cut_crashes(job: Job, explained: set[int]) -> list[Finding]:
     ]
 
 
+def _shared_by_all(job: Job, ranks: list[int]) -> bool:
+    """Whether one failure struck every rank the logs show, two at least and rank 0 among
+    them: each rank seen shows it or exited with an error code and nothing else (a traceback
+    the paste left out). No rank then left the others' path: the cause is one they share (the
+    code, its inputs, the build, the hardware), not one rank's departure (build_nanogpt's
+    torch.compile error on every rank, ROCm/ROCm#5788's SIGSEGV on both). Without rank 0 the
+    logs are a slice of the job (diffusion-pipe#397 shows ranks 18 and 22 alone)."""
+    failed = set(ranks) | set(_exited_with_error(job))
+    return len(ranks) > 1 and 0 in failed and not set(job.ranks_seen) - failed
+
+
 def _exited_with_error(job: Job) -> list[int]:
     """Ranks torchrun reports as exited with a non-zero code."""
     return _error_exits(job).get_column("rank").drop_nulls().unique().to_list()
@@ -611,6 +622,12 @@ SIGNAL_FIXES = {
         "(stderr); run with `PYTHONFAULTHANDLER=1` to get the Python stack."
     ),
 }
+SHARED_CRASH_FIX = (
+    "Every rank crashed alike: look for what they share (the container image or build and the "
+    "GPU architecture it supports, the driver and runtime versions, a code path every rank "
+    "runs), not for one bad node. Run one rank with `PYTHONFAULTHANDLER=1` to see the Python "
+    "stack it crashed in."
+)
 CRASH_FIX = (
     "A crash in native code on that rank: run it with `PYTHONFAULTHANDLER=1` (or `python -X "
     "faulthandler`) to get the Python stack, check the node's kernel log for GPU Xid errors, "
@@ -729,13 +746,19 @@ def _death(job: Job, signal: str, ranks: list[int], rows: pl.DataFrame) -> Findi
     said = ", ".join(filter(None, [told, f"`{shell.item(0)}`" if not shell.is_empty() else ""]))
     who = rank_list(ranks).capitalize()
     verb = "was killed" if signal == "SIGKILL" else "died"
+    shared = _shared_by_all(job, ranks)
     summary = (
         f"{who} {verb} by {signal}"
         + (f" ({said})" if said else "")
         + (
             ", without an exception or a failed collective before it: "
-            f"{'it' if len(ranks) == 1 else 'they'} left the job, and the others waited or were "
-            "stopped."
+            + (
+                "every rank the logs show died so, of a cause they share (the build, the "
+                "hardware's support, a code path every rank runs), not one rank's departure."
+                if shared
+                else f"{'it' if len(ranks) == 1 else 'they'} left the job, and the others "
+                "waited or were stopped."
+            )
         )
     )
     evidence, total = evidence_from(rows.select("file", "line", "text", "rank"))
@@ -745,8 +768,11 @@ def _death(job: Job, signal: str, ranks: list[int], rows: pl.DataFrame) -> Findi
         severity="error",
         part="explanation",
         summary=summary,
-        fix=SIGNAL_FIXES.get(signal, CRASH_FIX),
+        fix=SHARED_CRASH_FIX
+        if shared and signal != "SIGKILL"
+        else SIGNAL_FIXES.get(signal, CRASH_FIX),
         ranks=ranks,
+        blames_nobody=shared,
         evidence=evidence,
         evidence_total=total,
         order=None if key.is_empty() else float(key.min()) + AFTER_MARK,
@@ -778,6 +804,7 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
     step, stage = next(((s, st) for _, s, st in after if s is not None), (None, None))
     everyone = set(all_primary.get_column("rank").unique().to_list())
     on_all = job.progress is not None and set(job.progress.ranks) <= everyone
+    shared = _shared_by_all(job, ranks)
     who = rank_list(ranks).capitalize()
     verb = "logged" if logged else "raised"
     text = f"{who} {verb} {exc}" + (f" ({message[:160]})" if message else "") + where
@@ -800,9 +827,11 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
             fix = ORDINAL_FIX.format(who=rank_list(ranks).capitalize(), its=its)
         elif re.search(HARDWARE, f"{exc}: {message}"):
             fix = HARDWARE_FIX
-    if len(ranks) > 1:
+    if shared and not swallowed and fix.startswith("Fix the exception"):
+        fix = COMMON_FIX  # no rank left first: the others did not wait for it
+    elif len(ranks) > 1:
         fix = COMMON_FIX + " " + fix
-    if on_all:
+    if on_all or shared:
         text += " Every rank raised an exception like it, so it is not one rank's divergence."
     evidence, total = evidence_from(_with_exception_lines(rows))
     key = rows.get_column("key").drop_nulls()
@@ -814,6 +843,7 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
         summary=text,
         fix=fix,
         ranks=ranks,
+        blames_nobody=shared,
         step=step,
         stage=stage,
         evidence=evidence,

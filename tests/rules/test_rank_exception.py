@@ -7,6 +7,8 @@ import polars as pl
 from tests.builders import analyze_files, finding, kinds, marks
 from tests.parsers.test_elastic import SUMMARY as ELASTIC_SUMMARY
 
+THREADS = Path(__file__).parents[1] / "data" / "threads"
+
 TRACEBACK = [
     "Traceback (most recent call last):",
     '  File "/work/train.py", line 120, in main',
@@ -494,3 +496,62 @@ def test_an_exception_that_names_running_out_of_memory_as_a_possible_cause_is_no
     analysis = analyze_files(tmp_path, {"console.log": lines})
     assert analysis.verdict is not None  # never "no failure found" over an exception
     assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [])
+
+
+# ROCm/ROCm#5788, verbatim (the whole paste): torchrun's summary of a two-rank job whose ranks
+# both died of SIGSEGV in the same second (the container lacked the GPU's kernels)
+BOTH_SEGFAULTED = [
+    "E0115 05:44:28.210000 6139 torch/distributed/elastic/multiprocessing/api.py:882] failed (exitcode: -11) local_rank: 0 (pid: 6174) of binary: /venv/bin/python",
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
+    "======================================================",
+    "run.py FAILED",
+    "------------------------------------------------------",
+    "Failures:",
+    "[1]:",
+    "  time      : 2026-01-15_05:44:28",
+    "  host      : xdit",
+    "  rank      : 1 (local_rank: 1)",
+    "  exitcode  : -11 (pid: 6175)",
+    "  error_file: <N/A>",
+    "  traceback : Signal 11 (SIGSEGV) received by PID 6175",
+    "------------------------------------------------------",
+    "Root Cause (first observed failure):",
+    "[0]:",
+    "  time      : 2026-01-15_05:44:28",
+    "  host      : xdit",
+    "  rank      : 0 (local_rank: 0)",
+    "  exitcode  : -11 (pid: 6174)",
+    "  error_file: <N/A>",
+    "  traceback : Signal 11 (SIGSEGV) received by PID 6174",
+    "======================================================",
+]
+
+
+def test_every_rank_crashing_alike_is_a_shared_cause_not_one_rank_s(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": BOTH_SEGFAULTED})
+    crash = analysis.verdict.finding
+    assert (crash.kind, crash.ranks, analysis.verdict.ranks) == ("rank_exception", [0, 1], [])
+    assert "every rank the logs show died so" in crash.summary
+    assert "not for one bad node" in crash.fix and "healthy node" not in crash.fix
+
+
+def test_one_of_two_ranks_crashing_is_still_that_rank_s(tmp_path):
+    # the same summary with rank 0's entry cut: rank 1 alone died, rank 0 is seen waiting
+    lines = BOTH_SEGFAULTED[2:14] + [
+        "[rank0]:[E115 05:44:28.000000000 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600011 milliseconds before timing out.",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert analysis.verdict.ranks == [1]
+
+
+def test_the_same_exception_on_every_rank_shown_blames_none_of_them(tmp_path):
+    # WilsonCWu/build_nanogpt's README (tests/data/threads): a torch.compile error in the
+    # evaluation forward on ranks 0 and 3-5, rank 2's tail of the same error and torchrun's
+    # summary of ranks 0 and 2 exiting with code 1
+    lines = (THREADS / "build_nanogpt_compile_all_ranks.log").read_text(encoding="utf-8")
+    analysis = analyze_files(tmp_path, {"console.log": lines.splitlines()})
+    error = analysis.verdict.finding
+    assert (error.kind, error.ranks, analysis.verdict.ranks) == ("rank_exception", [0, 3, 4, 5], [])
+    assert "Every rank raised an exception like it" in error.summary
+    assert error.fix.startswith("Every rank named raised the same exception")
+    assert "could only wait" not in error.fix
