@@ -155,11 +155,12 @@ TORCHRUN_RANK_TEMPLATE = r"\[(?P<rank>\d+)\]:"
 CARRIAGE_RETURN = r".*\r"
 # tqdm bar with a log line glued after it (no newline before the line):
 #   1%|▏         | 24/1752 [01:08<1:22:56,  2.88s/it][rank5]:[E602 11:17:52.185053341 ...
-# or glued into the bar's unclosed postfix, where a row of `=` (never in a `key=value` postfix)
-# begins the glued line (finetrainers#114):
+# A bar's name may be a table header (YOLO's validation bar: 89 characters, ultralytics/yolov5
+# #4400). The line may also be glued into the bar's unclosed postfix, where a row of `=` (never
+# in a `key=value` postfix) begins it (finetrainers#114):
 #   Steps:   2%| | 254/12184 [3:47:24<176:05:39, 53.14s/it, ...=0.011===== Memory before ...
 TQDM_BAR = (
-    r"[^|\r]{0,80}?\d{1,3}%\|[^|\r]*\| *[\d.]+[kMGT]?/(?:[\d.]+[kMGT]?|\?) "
+    r"[^|\r]{0,160}?\d{1,3}%\|[^|\r]*\| *[\d.]+[kMGT]?/(?:[\d.]+[kMGT]?|\?) "
     r"\[(?:[^\]\r=]|=[^\]\r=])*\]?"
 )
 # [rank7]: Traceback (most recent call last):   (torch >= 2.3 excepthook; c10 log [rank1]:[E ...)

@@ -34,8 +34,9 @@ BAR_NAME = r"^\s*(.*?)[\s:]*(?:\d{1,3}%\||\d+/\d+ \[)"
 
 
 def bar_name(message: pl.Expr) -> pl.Expr:
-    """The description in front of a bar (`Loading checkpoint shards`), empty for none."""
-    return message.str.extract(BAR_NAME, 1).str.strip_chars(" :-")
+    """The description in front of a bar (`Loading checkpoint shards`), empty for none; a
+    table header's column gaps close to one space (YOLO's `Class     Images     Labels`)."""
+    return message.str.extract(BAR_NAME, 1).str.strip_chars(" :-").str.replace_all(r"\s{2,}", " ")
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:

@@ -128,6 +128,17 @@ def test_loading_after_a_one_rank_phase_heading_is_that_phase_still_running(tmp_
     assert busy.details["other_ranks"] == [3] and busy.confidence == "low"
 
 
+def test_a_validation_bar_named_by_its_table_header_glued_to_the_timeout(tmp_path):
+    # ultralytics/yolov5#4400 (tests/data/threads): rank 0's validation bar, named by YOLO's
+    # 89-character column header, at 1 min 07 s when rank 1's 60 s watchdog line was glued to it
+    lines = (THREADS / "yolov5_4400_rank0_validation.log").read_text(encoding="utf-8")
+    analysis = analyze_files(tmp_path, {"console.log": lines.splitlines()})
+    busy = analysis.verdict.finding
+    assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert busy.details["work"] == "Class Images Labels P R mAP@.5 mAP@.5:.95"
+    assert busy.details["other_ranks"] == [1] and "85 of 89" in busy.summary
+
+
 # huggingface/nanotron#204, verbatim (the whole paste): rank 0 grouping texts inside
 # main_rank_first while ranks 2 and 3 time out in its one-element barrier; rank 2's report
 # is glued after the bar and wrapped after "Watchdog caught"

@@ -270,8 +270,14 @@ def test_an_excerpt_cut_inside_a_traceback_still_counts():
             "RuntimeError",
             "NCCL communicator was aborted on rank 1.  Original reason",
         ),
+        # alibaba/Pai-Megatron-Patch#680, verbatim: the paste indents it by a space
+        (
+            [" AssertionError: Rank 114: found NaN in local forward loss calculation. Device: 2,"],
+            "AssertionError",
+            "Rank 114: found NaN in local forward loss calculation.",
+        ),
     ],
-    ids=["headless-traceback", "dist-backend-error", "communicator-aborted"],
+    ids=["headless-traceback", "dist-backend-error", "communicator-aborted", "indented"],
 )
 def test_an_exception_line_without_its_traceback(lines, exc_type, message_start):
     (found,) = _events(lines, "exception")
@@ -292,6 +298,8 @@ def test_an_exception_line_without_its_traceback(lines, exc_type, message_start)
         ".DistBackendError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1727, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.19.3",
         # field sample megatron-661
         "Duplicate GPU detected : rank 3 and rank 0 both on CUDA device f000",
+        # indented as code is (the Pai-Megatron line four spaces in): no exception line
+        "    AssertionError: Rank 114: found NaN in local forward loss calculation. Device: 2,",
     ],
 )
 def test_lines_that_merely_mention_an_error_are_not_exceptions(line):
