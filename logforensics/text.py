@@ -71,6 +71,17 @@ def duration(seconds: float) -> str:
     return f"{seconds / 86400:,.0f} days"
 
 
+def clipped(text: str, limit: int = 160) -> str:
+    """The text cut to about `limit` characters at a word's end, `…` saying it was cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ")
+    if space > limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,.;:") + "…"
+
+
 def capitalized(text: str) -> str:
     """The text with its first letter upper case (`rank 3 lagged` -> `Rank 3 lagged`)."""
     return text[:1].upper() + text[1:]

@@ -341,12 +341,17 @@ def _chains(rows: pl.DataFrame) -> pl.DataFrame:
         )
     )
     block_end = pl.coalesce("_exc_line", "_last_body", "_block_start")
-    return blocks.group_by(STREAM, "_chain", maintain_order=True).agg(
+    chains = blocks.group_by(STREAM, "_chain", maintain_order=True).agg(
         pl.col("_block_start").first().alias("_start"),
         block_end.last().alias("_end"),
         pl.col("_embedded").first().alias("_chain_embedded"),
         pl.col("_exc_type").last().alias("_chain_type"),
         pl.col("_exc_message").last().alias("_chain_message"),
+        pl.col("_exc_type").drop_nulls().last().alias("_shown_type"),
+        pl.col("_exc_message")
+        .filter(pl.col("_exc_type").is_not_null())
+        .last()
+        .alias("_shown_message"),
         pl.col("_frame_text").last().alias("_chain_frame"),
         pl.col("_main_first").any().alias("_chain_main_first"),
         pl.col("_work").drop_nulls().last().alias("_chain_work"),
@@ -354,6 +359,15 @@ def _chains(rows: pl.DataFrame) -> pl.DataFrame:
         pl.len().alias("_blocks"),
         pl.col("_spawn").drop_nulls().last().alias("_chain_spawned"),
     )
+    # a chain cut before its last exception line ends in the last one it shows: the exception
+    # that caused what followed (bigscience tr1's DataLoader worker killed by a bus error, then
+    # `The above exception was the direct cause of ...` and a cut block). Not so a spawned
+    # child's report, whose parent's `Exception` wraps what comes after it.
+    cut = pl.col("_chain_type").is_null() & pl.col("_chain_spawned").is_null()
+    return chains.with_columns(
+        pl.when(cut).then("_shown_type").otherwise("_chain_type").alias("_chain_type"),
+        pl.when(cut).then("_shown_message").otherwise("_chain_message").alias("_chain_message"),
+    ).drop("_shown_type", "_shown_message")
 
 
 def _mark_bare_exceptions(rows: pl.DataFrame) -> pl.DataFrame:

@@ -24,7 +24,7 @@ from logforensics.findings import Confidence, Evidence, Finding, evidence_from, 
 from logforensics.job import Job
 from logforensics.placement import earliest_time
 from logforensics.registry import Rule
-from logforensics.text import describe_key, rank_list
+from logforensics.text import clipped, describe_key, rank_list
 
 NO_LOG_FIX = (
     "Collect the logs of every rank (all nodes' torchrun --log-dir trees or per-rank files); if "
@@ -167,7 +167,7 @@ def _store_unreachable(job: Job) -> list[Finding]:
     where = f" at {endpoint}" if endpoint else ""
     summary = (
         f"{who} could not reach the rendezvous store{where} while the job was starting "
-        f"(`{reason[:160]}`): the host that serves it was not up, not reachable from there, or "
+        f"(`{clipped(reason)}`): the host that serves it was not up, not reachable from there, or "
         "not the one the address names. No collective ran; no rank is to blame."
     )
     details = {"phase": "rendezvous", "endpoint": endpoint, "reporters": reporters}

@@ -30,7 +30,7 @@ from logforensics.findings import Evidence, Finding, evidence_from
 from logforensics.job import Job
 from logforensics.placement import AFTER_MARK, earliest_time, placed_keys
 from logforensics.registry import Rule
-from logforensics.text import rank_list
+from logforensics.text import clipped, rank_list
 from parsers.nccl import subsystem_of
 
 # A report that the other side went away (NVIDIA/nccl misc/socket.cc, proxy.cc; ncclResult_t 6
@@ -568,11 +568,11 @@ def _teardown(job: Job, rows: pl.DataFrame) -> Finding:
     hung = not job.events.filter(pl.col("event").is_in(TIMED_OUT)).is_empty()
     who = f"{processes} process{'es' if processes > 1 else ''}"
     summary = (
-        f"{who} then failed in NCCL (`{message[:160]}` first), after the watchdog had "
+        f"{who} then failed in NCCL (`{clipped(message)}` first), after the watchdog had "
         "reported a timeout in the same log: communicators being torn down once the job was "
         "already hung, not its cause."
         if hung
-        else f"{who} failed in NCCL while closing a communicator (`{message[:160]}` first): "
+        else f"{who} failed in NCCL while closing a communicator (`{clipped(message)}` first): "
         "its teardown, not a failure of the run."
     )
     evidence, total = _first_of_each_process(rows)

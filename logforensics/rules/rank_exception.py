@@ -27,7 +27,7 @@ from logforensics.job import Job
 from logforensics.placement import AFTER_MARK, earliest_time, placed_finding, placed_keys
 from logforensics.registry import Rule
 from logforensics.rules.missing_rank import startup_failures
-from logforensics.text import duration, rank_list
+from logforensics.text import clipped, duration, rank_list
 
 # Exceptions that report a collective that already failed: symptoms, handled by other rules.
 CONSEQUENCE = (
@@ -567,7 +567,7 @@ def _unattributed(job: Job) -> list[Finding]:
         said = said.filter(~pl.col("what").str.contains(CONSEQUENCE))
     shown = said if not said.is_empty() else rows
     whats = list(dict.fromkeys(shown.get_column("what").str.strip_chars(": ").to_list()))
-    named = "; ".join(what[:160] for what in whats[:3])
+    named = "; ".join(clipped(what) for what in whats[:3])
     count = rows.height
     summary = (
         f"{'A process' if count == 1 else f'{count} processes'} whose rank the logs do not "
@@ -576,6 +576,8 @@ def _unattributed(job: Job) -> list[Finding]:
     summary += (
         ": a wait for other ranks that timed out, so the rank they waited for is elsewhere."
         if waits
+        else ""
+        if named.endswith("…")
         else "."
     )
     return [
@@ -586,6 +588,8 @@ def _unattributed(job: Job) -> list[Finding]:
             fix=(
                 HARDWARE_FIX
                 if any(re.search(HARDWARE, what) for what in whats)
+                else WORKER_FIX.format(who="a rank the logs do not name")
+                if any(re.search(WORKER_DIED, what) for what in whats)
                 else "Find the rank the others waited for: the one whose log shows it busy or "
                 "failing at that time. Prefix each rank's output (`torchrun --tee 3`) so the "
                 "next log says who raised what."
@@ -807,7 +811,7 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
     shared = _shared_by_all(job, ranks)
     who = rank_list(ranks).capitalize()
     verb = "logged" if logged else "raised"
-    text = f"{who} {verb} {exc}" + (f" ({message[:160]})" if message else "") + where
+    text = f"{who} {verb} {exc}" + (f" ({clipped(message)})" if message else "") + where
     if step is not None and job.progress is not None and stage == job.progress.stage_order[-1]:
         text += f" after step {step}"  # between two steps: after the last stage of one
     elif step is not None:

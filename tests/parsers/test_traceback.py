@@ -243,6 +243,24 @@ def test_a_chain_is_one_exception_that_describes_the_last_one():
     assert found["rank"] == 1
 
 
+def test_a_chain_cut_before_its_last_exception_ends_in_the_one_it_shows():
+    # bigscience-workshop/bigscience tr1 chronicles, verbatim: a DataLoader worker's death is
+    # the direct cause of the exception in a block the log cuts before its exception line
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/gpfswork/rech/six/commun/conda/hf-prod/lib/python3.8/site-packages/torch/utils/data/_utils/signal_handling.py", line 66, in handler',
+        "RuntimeError: DataLoader worker (pid 30882) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.",
+        "The above exception was the direct cause of the following exception:",
+        "Traceback (most recent call last):",
+        '  File "/gpfswork/rech/six/commun/code/Megatron-DeepSpeed/pretrain_gpt.py", line 215, in <module>',
+        "    pretrain(train_valid_test_datasets_provider, model_provider, forward_step,",
+    ]
+    (found,) = _events(lines, "exception")
+    assert (found["line"], found["end_line"]) == (1, 7)
+    assert found["exc_type"] == "RuntimeError"
+    assert found["exc_message"].startswith("DataLoader worker (pid 30882) is killed by signal")
+
+
 def test_an_excerpt_cut_inside_a_traceback_still_counts():
     (found,) = _events(CUT_SHORT, "exception")
     assert (found["line"], found["end_line"], found["exc_type"]) == (1, 3, None)

@@ -555,3 +555,16 @@ def test_the_same_exception_on_every_rank_shown_blames_none_of_them(tmp_path):
     assert "Every rank raised an exception like it" in error.summary
     assert error.fix.startswith("Every rank named raised the same exception")
     assert "could only wait" not in error.fix
+
+
+def test_a_worker_killed_in_a_cut_chain_of_an_unnamed_process_gets_the_workers_fix(tmp_path):
+    # bigscience tr1's chronicles (tests/data/threads): two processes' tracebacks interleaved
+    # in the main log, `RuntimeError: DataLoader worker (pid 30882) is killed by signal: Bus
+    # error...` and the chain that follows it cut before its last exception line
+    lines = (THREADS / "bigscience_tr1_shm_bus_error.log").read_text(encoding="utf-8")
+    analysis = analyze_files(tmp_path, {"main_log.txt": lines.splitlines()})
+    died = analysis.verdict.finding
+    assert (died.kind, analysis.verdict.ranks) == ("rank_exception", [])
+    assert "DataLoader worker (pid 30882) is killed by signal: Bus error" in died.summary
+    assert died.summary.endswith("…") and len(died.summary) < 260
+    assert "--shm-size" in died.fix
