@@ -69,6 +69,13 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
         return f"{who} alone waited in {collective} inside {work}", None
     if departure == "busy":
         return f"{who} was still busy with {details.get('work')} when the others gave up", None
+    if departure == "garbled_payload":
+        receivers = _who(_ranks_of(details.get("receivers")))
+        source = "" if finding.blames_nobody else f" from {rank_list(finding.blamed)}"
+        return (
+            f"{receivers} got another collective's data{source}: the ranks were out of step",
+            None,
+        )
     if finding.blames_nobody:
         where = f" at step {finding.step}" if finding.step is not None else ""
         return f"{_who(finding.ranks)} stopped{where} while {rank_list(others)} went on", ""

@@ -22,6 +22,7 @@ import re
 import polars as pl
 
 from logforensics.findings import WAITED, Finding, Part, evidence_from, exception_text
+from logforensics.garbled import garbled
 from logforensics.intake import read_lines_at
 from logforensics.job import Job
 from logforensics.placement import AFTER_MARK, earliest_time, placed_finding, placed_keys
@@ -401,7 +402,9 @@ def _exceptions(job: Job) -> list[Finding]:
         )
     )
     startup = startup_failures(job).select("file", "line")
-    primary = exceptions.filter(~pl.col("what").str.contains(CONSEQUENCE)).join(
+    # an exception from using a collective's garbled payload is the desync's symptom
+    # (logforensics/garbled.py)
+    primary = exceptions.filter(~pl.col("what").str.contains(CONSEQUENCE) & ~garbled()).join(
         startup, on=["file", "line"], how="anti"
     )
     if primary.is_empty():

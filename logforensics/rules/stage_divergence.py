@@ -15,6 +15,7 @@ from logforensics.attribution import stamp_of
 from logforensics.busy_rank import busy_past_timeout, collective_inside_one_rank_work
 from logforensics.desync import describe, mixed_ops_at_one_seq, odd_ones_out, per_rank_timeouts
 from logforensics.findings import EVIDENCE_CAP, Evidence, Finding, evidence_from
+from logforensics.garbled import garbled_payload
 from logforensics.job import Job
 from logforensics.main_first import main_rank_still_busy
 from logforensics.placement import earliest_time, place
@@ -56,6 +57,7 @@ def check(job: Job) -> list[Finding]:
         + main_rank_still_busy(job)
         + busy_past_timeout(job)
         + collective_inside_one_rank_work(job)
+        + garbled_payload(job)
     )
 
 
