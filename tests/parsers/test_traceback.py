@@ -316,8 +316,10 @@ def test_an_exception_line_without_its_traceback(lines, exc_type, message_start)
         ".DistBackendError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1727, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.19.3",
         # field sample megatron-661
         "Duplicate GPU detected : rank 3 and rank 0 both on CUDA device f000",
-        # indented as code is (the Pai-Megatron line four spaces in): no exception line
+        # indented as code is, or as torchrun's summary quotes a child's (the Pai-Megatron line
+        # four and two spaces in): no exception line of its own
         "    AssertionError: Rank 114: found NaN in local forward loss calculation. Device: 2,",
+        "  AssertionError: Rank 114: found NaN in local forward loss calculation. Device: 2,",
     ],
 )
 def test_lines_that_merely_mention_an_error_are_not_exceptions(line):
