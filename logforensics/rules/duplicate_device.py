@@ -118,16 +118,31 @@ UNKNOWN_BUS = "(bus not printed)"
 
 
 def check(job: Job) -> list[Finding]:
-    nccl_sharing = _from_nccl(job)
-    from_prints = _from_device_map(job)
+    from_nccl = _per_host(_from_nccl(job))
+    from_prints = _confirmed(_from_device_map(job), from_nccl)
     named = {rank for finding in from_prints for rank in finding.ranks}
-    findings = from_prints + _impossible_layout(job, named) + _per_host(nccl_sharing)
+    findings = from_prints + _impossible_layout(job, named) + from_nccl
     if findings:  # in the words of the launcher the logs show (read only when needed)
         launcher = launcher_of(job)
         for finding in findings:
             if finding.details.get("source") != "layout":
                 finding.fix = device_fix(launcher, allowed=finding.fix.startswith(ALLOWED))
     return findings
+
+
+def _confirmed(from_prints: list[Finding], from_nccl: list[Finding]) -> list[Finding]:
+    """The prints' findings, each taking in NCCL's findings of ranks among its own (NCCL names
+    the first two ranks it sees on a GPU; the prints may show every rank on it: ViewDiff#24's
+    four processes on `cuda:0` against NCCL's `rank 0 and rank 1`). What NCCL said leads the
+    evidence; NCCL's finding is then not reported apart (it leaves `from_nccl`)."""
+    for printed in from_prints:
+        for found in [f for f in from_nccl if f.ranks and set(f.ranks) <= set(printed.ranks)]:
+            from_nccl.remove(found)
+            printed.summary += f" NCCL found {rank_list(found.ranks)} among them on one GPU."
+            printed.evidence = (found.evidence + printed.evidence)[:20]
+            printed.evidence_total += found.evidence_total
+            printed.severity, printed.confidence = found.severity, found.confidence
+    return from_prints
 
 
 # --- NCCL -----------------------------------------------------------------------------------

@@ -260,3 +260,17 @@ def test_gpus_shared_on_one_host_are_one_finding(tmp_path):
     assert len(shared) == 1 and shared[0].ranks == [4, 5, 6, 7]
     assert sorted(shared[0].details["bus_ids"]) == ["31000", "4b000"]
     assert analysis.verdict.headline.startswith("Ranks 4-7 share 2 GPUs of one host")
+
+
+def test_the_prints_of_every_rank_on_one_gpu_take_in_nccl_s_pair(tmp_path):
+    # facebookresearch/ViewDiff#24 (tests/data/threads): four processes' Accelerate state on
+    # cuda:0, NCCL's `Duplicate GPU detected : rank 0 and rank 1`: one finding of all four
+    log = Path(__file__).parents[1] / "data" / "threads" / "viewdiff24_four_processes_one_gpu.log"
+    analysis = analyze_files(
+        tmp_path, {"console.log": log.read_text(encoding="utf-8").splitlines()}
+    )
+    shared = [f for f in analysis.findings if f.kind == "duplicate_device"]
+    assert [f.ranks for f in shared] == [[0, 1, 2, 3]]
+    assert analysis.verdict.ranks == [0, 1, 2, 3] and shared[0].confidence == "high"
+    assert "NCCL found ranks 0 and 1 among them" in shared[0].summary
+    assert "Duplicate GPU detected" in shared[0].evidence[0].text
