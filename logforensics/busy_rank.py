@@ -78,9 +78,17 @@ def busy_past_timeout(job: Job) -> list[Finding]:
         # without the waiting ranks' numbers the busy one may be among them: a guess
         confidence = "medium" if waiting else "low"
         busy, rows, whose = int(named.item(0, "_writer")), named, ""
-    elif named.is_empty() and waiting and MAIN_RANK not in waiting and not unnamed.is_empty():
+    elif (
+        named.is_empty()
+        and waiting
+        and MAIN_RANK not in waiting
+        and not unnamed.is_empty()
+        and waits.filter(pl.col("rank").is_null() | ~_stated).is_empty()
+    ):
         # work no prefix attributes is most often the main process's (frameworks print
-        # progress and evaluation on it alone): a guess, said as one
+        # progress and evaluation on it alone): a guess, said as one; not when a process of
+        # unknown rank timed out too, whose work it may be (cache-dit#761: `what(): [PG ID 2
+        # ... Rank 0]`, a subgroup's rank, under a bar of the training loop)
         busy, rows, confidence = MAIN_RANK, unnamed, "low"
         whose = " (the main process, which prints the job's progress)"
     else:

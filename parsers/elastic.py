@@ -126,13 +126,27 @@ def _next_line_matches(pattern: str) -> pl.Expr:
     return following & pl.col("_message").shift(-1).over(STREAM).str.contains(pattern)
 
 
+def _first_opening() -> pl.Expr:
+    """The row (within its stream) where a table without its title first opens: a
+    `Failures:` or `Root Cause` heading over an `[N]:` entry."""
+    message = pl.col("_message")
+    heading = message.str.contains(OTHER_FAILURES) | message.str.contains(ROOT_CAUSE)
+    opening = heading & _next_line_matches(ENTRY)
+    return pl.int_range(pl.len()).filter(opening).first().over(STREAM)
+
+
 def _summary(rows: pl.DataFrame) -> pl.DataFrame:
     """One `child_failed` per `[N]:` entry of each summary block; every line of the block
     (borders, title, headers, fields, the child's traceback) recognised."""
     message = pl.col("_message")
     is_title = message.str.contains(TITLE) & _next_line_matches(SECTION)
+    # a paste that starts inside the table, before any title: at that heading over an entry
+    # (hiyouga/ChatGLM-Efficient-Tuning#75; a border above it is no line of this family's)
+    headless = (is_title.cum_sum().over(STREAM) == 0) & (
+        pl.int_range(pl.len()).over(STREAM) == _first_opening()
+    )
     rows = rows.with_columns(
-        is_title.cum_sum().over(STREAM).alias("_block"),
+        (is_title | headless).cum_sum().over(STREAM).alias("_block"),
         (message.str.contains(BORDER) & _next_line_matches(TITLE)).alias("_opening"),
     )
     in_block = pl.col("_block") > 0

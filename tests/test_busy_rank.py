@@ -139,6 +139,23 @@ def test_a_validation_bar_named_by_its_table_header_glued_to_the_timeout(tmp_pat
     assert busy.details["other_ranks"] == [1] and "85 of 89" in busy.summary
 
 
+def test_no_main_rank_guess_when_a_process_of_unknown_rank_timed_out_too(tmp_path):
+    # vipshop/cache-dit#761 (tests/data/threads): rank 2 and a process whose `what():` names
+    # only its rank in a subgroup (`[PG ID 2 PG GUID 5(mesh_ulysses) Rank 0]`) timed out in the
+    # same ALLTOALL_BASE under a training bar: the bar may be that process's, no busy rank 0;
+    # the watchdog's `terminate called` teardown is no exception of its own
+    files = {
+        f"console.part{part}.log": (THREADS / f"cachedit761_part{part}.log")
+        .read_text(encoding="utf-8")
+        .splitlines()
+        for part in (1, 2, 3)
+    }
+    analysis = analyze_files(tmp_path, files)
+    assert not [f for f in analysis.findings if f.details.get("departure") == "busy"]
+    assert not [f for f in analysis.findings if f.kind == "rank_exception"]
+    assert analysis.verdict.finding.kind == "collective_timeout"
+
+
 # huggingface/nanotron#204, verbatim (the whole paste): rank 0 grouping texts inside
 # main_rank_first while ranks 2 and 3 time out in its one-element barrier; rank 2's report
 # is glued after the bar and wrapped after "Watchdog caught"

@@ -283,16 +283,14 @@ def _exited(job: Job) -> list[Finding]:
     ranks = sorted(exits.get_column("rank").drop_nulls().unique().to_list())
     code = int(exits.get_column("exitcode").item(0))
     who = rank_list(ranks).capitalize() if ranks else "A worker"
+    said = "the error it printed is" if len(ranks) < 2 else "the errors they printed are"
     # an exit code without its error: the worker may have failed on its own, or on a peer's
     # failure (a closed rendezvous, an NCCL error): it is not blamed
     return [
         _unblamed(
             exits,
             part="explanation",
-            summary=(
-                f"{who} exited with code {code} (torchrun's report); the error it printed is "
-                "not in these logs."
-            ),
+            summary=f"{who} exited with code {code} (torchrun's report); {said} not in these logs.",
             fix=EXITED_FIX,
             ranks=ranks,
             details={"exception": f"exit code {code}", "exit_code": code},
@@ -568,6 +566,10 @@ def _unattributed(job: Job) -> list[Finding]:
         # `Connection closed by peer` after a worker's ZMQError)
         rows = rows.filter(~pl.col("what").str.contains(CONSEQUENCE))
         said = said.filter(~pl.col("what").str.contains(CONSEQUENCE))
+        if (
+            rows.is_empty()
+        ):  # the timeout's teardown alone (`terminate called ... DistBackendError`)
+            return []
     shown = said if not said.is_empty() else rows
     whats = list(dict.fromkeys(shown.get_column("what").str.strip_chars(": ").to_list()))
     named = "; ".join(clipped(what) for what in whats[:3])

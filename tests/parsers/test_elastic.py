@@ -380,3 +380,39 @@ def test_the_childs_exception_is_the_line_after_its_frames_not_the_messages_tail
     assert found["exc_message"].startswith("NCCL error in: /opt/pytorch/pytorch/torch/csrc")
     assert found["frame"].endswith("c10d_logger.py:72 in wrapper")
     assert found["end_line"] == len(entry) + len(child)
+
+
+# hiyouga/ChatGLM-Efficient-Tuning#75, verbatim: the reporter pasted the table from its first
+# section border on, without the title above it
+HEADLESS_TABLE = [
+    "------------------------------------------------------------",
+    "Failures:",
+    "[1]:",
+    "  time      : 2023-06-05_17:57:46",
+    "  host      : d0629_15u",
+    "  rank      : 1 (local_rank: 1)",
+    "  exitcode  : 1 (pid: 39887)",
+    "  error_file: <N/A>",
+    "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+    "------------------------------------------------------------",
+    "Root Cause (first observed failure):",
+    "[0]:",
+    "  time      : 2023-06-05_17:57:46",
+    "  host      : d0629_15u",
+    "  rank      : 0 (local_rank: 0)",
+    "  exitcode  : 1 (pid: 39886)",
+    "  error_file: <N/A>",
+    "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+]
+
+
+def test_a_table_pasted_without_its_title_is_still_read(tmp_path):
+    found = _events(HEADLESS_TABLE, "child_failed")
+    assert [(row["rank"], row["exitcode"]) for row in found] == [(1, 1), (0, 1)]
+    analysis = analyze_files(tmp_path, {"console.log": HEADLESS_TABLE})
+    # the border above `Failures:` holds no literal that routes a line to this family
+    assert analysis.unrecognised_lines == 1
+    assert analysis.verdict.finding.summary == (
+        "Ranks 0 and 1 exited with code 1 (torchrun's report); the errors they printed are not "
+        "in these logs."
+    )
