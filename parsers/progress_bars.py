@@ -24,6 +24,9 @@ BAR = (
     r"(\d+)/(\d+) \[[0-9:]+<[0-9:?]+,\s*[0-9.?]+\s*(?:[A-Za-z]+/s|s/[A-Za-z]+)"
     r"(?:, [^\]\r]*)?(?:\]|$)"  # a postfix may be cut: by a line glued into it, or the line's end
 )
+# ultralytics >= 8.3's own bar: count, rate, then elapsed<remaining without brackets
+# (`1/200 23G ... 1600: 95% ━━━━━━━━━━━─ 41/43 2.7it/s 15.5s<0.7s`, ultralytics#24536)
+PLAIN_BAR = r"(\d+)/(\d+) +[0-9.?]+\s*(?:[A-Za-z]+/s|s/[A-Za-z]+) +[0-9.:hms]+<[0-9.:hms?]+\s*$"
 RANK = r"(?:^|[^A-Za-z_])[Rr]ank[ :=]*(\d+)"
 WORLD_SIZE = r"world_size[ :=]*(\d+)"
 EPOCH = r"(?:^|[^A-Za-z_])[Ee]poch[ :=]*(\d+)"
@@ -43,11 +46,16 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     # tqdm rewrites the bar with carriage returns: the last snapshot on the line counts
     snapshot = pl.col("message").str.split("\r").list.last()
     counts = snapshot.str.extract_groups(BAR)
+    plain = snapshot.str.extract_groups(PLAIN_BAR)
     bars = lines.select(
         "file",
         "line",
-        counts.struct.field("1").cast(pl.Int64, strict=False).alias("value"),
-        counts.struct.field("2").cast(pl.Int64, strict=False).alias("total"),
+        pl.coalesce(counts.struct.field("1"), plain.struct.field("1"))
+        .cast(pl.Int64, strict=False)
+        .alias("value"),
+        pl.coalesce(counts.struct.field("2"), plain.struct.field("2"))
+        .cast(pl.Int64, strict=False)
+        .alias("total"),
         snapshot.str.extract(RANK, 1).cast(pl.Int32, strict=False).alias("rank"),
         snapshot.str.extract(WORLD_SIZE, 1).cast(pl.Int32, strict=False).alias("world_size"),
         snapshot.str.extract(EPOCH, 1).cast(pl.Int64, strict=False).alias("epoch"),
@@ -67,6 +75,6 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
 
 PARSER = LineParser(
     name="progress_bars",
-    literals=("/s]", "/s, ", "s/it]", "s/it, ", "s/batch]", "s/step]"),
+    literals=("/s]", "/s, ", "s/it]", "s/it, ", "s/batch]", "s/step]", "s<"),
     parse=parse,
 )
