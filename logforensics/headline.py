@@ -69,6 +69,10 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
         return f"{who} alone waited in {collective} inside {work}", None
     if departure == "busy":
         return f"{who} was still busy with {details.get('work')} when the others gave up", None
+    if departure == "file_wait":
+        waiters = _who(_ranks_of(details.get("other_ranks")))
+        maker = "" if finding.blames_nobody else f" {rank_list(finding.blamed)} makes"
+        return f"{waiters} gave up waiting for a file{maker}", None
     if departure == "garbled_payload":
         receivers = _who(_ranks_of(details.get("receivers")))
         source = "" if finding.blames_nobody else f" from {rank_list(finding.blamed)}"
