@@ -11,13 +11,14 @@ from outside the process (most often the Linux OOM killer), `Terminated` the SIG
 sends the survivors; the others are the process's own crash. Each is a `fatal_signal` event,
 as a faulthandler or c10 signal report is.
 
-DeepSpeed's launcher, having killed the other workers, names the one that ended first with its
-command line and return code (deepspeedai/DeepSpeedExamples#626):
+DeepSpeed's launcher, having killed the other workers, reports the return code of the worker
+that ended first (deepspeedai/DeepSpeedExamples#626):
 
     [2023-07-10 04:26:35,999] [ERROR] [launch.py:324:sigkill_handler] ['/global/D1/homes/sushant/sushanta/venv/bin/python3.10', '-u', 'trainCLM.py', '--local_rank=1', '--deepspeed', '/home/sushant/D1/sushanta/try/nepaligpt/clm/config/deepspeed_config.json'] exits with return code = -11
 
-a `worker_failed` event with the local rank its command line gives and the exit code (a
-negative one is the signal that ended it), as torchrun's `failed (exitcode: -9) local_rank: 3`.
+a `worker_failed` event with that exit code (a negative one is the signal that ended it) and no
+rank: the command it prints is the last one the launcher spawned, left over from its spawning
+loop (deepspeed/launcher/launch.py, `sigkill_handler` logs `cmd`), whichever worker ended.
 
 The kernel's own report of an OOM kill, pasted from `dmesg` (mm/oom_kill.c: "%s: Killed process
 %d (%s) total-vm:%lukB, ..." after `Out of memory` or `Memory cgroup out of memory`), is a
@@ -44,7 +45,6 @@ KERNEL_OOM_KILL = r"(?:Out of memory|Memory cgroup out of memory): Killed proces
 
 
 DEEPSPEED_EXIT = r"\] exits with return code = (-?\d+)\s*$"
-LOCAL_RANK_ARG = r"'--local_rank=(\d+)'"
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
@@ -64,7 +64,6 @@ def _deepspeed_exits(lines: pl.DataFrame) -> pl.DataFrame:
             pl.lit("worker_failed").alias("event"),
             pl.lit("error").alias("severity"),
             "exitcode",
-            message.str.extract(LOCAL_RANK_ARG, 1).cast(pl.Int32, strict=False).alias("local_rank"),
         )
     )
 
