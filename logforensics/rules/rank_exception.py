@@ -246,7 +246,7 @@ def _exited_with_error(job: Job) -> list[int]:
 
 
 def _error_exits(job: Job) -> pl.DataFrame:
-    """torchrun's reports of workers that exited with a non-zero code."""
+    """A launcher's reports (torchrun's, DeepSpeed's) of workers that exited with an error."""
     return job.events.filter(
         pl.col("event").is_in(["worker_failed", "child_failed"])
         & (pl.col("exitcode").fill_null(0) > 0)
@@ -254,16 +254,23 @@ def _error_exits(job: Job) -> pl.DataFrame:
 
 
 def _exited(job: Job) -> list[Finding]:
-    """torchrun's report that a worker exited with an error code (`failed (exitcode: 1)
+    """A launcher's report that a worker exited with an error code (torchrun's `failed (exitcode: 1)
     local_rank: 0 (pid: 876053)`), in logs that hold no error of any rank's own: the worker's
     failure is all they say (pytorch#147064: it failed because the other node's agent left). A
     finding all the same, with low confidence and no blame."""
     events = job.events
-    if not events.filter(
-        (pl.col("severity") == "error")
-        & (pl.col("family") != "elastic")
-        & (pl.col("family") != "traceback")
-    ).is_empty():
+    # (the exit's own line may be an error line of the launcher's logger too: DeepSpeed's
+    # `[ERROR] [launch.py:434:sigkill_handler] [...] exits with return code = 1`)
+    own_lines = _error_exits(job).select("file", "line")
+    if (
+        not events.filter(
+            (pl.col("severity") == "error")
+            & (pl.col("family") != "elastic")
+            & (pl.col("family") != "traceback")
+        )
+        .join(own_lines, on=["file", "line"], how="anti")
+        .is_empty()
+    ):
         return []
     # torchrun's own ChildFailedError only says that a worker failed
     launcher_own = pl.col("exc_type").str.ends_with("ChildFailedError")
@@ -290,7 +297,9 @@ def _exited(job: Job) -> list[Finding]:
         _unblamed(
             exits,
             part="explanation",
-            summary=f"{who} exited with code {code} (torchrun's report); {said} not in these logs.",
+            summary=(
+                f"{who} exited with code {code} (the launcher's report); {said} not in these logs."
+            ),
             fix=EXITED_FIX,
             ranks=ranks,
             details={"exception": f"exit code {code}", "exit_code": code},

@@ -413,6 +413,6 @@ def test_a_table_pasted_without_its_title_is_still_read(tmp_path):
     # the border above `Failures:` holds no literal that routes a line to this family
     assert analysis.unrecognised_lines == 1
     assert analysis.verdict.finding.summary == (
-        "Ranks 0 and 1 exited with code 1 (torchrun's report); the errors they printed are not "
+        "Ranks 0 and 1 exited with code 1 (the launcher's report); the errors they printed are not "
         "in these logs."
     )

@@ -200,6 +200,21 @@ DEEPSPEED_SEGFAULT = [
 ]
 
 
+# deepspeedai/DeepSpeedExamples#380, verbatim (a second excerpt of the description): the
+# launcher's own exit report, written at its logger's ERROR level
+DEEPSPEED_EXIT_CODE = [
+    "[2023-04-21 03:07:23,960] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 22610",
+    "[2023-04-21 03:07:25,713] [ERROR] [launch.py:434:sigkill_handler] ['/opt/conda/envs/ftchat/bin/python3.9', '-u', 'main.py', '--local_rank=1', '--data_path', 'Dahoas/rm-static', 'Dahoas/full-hh-rlhf', 'Dahoas/synthetic-instruct-gptj-pairwise', 'yitingxie/rlhf-reward-datasets', 'openai/webgpt_comparisons', 'stanfordnlp/SHP', '--data_split', '2,4,4', '--model_name_or_path', 'facebook/opt-350m', '--num_padding_at_beginning', '1', '--per_device_train_batch_size', '8', '--per_device_eval_batch_size', '8', '--max_seq_len', '512', '--learning_rate', '5e-5', '--weight_decay', '0.1', '--num_train_epochs', '1', '--gradient_accumulation_steps', '1', '--lr_scheduler_type', 'cosine', '--num_warmup_steps', '0', '--seed', '1234', '--zero_stage', '0', '--deepspeed', '--output_dir', '/mnt/disks/data-1/marvin/DeepSpeedExamples/applications/DeepSpeed-Chat/output/reward-models/350m'] exits with return code = 1",
+]
+
+
+def test_a_launcher_s_exit_report_on_its_own_error_line_is_still_a_failure(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": DEEPSPEED_EXIT_CODE})
+    exited = analysis.verdict.finding
+    assert (exited.kind, analysis.verdict.ranks) == ("rank_exception", [])
+    assert exited.summary.startswith("A worker exited with code 1 (the launcher's report)")
+
+
 def test_deepspeeds_launcher_tells_the_signal_not_which_worker_crashed(tmp_path):
     # its command line is the last worker it spawned, whichever ended (DeepSpeed's launch.py
     # logs the spawning loop's `cmd`): `--local_rank=1` names no rank
