@@ -87,6 +87,18 @@ HARDWARE_FIX = (
     "of the job (SLURM `--exclude`, cordon it), and on it read `dmesg -T | grep -i xid` and "
     "`nvidia-smi -q -d ECC,PAGE_RETIREMENT`; resume from the last checkpoint on healthy nodes."
 )
+# Training whose numbers diverged: DeepSpeed's fp16 loss scaler at its floor (every step
+# overflowed; hiyouga/LlamaFactory#251), a NaN loss a script or framework stops on.
+NUMERICS = (
+    r"(?i)loss scale already at minimum|found NaN in (?:local )?(?:forward )?loss"
+    r"|Loss (?:is|became) (?:NaN|nan|infinite)|non-finite loss"
+)
+NUMERICS_FIX = (
+    "The training's numbers diverged (losses or gradients overflowed or became NaN): it is "
+    "the run's numerics, which every rank shares, not one rank's path. Train in bf16 instead "
+    "of fp16, lower the learning rate or add warm-up, clip gradients, and check the data and "
+    "the software stack (a container or library update) the run changed before it began."
+)
 LOGGED = '"logged":true'  # set by parsers/log_levels.py on a caught exception it logged
 COMMON_FIX = (
     "Every rank named raised the same exception: look for what they share (the data shard "
@@ -591,7 +603,7 @@ def _unattributed(job: Job) -> list[Finding]:
         ": a wait for other ranks that timed out, so the rank they waited for is elsewhere."
         if waits
         else ""
-        if named.endswith("…")
+        if named.endswith(("…", "."))
         else "."
     )
     return [
@@ -602,6 +614,8 @@ def _unattributed(job: Job) -> list[Finding]:
             fix=(
                 HARDWARE_FIX
                 if any(re.search(HARDWARE, what) for what in whats)
+                else NUMERICS_FIX
+                if any(re.search(NUMERICS, what) for what in whats)
                 else WORKER_FIX.format(who="a rank the logs do not name")
                 if any(re.search(WORKER_DIED, what) for what in whats)
                 else "Find the rank the others waited for: the one whose log shows it busy or "
@@ -845,6 +859,8 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
             fix = ORDINAL_FIX.format(who=rank_list(ranks).capitalize(), its=its)
         elif re.search(HARDWARE, f"{exc}: {message}"):
             fix = HARDWARE_FIX
+        elif re.search(NUMERICS, f"{exc}: {message}"):
+            fix = NUMERICS_FIX
     if shared and not swallowed and fix.startswith("Fix the exception"):
         fix = COMMON_FIX  # no rank left first: the others did not wait for it
     elif len(ranks) > 1:

@@ -585,3 +585,17 @@ def test_a_worker_killed_in_a_cut_chain_of_an_unnamed_process_gets_the_workers_f
     assert "DataLoader worker (pid 30882) is killed by signal: Bus error" in died.summary
     assert died.summary.endswith("…") and len(died.summary) < 260
     assert "--shm-size" in died.fix
+
+
+def test_training_numbers_that_diverged_get_the_numerics_fix(tmp_path):
+    # hiyouga/LlamaFactory#251 (DeepSpeed's fp16 loss scaler at its floor) and
+    # alibaba/Pai-Megatron-Patch#680 (Megatron's NaN check), verbatim
+    for line in (
+        "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
+        " AssertionError: Rank 114: found NaN in local forward loss calculation. Device: 2,",
+    ):
+        analysis = analyze_files(tmp_path, {"train.log": [line]})
+        error = analysis.verdict.finding
+        assert error.kind == "rank_exception" and analysis.verdict.ranks == []
+        assert "Train in bf16" in error.fix and "not one rank's path" in error.fix
+        assert not error.summary.endswith("..")
