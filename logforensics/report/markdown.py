@@ -181,10 +181,19 @@ def _named(finding: dict[str, Any], lang: str) -> str:
     return f"{_code(finding['kind'])}{who}{_colon(lang)}{said}"
 
 
+def _world_size(facts: dict[str, Any], lang: str) -> str:
+    if facts["world_size"] is not None:
+        return str(facts["world_size"])
+    least = facts.get("world_size_at_least")
+    if least is None:
+        return _text(t("unknown", lang))
+    words = "unknown (at least {count}: rank {rank} is in the logs)"
+    return _text(t(words, lang, count=least, rank=least - 1))
+
+
 def _reproduce(report: dict[str, Any], lang: str) -> list[str]:
     facts = report["reproduce"]
     colon = _colon(lang)
-    world = facts["world_size"]
     hosts = facts["hosts"]
     shown = ", ".join(_code(host) for host in hosts[:HOSTS_SHOWN])
     if len(hosts) > HOSTS_SHOWN:
@@ -196,8 +205,7 @@ def _reproduce(report: dict[str, Any], lang: str) -> list[str]:
     lines = [
         _label(t("To reproduce", lang), lang),
         "",
-        f"- {_text(t('World size', lang))}{colon}"
-        + (str(world) if world is not None else _text(t("unknown", lang))),
+        f"- {_text(t('World size', lang))}{colon}" + _world_size(facts, lang),
         f"- {_text(hosts_words)}{colon}" + (shown or _text(t("not in the logs", lang))),
         f"- {_text(t('Debug settings', lang))}{colon}"
         + (settings or _text(t("none seen in the logs", lang))),

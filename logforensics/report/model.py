@@ -110,8 +110,11 @@ def _reproduce(analysis: Analysis) -> dict[str, Any]:
     if "nccl" in families and "NCCL_DEBUG" not in debug:
         debug["NCCL_DEBUG"] = "INFO or WARN (NCCL lines are present)"
     versions = sorted(events.get_column("nccl_version").drop_nulls().unique().to_list())
+    seen = analysis.job.ranks_seen
     return {
         "world_size": world.value if world else None,
+        # without a stated world size, the highest rank in the logs bounds it from below
+        "world_size_at_least": max(seen) + 1 if world is None and seen else None,
         "hosts": hosts,
         "launch_commands": [
             {"file": row["file"], "line": row["line"], "text": row["message"]}

@@ -175,3 +175,10 @@ def test_no_agreement_is_claimed_of_fewer_than_two_ranks(tmp_path):
     logs = write_logs(tmp_path, {"rank0.log": ["rank=0 step=1 stage=before_forward"]})
     text = markdown_of(logs)
     assert "fewer than two ranks" in text and "agree with each other" not in text
+
+
+def test_an_unknown_world_size_is_bounded_by_the_highest_rank_seen(tmp_path):
+    # ranks 11 and 12 of a job whose logs never state its size
+    logs = write_logs(tmp_path, {f"rank{r}.log": marks(r, range(3)) for r in (11, 12)})
+    assert "World size: unknown (at least 13: rank 12 is in the logs)" in markdown_of(logs)
+    assert "进程总数：未知（至少 13：日志中有 rank 12）" in markdown_of(logs, "zh")
