@@ -32,7 +32,7 @@ TEARDOWN_FIX = (
 # How close after a rank's finish mark a line of no known rank is taken for that rank's.
 NEXT_LINES = 3
 # Finish marks that end the whole program, whichever process printed them.
-PROGRAM_ENDS = ("main_returned", "program_exit", "tests_done", "workers_succeeded")
+PROGRAM_ENDS = ("main_returned", "program_exit", "tests_done", "workers_succeeded", "max_reached")
 # The CUDA runtime's error once the process has begun to exit (cudaErrorCudartUnloading): a
 # failure that says so was printed during teardown whatever the logs hold before it
 # (bigscience-workshop/Megatron-DeepSpeed#265: the watchdog thread's `CUDA error: driver
@@ -107,9 +107,12 @@ def _exiting(finding: Finding) -> bool:
 def _teardown_kind(finding: Finding) -> bool:
     """A failure teardown can produce: a watchdog, NCCL or connection failure, or a crash no
     line ties to a rank (ms-swift#5109: a C++ abort in a CUDA allocator at exit, after the
-    checkpoints were saved). A rank's own exception or OOM is never teardown."""
+    checkpoints were saved), or a launcher's report of an exit code alone (VITS-fast-fine-tuning
+    #353: `exit()` after the last epoch). A rank's own exception or OOM is never teardown."""
     return finding.kind in TEARDOWN_KINDS or (
-        finding.kind == "rank_exception" and finding.blames_nobody and not finding.ranks
+        finding.kind == "rank_exception"
+        and finding.blames_nobody
+        and (not finding.ranks or "exit_code" in finding.details)
     )
 
 

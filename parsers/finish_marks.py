@@ -47,6 +47,12 @@ MAIN_RETURNED = r"\[INFO:swift\] End time of running main: "
 HF_TRAINER_DONE = r"Training completed(?: for rank (\d+))?\. Do not forget to share your model"
 # `Trainer.fit` stopped: `max_epochs=1` reached.    `Trainer.fit` stopped: `max_steps=100` reached.
 LIGHTNING_DONE = r"`Trainer\.fit` stopped: `max_(?:epochs|steps)=-?\d+` reached"
+# A loop that reached its configured end, in a script's own words (Plachtaa/VITS-fast-fine-
+# tuning#353: `Maximum epoch reached, closing training...`; `Max steps reached`)
+MAX_REACHED = (
+    r"(?i)^\s*max(?:imum|\.)?[ _]?(?:number of )?(?:epochs?|steps?|iterations?)(?:=\d+)? "
+    r"(?:(?:has|have) been |is |was )?reached\b"
+)
 # Rank 4 completed     rank 3 finished.     [rank2] done
 RANK_DONE = (
     r"(?i)^\s*\[?rank\s*[=:#]?\s*(\d+)\]?\s*:?\s*(?:has |is )?"
@@ -72,6 +78,7 @@ FINISHES = (
     (MAIN_RETURNED, "main_returned"),
     (HF_TRAINER_DONE, "training_done"),
     (LIGHTNING_DONE, "training_done"),
+    (MAX_REACHED, "max_reached"),
     (RANK_DONE, "rank_done"),
     (MEGATRON_EXIT, "program_exit"),
     (MEGATRON_DONE, "training_done"),
@@ -114,6 +121,7 @@ PARSER = LineParser(
         "End time of running main: ",
         "Training completed",
         "`Trainer.fit` stopped: `max_",
+        "reached",
         "Global test environment tear-down",
         "worker group finished",
         "worker group successfully finished",

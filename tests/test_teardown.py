@@ -107,3 +107,35 @@ def test_the_cuda_driver_shutting_down_is_teardown_without_a_finish_mark(tmp_pat
     crash = finding(analysis, "rank_exception")
     assert crash.severity == "warning" and crash.details["exiting"] is True
     assert crash.summary.startswith("While the process was exiting")
+
+
+# Plachtaa/VITS-fast-fine-tuning#353, verbatim (the whole paste): the script ends its last
+# epoch with `exit()` (Python prints `None`, exit code 1) and torch.multiprocessing.spawn's
+# parent reports the child's exit code
+VITS_LAST_EPOCH = [
+    "INFO:OUTPUT_MODEL_test:Train Epoch: 11 [0%]",
+    "INFO:OUTPUT_MODEL_test:[2.5180983543395996, 2.176342248916626, 6.351111888885498, 20.8907527923584, 1.3190431594848633, 2.5211775302886963, 110, 0.00019975014057813518]",
+    "Maximum epoch reached, closing training...",
+    "  0%|                                                                                                                                                                               | 0/11 [00:04<?, ?it/s]",
+    "None",
+    "Traceback (most recent call last):",
+    '  File "finetune_speaker_v2.py", line 372, in <module>',
+    "    main()",
+    '  File "finetune_speaker_v2.py", line 55, in main',
+    "    mp.spawn(run, nprocs=n_gpus, args=(n_gpus, hps,))",
+    '  File "/home/ft/.conda/envs/VIST/lib/python3.8/site-packages/torch/multiprocessing/spawn.py", line 240, in spawn',
+    "    return start_processes(fn, args, nprocs, join, daemon, start_method='spawn')",
+    '  File "/home/ft/.conda/envs/VIST/lib/python3.8/site-packages/torch/multiprocessing/spawn.py", line 198, in start_processes',
+    "    while not context.join():",
+    '  File "/home/ft/.conda/envs/VIST/lib/python3.8/site-packages/torch/multiprocessing/spawn.py", line 149, in join',
+    "    raise ProcessExitedException(",
+    "torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with exit code 1",
+]
+
+
+def test_a_launcher_s_exit_code_after_the_last_epoch_is_no_failure(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": VITS_LAST_EPOCH})
+    assert analysis.verdict is None
+    exited = finding(analysis, "rank_exception")
+    assert exited.severity == "warning" and exited.blames_nobody
+    assert "exited with code 1 (the launcher's report)" in exited.summary

@@ -114,7 +114,7 @@ def _reproduce(analysis: Analysis) -> dict[str, Any]:
     return {
         "world_size": world.value if world else None,
         # without a stated world size, the highest rank in the logs bounds it from below
-        "world_size_at_least": max(seen) + 1 if world is None and seen else None,
+        "world_size_at_least": max(seen) + 1 if world is None and seen and max(seen) else None,
         "hosts": hosts,
         "launch_commands": [
             {"file": row["file"], "line": row["line"], "text": row["message"]}

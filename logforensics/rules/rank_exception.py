@@ -258,11 +258,29 @@ def _exited_with_error(job: Job) -> list[int]:
 
 
 def _error_exits(job: Job) -> pl.DataFrame:
-    """A launcher's reports (torchrun's, DeepSpeed's) of workers that exited with an error."""
-    return job.events.filter(
-        pl.col("event").is_in(["worker_failed", "child_failed"])
-        & (pl.col("exitcode").fill_null(0) > 0)
+    """A launcher's reports (torchrun's, DeepSpeed's, torch.multiprocessing.spawn's) of workers
+    that exited with an error."""
+    events = job.events
+    spawned = events.filter(_spawn_exit()).with_columns(
+        exception_text().str.extract(SPAWN_EXIT_CODE, 1).cast(pl.Int32).alias("exitcode")
     )
+    reported = events.filter(pl.col("event").is_in(["worker_failed", "child_failed"]))
+    return pl.concat([reported, spawned], how="vertical_relaxed").filter(
+        pl.col("exitcode").fill_null(0) > 0
+    )
+
+
+# torch.multiprocessing.spawn's parent, on a child that exited with a code and printed nothing
+# the parent saw: `ProcessExitedException: process 0 terminated with exit code 1`
+SPAWN_EXIT_CODE = r"ProcessExitedException: process \d+ terminated with exit code (\d+)"
+
+
+def _spawn_exit() -> pl.Expr:
+    """The spawning parent's report of a child's exit code: the launcher's word, no exception
+    of the child's own."""
+    return (pl.col("event") == "exception") & exception_text().str.contains(
+        SPAWN_EXIT_CODE
+    ).fill_null(False)
 
 
 def _exited(job: Job) -> list[Finding]:
@@ -284,8 +302,8 @@ def _exited(job: Job) -> list[Finding]:
         .is_empty()
     ):
         return []
-    # torchrun's own ChildFailedError only says that a worker failed
-    launcher_own = pl.col("exc_type").str.ends_with("ChildFailedError")
+    # torchrun's own ChildFailedError, spawn's ProcessExitedException only say a worker failed
+    launcher_own = pl.col("exc_type").str.ends_with("ChildFailedError") | _spawn_exit()
     if not events.filter(
         pl.col("event").is_in(["exception", "cpp_terminate"])
         & pl.col("exc_type").is_not_null()
@@ -423,9 +441,9 @@ def _exceptions(job: Job) -> list[Finding]:
     startup = startup_failures(job).select("file", "line")
     # an exception from using a collective's garbled payload is the desync's symptom
     # (logforensics/garbled.py)
-    primary = exceptions.filter(~pl.col("what").str.contains(CONSEQUENCE) & ~garbled()).join(
-        startup, on=["file", "line"], how="anti"
-    )
+    primary = exceptions.filter(
+        ~pl.col("what").str.contains(CONSEQUENCE) & ~garbled() & ~_spawn_exit()
+    ).join(startup, on=["file", "line"], how="anti")
     if primary.is_empty():
         return []
     placed = placed_keys(job, primary).with_columns(_same_error().alias("same_error"))

@@ -57,6 +57,8 @@ from tests.builders import analyze_files, only, parsed_by
         # pytorch/pytorch#97191 (its repro's output, quoted in PR #97066): a script's own line
         # saying one rank is done
         ("Rank 4 completed", "rank_done", 4, "content"),
+        # Plachtaa/VITS-fast-fine-tuning#353: a script's own words at its last epoch
+        ("Maximum epoch reached, closing training...", "max_reached", None, None),
         # bigscience-workshop/Megatron-DeepSpeed#265: Megatron-LM at its exit interval
         (
             "[exiting program at iteration 6] datetime: 2022-03-11 15:20:26 ",

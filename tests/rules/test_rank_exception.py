@@ -599,3 +599,19 @@ def test_training_numbers_that_diverged_get_the_numerics_fix(tmp_path):
         assert error.kind == "rank_exception" and analysis.verdict.ranks == []
         assert "Train in bf16" in error.fix and "not one rank's path" in error.fix
         assert not error.summary.endswith("..")
+
+
+def test_spawn_s_report_of_a_child_s_exit_code_is_the_launcher_s_word_not_an_exception(tmp_path):
+    # Plachtaa/VITS-fast-fine-tuning#353, verbatim: torch.multiprocessing.spawn's parent on a
+    # child that exited with code 1; the child's own error is not in the paste
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/home/ft/.conda/envs/VIST/lib/python3.8/site-packages/torch/multiprocessing/spawn.py", line 149, in join',
+        "    raise ProcessExitedException(",
+        "torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with exit code 1",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    exited = analysis.verdict.finding
+    assert (exited.kind, analysis.verdict.ranks) == ("rank_exception", [])
+    assert exited.confidence == "low" and exited.details["exit_code"] == 1
+    assert exited.summary.startswith("Rank 0 exited with code 1 (the launcher's report)")
