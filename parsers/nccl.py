@@ -292,21 +292,24 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
 TOPOLOGY_KEPT = ("host", "pid", "comm_rank")
 
 
-def _initialised(debug: pl.DataFrame) -> list[str]:
-    """The files that hold an init or teardown record."""
+PROCESS_KEY = ("file", "host", "pid")
+
+
+def _initialised(debug: pl.DataFrame) -> pl.DataFrame:
+    """The processes (`file, host, pid`) that have an init or teardown record."""
     if "comm_rank" not in debug.columns:
-        return []
+        return pl.DataFrame(schema={"file": pl.String, "host": pl.String, "pid": pl.Int64})
     records = debug.filter(pl.col("event").is_in(["nccl_init", "nccl_abort"]))
-    return records.get_column("file").unique().to_list()
+    return records.select(
+        "file", pl.col("host").cast(pl.String), pl.col("pid").cast(pl.Int64)
+    ).unique()
 
 
-def _topology(lines: pl.DataFrame, initialised: list[str]) -> pl.DataFrame:
-    """Ring, tree and channel lines, all recognised. In files without init or teardown records
-    (which give processes their ranks), the first line that states a process's own rank
-    becomes `nccl_topology` (comm_rank = that rank)."""
-    has_init = pl.col("file").is_in(initialised)
-    counted = lines.filter(has_init).select("file", "line", pl.lit(None, pl.String).alias("event"))
-    lines = lines.filter(~has_init)
+def _topology(lines: pl.DataFrame, initialised: pl.DataFrame) -> pl.DataFrame:
+    """Ring, tree and channel lines, all recognised. For a process without an init or teardown
+    record (which gives it its rank; an excerpt may hold another process's record and not its
+    own, vllm-project/vllm#9920), the first line that states its own rank becomes
+    `nccl_topology` (comm_rank = that rank)."""
     message = pl.col("message")
     link = message.str.extract_groups(LINK_RANKS)
     own_in_link = (
@@ -328,6 +331,9 @@ def _topology(lines: pl.DataFrame, initialised: list[str]) -> pl.DataFrame:
         .cast(pl.Int32, strict=False)
         .alias("comm_rank"),
     )
+    has_init = ranked.join(initialised, on=list(PROCESS_KEY), how="semi", nulls_equal=True)
+    counted = has_init.select("file", "line", pl.lit(None, pl.String).alias("event"))
+    ranked = ranked.join(initialised, on=list(PROCESS_KEY), how="anti", nulls_equal=True)
     known = pl.col("comm_rank").is_not_null() & pl.col("pid").is_not_null()
     first = known & (
         pl.col("line") == pl.col("line").min().over("file", "host", "pid", "comm_rank")

@@ -12,7 +12,7 @@ from datetime import datetime
 import polars as pl
 import pytest
 
-from tests.builders import parse
+from tests.builders import analyze_files, parse
 
 
 def only(events: pl.DataFrame, event: str) -> dict:
@@ -363,6 +363,20 @@ def test_one_topology_event_per_process_and_rank_the_other_lines_counted():
     ]
     assert only(parse(lines), "nccl_topology")["line"] == 1
     assert recognised(lines) == 4
+
+
+def test_a_process_without_its_own_init_record_is_placed_by_its_topology_lines(tmp_path):
+    # vllm-project/vllm#9920, verbatim: rank 0's init record and rank 1's channel lines in one
+    # excerpt; pid 23541 is rank 1 by its channels, not a rank missing from the logs
+    lines = [
+        "HP-Z8-Fury-G5-Workstation-Desktop-PC:23458:23665 [0] NCCL INFO comm 0x23ba7ea0 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 47000 commId 0x47dc53f08cbcda96 - Init COMPLETE",
+        "HP-Z8-Fury-G5-Workstation-Desktop-PC:23541:23673 [1] NCCL INFO Channel 00 : 1[1] -> 0[0] via SHM/direct/direct",
+        "HP-Z8-Fury-G5-Workstation-Desktop-PC:23541:23673 [1] NCCL INFO Channel 01 : 1[1] -> 0[0] via SHM/direct/direct",
+    ]
+    placed = only(parse(lines), "nccl_topology")
+    assert (placed["line"], placed["pid"], placed["comm_rank"]) == (2, 23541, 1)
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert analysis.job.ranks_seen == (0, 1)
 
 
 def test_teardown_records():
