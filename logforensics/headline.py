@@ -218,6 +218,9 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
         return f"{who} exited with code {finding.details['exit_code']}", None
     if finding.details.get("aborted"):
         return f"{who} went down first: its process group's abort hung", None
+    if finding.details.get("spawn_cut"):
+        why = ": the training's numbers diverged" if finding.details.get("numerics") else ""
+        return f"A spawned worker failed{why}", None
     if finding.details.get("cut"):
         frame = str(finding.details.get("frame") or "")
         call = frame.rsplit(" in ", 1)[-1] if " in " in frame else "a collective"

@@ -92,6 +92,7 @@ HARDWARE_FIX = (
 NUMERICS = (
     r"(?i)loss scale already at minimum|found NaN in (?:local )?(?:forward )?loss"
     r"|Loss (?:is|became) (?:NaN|nan|infinite)|non-finite loss"
+    r"|grad(?:ient)? scale is (?:too )?small"
 )
 NUMERICS_FIX = (
     "The training's numbers diverged (losses or gradients overflowed or became NaN): it is "
@@ -116,9 +117,57 @@ def check(job: Job) -> list[Finding]:
         + _unattributed(job)
         + _cut_tracebacks(job, explained)
         + (crashes := _cut_crashes(job, explained))
-        + (_exited(job) if not crashes else [])
+        + (exits := _exited(job) if not crashes else [])
+        + (_spawn_parent_cut(job) if not findings and not deaths and not exits else [])
         + _aborted(job, explained)
     )
+
+
+# torch.multiprocessing.spawn's parent in its join: it raises only when a worker failed
+SPAWN_JOIN_FRAME = r"torch/multiprocessing/spawn\.py:\d+ in (?:join|start_processes|spawn)$"
+
+
+def _spawn_parent_cut(job: Job) -> list[Finding]:
+    """The spawning parent's traceback, stopped in `join` and cut before its exception line
+    (k2-fsa/icefall#1463): a worker failed, which one and why is not in the logs; a failure all
+    the same, blaming nobody. Warnings that the training's numbers diverged before it (`Grad
+    scale is small: 1.29e-26` on every rank) say why."""
+    cut = job.events.filter(
+        (pl.col("event") == "exception")
+        & pl.col("exc_type").is_null()
+        & pl.col("frame").str.contains(SPAWN_JOIN_FRAME).fill_null(False)
+    )
+    if cut.is_empty():
+        return []
+    warned = job.events.filter(
+        pl.col("severity").is_in(["warning", "error"])
+        & pl.col("message").str.contains(NUMERICS).fill_null(False)
+    ).sort("file", "line")
+    summary = (
+        "A worker of torch.multiprocessing.spawn failed: its parent's traceback stops in its "
+        "wait for the workers, cut before the exception that says which worker and why."
+    )
+    if not warned.is_empty():
+        message = str(warned.item(0, "message"))
+        found = re.search(NUMERICS, message)
+        said = clipped(message[found.start() :] if found else message, 120)
+        summary += f" The training's numbers had diverged before it (`{said}`)."
+    return [
+        _unblamed(
+            pl.concat([warned.head(4), cut], how="diagonal_relaxed"),
+            part="explanation",
+            summary=summary,
+            fix=NUMERICS_FIX if not warned.is_empty() else SPAWN_CUT_FIX,
+            ranks=[],
+            details={"exception": None, "spawn_cut": True, "numerics": not warned.is_empty()},
+        )
+    ]
+
+
+SPAWN_CUT_FIX = (
+    "Each worker prints its own traceback before the parent's: attach the whole console (or "
+    "each worker's stderr) to read which worker failed and why."
+)
 
 
 ABORTED_FIX = (

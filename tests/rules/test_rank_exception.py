@@ -615,3 +615,15 @@ def test_spawn_s_report_of_a_child_s_exit_code_is_the_launcher_s_word_not_an_exc
     assert (exited.kind, analysis.verdict.ranks) == ("rank_exception", [])
     assert exited.confidence == "low" and exited.details["exit_code"] == 1
     assert exited.summary.startswith("Rank 0 exited with code 1 (the launcher's report)")
+
+
+def test_a_spawn_parent_s_cut_traceback_is_a_worker_s_failure_and_says_why(tmp_path):
+    # k2-fsa/icefall#1463 (tests/data/threads): two ranks warn `Grad scale is small`, then the
+    # mp.spawn parent's traceback, cut in its join
+    lines = (THREADS / "icefall1463_grad_scale_small.log").read_text(encoding="utf-8")
+    analysis = analyze_files(tmp_path, {"console.log": lines.splitlines()})
+    failed = analysis.verdict.finding
+    assert (failed.kind, analysis.verdict.ranks) == ("rank_exception", [])
+    assert analysis.verdict.headline == "A spawned worker failed: the training's numbers diverged"
+    assert "(`Grad scale is small: 1.2924697071141057e-26`)" in failed.summary
+    assert "Train in bf16" in failed.fix
