@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from logforensics.findings import Finding, exception_text
+from logforensics.findings import Finding, exception_said, exception_text
 from logforensics.job import Job
-from logforensics.placement import placed_finding
+from logforensics.placement import guessed_departure
 from logforensics.text import rank_list
 
 # A wait that gave up, for something on the file system: `Waiting for checkpoint model
@@ -48,7 +48,7 @@ def waited_for_a_file(job: Job) -> list[Finding]:
         return []
     waiting = sorted(waits.get_column("rank").drop_nulls().unique().to_list())
     row = waits.row(0, named=True)
-    said = f"{row['exc_type']}: {row['exc_message']}" if row["exc_message"] else row["exc_type"]
+    said = exception_said(row)
     who = rank_list(waiting).capitalize() if waiting else "A rank the logs do not name"
     maker_waited = MAKER_RANK in waiting
     summary = f"{who} gave up waiting for a file or directory another rank makes ({said})."
@@ -58,17 +58,13 @@ def waited_for_a_file(job: Job) -> list[Finding]:
             "(a guess: the logs do not show it)."
         )
     return [
-        placed_finding(
+        guessed_departure(
             job,
             waits,
-            kind="stage_divergence",
-            severity="error",
-            part="departure",
+            guess=MAKER_RANK,
+            showing=waiting,
             summary=summary,
             fix=FIX,
-            ranks=[] if maker_waited else [MAKER_RANK],
-            blames_nobody=maker_waited,
-            confidence="low",
             details={"departure": "file_wait", "other_ranks": waiting, "wait": said},
         )
     ]

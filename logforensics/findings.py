@@ -116,6 +116,13 @@ def evidence_from(rows: pl.DataFrame, cap: int = EVIDENCE_CAP) -> tuple[list[Evi
 WAITED = r"(?i)timed? ?out|timeout"
 
 
+def exception_said(row: dict[str, object]) -> str:
+    """One exception event's `Type: message`, or its type alone when it printed no message."""
+    return (
+        f"{row['exc_type']}: {row['exc_message']}" if row["exc_message"] else str(row["exc_type"])
+    )
+
+
 def exception_text() -> pl.Expr:
     """What an exception event says, `Type: message` (either part empty when not printed)."""
     return pl.concat_str(

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from logforensics.findings import Finding, exception_text
+from logforensics.findings import Finding, exception_said, exception_text
 from logforensics.job import Job
-from logforensics.placement import placed_finding
+from logforensics.placement import guessed_departure
 from logforensics.text import rank_list
 
 # What a receiver says when a collective's payload is no state it can use: an RNG state that
@@ -51,7 +51,7 @@ def garbled_payload(job: Job) -> list[Finding]:
         return []
     receivers = sorted(received.get_column("rank").drop_nulls().unique().to_list())
     row = received.row(0, named=True)
-    what = f"{row['exc_type']}: {row['exc_message']}" if row["exc_message"] else row["exc_type"]
+    what = exception_said(row)
     who = rank_list(receivers).capitalize() if receivers else "A rank the logs do not name"
     source_among = SOURCE_RANK in receivers
     summary = (
@@ -64,17 +64,13 @@ def garbled_payload(job: Job) -> list[Finding]:
             "(a guess: the logs do not show it)."
         )
     return [
-        placed_finding(
+        guessed_departure(
             job,
             received,
-            kind="stage_divergence",
-            severity="error",
-            part="departure",
+            guess=SOURCE_RANK,
+            showing=receivers,
             summary=summary,
             fix=FIX,
-            ranks=[] if source_among else [SOURCE_RANK],
-            blames_nobody=source_among,
-            confidence="low",
             details={"departure": "garbled_payload", "receivers": receivers, "exception": what},
         )
     ]

@@ -62,6 +62,36 @@ def place_with_step(job: Job, events: pl.DataFrame) -> tuple[float | None, int |
     return float(key) + AFTER_MARK, at["step"], at["stage"]
 
 
+def guessed_departure(
+    job: Job,
+    rows: pl.DataFrame,
+    *,
+    guess: int,
+    showing: list[int],
+    summary: str,
+    fix: str,
+    details: dict[str, object],
+) -> Finding:
+    """A departure the logs show only through `showing` ranks' symptoms (`rows`), pinned at low
+    confidence on the rank that by convention does the work they wait for (`guess`: rank 0
+    makes shared files, sources broadcasts); nobody is blamed when that rank shows the symptom
+    itself."""
+    among = guess in showing
+    return placed_finding(
+        job,
+        rows,
+        kind="stage_divergence",
+        severity="error",
+        part="departure",
+        summary=summary,
+        fix=fix,
+        ranks=[] if among else [guess],
+        blames_nobody=among,
+        confidence="low",
+        details=details,
+    )
+
+
 def placed_finding(job: Job, rows: pl.DataFrame, **fields: Any) -> Finding:
     """A finding whose evidence is `rows` (capped), placed in the run where the earliest of
     them stands and timed by the earliest printed time among them."""
