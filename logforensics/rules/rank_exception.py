@@ -302,7 +302,7 @@ def _shared_by_all(job: Job, ranks: list[int]) -> bool:
 
 
 def _exited_with_error(job: Job) -> list[int]:
-    """Ranks torchrun reports as exited with a non-zero code."""
+    """Ranks a launcher reports as exited with a non-zero code."""
     return _error_exits(job).get_column("rank").drop_nulls().unique().to_list()
 
 
