@@ -129,6 +129,9 @@ FEW_RANKS = (
 )
 
 
+WARNINGS_ONLY = "No finding of error severity; the warnings below place no cause in the run."
+
+
 def _no_verdict(report: dict[str, Any], lang: str) -> list[str]:
     errors = any(finding["severity"] == "error" for finding in report["findings"])
     teardown = any(
@@ -141,6 +144,8 @@ def _no_verdict(report: dict[str, Any], lang: str) -> list[str]:
         said = TEARDOWN_ONLY
     elif len(report["inputs"]["ranks_seen"]) < 2:  # nothing to compare: claim no agreement
         said = FEW_RANKS
+    elif any(finding["severity"] == "warning" for finding in report["findings"]):
+        said = WARNINGS_ONLY
     else:
         said = "No finding of error severity: the ranks' logs agree with each other."
     return [_text(t(said, lang)), ""]

@@ -182,3 +182,16 @@ def test_an_unknown_world_size_is_bounded_by_the_highest_rank_seen(tmp_path):
     logs = write_logs(tmp_path, {f"rank{r}.log": marks(r, range(3)) for r in (11, 12)})
     assert "World size: unknown (at least 13: rank 12 is in the logs)" in markdown_of(logs)
     assert "进程总数：未知（至少 13：日志中有 rank 12）" in markdown_of(logs, "zh")
+
+
+def test_warnings_alone_claim_no_agreement_of_the_ranks(tmp_path):
+    # k2-fsa/icefall#1463, verbatim: ranks 2 and 0 of 4 warn that the fp16 grad scale
+    # collapsed; no error is found, only warnings (ranks 1 and 3 are missing), and the report
+    # does not say the ranks' logs agree
+    lines = [
+        "2024-01-14 01:03:00,826 WARNING [train.py:1057] (2/4) Grad scale is small: 1.2924697071141057e-26",
+        "2024-01-14 01:03:01,769 WARNING [train.py:1057] (0/4) Grad scale is small: 1.2924697071141057e-26",
+    ]
+    text = markdown_of(write_logs(tmp_path, {"console.log": lines}))
+    assert "agree with each other" not in text
+    assert "No finding of error severity" in text
