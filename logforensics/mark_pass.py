@@ -17,7 +17,7 @@ import polars as pl
 
 from logforensics import streams
 from logforensics.framing import NOISE_LITERALS, STARTS_WITH_PREFIX
-from logforensics.intake import LogFile, tail_lines
+from logforensics.intake import READ_AHEAD_FILE, LogFile, tail_lines
 from logforensics.literals import holds_any
 from parsers.stage_marks import canonical_layout, epoch, valid_stages
 
@@ -99,7 +99,8 @@ def by_path(log_file: LogFile) -> bool:
     return log_file.data is None and log_file.size >= LARGE_FILE
 
 
-LARGE_FILE = 64 * 1024
+# small files are the ones intake reads whole while listing them (held up to a bound)
+LARGE_FILE = READ_AHEAD_FILE
 CHUNK_ROWS = 200_000  # rows per chunk of the streaming pass: large enough, small in memory
 MARK_FIELDS = ("rank", "step", "stage", "epoch")
 

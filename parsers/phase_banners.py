@@ -67,8 +67,8 @@ LITERALS = (
 
 def phase_name(message: pl.Expr) -> pl.Expr:
     """The phase a banner announces: its words, dots and stars trimmed (`Evaluating bbox`)."""
-    heading, plain = message.str.extract(BANNER, 1), message.str.extract(BANNER, 2)
-    return pl.coalesce(heading, plain).str.strip_chars(" .*:")
+    words = message.str.extract_groups(BANNER)  # a heading's words, or a plain banner's
+    return pl.coalesce(words.struct.field("1"), words.struct.field("2")).str.strip_chars(" .*:")
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:

@@ -118,8 +118,7 @@ UNKNOWN_BUS = "(bus not printed)"
 
 
 def check(job: Job) -> list[Finding]:
-    from_nccl = _per_host(_from_nccl(job))
-    from_prints = _confirmed(_from_device_map(job), from_nccl)
+    from_prints, from_nccl = _confirmed(_from_device_map(job), _per_host(_from_nccl(job)))
     named = {rank for finding in from_prints for rank in finding.ranks}
     findings = from_prints + _impossible_layout(job, named) + from_nccl
     if findings:  # in the words of the launcher the logs show (read only when needed)
@@ -130,19 +129,22 @@ def check(job: Job) -> list[Finding]:
     return findings
 
 
-def _confirmed(from_prints: list[Finding], from_nccl: list[Finding]) -> list[Finding]:
+def _confirmed(
+    from_prints: list[Finding], from_nccl: list[Finding]
+) -> tuple[list[Finding], list[Finding]]:
     """The prints' findings, each taking in NCCL's findings of ranks among its own (NCCL names
     the first two ranks it sees on a GPU; the prints may show every rank on it: ViewDiff#24's
-    four processes on `cuda:0` against NCCL's `rank 0 and rank 1`). What NCCL said leads the
-    evidence; NCCL's finding is then not reported apart (it leaves `from_nccl`)."""
+    four processes on `cuda:0` against NCCL's `rank 0 and rank 1`), and NCCL's findings left
+    to report apart. What NCCL said leads the evidence."""
+    left = list(from_nccl)
     for printed in from_prints:
-        for found in [f for f in from_nccl if f.ranks and set(f.ranks) <= set(printed.ranks)]:
-            from_nccl.remove(found)
+        for found in [f for f in left if f.ranks and set(f.ranks) <= set(printed.ranks)]:
+            left.remove(found)
             printed.summary += f" NCCL found {rank_list(found.ranks)} among them on one GPU."
             printed.evidence = (found.evidence + printed.evidence)[:20]
             printed.evidence_total += found.evidence_total
             printed.severity, printed.confidence = found.severity, found.confidence
-    return from_prints
+    return from_prints, left
 
 
 # --- NCCL -----------------------------------------------------------------------------------

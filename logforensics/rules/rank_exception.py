@@ -101,6 +101,21 @@ NUMERICS_FIX = (
     "the software stack (a container or library update) the run changed before it began."
 )
 LOGGED = '"logged":true'  # set by parsers/log_levels.py on a caught exception it logged
+
+
+def _message_fix(texts: list[str], who: str) -> str | None:
+    """The fix the words of an exception call for, whoever raised it (`who`): a dead DataLoader
+    worker, a GPU or node that failed, training numbers that diverged; None for other words."""
+    for pattern, fix in (
+        (WORKER_DIED, WORKER_FIX.format(who=who)),
+        (HARDWARE, HARDWARE_FIX),
+        (NUMERICS, NUMERICS_FIX),
+    ):
+        if any(re.search(pattern, text) for text in texts):
+            return fix
+    return None
+
+
 COMMON_FIX = (
     "Every rank named raised the same exception: look for what they share (the data shard "
     "format, the environment, a version or a path), not for one rank's divergence."
@@ -338,18 +353,17 @@ def _exited(job: Job) -> list[Finding]:
     failure is all they say (pytorch#147064: it failed because the other node's agent left). A
     finding all the same, with low confidence and no blame."""
     events = job.events
+    reported = _error_exits(job)
+    if reported.is_empty():
+        return []
     # (the exit's own line may be an error line of the launcher's logger too: DeepSpeed's
     # `[ERROR] [launch.py:434:sigkill_handler] [...] exits with return code = 1`)
-    own_lines = _error_exits(job).select("file", "line")
-    if (
-        not events.filter(
-            (pl.col("severity") == "error")
-            & (pl.col("family") != "elastic")
-            & (pl.col("family") != "traceback")
-        )
-        .join(own_lines, on=["file", "line"], how="anti")
-        .is_empty()
-    ):
+    others = events.filter(
+        (pl.col("severity") == "error")
+        & (pl.col("family") != "elastic")
+        & (pl.col("family") != "traceback")
+    ).join(reported.select("file", "line"), on=["file", "line"], how="anti")
+    if not others.is_empty():
         return []
     # torchrun's own ChildFailedError, spawn's ProcessExitedException only say a worker failed
     launcher_own = pl.col("exc_type").str.ends_with("ChildFailedError") | _spawn_exit()
@@ -359,13 +373,9 @@ def _exited(job: Job) -> list[Finding]:
         & ~launcher_own
     ).is_empty():
         return []
-    exits = (
-        _error_exits(job)
-        .with_columns(pl.coalesce("rank", _local_is_global(job)).alias("rank"))
-        .sort("file", "line")
+    exits = reported.with_columns(pl.coalesce("rank", _local_is_global(job)).alias("rank")).sort(
+        "file", "line"
     )
-    if exits.is_empty():
-        return []
     ranks = sorted(exits.get_column("rank").drop_nulls().unique().to_list())
     code = int(exits.get_column("exitcode").item(0))
     who = rank_list(ranks).capitalize() if ranks else "A worker"
@@ -654,9 +664,8 @@ def _unattributed(job: Job) -> list[Finding]:
         # `Connection closed by peer` after a worker's ZMQError)
         rows = rows.filter(~pl.col("what").str.contains(CONSEQUENCE))
         said = said.filter(~pl.col("what").str.contains(CONSEQUENCE))
-        if (
-            rows.is_empty()
-        ):  # the timeout's teardown alone (`terminate called ... DistBackendError`)
+        # the timeout's teardown alone (`terminate called ... DistBackendError`)
+        if rows.is_empty():
             return []
     shown = said if not said.is_empty() else rows
     whats = list(dict.fromkeys(shown.get_column("what").str.strip_chars(": ").to_list()))
@@ -678,14 +687,9 @@ def _unattributed(job: Job) -> list[Finding]:
             rows,
             part="consequence" if waits else "explanation",
             summary=summary,
-            fix=(
-                HARDWARE_FIX
-                if any(re.search(HARDWARE, what) for what in whats)
-                else NUMERICS_FIX
-                if any(re.search(NUMERICS, what) for what in whats)
-                else WORKER_FIX.format(who="a rank the logs do not name")
-                if any(re.search(WORKER_DIED, what) for what in whats)
-                else "Find the rank the others waited for: the one whose log shows it busy or "
+            fix=_message_fix(whats, "a rank the logs do not name")
+            or (
+                "Find the rank the others waited for: the one whose log shows it busy or "
                 "failing at that time. Prefix each rank's output (`torchrun --tee 3`) so the "
                 "next log says who raised what."
             ),
@@ -911,6 +915,7 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
         text += f" after step {step}"  # between two steps: after the last stage of one
     elif step is not None:
         text += f" during step {step} ({stage})"
+    fix: str | None
     if swallowed:
         # logged at error level, with nothing showing the rank going on after it (vLLM logs a
         # worker's fatal traceback before the worker exits): only what the line says
@@ -918,20 +923,17 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
         fix = SWALLOWED_FIX
     else:
         text += "."
-        fix = FATAL_FIX.format(who=rank_list(ranks), it="it" if len(ranks) == 1 else "they")
-        if re.search(WORKER_DIED, message):
-            fix = WORKER_FIX.format(who=rank_list(ranks))
-        elif re.search(ORDINAL, message):
-            its = "its" if len(ranks) == 1 else "their"
-            fix = ORDINAL_FIX.format(who=rank_list(ranks).capitalize(), its=its)
-        elif re.search(HARDWARE, f"{exc}: {message}"):
-            fix = HARDWARE_FIX
-        elif re.search(NUMERICS, f"{exc}: {message}"):
-            fix = NUMERICS_FIX
-    if shared and not swallowed and fix.startswith("Fix the exception"):
-        fix = COMMON_FIX  # no rank left first: the others did not wait for it
-    elif len(ranks) > 1:
-        fix = COMMON_FIX + " " + fix
+        its = "its" if len(ranks) == 1 else "their"
+        fix = (
+            ORDINAL_FIX.format(who=rank_list(ranks).capitalize(), its=its)
+            if re.search(ORDINAL, message)
+            else _message_fix([f"{exc}: {message}"], rank_list(ranks))
+        )
+        if fix is None and not shared:  # when no rank left first, the others did not wait
+            it = "it" if len(ranks) == 1 else "they"
+            fix = FATAL_FIX.format(who=rank_list(ranks), it=it)
+    if len(ranks) > 1:
+        fix = COMMON_FIX + (f" {fix}" if fix else "")
     if on_all or shared:
         text += " Every rank raised an exception like it, so it is not one rank's divergence."
     evidence, total = evidence_from(_with_exception_lines(rows))
