@@ -63,7 +63,7 @@ def _disagreements(job: Job, pg: str, entries: pl.DataFrame) -> list[Finding]:
     )
     history = {
         rank: dict(rows.select("seq", "signature").iter_rows())
-        for (rank,), rows in keyed.group_by("rank")
+        for (rank,), rows in keyed.sort("rank").group_by("rank", maintain_order=True)
     }
     expected = dict(majority.select("seq", "signature").iter_rows())
     last_seq = max(expected)

@@ -19,6 +19,7 @@ def test_the_rank_that_skipped_a_collective_is_named_with_the_number(tmp_path):
     analysis = analyze(root)
     mismatch = analysis.verdict.finding
     assert (mismatch.kind, mismatch.ranks, mismatch.seq) == ("fr_mismatch", [3], 19)
+    assert mismatch.details["other_ranks"] == [0, 1, 2]  # in order: the report is the same each run
     assert "skipped collective #19" in mismatch.summary
     # the pickles record each entry's Python stack: the guarded all_reduce the others ran
     assert "issued by the others at train (dumps_train.py:259)" in mismatch.summary
