@@ -32,6 +32,12 @@ LAUNCH_COMMAND = (
     r"deepspeed|accelerate launch|python[0-9.]* (?:-u )?-m torch\.distributed\.(?:run|launch))"
     r"(?:\s|$)"
 )
+# the launchers' own sentences are not commands (`mpirun noticed that process rank 1 ...`,
+# `mpirun.real detected that one or more processes exited ...`)
+LAUNCHER_SENTENCE = (
+    r"^(?:\S*/)?(?:torchrun|srun|mpirun|mpiexec|deepspeed)\S* "
+    r"(?:detected|noticed|has|was|could|is|will|failed)\b"
+)
 # the variables worth knowing to reproduce a hang
 VARIABLE = (
     r"(TORCH_DISTRIBUTED_DEBUG|TORCH_CPP_LOG_LEVEL|TORCH_SHOW_CPP_STACKTRACES|NCCL_DEBUG|"
@@ -64,7 +70,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message").str.strip_chars_start()
     assignment = message.str.extract_groups(ASSIGNMENT)
     banner = message.str.extract(DEBUG_BANNER, 1)
-    is_command = message.str.contains(LAUNCH_COMMAND)
+    is_command = message.str.contains(LAUNCH_COMMAND) & ~message.str.contains(LAUNCHER_SENTENCE)
     name = pl.coalesce(
         assignment.struct.field("1"),
         pl.when(banner.is_not_null()).then(pl.lit("TORCH_DISTRIBUTED_DEBUG")),

@@ -24,6 +24,19 @@ def test_launch_commands(line):
 
 
 @pytest.mark.parametrize(
+    "line",
+    [
+        # Kay1794/Aware-of-the-history#2 and horovod/horovod#642, verbatim: Open MPI's own
+        # reports start with the launcher's name and are not the command that started the job
+        "mpirun noticed that process rank 1 with PID xxxxxx on node xxxxxxxx exited on signal 9 (Killed).",
+        "mpirun.real detected that one or more processes exited with non-zero status, thus causing",
+    ],
+)
+def test_a_launchers_own_sentence_is_no_command(line):
+    assert parsed_by("launch", [line]).is_empty()
+
+
+@pytest.mark.parametrize(
     ("line", "name", "value"),
     [
         ("export NCCL_DEBUG=INFO", "NCCL_DEBUG", "INFO"),

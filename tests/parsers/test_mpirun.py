@@ -1,0 +1,68 @@
+"""Open MPI's report of the first process to end (parsers/mpirun.py)."""
+
+from __future__ import annotations
+
+from tests.builders import analyze_files, only, parsed_by
+
+# horovod/horovod#1421, verbatim (mpirun under horovodrun, a process of rank 0 exited with 1)
+FIRST_EXIT = [
+    "Primary job  terminated normally, but 1 process returned",
+    "a non-zero exit code. Per user-direction, the job has been aborted.",
+    "-------------------------------------------------------",
+    "--------------------------------------------------------------------------",
+    "mpirun detected that one or more processes exited with non-zero status, thus causing",
+    "the job to be terminated. The first process to do so was:",
+    "",
+    "  Process name: [[29973,1],0]",
+    "  Exit code:    1",
+]
+
+
+def test_the_first_process_to_exit_is_a_failed_worker_of_that_rank():
+    failed = only(parsed_by("mpirun", FIRST_EXIT).filter(event="worker_failed"))
+    assert (failed["rank"], failed["exitcode"], failed["line"]) == (0, 1, 8)
+
+
+def test_mpiexec_names_a_rank_past_zero():
+    # E3SM-Project/scream#1762, verbatim: mpiexec's words, rank 3
+    lines = [
+        "mpiexec detected that one or more processes exited with non-zero status, thus causing",
+        "the job to be terminated. The first process to do so was:",
+        "",
+        "  Process name: [[2663,1],3]",
+        "  Exit code:    1",
+    ]
+    failed = only(parsed_by("mpirun", lines).filter(event="worker_failed"))
+    assert (failed["rank"], failed["exitcode"]) == (3, 1)
+
+
+def test_a_process_name_without_its_exit_code_is_no_failure():
+    assert parsed_by("mpirun", FIRST_EXIT[:-1]).filter(event="worker_failed").is_empty()
+
+
+def test_the_report_alone_names_the_rank_that_exited(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": FIRST_EXIT})
+    assert analysis.verdict is not None and analysis.verdict.ranks == [0]
+    assert "first process to exit, with code 1" in analysis.verdict.finding.summary
+    # every line is read but the two rules of dashes (and the blank line)
+    assert (analysis.recognised_lines, analysis.unrecognised_lines) == (6, 2)
+
+
+def test_a_signal_death_names_its_rank_and_host():
+    # Kay1794/Aware-of-the-history#2, verbatim (PID and node redacted by the reporter)
+    line = "mpirun noticed that process rank 1 with PID xxxxxx on node xxxxxxxx exited on signal 9 (Killed)."
+    death = only(parsed_by("mpirun", [line]))
+    assert (death["event"], death["rank"], death["signal"]) == ("fatal_signal", 1, "SIGKILL")
+    assert (death["host"], death["pid"], death["exc_message"]) == ("xxxxxxxx", None, "Killed")
+
+
+def test_an_unknown_pid_and_node_are_left_empty():
+    # horovod/horovod#926, verbatim: Open MPI prints PID 0 and no node name when it has none
+    line = "mpirun noticed that process rank 0 with PID 0 on node exited on signal 4 (Illegal instruction)."
+    death = only(parsed_by("mpirun", [line]))
+    assert (death["rank"], death["signal"], death["pid"], death["host"]) == (
+        0,
+        "SIGILL",
+        None,
+        None,
+    )
