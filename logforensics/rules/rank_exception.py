@@ -262,13 +262,19 @@ def _cut_crashes(job: Job, explained: set[int]) -> list[Finding]:
     mid-stack stops in the job's or a package's frames; the stack reaches the standard library
     only at its deepest, where the error was raised, so the rank most likely failed there
     (NVIDIA-NeMo/Automodel#3686: rank 8's frames down to `os.makedirs` in its checkpoint save,
-    its `FileExistsError` line not in the paste). Low confidence: the exception is missing."""
+    its `FileExistsError` line not in the paste). Low confidence: the exception is missing.
+
+    In logs that hold no other error, a cut traceback anywhere but in a wait is the one failure
+    they show, wherever the paste stops (roboflow/rf-detr#316: rank 1's stack down to its
+    `torch.load` of a checkpoint rank 0 had not yet written): never "no failure"."""
     frame = pl.col("frame")
     # a rank torchrun reports as exited with an error failed, wherever its paste stops
     exited = _exited_with_error(job)
     deepest = (
-        frame.str.contains(STDLIB_FRAME).fill_null(False) & ~frame.str.contains(INSTALLED)
-    ) | pl.col("rank").is_in(exited)
+        (frame.str.contains(STDLIB_FRAME).fill_null(False) & ~frame.str.contains(INSTALLED))
+        | pl.col("rank").is_in(exited)
+        | pl.lit(_no_error_but_tracebacks(job))
+    )
     cut = _cut_unexplained(job, explained).filter(
         frame.is_not_null()
         & deepest
@@ -303,6 +309,13 @@ def _cut_crashes(job: Job, explained: set[int]) -> list[Finding]:
             details={"frame": frame, "cut": True, "exited_with_error": confirmed},
         )
     ]
+
+
+def _no_error_but_tracebacks(job: Job) -> bool:
+    """Whether the logs hold no error but tracebacks (no timeout, NCCL error, exit report)."""
+    return job.events.filter(
+        (pl.col("severity") == "error") & (pl.col("event") != "exception")
+    ).is_empty()
 
 
 def _shared_by_all(job: Job, ranks: list[int]) -> bool:

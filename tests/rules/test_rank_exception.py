@@ -627,3 +627,25 @@ def test_a_spawn_parent_s_cut_traceback_is_a_worker_s_failure_and_says_why(tmp_p
     assert analysis.verdict.headline == "A spawned worker failed: the training's numbers diverged"
     assert "(`Grad scale is small: 1.2924697071141057e-26`)" in failed.summary
     assert "Train in bf16" in failed.fix
+
+
+# roboflow/rf-detr#316, verbatim: rank 1's traceback down to its `torch.load` of the checkpoint
+# only rank 0 writes (its FileNotFoundError line is not in the retrieved excerpt)
+RFDETR_CUT = [
+    "[rank1]: Traceback (most recent call last):",
+    '[rank1]:   File "/home/hehao/桌面/rf-detr/train.py", line 5, in <module>',
+    "[rank1]:     model.train(",
+    '[rank1]:   File "/home/hehao/桌面/rf-detr/rfdetr/detr.py", line 81, in train',
+    "[rank1]:     self.train_from_config(config, **kwargs)",
+    '[rank1]:   File "/home/hehao/桌面/rf-detr/rfdetr/detr.py", line 187, in train_from_config',
+    "[rank1]:     self.model.train(",
+    '[rank1]:   File "/home/hehao/桌面/rf-detr/rfdetr/main.py", line 483, in train',
+    "[rank1]:     best_state_dict = torch.load(output_dir / 'checkpoint_best_total.pth', map_location='cpu', weights_only=False)['model']",
+]
+
+
+def test_a_cut_traceback_is_a_failure_when_the_logs_hold_no_other_error(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": RFDETR_CUT})
+    crash = analysis.verdict.finding
+    assert (crash.kind, crash.ranks, crash.confidence) == ("rank_exception", [1], "low")
+    assert crash.details["frame"].endswith("rfdetr/main.py:483 in train")
