@@ -282,6 +282,11 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
         return f"{_who(twice)} was started twice", "NCCL could not form the communicator"
     if details.get("common_mode"):
         return f"{_who(finding.ranks, 'Several processes')} hit the same NCCL error at once", None
+    if details.get("never_completed"):
+        return (
+            f"The first collective never completed on any rank ({finding.op} #{finding.seq})",
+            "NCCL's transport never worked",
+        )
     host = details.get("host")
     if details.get("class") == "environment":
         owner = rank_list(finding.ranks) if finding.ranks else "a process"

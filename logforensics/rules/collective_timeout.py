@@ -20,6 +20,7 @@ from logforensics.desync import (
 )
 from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
+from logforensics.never_completed import aborted_ranks
 from logforensics.placement import earliest_time, place, placed_finding
 from logforensics.registry import Rule
 from logforensics.teardown import finished_ranks
@@ -372,9 +373,17 @@ def _left_no_line(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> lis
 
 def _barrier_without_rank_zero(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> bool:
     """Ranks other than 0 timed out in a collective of one element in the default group (a
-    barrier, a flag all-reduce), and rank 0 reported no failure of its own."""
+    barrier, a flag all-reduce), and rank 0 reported no failure of its own. Not when the logs
+    show too few of the job's ranks to say that (NVIDIA/dgxc-benchmarking's FAQ quotes rank
+    368's timeout alone): with rank 0 counted, half the ranks up to the highest seen."""
     default = _all_in_default_group(per_rank, reporters)
     if default is None or 0 in reporters or 0 in _ranks_that_failed(job):
+        return False
+    if 0 in aborted_ranks(job):
+        return False  # its own watchdog's abort: it was in a collective too
+    seen = set(job.ranks_seen) | {0}
+    size = max(max(seen) + 1, job.world_size.value if job.world_size is not None else 0)
+    if len(seen) * 2 < size:
         return False
     sizes = default.get_column("numel_in").drop_nulls()
     ops = default.get_column("op").drop_nulls()

@@ -28,6 +28,7 @@ import polars as pl
 
 from logforensics.findings import Evidence, Finding, evidence_from
 from logforensics.job import Job
+from logforensics.never_completed import first_collective_never_completed
 from logforensics.placement import AFTER_MARK, earliest_time, placed_keys
 from logforensics.registry import Rule
 from logforensics.text import clipped, rank_list
@@ -207,9 +208,10 @@ FIXES = {
 
 def check(job: Job) -> list[Finding]:
     nccl = job.events.filter(pl.col("family") == "nccl")
+    never_completed = first_collective_never_completed(job)
     if nccl.is_empty():
-        return []
-    return _errors(job, nccl) + _versions(nccl)
+        return never_completed
+    return _errors(job, nccl) + never_completed + _versions(nccl)
 
 
 def _errors(job: Job, nccl: pl.DataFrame) -> list[Finding]:

@@ -640,15 +640,24 @@ LOSS_TERMS_DIFFER = "loss log variables are different across GPUs"
 WATCHDOG_ABORT_EVENTS = ("collective_timeout", "ops_failed", "process_abort")
 
 
+# the watchdog's report of its own timeout, repeated by the abort that ends the process
+WATCHDOG_WORDS = (
+    r"Process group watchdog thread terminated with exception|"
+    r"Watchdog caught collective operation timeout"
+)
+
+
 def _watchdog_aborts(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
     """The C++ aborts (`terminate called after throwing an instance of 'std::runtime_error'`)
     that say nothing of their own and come after the watchdog's timeout report in their file:
     the watchdog taking the process down, part of the timeout, not another failure
-    (ultralytics/yolov5#4409)."""
-    said_nothing = (pl.col("event") == "cpp_terminate") & (
-        pl.col("exc_message").fill_null("").str.strip_chars() == ""
+    (ultralytics/yolov5#4409), or that say only the watchdog's own words (Hoilap/O-LoRA's
+    `what():  [PG ID 1 PG GUID 1 Rank 0] Process group watchdog thread terminated with
+    exception: [Rank 0] Watchdog caught collective operation timeout: ...`)."""
+    said = pl.col("exc_message").fill_null("").str.strip_chars()
+    aborts = rows.filter(
+        (pl.col("event") == "cpp_terminate") & ((said == "") | said.str.contains(WATCHDOG_WORDS))
     )
-    aborts = rows.filter(said_nothing)
     if aborts.is_empty():
         return aborts.select("file", "line")
     reports = (
@@ -809,8 +818,12 @@ def _signal_deaths(job: Job, explained: set[int]) -> list[Finding]:
     ranks_known = set(job.ranks_seen)
     for (signal,), rows in deaths.sort("file", "line").group_by("signal", maintain_order=True):
         ranks = sorted(rows.get_column("rank").unique().to_list())
-        if signal == "SIGABRT" and set(ranks) >= ranks_known:
-            continue  # every rank aborted: the watchdog's teardown, not one rank's death
+        if signal == "SIGABRT" and set(ranks) | broke >= ranks_known:
+            # every rank aborted or timed out: the watchdogs' teardown, not one rank's death. A
+            # rank that aborted with no timeout line of its own while the others timed out was
+            # alive through their timeout (torchrun stops every worker at the first failure):
+            # its own watchdog took it down (huggingface/picotron_tutorial#6: rank 0)
+            continue
         findings.append(_death(job, str(signal), ranks, rows))
     return findings
 

@@ -280,6 +280,20 @@ def test_a_barrier_timeout_without_rank_0_suspects_rank_0_with_low_confidence(tm
     assert (analysis.verdict.ranks, analysis.verdict.finding.confidence) == ([0], "low")
 
 
+def test_a_barrier_timeout_of_one_rank_among_hundreds_suspects_nobody(tmp_path):
+    # NVIDIA/dgxc-benchmarking, grok1/README.md's FAQ (release 25.08), verbatim: rank 368's lines
+    # are all the logs hold; the vendor's cause is a platform setting (TP_COMM_OVERLAP), and
+    # nothing is known of rank 0 or the 367 others
+    lines = [
+        "[rank368]:[E808 04:21:41.160918398 ProcessGroupNCCL.cpp:655] [Rank 368] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600001 milliseconds before timing out.",
+        "[rank368]:[E808 04:21:41.161005534 ProcessGroupNCCL.cpp:2299] [PG ID 0 PG GUID 0(default_pg) Rank 368]  failure detected by watchdog at work sequence id: 5 PG status: last enqueued work: 5, last completed work: 4",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    timeout = finding(analysis, "collective_timeout")
+    assert timeout.ranks == [368] and timeout.culprit_ranks == []
+    assert analysis.verdict.ranks == []
+
+
 def test_a_barrier_timeout_rank_0_reported_too_suspects_nobody(tmp_path):
     lines = [
         *BARRIER_TIMEOUTS,
