@@ -368,6 +368,10 @@ def _from_detail(job: Job) -> list[Finding]:
         )
     if common:
         summary += f" Every report involves {rank_list(common)}: the odd one out."
+    elif not one_sided:
+        # one pair, or pairs with no rank in common: either side may be the one that left
+        # (ZhikangNiu/encodec-pytorch#30: each rank drew its own random number to choose)
+        summary += " The reports do not say which side left the common path."
     elif one_sided:
         common = _odd_fingerprint(described)
         summary += (
@@ -391,7 +395,7 @@ def _from_detail(job: Job) -> list[Finding]:
             op=first["op"],
             seq=first["seq"],
             culprit_ranks=sorted(common),
-            blames_nobody=one_sided and not common,
+            blames_nobody=not common,
             confidence="medium" if one_sided and not common else "high",
             details={"fingerprints": {str(rank): printed for rank, printed in described.items()}},
         )

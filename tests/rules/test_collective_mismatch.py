@@ -35,6 +35,21 @@ def test_detail_report_names_both_ranks_and_fingerprints(tmp_path):
     assert "ALLREDUCE #485 shape [25]" in mismatch.summary and "BROADCAST" in mismatch.summary
 
 
+def test_one_report_of_a_pair_does_not_say_which_side_left(tmp_path):
+    # ZhikangNiu/encodec-pytorch#30, verbatim: each rank drew its own random number to decide
+    # whether to step the discriminator, so neither of the two is the one that departed
+    line = (
+        "RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running collective: "
+        "CollectiveFingerPrint(OpType=BROADCAST, TensorShape=[], TensorDtypes=Long, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda, layout=Strided (default), requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt))), "
+        "but Rank 1 is running collective: CollectiveFingerPrint(OpType=ALLGATHER_COALESCED)."
+    )
+    analysis = analyze_files(tmp_path, {"console.log": [line]})
+    mismatch = finding(analysis, "collective_mismatch")
+    assert mismatch.ranks == [0, 1] and mismatch.blamed == []
+    assert "do not say which side left the common path" in mismatch.summary
+    assert analysis.verdict.finding is mismatch and analysis.verdict.ranks == []
+
+
 # speechbrain/speechbrain#1166, verbatim (torch 1.10): the reporting rank states only its own
 # collective; a time-based checkpoint made one of the two ranks take another path
 ONE_SIDED = (
