@@ -181,6 +181,8 @@ SUBSYSTEMS = (
     ("infiniband", r"NET/IB|net_ib|ib_plugin|ibvwrap|Got completion"),
     ("proxy", r"\[Proxy |\[Service thread\]|proxy\.cc"),
     ("socket", r"(?i)socket|Net ?: |Connect to |connection |Broken pipe"),
+    # the network transport's own calls (`include/net.h:25 -> 2`, `transport/net.cc:515 -> 2`)
+    ("network transport", r"\btransport/net\.cc|\binclude/net\.h"),
     ("cuda", r"(?i)cuda|enqueue\.cc|alloc\.h"),
     ("shared memory", r"/dev/shm|shmutils|shm\.(?:cc|h)\b|shared memory"),
     ("topology", r"graph/|topo\.|xml\.cc|/sys/"),

@@ -461,7 +461,21 @@ def _sent_text(what: str) -> str | None:
 
 
 def _fix(first: dict[str, object], kind: str) -> str:
+    if kind == "system" and first.get("subsystem") in NETWORK_SUBSYSTEMS:
+        return FIX_NETWORK_CALL
     return FIXES[kind].format(subsystem=first.get("subsystem") or "code")
+
+
+# where a failed system call is the network's: the interface NCCL picked comes first
+NETWORK_SUBSYSTEMS = ("bootstrap", "socket", "network transport")
+FIX_NETWORK_CALL = (
+    "A network call inside NCCL failed while connecting. Most often NCCL picked an interface "
+    "the other host cannot reach (a docker bridge, a virtual or loopback interface): pin "
+    "NCCL_SOCKET_IFNAME to the interface the hosts reach each other on (`eth0`, `bond0`; "
+    "`^docker,lo` excludes), then check the firewall between the hosts and the open-files "
+    "limit (`ulimit -n`). `NCCL_DEBUG=INFO` prints the interfaces NCCL uses (`NET/Socket : "
+    "Using ...`)."
+)
 
 
 def _matches(text: str, pattern: str) -> bool:
@@ -506,7 +520,11 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
         summary=summary,
         fix=fix,
         ranks=[first["rank"]] if first["rank"] is not None else [],
-        blames_nobody=kind == "environment",  # the host's set-up: no rank left the path
+        # the host's set-up: no rank left the path; nor does one process's failed system or
+        # network call say which side of its link is bad when no other process is in the logs
+        # (NVIDIA/nccl#697: rank 0's `transport/net.cc:515 -> 2` alone, NCCL striping over
+        # every interface, docker bridges included)
+        blames_nobody=kind == "environment" or (kind == "system" and len(job.ranks_seen) < 2),
         evidence=evidence,
         evidence_total=total,
         confidence="high" if kind != "peer" and (timed or alone) else "medium",
@@ -545,10 +563,16 @@ def _after_a_timeout(job: Job, errors: pl.DataFrame) -> pl.DataFrame:
     """The NCCL errors of a job that had already hung: printed after a watchdog timeout in the
     same file, dated later than the first timeout anywhere (by more than clocks disagree), or
     failing to close a communicator. They are its teardown, not its cause: a cause comes
-    before the others give up waiting."""
+    before the others give up waiting. The other errors of a thread that failed to close are
+    that teardown too (deepseek-ai/DeepEP#41, after every test had passed: the proxy's service
+    thread's `Accept failed Resource temporarily unavailable`, then its failed Close)."""
     timeouts = job.events.filter(pl.col("event").is_in(TIMED_OUT))
+    closing = pl.col("what").str.contains(CLOSING)
+    thread = ["file", "pid", "tid"]
+    closers = errors.filter(closing & pl.col("pid").is_not_null() & pl.col("tid").is_not_null())
+    closing |= pl.struct(thread).is_in(closers.select(pl.struct(thread)).to_series().implode())
     if timeouts.is_empty():
-        return errors.filter(pl.col("what").str.contains(CLOSING))
+        return errors.filter(closing)
     first_in_file = timeouts.group_by("file").agg(pl.col("line").min().alias("_timed_out_at"))
     first_time = timeouts.get_column("timestamp").min()
     later = pl.col("line") > pl.col("_timed_out_at")
@@ -556,7 +580,7 @@ def _after_a_timeout(job: Job, errors: pl.DataFrame) -> pl.DataFrame:
         later |= (pl.col("timestamp") - pl.lit(first_time)).dt.total_seconds() > SAME_MOMENT_SECONDS
     return (
         errors.join(first_in_file, on="file", how="left")
-        .filter((later.fill_null(False)) | pl.col("what").str.contains(CLOSING))
+        .filter((later.fill_null(False)) | closing)
         .drop("_timed_out_at")
     )
 

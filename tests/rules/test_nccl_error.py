@@ -424,6 +424,54 @@ def test_a_warning_of_the_network_plugin_closing_its_connections_is_teardown(tmp
     assert closing.severity == "warning" and "while closing a communicator" in closing.summary
 
 
+def test_the_other_errors_of_a_thread_that_failed_to_close_are_its_teardown(tmp_path):
+    # deepseek-ai/DeepEP#41, verbatim: after every test had passed, the proxy's service thread
+    # fails to accept, to receive, then to run a Close, as the processes exit
+    lines = [
+        "0bc8f5b83646:2374:2994 [0] proxy.cc:1458 NCCL WARN [Service thread] Accept failed Resource temporarily unavailable",
+        "0bc8f5b83646:2374:2994 [0] NCCL INFO misc/socket.cc:826 -> 3",
+        "",
+        "0bc8f5b83646:2374:2994 [0] proxy.cc:1497 NCCL WARN [Service thread] Could not receive type from localRank 0, res=3, closed=0",
+        "",
+        "0bc8f5b83646:2374:2994 [0] proxy.cc:1521 NCCL WARN [Proxy Service 0] Failed to execute operation Close from rank 0, retcode 3",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert analysis.verdict is None
+    assert nccl_errors(analysis) == []
+    assert "while closing a communicator" in finding(analysis, "nccl_error").summary
+
+
+# NVIDIA/nccl#697, verbatim (the one process the paste shows): NCCL stripes a 2-rank link over
+# eight socket interfaces, docker bridges included, and a network call fails; fixed by
+# NCCL_SOCKET_IFNAME=bond0
+ALL_INTERFACES = [
+    "dgxa100:1050:1315 [0] NCCL INFO Channel 03/0 : 0[90000] -> 1[1000] [send] via NET/Socket/3",
+    "dgxa100:1050:1315 [0] NCCL INFO Channel 04/0 : 0[90000] -> 1[1000] [send] via NET/Socket/4",
+    "dgxa100:1050:1315 [0] NCCL INFO Channel 05/0 : 0[90000] -> 1[1000] [send] via NET/Socket/5",
+    "dgxa100:1050:1315 [0] NCCL INFO Channel 06/0 : 0[90000] -> 1[1000] [send] via NET/Socket/6",
+    "dgxa100:1050:1315 [0] NCCL INFO Channel 07/0 : 0[90000] -> 1[1000] [send] via NET/Socket/7",
+    "dgxa100:1050:1315 [0] NCCL INFO Channel 08/0 : 0[90000] -> 1[1000] [send] via NET/Socket/0",
+    "dgxa100:1050:1315 [0] NCCL INFO Channel 09/0 : 0[90000] -> 1[1000] [send] via NET/Socket/1",
+    "dgxa100:1050:1315 [0] NCCL INFO Channel 10/0 : 0[90000] -> 1[1000] [send] via NET/Socket/2",
+    "dgxa100:1050:1315 [0] NCCL INFO Channel 11/0 : 0[90000] -> 1[1000] [send] via NET/Socket/3",
+    "dgxa100:1050:1315 [0] NCCL INFO Channel 12/0 : 0[90000] -> 1[1000] [send] via NET/Socket/4",
+    "dgxa100:1050:1315 [0] NCCL INFO Channel 13/0 : 0[90000] -> 1[1000] [send] via NET/Socket/5",
+    "dgxa100:1050:1315 [0] NCCL INFO Channel 14/0 : 0[90000] -> 1[1000] [send] via NET/Socket/6",
+    "dgxa100:1050:1315 [0] NCCL INFO Channel 15/0 : 0[90000] -> 1[1000] [send] via NET/Socket/7",
+    "dgxa100:1050:1316 [0] NCCL INFO include/net.h:25 -> 2",
+    "dgxa100:1050:1316 [0] NCCL INFO transport/net.cc:515 -> 2",
+]
+
+
+def test_one_process_failed_network_call_blames_no_side_of_the_link(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": ALL_INTERFACES})
+    error = analysis.verdict.finding
+    assert (error.kind, error.ranks, error.details["class"]) == ("nccl_error", [0], "system")
+    assert analysis.verdict.ranks == [] and error.details["subsystem"] == "network transport"
+    assert error.fix.startswith("A network call inside NCCL failed while connecting")
+    assert "NCCL_SOCKET_IFNAME" in error.fix
+
+
 def test_a_return_code_chain_no_warn_announced_is_the_process_s_error(tmp_path):
     # NVIDIA/nccl#1000, verbatim (node 2, cut): bootstrap over IPoIB interfaces in different
     # subnets fails at INFO level, `-> 2` (ncclSystemError) up the chain and no WARN
