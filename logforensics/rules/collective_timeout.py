@@ -280,6 +280,10 @@ CULPRIT_WORDS = {
         "(checkpoint, evaluation, logging) that outlasted the timeout. A guess from the "
         "shape of the hang: read rank 0's last lines."
     ),
+    "the ranks that never enqueued it": (
+        "{who} had not even enqueued this collective (a lower last enqueued work): never "
+        "reached it while the others waited in it."
+    ),
     "the ranks that only observed the dump": (
         "{who} did not time out but only observed another rank's dump signal: not waiting in "
         "this collective when the others gave up, most likely the rank they waited for, busy on "
@@ -306,6 +310,8 @@ def _culprits(
         return named, "the desync report"
     if laggards := _laggards(job, per_rank):
         return laggards, "the sequence numbers"
+    if never := _never_enqueued(job, per_rank, reporters):
+        return never, "the ranks that never enqueued it"
     if mixed.height:
         return odd_ones_out(mixed), "the odd collective"
     if observers := _only_observed(job, reporters):
@@ -313,6 +319,29 @@ def _culprits(
     if job.world_size is None:
         return _own_logs_but_no_report(job, reporters)
     return _never_joined(job, reporters, seq)
+
+
+def _never_enqueued(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> list[int]:
+    """Ranks that did not time out and whose last enqueued work (their dump-signal line's `Last
+    enqueued NCCL work: 77`) is below the collective the others timed out in, in the same
+    group: they never issued it (Pein2017/CoordExp: ranks 0 and 4 at work 77 while the others
+    timed out in #78)."""
+    progress = job.events.filter(
+        (pl.col("event") == "work_progress")
+        & pl.col("rank").is_not_null()
+        & pl.col("last_enqueued").is_not_null()
+        & ~pl.col("rank").is_in(reporters)
+    ).with_columns(pl.col("pg").str.extract(r"^(\d+)", 1).fill_null("0").alias("pg"))
+    timed = per_rank.filter(pl.col("seq").is_not_null()).group_by("pg").agg(pl.col("seq").min())
+    if progress.is_empty() or timed.is_empty():
+        return []
+    behind = (
+        progress.group_by("pg", "rank")
+        .agg(pl.col("last_enqueued").max())
+        .join(timed, on="pg")
+        .filter(pl.col("last_enqueued") < pl.col("seq"))
+    )
+    return sorted(behind.get_column("rank").unique().to_list())
 
 
 def _only_observed(job: Job, reporters: list[int]) -> list[int]:

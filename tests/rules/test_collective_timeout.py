@@ -409,3 +409,27 @@ def test_a_rank_outside_the_subgroup_that_timed_out_is_no_suspect(tmp_path):
     files = {"rank13.log": lines, "rank0_stderr.log": observed}
     timeout = finding(analyze_files(tmp_path, files), "collective_timeout")
     assert timeout.ranks == [13] and timeout.culprit_ranks == []
+
+
+def test_ranks_that_never_enqueued_the_collective_are_the_ones_waited_for(tmp_path):
+    # Pein2017/CoordExp's provenance record of an 8-rank run, per-rank lines verbatim: ranks 1
+    # and 2 timed out in BROADCAST #78; rank 4's dump-signal line says its last enqueued work
+    # was 77: it never issued #78
+    files = {
+        "rank1.log": [
+            "[rank1]:[E810 03:04:11.061727749 ProcessGroupNCCL.cpp:683] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=78, OpType=BROADCAST, NumelIn=80, NumelOut=80, Timeout(ms)=600000) ran for 600096 milliseconds before timing out.",
+            "[rank1]:[E810 03:04:11.063313477 ProcessGroupNCCL.cpp:2241] [PG ID 0 PG GUID 0(default_pg) Rank 1]  failure detected by watchdog at work sequence id: 78 PG status: last enqueued work: 79, last completed work: 77",
+        ],
+        "rank2.log": [
+            "[rank2]:[E810 03:04:10.939039900 ProcessGroupNCCL.cpp:683] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=78, OpType=BROADCAST, NumelIn=80, NumelOut=80, Timeout(ms)=600000) ran for 600087 milliseconds before timing out.",
+            "[rank2]:[E810 03:04:10.940346318 ProcessGroupNCCL.cpp:2241] [PG ID 0 PG GUID 0(default_pg) Rank 2]  failure detected by watchdog at work sequence id: 78 PG status: last enqueued work: 79, last completed work: 77",
+        ],
+        "rank4.log": [
+            "[rank4]:[E810 03:04:11.562661853 ProcessGroupNCCL.cpp:1858] [PG ID 0 PG GUID 0(default_pg) Rank 4] Received a dump signal due to a collective timeout from  rank 1 and we will try our best to dump the debug info. Last enqueued NCCL work: 77, last completed NCCL work: 77.This is most likely caused by incorrect usages of collectives, e.g., wrong sizes used across ranks, the order of collectives is not same for all ranks or the scheduled collective, for some reason, didn't run. Additionally, this can be caused by GIL deadlock or other reasons such as network errors or bugs in the communications library (e.g. NCCL), etc. ",
+        ],
+    }
+    analysis = analyze_files(tmp_path, files)
+    timeout = finding(analysis, "collective_timeout")
+    assert timeout.ranks == [1, 2] and timeout.culprit_ranks == [4]
+    assert timeout.details["culprits_from"] == "the ranks that never enqueued it"
+    assert analysis.verdict.ranks == [4]
