@@ -48,7 +48,7 @@ def first_collective_never_completed(job: Job) -> list[Finding]:
         return []
     aborted = aborted_ranks(job)
     for _, rows in timeouts.group_by("pg", maintain_order=True):
-        first = rows.filter(nothing_done.over("rank", "pg"))
+        first = rows.filter(nothing_done)
         timed_out = set(first.get_column("rank").to_list())
         if len(timed_out) < 2 or timed_out | aborted != seen:
             continue

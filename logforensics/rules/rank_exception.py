@@ -393,32 +393,9 @@ def _exited(job: Job) -> list[Finding]:
     code = int(exits.get_column("exitcode").item(0))
     who = rank_list(ranks).capitalize() if ranks else "A worker"
     said = "the error it printed is" if len(ranks) < 2 else "the errors they printed are"
-    details: dict[str, object] = {"exception": f"exit code {code}", "exit_code": code}
     first = exits.filter(_first_to_exit())
     if first.height == 1 and first.item(0, "rank") is not None:
-        # the launcher names the first process to end (Open MPI's `The first process to do so
-        # was:`): it left before any other, a guess at the cause all the same
-        rank = int(first.item(0, "rank"))
-        code = int(first.item(0, "exitcode"))
-        evidence, total = evidence_from(_with_exception_lines(first))
-        return [
-            Finding(
-                kind="rank_exception",
-                severity="error",
-                part="departure",
-                summary=(
-                    f"Rank {rank} was the first process to exit, with code {code} (the "
-                    "launcher's report); the error it printed is not in these logs."
-                ),
-                fix=EXITED_FIX,
-                ranks=[rank],
-                evidence=evidence,
-                evidence_total=total,
-                timestamp=earliest_time(first),
-                confidence="low",
-                details={**details, "exception": f"exit code {code}", "exit_code": code},
-            )
-        ]
+        return [_first_exit(first)]
     # an exit code without its error: the worker may have failed on its own, or on a peer's
     # failure (a closed rendezvous, an NCCL error): it is not blamed
     return [
@@ -430,9 +407,32 @@ def _exited(job: Job) -> list[Finding]:
             ),
             fix=EXITED_FIX,
             ranks=ranks,
-            details=details,
+            details={"exception": f"exit code {code}", "exit_code": code},
         )
     ]
+
+
+def _first_exit(first: pl.DataFrame) -> Finding:
+    """The launcher names the job's first process to end (Open MPI's `The first process to do
+    so was:`): it left before any other, a guess at the cause all the same."""
+    rank, code = int(first.item(0, "rank")), int(first.item(0, "exitcode"))
+    evidence, total = evidence_from(_with_exception_lines(first))
+    return Finding(
+        kind="rank_exception",
+        severity="error",
+        part="departure",
+        summary=(
+            f"Rank {rank} was the first process to exit, with code {code} (the launcher's "
+            "report); the error it printed is not in these logs."
+        ),
+        fix=EXITED_FIX,
+        ranks=[rank],
+        evidence=evidence,
+        evidence_total=total,
+        timestamp=earliest_time(first),
+        confidence="low",
+        details={"exception": f"exit code {code}", "exit_code": code},
+    )
 
 
 def _first_to_exit() -> pl.Expr:
