@@ -30,12 +30,16 @@ from logforensics.registry import Rule
 from logforensics.rules.missing_rank import startup_failures
 from logforensics.text import clipped, duration, rank_list
 
+# Horovod's word on every rank once one rank failed or finished early: "Horovod has been shut
+# down. This was caused by an exception on one of the ranks or an attempt to allreduce,
+# allgather or broadcast a tensor after one of the ranks finished execution."
+HOROVOD_SHUT_DOWN = "Horovod has been shut down"
 # Exceptions that report a collective that already failed: symptoms, handled by other rules.
 CONSEQUENCE = (
     r"(?i)DistBackendError|DistStoreError|ChildFailedError|timed? ?out|timeout|Connection closed"
     r"|Connection reset|NCCL (?:error|communicator)|ProcessGroup|[Ww]atchdog|monitoredBarrier"
     r"|Detected mismatch between collectives|finished reduction"
-    r"|KeyboardInterrupt|SignalException|Broken pipe|Socket|gloo"
+    r"|KeyboardInterrupt|SignalException|Broken pipe|Socket|gloo|" + HOROVOD_SHUT_DOWN
 )
 OUT_OF_MEMORY = r"(?i)out of memory|OutOfMemoryError"
 # A message that is an out-of-memory error (`CUDA out of memory. Tried to allocate ...`,
@@ -135,6 +139,7 @@ def check(job: Job) -> list[Finding]:
         + (exits := _exited(job) if not crashes else [])
         + (_spawn_parent_cut(job) if not findings and not deaths and not exits else [])
         + _aborted(job, explained)
+        + _shut_down(job)
     )
 
 
@@ -378,12 +383,15 @@ def _exited(job: Job) -> list[Finding]:
     ).join(reported.select("file", "line"), on=["file", "line"], how="anti")
     if not others.is_empty():
         return []
-    # torchrun's own ChildFailedError, spawn's ProcessExitedException only say a worker failed
+    # torchrun's own ChildFailedError, spawn's ProcessExitedException only say a worker failed;
+    # Horovod's shut-down says another rank did
     launcher_own = pl.col("exc_type").str.ends_with("ChildFailedError") | _spawn_exit()
+    shut_down = exception_text().str.contains(HOROVOD_SHUT_DOWN, literal=True).fill_null(False)
     if not events.filter(
         pl.col("event").is_in(["exception", "cpp_terminate"])
         & pl.col("exc_type").is_not_null()
         & ~launcher_own
+        & ~shut_down
     ).is_empty():
         return []
     exits = reported.with_columns(pl.coalesce("rank", _local_is_global(job)).alias("rank")).sort(
@@ -412,6 +420,43 @@ def _exited(job: Job) -> list[Finding]:
     ]
 
 
+def _shut_down(job: Job) -> list[Finding]:
+    """Ranks that stopped because Horovod had shut down: another rank's failure, or a rank that
+    finished early, in Horovod's own words. A consequence, said as one, so that these logs are
+    never "no failure" (ChenRocks/UNITER#31: rank 1's shut-down; the CUDA out-of-memory error
+    that caused it is not among the lines pasted)."""
+    rows = job.events.filter(
+        (pl.col("event") == "exception")
+        & exception_text().str.contains(HOROVOD_SHUT_DOWN, literal=True).fill_null(False)
+    ).sort("file", "line")
+    if rows.is_empty():
+        return []
+    ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
+    who = rank_list(ranks).capitalize() if ranks else "A process"
+    return [
+        _unblamed(
+            rows,
+            part="consequence",
+            summary=(
+                f"{who} stopped because Horovod had shut down: by Horovod's own words another "
+                "rank failed (or finished while the others still reduced), and that rank's "
+                "error is not among these lines."
+            ),
+            fix=SHUT_DOWN_FIX,
+            ranks=ranks,
+            details={"exception": HOROVOD_SHUT_DOWN, "waiting": True},
+        )
+    ]
+
+
+SHUT_DOWN_FIX = (
+    "Find the first error of any rank before the first shut-down message: run with mpirun "
+    "`--tag-output` (or horovodrun, which tags each line with its rank) and read every rank's "
+    "output; a rank that finished its data early and left the others reducing is fixed by "
+    "giving every rank the same number of batches."
+)
+
+
 def _first_exit(first: pl.DataFrame) -> Finding:
     """The launcher names the job's first process to end (Open MPI's `The first process to do
     so was:`): it left before any other, a guess at the cause all the same."""
@@ -425,7 +470,7 @@ def _first_exit(first: pl.DataFrame) -> Finding:
             f"Rank {rank} was the first process to exit, with code {code} (the launcher's "
             "report); the error it printed is not in these logs."
         ),
-        fix=EXITED_FIX,
+        fix=FIRST_EXIT_FIX,
         ranks=[rank],
         evidence=evidence,
         evidence_total=total,
@@ -433,6 +478,13 @@ def _first_exit(first: pl.DataFrame) -> Finding:
         confidence="low",
         details={"exception": f"exit code {code}", "exit_code": code},
     )
+
+
+FIRST_EXIT_FIX = (
+    "Read that rank's own output for its error: run mpirun with `--tag-output` (or "
+    "`--output-filename <dir>`, one file per rank) so that every line says whose it is, and "
+    "look before the first line of any other rank's failure."
+)
 
 
 def _first_to_exit() -> pl.Expr:

@@ -649,3 +649,36 @@ def test_a_cut_traceback_is_a_failure_when_the_logs_hold_no_other_error(tmp_path
     crash = analysis.verdict.finding
     assert (crash.kind, crash.ranks, crash.confidence) == ("rank_exception", [1], "low")
     assert crash.details["frame"].endswith("rfdetr/main.py:483 in train")
+
+
+# ChenRocks/UNITER#31, verbatim excerpts (horovodrun, two ranks): rank 1's traceback ends in
+# Horovod's shut-down; mpirun's summary names rank 0 as the first process to exit. The CUDA
+# out-of-memory error the reporter then found is not among the lines retrieved.
+HOROVOD_SHUT_DOWN = [
+    '[1,1]<stderr>:  File "/opt/conda/lib/python3.6/site-packages/horovod/torch/mpi_ops.py", line 436, in synchronize',
+    "[1,1]<stderr>:    mpi_lib.horovod_torch_wait_and_clear(handle)",
+    "[1,1]<stderr>:RuntimeError: Horovod has been shut down. This was caused by an exception on one of the ranks or an attempt to allreduce, allgather or broadcast a tensor after one of the ranks finished execution. If the shutdown was caused by an except",
+]
+MPIRUN_FIRST_EXIT = [
+    "mpirun detected that one or more processes exited with non-zero status, thus causing",
+    "the job to be terminated. The first process to do so was:",
+    "",
+    "  Process name: [[50371,1],0]",
+    "  Exit code:    1",
+]
+
+
+def test_horovods_shut_down_is_a_consequence_of_the_rank_that_exited_first(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": HOROVOD_SHUT_DOWN + MPIRUN_FIRST_EXIT})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [0])
+    assert "first process to exit" in verdict.finding.summary
+    shut_down = [f for f in analysis.findings if f.ranks == [1]]
+    assert [f.part for f in shut_down] == ["consequence"] and shut_down[0].blamed == []
+
+
+def test_horovods_shut_down_alone_is_a_failure_whose_cause_is_elsewhere(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": HOROVOD_SHUT_DOWN})
+    verdict = analysis.verdict
+    assert verdict is not None and verdict.ranks == []
+    assert "stopped because Horovod had shut down" in verdict.finding.summary
