@@ -62,6 +62,9 @@ DEVICE_IN_TEXT = r"\bcuda:(\d+)"
 COLLECTIVE_WORD = (
     r"(?i)\b(?:barrier|all_?reduce|all_?gather|broadcast|reduce_?scatter|all_?to_?all)\b"
 )
+# A line that reports a failure counts failures, not progress, whatever grows in it (a cluster
+# agent's `error: Detected 3 oom_kill events in StepId=269582.0`, then 4, then 5)
+FAILURE_WORDS = r"(?i)\b(?:error|errors|failed|failure|fatal|exception|killed|oom[-_]?kill)\b"
 # Counters whose name says they number processes or devices, not progress.
 IDENTITY = r"(?i)(?:^|[\s_])(?:rank|device|devices|gpu|cuda|node|pid|port|worker|thread|process)$"
 # The name of a counter: the words just before it (`iteration`, `total step`, `step_in_slice`)
@@ -184,9 +187,9 @@ def _shaped(lines: pl.DataFrame) -> pl.DataFrame:
         pl.col("message").str.extract(PROCESS_IN_TEXT, 1),
     ).cast(pl.Int32, strict=False)
     device = pl.col("message").str.extract(DEVICE_IN_TEXT, 1).cast(pl.Int32, strict=False)
-    shaped = lines.filter(pl.col("message").str.contains(r"\d")).with_columns(
-        masked.alias("_masked"), rank.alias("_rank"), device.alias("_device")
-    )
+    shaped = lines.filter(
+        pl.col("message").str.contains(r"\d") & ~pl.col("message").str.contains(FAILURE_WORDS)
+    ).with_columns(masked.alias("_masked"), rank.alias("_rank"), device.alias("_device"))
     return shaped.select(
         "file",
         "line",

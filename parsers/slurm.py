@@ -23,7 +23,9 @@ import polars as pl
 from logforensics.registry import LineParser
 
 SRUN_TASKS = r"srun: error: (?P<host>[^:\s]+): tasks? (?P<tasks>[\d,\- ]+): (?P<what>.+?)\s*$"
-OOM_KILL = r"slurmstepd(?:-\S+)?: error: Detected (?P<count>\d+) oom[-_]kill event"
+# (slurmstepd's own prefix, or the time stamp of its log file: `[2025-10-16T08:52:15.650] error:
+# Detected 3 oom_kill events in StepId=269582.0`)
+OOM_KILL = r"(?:slurmstepd(?:-\S+)?:|\]) error: Detected (?P<count>\d+) oom[-_]kill event"
 CANCELLED = (
     r"\*\*\* (?:STEP|JOB) (?P<id>\S+) ON (?P<host>\S+) CANCELLED AT (?P<time>\S+)"
     r"(?: DUE TO (?P<why>[A-Z][A-Z ]*?))? \*\*\*"

@@ -164,3 +164,10 @@ def test_a_counter_learned_from_one_rank_is_read_on_a_rank_that_printed_it_twice
 def test_a_rank_whose_excerpt_starts_later_did_not_skip_what_came_before(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": TITAN})
     assert "stage_divergence" not in kinds(analysis)
+
+
+def test_a_growing_count_of_failures_is_no_progress():
+    # made up for this test, in the shape of a cluster agent's repeated report (navsim's
+    # `error: Detected 3 oom_kill events in StepId=269582.0`, then 4, then 5)
+    lines = [f"monitor: error: detected {n} failed health checks on node-3" for n in (3, 4, 5, 6)]
+    assert parsed_by("progress_lines", lines).is_empty()

@@ -42,3 +42,19 @@ def test_a_huge_task_range_is_cut_before_it_is_made():
     line = "srun: error: node1: tasks 0-999999999999: Out Of Memory"
     found = parsed_by("slurm", [line]).row(0, named=True)
     assert len(found["values"]) == 4096 and found["values"][:3] == [0, 1, 2]
+
+
+def test_the_oom_kill_report_from_slurmstepds_own_log_is_host_memory(tmp_path):
+    # hurryingauto3/navsim-ijepa-planning-agent, JOB_269582_OOM_POSTMORTEM.md, verbatim: the
+    # step's log lines carry slurmstepd's time stamp, not its name; the count grows with each
+    # kill, which is no progress
+    lines = [
+        '[rank6]:[W1016 08:52:32.551] Failed to check the "should dump" flag on TCPStore',
+        "[2025-10-16T08:52:15.650] error: Detected 3 oom_kill events in StepId=269582.0",
+        "[2025-10-16T08:52:17.707] error: Detected 4 oom_kill events in StepId=269582.0",
+        "[2025-10-16T08:52:20.549] error: Detected 5 oom_kill events in StepId=269582.0",
+    ]
+    analysis = analyze_files(tmp_path, {"slurm-269582.out": lines})
+    assert analysis.verdict.finding.kind == "oom"
+    assert analysis.verdict.finding.details["host_memory"]
+    assert analysis.job.progress is None or analysis.job.progress.marks.is_empty()
