@@ -419,7 +419,7 @@ def test_the_headline_of_a_sample(sample, said):
 
 def test_plain_summary_says_the_verdict_each_finding_and_the_absolute_report_path(tmp_path):
     lines = cli.plain_summary(summary_of(SKIP_SAMPLE, target=Path("r.html"))).splitlines()
-    assert lines[0] == "read 9 files, 638 lines (18 not recognised); ranks seen: 4 of 4"
+    assert lines[0] == "read 9 files, 638 lines (0 not recognised); ranks seen: 4 of 4"
     assert lines[2] == (
         "verdict: Rank 2 skipped part of step 5 after a NaN loss; ranks 0, 1 and 3 waited for "
         "it until the timeout (20 s)"
@@ -438,8 +438,8 @@ def test_rank_ids_of_inferred_lines_do_not_read_as_counts():
     said = cli.plain_summary(summary_of(SKIP_SAMPLE))
     assert "ranks inferred for lines" not in said
     assert (
-        "lines that name no rank got it from: other lines of the same file (rank 0); the local "
-        "rank plus the node's first rank (rank 1)"
+        "lines that name no rank got it from: other lines of the same file (ranks 0-3); the "
+        "local rank plus the node's first rank (ranks 0-3)"
     ) in said
 
 

@@ -20,7 +20,7 @@ from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
 from logforensics.placement import earliest_time, place_with_step
 from logforensics.registry import Rule
-from logforensics.text import rank_list, rank_ranges
+from logforensics.text import capitalized, rank_list, rank_ranges
 from parsers.progress_bars import bar_name
 
 SKIP_FIX = (
@@ -185,9 +185,13 @@ def _gpu(job: Job) -> list[Finding]:
     order, step, stage = place_with_step(job, ooms)
     requested = ooms.get_column("value").drop_nulls()
     asked = f" while allocating {requested.max() / 2**20:,.0f} MiB" if len(requested) else ""
-    who = rank_list(ranks) if ranks else "a rank"
+    # without a rank, the GPU the message names says which process it was (not its rank: a
+    # device index is a rank only by the launcher's convention)
+    devices = sorted(ooms.get_column("device").drop_nulls().unique().to_list())
+    on_gpu = f"the process on GPU {devices[0]}" if len(devices) == 1 else "a rank"
+    who = rank_list(ranks) if ranks else on_gpu
     in_nccl = bool(ooms.get_column("family").eq("nccl").any())
-    summary = f"{who.capitalize()} ran out of GPU memory{asked}" + (
+    summary = f"{capitalized(who)} ran out of GPU memory{asked}" + (
         f" at step {step} ({stage})" if step is not None else ""
     )
     # the CUDA runtime's own `CUDA error: out of memory` (no allocation size) before the first
