@@ -28,7 +28,7 @@ from logforensics.job import Job
 from logforensics.placement import AFTER_MARK, earliest_time, placed_finding, placed_keys
 from logforensics.registry import Rule
 from logforensics.rules.missing_rank import startup_failures
-from logforensics.text import clipped, duration, rank_list
+from logforensics.text import capitalized, clipped, duration, rank_list
 
 # Horovod's word on every rank once one rank failed or finished early: "Horovod has been shut
 # down. This was caused by an exception on one of the ranks or an attempt to allreduce,
@@ -58,13 +58,15 @@ FATAL_FIX = (
     "`torch.distributed.elastic.multiprocessing.errors.record` makes torchrun report it first."
 )
 # A rank asked for a GPU its node does not have (tdrussell/diffusion-pipe#397:
-# `torch.cuda.set_device(dist.get_rank())` on the second node)
+# `torch.cuda.set_device(dist.get_rank())` on the second node; HRNet/HRNet-Semantic-
+# Segmentation#171: `--nproc_per_node` above the node's three GPUs)
 ORDINAL = r"invalid device ordinal"
 ORDINAL_FIX = (
-    "{who} asked for a GPU {its} node does not have: a device chosen by the global rank "
-    "(`torch.cuda.set_device(dist.get_rank())`) runs past the node's GPUs from the second node "
-    "on. Choose it by the local rank (`torch.cuda.set_device(int(os.environ['LOCAL_RANK']))`), "
-    "and check `--nproc_per_node` and CUDA_VISIBLE_DEVICES against the GPUs each node has."
+    "{who} asked for a GPU {its} node does not have: more processes were started on the node "
+    "than it has GPUs (`--nproc_per_node`, CUDA_VISIBLE_DEVICES), or the device was chosen by "
+    "the global rank (`torch.cuda.set_device(dist.get_rank())`), which runs past the node's "
+    "GPUs from the second node on. Start one process per GPU and choose the device by the "
+    "local rank (`torch.cuda.set_device(int(os.environ['LOCAL_RANK']))`)."
 )
 # A DataLoader worker process died under the rank (torch/utils/data/dataloader.py,
 # _utils/signal_handling.py): `DataLoader worker (pid(s) 8864) exited unexpectedly`,
@@ -111,6 +113,7 @@ def _message_fix(texts: list[str], who: str) -> str | None:
     """The fix the words of an exception call for, whoever raised it (`who`): a dead DataLoader
     worker, a GPU or node that failed, training numbers that diverged; None for other words."""
     for pattern, fix in (
+        (ORDINAL, ORDINAL_FIX.format(who=capitalized(who), its="its")),
         (WORKER_DIED, WORKER_FIX.format(who=who)),
         (HARDWARE, HARDWARE_FIX),
         (NUMERICS, NUMERICS_FIX),
@@ -399,6 +402,8 @@ def _exited(job: Job) -> list[Finding]:
     )
     ranks = sorted(exits.get_column("rank").drop_nulls().unique().to_list())
     code = int(exits.get_column("exitcode").item(0))
+    if not _failure_code(code):
+        return [_chosen_exit(exits, ranks, code)]
     who = rank_list(ranks).capitalize() if ranks else "A worker"
     said = "the error it printed is" if len(ranks) < 2 else "the errors they printed are"
     first = exits.filter(_first_to_exit())
@@ -454,6 +459,44 @@ SHUT_DOWN_FIX = (
     "`--tag-output` (or horovodrun, which tags each line with its rank) and read every rank's "
     "output; a rank that finished its data early and left the others reducing is fixed by "
     "giving every rank the same number of batches."
+)
+
+
+def _failure_code(code: int) -> bool:
+    """Whether an exit code says the process failed whatever the program meant by it: Python's
+    uncaught exception (1), a usage error (2), a signal (negative, as the launchers report it,
+    or a shell's 128 + N), or 255 (an MPI abort, a failed remote command)."""
+    return code < 0 or code in (1, 2, 255) or 128 < code < 160
+
+
+def _chosen_exit(exits: pl.DataFrame, ranks: list[int], code: int) -> Finding:
+    """An exit code the program chose itself, in logs with no error: the launcher reports it,
+    but nothing says the run failed (RVC-Project/Retrieval-based-Voice-Conversion-WebUI#99:
+    `os._exit(2333333)` once training is done, which mp.spawn reports as an exit code)."""
+    who = rank_list(ranks).capitalize() if ranks else "A worker"
+    evidence, total = evidence_from(_with_exception_lines(exits))
+    return Finding(
+        kind="rank_exception",
+        severity="warning",
+        part="context",
+        summary=(
+            f"{who} exited with code {code} (the launcher's report): a code the program chose "
+            "itself, not a Python error's 1 nor a signal's, and the logs hold no error. If the "
+            "run did not finish, read what the program means by that code."
+        ),
+        fix=CHOSEN_EXIT_FIX,
+        ranks=ranks,
+        evidence=evidence,
+        evidence_total=total,
+        timestamp=earliest_time(exits),
+        confidence="medium",
+        details={"exception": f"exit code {code}", "exit_code": code, "chosen": True},
+    )
+
+
+CHOSEN_EXIT_FIX = (
+    "Search the code for the exit with that number (`sys.exit(...)`, `os._exit(...)`): many "
+    "programs end their workers so on purpose once the work is done."
 )
 
 

@@ -682,3 +682,51 @@ def test_horovods_shut_down_alone_is_a_failure_whose_cause_is_elsewhere(tmp_path
     verdict = analysis.verdict
     assert verdict is not None and verdict.ranks == []
     assert "stopped because Horovod had shut down" in verdict.finding.summary
+
+
+# RVC-Project/Retrieval-based-Voice-Conversion-WebUI#99, verbatim: the training script ends its
+# worker with os._exit(2333333) once training is done; mp.spawn's parent reports the code
+SPAWN_CHOSEN_EXIT = [
+    "Traceback (most recent call last):",
+    '  File "train_nsf_sim_cache_sid_load_pretrain.py", line 684, in <module>',
+    "    main()",
+    '  File "train_nsf_sim_cache_sid_load_pretrain.py", line 50, in main',
+    "    mp.spawn(",
+    '  File "E:\\User\\Voice\\VoiceEnv\\lib\\site-packages\\torch\\multiprocessing\\spawn.py", line 239, in spawn',
+    "    return start_processes(fn, args, nprocs, join, daemon, start_method='spawn')",
+    '  File "E:\\User\\Voice\\VoiceEnv\\lib\\site-packages\\torch\\multiprocessing\\spawn.py", line 197, in start_processes',
+    "    while not context.join():",
+    '  File "E:\\User\\Voice\\VoiceEnv\\lib\\site-packages\\torch\\multiprocessing\\spawn.py", line 149, in join',
+    "    raise ProcessExitedException(",
+    "torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with exit code 2333333",
+]
+
+
+def test_an_exit_code_the_program_chose_is_no_failure_of_its_own(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": SPAWN_CHOSEN_EXIT})
+    assert analysis.verdict is None
+    exited = finding(analysis, "rank_exception")
+    assert (exited.severity, exited.ranks) == ("warning", [0])
+    assert "a code the program chose itself" in exited.summary
+
+
+# HRNet/HRNet-Semantic-Segmentation#171, verbatim: `--nproc_per_node` above the node's three
+# GPUs; two processes fail in `torch.cuda.set_device(args.local_rank)`
+NPROC_ABOVE_GPUS = [
+    "RuntimeError: cuda runtime error (10) : invalid device ordinal at /pytorch/torch/csrc/cuda/Module.cpp:33",
+    "THCudaCheck FAIL file=/pytorch/torch/csrc/cuda/Module.cpp line=33 error=10 : invalid device ordinal",
+    "Traceback (most recent call last):",
+    '  File "tools/train.py", line 289, in <module>',
+    "    main()",
+    '  File "tools/train.py", line 98, in main',
+    "    torch.cuda.set_device(args.local_rank)",
+    '  File "/home/qfy/.conda/envs/HRnets-torch1.1/lib/python3.6/site-packages/torch/cuda/__init__.py", line 265, in set_device',
+    "    torch._C._cuda_setDevice(device)",
+]
+
+
+def test_an_invalid_device_ordinal_is_more_processes_than_gpus(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": NPROC_ABOVE_GPUS})
+    fix = analysis.verdict.finding.fix
+    assert analysis.verdict.finding.kind == "rank_exception"
+    assert "more processes were started on the node than it has GPUs" in fix
