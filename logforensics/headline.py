@@ -80,6 +80,11 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
             f"{receivers} got another collective's data{source}: the ranks were out of step",
             None,
         )
+    if departure == "ras_behind":
+        launched, front = details.get("launched"), details.get("front")
+        return f"{who} fell behind in collectives (NCCL RAS: operation {launched} of {front})", None
+    if departure == "ras_gone":
+        return f"{who} left the job (NCCL RAS: its process is gone)", None
     if finding.blames_nobody:
         where = f" at step {finding.step}" if finding.step is not None else ""
         return f"{_who(finding.ranks)} stopped{where} while {rank_list(others)} went on", ""

@@ -21,6 +21,7 @@ from logforensics.job import Job
 from logforensics.main_first import main_rank_still_busy
 from logforensics.placement import earliest_time, place
 from logforensics.progress import Departure, Progress
+from logforensics.ras_report import named_by_ras
 from logforensics.registry import Rule
 from logforensics.text import rank_list
 from parsers.phase_banners import phase_name
@@ -60,6 +61,7 @@ def check(job: Job) -> list[Finding]:
         + collective_inside_one_rank_work(job)
         + garbled_payload(job)
         + waited_for_a_file(job)
+        + named_by_ras(job)
     )
 
 
