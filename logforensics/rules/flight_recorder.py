@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from logforensics.findings import Evidence, Finding
+from logforensics.findings import Evidence, Finding, evidence_from
 from logforensics.job import Job
+from logforensics.placement import earliest_time
 from logforensics.registry import Rule
 from logforensics.text import rank_list, rank_ranges
 
@@ -40,11 +41,50 @@ EVIDENCE_CAP = 8
 def check(job: Job) -> list[Finding]:
     entries = job.dumps.flight.filter(~pl.col("is_p2p") & pl.col("seq").is_not_null())
     if entries.get_column("rank").n_unique() < 2:
-        return []
+        return _from_analysis(job)
     findings = []
     for (pg,), group in entries.group_by("pg", maintain_order=True):
         findings.extend(_disagreements(job, str(pg), group))
     return findings
+
+
+def _from_analysis(job: Job) -> list[Finding]:
+    """Without the dumps, PyTorch's analyzer's own report of them (parsers/fr_trace_text.py):
+    the ranks missing from a collective every other rank joined."""
+    events = job.events
+    if "event" not in events.columns:
+        return []
+    reports = events.filter(pl.col("event") == "fr_missing").sort("file", "line")
+    if reports.is_empty():
+        return []
+    first = reports.row(0, named=True)
+    missing = sorted(set(first["values"] or []))
+    seq, op = first["seq"], first["op"]
+    number = f" #{seq}" if seq is not None else ""
+    what = f" ({op})" if op else ""
+    who = rank_list(missing) if missing else "a rank"
+    summary = _sentence(
+        f"The Flight Recorder's analysis found {who} missing from collective{number}{what}, "
+        "which the other ranks joined: it never issued it."
+    )
+    evidence, total = evidence_from(reports.select("file", "line", "text", "rank"))
+    return [
+        Finding(
+            kind="fr_mismatch",
+            severity="error",
+            part="departure",
+            summary=summary,
+            fix=FIX.format(seq=seq if seq is not None else "?", who=who),
+            ranks=missing,
+            op=op,
+            seq=seq,
+            evidence=evidence,
+            evidence_total=total,
+            confidence="high" if missing else "low",
+            timestamp=earliest_time(reports),
+            details={"source": "flight recorder analysis", "stopped": missing},
+        )
+    ]
 
 
 def _disagreements(job: Job, pg: str, entries: pl.DataFrame) -> list[Finding]:

@@ -1,0 +1,96 @@
+"""What PyTorch's Flight Recorder analyzer (`fr_trace`, torch.distributed.flight_recorder)
+prints when it compares the ranks' dumps: the collective not every rank joined, and which
+ranks are missing from it (pytorch/tutorials, the flight recorder tutorials; the current code's
+words in torch/distributed/flight_recorder/components/utils.py):
+
+    Not all ranks joining collective, sequence number: 4
+    internal record id: 4
+    group info: main_comm:gloo
+    collective: nccl:all_reduce
+    missing ranks: {1}
+
+(older: `Not all ranks joining collective 5 at entry 4`.) The `missing ranks` line becomes an
+`fr_missing` event: the ranks in `values`, the collective's sequence number and op from the
+report's lines before it. Its other lines (the record, sizes, the rank-by-rank table header)
+are recognised.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.registry import LineParser
+
+NOT_JOINING = (
+    r"^\s*Not all ranks joining collective(?:, sequence number: (?P<seq>\d+)| (?P<old>\d+) at "
+    r"entry \d+)\s*$"
+)
+HAS_ERRORS = r"^\s*Collective sequence number: (?P<seq>\d+) has errors\s*$"
+COLLECTIVE = r"^\s*collective: (?:\w+:)?(?P<op>\w+)\s*$"
+MISSING = r"^\s*missing ranks: \{(?P<ranks>[\d, ]*)\}\s*$"
+# `error msg: Culprit rank 3; Error type: ...`
+CULPRIT = r"^\s*error msg: Culprit rank (?P<rank>\d+)\b"
+RECORD = (
+    r"^\s*(?:internal record id: \d+|group info: .+|(?:input|output) sizes: .+|world size: \d+"
+    r"|expected ranks: \{[\d, ]*\}|collective state: \w+)\s*$"
+)
+
+
+def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    message = pl.col("message")
+    joining = message.str.extract_groups(NOT_JOINING)
+    seq = pl.coalesce(
+        joining.struct.field("seq"),
+        joining.struct.field("old"),
+        message.str.extract(HAS_ERRORS, 1),
+    ).cast(pl.Int64, strict=False)
+    rows = lines.sort("file", "line").with_columns(
+        seq.alias("_seq"),
+        message.str.extract(COLLECTIVE, 1).alias("_op"),
+        message.str.extract(MISSING, 1).alias("_missing"),
+        message.str.extract(CULPRIT, 1).cast(pl.Int32, strict=False).alias("_culprit"),
+    )
+    report = pl.col("_seq").is_not_null().cum_sum().over("file")
+    rows = rows.with_columns(report.alias("_report")).with_columns(
+        pl.col("_seq").forward_fill().over("file", "_report").alias("seq"),
+        pl.col("_op").forward_fill().over("file", "_report").alias("op"),
+    )
+    missing = rows.filter(pl.col("_missing").is_not_null() | pl.col("_culprit").is_not_null())
+    events = missing.select(
+        "file",
+        "line",
+        pl.lit("fr_missing").alias("event"),
+        pl.lit("error").alias("severity"),
+        pl.when(pl.col("_culprit").is_not_null())
+        .then(pl.concat_list(pl.col("_culprit")))
+        .otherwise(
+            pl.col("_missing").str.extract_all(r"\d+").list.eval(pl.element().cast(pl.Int64))
+        )
+        .alias("values"),
+        "seq",
+        "op",
+    )
+    recognised = rows.filter(
+        pl.col("_seq").is_not_null() | pl.col("_op").is_not_null() | message.str.contains(RECORD)
+    ).select("file", "line", pl.lit(None, pl.String).alias("event"))
+    return pl.concat([events, recognised], how="diagonal_relaxed")
+
+
+PARSER = LineParser(
+    name="fr_trace_text",
+    literals=(
+        "Not all ranks joining collective",
+        "has errors",
+        "collective: ",
+        "missing ranks: {",
+        "Culprit rank",
+        "internal record id: ",
+        "group info: ",
+        "input sizes: ",
+        "output sizes: ",
+        "world size: ",
+        "expected ranks: {",
+        "collective state: ",
+    ),
+    parse=parse,
+)
