@@ -86,6 +86,12 @@ WORKER_FAILED = (
     r"(?:api:|\] |^)failed \(exitcode: (?P<exitcode>-?\d+)\)"
     r"(?: local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\) of binary: )?"
 )
+# ProcessFailure(local_rank=0, pid=54, exitcode=-7, error_file='<N/A>', ...): torchelastic's
+# record of a failed worker, printed as it is by launchers that log it
+PROCESS_FAILURE = (
+    r"ProcessFailure\(local_rank=(?P<local_rank>\d+), pid=(?P<pid>\d+), "
+    r"exitcode=(?P<exitcode>-?\d+)"
+)
 # ... Sending process 886321 closing signal SIGTERM    (the same tolerance: `... 53038 closing`)
 WORKER_SIGTERM = r"Sending process (?P<pid>\d+) closing(?: signal (?P<signal>SIG[A-Z0-9]+))?"
 # W1130 15:04:26.975000 4263 torch/distributed/run.py:874] *****************************************
@@ -105,7 +111,13 @@ NOT_AVAILABLE = "<N/A>"
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
     rows = _classify(lines)
     return pl.concat(
-        [_summary(rows), _worker_failures(rows), _sigterms(rows), _agent_chatter(rows)],
+        [
+            _summary(rows),
+            _worker_failures(rows),
+            _process_failures(rows),
+            _sigterms(rows),
+            _agent_chatter(rows),
+        ],
         how="diagonal_relaxed",
     )
 
@@ -274,6 +286,28 @@ def _worker_failures(rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _process_failures(rows: pl.DataFrame) -> pl.DataFrame:
+    """Each `ProcessFailure(...)` repr on a line (a launcher built on torchelastic logging its
+    failures dict, intelligent-machine-learning/dlrover#1046: `{0: ProcessFailure(local_rank=0,
+    pid=54, exitcode=-7, ..., message='Signal 7 (SIGBUS) received by PID 54', ...)}`)."""
+    each = pl.col("_message").str.extract_all(PROCESS_FAILURE)
+    failures = (
+        rows.filter(pl.col("_message").str.contains(PROCESS_FAILURE))
+        .select("file", "line", each.alias("_failure"))
+        .explode("_failure")
+    )
+    found = pl.col("_failure").str.extract_groups(PROCESS_FAILURE)
+    return failures.select(
+        "file",
+        "line",
+        pl.lit("worker_failed").alias("event"),
+        pl.lit("error").alias("severity"),
+        found.struct.field("exitcode").cast(pl.Int32, strict=False).alias("exitcode"),
+        found.struct.field("local_rank").cast(pl.Int32, strict=False).alias("local_rank"),
+        found.struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
+    )
+
+
 def _sigterms(rows: pl.DataFrame) -> pl.DataFrame:
     found = pl.col("_message").str.extract_groups(WORKER_SIGTERM)
     return rows.filter(pl.col("_message").str.contains(WORKER_SIGTERM)).select(
@@ -315,6 +349,7 @@ PARSER = LineParser(
         "traceback :",
         'File "',
         "closing signal",
+        "ProcessFailure(",
         "Sending process ",
         "torch/distributed/run.py",
         "torch.distributed.run",

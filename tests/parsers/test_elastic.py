@@ -6,7 +6,7 @@ import json
 import polars as pl
 import pytest
 
-from tests.builders import analyze_files, parse
+from tests.builders import analyze_files, only, parse, parsed_by
 
 # formats.md §9.2 (open-mmlab/mmsegmentation#3106; the excerpt ends after the root cause's
 # error_file).
@@ -416,3 +416,11 @@ def test_a_table_pasted_without_its_title_is_still_read(tmp_path):
         "Ranks 0 and 1 exited with code 1 (the launcher's report); the errors they printed are not "
         "in these logs."
     )
+
+
+def test_a_process_failure_record_is_a_failed_worker():
+    # intelligent-machine-learning/dlrover#1046, verbatim: the agent logs torchelastic's
+    # failures dict; worker 0 died of SIGBUS (Docker's 64 MB /dev/shm, checkpoint saving)
+    line = "The worker fails with {0: ProcessFailure(local_rank=0, pid=54, exitcode=-7, error_file='<N/A>', error_file_data={'message': '<NONE>'}, message='Signal 7 (SIGBUS) received by PID 54', timestamp=1711419181)}"
+    failed = only(parsed_by("elastic", [line]).filter(event="worker_failed"))
+    assert (failed["local_rank"], failed["pid"], failed["exitcode"]) == (0, 54, -7)
