@@ -275,7 +275,12 @@ def _entries(entries: pl.DataFrame) -> pl.DataFrame:
 
 def _worker_failures(rows: pl.DataFrame) -> pl.DataFrame:
     found = pl.col("_message").str.extract_groups(WORKER_FAILED)
-    return rows.filter(pl.col("_message").str.contains(WORKER_FAILED)).select(
+    return _failed_workers(rows.filter(pl.col("_message").str.contains(WORKER_FAILED)), found)
+
+
+def _failed_workers(rows: pl.DataFrame, found: pl.Expr) -> pl.DataFrame:
+    """`worker_failed` events from the exit code, local rank and pid groups `found` holds."""
+    return rows.select(
         "file",
         "line",
         pl.lit("worker_failed").alias("event"),
@@ -296,16 +301,7 @@ def _process_failures(rows: pl.DataFrame) -> pl.DataFrame:
         .select("file", "line", each.alias("_failure"))
         .explode("_failure")
     )
-    found = pl.col("_failure").str.extract_groups(PROCESS_FAILURE)
-    return failures.select(
-        "file",
-        "line",
-        pl.lit("worker_failed").alias("event"),
-        pl.lit("error").alias("severity"),
-        found.struct.field("exitcode").cast(pl.Int32, strict=False).alias("exitcode"),
-        found.struct.field("local_rank").cast(pl.Int32, strict=False).alias("local_rank"),
-        found.struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
-    )
+    return _failed_workers(failures, pl.col("_failure").str.extract_groups(PROCESS_FAILURE))
 
 
 def _sigterms(rows: pl.DataFrame) -> pl.DataFrame:

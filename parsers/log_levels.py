@@ -90,20 +90,31 @@ def _carried_exceptions(found: pl.DataFrame) -> pl.DataFrame:
 
 
 def _caught_ooms(found: pl.DataFrame) -> pl.DataFrame:
+    level = found.with_columns(_severity().alias("_level_severity"))
+    return (
+        ooms_in(level.with_columns(extract_number("rank", pl.Int32())), "_level_severity", "rank")
+        .with_columns(pl.col("_level_severity").alias("severity"), pl.lit(LOGGED).alias("extra"))
+        .drop("_level_severity")
+    )
+
+
+def ooms_in(lines: pl.DataFrame, *carried: str) -> pl.DataFrame:
+    """An `oom` event (error) for each line that carries CUDA's out of memory, with the
+    allocation it asked for (`value`, bytes), the GPU it names (`device`) and the `carried`
+    columns."""
     message = pl.col("message")
     amount = message.str.extract(ALLOCATION, 1).cast(pl.Float64, strict=False)
     unit = message.str.extract(ALLOCATION, 2).replace_strict(
         UNIT_BYTES, default=None, return_dtype=pl.Float64
     )
-    return found.filter(message.str.contains(OUT_OF_MEMORY)).select(
+    return lines.filter(message.str.contains(OUT_OF_MEMORY)).select(
         "file",
         "line",
         pl.lit("oom").alias("event"),
-        _severity(),
-        extract_number("rank", pl.Int32()),
+        pl.lit("error").alias("severity"),
         (amount * unit).round(0).cast(pl.Int64, strict=False).alias("value"),
         message.str.extract(r"\bGPU #?(\d+)", 1).alias("device"),
-        pl.lit(LOGGED).alias("extra"),
+        *carried,
     )
 
 

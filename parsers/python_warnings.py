@@ -18,7 +18,7 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.registry import LineParser
-from parsers.log_levels import ALLOCATION, MESSAGE_CHARS, OUT_OF_MEMORY, UNIT_BYTES
+from parsers.log_levels import MESSAGE_CHARS, ooms_in
 
 # `path.py:446: FutureWarning: message` (a frozen module's `<frozen importlib._bootstrap>:241`)
 WARNING = r"^\s*(?:\S.*?\.pyx?|<[\w. -]+>):\d+: (?P<category>[A-Z]\w*Warning): (?P<text>.*\S)\s*$"
@@ -42,7 +42,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         text.str.slice(0, MESSAGE_CHARS).alias("exc_message"),
     )
     return pl.concat(
-        [events, _caught_ooms(warnings), _source_lines(rows, is_warning)], how="diagonal_relaxed"
+        [events, ooms_in(warnings), _source_lines(rows, is_warning)], how="diagonal_relaxed"
     )
 
 
@@ -62,22 +62,6 @@ def _source_lines(rows: pl.DataFrame, is_warning: pl.Expr) -> pl.DataFrame:
         near.join(first, on=["file", "_warned_at"])
         .filter(pl.col("line") <= pl.col("_source_at"))
         .select("file", "line", pl.lit(None, pl.String).alias("event"))
-    )
-
-
-def _caught_ooms(warnings: pl.DataFrame) -> pl.DataFrame:
-    message = pl.col("message")
-    amount = message.str.extract(ALLOCATION, 1).cast(pl.Float64, strict=False)
-    unit = message.str.extract(ALLOCATION, 2).replace_strict(
-        UNIT_BYTES, default=None, return_dtype=pl.Float64
-    )
-    return warnings.filter(message.str.contains(OUT_OF_MEMORY)).select(
-        "file",
-        "line",
-        pl.lit("oom").alias("event"),
-        pl.lit("error").alias("severity"),
-        (amount * unit).round(0).cast(pl.Int64, strict=False).alias("value"),
-        message.str.extract(r"\bGPU #?(\d+)", 1).alias("device"),
     )
 
 
