@@ -76,18 +76,8 @@ def _behind(job: Job, rows: pl.DataFrame) -> Finding:
         f"the communicator had reached {first['_front']}. {capitalized(rank_list(ranks))} stopped "
         "launching the collectives the others went on to (one snapshot of the counts)."
     )
-    return placed_finding(
-        job,
-        rows,
-        kind="stage_divergence",
-        severity="error",
-        part="departure",
-        summary=summary,
-        fix=BEHIND_FIX,
-        ranks=ranks,
-        confidence="medium",
-        details={"departure": "ras_behind", "launched": first["value"], "front": first["_front"]},
-    )
+    details = {"departure": "ras_behind", "launched": first["value"], "front": first["_front"]}
+    return _departure(job, rows, ranks, summary, BEHIND_FIX, details)
 
 
 def _gone(job: Job, rows: pl.DataFrame) -> Finding:
@@ -99,6 +89,19 @@ def _gone(job: Job, rows: pl.DataFrame) -> Finding:
         f"NCCL's RAS report lost {who} ({where}): its communicator data is missing or its "
         "process is considered dead, so it left the job while the other ranks ran on."
     )
+    details = {"departure": "ras_gone", "pid": first["pid"], "host": first["host"]}
+    return _departure(job, rows, ranks, summary, GONE_FIX, details)
+
+
+def _departure(
+    job: Job,
+    rows: pl.DataFrame,
+    ranks: list[int],
+    summary: str,
+    fix: str,
+    details: dict[str, object],
+) -> Finding:
+    """The departure the report's `rows` name, at medium confidence: one snapshot of it."""
     return placed_finding(
         job,
         rows,
@@ -106,8 +109,8 @@ def _gone(job: Job, rows: pl.DataFrame) -> Finding:
         severity="error",
         part="departure",
         summary=summary,
-        fix=GONE_FIX,
+        fix=fix,
         ranks=ranks,
         confidence="medium",
-        details={"departure": "ras_gone", "pid": first["pid"], "host": first["host"]},
+        details=details,
     )

@@ -18,6 +18,7 @@ SIGTERM a launcher sends the survivors. An abort on every rank is the watchdog's
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import polars as pl
 
@@ -474,9 +475,8 @@ def _chosen_exit(exits: pl.DataFrame, ranks: list[int], code: int) -> Finding:
     but nothing says the run failed (RVC-Project/Retrieval-based-Voice-Conversion-WebUI#99:
     `os._exit(2333333)` once training is done, which mp.spawn reports as an exit code)."""
     who = rank_list(ranks).capitalize() if ranks else "A worker"
-    evidence, total = evidence_from(_with_exception_lines(exits))
-    return Finding(
-        kind="rank_exception",
+    return _from_rows(
+        exits,
         severity="warning",
         part="context",
         summary=(
@@ -486,9 +486,6 @@ def _chosen_exit(exits: pl.DataFrame, ranks: list[int], code: int) -> Finding:
         ),
         fix=CHOSEN_EXIT_FIX,
         ranks=ranks,
-        evidence=evidence,
-        evidence_total=total,
-        timestamp=earliest_time(exits),
         confidence="medium",
         details={"exception": f"exit code {code}", "exit_code": code, "chosen": True},
     )
@@ -504,9 +501,8 @@ def _first_exit(first: pl.DataFrame) -> Finding:
     """The launcher names the job's first process to end (Open MPI's `The first process to do
     so was:`): it left before any other, a guess at the cause all the same."""
     rank, code = int(first.item(0, "rank")), int(first.item(0, "exitcode"))
-    evidence, total = evidence_from(_with_exception_lines(first))
-    return Finding(
-        kind="rank_exception",
+    return _from_rows(
+        first,
         severity="error",
         part="departure",
         summary=(
@@ -515,9 +511,6 @@ def _first_exit(first: pl.DataFrame) -> Finding:
         ),
         fix=FIRST_EXIT_FIX,
         ranks=[rank],
-        evidence=evidence,
-        evidence_total=total,
-        timestamp=earliest_time(first),
         confidence="low",
         details={"exception": f"exit code {code}", "exit_code": code},
     )
@@ -607,20 +600,29 @@ def _unblamed(
     details: dict[str, object],
 ) -> Finding:
     """A failure the logs do not pin on a rank: error, low confidence, blaming nobody."""
-    evidence, total = evidence_from(_with_exception_lines(rows))
-    return Finding(
-        kind="rank_exception",
+    return _from_rows(
+        rows,
         severity="error",
         part=part,
         summary=summary,
         fix=fix,
         ranks=ranks,
         blames_nobody=True,
+        confidence="low",
+        details=details,
+    )
+
+
+def _from_rows(rows: pl.DataFrame, **fields: Any) -> Finding:
+    """A rank_exception finding whose evidence is `rows` (each traceback's first and exception
+    lines) and whose time is their earliest printed one."""
+    evidence, total = evidence_from(_with_exception_lines(rows))
+    return Finding(
+        kind="rank_exception",
         evidence=evidence,
         evidence_total=total,
         timestamp=earliest_time(rows),
-        confidence="low",
-        details=details,
+        **fields,
     )
 
 
