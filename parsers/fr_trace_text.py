@@ -30,6 +30,8 @@ COLLECTIVE = r"^\s*collective: (?:\w+:)?(?P<op>\w+)\s*$"
 MISSING = r"^\s*missing ranks: \{(?P<ranks>[\d, ]*)\}\s*$"
 # `error msg: Culprit rank 3; Error type: ...`
 CULPRIT = r"^\s*error msg: Culprit rank (?P<rank>\d+)\b"
+# how many lines after its heading a report's record runs (the analyzer prints ten)
+REPORT_LINES = 12
 RECORD = (
     r"^\s*(?:internal record id: \d+|group info: .+|(?:input|output) sizes: .+|world size: \d+"
     r"|expected ranks: \{[\d, ]*\}|collective state: \w+)\s*$"
@@ -51,11 +53,18 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         message.str.extract(CULPRIT, 1).cast(pl.Int32, strict=False).alias("_culprit"),
     )
     report = pl.col("_seq").is_not_null().cum_sum().over("file")
-    rows = rows.with_columns(report.alias("_report")).with_columns(
+    started = pl.when(pl.col("_seq").is_not_null()).then(pl.col("line"))
+    rows = rows.with_columns(
+        report.alias("_report"), started.forward_fill().over("file").alias("_started")
+    ).with_columns(
         pl.col("_seq").forward_fill().over("file", "_report").alias("seq"),
         pl.col("_op").forward_fill().over("file", "_report").alias("op"),
     )
-    missing = rows.filter(pl.col("_missing").is_not_null() | pl.col("_culprit").is_not_null())
+    # a report's own lines: its heading and the lines after it (how they are routed here)
+    in_report = (pl.col("line") - pl.col("_started") <= REPORT_LINES).fill_null(False)
+    missing = rows.filter(
+        pl.col("candidate") & (pl.col("_missing").is_not_null() | pl.col("_culprit").is_not_null())
+    )
     events = missing.select(
         "file",
         "line",
@@ -71,26 +80,22 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         "op",
     )
     recognised = rows.filter(
-        pl.col("_seq").is_not_null() | pl.col("_op").is_not_null() | message.str.contains(RECORD)
+        pl.col("_seq").is_not_null()
+        | (in_report & (pl.col("_op").is_not_null() | message.str.contains(RECORD)))
     ).select("file", "line", pl.lit(None, pl.String).alias("event"))
     return pl.concat([events, recognised], how="diagonal_relaxed")
 
 
+# Only a report's heading and its missing ranks route lines here (`collective: ` alone would
+# bring every DETAIL `Running collective: ...` line); the record lines come as its context.
 PARSER = LineParser(
     name="fr_trace_text",
     literals=(
         "Not all ranks joining collective",
-        "has errors",
-        "collective: ",
+        " has errors",
         "missing ranks: {",
         "Culprit rank",
-        "internal record id: ",
-        "group info: ",
-        "input sizes: ",
-        "output sizes: ",
-        "world size: ",
-        "expected ranks: {",
-        "collective state: ",
     ),
     parse=parse,
+    context_after=REPORT_LINES,
 )
