@@ -6,6 +6,7 @@ unbound_buffer.cc, gloo/common/logging.cc). Verbatim:
     RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [18.25.6.30]:28048
     RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:589] Read error [192.168.70.92]:25266: Connection reset by peer
     RuntimeError: Application timeout caused pair closure
+    RuntimeError: [/opt/conda/conda-bld/pytorch_1532579245307/work/third_party/gloo/gloo/transport/tcp/buffer.cc:76] Read timeout [127.0.0.1]:32444
     what():  [enforce fail at ../third_party/gloo/gloo/transport/tcp/pair.cc:446] op.preamble.length <= op.nbytes. 1046204 vs 1040256
     RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error
     what():  [/opt/conda/conda-bld/pytorch_1544084119927/work/third_party/gloo/gloo/transport/tcp/pair.cc:724] connect [127.0.1.1]:3210: Connection refused
@@ -32,6 +33,9 @@ TRANSPORT_TIMEOUT = (
 PEER_CLOSED = r"Connection closed by peer (\[[^\]]+\]:\d+)"
 # ... Read error [192.168.70.92]:25266: Connection reset by peer
 PEER_RESET = r"Read error (\[[^\]]+\]:\d+): Connection reset by peer"
+# gloo before unbound buffers (torch 0.4, NVIDIA/sentiment-discovery#43); no wait in the text:
+#   RuntimeError: [/opt/conda/.../gloo/transport/tcp/buffer.cc:76] Read timeout [127.0.0.1]:32444
+READ_TIMEOUT = r"\bRead timeout (\[[^\]]+\]:\d+)"
 # ... op.preamble.length <= op.nbytes. 881392472 vs 881392448
 SIZE_MISMATCH = r"op\.preamble\.length <= op\.nbytes\. (?P<received>\d+) vs (?P<expected>\d+)"
 
@@ -57,7 +61,7 @@ def _event() -> pl.Expr:
             | message.str.contains(CONNECT_REFUSED)
         )
         .then(pl.lit("connect_failed"))
-        .when(message.str.contains(TRANSPORT_TIMEOUT))
+        .when(message.str.contains(TRANSPORT_TIMEOUT) | message.str.contains(READ_TIMEOUT))
         .then(pl.lit("transport_timeout"))
         .when(message.str.contains(PEER_CLOSED))
         .then(pl.lit("peer_closed"))
@@ -90,6 +94,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             pl.coalesce(
                 message.str.extract(PEER_CLOSED, 1),
                 message.str.extract(PEER_RESET, 1),
+                message.str.extract(READ_TIMEOUT, 1),
                 message.str.extract(CONNECT_REFUSED, 1),
             ).alias("peer"),
             pl.when(sizes.struct.field("received").is_not_null())
@@ -108,6 +113,7 @@ PARSER = LineParser(
     name="gloo",
     literals=(
         "Timed out waiting",
+        "Read timeout",
         "Connection closed by peer",
         "Connection reset by peer",
         PAIR_CLOSED,

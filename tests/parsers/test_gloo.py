@@ -96,6 +96,17 @@ def test_peer_reset():
     )
 
 
+def test_an_older_gloo_read_timeout_is_a_transport_timeout_with_its_peer():
+    # NVIDIA/sentiment-discovery#43 (torch 0.4): the first all_reduce after an epoch timed out
+    line = "RuntimeError: [/opt/conda/conda-bld/pytorch_1532579245307/work/third_party/gloo/gloo/transport/tcp/buffer.cc:76] Read timeout [127.0.0.1]:32444"
+    row = only(gloo_events([line]))
+    assert (row["event"], row["peer"], row["timeout_ms"]) == (
+        "transport_timeout",
+        "[127.0.0.1]:32444",
+        None,
+    )
+
+
 def test_pair_closed():
     # torch 2.13 on this machine: the rank whose peer timed out first
     row = only(gloo_events(["[rank1]: RuntimeError: Application timeout caused pair closure"]))
