@@ -286,7 +286,8 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
         twice = _ranks_of(details.get("checked_in_twice"))
         return f"{_who(twice)} was started twice", "NCCL could not form the communicator"
     if details.get("common_mode"):
-        return f"{_who(finding.ranks, 'Several processes')} hit the same NCCL error at once", None
+        when = " at once" if details.get("at_once") else ""
+        return f"{_who(finding.ranks, 'Several processes')} hit the same NCCL error{when}", None
     if details.get("never_completed"):
         return (
             f"The first collective never completed on any rank ({finding.op} #{finding.seq})",

@@ -280,10 +280,22 @@ HEADLINES = [
     ),
     (
         Verdict(
-            found("nccl_error", "explanation", ranks=[0, 1, 2], details={"common_mode": True}),
+            found(
+                "nccl_error",
+                "explanation",
+                ranks=[0, 1, 2],
+                details={"common_mode": True, "at_once": True},
+            ),
             "",
         ),
         "Ranks 0-2 hit the same NCCL error at once",
+    ),
+    (
+        Verdict(
+            found("nccl_error", "explanation", details={"common_mode": True, "at_once": False}),
+            "",
+        ),
+        "Several processes hit the same NCCL error",
     ),
     (
         Verdict(found("nccl_error", "consequence", ranks=[3]), ""),

@@ -121,8 +121,8 @@ FIX_UNKNOWN = (
     "failed first."
 )
 COMMON_FIX = (
-    "Several processes failed alike at once: look at what they share (the node or nodes, "
-    "the driver and CUDA versions, the container image, NCCL settings) rather than at one rank."
+    "Several processes failed alike: look at what they share (the node or nodes, the driver "
+    "and CUDA versions, the container image, NCCL settings) rather than at one rank."
 )
 FIX_INTERNAL = (
     "NCCL failed inside its {subsystem}. In the bootstrap (communicator set-up) a truncated or "
@@ -294,8 +294,17 @@ def _common_mode(candidates: pl.DataFrame) -> pl.DataFrame | None:
 
 
 def _masked(text: pl.Expr) -> pl.Expr:
-    """An error's text with what differs between processes masked (numbers, addresses)."""
-    return text.str.replace_all(r"0x[0-9a-fA-F]+", "X").str.replace_all(r"\d+", "N")
+    """An error's text with what differs between processes masked (numbers, pointers, network
+    addresses: each host connects to its own peer)."""
+    return (
+        text.str.replace_all(IPV6_ADDRESS, "A")
+        .str.replace_all(r"0x[0-9a-fA-F]+", "X")
+        .str.replace_all(r"\d+", "N")
+    )
+
+
+# fe80::20d:3aff:fef7:74b3%enP7906s1 (an interface scope after `%`), ::1, 2001:db8::2
+IPV6_ADDRESS = r"[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}(?:%[\w.-]+)?"
 
 
 def _common_mode_finding(job: Job, rows: pl.DataFrame) -> Finding:
@@ -315,7 +324,7 @@ def _common_mode_finding(job: Job, rows: pl.DataFrame) -> Finding:
         f"{who} hit the same NCCL error{when} (`{message[:200]}`) and none reports a lost "
         "peer: one cause they share (the driver, CUDA, the environment or the network), not "
         "one rank failing first and the others after it."
-    )
+    ) + _link_local_words(first)
     evidence, total = _first_of_each_process(rows)
     return Finding(
         kind="nccl_error",
@@ -335,6 +344,7 @@ def _common_mode_finding(job: Job, rows: pl.DataFrame) -> Finding:
         details={
             "class": kind,
             "common_mode": True,
+            "at_once": timed,
             "processes": processes,
             "error_code": first["error_code"],
             "nccl_version": first["nccl_version"],
@@ -447,7 +457,22 @@ def _class_words(first: dict[str, object], kind: str) -> str:
         words += f" The failing call was in NCCL's {subsystem}."
     if kind == "foreign" and (sent := _sent_text(str(first["what"]))):
         words += f" The bytes it sent, read as text: `{sent}`."
-    return words
+    return words + _link_local_words(first)
+
+
+def _link_local_words(first: dict[str, object]) -> str:
+    link_local = re.search(LINK_LOCAL, str(first["what"]))
+    if link_local is None:
+        return ""
+    return (
+        f" The address it connected to, `{link_local[0]}`, is link-local: NCCL picked an "
+        "interface with no address the other hosts can route to."
+    )
+
+
+# skypilot-org/skypilot#4448: `Connect to fe80::20d:3aff:fef7:74b3%enP7906s1<51577> failed`
+# on both nodes (Azure's accelerated-networking interface); IPv4's link-local block is 169.254/16
+LINK_LOCAL = r"\b(?:fe80:[0-9a-fA-F:]*(?:%[\w.-]+)?|169\.254\.\d{1,3}\.\d{1,3})"
 
 
 def _sent_text(what: str) -> str | None:

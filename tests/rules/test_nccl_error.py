@@ -242,6 +242,25 @@ def test_ranks_that_hit_the_same_error_at_once_are_named_but_not_blamed(tmp_path
     (error,) = nccl_errors(analysis)
     assert error.details["common_mode"] is True and error.ranks == [0, 3]
     assert analysis.verdict.finding is error and analysis.verdict.ranks == []
+    assert error.details["at_once"]  # the stamps say the same second
+
+
+def test_two_hosts_failing_alike_to_their_own_peers_share_one_cause(tmp_path):
+    # skypilot-org/skypilot#4448 (SkyPilot console, no time stamps), verbatim: each node fails to
+    # connect to its own peer's link-local address; the one pasted first did not fail first
+    lines = [
+        "(head, rank=0, pid=5634) [nccl-e9ef-7d4f-0:3]:nccl-e9ef-7d4f-0:11172:11249 [3] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to fe80::20d:3aff:fef7:74b3%enP7906s1<51577> failed : Software caused connection abort",
+        "(head, rank=0, pid=5634) [nccl-e9ef-7d4f-0:3]:nccl-e9ef-7d4f-0:11172:11249 [3] NCCL INFO misc/socket.cc:567 -> 2",
+        "(worker1, rank=1, pid=4888, ip=10.60.0.4) [nccl-e9ef-7d4f-1:3]:nccl-e9ef-7d4f-1:10479:10520 [3] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to fe80::20d:3aff:fef9:4aef%enP43105s1<57649> failed : Software caused connection abort",
+        "(worker1, rank=1, pid=4888, ip=10.60.0.4) [nccl-e9ef-7d4f-1:3]:nccl-e9ef-7d4f-1:10479:10520 [3] NCCL INFO misc/socket.cc:567 -> 2",
+    ]
+    analysis = analyze_files(tmp_path, {"sky_launch_console.log": lines})
+    (error,) = nccl_errors(analysis)
+    assert error.details["common_mode"] is True and error.details["processes"] == 2
+    assert analysis.verdict.finding is error and analysis.verdict.ranks == []
+    assert not error.details["at_once"]  # nothing in the logs says when
+    assert "`fe80::20d:3aff:fef7:74b3%enP7906s1`, is link-local" in error.summary
+    assert "NCCL_SOCKET_IFNAME" in error.fix
 
 
 # --- what NCCL's return-code chain says -----------------------------------------------------
