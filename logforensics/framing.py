@@ -19,6 +19,8 @@ mistaken for an outer one. Formats and sources (see also the regex comments):
   (srun(1)); Open MPI `--tag-output` `[job,rank]<stdout>:` with the optional
   `--timestamp-output` stamp (orterun(1)), and horovodrun's own `[rank]<stderr>:`; Determined
   AI's `[rank=N] `;
+- SkyPilot's node prefixes `(head, rank=0, pid=..)`, `(worker1, rank=1, pid=.., ip=..)` (a node
+  rank, kept in `prefix_node` / `prefix_node_index`);
 - Ray worker prefixes `(RayTrainWorker pid=.., ip=..)` and `[repeated Nx across cluster]`
   dedup suffixes (Ray "Configuring Logging" docs);
 - torchrun `--tee` `[<role><local_rank>]:` (pytorch/pytorch:torch/distributed/elastic/
@@ -134,6 +136,16 @@ MPIRUN_TAG = (
 RAY_WORKER = (
     r"\((?:(?P<actor>[A-Za-z_][\w.:-]*) )?(?:rank=(?P<rank>\d+) )?pid=(?P<pid>\d+)"
     r"(?:, ip=(?P<ip>\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]+))?\) "
+)
+# (head, rank=0, pid=5634) [nccl-e9ef-7d4f-0:3]:nccl-e9ef-7d4f-0:11172:11249 [3] misc/socket.cc ...
+# (worker1, rank=1, pid=4888, ip=10.60.0.4)   rank      : 7 (local_rank: 3)
+# SkyPilot's prefix on a multi-node task's output (skypilot-org/skypilot#4448; its log streaming
+# code documents `(head, rank=0, pid={pid})` and `(worker1, rank=1, pid={pid}, ip=1.2.3.4)`,
+# newer releases `ip=` before `pid=`). The rank is the node's (SKYPILOT_NODE_RANK), never a
+# process's: torchrun's summary in the same console says `rank : 7` for worker1's failure.
+SKYPILOT_NODE = (
+    r"\((?P<node>head|worker\d+), rank=(?P<node_rank>\d+), "
+    r"(?:pid=\d+(?:, ip=(?P<ip>[^\s,()]+))?|ip=(?P<ip_first>[^\s,()]+), pid=\d+)\) "
 )
 # A worker's label that numbers it in one dimension only (`Worker_TP11`, `Worker_rank3`): its
 # rank. `Worker_DP0_TP1` numbers it in two and says no global rank.
@@ -351,6 +363,15 @@ FRAMERS: tuple[Framer, ...] = (
         },
     ),
     Framer(
+        "skypilot",
+        SKYPILOT_NODE,
+        lambda g: {
+            "_node_name": pl.concat_str(pl.lit("skypilot "), _group(g, "node")),
+            "_node_index": _number(_group(g, "node_rank")),
+            "prefix_host": pl.coalesce(_group(g, "ip"), _group(g, "ip_first")),
+        },
+    ),
+    Framer(
         "ray",
         RAY_WORKER,
         lambda g: {
@@ -406,6 +427,8 @@ _SCRATCH: dict[str, pl.DataType] = {
     "_inner_rank": pl.Int32(),
     "_template_rank": pl.Int32(),
     "_cri_tag": pl.String(),
+    "_node_name": pl.String(),  # a prefix that names a node outright (SkyPilot's)
+    "_node_index": pl.Int32(),
 }
 
 
@@ -579,6 +602,10 @@ def _resolve_ranks(frame: pl.DataFrame) -> pl.DataFrame:
     )
     return frame.with_columns(
         pl.coalesce(pl.col("_torch_rank"), pl.when(~task_is_node).then(task)).alias("prefix_rank"),
-        pl.when(task_is_node & task.is_not_null()).then(node_name).alias("prefix_node"),
-        pl.when(task_is_node & pl.col("_het").is_null()).then(task).alias("prefix_node_index"),
+        pl.coalesce(
+            pl.when(task_is_node & task.is_not_null()).then(node_name), pl.col("_node_name")
+        ).alias("prefix_node"),
+        pl.coalesce(
+            pl.when(task_is_node & pl.col("_het").is_null()).then(task), pl.col("_node_index")
+        ).alias("prefix_node_index"),
     ).drop("_torch_rank", *_SCRATCH)
