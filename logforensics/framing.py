@@ -101,13 +101,18 @@ KUBECTL_TIMESTAMP = rf"(?P<time>{RFC3339}) "
 # clock alone, modelscope/ms-swift#7992: peeled on the same terms, no time kept)
 # 2025-08-12 09:37:02.216313 worker-9 >> :168:1228 [2] NCCL INFO Connected all trees
 # (a log shipper's stamp and host, NCCL's own host left out, NVIDIA/nccl#1808)
+# 2024-05-22 06:25:20.552227-04:00 Error From <host>: [W socket.cpp:436] [c10d] The server ...
+# (a collector's own label after its stamp, pytorch/pytorch#128998: a few words and a colon,
+# peeled on the same terms; its "Error" is the collector's, the line's `[W` is PyTorch's)
 COLLECTOR_TIME = (
     r" *(?P<stamp>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?"
     r"(?:Z|[+-]\d{2}:?\d{2})?|\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?) "
     r"(?:(?P<host>[A-Za-z][\w-]*(?:\.[\w-]+)*) >> )?"
+    r"(?:(?:[\w<>.-]+ ){0,3}[\w<>.-]+: )?"
 )
 AFTER_COLLECTOR_TIME = (
     r"^(?:\[rank\d+\]:|\[\d+,\d+\]<std|[\w.-]*:\d+:\d+ \[\d+\] |[EWIF]\d{4} \d\d:|\[[EWIF]\d{4} "
+    r"|\[[EWIF] [\w./-]+\.(?:cpp|cc|h|py):\d+\] "
     r"|\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\] [\w.-]*:\d+:\d+ \[)"
 )
 # node04: [E ProcessGroupNCCL.cpp:474] [Rank 7] Watchdog caught collective operation timeout

@@ -45,3 +45,21 @@ def test_a_clock_before_the_jobs_own_words_stays():
     # a script's own `HH:MM:SS` start: no known prefix or line follows it, nothing is peeled
     (row,) = frame(["12:00:01 epoch 3 done"])
     assert row["message"] == "12:00:01 epoch 3 done"
+
+
+def test_a_collectors_label_after_its_stamp_is_peeled_with_it():
+    # pytorch/pytorch#128998, verbatim (host name redacted in the thread): the collector calls
+    # the line an "Error"; PyTorch's own header says it is a warning
+    line = (
+        "2024-05-22 06:25:20.552227-04:00 Error From <host>: [W socket.cpp:436] [c10d] The server "
+        "socket cannot be initialized on [::]:22010 (errno: 97 - Address family not supported by "
+        "protocol)."
+    )
+    (row,) = frame([line])
+    assert row["message"].startswith("[W socket.cpp:436] [c10d] The server socket cannot")
+    assert row["prefix_time"] == dt.datetime(2024, 5, 22, 6, 25, 20, 552227)
+
+
+def test_words_and_a_colon_after_a_clock_stay_when_no_known_line_follows():
+    (row,) = frame(["2024-05-22 06:25:20 trainer main: epoch 3 done"])
+    assert row["message"] == "2024-05-22 06:25:20 trainer main: epoch 3 done"
