@@ -130,6 +130,8 @@ def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
         who = _who(reporters) if reporters else "A process"
         endpoint = finding.details.get("endpoint")
         at = f" at {endpoint}" if endpoint else ""
+        if finding.details.get("side") == "server":
+            return f"{who} could not open the rendezvous store's port{at}: it was taken", None
         return f"{who} could not reach the rendezvous store{at}: the job never started", None
     if finding.details.get("phase") == "connect":
         reporters = finding.details.get("reporters") or []

@@ -165,13 +165,43 @@ def _store_unreachable(job: Job) -> list[Finding]:
     reporters = sorted(failures.get_column("rank").drop_nulls().unique().to_list())
     who = rank_list(reporters).capitalize() if reporters else "A process"
     where = f" at {endpoint}" if endpoint else ""
+    details = {"phase": "rendezvous", "endpoint": endpoint, "reporters": reporters}
+    if _port_held(failures):
+        summary = (
+            f"{who} could not open the rendezvous store's port{where} while the job was "
+            f"starting (`{clipped(reason)}`): another process on that host already holds it. "
+            "No collective ran; no rank is to blame."
+        )
+        details["side"] = "server"
+        return [_start_up_failure(failures, summary, PORT_HELD_FIX, "high", details)]
     summary = (
         f"{who} could not reach the rendezvous store{where} while the job was starting "
         f"(`{clipped(reason)}`): the host that serves it was not up, not reachable from there, or "
         "not the one the address names. No collective ran; no rank is to blame."
     )
-    details = {"phase": "rendezvous", "endpoint": endpoint, "reporters": reporters}
     return [_start_up_failure(failures, summary, STORE_FIX, "high", details)]
+
+
+# The store's own side failed (bind, listen), no client's connect, and for the reason that the
+# port was taken (EADDRINUSE; wenet-e2e/wekws#93: a second job on the host with port 29400)
+SERVER_SIDE = r"(?i)failed to (?:bind|listen)|address already in use"
+PORT_TAKEN = r"(?i)address already in use"
+PORT_HELD_FIX = (
+    "The port the store listens on is taken on that host: a job still running there (or one "
+    "not yet exited), or a second launcher with the same fixed port. Find the holder "
+    "(`ss -ltnp | grep :<port>`), or give each job its own port (`--master-port`, "
+    "`--rdzv-endpoint host:<port>`; torchrun's c10d rendezvous picks a free port when none is "
+    "fixed)."
+)
+
+
+def _port_held(failures: pl.DataFrame) -> bool:
+    """Whether every failure is the store's own (bind, listen) and one says its port is taken."""
+    said = pl.concat_str(
+        pl.col("exc_message").fill_null(""), pl.col("error_code").fill_null(""), separator=" "
+    )
+    server, taken = said.str.contains(SERVER_SIDE).all(), said.str.contains(PORT_TAKEN).any()
+    return bool(failures.select(server & taken).item())
 
 
 def _start_up_failure(

@@ -105,6 +105,22 @@ def test_a_store_nobody_could_reach_is_the_cause_and_blames_no_rank(tmp_path):
     assert "MASTER_ADDR" in verdict.finding.fix
 
 
+def test_a_store_that_could_not_bind_its_port_was_beaten_to_it_by_another_process(tmp_path):
+    # wenet-e2e/wekws#93, verbatim: a second job on the host already held port 29400
+    lines = [
+        "Start training ...",
+        "[W socket.cpp:401] [c10d] The server socket has failed to bind to [::]:29400 (errno: 98 - Address already in use).",
+        "[W socket.cpp:401] [c10d] The server socket has failed to bind to 0.0.0.0:29400 (errno: 98 - Address already in use).",
+        "[E socket.cpp:435] [c10d] The server socket has failed to listen on any local network address.",
+    ]
+    verdict = analyze_files(tmp_path, {"train.log": lines}).verdict
+    assert verdict.finding.kind == "missing_rank" and verdict.ranks == []
+    assert verdict.finding.details["side"] == "server"
+    assert "another process on that host already holds it" in verdict.finding.summary
+    assert "could not reach" not in verdict.finding.summary
+    assert verdict.finding.fix.startswith("The port the store listens on is taken")
+
+
 def test_a_retried_connect_in_a_job_that_trained_is_no_failure(tmp_path):
     # kubeflow/trainer#2041's line, in a job whose ranks went on to train
     files = {
