@@ -270,6 +270,7 @@ def _reducer(finding: Finding, verdict: Verdict) -> Told:
 NCCL_WORDS = {
     "peer": "{who} lost its NCCL connection to a peer",
     "infiniband": "An InfiniBand link failed on {who}",
+    "fabric": "A request on NCCL's network fabric failed on {who}",
     "cuda": "A CUDA call inside NCCL failed on {who}",
     "system": "A system call inside NCCL failed on {who}",
     "internal": "NCCL failed internally on {who}",

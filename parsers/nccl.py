@@ -153,15 +153,22 @@ ERROR_WARN = (
     # a connection to NCCL's port that was not NCCL's (a scanner, a metrics scraper: the magic
     # `74656d2f20544547` is `GET /met`); the proxy thread could hang on it (NVIDIA/nccl#1808)
     r"|wrong magic"
+    # a request the network plugin's fabric failed (aws-ofi-nccl on EFA, aws/aws-ofi-nccl#156):
+    #   NET/OFI Request 0x7fbb944701b8 completed with error. RC: 20. Error: unknown error. ...
+    r"|completed with error"
 )
-# A network peer as printed: `10.200.84.247<58355>`, `gpu004.ds-a4-r02.abc.com<55693>`.
+# A network peer as printed: `10.200.84.247<58355>`, `gpu004.ds-a4-r02.abc.com<55693>`; the
+# network plugin names the peer's instance: `Peer host id: i-08d8a345a75ab52a0.`
 PEER = r"([^\s<>()]+<\d+>)"
+PEER_HOST = r"Peer host id: ([\w.-]*\w)"
 # What failed, as printed: `retcode 6`, IB `with error 4` / `with status=12` /
 # `with status=IBV_WC_RETRY_EXC_ERR(12)`, `Cuda failure 'named symbol not found'` (2.19+:
 # `Cuda failure 2 'out of memory'`), strerror after `failed : `.
 RETCODE = r"retcode (\d+)"
 IB_STATUS = r"with (?:error |status=)(\w+(?:\(\d+\))?)"
 CUDA_FAILURE = r"[Cc]uda failure (?:\d+ )?'([^']{1,80})'"
+# `completed with error. RC: 5. Error: Invalid receiver queue pair number (QPN) My EFA addr: ...`
+PLUGIN_ERROR = r"completed with error\. RC: \d+\. Error: (.{1,80}?)(?:\.(?: |$)| My |$)"
 STRERROR = r"failed ?: ([A-Z][a-z]+(?: [a-z]+){0,4})"
 # `[Proxy Service 9] Failed to execute operation Connect from rank 9, retcode 6`: the proxy's
 # own rank in the communicator.
@@ -179,6 +186,7 @@ NCCL_RESULTS = ("1", "2", "3", "4", "5", "6")
 SUBSYSTEMS = (
     ("bootstrap", r"(?i)bootstrap"),
     ("infiniband", r"NET/IB|net_ib|ib_plugin|ibvwrap|Got completion"),
+    ("network plugin", r"NET/OFI|\bofi_"),
     ("proxy", r"\[Proxy |\[Service thread\]|proxy\.cc"),
     ("socket", r"(?i)socket|Net ?: |Connect to |connection |Broken pipe"),
     # the network transport's own calls (`include/net.h:25 -> 2`, `transport/net.cc:515 -> 2`)
@@ -542,8 +550,9 @@ def _warnings(events: pl.DataFrame) -> pl.DataFrame:
     return _line_columns(
         events.with_columns(
             body.alias("exc_message"),
-            body.str.extract(PEER, 1).alias("peer"),
+            pl.coalesce(body.str.extract(PEER, 1), body.str.extract(PEER_HOST, 1)).alias("peer"),
             pl.coalesce(
+                body.str.extract(PLUGIN_ERROR, 1),
                 body.str.extract(RETCODE, 1),
                 body.str.extract(IB_STATUS, 1),
                 body.str.extract(CUDA_FAILURE, 1),

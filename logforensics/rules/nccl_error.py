@@ -39,8 +39,15 @@ from parsers.nccl import subsystem_of
 ABOUT_A_PEER = (
     r"(?i)remote peer|connection closed|connection reset|broken pipe|remote process exited"
     r"|retcode 6\b|ncclRemoteError"
+    r"|invalid receiver queue pair"
 )
+# The peer's EFA queue pair no longer exists: its process is gone, whatever the reason (a
+# container's OOM kill in awslabs/awsome-distributed-ai#312). The rank that says so is not it.
+PEER_GONE = r"(?i)invalid receiver queue pair"
 INFINIBAND = r"Got completion from peer"
+# A request the network plugin's fabric failed (aws-ofi-nccl on EFA: `NET/OFI Request 0x...
+# completed with error. RC: 20. Error: unknown error.`, aws/aws-ofi-nccl#156)
+FABRIC = r"completed with error"
 # NCCL's own last error about the host it runs on, not about a peer or a rank: no interface
 # for NCCL_SOCKET_IFNAME (EvolvingLMMs-Lab/open-r1-multimodal#7: `Bootstrap : no socket
 # interface found`), shared memory it cannot create or open (pytorch#37004, torchtitan#853)
@@ -69,6 +76,10 @@ CLASS_WORDS = {
         "earliest place the logs show it."
     ),
     "infiniband": " The InfiniBand transport to that peer failed on this rank.",
+    "fabric": (
+        " NCCL's network plugin (NET/OFI: libfabric, AWS EFA) reported a request to that peer "
+        "failed on the fabric."
+    ),
     "cuda": " A CUDA call inside NCCL failed on this rank.",
     "system": " A system or network call inside NCCL failed on this rank.",
     "unknown": " PyTorch names only the error class; NCCL's own lines are not in the logs.",
@@ -104,6 +115,13 @@ FIX_INFINIBAND = (
     "(subnet manager logs). Status 12 (IBV_WC_RETRY_EXC_ERR) means the transport gave up "
     "retrying: a flapping link or a dead peer. Drain the bad node, or raise NCCL_IB_TIMEOUT / "
     "NCCL_IB_RETRY_CNT if the fabric is only congested."
+)
+FIX_FABRIC = (
+    "A request on the network plugin's fabric failed. On AWS EFA: the instances' security group "
+    "must allow all inbound and outbound traffic to and from itself, `fi_info -p efa` must list "
+    "the EFA devices on every node, and every node must load the same aws-ofi-nccl and "
+    "libfabric; then run nccl-tests between two nodes. If the error names the peer's queue "
+    "pair, the peer's process is gone: read its log and the node's OOM killer."
 )
 FIX_CUDA = (
     "A CUDA call inside NCCL failed on this rank: check the GPU (`nvidia-smi`, Xid errors in "
@@ -196,6 +214,7 @@ FIXES = {
     "foreign": FIX_FOREIGN,
     "peer": FIX_PEER,
     "infiniband": FIX_INFINIBAND,
+    "fabric": FIX_FABRIC,
     "cuda": FIX_CUDA,
     "system": FIX_SYSTEM,
     "unknown": FIX_UNKNOWN,
@@ -439,6 +458,8 @@ def _class_of(first: dict[str, object]) -> str:
         return "infiniband"
     if first["about_peer"]:
         return "peer"
+    if _matches(what, FABRIC):
+        return "fabric"
     if first["result"] in RESULT_CLASSES:
         return RESULT_CLASSES[str(first["result"])]
     if _matches(what, CUDA):
@@ -465,14 +486,18 @@ def _link_local_words(first: dict[str, object]) -> str:
     if link_local is None:
         return ""
     return (
-        f" The address it connected to, `{link_local[0]}`, is link-local: NCCL picked an "
+        f" The address it connected to, `{link_local[1]}`, is link-local: NCCL picked an "
         "interface with no address the other hosts can route to."
     )
 
 
 # skypilot-org/skypilot#4448: `Connect to fe80::20d:3aff:fef7:74b3%enP7906s1<51577> failed`
-# on both nodes (Azure's accelerated-networking interface); IPv4's link-local block is 169.254/16
-LINK_LOCAL = r"\b(?:fe80:[0-9a-fA-F:]*(?:%[\w.-]+)?|169\.254\.\d{1,3}\.\d{1,3})"
+# on both nodes (Azure's accelerated-networking interface); IPv4's link-local block is 169.254/16.
+# Only a socket's connect: EFA's own addresses look link-local and are not.
+LINK_LOCAL = (
+    r"(?i)\bconnect(?:ing)? to (?:address )?"
+    r"(fe80:[0-9a-fA-F:]*(?:%[\w.-]+)?|169\.254\.\d{1,3}\.\d{1,3})"
+)
 
 
 def _sent_text(what: str) -> str | None:
@@ -528,7 +553,13 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
     peer = f" with peer {first['peer']}" if first["peer"] else ""
     summary = f"{_describe_process(first)} hit the first NCCL error{peer}: `{message[:200]}`."
     others = candidates.filter(pl.col("who") != first["who"])
-    summary += _class_words(first, kind)
+    if _matches(str(first["what"]), PEER_GONE):
+        summary += (
+            " The endpoint it sent to no longer existed: the peer's process was gone (killed, "
+            "crashed or exited), so the cause is on the peer's host, not on this rank."
+        )
+    else:
+        summary += _class_words(first, kind)
     if not others.is_empty():
         summary += (
             f" {others.get_column('who').n_unique()} other process"
@@ -549,7 +580,9 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
         # network call say which side of its link is bad when no other process is in the logs
         # (NVIDIA/nccl#697: rank 0's `transport/net.cc:515 -> 2` alone, NCCL striping over
         # every interface, docker bridges included)
-        blames_nobody=kind == "environment" or (kind == "system" and len(job.ranks_seen) < 2),
+        blames_nobody=kind == "environment"
+        or (kind in ("system", "fabric") and len(job.ranks_seen) < 2)
+        or _matches(str(first["what"]), PEER_GONE),
         evidence=evidence,
         evidence_total=total,
         confidence="high" if kind != "peer" and (timed or alone) else "medium",

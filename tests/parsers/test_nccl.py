@@ -509,6 +509,18 @@ def test_sharing_allowed_by_the_environment_is_information():
             "10.42.0.75<43109>",
             "12",
         ),
+        # aws/aws-ofi-nccl#156 (EFA blocked by the security group): the network plugin's request
+        (
+            "[1,13]<stdout>:nccl-tests-worker-1:35:89 [5] ofi_process_cq:1039 NCCL WARN NET/OFI Request 0x7fbb944701b8 completed with error. RC: 20. Error: unknown error. Completed length: 0, Request: { buffer_index: 255, dev: 1, size: 0, state: CREATED, direction: SEND }",
+            None,
+            "unknown error",
+        ),
+        # awslabs/awsome-distributed-ai#312 (the peer's container was OOM-killed): names the peer
+        (
+            "[1,2]<stdout>:test-nccl-worker-0:199:263 [2] process_err_completion:1562 NCCL WARN NET/OFI Request 0x7f08c0001d30 completed with error. RC: 5. Error: Invalid receiver queue pair number (QPN) My EFA addr: fi_addr_efa://[fe80::30:43ff:fe60:456b]:0:657145598 My host id: i-00ee91ea93e985ee0 Peer EFA addr: fi_addr_efa://[fe80::ed:61ff:fe1d:a3b3]:0:229342137 Peer host id: i-08d8a345a75ab52a0. Completed length: 0, Request: { dev: 2, size: 0, state: CREATED, type: SEND_CTRL }",
+            "i-08d8a345a75ab52a0",
+            "Invalid receiver queue pair number (QPN)",
+        ),
     ],
 )
 def test_network_system_and_cuda_warnings_are_errors(line, peer, error_code):
@@ -803,3 +815,9 @@ def test_a_result_line_without_pytorch_s_header_is_the_error_with_its_last_error
     assert (row["line"], row["error_code"], row["local_rank"]) == (1, "internal error", 0)
     assert row["exc_message"].startswith("ncclSocketInit: connecting to address")
     assert extra(row) == {"subsystem": "socket"}
+
+
+def test_the_network_plugin_s_errors_name_it_as_their_subsystem():
+    # aws/aws-ofi-nccl#156, verbatim
+    line = "nccl-tests-worker-1:35:89 [5] ofi_process_cq:1039 NCCL WARN NET/OFI Request 0x7fbb944701b8 completed with error. RC: 20. Error: unknown error. Completed length: 0, Request: { buffer_index: 255, dev: 1, size: 0, state: CREATED, direction: SEND }"
+    assert extra(only(parse([line]), "nccl_error"))["subsystem"] == "network plugin"

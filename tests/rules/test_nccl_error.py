@@ -263,6 +263,32 @@ def test_two_hosts_failing_alike_to_their_own_peers_share_one_cause(tmp_path):
     assert "NCCL_SOCKET_IFNAME" in error.fix
 
 
+def test_a_lone_fabric_error_names_the_plugin_and_blames_no_side_of_the_link(tmp_path):
+    # aws/aws-ofi-nccl#156, verbatim (nccl-tests under mpirun): the EC2 security group did not
+    # allow EFA traffic; one process's error, its peer not in the logs
+    lines = [
+        "[1,13]<stdout>:nccl-tests-worker-1:35:89 [5] ofi_process_cq:1039 NCCL WARN NET/OFI Request 0x7fbb944701b8 completed with error. RC: 20. Error: unknown error. Completed length: 0, Request: { buffer_index: 255, dev: 1, size: 0, state: CREATED, direction: SEND }",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    error = analysis.verdict.finding
+    assert (error.kind, error.ranks, error.details["class"]) == ("nccl_error", [13], "fabric")
+    assert analysis.verdict.ranks == []
+    assert "security group" in error.fix
+
+
+def test_a_peer_whose_queue_pair_is_gone_is_where_the_cause_lies(tmp_path):
+    # awslabs/awsome-distributed-ai#312, verbatim: the receiver's process had been OOM-killed
+    lines = [
+        "[1,2]<stdout>:test-nccl-worker-0:199:263 [2] process_err_completion:1562 NCCL WARN NET/OFI Request 0x7f08c0001d30 completed with error. RC: 5. Error: Invalid receiver queue pair number (QPN) My EFA addr: fi_addr_efa://[fe80::30:43ff:fe60:456b]:0:657145598 My host id: i-00ee91ea93e985ee0 Peer EFA addr: fi_addr_efa://[fe80::ed:61ff:fe1d:a3b3]:0:229342137 Peer host id: i-08d8a345a75ab52a0. Completed length: 0, Request: { dev: 2, size: 0, state: CREATED, type: SEND_CTRL }",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    error = analysis.verdict.finding
+    assert (error.details["class"], error.details["peer"]) == ("peer", "i-08d8a345a75ab52a0")
+    assert analysis.verdict.ranks == []  # the rank that says so is not the one that died
+    assert "the peer's process was gone" in error.summary
+    assert "link-local" not in error.summary  # EFA's own addresses are not a socket's
+
+
 # --- what NCCL's return-code chain says -----------------------------------------------------
 
 
