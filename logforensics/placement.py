@@ -51,6 +51,23 @@ def earliest_time(events: pl.DataFrame) -> datetime | None:
     return None if times.is_empty() else times.min()
 
 
+# glog's header inside a line's text, after any prefix: `[rank0]:[E1213 17:24:49.082111648 `,
+# `E1213 17:25:50.704000 1497962 ...` (month and day, clock; no year)
+GLOG_CLOCK = r"(?:^|[\[\]: ])[IWEF](\d{3,4}) (\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)"
+
+
+def clock_of() -> pl.Expr:
+    """When each event's line was written, as text that sorts in time within one year: its
+    time stamp, else glog's month, day and clock from its text (glog prints no year, so such
+    lines keep no time stamp when nothing in their file says the year)."""
+    glog = pl.concat_str(
+        pl.col("text").str.extract(GLOG_CLOCK, 1).str.zfill(4),
+        pl.lit(" "),
+        pl.col("text").str.extract(GLOG_CLOCK, 2),
+    )
+    return pl.coalesce(pl.col("timestamp").dt.strftime("%m%d %H:%M:%S%.6f"), glog)
+
+
 def place_with_step(job: Job, events: pl.DataFrame) -> tuple[float | None, int | None, str | None]:
     """`place`, and the step and stage of the mark the earliest event follows."""
     keys = placed_keys(job, events.filter(pl.col("rank").is_not_null())).get_column("key")

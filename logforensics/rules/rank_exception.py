@@ -26,7 +26,13 @@ from logforensics.findings import WAITED, Finding, Part, evidence_from, exceptio
 from logforensics.garbled import garbled
 from logforensics.intake import read_lines_at
 from logforensics.job import Job
-from logforensics.placement import AFTER_MARK, earliest_time, placed_finding, placed_keys
+from logforensics.placement import (
+    AFTER_MARK,
+    clock_of,
+    earliest_time,
+    placed_finding,
+    placed_keys,
+)
 from logforensics.registry import Rule
 from logforensics.rules.missing_rank import startup_failures
 from logforensics.text import capitalized, clipped, duration, rank_list
@@ -909,6 +915,7 @@ def _signal_deaths(job: Job, explained: set[int]) -> list[Finding]:
         .to_list()
     )
     deaths = deaths.filter(~pl.col("rank").is_in(list(explained | broke)))
+    deaths = _not_after_the_watchdog(job, deaths)
     if deaths.is_empty():
         return []
     findings = []
@@ -937,6 +944,21 @@ def _signal_of_death() -> pl.Expr:
     return pl.coalesce("signal", exit_signal).alias("signal")
 
 
+def _not_after_the_watchdog(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
+    """`deaths` without the SIGABRTs written after a watchdog's timeout report: PyTorch aborts
+    the process it times out in ("we are taking the entire process down"), and the launcher
+    reports that exit later (KaiqiangXiong/CL-MVSNet#14: torchrun's `failed (exitcode: -6)` a
+    minute after rank 0's watchdog). A crash that caused the hang comes before the timeouts."""
+    if deaths.is_empty():
+        return deaths
+    reports = job.events.filter(pl.col("event").is_in(WATCHDOG_ABORT_EVENTS))
+    first_report = reports.select(clock_of().min()).item() if reports.height else None
+    if first_report is None:
+        return deaths
+    later = (pl.col("signal") == "SIGABRT") & (clock_of() > pl.lit(first_report))
+    return deaths.filter(~later.fill_null(False))
+
+
 def _unattributed_deaths(job: Job) -> list[Finding]:
     """A process no line ties to a rank crashed on a fatal signal (a native library's crash
     banner: UCX's `Caught signal 11 (Segmentation fault: ...)`, NVIDIA/nccl#1996), or the
@@ -949,6 +971,7 @@ def _unattributed_deaths(job: Job) -> list[Finding]:
         .filter(pl.col("signal").is_in(list(FATAL.values())))
         .sort("file", "line")
     )
+    crashes = _not_after_the_watchdog(job, crashes)
     if crashes.is_empty():
         return []
     first = crashes.row(0, named=True)

@@ -730,3 +730,29 @@ def test_an_invalid_device_ordinal_is_more_processes_than_gpus(tmp_path):
     fix = analysis.verdict.finding.fix
     assert analysis.verdict.finding.kind == "rank_exception"
     assert "more processes were started on the node than it has GPUs" in fix
+
+
+def test_a_sigabrt_the_launcher_reports_after_a_watchdog_timeout_is_that_watchdog_s_abort(tmp_path):
+    # KaiqiangXiong/CL-MVSNet#14, verbatim: rank 0's watchdog at 17:24:49, rank 1 taken down and
+    # torchrun's `exitcode: -6` at 17:25:50 (its local rank 0 not tied to a global rank)
+    lines = [
+        "[rank0]:[E1213 17:24:49.082111648 ProcessGroupNCCL.cpp:2241] [PG ID 0 PG GUID 0(default_pg) Rank 0]  failure detected by watchdog at work sequence id: 716 PG status: last enqueued work: 747, last completed work: 715",
+        "[rank0]:[E1213 17:24:49.082246429 ProcessGroupNCCL.cpp:2573] [PG ID 0 PG GUID 0(default_pg) Rank 0] First PG on this rank to signal dumping.",
+        "[rank1]:[E1213 17:25:50.849797607 ProcessGroupNCCL.cpp:744] [Rank 1] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+        "[rank1]:[E1213 17:25:50.849853448 ProcessGroupNCCL.cpp:758] [Rank 1] To avoid data inconsistency, we are taking the entire process down.",
+        "E1213 17:25:50.704000 1497962 site-packages/torch/distributed/elastic/multiprocessing/api.py:882] failed (exitcode: -6) local_rank: 0 (pid: 1498377) of binary: /home/zhengyifei24/miniconda3/envs/ZYF312/bin/python",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert "rank_exception" not in kinds(analysis)
+    assert analysis.verdict.finding.kind == "collective_timeout"
+
+
+def test_a_sigabrt_before_the_first_timeout_is_still_a_crash(tmp_path):
+    # the same lines, the exit written a minute before the watchdog's report: it came first
+    lines = [
+        "E1213 17:23:48.704000 1497962 site-packages/torch/distributed/elastic/multiprocessing/api.py:882] failed (exitcode: -6) local_rank: 0 (pid: 1498377) of binary: /home/zhengyifei24/miniconda3/envs/ZYF312/bin/python",
+        "[rank1]:[E1213 17:24:49.082111648 ProcessGroupNCCL.cpp:2241] [PG ID 0 PG GUID 0(default_pg) Rank 1]  failure detected by watchdog at work sequence id: 716 PG status: last enqueued work: 747, last completed work: 715",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert analysis.verdict.finding.kind == "rank_exception"
+    assert analysis.verdict.finding.details["signal"] == "SIGABRT"
