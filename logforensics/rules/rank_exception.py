@@ -22,6 +22,7 @@ from typing import Any
 
 import polars as pl
 
+from logforensics.desync import TIMEOUT_EVENTS
 from logforensics.findings import WAITED, Finding, Part, evidence_from, exception_text
 from logforensics.garbled import garbled
 from logforensics.intake import read_lines_at
@@ -553,13 +554,27 @@ COLLECTIVE_CALL = (
 
 
 def _cut_unexplained(job: Job, explained: set[int]) -> pl.DataFrame:
-    """Tracebacks cut before their exception line, on ranks no other exception explains."""
-    return job.events.filter(
+    """Tracebacks cut before their exception line, on ranks no other exception explains, that
+    do not follow their rank's own timeout report in its file: with blocking wait (or when the
+    watchdog's error reaches the Python thread) the timed-out collective raises, and its
+    traceback is the timeout's own (OpenRLHF/OpenRLHF#1135: rank 6's `timed out in blocking
+    wait` and then its stack, cut by the paste)."""
+    cut = job.events.filter(
         (pl.col("event") == "exception")
         & pl.col("exc_type").is_null()
         & pl.col("rank").is_not_null()
         & ~pl.col("rank").is_in(list(explained))
     ).sort("file", "line")
+    timed_out = (
+        job.events.filter(pl.col("event").is_in(TIMEOUT_EVENTS) & pl.col("rank").is_not_null())
+        .group_by("file", "rank")
+        .agg(pl.col("line").min().alias("_timed_out_at"))
+    )
+    return (
+        cut.join(timed_out, on=["file", "rank"], how="left")
+        .filter(~(pl.col("_timed_out_at") < pl.col("line")).fill_null(False))
+        .drop("_timed_out_at")
+    )
 
 
 def _cut_tracebacks(job: Job, explained: set[int]) -> list[Finding]:

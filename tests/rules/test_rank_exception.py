@@ -756,3 +756,16 @@ def test_a_sigabrt_before_the_first_timeout_is_still_a_crash(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": lines})
     assert analysis.verdict.finding.kind == "rank_exception"
     assert analysis.verdict.finding.details["signal"] == "SIGABRT"
+
+
+def test_a_cut_traceback_after_its_rank_s_own_timeout_is_that_timeout_raised_in_python(tmp_path):
+    # OpenRLHF/OpenRLHF#1135, verbatim (the paste stops inside the stack): with blocking wait
+    # the timed-out all-gather raises in rank 6's own thread
+    lines = [
+        "[rank6]:[E928 16:16:22.196124891 ProcessGroupNCCL.cpp:817] [Rank 6] Work WorkNCCL(SeqNum=43379, OpType=_ALLGATHER_BASE, NumelIn=8069120, NumelOut=64552960, Timeout(ms)=600000) timed out in blocking wait.",
+        "[rank6]: Traceback (most recent call last):",
+        '[rank6]:   File "/usr/lib/python3.10/runpy.py", line 196, in _run_module_as_main',
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert "rank_exception" not in kinds(analysis)
+    assert analysis.verdict.finding.kind == "collective_timeout"
