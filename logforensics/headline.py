@@ -334,10 +334,23 @@ def _collective_timeout(finding: Finding, verdict: Verdict) -> Told:
         return f"The NCCL watchdog of {who} got stuck", ""
     what = f"{_who(finding.ranks, 'Some rank')} timed out" + _in_after(finding)
     if culprits:
-        return what, f"{rank_list(culprits)} most likely never joined"
+        said = CULPRIT_CLAUSES.get(
+            str(details.get("culprits_from")), "{who} most likely never joined"
+        )
+        return what, said.format(who=rank_list(culprits))
     if details.get("culprits_from") == "the timeout setting":
         return what, "the timeout setting is too short"
     return what, "the logs do not say why"
+
+
+# How the blamed ranks stood, where "never joined" would say more than the evidence: a rank
+# at a lower sequence number had joined the earlier collectives and fell behind; the rank-0
+# guess is about work of its own.
+CULPRIT_CLAUSES = {
+    "the sequence numbers": "{who} lagged behind",
+    "the desync report": "{who} lagged behind",
+    "rank 0's own work": "{who} was most likely busy with work of its own",
+}
 
 
 def _peer_lost(finding: Finding, verdict: Verdict) -> Told:

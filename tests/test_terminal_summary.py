@@ -344,6 +344,19 @@ HEADLINES = [
         "Ranks 0-2 timed out after 20 s; rank 3 most likely never joined",
     ),
     (
+        Verdict(
+            found(
+                "collective_timeout",
+                "consequence",
+                ranks=[4, 5],
+                culprit_ranks=[0],
+                details={"timeout_ms": 600_000, "culprits_from": "rank 0's own work"},
+            ),
+            "",
+        ),
+        "Ranks 4 and 5 timed out after 10 min; rank 0 was most likely busy with work of its own",
+    ),
+    (
         Verdict(timeout([0, 1, 2], 180_000_000, "ALLREDUCE"), ""),
         "Ranks 0-2 timed out in ALLREDUCE after 2,083 days; the logs do not say why",
     ),

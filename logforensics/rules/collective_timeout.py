@@ -166,7 +166,11 @@ def _timeouts(job: Job) -> list[Finding]:
     culprits, culprits_from = _culprits(job, per_rank, mixed, reporters, seq)
     desync = describe(mixed) if mixed.height else ""
     words = [f"{rank_list(reporters).capitalize() if reporters else 'Some rank'} timed out"]
-    if op:
+    apart = "" if mixed.height else _points_apart(per_rank)
+    if apart:
+        op = None  # no one collective to name: each rank gave up in its own
+        words.append(f" at different points ({apart})")
+    elif op:
         words.append(f" in {op}" + (f" #{seq}" if seq is not None else ""))
     elif seq is not None:
         words.append(f" in collective #{seq}")
@@ -491,6 +495,25 @@ def _ranks_that_failed(job: Job) -> set[int]:
 MIN_REPORTERS = 2
 # Naming every silent rank of a huge world would name noise: beyond this, say nothing.
 MAX_WORLD_FOR_SUSPECTS = 4096
+
+
+def _points_apart(per_rank: pl.DataFrame, shown: int = 4) -> str:
+    """Where each rank timed out, when the ranks name different sequence numbers in one group
+    (`rank 0: _REDUCE_SCATTER_BASE #122; rank 1: _ALLGATHER_BASE #126`); "" when they agree
+    (huggingface/accelerate#3250: the headline named rank 0's collective for both)."""
+    placed = per_rank.filter(pl.col("seq").is_not_null() & pl.col("rank").is_not_null())
+    if placed.get_column("pg").n_unique() != 1 or placed.get_column("seq").n_unique() < 2:
+        return ""
+    points = (
+        placed.group_by("seq")
+        .agg(pl.col("rank").unique().sort(), pl.col("op").drop_nulls().first())
+        .sort("seq")
+        .iter_rows(named=True)
+    )
+    said = [
+        f"{rank_list(row['rank'])}: {row['op'] or 'collective'} #{row['seq']}" for row in points
+    ]
+    return "; ".join(said[:shown]) + ("; ..." if len(said) > shown else "")
 
 
 def _main_collective(timeouts: pl.DataFrame) -> tuple[int | None, str | None]:

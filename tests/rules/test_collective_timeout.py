@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from logforensics.api import analyze
+from logforensics.headline import verdict_headline
 from tests.builders import analyze_files, finding, kinds, marks
 
 NCCL_DATA = Path(__file__).resolve().parent.parent / "data" / "nccl"
@@ -433,3 +434,26 @@ def test_ranks_that_never_enqueued_the_collective_are_the_ones_waited_for(tmp_pa
     assert timeout.ranks == [1, 2] and timeout.culprit_ranks == [4]
     assert timeout.details["culprits_from"] == "the ranks that never enqueued it"
     assert analysis.verdict.ranks == [4]
+
+
+def test_ranks_that_timed_out_at_different_numbers_are_each_said_where_and_the_laggard_named(
+    tmp_path,
+):
+    # huggingface/accelerate#3250, verbatim: rank 0 gave up in #122, rank 1 in #126
+    lines = [
+        "[rank0]:[E1122 06:40:00.504052851 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=122, OpType=_REDUCE_SCATTER_BASE, NumelIn=106343680, NumelOut=53171840, Timeout(ms)=600000) ran for 600080 milliseconds before timing out.",
+        "[rank0]:[E1122 06:40:00.504952916 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) Rank 0] Exception (either an error or timeout) detected by watchdog at work: 122, last enqueued NCCL work: 127, last completed NCCL work: 121.",
+        "[rank1]:[E1122 06:40:01.902604829 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=126, OpType=_ALLGATHER_BASE, NumelIn=378702080, NumelOut=757404160, Timeout(ms)=600000) ran for 600079 milliseconds before timing out.",
+        "[rank1]:[E1122 06:40:01.903028278 ProcessGroupNCCL.cpp:1785] [PG ID 0 PG GUID 0(default_pg) Rank 1] Exception (either an error or timeout) detected by watchdog at work: 126, last enqueued NCCL work: 128, last completed NCCL work: 125.",
+    ]
+    analysis = analyze_files(tmp_path, {"nccl_error.log": lines})
+    timeout = finding(analysis, "collective_timeout")
+    assert (
+        "at different points (rank 0: _REDUCE_SCATTER_BASE #122; rank 1: _ALLGATHER_BASE #126)"
+        in timeout.summary
+    )
+    assert timeout.op is None  # no one collective both gave up in
+    assert timeout.culprit_ranks == [0]
+    assert verdict_headline(analysis.verdict) == (
+        "Ranks 0 and 1 timed out after 10 min; rank 0 lagged behind"
+    )
