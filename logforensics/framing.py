@@ -575,6 +575,10 @@ def _join_cri_partials(frame: pl.DataFrame) -> pl.DataFrame:
     ).drop("_run")
 
 
+# NCCL's own process identity at the start of a line: `az-scus-v100-2-worker-mgfopa:993:993 [3] `
+NCCL_PROCESS = r"^[^\s:\[\]]*:(\d+):\d+ \[\d+\] "
+
+
 def _resolve_ranks(frame: pl.DataFrame) -> pl.DataFrame:
     """Decide, per file, what the rank-like tags mean (see the module docstring)."""
     outer_tag, inner_tag = pl.col("_rank"), pl.col("_inner_rank")
@@ -594,7 +598,14 @@ def _resolve_ranks(frame: pl.DataFrame) -> pl.DataFrame:
         | (pl.col("_torch_rank").is_not_null() & (pl.col("_torch_rank") != task))
         | pl.col("_het").is_not_null()
     )
-    task_is_node = wraps_agent.any().over("file")
+    # several processes writing under one task's tag (NCCL's `host:pid:tid [dev]` with two
+    # pids): the task is a launcher of a node's workers, not one rank (microsoft/
+    # MeshTransformer#38: pids 993, 994, 997 on GPUs 3, 4, 7, all under mpirun's `[1,0]`)
+    nccl_pid = pl.col("message").str.extract(NCCL_PROCESS, 1)
+    several = nccl_pid.n_unique().over("file", "_task") - nccl_pid.is_null().any().over(
+        "file", "_task"
+    ).cast(pl.UInt32)
+    task_is_node = (wraps_agent | (task.is_not_null() & (several > 1))).any().over("file")
     launcher = pl.col("framing").str.extract(r"(srun|mpirun)", 1)
     node_name = pl.concat_str(
         launcher,

@@ -75,3 +75,20 @@ def test_a_horovod_job_whose_rank_was_killed_blames_it_not_the_peers(tmp_path):
     analysis = analyze(tmp_path)
     assert analysis.verdict is not None
     assert analysis.verdict.ranks == [0]
+
+
+def test_a_tag_several_processes_write_under_names_a_node_not_a_rank():
+    # microsoft/MeshTransformer#38 (Azure ML, one mpirun process per node launching 8 workers),
+    # verbatim: NCCL's pids 993 and 994 on GPUs 3 and 4, both under `[1,0]`
+    lines = [
+        "2020-11-08 20:25:49 [1,0]<stdout>:az-scus-v100-2-worker-mgfopa:993:993 [3] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",  # noqa: E501
+        "2020-11-08 20:25:49 [1,0]<stdout>:az-scus-v100-2-worker-mgfopa:994:994 [4] NCCL INFO Bootstrap : Using [0]ib0:172.16.1.10<0>",  # noqa: E501
+    ]
+    rows = frame(lines, "70_driver_log.txt")
+    assert [row.get("prefix_rank") for row in rows] == [None, None]
+    assert [row["prefix_node"] for row in rows] == ["mpirun task 0", "mpirun task 0"]
+
+
+def test_one_process_under_its_tag_keeps_the_tag_as_its_rank():
+    lines = [HOROVOD[0], HOROVOD[1]]  # one pid (29881) under `[1,3]`
+    assert [row["prefix_rank"] for row in frame(lines, "mpirun_output.log")] == [3, 3]
