@@ -120,19 +120,35 @@ def _check_not_an_input(
     existing = {file_id: option for option, file_id in file_ids.items() if file_id}
     if not existing:  # no output exists yet, so none can be an input file
         return
+    if real_input.is_file():
+        input_id = _file_id(real_input)
+        if input_id in existing:
+            path = named[existing[input_id]]
+            raise InputError(f"cannot write {path}: it is the input file {real_input}")
+        return
+    # an output outside the input folder (one inside is refused before) is one of its files
+    # only as another name of it: a hard link, so a file with one link needs no walk
+    existing = {
+        file_id: option for file_id, option in existing.items() if _links(named[option]) > 1
+    }
+    if not existing:
+        return
     for file_id, input_file in _input_files(real_input):
         if file_id in existing:
             path = named[existing[file_id]]
             raise InputError(f"cannot write {path}: it is the input file {input_file}")
 
 
+def _links(path: Path) -> int:
+    try:
+        return path.stat().st_nlink
+    except OSError:
+        return 1
+
+
 def _input_files(real_input: Path) -> Iterator[tuple[FileId, Path]]:
-    """Every regular file under the input with its identity, one stat each. Like
-    `intake.discover`, links met in a folder and version-control folders are passed over; the
-    input itself is followed."""
-    file_id = _file_id(real_input) if real_input.is_file() else None
-    if file_id:
-        yield file_id, real_input
+    """Every regular file under the input folder with its identity, one stat each. Like
+    `intake.discover`, links met in a folder and version-control folders are passed over."""
     for folder, subfolders, names in os.walk(real_input):
         subfolders[:] = [name for name in subfolders if name not in SKIPPED_DIRS]
         for name in names:
