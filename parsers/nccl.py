@@ -71,6 +71,9 @@ NCCL_LINE_TEST = (
     r"[^\s:\[\]]*:\d+:\d+ \[\d+\] (?:\S+ ){0,3}NCCL (?:INFO|WARN|TRACE) "
     r"|^(?:\S+:\d+ )?(?:\(\S*\) )?NCCL WARN "
     r"|^\[\d+\] (?:\S+ ){0,3}NCCL (?:INFO|WARN|TRACE) "
+    # a paste that cut the process identity off (InternLM/xtuner#251):
+    #   NCCL INFO comm 0x24a37dd0 rank 1 nranks 2 cudaDev 0 busId 2010 - Abort COMPLETE
+    r"|^NCCL (?:INFO|WARN|TRACE) "
 )
 
 # INFO lines that become events; every other INFO line is only counted.
@@ -278,9 +281,9 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         (pl.col("candidate") & message.str.contains(NCCL_LINE_TEST)).alias("_nccl")
     )
     nccl = lines.filter(pl.col("_nccl"))
+    info = message.str.contains(" NCCL INFO ", literal=True) | message.str.starts_with("NCCL INFO ")
     eventful = message.str.contains("NCCL WARN ", literal=True) | (
-        message.str.contains(" NCCL INFO ", literal=True)
-        & (message.str.contains_any(list(EVENTFUL_INFO)) | message.str.contains(UNWIND_TEST))
+        info & (message.str.contains_any(list(EVENTFUL_INFO)) | message.str.contains(UNWIND_TEST))
     )
     counted = nccl.filter(~eventful)
     is_topology = message.str.contains_any(list(TOPOLOGY_LITERALS))

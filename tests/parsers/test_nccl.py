@@ -389,6 +389,14 @@ def test_teardown_records():
     assert extra(only(parse([destroy]), "nccl_abort")) == {"phase": "destroy"}
 
 
+def test_a_record_whose_process_identity_was_cut_off_is_still_read():
+    # InternLM/xtuner#251, verbatim: the paste starts each NCCL line at `NCCL INFO`
+    line = "NCCL INFO comm 0x24a37dd0 rank 1 nranks 2 cudaDev 0 busId 2010 - Abort COMPLETE"
+    row = only(parse([line]), "nccl_abort")
+    assert (row["comm_rank"], row["nranks"], row["host"], row["pid"]) == (1, 2, None, None)
+    assert recognised([line, "NCCL INFO [Service thread] Connection closed by localRank 0"]) == 2
+
+
 # --- 3.1 duplicate GPU ------------------------------------------------------------------------
 
 
