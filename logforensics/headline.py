@@ -327,6 +327,8 @@ def _collective_timeout(finding: Finding, verdict: Verdict) -> Told:
     details = finding.details
     culprits = finding.blamed
     if details.get("phase") == "rendezvous":
+        if details.get("store_lost") and culprits:
+            return f"Process group set-up lost the store {rank_list(culprits)} hosts", ""
         waiting = f" waiting for {rank_list(culprits)}" if culprits else ""
         return f"Process group set-up timed out{waiting}", ""
     if details.get("phase") == "heartbeat":

@@ -538,9 +538,11 @@ def _stand_in(consequences: list[Finding], job: Job | None) -> Verdict | None:
     chosen = symptoms[0]
     if chosen.culprit_ranks and not chosen.blames_nobody:
         chosen.confidence = str(chosen.details.get("suspect_confidence") or "medium")
+        source = str(chosen.details.get("culprits_from", "the sequence numbers"))
+        plural = source.startswith("the ranks") or source.endswith("numbers")
         reason = (
             f"No stage marks, exception or barrier report names a cause; "
-            f"{chosen.details.get('culprits_from', 'the sequence numbers')} single out "
+            f"{source} {'single' if plural else 'singles'} out "
             f"{rank_list(chosen.culprit_ranks)}, so "
             f"{'it is' if len(chosen.culprit_ranks) == 1 else 'they are'} the most likely "
             f"culprit. Confidence is {chosen.confidence}: check what that rank was doing."

@@ -91,10 +91,19 @@ def _store_timeouts(job: Job) -> list[Finding]:
     waiting = sorted(stores.get_column("rank").drop_nulls().unique().to_list())
     waited_on = sorted(stores.get_column("peer_rank").drop_nulls().unique().to_list())
     joined = stores.filter(pl.col("value").is_not_null() & pl.col("world_size").is_not_null())
-    summary = "Process group set-up timed out"
+    lost = bool(waited_on) and bool(
+        stores.select(pl.col("text").str.contains(STORE_GONE).all()).item()
+    )
+    summary = "Process group set-up failed" if lost else "Process group set-up timed out"
     if waiting:
         summary += f" on {rank_list(waiting)}"
-    if waited_on:
+    if lost:
+        # snowflakedb/ArcticTraining#233: rank 0 exited in its data loading
+        summary += (
+            f": the store {rank_list(waited_on)} hosts closed the connection (its process had "
+            "exited or crashed)"
+        )
+    elif waited_on:
         summary += f", waiting for {rank_list(waited_on)}"
     if not joined.is_empty():
         row = joined.row(0, named=True)
@@ -119,9 +128,18 @@ def _store_timeouts(job: Job) -> list[Finding]:
             ranks=waiting,
             culprit_ranks=waited_on,
             order=-1.0,  # set-up, before any step
-            details={"phase": "rendezvous"},
+            details={
+                "phase": "rendezvous",
+                "store_lost": lost,
+                "culprits_from": "the store's host" if lost else "the store waited on",
+            },
         )
     ]
+
+
+# The store's host went away rather than answering late: `store->get('0') got error:
+# Connection reset by peer` (recvBytes), where a late one says `Socket Timeout` or `wait timeout`
+STORE_GONE = r"(?i)got error: (?:Connection reset by peer|Connection refused|Broken pipe)"
 
 
 def _stuck_watchdogs(job: Job) -> list[Finding]:

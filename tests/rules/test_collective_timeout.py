@@ -457,3 +457,19 @@ def test_ranks_that_timed_out_at_different_numbers_are_each_said_where_and_the_l
     assert verdict_headline(analysis.verdict) == (
         "Ranks 0 and 1 timed out after 10 min; rank 0 lagged behind"
     )
+
+
+def test_a_store_that_closed_the_connection_during_set_up_lost_its_host_rank(tmp_path):
+    # snowflakedb/ArcticTraining#233, verbatim: rank 0 (the store's host) had exited in its data
+    # loading; rank 1's wait for the NCCL id was reset, not timed out
+    lines = [
+        "[rank1]: torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Connection reset by peer",
+        "[rank1]: Exception raised from recvBytes at ../torch/csrc/distributed/c10d/Utils.hpp:672 (most recent call first):",
+    ]
+    analysis = analyze_files(tmp_path, {"rank1.log": lines})
+    verdict = analysis.verdict
+    assert verdict.ranks == [0] and verdict.finding.details["store_lost"] is True
+    assert "the store rank 0 hosts closed the connection" in verdict.finding.summary
+    assert "timed out" not in verdict.finding.summary
+    assert verdict_headline(verdict) == "Process group set-up lost the store rank 0 hosts"
+    assert "the store's host singles out rank 0" in verdict.reason
