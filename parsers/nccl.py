@@ -159,6 +159,10 @@ ERROR_WARN = (
     # a request the network plugin's fabric failed (aws-ofi-nccl on EFA, aws/aws-ofi-nccl#156):
     #   NET/OFI Request 0x7fbb944701b8 completed with error. RC: 20. Error: unknown error. ...
     r"|completed with error"
+    # an operation that did not succeed, with its code (aws/aws-ofi-nccl#584, Libfabric too old
+    # for NCCL 2.19's memory registration):
+    #   NET/OFI Unable to register memory (type = 2) for device 0. RC: -22, Error: Invalid argument
+    r"|Unable to [^.]*\. RC: -?\d+"
 )
 # A network peer as printed: `10.200.84.247<58355>`, `gpu004.ds-a4-r02.abc.com<55693>`; the
 # network plugin names the peer's instance: `Peer host id: i-08d8a345a75ab52a0.`
@@ -168,11 +172,16 @@ PEER_HOST = r"Peer host id: ([\w.-]*\w)"
 # `with status=IBV_WC_RETRY_EXC_ERR(12)`, `Cuda failure 'named symbol not found'` (2.19+:
 # `Cuda failure 2 'out of memory'`), strerror after `failed : `.
 RETCODE = r"retcode (\d+)"
-IB_STATUS = r"with (?:error |status=)(\w+(?:\(\d+\))?)"
+IB_STATUS = r"Got completion .*?with (?:error |status=)(\w+(?:\(\d+\))?)"
 CUDA_FAILURE = r"[Cc]uda failure (?:\d+ )?'([^']{1,80})'"
 # `completed with error. RC: 5. Error: Invalid receiver queue pair number (QPN) My EFA addr: ...`
-PLUGIN_ERROR = r"completed with error\. RC: \d+\. Error: (.{1,80}?)(?:\.(?: |$)| My |$)"
-STRERROR = r"failed ?: ([A-Z][a-z]+(?: [a-z]+){0,4})"
+PLUGIN_ERROR = (
+    r"(?:completed with error\. RC: \d+\. Error: (.{1,80}?)(?:\.(?: |$)| My |$)"
+    r"|RC: -?\d+, Error: (.{1,80}?)\.?$)"
+)
+# strerror's words after a failed call: `failed : Broken pipe`, and a verbs call's `failed with
+# error Cannot allocate memory` (nanochat's two-node notes: `Call to ibv_create_cq failed ...`)
+STRERROR = r"failed(?: ?:| with error) ([A-Z][a-z]+(?: [a-z]+){0,4})"
 # `[Proxy Service 9] Failed to execute operation Connect from rank 9, retcode 6`: the proxy's
 # own rank in the communicator.
 PROXY_RANK = r"\[Proxy \w+ (\d+)\]"
@@ -188,8 +197,10 @@ NCCL_RESULTS = ("1", "2", "3", "4", "5", "6")
 #   include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device
 SUBSYSTEMS = (
     ("bootstrap", r"(?i)bootstrap"),
-    ("infiniband", r"NET/IB|net_ib|ib_plugin|ibvwrap|Got completion"),
+    ("infiniband", r"NET/IB|net_ib|ib_plugin|ibvwrap|Got completion|\bibv_\w+"),
     ("network plugin", r"NET/OFI|\bofi_"),
+    # NVLink SHARP multicast set-up (transport/nvls.cc)
+    ("nvls", r"\bnvls\.cc|\bnvls"),
     ("proxy", r"\[Proxy |\[Service thread\]|proxy\.cc"),
     ("socket", r"(?i)socket|Net ?: |Connect to |connection |Broken pipe"),
     # the network transport's own calls (`include/net.h:25 -> 2`, `transport/net.cc:515 -> 2`)
@@ -556,6 +567,7 @@ def _warnings(events: pl.DataFrame) -> pl.DataFrame:
             pl.coalesce(body.str.extract(PEER, 1), body.str.extract(PEER_HOST, 1)).alias("peer"),
             pl.coalesce(
                 body.str.extract(PLUGIN_ERROR, 1),
+                body.str.extract(PLUGIN_ERROR, 2),
                 body.str.extract(RETCODE, 1),
                 body.str.extract(IB_STATUS, 1),
                 body.str.extract(CUDA_FAILURE, 1),

@@ -123,6 +123,15 @@ FIX_FABRIC = (
     "libfabric; then run nccl-tests between two nodes. If the error names the peer's queue "
     "pair, the peer's process is gone: read its log and the node's OOM killer."
 )
+# NVIDIA/nccl#1488: `transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'` after
+# nvidia-fabricmanager had been stopped and started again; a reboot fixed it
+FIX_NVLS = (
+    "NCCL failed setting up NVLink SHARP (NVLS, multicast over NVSwitch). It needs "
+    "nvidia-fabricmanager running since the node booted: a fabric manager stopped and started "
+    "again without a reboot breaks it. Check `systemctl status nvidia-fabricmanager` and the "
+    "fabric state in `nvidia-smi -q`; reboot the node, or run with `NCCL_NVLS_ENABLE=0` to do "
+    "without NVLS."
+)
 FIX_CUDA = (
     "A CUDA call inside NCCL failed on this rank: check the GPU (`nvidia-smi`, Xid errors in "
     "`dmesg`), that the driver supports the CUDA version NCCL was built for, and that the "
@@ -240,14 +249,18 @@ def _errors(job: Job, nccl: pl.DataFrame) -> list[Finding]:
     )
     if errors.is_empty():
         return []
-    errors = _with_process_rank(errors, nccl).with_columns(
+    errors = _without_echoes(_with_process_rank(errors, nccl)).with_columns(
         _who().alias("who"),
         pl.concat_str(
             [pl.col("exc_message").fill_null(""), pl.col("error_code").fill_null("")],
             separator=" ",
         ).alias("what"),
         pl.col("extra").str.json_path_match("$.result").alias("result"),
-        pl.col("extra").str.json_path_match("$.subsystem").alias("subsystem"),
+        # PyTorch's wrapper quotes NCCL's own `Last error:` words: they name the subsystem too
+        pl.coalesce(
+            pl.col("extra").str.json_path_match("$.subsystem"),
+            subsystem_of(pl.col("exc_message").fill_null("")),
+        ).alias("subsystem"),
     )
     findings: list[Finding] = []
     checked_in = pl.col("peer_rank").is_not_null() & (pl.col("subsystem") == "bootstrap")
@@ -293,6 +306,27 @@ def _errors(job: Job, nccl: pl.DataFrame) -> list[Finding]:
 
 # Errors this close together are one event seen by several processes, not a first and its echo.
 SAME_MOMENT_SECONDS = 2
+
+
+def _without_echoes(errors: pl.DataFrame) -> pl.DataFrame:
+    """Without the NCCL WARNs no identity names (the paste cut it off) whose words a rank's
+    PyTorch error quotes as its `Last error:`: one failure told twice, the rank's, not a first
+    error and its cascade (nanochat's two-node notes: `NCCL WARN Call to ibv_create_cq failed
+    with error Cannot allocate memory`, and rank 13's DistBackendError quoting it). Nothing
+    orders the two: the rank's own report, which says who, stands for both."""
+    anonymous = (
+        pl.col("rank").is_null() & pl.col("host").is_null() & pl.col("pid").is_null()
+    ).fill_null(False)
+    quoted = errors.filter(~anonymous & pl.col("exc_message").is_not_null()).select(
+        pl.col("exc_message").str.strip_chars()
+    )
+    echoes = errors.filter(anonymous).join(
+        quoted.unique(),
+        left_on=pl.col("exc_message").str.strip_chars(),
+        right_on="exc_message",
+        how="semi",
+    )
+    return errors.join(echoes.select("file", "line"), on=["file", "line"], how="anti")
 
 
 def _common_mode(candidates: pl.DataFrame) -> pl.DataFrame | None:
@@ -511,6 +545,8 @@ def _sent_text(what: str) -> str | None:
 
 
 def _fix(first: dict[str, object], kind: str) -> str:
+    if first.get("subsystem") == "nvls" and kind in ("cuda", "system", "internal"):
+        return FIX_NVLS
     if kind == "system" and first.get("subsystem") in NETWORK_SUBSYSTEMS:
         return FIX_NETWORK_CALL
     return FIXES[kind].format(subsystem=first.get("subsystem") or "code")

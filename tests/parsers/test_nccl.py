@@ -529,6 +529,19 @@ def test_sharing_allowed_by_the_environment_is_information():
             "i-08d8a345a75ab52a0",
             "Invalid receiver queue pair number (QPN)",
         ),
+        # aws/aws-ofi-nccl#584 (Libfabric too old for NCCL 2.19): an operation that did not
+        # succeed, with its return code, whatever its words
+        (
+            "register_mr_buffers:544 NCCL WARN NET/OFI Unable to register memory (type = 2) for device 0. RC: -22, Error: Invalid argument",
+            None,
+            "Invalid argument",
+        ),
+        # nanochat's two-node notes (NCCL 2.28.9): a verbs call's strerror, whole
+        (
+            "NCCL WARN Call to ibv_create_cq failed with error Cannot allocate memory",
+            None,
+            "Cannot allocate memory",
+        ),
     ],
 )
 def test_network_system_and_cuda_warnings_are_errors(line, peer, error_code):
@@ -829,3 +842,24 @@ def test_the_network_plugin_s_errors_name_it_as_their_subsystem():
     # aws/aws-ofi-nccl#156, verbatim
     line = "nccl-tests-worker-1:35:89 [5] ofi_process_cq:1039 NCCL WARN NET/OFI Request 0x7fbb944701b8 completed with error. RC: 20. Error: unknown error. Completed length: 0, Request: { buffer_index: 255, dev: 1, size: 0, state: CREATED, direction: SEND }"
     assert extra(only(parse([line]), "nccl_error"))["subsystem"] == "network plugin"
+
+
+@pytest.mark.parametrize(
+    ("line", "subsystem"),
+    [
+        # NVIDIA/nccl#1488: NVLink SHARP set-up after a fabric manager restart
+        (
+            "node23:12098:12141 [2] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'",
+            "nvls",
+        ),
+        ("NCCL WARN Call to ibv_create_cq failed with error Cannot allocate memory", "infiniband"),
+    ],
+)
+def test_a_warn_s_source_and_call_name_its_subsystem(line, subsystem):
+    assert extra(only(parse([line]), "nccl_error"))["subsystem"] == subsystem
+
+
+def test_a_probe_that_found_nothing_is_no_error():
+    # a SageMaker data-parallel tutorial's expected output: the plugin looks for a symbol
+    line = "configure_nvls_option:287 NCCL WARN NET/OFI Could not find ncclGetVersion symbol"
+    assert only(parse([line]), "nccl_warn")["severity"] == "warning"

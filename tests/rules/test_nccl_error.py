@@ -289,6 +289,40 @@ def test_a_peer_whose_queue_pair_is_gone_is_where_the_cause_lies(tmp_path):
     assert "link-local" not in error.summary  # EFA's own addresses are not a socket's
 
 
+def test_a_warn_without_identity_that_a_rank_s_error_quotes_is_that_rank_s_error(tmp_path):
+    # nanochat's two-node notes (NCCL 2.28.9), verbatim: the WARN's identity is cut off, and
+    # rank 13's DistBackendError quotes it as its `Last error:`; nothing orders the two
+    files = {
+        "nccl_lines.log": [
+            "NCCL WARN Call to ibv_create_cq failed with error Cannot allocate memory",
+            "NCCL WARN [Service thread] Error encountered progressing operation=Connect, res=3, closing connection",
+        ],
+        "rank13.log": [
+            "[rank13]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3780, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.28.9",
+            "[rank13]: ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.",
+            "[rank13]: Last error:",
+            "[rank13]: Call to ibv_create_cq failed with error Cannot allocate memory",
+        ],
+    }
+    analysis = analyze_files(tmp_path, files)
+    (error,) = nccl_errors(analysis)  # one failure, no cascade after it
+    assert error.ranks == [13] and error.details["subsystem"] == "infiniband"
+    assert error.details["class"] == "system" and "ulimit -l" in error.fix
+    assert analysis.verdict.ranks == []  # one process's failed call: no side of a link blamed
+
+
+def test_a_failed_nvls_set_up_points_at_the_fabric_manager(tmp_path):
+    # NVIDIA/nccl#1488, verbatim: NVLS set-up failed after nvidia-fabricmanager was restarted
+    lines = [
+        "node23:12098:12141 [2] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'",
+        "node23:12098:12141 [2] NCCL INFO transport/nvls.cc:394 -> 1",
+        "node23:12098:12141 [2] NCCL INFO init.cc:1196 -> 1",
+    ]
+    error = analyze_files(tmp_path, {"node23.log": lines}).verdict.finding
+    assert error.details["subsystem"] == "nvls"
+    assert "nvidia-fabricmanager" in error.fix and "NCCL_NVLS_ENABLE=0" in error.fix
+
+
 # --- what NCCL's return-code chain says -----------------------------------------------------
 
 
