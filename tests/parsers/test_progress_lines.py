@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 
 from tests.builders import analyze_files, kinds, marks, parsed_by
 from tests.conftest import SAMPLE_LOGS
+
+THREADS = Path(__file__).parent.parent / "data" / "threads"
 
 
 def sample_lines(scenario: str, pattern: str) -> list[str]:
@@ -171,3 +175,16 @@ def test_a_growing_count_of_failures_is_no_progress():
     # `error: Detected 3 oom_kill events in StepId=269582.0`, then 4, then 5)
     lines = [f"monitor: error: detected {n} failed health checks on node-3" for n in (3, 4, 5, 6)]
     assert parsed_by("progress_lines", lines).is_empty()
+
+
+def test_icefall_s_header_names_the_rank_of_each_progress_line(tmp_path):
+    # k2-fsa/icefall#1382 (a healthy two-GPU run, one console): `(1/2)` is rank 1 of 2
+    log = THREADS / "icefall1382_two_rank_console.log"
+    analysis = analyze_files(tmp_path, {"train.log": log.read_text().splitlines()})
+    tagged = analysis.job.events.filter(
+        (pl.col("family") == "progress") & pl.col("text").str.contains(") Epoch ", literal=True)
+    )
+    said = tagged.get_column("text").str.extract(r"\((\d)/2\)", 1).cast(pl.Int32)
+    assert tagged.get_column("rank").to_list() == said.to_list() and said.n_unique() == 2
+    assert analysis.job.ranks_seen == (0, 1)
+    assert "missing_rank" not in kinds(analysis)  # rank 1 wrote half the console
