@@ -52,6 +52,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from logforensics.literals import holds_any
+from parsers.nccl import PROCESS as NCCL_PROCESS
 
 # What frame_lines adds to `file, line, text`; `message` and the first two are what parsers see.
 PREFIX_COLUMNS: dict[str, pl.DataType] = {
@@ -575,8 +576,24 @@ def _join_cri_partials(frame: pl.DataFrame) -> pl.DataFrame:
     ).drop("_run")
 
 
-# NCCL's own process identity at the start of a line: `az-scus-v100-2-worker-mgfopa:993:993 [3] `
-NCCL_PROCESS = r"^[^\s:\[\]]*:(\d+):\d+ \[\d+\] "
+def _files_with_shared_tags(frame: pl.DataFrame) -> list[str]:
+    """Files where several processes write under one task's tag (NCCL's `host:pid:tid [dev]`
+    with two pids): the task is a launcher of a node's workers, not one rank (microsoft/
+    MeshTransformer#38: pids 993, 994, 997 on GPUs 3, 4, 7, all under mpirun's `[1,0]`). Only
+    tagged lines are read: a job without launcher tasks pays nothing."""
+    tagged = frame.filter(pl.col("_task").is_not_null())
+    if tagged.is_empty():
+        return []
+    pids = tagged.select(
+        "file", "_task", pl.col("message").str.extract(f"^{NCCL_PROCESS}", 2).alias("_pid")
+    )
+    shared = (
+        pids.drop_nulls("_pid")
+        .group_by("file", "_task")
+        .agg(pl.col("_pid").n_unique())
+        .filter(pl.col("_pid") > 1)
+    )
+    return shared.get_column("file").unique().to_list()
 
 
 def _resolve_ranks(frame: pl.DataFrame) -> pl.DataFrame:
@@ -597,15 +614,9 @@ def _resolve_ranks(frame: pl.DataFrame) -> pl.DataFrame:
         pl.col("prefix_local_rank").is_not_null()
         | (pl.col("_torch_rank").is_not_null() & (pl.col("_torch_rank") != task))
         | pl.col("_het").is_not_null()
+        | pl.col("file").is_in(_files_with_shared_tags(frame))
     )
-    # several processes writing under one task's tag (NCCL's `host:pid:tid [dev]` with two
-    # pids): the task is a launcher of a node's workers, not one rank (microsoft/
-    # MeshTransformer#38: pids 993, 994, 997 on GPUs 3, 4, 7, all under mpirun's `[1,0]`)
-    nccl_pid = pl.col("message").str.extract(NCCL_PROCESS, 1)
-    several = nccl_pid.n_unique().over("file", "_task") - nccl_pid.is_null().any().over(
-        "file", "_task"
-    ).cast(pl.UInt32)
-    task_is_node = (wraps_agent | (task.is_not_null() & (several > 1))).any().over("file")
+    task_is_node = wraps_agent.any().over("file")
     launcher = pl.col("framing").str.extract(r"(srun|mpirun)", 1)
     node_name = pl.concat_str(
         launcher,
