@@ -519,6 +519,20 @@ def _nproc_per_node(lines: pl.DataFrame | None) -> int | None:
     return int(stated.item()) if stated.len() == 1 else None
 
 
+# glog's header on torch's C++ lines and torchrun's agent lines: `E0801 13:23:20.000000 32974`,
+# `[E1218 20:27:21.426415540 `: month and day (c10 leaves the month unpadded: `W326` is March
+# 26), then the clock. It has no year.
+GLOG_STAMP = r"[IWEF](\d{3,4}) (\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)"
+
+
+def glog_clock(text: pl.Expr, header: str) -> pl.Expr:
+    """`MMDD HH:MM:SS.ffffff` from the glog header `header` (a pattern around GLOG_STAMP) finds
+    in `text`, null where it finds none: text that sorts in time within one year."""
+    return pl.concat_str(
+        text.str.extract(header, 1).str.zfill(4), pl.lit(" "), text.str.extract(header, 2)
+    )
+
+
 def stamp_of(line: pl.Expr) -> pl.Expr:
     """The date and time a line starts with (Python logging, ISO 8601), or null."""
     return (

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from logforensics import mark_pass, registry
-from logforensics.attribution import attribute, stamp_of
+from logforensics.attribution import GLOG_STAMP, attribute, glog_clock, stamp_of
 from logforensics.framing import frame_lines
 from logforensics.intake import LogFile, read_lines
 from logforensics.literals import holds_any
@@ -544,10 +544,8 @@ def _after_hits(marked: pl.DataFrame, after: int) -> pl.DataFrame:
     return marked.filter(last_hit.is_not_null() & (pl.col("line") - last_hit <= after))
 
 
-# glog's header on torch's C++ lines and torchrun's agent lines: `[E1218 20:27:21.426415540 `,
-# `E0801 13:23:20.000000 32974 ...`. It has no year.
-# c10 leaves the month unpadded: `[W326 09:37:44.752383442 ` is March 26.
-GLOG_TIME = r"^\[?[IWEF](\d{3,4}) (\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)\d*[ \]]"
+# glog's header at the start of a message (see attribution.GLOG_STAMP)
+GLOG_TIME = rf"^\[?{GLOG_STAMP}\d*[ \]]"
 
 
 def _glog_times(events: pl.DataFrame, writers: pl.DataFrame) -> pl.DataFrame:
@@ -566,10 +564,8 @@ def _glog_times(events: pl.DataFrame, writers: pl.DataFrame) -> pl.DataFrame:
     )
     if years.is_empty():
         return events
-    month_day = pl.col("message").str.extract(GLOG_TIME, 1).str.zfill(4)
-    clock = pl.col("message").str.extract(GLOG_TIME, 2)
     dated = pl.concat_str(
-        pl.col("_year").cast(pl.String), month_day, pl.lit(" "), clock, separator=""
+        pl.col("_year").cast(pl.String), glog_clock(pl.col("message"), GLOG_TIME)
     ).str.to_datetime("%Y%m%d %H:%M:%S%.f", strict=False, time_unit="us")
     return (
         events.join(years, on="file", how="left")

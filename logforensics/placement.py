@@ -15,6 +15,7 @@ from typing import Any
 
 import polars as pl
 
+from logforensics.attribution import GLOG_STAMP, glog_clock
 from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
 
@@ -52,20 +53,17 @@ def earliest_time(events: pl.DataFrame) -> datetime | None:
 
 
 # glog's header inside a line's text, after any prefix: `[rank0]:[E1213 17:24:49.082111648 `,
-# `E1213 17:25:50.704000 1497962 ...` (month and day, clock; no year)
-GLOG_CLOCK = r"(?:^|[\[\]: ])[IWEF](\d{3,4}) (\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)"
+# `E1213 17:25:50.704000 1497962 ...`
+GLOG_CLOCK = rf"(?:^|[\[\]: ]){GLOG_STAMP}"
 
 
 def clock_of() -> pl.Expr:
     """When each event's line was written, as text that sorts in time within one year: its
     time stamp, else glog's month, day and clock from its text (glog prints no year, so such
     lines keep no time stamp when nothing in their file says the year)."""
-    glog = pl.concat_str(
-        pl.col("text").str.extract(GLOG_CLOCK, 1).str.zfill(4),
-        pl.lit(" "),
-        pl.col("text").str.extract(GLOG_CLOCK, 2),
+    return pl.coalesce(
+        pl.col("timestamp").dt.strftime("%m%d %H:%M:%S%.6f"), glog_clock(pl.col("text"), GLOG_CLOCK)
     )
-    return pl.coalesce(pl.col("timestamp").dt.strftime("%m%d %H:%M:%S%.6f"), glog)
 
 
 def place_with_step(job: Job, events: pl.DataFrame) -> tuple[float | None, int | None, str | None]:
