@@ -32,12 +32,25 @@ RANK_WORD = r"(?:^|[^A-Za-z_-])[Rr]ank[ :=#]*(\d+)"
 def stated_rank() -> tuple[pl.Expr, pl.Expr]:
     """The rank and the world size a line's `message` states: an icefall header's
     `(rank/world)` (a rank beyond its world is none), else a rank word and no world."""
-    tag = pl.col("message").str.extract_groups(RANK_OF_WORLD)
-    rank = tag.struct.field("1").cast(pl.Int32, strict=False)
-    world = tag.struct.field("2").cast(pl.Int32, strict=False)
+    rank, world = _header_tag()
     plausible = (rank < world) & (world > 0)
     said = pl.col("message").str.extract(RANK_WORD, 1).cast(pl.Int32, strict=False)
     return (
         pl.when(plausible).then(rank).otherwise(pl.when(world.is_null()).then(said)).alias("rank"),
         pl.when(plausible).then(world).alias("world_size"),
+    )
+
+
+def header_rank() -> pl.Expr:
+    """The rank an icefall header's `(rank/world)` states, null without one (or beyond its
+    world)."""
+    rank, world = _header_tag()
+    return pl.when((rank < world) & (world > 0)).then(rank)
+
+
+def _header_tag() -> tuple[pl.Expr, pl.Expr]:
+    tag = pl.col("message").str.extract_groups(RANK_OF_WORLD)
+    return (
+        tag.struct.field("1").cast(pl.Int32, strict=False),
+        tag.struct.field("2").cast(pl.Int32, strict=False),
     )

@@ -200,7 +200,7 @@ SUBSYSTEMS = (
     ("infiniband", r"NET/IB|net_ib|ib_plugin|ibvwrap|Got completion|\bibv_\w+"),
     ("network plugin", r"NET/OFI|\bofi_"),
     # NVLink SHARP multicast set-up (transport/nvls.cc)
-    ("nvls", r"\bnvls\.cc|\bnvls"),
+    ("nvls", r"\bnvls"),
     ("proxy", r"\[Proxy |\[Service thread\]|proxy\.cc"),
     ("socket", r"(?i)socket|Net ?: |Connect to |connection |Broken pipe"),
     # the network transport's own calls (`include/net.h:25 -> 2`, `transport/net.cc:515 -> 2`)

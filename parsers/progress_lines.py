@@ -27,7 +27,7 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.registry import LineParser
-from parsers.key_values import RANK_OF_WORLD, stated_rank
+from parsers.key_values import header_rank
 from parsers.traceback import writer_stream
 
 # A writer must print a template this often before its numbers can show a counter.
@@ -183,9 +183,8 @@ def _shaped(lines: pl.DataFrame) -> pl.DataFrame:
         .str.replace_all(PATH, "<P>")
         .str.replace_all(DECIMAL, "<F>")
     )
-    header_rank, _ = stated_rank()  # icefall's `[train.py:1055] (1/2) Epoch 1, batch 150, ...`
     rank = pl.coalesce(
-        pl.when(pl.col("message").str.contains(RANK_OF_WORLD)).then(header_rank),
+        header_rank(),  # icefall's `[train.py:1055] (1/2) Epoch 1, batch 150, ...`
         pl.col("message").str.extract(RANK_IN_TEXT, 1).cast(pl.Int32, strict=False),
         pl.col("message").str.extract(PROCESS_IN_TEXT, 1).cast(pl.Int32, strict=False),
     )

@@ -589,7 +589,8 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
     peer = f" with peer {first['peer']}" if first["peer"] else ""
     summary = f"{_describe_process(first)} hit the first NCCL error{peer}: `{message[:200]}`."
     others = candidates.filter(pl.col("who") != first["who"])
-    if _matches(str(first["what"]), PEER_GONE):
+    peer_gone = _matches(str(first["what"]), PEER_GONE)
+    if peer_gone:
         summary += (
             " The endpoint it sent to no longer existed: the peer's process was gone (killed, "
             "crashed or exited), so the cause is on the peer's host, not on this rank."
@@ -618,7 +619,7 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
         # every interface, docker bridges included)
         blames_nobody=kind == "environment"
         or (kind in ("system", "fabric") and len(job.ranks_seen) < 2)
-        or _matches(str(first["what"]), PEER_GONE),
+        or peer_gone,
         evidence=evidence,
         evidence_total=total,
         confidence="high" if kind != "peer" and (timed or alone) else "medium",
