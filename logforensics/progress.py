@@ -106,9 +106,8 @@ def build_progress(
         return None
     marks = _epochs_from_boundaries(marks, events).with_columns(pl.col("epoch").fill_null(-1))
     marks = _primary_file_only(marks, _marks_per_file(writers, learned))
-    in_order = pl.col("rank").cast(pl.Int64) * (1 << 32) + pl.col("line")
-    if not marks.select(in_order.diff().fill_null(1).min() > 0).item():
-        marks = marks.sort(in_order)  # (files read in rank order need no sorting)
+    if not marks.select(_in_rank_order().all()).item():
+        marks = marks.sort("rank", "line")  # (files read in rank order need no sorting)
     marks = marks.with_columns(_position_in_rank())
     stage_order = _learn_stage_order(marks)
     stage_pos = {stage: index for index, stage in enumerate(stage_order)}
@@ -123,6 +122,13 @@ def build_progress(
     departures = _departures(marks, keys, stage_order, len(ranks))
     last_marks = _last_marks(marks, learned, writers)
     return Progress(stage_order, marks, keys, ranks, departures, last_marks, templates, milestones)
+
+
+def _in_rank_order() -> pl.Expr:
+    """Whether each mark follows the one before it in (rank, line) order."""
+    rank, line = pl.col("rank"), pl.col("line")
+    before = rank.shift(1)
+    return ((rank > before) | ((rank == before) & (line > line.shift(1)))).fill_null(True)
 
 
 def _position_in_rank() -> pl.Expr:
@@ -358,7 +364,10 @@ def _departures(
         .group_by("rank")
         .agg(pl.col("pos").min().alias("mismatch_pos"))
     )
-    lengths = marks.group_by("rank").agg(pl.len().alias("length"))
+    # each rank's length: the position of its last mark, plus one (marks are sorted by rank)
+    lengths = marks.filter(pl.col("rank").ne_missing(pl.col("rank").shift(-1))).select(
+        "rank", (pl.col("pos") + 1).alias("length")
+    )
     per_rank = lengths.join(mismatches, on="rank", how="left").with_columns(
         pl.when(pl.col("length") <= last_majority_pos).then(pl.col("length")).alias("stopped_pos")
     )
@@ -430,10 +439,14 @@ def _majority_at_each_position(marks: pl.DataFrame) -> pl.DataFrame:
         key.max().alias("high"),
         pl.len().cast(pl.UInt32).alias("ranks"),
         (key == key.min()).sum().cast(pl.UInt32).alias("at_low"),
-        key.n_unique().alias("keys"),
+        (key == key.max()).sum().cast(pl.UInt32).alias("at_high"),
     )
     low_wins = pl.col("at_low") * 2 >= pl.col("ranks")
-    settled = spread.filter(pl.col("keys") <= 2).select(
+    # at most two keys where every rank has the lowest or the highest (one when they agree)
+    two_at_most = (pl.col("low") == pl.col("high")) | (
+        pl.col("at_low") + pl.col("at_high") == pl.col("ranks")
+    )
+    settled = spread.filter(two_at_most).select(
         "pos",
         pl.when(low_wins).then("low").otherwise("high").alias("key"),
         pl.when(low_wins)
@@ -441,7 +454,7 @@ def _majority_at_each_position(marks: pl.DataFrame) -> pl.DataFrame:
         .otherwise(pl.col("ranks") - pl.col("at_low"))
         .alias("support"),
     )
-    disputed = spread.filter(pl.col("keys") > 2).get_column("pos")
+    disputed = spread.filter(~two_at_most).get_column("pos")
     if disputed.is_empty():
         return settled
     counted = (
