@@ -24,11 +24,9 @@ from __future__ import annotations
 
 import copy
 import re
-import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
 ENGLISH = "en"
@@ -69,6 +67,10 @@ def catalogue(lang: str) -> Catalogue:
         raise ValueError(f"no catalogue for language {lang!r}; known: {', '.join(LANGUAGES)}")
     if lang == ENGLISH:
         return Catalogue(lang, {}, (), ())
+    # imported here: an English report (the usual run) never reads a catalogue
+    import tomllib
+    from importlib import resources
+
     text = (resources.files("logforensics") / "catalogue" / f"{lang}.toml").read_text("utf-8")
     data = tomllib.loads(text)
     return Catalogue(
