@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -19,8 +20,10 @@ from logforensics.attribution import (
 )
 from logforensics.errors import InputError
 from logforensics.framing import frame_lines
-from tests.builders import analyze_files, marks, parse
+from tests.builders import analyze, analyze_files, kinds, marks, parse
 from tests.conftest import SAMPLE_LOGS
+
+THREADS = Path(__file__).parent / "data" / "threads"
 
 
 @pytest.mark.parametrize(
@@ -231,6 +234,19 @@ def test_ray_worker_pid_and_dedup_count_reach_the_event():
     row = attribute(events, ["driver.log"], framed).row(0, named=True)
     assert (row["pid"], row["host"]) == (1193, "10.244.4.193")
     assert json.loads(row["extra"]) == {"repeated": 3}
+
+
+def test_ray_trains_roster_gives_each_workers_pid_its_rank():
+    # ROCm/rocm-blogs rocm7-ray README: a healthy four-worker Ray Train run, one console. The
+    # workers' lines carry only `(RayTrainWorker pid=N)`; the controller's roster ties each pid
+    # to its `world_rank`. Ranks 1-3 had been reported missing.
+    analysis = analyze(THREADS / "rocm7_ray_train_four_workers.log")
+    assert "missing_rank" not in kinds(analysis)
+    assert set(analysis.job.ranks_seen) == {0, 1, 2, 3}
+    events = analysis.job.events
+    worker = events.filter(pl.col("event") == "world_size").row(0, named=True)
+    # `(RayTrainWorker pid=86716) Setting up process group for: env:// [rank=0, world_size=4]`
+    assert (worker["pid"], worker["rank"], worker["rank_from"]) == (86716, 0, "process")
 
 
 def test_launcher_time_is_used_only_when_the_line_has_none_of_its_own():

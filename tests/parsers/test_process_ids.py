@@ -32,3 +32,13 @@ def test_a_rank_and_its_process_id(line, rank, pid):
 )
 def test_other_numbers_are_not_read_as_a_process_id(line):
     assert parsed_by("process_ids", [line]).is_empty()
+
+
+def test_ray_trains_roster_names_each_workers_rank_pid_and_address():
+    # ROCm/rocm-blogs rocm7-ray README (tests/data/threads/rocm7_ray_train_four_workers.log)
+    line = (
+        "(TrainController pid=86367) - (ip=10.7.37.122, pid=86715) world_rank=1, local_rank=1,"
+        " node_rank=0"
+    )
+    (row,) = parsed_by("process_ids", [line]).select("rank", "pid", "host").rows()
+    assert row == (1, 86715, "10.7.37.122")
