@@ -26,9 +26,13 @@ LAUNCHERS = (
     "torch.distributed.run",
     "torch.distributed.launch",
 )
+# a shell's prompt before a command typed at it: `user@host:~/dir$ `, `(venv) root@host:/w# `
+PROMPT = r"(?:\([\w.-]+\) )?[\w.-]+@[\w.-]+:[^\s$#]*[$#] "
 # `+ srun ... torchrun ...` (set -x), `$ torchrun ...`, `VAR=x torchrun ...`, `/usr/bin/mpirun`
 LAUNCH_COMMAND = (
-    r"^(?:[+$] )?(?:[A-Z][A-Z0-9_]*=\S+ )*(?:\S*/)?(?:torchrun|srun|sbatch|mpirun|mpiexec|"
+    r"^(?:[+$] |"
+    + PROMPT
+    + r")?(?:[A-Z][A-Z0-9_]*=\S+ )*(?:\S*/)?(?:torchrun|srun|sbatch|mpirun|mpiexec|"
     r"deepspeed|accelerate launch|python[0-9.]* (?:-u )?-m torch\.distributed\.(?:run|launch))"
     r"(?:\s|$)"
 )
@@ -45,7 +49,7 @@ VARIABLE = (
     r"CUDA_LAUNCH_BLOCKING|OMP_NUM_THREADS|LOCAL_RANK|WORLD_SIZE|MASTER_ADDR|MASTER_PORT)"
 )
 # `export NCCL_DEBUG=INFO`, `NCCL_DEBUG=INFO` alone, or before a launch command
-ASSIGNMENT = r"^(?:[+$] )?(?:export )?" + VARIABLE + r"=(\S+)"
+ASSIGNMENT = r"^(?:[+$] |" + PROMPT + r")?(?:export )?" + VARIABLE + r"=(\S+)"
 # torch's c10d banner: `[c10d] The debug level is set to DETAIL.`
 DEBUG_BANNER = r"\[c10d\] The debug level is set to ([A-Z]+)"
 # torchrun's agent with LOGLEVEL=INFO: `Starting elastic_operator with launch configs:`

@@ -1056,7 +1056,9 @@ def _death(job: Job, signal: str, ranks: list[int], rows: pl.DataFrame) -> Findi
             )
         )
     )
-    evidence, total = evidence_from(rows.select("file", "line", "text", "rank"))
+    # a launcher's summary entry opens on its bare `[0]:`: its last field line (`traceback :
+    # Signal 9 (SIGKILL) received by PID 208585`) is quoted with it
+    evidence, total = evidence_from(_with_exception_lines(rows))
     key = placed.get_column("key").drop_nulls()
     return Finding(
         kind="rank_exception",

@@ -16,6 +16,8 @@ from tests.builders import parsed_by
         "/usr/bin/mpirun -np 8 -H node1:4,node2:4 python train.py",
         "python -m torch.distributed.run --nproc_per_node 2 x.py",
         "deepspeed --num_gpus 8 train.py --deepspeed ds.json",
+        # kyegomez/Andromeda FailureAnalysis/CPU_MEMORY.md at 50a1f73: typed at a shell prompt
+        "commune@r1n2a6000bittensor:~/Andromeda$ accelerate launch train.py",
     ],
 )
 def test_launch_commands(line):

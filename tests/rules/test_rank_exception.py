@@ -136,6 +136,9 @@ def test_torchruns_summary_alone_tells_the_rank_that_was_killed(tmp_path):
     analysis = analyze_files(tmp_path, {"launcher.log": CPPO_SUMMARY})
     assert analysis.verdict.finding.kind == "rank_exception"
     assert analysis.verdict.ranks == [0]
+    # the entry's bare `[0]:` is quoted with the field that says how the rank died
+    quoted = [line.text for line in analysis.verdict.finding.evidence]
+    assert "  traceback : Signal 9 (SIGKILL) received by PID 14750" in quoted
 
 
 # horovod/horovod#2907, verbatim: rank 0 raised and was killed; ranks 1-3 aborted after losing it
