@@ -773,9 +773,8 @@ def _watchdog_aborts(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
     `what():  [PG ID 1 PG GUID 1 Rank 0] Process group watchdog thread terminated with
     exception: [Rank 0] Watchdog caught collective operation timeout: ...`)."""
     said = pl.col("exc_message").fill_null("").str.strip_chars()
-    aborts = rows.filter(
-        (pl.col("event") == "cpp_terminate") & ((said == "") | said.str.contains(WATCHDOG_WORDS))
-    )
+    own_words = said.str.contains(WATCHDOG_WORDS)
+    aborts = rows.filter((pl.col("event") == "cpp_terminate") & ((said == "") | own_words))
     if aborts.is_empty():
         return aborts.select("file", "line")
     reports = (
@@ -783,9 +782,11 @@ def _watchdog_aborts(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
         .group_by("file")
         .agg(pl.col("line").min().alias("_reported_at"))
     )
+    # one whose `what():` is the report is the timeout wherever it stands (argonne-lcf/alcf-
+    # nccl-tests: the abort opens the paste, its `what():` the first report in it)
     return (
-        aborts.join(reports, on="file")
-        .filter(pl.col("_reported_at") < pl.col("line"))
+        aborts.join(reports, on="file", how="left")
+        .filter(own_words | (pl.col("_reported_at") < pl.col("line")).fill_null(False))
         .select("file", "line")
     )
 
@@ -967,11 +968,21 @@ def _not_after_the_watchdog(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
     if deaths.is_empty():
         return deaths
     reports = job.events.filter(pl.col("event").is_in(WATCHDOG_ABORT_EVENTS))
-    first_report = reports.select(clock_of().min()).item() if reports.height else None
-    if first_report is None:
+    if reports.is_empty():
         return deaths
-    later = (pl.col("signal") == "SIGABRT") & (clock_of() > pl.lit(first_report))
-    return deaths.filter(~later.fill_null(False))
+    first_report = reports.select(clock_of().min()).item()
+    later = clock_of() > pl.lit(first_report) if first_report is not None else pl.lit(None)
+    # lines without a clock: below a timeout report in the same file, as a console prints
+    # them (argonne-lcf/alcf-nccl-tests: the shell's `191644 Aborted (core dumped)` under two
+    # ranks' watchdog reports)
+    first_in_file = reports.group_by("file").agg(pl.col("line").min().alias("_report_line"))
+    below = pl.col("line") > pl.col("_report_line")
+    later = pl.coalesce(later, pl.when(clock_of().is_null()).then(below))
+    return (
+        deaths.join(first_in_file, on="file", how="left")
+        .filter(~((pl.col("signal") == "SIGABRT") & later).fill_null(False))
+        .drop("_report_line")
+    )
 
 
 def _unattributed_deaths(job: Job) -> list[Finding]:

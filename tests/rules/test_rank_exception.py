@@ -4,7 +4,7 @@ from pathlib import Path
 
 import polars as pl
 
-from tests.builders import analyze_files, finding, kinds, marks
+from tests.builders import analyze, analyze_files, finding, kinds, marks
 from tests.parsers.test_elastic import SUMMARY as ELASTIC_SUMMARY
 
 THREADS = Path(__file__).parents[1] / "data" / "threads"
@@ -772,3 +772,14 @@ def test_a_cut_traceback_after_its_rank_s_own_timeout_is_that_timeout_raised_in_
     analysis = analyze_files(tmp_path, {"console.log": lines})
     assert "rank_exception" not in kinds(analysis)
     assert analysis.verdict.finding.kind == "collective_timeout"
+
+
+def test_aborts_the_watchdog_reports_are_the_timeout_not_a_crash():
+    # argonne-lcf/alcf-nccl-tests pytests/README.md (tests/data/threads): the paste opens with
+    # rank 1's `terminate called ...` whose `what():` is the watchdog's report, and the shell's
+    # `191644 Aborted (core dumped)` stands below both ranks' reports, with no clock. Both had
+    # been told as crashes, the SIGABRT as the cause; the timeout is all the logs show.
+    analysis = analyze(THREADS / "alcf_first_allreduce_two_node.log")
+    assert "rank_exception" not in kinds(analysis)
+    assert analysis.verdict.finding.kind == "collective_timeout"
+    assert analysis.verdict.ranks == []
