@@ -225,6 +225,10 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
         return f"{who} exited with code {finding.details['exit_code']}", None
     if finding.details.get("aborted"):
         return f"{who} went down first: its process group's abort hung", None
+    if "nodes" in finding.details:
+        nodes = finding.details["nodes"]
+        node = f"Node {', '.join(map(str, nodes))}" if nodes else "A node"
+        return f"{node} failed under the job (SLURM's node failure)", None
     if finding.details.get("spawn_cut"):
         why = ": the training's numbers diverged" if finding.details.get("numerics") else ""
         return f"A spawned worker failed{why}", None

@@ -10,6 +10,12 @@ processes may have been killed by the cgroup out-of-memory handler.` and `srun: 
 task 0: Out Of Memory` in brain-score/vision#950; `srun: error: SH-IDC1-10-140-24-95: task 0:
 Exited with exit code 1` in huggingface/accelerate#2960.)
 
+A node that failed under the step (huggingface/m4-logs, tr_141's node failure) is a
+`node_failure` event with its host:
+
+    srun: error: Node failure on jean-zay-iam37
+    slurmstepd: error: *** STEP 1943824.0 ON jean-zay-iam17 CANCELLED AT 2023-03-06T03:17:51 DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***
+
 `Out Of Memory` and the oom-kill report are the cgroup's OOM killer ending tasks for host
 memory: a `host_oom` event (the `oom` rule), with the srun task ids in `values`. Other task
 exits (`task_exit`) and the step's cancellation (`step_cancelled`, with the reason SLURM gives:
@@ -28,10 +34,12 @@ SRUN_TASKS = r"srun: error: (?P<host>[^:\s]+): tasks? (?P<tasks>[\d,\- ]+): (?P<
 OOM_KILL = r"(?:slurmstepd(?:-\S+)?:|\]) error: Detected (?P<count>\d+) oom[-_]kill event"
 CANCELLED = (
     r"\*\*\* (?:STEP|JOB) (?P<id>\S+) ON (?P<host>\S+) CANCELLED AT (?P<time>\S+)"
-    r"(?: DUE TO (?P<why>[A-Z][A-Z ]*?))? \*\*\*"
+    r"(?: DUE TO (?P<why>[A-Z][A-Z ]*?))?(?:, SEE SLURMCTLD LOG FOR DETAILS)? \*\*\*"
 )
+NODE_FAILURE = r"srun: error: Node failure on (\S+)"
 OUT_OF_MEMORY = "Out Of Memory"
-TERMINATING = "srun: Terminating StepId="  # srun ending the step: recognised, no event
+# srun ending the step: recognised, no event
+TERMINATING = r"srun: Terminating StepId=|srun: Job step aborted: Waiting up to \d+ seconds"
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
@@ -42,6 +50,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         tasks.alias("_tasks"),
         cancelled.alias("_cancelled"),
         message.str.contains(OOM_KILL).alias("_oom_kill"),
+        message.str.extract(NODE_FAILURE, 1).alias("_failed_node"),
     )
     what = pl.col("_tasks").struct.field("what")
     event = (
@@ -49,11 +58,13 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         .then(pl.lit("host_oom"))
         .when(what.is_not_null())
         .then(pl.lit("task_exit"))
+        .when(pl.col("_failed_node").is_not_null())
+        .then(pl.lit("node_failure"))
         .when(pl.col("_cancelled").struct.field("id").is_not_null())
         .then(pl.lit("step_cancelled"))
     )
     found = found.with_columns(event.alias("event")).filter(
-        pl.col("event").is_not_null() | message.str.contains(TERMINATING, literal=True)
+        pl.col("event").is_not_null() | message.str.contains(TERMINATING)
     )
     return found.select(
         "file",
@@ -64,7 +75,9 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         .otherwise(pl.lit("error"))
         .alias("severity"),
         pl.coalesce(
-            pl.col("_tasks").struct.field("host"), pl.col("_cancelled").struct.field("host")
+            pl.col("_tasks").struct.field("host"),
+            "_failed_node",
+            pl.col("_cancelled").struct.field("host"),
         ).alias("host"),
         pl.coalesce(what, pl.col("_cancelled").struct.field("why")).alias("exc_message"),
         what.str.extract(r"exit code (\d+)", 1).cast(pl.Int32, strict=False).alias("exitcode"),

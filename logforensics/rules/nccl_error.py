@@ -190,6 +190,12 @@ FIX_CLOSING = (
     "is elsewhere; destroying the process group (`dist.destroy_process_group()`) once every "
     "rank is done makes the exit clean."
 )
+FIX_WENT_ON = (
+    "Nothing stopped the job here. If NCCL went on without the network it first tried (a "
+    "network plugin that failed to load, then `Using network Socket`), collectives between "
+    "nodes run over TCP sockets, far slower: check the plugin's install (`NCCL_NET_PLUGIN`, "
+    "its libfabric) if that network was meant to be used."
+)
 FIX_DUPLICATE = (
     "Fix the duplicate GPU assignment (see the duplicate_device finding); NCCL raises this "
     "error on every rank that shares a GPU."
@@ -286,6 +292,10 @@ def _errors(job: Job, nccl: pl.DataFrame) -> list[Finding]:
     if not teardown.is_empty():
         findings.append(_teardown(job, teardown))
         remaining = remaining.join(teardown.select("file", "line"), on=["file", "line"], how="anti")
+    went_on = _went_on(remaining, nccl)
+    if not went_on.is_empty():
+        findings.append(_survived(job, went_on))
+        remaining = remaining.join(went_on.select("file", "line"), on=["file", "line"], how="anti")
     candidates = _in_order(job, remaining)
     if candidates.is_empty():
         return findings
@@ -677,6 +687,55 @@ def _after_a_timeout(job: Job, errors: pl.DataFrame) -> pl.DataFrame:
         errors.join(first_in_file, on="file", how="left")
         .filter((later.fill_null(False)) | closing)
         .drop("_timed_out_at")
+    )
+
+
+def _went_on(errors: pl.DataFrame, nccl: pl.DataFrame) -> pl.DataFrame:
+    """The errors after which their process set up a communicator (`Init START` or `Init
+    COMPLETE` below them in the same file): the failed call did not stop it. NCCL goes on
+    when a network plugin fails to load (awslabs/awsome-distributed-ai#386: `NET/OFI
+    aws-ofi-nccl initialization failed` on all 16 workers, then `Using network Socket` and
+    `Init START`, and the epochs advanced)."""
+    process = ["file", "host", "pid"]
+    inits = (
+        nccl.filter((pl.col("event") == "nccl_init") & pl.col("pid").is_not_null())
+        .group_by(process)
+        .agg(pl.col("line").max().alias("_last_init"))
+    )
+    return (
+        errors.filter(pl.col("pid").is_not_null())
+        .join(inits, on=process, how="inner", nulls_equal=True)
+        .filter(pl.col("_last_init") > pl.col("line"))
+        .drop("_last_init")
+    )
+
+
+def _survived(job: Job, rows: pl.DataFrame) -> Finding:
+    rows = placed_keys(job, rows)
+    processes = rows.get_column("who").n_unique()
+    ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
+    first = rows.sort("file", "line").row(0, named=True)
+    message = (first["exc_message"] or first["error_code"] or "").strip()
+    who = f"{processes} process{'es' if processes > 1 else ''}"
+    evidence, total = _first_of_each_process(rows)
+    return Finding(
+        kind="nccl_error",
+        severity="warning",
+        part="consequence",
+        summary=(
+            f"NCCL reported a failure in {who} (`{clipped(message)}` first), and the same "
+            f"{'processes' if processes > 1 else 'process'} went on to set up "
+            f"{'their communicators' if processes > 1 else 'its communicator'}: it did not stop "
+            "the job."
+        ),
+        fix=FIX_WENT_ON,
+        ranks=ranks,
+        evidence=evidence,
+        evidence_total=total,
+        confidence="medium",
+        order=_order(rows),
+        timestamp=earliest_time(rows),
+        details={"processes": processes, "went_on": True},
     )
 
 

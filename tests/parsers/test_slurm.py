@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import polars as pl
+
 from tests.builders import analyze_files, finding, parsed_by
 
 # chrisknewman/tusas#149, verbatim
@@ -58,3 +60,17 @@ def test_the_oom_kill_report_from_slurmstepds_own_log_is_host_memory(tmp_path):
     assert analysis.verdict.finding.kind == "oom"
     assert analysis.verdict.finding.details["host_memory"]
     assert analysis.job.progress is None or analysis.job.progress.marks.is_empty()
+
+
+def test_a_node_failure_names_the_node():
+    # huggingface/m4-logs tr_141 (num_workers 06): a node crashed under a DeepSpeed run
+    lines = [
+        "srun: error: Node failure on jean-zay-iam37",
+        "srun: Job step aborted: Waiting up to 62 seconds for job step to finish.",
+        "slurmstepd: error: *** STEP 1943824.0 ON jean-zay-iam17 CANCELLED AT 2023-03-06T03:17:51 DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***",
+    ]
+    rows = parsed_by("slurm", lines).sort("line")
+    failed = rows.filter(pl.col("event") == "node_failure").row(0, named=True)
+    assert failed["host"] == "jean-zay-iam37"
+    cancelled = rows.filter(pl.col("event") == "step_cancelled").row(0, named=True)
+    assert cancelled["exc_message"] == "NODE FAILURE"

@@ -600,3 +600,30 @@ def test_a_foreign_connection_to_an_nccl_port_is_the_error_of_the_rank_it_reache
     # the shipper's host is the processes' host; the file is no one rank's, whatever its name
     assert set(analysis.job.events.get_column("host").drop_nulls()) == {"worker-9"}
     assert analysis.job.file_stats.item(0, "rank") is None
+
+
+# awslabs/awsome-distributed-ai#386, verbatim (a KubeRay job on two p5 nodes, Ray's prefix and
+# de-duplication): the AWS network plugin fails to load on every worker, NCCL falls back to
+# TCP sockets and sets up its communicator, and the epochs advance. A healthy, slower run.
+PLUGIN_FELL_BACK = [
+    "(RayTrainWorker pid=954, ip=10.67.132.202) ini-worker-ray-worker-p5:954:3133 [6] nccl_net_ofi_create_plugin:1067 NCCL WARN NET/OFI aws-ofi-nccl initialization failed [repeated 15x across cluster]",
+    "(RayTrainWorker pid=954, ip=10.67.132.202) ini-worker-ray-worker-p5:954:3133 [6] NCCL INFO net.cc:56 -> 2 [repeated 15x across cluster]",
+    "(RayTrainWorker pid=954, ip=10.67.132.202) ini-worker-ray-worker-p5:954:3133 [6] NCCL INFO NET/IB : No device found. [repeated 15x across cluster]",
+    "(RayTrainWorker pid=954, ip=10.67.132.202) ini-worker-ray-worker-p5:954:3133 [6] NCCL INFO NET/Socket : Using [0]eth0:10.67.132.202<0> [repeated 15x across cluster]",
+    "(RayTrainWorker pid=954, ip=10.67.132.202) ini-worker-ray-worker-p5:954:3133 [6] NCCL INFO Using non-device net plugin version 0 [repeated 15x across cluster]",
+    "(RayTrainWorker pid=954, ip=10.67.132.202) ini-worker-ray-worker-p5:954:3133 [6] NCCL INFO Using network Socket [repeated 15x across cluster]",
+    "(RayTrainWorker pid=954, ip=10.67.132.202) ini-worker-ray-worker-p5:954:3133 [6] NCCL INFO comm 0x7f3aed3f8c00 rank 6 nranks 16 cudaDev 6 nvmlDev 6 busId b9000 commId 0xb28cabf3135b26f2 - Init START [repeated 15x across cluster]",
+]
+
+
+def test_an_error_its_process_went_on_past_is_no_failure(tmp_path):
+    analysis = analyze_files(tmp_path, {"ray_job_console.log": PLUGIN_FELL_BACK})
+    assert analysis.verdict is None
+    survived = finding(analysis, "nccl_error")
+    assert survived.severity == "warning" and survived.details["went_on"]
+    assert "aws-ofi-nccl initialization failed" in survived.summary
+
+
+def test_the_same_error_without_a_later_init_is_the_failure(tmp_path):
+    analysis = analyze_files(tmp_path, {"ray_job_console.log": PLUGIN_FELL_BACK[:2]})
+    assert analysis.verdict.finding.kind == "nccl_error"
