@@ -710,12 +710,19 @@ def _went_on(errors: pl.DataFrame, nccl: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _survived(job: Job, rows: pl.DataFrame) -> Finding:
+def _processes_failing(job: Job, rows: pl.DataFrame) -> tuple[pl.DataFrame, int, list[int], str]:
+    """`rows` placed in the run, how many processes they come from, their ranks, and the first
+    error's words."""
     rows = placed_keys(job, rows)
     processes = rows.get_column("who").n_unique()
     ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
     first = rows.sort("file", "line").row(0, named=True)
     message = (first["exc_message"] or first["error_code"] or "").strip()
+    return rows, processes, ranks, message
+
+
+def _survived(job: Job, rows: pl.DataFrame) -> Finding:
+    rows, processes, ranks, message = _processes_failing(job, rows)
     who = f"{processes} process{'es' if processes > 1 else ''}"
     evidence, total = _first_of_each_process(rows)
     return Finding(
@@ -740,11 +747,7 @@ def _survived(job: Job, rows: pl.DataFrame) -> Finding:
 
 
 def _teardown(job: Job, rows: pl.DataFrame) -> Finding:
-    rows = placed_keys(job, rows)
-    processes = rows.get_column("who").n_unique()
-    ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
-    first = rows.sort("file", "line").row(0, named=True)
-    message = (first["exc_message"] or first["error_code"] or "").strip()
+    rows, processes, ranks, message = _processes_failing(job, rows)
     hung = not job.events.filter(pl.col("event").is_in(TIMED_OUT)).is_empty()
     who = f"{processes} process{'es' if processes > 1 else ''}"
     summary = (
