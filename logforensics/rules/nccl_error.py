@@ -26,7 +26,7 @@ import re
 
 import polars as pl
 
-from logforensics.findings import Evidence, Finding, evidence_from
+from logforensics.findings import Evidence, Finding, Severity, evidence_from
 from logforensics.job import Job
 from logforensics.never_completed import first_collective_never_completed
 from logforensics.placement import AFTER_MARK, earliest_time, placed_keys
@@ -724,26 +724,14 @@ def _processes_failing(job: Job, rows: pl.DataFrame) -> tuple[pl.DataFrame, int,
 def _survived(job: Job, rows: pl.DataFrame) -> Finding:
     rows, processes, ranks, message = _processes_failing(job, rows)
     who = f"{processes} process{'es' if processes > 1 else ''}"
-    evidence, total = _first_of_each_process(rows)
-    return Finding(
-        kind="nccl_error",
-        severity="warning",
-        part="consequence",
-        summary=(
-            f"NCCL reported a failure in {who} (`{clipped(message)}` first), and the same "
-            f"{'processes' if processes > 1 else 'process'} went on to set up "
-            f"{'their communicators' if processes > 1 else 'its communicator'}: it did not stop "
-            "the job."
-        ),
-        fix=FIX_WENT_ON,
-        ranks=ranks,
-        evidence=evidence,
-        evidence_total=total,
-        confidence="medium",
-        order=_order(rows),
-        timestamp=earliest_time(rows),
-        details={"processes": processes, "went_on": True},
+    summary = (
+        f"NCCL reported a failure in {who} (`{clipped(message)}` first), and the same "
+        f"{'processes' if processes > 1 else 'process'} went on to set up "
+        f"{'their communicators' if processes > 1 else 'its communicator'}: it did not stop "
+        "the job."
     )
+    details = {"processes": processes, "went_on": True}
+    return _consequence(rows, "warning", summary, FIX_WENT_ON, ranks, details)
 
 
 def _teardown(job: Job, rows: pl.DataFrame) -> Finding:
@@ -758,20 +746,35 @@ def _teardown(job: Job, rows: pl.DataFrame) -> Finding:
         else f"{who} failed in NCCL while closing a communicator (`{clipped(message)}` first): "
         "its teardown, not a failure of the run."
     )
+    fix = FIX_TEARDOWN if hung else FIX_CLOSING
+    details = {"processes": processes, "after_timeout": hung}
+    return _consequence(rows, "warning", summary, fix, ranks, details)
+
+
+def _consequence(
+    rows: pl.DataFrame,
+    severity: Severity,
+    summary: str,
+    fix: str,
+    ranks: list[int],
+    details: dict[str, object],
+) -> Finding:
+    """An NCCL finding that follows from something else (a teardown, a cascade, an error its
+    process went past): each failing process's first error line as evidence."""
     evidence, total = _first_of_each_process(rows)
     return Finding(
         kind="nccl_error",
-        severity="warning",
+        severity=severity,
         part="consequence",
         summary=summary,
-        fix=FIX_TEARDOWN if hung else FIX_CLOSING,
+        fix=fix,
         ranks=ranks,
         evidence=evidence,
         evidence_total=total,
         confidence="medium",
         order=_order(rows),
         timestamp=earliest_time(rows),
-        details={"processes": processes, "after_timeout": hung},
+        details=details,
     )
 
 
@@ -797,21 +800,7 @@ def _cascade(rows: pl.DataFrame, first: dict[str, object]) -> Finding:
         f"{who} then failed in NCCL too ({about_peer} of their {rows.height} errors report a "
         f"peer that went away): the cascade after {_describe_process(first, start=False)}'s error."
     )
-    evidence, total = _first_of_each_process(rows)
-    return Finding(
-        kind="nccl_error",
-        severity="error",
-        part="consequence",
-        summary=summary,
-        fix=FIX_CASCADE,
-        ranks=ranks,
-        evidence=evidence,
-        evidence_total=total,
-        confidence="medium",
-        order=_order(rows),
-        timestamp=earliest_time(rows),
-        details={"processes": processes},
-    )
+    return _consequence(rows, "error", summary, FIX_CASCADE, ranks, {"processes": processes})
 
 
 def _checked_in_twice(rows: pl.DataFrame) -> Finding:
