@@ -132,6 +132,8 @@ def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
         at = f" at {endpoint}" if endpoint else ""
         if finding.details.get("side") == "server":
             return f"{who} could not open the rendezvous store's port{at}: it was taken", None
+        if finding.details.get("side") == "wait":
+            return f"{who} timed out waiting at the rendezvous store: the job never formed", None
         return f"{who} could not reach the rendezvous store{at}: the job never started", None
     if finding.details.get("phase") == "connect":
         reporters = finding.details.get("reporters") or []

@@ -132,13 +132,48 @@ STORE_FIX = (
 
 
 def startup_failures(job: Job) -> pl.DataFrame:
-    """The exceptions that failed the job's start-up at the rendezvous (see STARTUP_*)."""
+    """The exceptions that failed the job's start-up at the rendezvous: a process that could
+    not reach the store (see STARTUP_*), or whose wait there timed out (see STORE_WAIT)."""
+    return pl.concat([_unreachable(job), _store_waits(job)], how="diagonal_relaxed")
+
+
+def _unreachable(job: Job) -> pl.DataFrame:
     exceptions = job.events.filter(pl.col("event") == "exception")
     frame = pl.col("frame").fill_null("")
     return exceptions.filter(
         pl.col("exc_type").fill_null("").str.contains(STARTUP_TYPE)
         | (frame.str.contains(STARTUP_FRAME) & exception_text().str.contains(STARTUP_WORDS))
     )
+
+
+# A wait at the TCPStore that gave up without naming whom it waited for
+# (hiyouga/LlamaFactory#6154: `torch.distributed.DistStoreError: Socket Timeout` alone, the nodes
+# launched with settings the launcher no longer read)
+STORE_WAIT = (
+    r"(?i)^(?:torch\.distributed\.)?(?:DistStoreError|RuntimeError): "
+    r"(?:Socket Timeout|wait timeout)"
+)
+LAUNCHER_SUMMARY = r"ChildFailedError$"
+# what shows collectives ran, so a later store wait is not the start-up's
+RAN = ("collective_timeout", "store_timeout", "nccl_init", "collective_run")
+
+
+def _store_waits(job: Job) -> pl.DataFrame:
+    """Store waits that timed out while the job was starting: nothing in the logs shows it past
+    its rendezvous (no progress, no collective) and no process raised anything else. The
+    processes then never all met at the store: one of them was not started, or was started with
+    other settings."""
+    exceptions = job.events.filter(pl.col("event") == "exception")
+    is_wait = exception_text().str.contains(STORE_WAIT).fill_null(False)
+    waits = exceptions.filter(is_wait)
+    if waits.is_empty():
+        return waits
+    launcher = pl.col("exc_type").fill_null("").str.contains(LAUNCHER_SUMMARY)
+    others = exceptions.filter(~is_wait & ~launcher & pl.col("exc_type").is_not_null())
+    ran = job.events.filter(pl.col("event").is_in(RAN))
+    if not others.is_empty() or not ran.is_empty() or not _went_on(job).is_empty():
+        return waits.clear()
+    return waits
 
 
 # EADDRNOTAVAIL: the client's retry over an address family the host lacks (torchrun tries
@@ -153,11 +188,9 @@ def _store_unreachable(job: Job) -> list[Finding]:
     if job.progress is not None and not job.progress.marks.is_empty():
         sockets = sockets.clear()  # the job trained: the client got through on a retry
     sockets = _before_going_on(job, sockets)
-    failures = pl.concat([sockets, startup_failures(job)], how="diagonal_relaxed").sort(
-        "file", "line"
-    )
+    failures = pl.concat([sockets, _unreachable(job)], how="diagonal_relaxed").sort("file", "line")
     if failures.is_empty():
-        return []
+        return _store_wait_timed_out(job)
     first = failures.row(0, named=True)
     endpoint = next((p for p in failures.get_column("peer").drop_nulls()), None)
     reasons = failures.get_column("error_code").drop_nulls().unique(maintain_order=True).to_list()
@@ -180,6 +213,33 @@ def _store_unreachable(job: Job) -> list[Finding]:
         "not the one the address names. No collective ran; no rank is to blame."
     )
     return [_start_up_failure(failures, summary, STORE_FIX, "high", details)]
+
+
+STORE_WAIT_FIX = (
+    "The processes never all met at the rendezvous store: one of them was not started, or was "
+    "started with other settings. Check that every node ran the launch with the same master "
+    "address and port, the same number of nodes and its own node rank (after an upgrade, that "
+    "the launcher still reads the variables you set: print them on each node), and that every "
+    "node can reach the master's port. The wait's timeout only ends the wait."
+)
+
+
+def _store_wait_timed_out(job: Job) -> list[Finding]:
+    waits = _store_waits(job).sort("file", "line")
+    if waits.is_empty():
+        return []
+    first = waits.row(0, named=True)
+    reason = exception_text().str.strip_chars(": ")
+    said = waits.select(reason).item(0, 0) or first["exc_type"]
+    reporters = sorted(waits.get_column("rank").drop_nulls().unique().to_list())
+    who = rank_list(reporters).capitalize() if reporters else "A process"
+    summary = (
+        f"{who} waited at the rendezvous store until the wait timed out while the job was "
+        f"starting (`{clipped(said)}`): not every process joined the store. No collective ran; "
+        "no rank is to blame."
+    )
+    details = {"phase": "rendezvous", "side": "wait", "reporters": reporters}
+    return [_start_up_failure(waits, summary, STORE_WAIT_FIX, "medium", details)]
 
 
 # The store's own side failed (bind, listen), no client's connect, and for the reason that the

@@ -255,3 +255,37 @@ def test_a_refused_connect_to_a_loopback_address_names_the_interface(tmp_path):
     )
     assert "[127.0.1.1]:3210" in mesh.summary and "loopback address" in mesh.summary
     assert "GLOO_SOCKET_IFNAME" in mesh.fix
+
+
+# hiyouga/LlamaFactory#6154, verbatim: a multi-node launch whose nodes never met at the store
+# (the launcher no longer read the variables the reporter set; "solved" by setting the new ones)
+STORE_WAIT_ALONE = ["torch.distributed.DistStoreError: Socket Timeout"]
+
+
+def test_a_store_wait_that_timed_out_at_start_up_is_a_job_that_never_formed(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": STORE_WAIT_ALONE}).verdict
+    assert verdict.finding.kind == "missing_rank" and verdict.ranks == []
+    assert verdict.finding.details["side"] == "wait"
+    assert "not every process joined the store" in verdict.finding.summary
+    assert "`torch.distributed.DistStoreError: Socket Timeout`" in verdict.finding.summary
+    assert "number of nodes" in verdict.finding.fix
+    assert verdict.headline.startswith("A process timed out waiting at the rendezvous store")
+
+
+def test_a_store_wait_after_the_job_trained_is_a_wait_for_a_busy_rank(tmp_path):
+    # the same line after training went on: a rank kept the others waiting, no failed start
+    files = {"console.log": [*marks(0, range(3)), *STORE_WAIT_ALONE]}
+    analysis = analyze_files(tmp_path, files)
+    assert not any(f.details.get("phase") == "rendezvous" for f in analysis.findings)
+
+
+def test_a_store_wait_beside_another_exception_leaves_the_cause_to_that_exception(tmp_path):
+    lines = [
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/app/train.py", line 12, in <module>',
+        "[rank0]:     load_dataset(path)",
+        "[rank0]: FileNotFoundError: [Errno 2] No such file or directory: '/data/train.jsonl'",
+        *(f"[rank1]: {line}" for line in STORE_WAIT_ALONE),
+    ]
+    verdict = analyze_files(tmp_path, {"console.log": lines}).verdict
+    assert verdict.finding.kind == "rank_exception" and verdict.ranks == [0]
