@@ -36,6 +36,7 @@ from logforensics.placement import (
 )
 from logforensics.registry import Rule
 from logforensics.rules.missing_rank import startup_failures
+from logforensics.stopped_workers import UnstoppedWorker, unstopped_worker
 from logforensics.text import capitalized, clipped, duration, rank_list
 
 # Horovod's word on every rank once one rank failed or finished early: "Horovod has been shut
@@ -890,6 +891,9 @@ def _unattributed(job: Job) -> list[Finding]:
     whats = list(dict.fromkeys(shown.get_column("what").str.strip_chars(": ").to_list()))
     named = "; ".join(clipped(what) for what in whats[:3])
     count = rows.height
+    failed = unstopped_worker(job)
+    if failed is not None and not waits and len(whats) == 1:
+        return [_of_unstopped(failed, rows, f"raised {named}", whats[0])]
     summary = (
         f"{'A process' if count == 1 else f'{count} processes'} whose rank the logs do not "
         f"say raised {named}"
@@ -1048,6 +1052,11 @@ def _unattributed_deaths(job: Job) -> list[Finding]:
     if crashes.is_empty():
         return []
     first = crashes.row(0, named=True)
+    failed = unstopped_worker(job)
+    if failed is not None and first["pid"] in (None, failed.pid):
+        signal = str(first["signal"])
+        what = "was killed (SIGKILL)" if signal == "SIGKILL" else f"crashed on {signal}"
+        return [_of_unstopped(failed, crashes, what, signal)]
     host, pid = first.get("host"), first.get("pid")
     place = f"host {host}, pid {pid}" if host and pid is not None else ""
     place = place or (f"pid {pid}" if pid is not None else "")
@@ -1075,6 +1084,25 @@ def _unattributed_deaths(job: Job) -> list[Finding]:
             details={"exception": first["signal"], "signal": first["signal"]},
         )
     ]
+
+
+def _of_unstopped(failed: UnstoppedWorker, rows: pl.DataFrame, what: str, said: str) -> Finding:
+    """A failure no line ties to a rank, pinned on the worker torchrun did not stop."""
+    signal = said if said in SIGNAL_FIXES or said in FATAL.values() else None
+    fix = SIGNAL_FIXES.get(said) if signal else _message_fix([said], rank_list([failed.rank]))
+    return _from_rows(
+        pl.concat([rows, failed.stopped.head(3)], how="diagonal_relaxed").sort("file", "line"),
+        severity="error",
+        part="explanation",
+        summary=(
+            f"Rank {failed.rank} {what}: the logs do not tie the failure to a rank, but the "
+            f"worker torchrun did not stop is rank {failed.rank} ({failed.said()})."
+        ),
+        fix=fix or FATAL_FIX.format(who=rank_list([failed.rank]), it="it"),
+        ranks=[failed.rank],
+        confidence="medium",
+        details={"exception": said, "signal": signal, "pid": failed.pid, "from_stops": True},
+    )
 
 
 def _local_is_global(job: Job) -> pl.Expr:

@@ -490,7 +490,8 @@ def test_a_traceback_cut_before_its_exception_takes_the_same_call_s_exception(tm
 
 def test_a_worker_the_launcher_says_was_killed_is_a_failure_even_with_its_rank_cut_off(tmp_path):
     # tatsu-lab/stanford_alpaca#183, verbatim (the paste garbles the launcher's tails): one
-    # worker was SIGKILLed (the host ran out of RAM), torchrun stopped the other three
+    # worker was SIGKILLed (the host ran out of RAM), torchrun stopped the other three; the
+    # stops leave out pid 53040, local rank 2 of the one node
     lines = [
         "Parameter Offload: Total persistent parameters: 414720 in 81 params",
         "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 53038 closing",
@@ -500,8 +501,9 @@ def test_a_worker_the_launcher_says_was_killed_is_a_failure_even_with_its_rank_c
     ]
     analysis = analyze_files(tmp_path, {"console.log": lines})
     killed = analysis.verdict.finding
-    assert (killed.kind, analysis.verdict.ranks) == ("rank_exception", [])
+    assert (killed.kind, analysis.verdict.ranks) == ("rank_exception", [2])
     assert "was killed (SIGKILL)" in killed.summary and "OOM killer" in killed.fix
+    assert "pid 53040" in killed.summary
     stopped = analysis.job.events.filter(pl.col("event") == "worker_sigterm")
     assert sorted(stopped.get_column("pid").to_list()) == [53038, 53039, 53041]
 
@@ -803,3 +805,31 @@ def test_a_node_the_scheduler_lost_is_the_cause(tmp_path):
     cause = analysis.verdict.finding
     assert cause.kind == "rank_exception" and cause.details["nodes"] == ["jean-zay-iam37"]
     assert cause.blames_nobody and "exclude" in cause.fix
+
+
+# QwenLM/Qwen#852, verbatim: an allocation error no line ties to a rank, then torchrun stops
+# five workers whose pids run 86503-86508 but for 86505
+HOST_ALLOCATION_THEN_STOPS = [
+    "RuntimeError: [enforce fail at alloc_cpu.cpp:83] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to allocate 268435456 bytes. Error code 12 (Cannot allocate memory)",
+    "[2023-12-22 07:10:38,757] torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 86503 closing signal SIGTERM",
+    "[2023-12-22 07:10:38,763] torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 86504 closing signal SIGTERM",
+    "[2023-12-22 07:10:38,764] torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 86506 closing signal SIGTERM",
+    "[2023-12-22 07:10:38,765] torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 86507 closing signal SIGTERM",
+    "[2023-12-22 07:10:38,766] torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 86508 closing signal SIGTERM",
+]
+
+
+def test_the_worker_torchrun_did_not_stop_is_the_rank_that_raised(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": HOST_ALLOCATION_THEN_STOPS}).verdict
+    assert verdict.finding.kind == "rank_exception" and verdict.ranks == [2]
+    assert verdict.finding.confidence == "medium"
+    assert "pid 86505" in verdict.finding.summary
+    assert "DefaultCPUAllocator" in verdict.finding.summary
+    assert any(e.line == 2 for e in verdict.finding.evidence)  # the stops are its evidence
+
+
+def test_stopped_pids_without_one_gap_name_no_rank(tmp_path):
+    # the same stops with 86506 as 86509: two pids left out of the run, so no rank is guessed
+    stops = [line.replace("86506", "86509") for line in HOST_ALLOCATION_THEN_STOPS]
+    verdict = analyze_files(tmp_path, {"console.log": stops}).verdict
+    assert verdict.ranks == []
