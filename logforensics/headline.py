@@ -291,6 +291,9 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
     details = finding.details
     if finding.part == "consequence":
         return f"{_who(finding.ranks, 'Some processes')} failed in NCCL", ""
+    if details.get("transport") == "gloo":
+        where = f" on {rank_list(finding.ranks)}" if finding.ranks else ""
+        return f"gloo used the wrong network interface{where}: the process group never formed", None
     if details.get("checked_in_twice"):
         twice = _ranks_of(details.get("checked_in_twice"))
         return f"{_who(twice)} was started twice", "NCCL could not form the communicator"

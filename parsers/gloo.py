@@ -52,6 +52,17 @@ CONNECT_REFUSED = (
     r"|Connection timed out)"
 )
 
+# gloo choosing its interface (gloo/transport/tcp/device.cc; aws-samples/aws-do-eks#50, #51):
+#   [rank8] Warning: Unable to resolve hostname to a (local) address. Using the loopback
+#   RuntimeError: [enforce fail at .../gloo/transport/tcp/device.cc:84] ifa != nullptr. Unable to find address for: ^lo
+LOOPBACK_FALLBACK = "Unable to resolve hostname to a (local) address. Using the loopback"
+NO_INTERFACE = r"Unable to find address for: (?P<interface>\S+)"
+# a failed connect's own detail line, where a paste wraps the error (aws-samples/aws-do-eks#69):
+#   (rank=8, size=16, local=[127.0.0.1])
+#   timed out connecting: SO_ERROR: Connection refused, remote=[127.0.0.1]:14215
+PAIR_ENDS = r"\(rank=(?P<rank>\d+), size=(?P<size>\d+), local=(?P<local>\[[^\]]+\])\)"
+REMOTE = r"(?:SO_ERROR: [^,]+, |^\s*)remote=(\[[^\]]+\]:\S+)"
+
 
 def _event() -> pl.Expr:
     message = pl.col("message")
@@ -61,6 +72,12 @@ def _event() -> pl.Expr:
             | message.str.contains(CONNECT_REFUSED)
         )
         .then(pl.lit("connect_failed"))
+        .when(message.str.contains(PAIR_ENDS) | message.str.contains(REMOTE))
+        .then(pl.lit("connect_failed"))
+        .when(message.str.contains(LOOPBACK_FALLBACK, literal=True))
+        .then(pl.lit("loopback_fallback"))
+        .when(message.str.contains(NO_INTERFACE))
+        .then(pl.lit("no_interface"))
         .when(message.str.contains(TRANSPORT_TIMEOUT) | message.str.contains(READ_TIMEOUT))
         .then(pl.lit("transport_timeout"))
         .when(message.str.contains(PEER_CLOSED))
@@ -78,6 +95,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
     timeout = message.str.extract_groups(TRANSPORT_TIMEOUT)
     sizes = message.str.extract_groups(SIZE_MISMATCH)
+    pair = message.str.extract_groups(PAIR_ENDS)
     return (
         lines.with_columns(_event().alias("event"))
         .filter(pl.col("event").is_not_null())
@@ -85,7 +103,12 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             "file",
             "line",
             "event",
-            pl.lit("error").alias("severity"),
+            pl.when(pl.col("event") == "loopback_fallback")
+            .then(pl.lit("warning"))
+            .otherwise(pl.lit("error"))
+            .alias("severity"),
+            pair.struct.field("rank").cast(pl.Int32, strict=False).alias("rank"),
+            pair.struct.field("size").cast(pl.Int32, strict=False).alias("world_size"),
             timeout.struct.field("timeout_ms").cast(pl.Int64, strict=False).alias("timeout_ms"),
             # send or recv: the transport's direction, not a collective (never `op`)
             pl.when(timeout.struct.field("direction").is_not_null())
@@ -96,7 +119,10 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
                 message.str.extract(PEER_RESET, 1),
                 message.str.extract(READ_TIMEOUT, 1),
                 message.str.extract(CONNECT_REFUSED, 1),
+                message.str.extract(REMOTE, 1),
+                pair.struct.field("local"),
             ).alias("peer"),
+            message.str.extract(NO_INTERFACE, 1).alias("device"),
             pl.when(sizes.struct.field("received").is_not_null())
             .then(
                 pl.concat_list(
@@ -123,6 +149,10 @@ PARSER = LineParser(
         "No route to host",
         "Network is unreachable",
         "Connection timed out",
+        "remote=[",
+        ", local=[",
+        LOOPBACK_FALLBACK,
+        "Unable to find address for: ",
     ),
     parse=parse,
 )

@@ -16,11 +16,10 @@ context for the rank's own error otherwise.
 
 from __future__ import annotations
 
-import re
-
 import polars as pl
 
 from logforensics.findings import Confidence, Evidence, Finding, evidence_from, exception_text
+from logforensics.gloo_interface import gloo_interface
 from logforensics.job import Job
 from logforensics.placement import earliest_time
 from logforensics.registry import Rule
@@ -300,7 +299,6 @@ MESH_FIX = (
 
 
 # `[127.0.1.1]:3210`, `[::1]:29500`: an address on this host only
-LOOPBACK = r"\[(?:127\.\d+\.\d+\.\d+|::1)\]"
 
 
 def _mesh_never_formed(job: Job) -> list[Finding]:
@@ -308,8 +306,8 @@ def _mesh_never_formed(job: Job) -> list[Finding]:
     other while it formed (rwth-i6/i6_core#459: two jobs on one host sharing the rendezvous
     port). Before any training, with no rank to blame."""
     failures = _before_going_on(job, job.events.filter(pl.col("event") == "connect_failed"))
-    if failures.is_empty():
-        return []
+    if failures.is_empty() or gloo_interface(job):
+        return []  # gloo on the wrong interface: nccl_error says so
     failures = failures.sort("file", "line")
     peers = failures.get_column("peer").drop_nulls().unique(maintain_order=True).to_list()
     reporters = sorted(failures.get_column("rank").drop_nulls().unique().to_list())
@@ -320,11 +318,6 @@ def _mesh_never_formed(job: Job) -> list[Finding]:
         f"forming: gloo's full-mesh connection failed{closed}. No collective ran; no rank is "
         "to blame."
     )
-    if any(re.match(LOOPBACK, peer) for peer in peers):
-        summary += (
-            " The address it tried is a loopback address: the peer's host name resolves to "
-            "127.x on this node (an /etc/hosts entry), or gloo picked the wrong interface."
-        )
     details = {"phase": "connect", "peers": peers, "reporters": reporters}
     return [_start_up_failure(failures, summary, MESH_FIX, "medium", details)]
 

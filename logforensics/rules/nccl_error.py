@@ -27,6 +27,7 @@ import re
 import polars as pl
 
 from logforensics.findings import Evidence, Finding, Severity, evidence_from
+from logforensics.gloo_interface import gloo_interface
 from logforensics.job import Job
 from logforensics.never_completed import first_collective_never_completed
 from logforensics.placement import AFTER_MARK, earliest_time, placed_keys
@@ -242,7 +243,7 @@ FIXES = {
 
 def check(job: Job) -> list[Finding]:
     nccl = job.events.filter(pl.col("family") == "nccl")
-    never_completed = first_collective_never_completed(job)
+    never_completed = first_collective_never_completed(job) + gloo_interface(job)
     if nccl.is_empty():
         return never_completed
     return _errors(job, nccl) + never_completed + _versions(nccl)

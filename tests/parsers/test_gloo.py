@@ -167,3 +167,43 @@ def test_a_pair_that_could_not_connect_is_a_connect_failure_with_its_peer():
     line = "  what():  [/opt/conda/conda-bld/pytorch_1544084119927/work/third_party/gloo/gloo/transport/tcp/pair.cc:724] connect [127.0.1.1]:3210: Connection refused"
     row = only(parsed_by("gloo", [line]))
     assert (row["event"], row["peer"]) == ("connect_failed", "[127.0.1.1]:3210")
+
+
+# aws-samples/aws-do-eks#50 and #51, verbatim (the PR author's excerpts of vLLM's gloo world
+# group on two EKS nodes): gloo falling back to the loopback, then told an NCCL-style exclusion
+AWS_DO_EKS_50 = [
+    "[rank8] Warning: Unable to resolve hostname to a (local) address. Using the loopback",
+    "        address as fallback. Manually set the network interface with GLOO_SOCKET_IFNAME",
+    "[rank8] Gloo connectFullMesh failed ... timed out connecting: SO_ERROR: Connection refused,",
+    "        remote=[127.0.0.1]:14215",
+]
+AWS_DO_EKS_51 = [
+    "RuntimeError: [enforce fail at .../gloo/transport/tcp/device.cc:84]",
+    "  ifa != nullptr. Unable to find address for: ^lo",
+]
+# aws-samples/aws-do-eks#69, verbatim: the failed connect's detail line names its rank and group
+AWS_DO_EKS_69_PAIR = "  (rank=8, size=16, local=[127.0.0.1])"
+
+
+def test_gloo_s_loopback_fallback_and_its_refused_remote_are_read():
+    rows = gloo_events(AWS_DO_EKS_50)
+    assert rows.select("line", "event", "severity", "peer").rows() == [
+        (1, "loopback_fallback", "warning", None),
+        (3, "connect_failed", "error", None),
+        (4, "connect_failed", "error", "[127.0.0.1]:14215"),
+    ]
+
+
+def test_an_interface_gloo_cannot_find_is_read_with_its_name():
+    row = only(gloo_events(AWS_DO_EKS_51))
+    assert (row["event"], row["device"]) == ("no_interface", "^lo")
+
+
+def test_a_failed_pair_s_detail_line_gives_its_rank_group_size_and_address():
+    row = only(gloo_events([AWS_DO_EKS_69_PAIR]))
+    assert (row["event"], row["rank"], row["world_size"], row["peer"]) == (
+        "connect_failed",
+        8,
+        16,
+        "[127.0.0.1]",
+    )

@@ -9,6 +9,7 @@ import pytest
 from bench.nccl_job import JobPlan, write_job
 from logforensics.api import analyze
 from tests.builders import analyze_files, finding, kinds, marks
+from tests.parsers.test_gloo import AWS_DO_EKS_50, AWS_DO_EKS_51
 from tests.rules.test_duplicate_device import init_line
 
 NCCL_DATA = Path(__file__).resolve().parent.parent / "data" / "nccl"
@@ -627,3 +628,31 @@ def test_an_error_its_process_went_on_past_is_no_failure(tmp_path):
 def test_the_same_error_without_a_later_init_is_the_failure(tmp_path):
     analysis = analyze_files(tmp_path, {"ray_job_console.log": PLUGIN_FELL_BACK[:2]})
     assert analysis.verdict.finding.kind == "nccl_error"
+
+
+def test_gloo_connecting_over_the_loopback_is_a_network_setting_not_a_missing_rank(tmp_path):
+    lines = [
+        *AWS_DO_EKS_50,
+        "RuntimeError: Gloo connectFullMesh failed ...",
+        "EngineCore failed to start.",
+    ]
+    verdict = analyze_files(tmp_path, {"engine.log": lines}).verdict
+    assert verdict.finding.kind == "nccl_error" and verdict.finding.details["transport"] == "gloo"
+    assert "[127.0.0.1]:14215" in verdict.finding.summary
+    assert "GLOO_SOCKET_IFNAME" in verdict.finding.fix
+    assert verdict.headline.startswith("gloo used the wrong network interface")
+
+
+def test_an_interface_gloo_cannot_find_names_the_setting(tmp_path):
+    verdict = analyze_files(tmp_path, {"engine.log": AWS_DO_EKS_51}).verdict
+    assert verdict.finding.kind == "nccl_error" and verdict.ranks == []
+    assert "(`^lo`)" in verdict.finding.summary
+    assert "not NCCL's `^` exclusion list" in verdict.finding.fix
+
+
+def test_a_gloo_read_timeout_from_the_loopback_is_no_interface_fault(tmp_path):
+    # NVIDIA/sentiment-discovery#43: a one-node job's peers are on the loopback; a timeout there
+    # is a wait, not a wrong interface
+    line = "RuntimeError: [/opt/conda/conda-bld/pytorch_1532579245307/work/third_party/gloo/gloo/transport/tcp/buffer.cc:76] Read timeout [127.0.0.1]:32444"
+    analysis = analyze_files(tmp_path, {"train.log": [line]})
+    assert not any(f.details.get("transport") == "gloo" for f in analysis.findings)

@@ -1,0 +1,76 @@
+"""gloo on the wrong network interface, a network setting that keeps a process group from
+forming: read by the nccl_error rule (the transport's fault), and by missing_rank so that it
+does not also call the group's failure a start-up without a cause."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.findings import Finding, evidence_from
+from logforensics.job import Job
+from logforensics.placement import earliest_time
+from logforensics.text import rank_list
+
+# an IPv4 or IPv6 loopback address as gloo prints it: `[127.0.0.1]:14215`, `[127.0.1.1]:3210`
+LOOPBACK = r"^\[(?:127\.\d+\.\d+\.\d+|::1)\]"
+GLOO_INTERFACE_FIX = (
+    "Tell gloo which network interface reaches the other nodes: set GLOO_SOCKET_IFNAME (and "
+    "NCCL_SOCKET_IFNAME) on every node to that interface's name (`ip -br addr` lists them). "
+    "GLOO_SOCKET_IFNAME takes interface names, not NCCL's `^` exclusion list. Without it gloo "
+    "uses the address the host name resolves to, which is the loopback where /etc/hosts maps "
+    "the name to 127.x (common in containers and pods)."
+)
+
+
+def gloo_interface(job: Job) -> list[Finding]:
+    """gloo on the wrong network interface: the address it tried to reach peers at, or bound
+    itself, is a loopback one (its host name resolved to none other: `Using the loopback
+    address as fallback`), or the interface it was told to use does not exist (`Unable to find
+    address for: ^lo`, an NCCL-style exclusion given to GLOO_SOCKET_IFNAME). A network
+    setting, not a rank's fault nor a missing peer (aws-samples/aws-do-eks#50, #51, #69;
+    pytorch/pytorch#15592)."""
+    gloo = job.events.filter(pl.col("family") == "gloo")
+    loopback = pl.col("peer").fill_null("").str.contains(LOOPBACK)
+    wrong = gloo.filter(
+        (pl.col("event") == "no_interface")
+        | (pl.col("event") == "loopback_fallback")
+        | ((pl.col("event") == "connect_failed") & loopback)
+    ).sort("file", "line")
+    failed = wrong.filter(pl.col("event") != "loopback_fallback")
+    if failed.is_empty():
+        return []
+    ranks = sorted(wrong.get_column("rank").drop_nulls().unique().to_list())
+    who = rank_list(ranks).capitalize() if ranks else "A process"
+    named = failed.get_column("device").drop_nulls()
+    if not named.is_empty():
+        summary = (
+            f"{who}'s gloo could not find the network interface it was told to use "
+            f"(`{named.item(0)}`): GLOO_SOCKET_IFNAME must name an interface that exists on "
+            "the node. The process group never formed; the network setting is the cause."
+        )
+    else:
+        addresses = failed.get_column("peer").drop_nulls().unique(maintain_order=True).to_list()
+        summary = (
+            f"{who}'s gloo connected over a loopback address ({', '.join(addresses[:2])}) in a "
+            "group that spans hosts: the host name resolved to no routable address, so gloo "
+            "fell back to 127.x, where no peer of another host listens. The process group "
+            "never formed; the network setting is the cause."
+        )
+    evidence, total = evidence_from(wrong.select("file", "line", "text", "rank"))
+    return [
+        Finding(
+            kind="nccl_error",
+            severity="error",
+            part="explanation",
+            summary=summary,
+            fix=GLOO_INTERFACE_FIX,
+            ranks=ranks,
+            evidence=evidence,
+            evidence_total=total,
+            order=-1.0,  # while the group formed, before any step
+            timestamp=earliest_time(wrong),
+            confidence="high" if not named.is_empty() else "medium",
+            scope="job",
+            details={"transport": "gloo", "phase": "connect", "interface": named.to_list()},
+        )
+    ]
