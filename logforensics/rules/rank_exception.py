@@ -389,13 +389,32 @@ def _shared_by_all(job: Job, ranks: list[int]) -> bool:
     code, its inputs, the build, the hardware), not one rank's departure (build_nanogpt's
     torch.compile error on every rank, ROCm/ROCm#5788's SIGSEGV on both). Without rank 0 the
     logs are a slice of the job (diffusion-pipe#397 shows ranks 18 and 22 alone)."""
-    failed = set(ranks) | set(_exited_with_error(job))
+    failed = set(ranks) | set(_exited_with_error(job)) | set(_began_a_traceback(job))
     return len(ranks) > 1 and 0 in failed and not set(job.ranks_seen) - failed
 
 
 def _exited_with_error(job: Job) -> list[int]:
-    """Ranks a launcher reports as exited with a non-zero code."""
-    return _error_exits(job).get_column("rank").drop_nulls().unique().to_list()
+    """Ranks a launcher reports as exited with a non-zero code (a local rank where the logs
+    show a single node)."""
+    exits = _error_exits(job)
+    if exits.is_empty():
+        return []
+    ranks = exits.select(pl.coalesce("rank", _local_is_global(job)))
+    return ranks.to_series().drop_nulls().unique().to_list()
+
+
+def _began_a_traceback(job: Job) -> list[int]:
+    """Ranks whose traceback the paste cut before its exception line (`[rank6]: Traceback
+    (most recent call last):` alone): they failed too, of what the paste does not show
+    (meta-llama/llama-cookbook#540: ranks 2 and 3's ValueError, rank 6's cut traceback and
+    local rank 0's exit code 1, every rank of one start-up error)."""
+    return (
+        job.events.filter((pl.col("event") == "exception") & pl.col("exc_type").is_null())
+        .get_column("rank")
+        .drop_nulls()
+        .unique()
+        .to_list()
+    )
 
 
 def _error_exits(job: Job) -> pl.DataFrame:

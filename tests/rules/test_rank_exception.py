@@ -833,3 +833,31 @@ def test_stopped_pids_without_one_gap_name_no_rank(tmp_path):
     stops = [line.replace("86506", "86509") for line in HOST_ALLOCATION_THEN_STOPS]
     verdict = analyze_files(tmp_path, {"console.log": stops}).verdict
     assert verdict.ranks == []
+
+
+def test_ranks_whose_traceback_was_cut_or_whose_exit_the_launcher_reports_failed_alike(tmp_path):
+    # meta-llama/llama-cookbook#540, verbatim lines: ranks 2 and 3 raise the same start-up
+    # ValueError, rank 6's traceback is cut after its first line, and torchrun reports local
+    # rank 0 exited with 1: every rank the logs show failed, so no one rank is blamed
+    error = "[rank{r}]: ValueError: The eval set size is too small for dataloader to load even one batch. Please increase the size of eval set."
+    lines = [
+        '[rank3]:     raise ValueError("The eval set size is too small for dataloader to load even one batch. Please increase the size of eval set.")',
+        error.format(r=3),
+        "[rank6]: Traceback (most recent call last):",
+        '[rank2]:     raise ValueError("The eval set size is too small for dataloader to load even one batch. Please increase the size of eval set.")',
+        error.format(r=2),
+        "E0523 10:41:14.260000 139842235315200 torch/distributed/elastic/multiprocessing/api.py:826] failed (exitcode: 1) local_rank: 0 (pid: 280537) of binary: /home/kaiwu/miniconda3/envs/llama/bin/python",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "rank_exception" and verdict.ranks == []
+    assert verdict.finding.ranks == [2, 3]
+    assert "Every rank raised an exception like it" in verdict.finding.summary
+
+
+def test_a_rank_that_did_not_fail_keeps_the_exception_one_rank_s(tmp_path):
+    # the same lines without the launcher's exit of local rank 0: rank 0 is not seen failing
+    error = "[rank{r}]: ValueError: The eval set size is too small for dataloader to load even one batch. Please increase the size of eval set."
+    lines = [error.format(r=3), "[rank6]: Traceback (most recent call last):", error.format(r=2)]
+    verdict = analyze_files(tmp_path, {"console.log": lines}).verdict
+    assert verdict.ranks == [2, 3]
