@@ -22,13 +22,9 @@ GLOO_INTERFACE_FIX = (
 )
 
 
-def gloo_interface(job: Job) -> list[Finding]:
-    """gloo on the wrong network interface: the address it tried to reach peers at, or bound
-    itself, is a loopback one (its host name resolved to none other: `Using the loopback
-    address as fallback`), or the interface it was told to use does not exist (`Unable to find
-    address for: ^lo`, an NCCL-style exclusion given to GLOO_SOCKET_IFNAME). A network
-    setting, not a rank's fault nor a missing peer (aws-samples/aws-do-eks#50, #51, #69;
-    pytorch/pytorch#15592)."""
+def wrong_interface(job: Job) -> pl.DataFrame:
+    """gloo's lines that show it on the wrong network interface (see `gloo_interface`); none
+    unless one of them is a failure (the loopback warning alone is no fault)."""
     gloo = job.events.filter(pl.col("family") == "gloo")
     loopback = pl.col("peer").fill_null("").str.contains(LOOPBACK)
     wrong = gloo.filter(
@@ -36,9 +32,22 @@ def gloo_interface(job: Job) -> list[Finding]:
         | (pl.col("event") == "loopback_fallback")
         | ((pl.col("event") == "connect_failed") & loopback)
     ).sort("file", "line")
-    failed = wrong.filter(pl.col("event") != "loopback_fallback")
-    if failed.is_empty():
+    if wrong.filter(pl.col("event") != "loopback_fallback").is_empty():
+        return wrong.clear()
+    return wrong
+
+
+def gloo_interface(job: Job) -> list[Finding]:
+    """gloo on the wrong network interface: the address it tried to reach peers at, or bound
+    itself, is a loopback one (its host name resolved to none other: `Using the loopback
+    address as fallback`), or the interface it was told to use does not exist (`Unable to find
+    address for: ^lo`, an NCCL-style exclusion given to GLOO_SOCKET_IFNAME). A network
+    setting, not a rank's fault nor a missing peer (aws-samples/aws-do-eks#50, #51, #69;
+    pytorch/pytorch#15592)."""
+    wrong = wrong_interface(job)
+    if wrong.is_empty():
         return []
+    failed = wrong.filter(pl.col("event") != "loopback_fallback")
     ranks = sorted(wrong.get_column("rank").drop_nulls().unique().to_list())
     who = rank_list(ranks).capitalize() if ranks else "A process"
     named = failed.get_column("device").drop_nulls()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.findings import Confidence, Evidence, Finding, evidence_from, exception_text
-from logforensics.gloo_interface import gloo_interface
+from logforensics.gloo_interface import wrong_interface
 from logforensics.job import Job
 from logforensics.placement import earliest_time
 from logforensics.registry import Rule
@@ -52,7 +52,7 @@ def check(job: Job) -> list[Finding]:
         (claimed or _absent(job))
         + _vanished(job)
         + _init_never_completed(job)
-        + _store_unreachable(job)
+        + (_store_unreachable(job) or _store_wait_timed_out(job))
         + _mesh_never_formed(job)
     )
 
@@ -189,7 +189,7 @@ def _store_unreachable(job: Job) -> list[Finding]:
     sockets = _before_going_on(job, sockets)
     failures = pl.concat([sockets, _unreachable(job)], how="diagonal_relaxed").sort("file", "line")
     if failures.is_empty():
-        return _store_wait_timed_out(job)
+        return []
     first = failures.row(0, named=True)
     endpoint = next((p for p in failures.get_column("peer").drop_nulls()), None)
     reasons = failures.get_column("error_code").drop_nulls().unique(maintain_order=True).to_list()
@@ -298,15 +298,12 @@ MESH_FIX = (
 )
 
 
-# `[127.0.1.1]:3210`, `[::1]:29500`: an address on this host only
-
-
 def _mesh_never_formed(job: Job) -> list[Finding]:
     """gloo's `connectFullMesh failed`: a process group's processes could not connect to each
     other while it formed (rwth-i6/i6_core#459: two jobs on one host sharing the rendezvous
     port). Before any training, with no rank to blame."""
     failures = _before_going_on(job, job.events.filter(pl.col("event") == "connect_failed"))
-    if failures.is_empty() or gloo_interface(job):
+    if failures.is_empty() or not wrong_interface(job).is_empty():
         return []  # gloo on the wrong interface: nccl_error says so
     failures = failures.sort("file", "line")
     peers = failures.get_column("peer").drop_nulls().unique(maintain_order=True).to_list()

@@ -394,13 +394,8 @@ def _shared_by_all(job: Job, ranks: list[int]) -> bool:
 
 
 def _exited_with_error(job: Job) -> list[int]:
-    """Ranks a launcher reports as exited with a non-zero code (a local rank where the logs
-    show a single node)."""
-    exits = _error_exits(job)
-    if exits.is_empty():
-        return []
-    ranks = exits.select(pl.coalesce("rank", _local_is_global(job)))
-    return ranks.to_series().drop_nulls().unique().to_list()
+    """Ranks a launcher reports as exited with a non-zero code."""
+    return _error_exits(job).get_column("rank").drop_nulls().unique().to_list()
 
 
 def _began_a_traceback(job: Job) -> list[int]:
@@ -419,14 +414,17 @@ def _began_a_traceback(job: Job) -> list[int]:
 
 def _error_exits(job: Job) -> pl.DataFrame:
     """A launcher's reports (torchrun's, DeepSpeed's, torch.multiprocessing.spawn's) of workers
-    that exited with an error."""
+    that exited with an error, a local rank taken for the rank where the logs show a single
+    node."""
     events = job.events
     spawned = events.filter(_spawn_exit()).with_columns(
         exception_text().str.extract(SPAWN_EXIT_CODE, 1).cast(pl.Int32).alias("exitcode")
     )
     reported = events.filter(pl.col("event").is_in(["worker_failed", "child_failed"]))
-    return pl.concat([reported, spawned], how="vertical_relaxed").filter(
-        pl.col("exitcode").fill_null(0) > 0
+    return (
+        pl.concat([reported, spawned], how="vertical_relaxed")
+        .filter(pl.col("exitcode").fill_null(0) > 0)
+        .with_columns(pl.coalesce("rank", _local_is_global(job)).alias("rank"))
     )
 
 
@@ -472,9 +470,7 @@ def _exited(job: Job) -> list[Finding]:
         & ~shut_down
     ).is_empty():
         return []
-    exits = reported.with_columns(pl.coalesce("rank", _local_is_global(job)).alias("rank")).sort(
-        "file", "line"
-    )
+    exits = reported.sort("file", "line")
     ranks = sorted(exits.get_column("rank").drop_nulls().unique().to_list())
     code = int(exits.get_column("exitcode").item(0))
     if not _failure_code(code):
@@ -910,8 +906,8 @@ def _unattributed(job: Job) -> list[Finding]:
     whats = list(dict.fromkeys(shown.get_column("what").str.strip_chars(": ").to_list()))
     named = "; ".join(clipped(what) for what in whats[:3])
     count = rows.height
-    failed = unstopped_worker(job)
-    if failed is not None and not waits and len(whats) == 1:
+    failed = None if waits or len(whats) != 1 else unstopped_worker(job)
+    if failed is not None:
         return [_of_unstopped(failed, rows, f"raised {named}", whats[0])]
     summary = (
         f"{'A process' if count == 1 else f'{count} processes'} whose rank the logs do not "
@@ -1107,7 +1103,7 @@ def _unattributed_deaths(job: Job) -> list[Finding]:
 
 def _of_unstopped(failed: UnstoppedWorker, rows: pl.DataFrame, what: str, said: str) -> Finding:
     """A failure no line ties to a rank, pinned on the worker torchrun did not stop."""
-    signal = said if said in SIGNAL_FIXES or said in FATAL.values() else None
+    signal = said if said in FATAL.values() else None
     fix = SIGNAL_FIXES.get(said) if signal else _message_fix([said], rank_list([failed.rank]))
     return _from_rows(
         pl.concat([rows, failed.stopped.head(3)], how="diagonal_relaxed").sort("file", "line"),
