@@ -185,11 +185,15 @@ def _gpu(job: Job) -> list[Finding]:
     order, step, stage = place_with_step(job, ooms)
     requested = ooms.get_column("value").drop_nulls()
     asked = f" while allocating {requested.max() / 2**20:,.0f} MiB" if len(requested) else ""
-    # without a rank, the GPU the message names says which process it was (not its rank: a
-    # device index is a rank only by the launcher's convention)
+    # without a rank, the GPU the message names says which process it was
     devices = sorted(ooms.get_column("device").drop_nulls().unique().to_list())
     on_gpu = f"the process on GPU {devices[0]}" if len(devices) == 1 else "a rank"
+    from_gpu = _rank_on_gpu(job, devices[0]) if not ranks and len(devices) == 1 else None
+    if from_gpu is not None:
+        ranks = [from_gpu[0]]
     who = rank_list(ranks) if ranks else on_gpu
+    if from_gpu is not None:
+        who += f" (on GPU {devices[0]})"
     in_nccl = bool(ooms.get_column("family").eq("nccl").any())
     summary = f"{capitalized(who)} ran out of GPU memory{asked}" + (
         f" at step {step} ({stage})" if step is not None else ""
@@ -230,6 +234,8 @@ def _gpu(job: Job) -> list[Finding]:
     stalled = caught and _ended_badly_after(job, ooms)
     if stalled:
         summary += " Nothing in the logs shows the run going on after it."
+    if from_gpu is not None:
+        summary += " " + from_gpu[1]
     return [
         Finding(
             kind="oom",
@@ -239,7 +245,7 @@ def _gpu(job: Job) -> list[Finding]:
             fix=DEVICE_FIX
             if device
             else FIX.format(who=who) + (NCCL_FIX if in_nccl else "") + (SKIP_FIX if caught else ""),
-            confidence="medium" if device or stalled else "high",
+            confidence="medium" if device or stalled or from_gpu else "high",
             ranks=ranks,
             step=step,
             stage=stage,
@@ -250,6 +256,31 @@ def _gpu(job: Job) -> list[Finding]:
             details={"swallowed": caught, "in_nccl": in_nccl, "device": device},
         )
     ]
+
+
+def _rank_on_gpu(job: Job, device: str) -> tuple[int, str] | None:
+    """The rank behind the one GPU that unranked OOM messages name, with how it was found: the
+    rank whose own device print names that GPU, or, where the logs show a single node and no
+    device prints, the rank numbered as the GPU (one process per GPU in order: torchrun's and
+    `mp.spawn`'s convention). None where neither settles it."""
+    events = job.events
+    if not device.isdigit() or events.get_column("host").drop_nulls().n_unique() > 1:
+        return None
+    printed = events.filter((pl.col("event") == "device_map") & pl.col("rank").is_not_null())
+    if not printed.is_empty():
+        names = [device, f"cuda:{device}"]
+        there = printed.filter(pl.col("device").is_in(names)).get_column("rank").unique()
+        if len(there) != 1:
+            return None
+        rank = int(there.item())
+        return rank, f"No line names its rank: rank {rank} printed GPU {device} as its device."
+    world = job.world_size
+    if world is not None and world.value <= int(device):
+        return None
+    return int(device), (
+        f"No line names its rank: on a single node with one process per GPU, numbered in "
+        f"order (the launcher's convention), the process on GPU {device} is rank {device}."
+    )
 
 
 def _ended_badly_after(job: Job, ooms: pl.DataFrame) -> bool:

@@ -136,3 +136,43 @@ def test_workers_stopped_after_training_bars_are_not_a_loading_death(tmp_path):
         *LOADING_THEN_STOPPED[1:],
     ]
     assert "oom" not in kinds(analyze_files(tmp_path, {"console.log": lines}))
+
+
+# facebookresearch/fairseq#2867, verbatim: one process of an `mp.spawn` job on one node logs a
+# CUDA OOM naming its GPU, and no line names its rank
+GPU1_OOM = [
+    "2020-11-06 22:55:35 | WARNING | fairseq.trainer | OOM: Ran out of memory with exception: CUDA out of memory. Tried to allocate 28.00 MiB (GPU 1; 10.92 GiB total capacity; 10.13 GiB already allocated; 13.38 MiB free; 10.33 GiB reserved in total by PyTorch)",
+    "2020-11-06 22:55:35 | WARNING | fairseq.trainer | attempting to recover from OOM in forward/backward pass",
+]
+
+
+def test_an_unranked_oom_on_one_node_is_the_rank_numbered_as_its_gpu(tmp_path):
+    oom = finding(analyze_files(tmp_path, {"train.log": GPU1_OOM}), "oom")
+    assert (oom.ranks, oom.confidence) == ([1], "medium")
+    assert oom.summary.startswith("Rank 1 (on GPU 1) ran out of GPU memory")
+    assert "the process on GPU 1 is rank 1" in oom.summary
+
+
+def test_the_rank_that_printed_the_gpu_as_its_device_is_the_one(tmp_path):
+    # the device prints map GPU 1 to rank 3 (CUDA_VISIBLE_DEVICES reordered): not rank 1
+    prints = [
+        "{'rank': 3, 'local_rank': 3, 'device': 1, 'world_size': 4}",
+        "{'rank': 1, 'local_rank': 1, 'device': 3, 'world_size': 4}",
+    ]
+    oom = finding(analyze_files(tmp_path, {"train.log": prints + GPU1_OOM}), "oom")
+    assert oom.ranks == [3]
+    assert "rank 3 printed GPU 1 as its device" in oom.summary
+
+
+def test_a_gpu_index_names_no_rank_on_several_nodes_or_beside_other_device_prints(tmp_path):
+    # pdsh-style host prefixes (DeepSpeed's multi-node runner): two nodes each have a GPU 1
+    on_two_nodes = {"train.log": [f"{host}: {GPU1_OOM[0]}" for host in ("node1", "node2")]}
+    # the ranks' device prints name no GPU 1: it is not the convention's
+    no_print_of_gpu1 = {
+        "rank0.log": ["{'rank': 0, 'local_rank': 0, 'device': 2, 'world_size': 2}"],
+        "rank1.log": ["{'rank': 1, 'local_rank': 1, 'device': 3, 'world_size': 2}"],
+        "console.log": GPU1_OOM,
+    }
+    for files in (on_two_nodes, no_print_of_gpu1):
+        oom = finding(analyze_files(tmp_path / str(len(files)), files), "oom")
+        assert oom.ranks == [] and oom.summary.startswith("The process on GPU 1 "), files
