@@ -196,7 +196,9 @@ DETERMINED_TRIAL = (
 # [rank=3] Epoch 1 ...   (Determined AI's Horovod/torch worker wrapper: f"[rank={rank}] " before
 # each line it forwards, determined-ai/determined worker_process_wrapper.py)
 # [rank: 1] Seed set to 42   (Lightning's rank-prefixed messages)
-RANK_EQUALS = r"\[rank(?:=|: )(?P<rank>\d+)\] "
+# [rank8] Warning: Unable to resolve hostname ...   (a script's or wrapper's own f"[rank{rank}] "
+# tag, without the colon of PyTorch's; aws-samples/aws-do-eks#50)
+RANK_EQUALS = r"\[rank(?:=|: )?(?P<rank>\d+)\] "
 
 
 def _growing(digits: pl.Expr) -> pl.Expr:

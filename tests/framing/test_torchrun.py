@@ -149,6 +149,17 @@ def test_lightnings_rank_prefix_carries_the_rank():
     assert (row["prefix_rank"], row["message"]) == (0, "Seed set to 42")
 
 
+def test_a_script_s_own_rank_tag_without_a_colon_carries_the_rank():
+    # aws-samples/aws-do-eks#50, verbatim (vLLM workers' lines as the PR quotes them)
+    (row,) = frame(
+        ["[rank8] Warning: Unable to resolve hostname to a (local) address. Using the loopback"]
+    )
+    assert (row["prefix_rank"], row["message"]) == (
+        8,
+        "Warning: Unable to resolve hostname to a (local) address. Using the loopback",
+    )
+
+
 def test_a_torchx_label_with_a_second_number_keeps_the_first_as_the_local_rank():
     # NVIDIA/nccl#1837, verbatim (a torchx console)
     row = frame_one("[trainer0|0]:ncclInternalError: Internal check failed.")
