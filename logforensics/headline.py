@@ -294,6 +294,12 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
     if details.get("transport") == "gloo":
         where = f" on {rank_list(finding.ranks)}" if finding.ranks else ""
         return f"gloo used the wrong network interface{where}: the process group never formed", None
+    if details.get("watchdog_abort"):
+        reported = _ranks_of(details.get("reported_by"))
+        return (
+            f"{_who(reported, 'A process')} was taken down by its NCCL watchdog",
+            "the logs do not say which collective failed or why",
+        )
     if details.get("checked_in_twice"):
         twice = _ranks_of(details.get("checked_in_twice"))
         return f"{_who(twice)} was started twice", "NCCL could not form the communicator"

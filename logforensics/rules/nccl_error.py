@@ -33,6 +33,7 @@ from logforensics.never_completed import first_collective_never_completed
 from logforensics.placement import AFTER_MARK, earliest_time, placed_keys
 from logforensics.registry import Rule
 from logforensics.text import clipped, rank_list
+from logforensics.watchdog_abort import watchdog_abort_alone
 from parsers.nccl import subsystem_of
 
 # A report that the other side went away (NVIDIA/nccl misc/socket.cc, proxy.cc; ncclResult_t 6
@@ -243,7 +244,9 @@ FIXES = {
 
 def check(job: Job) -> list[Finding]:
     nccl = job.events.filter(pl.col("family") == "nccl")
-    never_completed = first_collective_never_completed(job) + gloo_interface(job)
+    never_completed = (
+        first_collective_never_completed(job) + gloo_interface(job) + watchdog_abort_alone(job)
+    )
     if nccl.is_empty():
         return never_completed
     return _errors(job, nccl) + never_completed + _versions(nccl)

@@ -656,3 +656,29 @@ def test_a_gloo_read_timeout_from_the_loopback_is_no_interface_fault(tmp_path):
     line = "RuntimeError: [/opt/conda/conda-bld/pytorch_1532579245307/work/third_party/gloo/gloo/transport/tcp/buffer.cc:76] Read timeout [127.0.0.1]:32444"
     analysis = analyze_files(tmp_path, {"train.log": [line]})
     assert not any(f.details.get("transport") == "gloo" for f in analysis.findings)
+
+
+# karpathy/nanoGPT#55, verbatim (two nodes; the reporter's paste is the watchdog's two lines,
+# hard-wrapped): the process was taken down, and nothing says which collective failed or why
+WATCHDOG_ABORT_ONLY = [
+    "[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU opera",
+    "tions might run on corrupted/incomplete data.",
+    "[E ProcessGroupNCCL.cpp:460] To avoid data inconsistency, we are taking the entire process down.",
+]
+
+
+def test_the_watchdog_s_abort_alone_is_a_failure_whose_cause_is_not_in_the_logs(tmp_path):
+    analysis = analyze_files(tmp_path, {"node0.log": WATCHDOG_ABORT_ONLY})
+    abort = finding(analysis, "nccl_error")
+    assert analysis.verdict is not None and analysis.verdict.finding is abort
+    assert (abort.ranks, abort.confidence) == ([], "low")
+    assert "Watchdog caught collective operation timeout" in abort.fix
+    assert analysis.verdict.headline.startswith("A process was taken down by its NCCL watchdog")
+
+
+def test_the_watchdog_s_abort_beside_its_timeout_is_the_timeout_s_symptom(tmp_path):
+    # the same lines after the watchdog's own timeout report (../shared/formats.md, verbatim)
+    timeout = "[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=469508, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds before timing out."
+    analysis = analyze_files(tmp_path, {"node0.log": [timeout, *WATCHDOG_ABORT_ONLY]})
+    assert "nccl_error" not in kinds(analysis)
+    assert analysis.verdict.finding.kind == "collective_timeout"
