@@ -38,6 +38,7 @@ from logforensics.registry import Rule
 from logforensics.rules.missing_rank import startup_failures
 from logforensics.stopped_workers import UnstoppedWorker, unstopped_worker
 from logforensics.text import capitalized, clipped, duration, rank_list
+from parsers.cuda_assert import KIND as CUDA_ASSERTION
 
 # Horovod's word on every rank once one rank failed or finished early: "Horovod has been shut
 # down. This was caused by an exception on one of the ranks or an attempt to allreduce,
@@ -733,7 +734,8 @@ def _exceptions(job: Job) -> list[Finding]:
     placed = placed_keys(job, primary).with_columns(_same_error().alias("same_error"))
     findings = []
     for (_,), rows in placed.sort("file", "line").group_by("same_error", maintain_order=True):
-        findings.append(_finding(job, rows, primary))
+        # the kernel's own assertion names the condition: it speaks for the host's errors
+        findings.append(_finding(job, rows.sort(pl.col("exc_type") != CUDA_ASSERTION), primary))
     return sorted(findings, key=lambda f: f.ranks)
 
 
@@ -1181,11 +1183,24 @@ def _death(job: Job, signal: str, ranks: list[int], rows: pl.DataFrame) -> Findi
 
 
 def _same_error() -> pl.Expr:
-    """What makes two exceptions the same error: the type and message with numbers masked."""
-    return pl.concat_str(
-        pl.col("exc_type"),
-        pl.col("exc_message").fill_null("").str.replace_all(r"\d+", "N").str.slice(0, 200),
-        separator=": ",
+    """What makes two exceptions the same error: the type and message with numbers masked. A
+    kernel's failed assertion and the host's `device-side assert triggered` after it are one
+    error, whichever a rank's lines show (jaeyun95/error_collections: the assertion lines on
+    rank 0, the host's RuntimeError on rank 1)."""
+    message = pl.col("exc_message").fill_null("")
+    device_side = (pl.col("exc_type") == CUDA_ASSERTION) | message.str.contains(
+        "device-side assert triggered", literal=True
+    )
+    return (
+        pl.when(device_side)
+        .then(pl.lit(CUDA_ASSERTION))
+        .otherwise(
+            pl.concat_str(
+                pl.col("exc_type"),
+                message.str.replace_all(r"\d+", "N").str.slice(0, 200),
+                separator=": ",
+            )
+        )
     )
 
 

@@ -1,3 +1,4 @@
+# ruff: noqa: E501 -- test data are verbatim log lines
 from __future__ import annotations
 
 from tests.builders import analyze_files, parsed_by
@@ -25,12 +26,24 @@ def test_a_python_assertion_is_not_a_kernels():
     assert parsed_by("cuda_assert", ["AssertionError: Assertion `x` failed."]).is_empty()
 
 
+HOST_SIDE = "RuntimeError: cuda runtime error (710) : device-side assert triggered at /tmp/pip-req-build-l1dtn3mo/aten/src/THC/THCReduceAll.cuh:321"
+
+
 def test_the_rank_whose_kernel_asserted_is_the_cause(tmp_path):
     lines = [
-        "[1,1]<stderr>:RuntimeError: cuda runtime error (710) : device-side assert triggered at /tmp/pip-req-build-l1dtn3mo/aten/src/THC/THCReduceAll.cuh:321",
-        *[f"[1,0]<stderr>:{KERNEL_LINE}"] * 3,
+        f"[1,1]<stderr>:{KERNEL_LINE}",
+        *[f"[1,0]<stderr>:rank=0 step={s} stage=fwd" for s in (1, 2)],
     ]
     analysis = analyze_files(tmp_path, {"mpirun_console.log": lines})
     assert analysis.verdict.finding.kind == "rank_exception"
-    assert 0 in analysis.verdict.ranks
+    assert analysis.verdict.ranks == [1]
     assert "srcIndex < srcSelectDimSize" in analysis.verdict.finding.summary
+
+
+def test_the_host_s_device_side_assert_and_a_kernel_s_assertion_are_one_error(tmp_path):
+    # the README's log, verbatim: rank 1 shows only the host's error, rank 0 the kernel's lines
+    lines = [f"[1,1]<stderr>:{HOST_SIDE}", *[f"[1,0]<stderr>:{KERNEL_LINE}"] * 3]
+    analysis = analyze_files(tmp_path, {"mpirun_console.log": lines})
+    (failure,) = [f for f in analysis.findings if f.kind == "rank_exception"]
+    assert failure.ranks == [0, 1] and analysis.verdict.finding is failure
+    assert "srcIndex < srcSelectDimSize" in failure.summary  # the kernel's words speak for both
