@@ -12,6 +12,7 @@ under torchrun (an agent per node) a task is a node, and its ranks are not told.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import polars as pl
 
@@ -20,6 +21,7 @@ from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
 from logforensics.placement import earliest_time, place_with_step
 from logforensics.registry import Rule
+from logforensics.rules.rank_exception import out_of_host_memory
 from logforensics.text import capitalized, rank_list, rank_ranges
 from parsers.progress_bars import bar_name
 
@@ -50,7 +52,22 @@ HOST_FIX = (
 
 
 def check(job: Job) -> list[Finding]:
-    return _gpu(job) + _host(job) or _vanished_while_loading(job)
+    host = _host(job)
+    return _gpu(job) + (host or _killed(job)) or _vanished_while_loading(job)
+
+
+def _killed(job: Job) -> list[Finding]:
+    """Deaths the host running out of memory most likely caused (see
+    `rank_exception.out_of_host_memory`), said as rank_exception reads them, as OOMs."""
+    return [
+        replace(
+            finding,
+            kind="oom",
+            details={**finding.details, "host_memory": True, "killer": "unknown"},
+            confidence="low" if finding.confidence == "low" else "medium",
+        )
+        for finding in out_of_host_memory(job)
+    ]
 
 
 LOADING_FIX = (

@@ -140,6 +140,39 @@ COMMON_FIX = (
 
 
 def check(job: Job) -> list[Finding]:
+    failures = _failures(job)
+    if _scheduler_ended(job):
+        return failures
+    return [finding for finding in failures if not _host_memory(finding)]
+
+
+def out_of_host_memory(job: Job) -> list[Finding]:
+    """The failures `check` leaves to the oom rule: deaths the host running out of memory
+    most likely caused. SIGKILL is the Linux OOM killer's signal (a launcher's `exitcode: -9`,
+    `return code = -9`, the shell's `Killed`), a DataLoader worker `killed by signal: Killed`
+    is the same on a worker, and `DefaultCPUAllocator: can't allocate memory` says it. Where
+    the logs show the scheduler ended the step (a time limit, a cancellation), its kill is no
+    memory's and they stay `check`'s."""
+    if _scheduler_ended(job):
+        return []
+    return [finding for finding in _failures(job) if _host_memory(finding)]
+
+
+HOST_MEMORY_WORDS = ("killed by signal: Killed", "DefaultCPUAllocator: can't allocate memory")
+
+
+def _host_memory(finding: Finding) -> bool:
+    message = str(finding.details.get("message") or "")
+    return finding.details.get("signal") == "SIGKILL" or any(
+        word in message for word in HOST_MEMORY_WORDS
+    )
+
+
+def _scheduler_ended(job: Job) -> bool:
+    return not job.events.filter(pl.col("event") == "step_cancelled").is_empty()
+
+
+def _failures(job: Job) -> list[Finding]:
     findings = _exceptions(job)
     explained = {rank for finding in findings for rank in finding.ranks}
     return (

@@ -31,7 +31,8 @@ def test_the_source_line_after_a_warning_is_recognised(tmp_path):
 def test_out_of_memory_inside_a_warning_is_the_gpus(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": [CLONE_OOM]})  # not refused
     oom = analysis.verdict.finding
-    assert (oom.kind, oom.severity, oom.ranks) == ("oom", "error", [])
+    # one node, no device prints: the process on GPU 1 is rank 1 (rules/oom.py)
+    assert (oom.kind, oom.severity, oom.ranks) == ("oom", "error", [1])
     assert oom.summary.startswith(
-        "The process on GPU 1 ran out of GPU memory while allocating 502 MiB"
+        "Rank 1 (on GPU 1) ran out of GPU memory while allocating 502 MiB"
     )

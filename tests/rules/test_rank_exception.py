@@ -123,18 +123,31 @@ CPPO_SUMMARY = [
 ]
 
 
-def test_a_rank_killed_by_sigkill_is_the_cause_and_the_fix_names_the_oom_killer(tmp_path):
+def test_a_rank_killed_by_sigkill_most_likely_ran_out_of_host_memory(tmp_path):
     analysis = analyze_files(tmp_path, {"launcher.log": COLOSSAL_KILLED})
-    killed = finding(analysis, "rank_exception")
+    assert "rank_exception" not in kinds(analysis)
+    killed = finding(analysis, "oom")
     assert killed.ranks == [3] and killed.details["signal"] == "SIGKILL"
+    assert killed.details["host_memory"] and killed.confidence == "medium"
     assert killed.summary.startswith("Rank 3 was killed by SIGKILL (exit code -9)")
     assert "OOM killer" in killed.fix
     assert analysis.verdict.ranks == [3]
+    assert analysis.verdict.headline.startswith("Rank 3 was killed: most likely out of host memory")
+
+
+def test_a_kill_where_the_scheduler_ended_the_step_is_not_read_as_memory(tmp_path):
+    # the same report beside SLURM's cancellation of the step (tests/parsers/test_slurm.py)
+    cancelled = (
+        "slurmstepd: error: *** STEP 440575.0 ON nid001277 CANCELLED AT 2023-12-05T07:16:01 ***"
+    )
+    analysis = analyze_files(tmp_path, {"launcher.log": [*COLOSSAL_KILLED, cancelled]})
+    assert "oom" not in kinds(analysis)
+    assert finding(analysis, "rank_exception").ranks == [3]
 
 
 def test_torchruns_summary_alone_tells_the_rank_that_was_killed(tmp_path):
     analysis = analyze_files(tmp_path, {"launcher.log": CPPO_SUMMARY})
-    assert analysis.verdict.finding.kind == "rank_exception"
+    assert analysis.verdict.finding.kind == "oom"  # SIGKILL: most likely host memory
     assert analysis.verdict.ranks == [0]
     # the entry's bare `[0]:` is quoted with the field that says how the rank died
     quoted = [line.text for line in analysis.verdict.finding.evidence]
@@ -190,8 +203,10 @@ def test_a_dead_dataloader_worker_gets_the_workers_fix(tmp_path):
 def test_a_worker_killed_by_a_signal_gets_the_workers_fix_too(tmp_path):
     # chenyuntc/pytorch-book#62, verbatim (the message of torch's worker signal handler)
     lines = ["[rank1]: RuntimeError: DataLoader worker (pid 8544) is killed by signal: Killed."]
-    died = finding(analyze_files(tmp_path, {"console.log": lines}), "rank_exception")
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    died = finding(analysis, "oom")  # a worker SIGKILLed: most likely host memory
     assert died.ranks == [1] and "DataLoader worker process of rank 1 died" in died.fix
+    assert analysis.verdict.headline.startswith("Rank 1 lost a worker process to a kill")
 
 
 # deepspeedai/DeepSpeedExamples#626, verbatim: DeepSpeed's launcher kills the other workers and
@@ -501,7 +516,7 @@ def test_a_worker_the_launcher_says_was_killed_is_a_failure_even_with_its_rank_c
     ]
     analysis = analyze_files(tmp_path, {"console.log": lines})
     killed = analysis.verdict.finding
-    assert (killed.kind, analysis.verdict.ranks) == ("rank_exception", [2])
+    assert (killed.kind, analysis.verdict.ranks) == ("oom", [2])
     assert "was killed (SIGKILL)" in killed.summary and "OOM killer" in killed.fix
     assert "pid 53040" in killed.summary
     stopped = analysis.job.events.filter(pl.col("event") == "worker_sigterm")
