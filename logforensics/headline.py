@@ -44,8 +44,22 @@ def verdict_headline(verdict: Verdict | None) -> str:
 Told = tuple[str, str | None]
 
 
+def _short_at_barrier(finding: Finding) -> Told:
+    details = finding.details
+    absent = _ranks_of(details.get("absent"))
+    short = int(str(details.get("expected"))) - int(str(details.get("arrived")))
+    some = "One process" if short == 1 else f"{short} processes"
+    group = "`init_process_group`" if details.get("barrier_key") == "1" else "a new process group"
+    return (
+        f"{_who(absent) if absent else some} never reached the store barrier of {group}",
+        "the others wait there",
+    )
+
+
 def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
     details = finding.details
+    if "barrier_key" in details:
+        return _short_at_barrier(finding)
     departure = details.get("departure")
     who = _who(finding.blamed or finding.ranks)
     if departure == "other_collective":
@@ -121,6 +135,8 @@ def _logged(finding: Finding) -> str:
 
 
 def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
+    if "barrier_key" in finding.details:
+        return _short_at_barrier(finding)
     twice = finding.details.get("claimed_twice")
     if twice:
         never = rank_list(finding.details.get("never_claimed") or [])
@@ -192,6 +208,13 @@ def _duplicate_device(finding: Finding, verdict: Verdict) -> Told:
 def _oom(finding: Finding, verdict: Verdict) -> Told:
     if finding.details.get("loading"):
         return "A worker died without a word while loading: most likely out of host memory", None
+    if finding.details.get("killer") == "unknown":  # no memory report: read from the death
+        who = _who(finding.ranks, "A process")
+        if finding.details.get("signal") == "SIGKILL":
+            return f"{who} {_was(finding.ranks)} killed: most likely out of host memory", None
+        if "killed by signal" in str(finding.details.get("message")):
+            return f"{who} lost a worker process to a kill: most likely out of host memory", None
+        return f"{who} ran out of host memory", None
     if finding.details.get("host_memory"):
         hosts = finding.details.get("hosts") or []
         where = f" on {', '.join(map(str, hosts))}" if hosts else ""

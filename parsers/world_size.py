@@ -44,28 +44,54 @@ BARRIER_DONE = (
 )
 # Added key: store_based_barrier_key:1 to store for rank: 3
 BARRIER_JOINED = r"Added key: store_based_barrier_key:\d+ to store for rank: (\d+)"
+# torch 1.x-2.0 logs a rank's wait every 10 s until the count reaches the group's size
+# (s-JoL/Open-Llama#47, verbatim):
+# Waiting in store based barrier to initialize process group for rank: 2, key: store_based_barrier_key:2 (world_size=8, worker_count=7, timeout=0:30:00)
+BARRIER_WAITING = (
+    r"Waiting in store based barrier to initialize process group for rank: (?P<rank>\d+), "
+    r"key: store_based_barrier_key:(?P<key>\d+) \(world_size=(?P<size>\d+), "
+    r"worker_count=(?P<count>\d+)"
+)
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
     barrier = message.str.extract_groups(BARRIER_DONE)
     default_group = barrier.struct.field("key") == "1"
+    waiting = message.str.extract_groups(BARRIER_WAITING)
+    is_waiting = waiting.struct.field("key").is_not_null()
     size = pl.coalesce(
         message.str.extract(STATED, 1),
         message.str.extract(MEMBER, 2),
         message.str.extract(REGISTERED, 1),
         pl.when(default_group).then(barrier.struct.field("nodes")),
     ).cast(pl.Int32, strict=False)
-    stated = lines.select(
+    waits = lines.filter(is_waiting).select(
         "file",
         "line",
-        size.alias("world_size"),
-        pl.coalesce(message.str.extract(MEMBER, 1), barrier.struct.field("rank"))
-        .cast(pl.Int32, strict=False)
-        .alias("rank"),
-        pl.lit("world_size").alias("event"),
-        pl.lit("info").alias("severity"),
-    ).filter(pl.col("world_size").is_not_null() & (pl.col("world_size") > 0))
+        waiting.struct.field("rank").cast(pl.Int32).alias("rank"),
+        pl.lit("store_barrier_waiting").alias("event"),
+        pl.lit("warning").alias("severity"),
+        waiting.struct.field("key").alias("pg"),  # the barrier's key: 1 is the default group
+        waiting.struct.field("size").cast(pl.Int32, strict=False).alias("nranks"),
+        waiting.struct.field("count").cast(pl.Int64, strict=False).alias("value"),
+    )
+    # a waiting rank's `world_size` is its group's size: the world's for key 1 only
+    in_sub_group = is_waiting & (waiting.struct.field("key") != "1")
+    stated = (
+        lines.filter(~in_sub_group)
+        .select(
+            "file",
+            "line",
+            size.alias("world_size"),
+            pl.coalesce(message.str.extract(MEMBER, 1), barrier.struct.field("rank"))
+            .cast(pl.Int32, strict=False)
+            .alias("rank"),
+            pl.lit("world_size").alias("event"),
+            pl.lit("info").alias("severity"),
+        )
+        .filter(pl.col("world_size").is_not_null() & (pl.col("world_size") > 0))
+    )
     joined = message.str.extract(BARRIER_JOINED, 1).cast(pl.Int32, strict=False)
     checked_in = lines.filter(joined.is_not_null()).select(
         "file",
@@ -74,11 +100,16 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         pl.lit("store_barrier_joined").alias("event"),
         pl.lit("info").alias("severity"),
     )
-    # a sub-group's barrier: a line of the job, no world size
+    # a sub-group's barrier done: no world size, but the end of its waits
     sub_group = lines.filter(barrier.struct.field("key").is_not_null() & ~default_group).select(
-        "file", "line", pl.lit(None, dtype=pl.String).alias("event")
+        "file",
+        "line",
+        barrier.struct.field("rank").cast(pl.Int32, strict=False).alias("rank"),
+        pl.lit("store_barrier_done").alias("event"),
+        pl.lit("info").alias("severity"),
+        barrier.struct.field("key").alias("pg"),
     )
-    return pl.concat([stated, checked_in, sub_group], how="diagonal_relaxed")
+    return pl.concat([stated, checked_in, sub_group, waits], how="diagonal_relaxed")
 
 
 PARSER = LineParser(

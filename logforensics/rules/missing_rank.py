@@ -23,6 +23,7 @@ from logforensics.gloo_interface import wrong_interface
 from logforensics.job import Job
 from logforensics.placement import earliest_time
 from logforensics.registry import Rule
+from logforensics.store_barrier import short_at_barrier
 from logforensics.text import clipped, describe_key, rank_list
 
 NO_LOG_FIX = (
@@ -54,6 +55,7 @@ def check(job: Job) -> list[Finding]:
         + _init_never_completed(job)
         + (_store_unreachable(job) or _store_wait_timed_out(job))
         + _mesh_never_formed(job)
+        + short_at_barrier(job, default_group=True)
     )
 
 
@@ -100,8 +102,9 @@ def _claimed_twice(job: Job) -> list[Finding]:
                 "same global ranks, and the group waits for ranks nobody runs."
             ),
             fix=TWICE_FIX,
+            # the ranks nobody runs, as for any absent rank: the group waits for them (the
+            # launch gave out the ranks wrongly; the summary and fix say so)
             ranks=never,
-            blames_nobody=True,  # the launch gave out the ranks wrongly, no rank misbehaved
             evidence=evidence,
             evidence_total=total,
             order=-1.0,

@@ -23,6 +23,7 @@ from logforensics.placement import earliest_time, place
 from logforensics.progress import Departure, Progress
 from logforensics.ras_report import named_by_ras
 from logforensics.registry import Rule
+from logforensics.store_barrier import short_at_barrier
 from logforensics.text import rank_list
 from parsers.phase_banners import phase_name
 
@@ -62,6 +63,7 @@ def check(job: Job) -> list[Finding]:
         + garbled_payload(job)
         + waited_for_a_file(job)
         + named_by_ras(job)
+        + short_at_barrier(job, default_group=False)
     )
 
 

@@ -63,12 +63,20 @@ def test_the_default_groups_store_barrier_states_the_world_size(line, rank, rank
     assert (found["rank"], found["rank_from"]) == (rank, rank_from)
 
 
+SUB_GROUP_DONE = "2023-10-08 13:49:11,130 - INFO - Rank 0: Completed store-based barrier for key:store_based_barrier_key:2 with 1 nodes."
+
+
 def test_a_sub_groups_store_barrier_is_no_world_size():
     # intel-analytics/ipex-llm, python/llm/example/CPU/PyTorch-Models/Model/meta-llama/README.md
     # (sample output), verbatim: key 2 is the barrier of the first group `new_group` made after
     # init (fairscale's model-parallel group), whose size is not the world's
-    line = "2023-10-08 13:49:11,130 - INFO - Rank 0: Completed store-based barrier for key:store_based_barrier_key:2 with 1 nodes."
-    assert parsed_by("world_size", [line]).is_empty()
+    found = only(parsed_by("world_size", [SUB_GROUP_DONE]))
+    assert (found["event"], found["rank"], found["pg"], found["world_size"]) == (
+        "store_barrier_done",
+        0,
+        "2",
+        None,
+    )
 
 
 @pytest.mark.parametrize(
@@ -98,3 +106,19 @@ def test_a_ranks_check_in_at_the_store_barrier_makes_it_seen(tmp_path, line, ran
         rank_from,
     )
     assert rank in analyze_files(tmp_path, {"job.log": [line]}).job.ranks_seen
+
+
+# s-JoL/Open-Llama#47, verbatim: two ranks waiting at the barrier of process group 2 (a
+# `new_group`), 7 of its 8 processes arrived
+OPEN_LLAMA_WAITS = [
+    "I0510 07:28:04.417845 139863945226048 distributed_c10d.py:337] Waiting in store based barrier to initialize process group for rank: 2, key: store_based_barrier_key:2 (world_size=8, worker_count=7, timeout=0:30:00)",
+    "I0510 07:28:04.428285 140051304576832 distributed_c10d.py:337] Waiting in store based barrier to initialize process group for rank: 7, key: store_based_barrier_key:2 (world_size=8, worker_count=7, timeout=0:30:00)",
+]
+
+
+def test_a_wait_at_the_store_barrier_names_the_waiter_its_group_and_the_count():
+    waits = parsed_by("world_size", OPEN_LLAMA_WAITS)
+    assert waits.select("event", "rank", "pg", "nranks", "value", "world_size").rows() == [
+        ("store_barrier_waiting", 2, "2", 8, 7, None),  # a sub-group's size is not the world's
+        ("store_barrier_waiting", 7, "2", 8, 7, None),
+    ]

@@ -159,7 +159,7 @@ def test_ranks_started_twice_leave_the_rest_of_the_world_unstarted(tmp_path):
     verdict = analysis.verdict
     assert verdict.finding.kind == "missing_rank"
     assert verdict.finding.details["claimed_twice"] == [0, 1, 2, 3]
-    assert verdict.finding.ranks == [4, 5, 6, 7] and verdict.ranks == []  # the launch, no rank
+    assert verdict.finding.ranks == [4, 5, 6, 7] and verdict.ranks == [4, 5, 6, 7]  # absent
     assert verdict.headline.startswith("Ranks 0-3 started twice and ranks 4-7 never")
     assert "--ntasks-per-node" in verdict.finding.fix
 
@@ -289,3 +289,19 @@ def test_a_store_wait_beside_another_exception_leaves_the_cause_to_that_exceptio
     ]
     verdict = analyze_files(tmp_path, {"console.log": lines}).verdict
     assert verdict.finding.kind == "rank_exception" and verdict.ranks == [0]
+
+
+def test_ranks_absent_from_init_process_group_s_barrier_never_got_that_far(tmp_path):
+    # the Open-Llama waits (tests/parsers/test_world_size.py) at the default group's key 1, in
+    # a 4-process world where the three waiters are all seen: rank 3 is the absent one
+    waits = [
+        f"I0510 07:28:04.417845 139863945226048 distributed_c10d.py:337] Waiting in store based barrier to initialize process group for rank: {rank}, key: store_based_barrier_key:1 (world_size=4, worker_count=3, timeout=0:30:00)"
+        for rank in (0, 1, 2)
+    ]
+    analysis = analyze_files(tmp_path, {"train.log": waits})
+    short = analysis.verdict.finding
+    assert (short.kind, analysis.verdict.ranks) == ("missing_rank", [3])
+    assert analysis.job.world_size.value == 4
+    assert analysis.verdict.headline.startswith(
+        "Rank 3 never reached the store barrier of `init_process_group`"
+    )

@@ -105,3 +105,23 @@ def test_two_one_element_collectives_tell_no_side(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": BOTH_SMALL})
     desync = next(f for f in analysis.findings if f.kind == "stage_divergence")
     assert desync.blamed == []
+
+
+def test_processes_short_at_a_new_group_s_store_barrier_took_another_path(tmp_path):
+    from tests.parsers.test_world_size import OPEN_LLAMA_WAITS
+
+    analysis = analyze_files(tmp_path, {"train.log": OPEN_LLAMA_WAITS})
+    short = analysis.verdict.finding
+    assert (short.kind, short.ranks, short.confidence) == ("stage_divergence", [], "low")
+    assert short.details["arrived"] == 7 and short.details["waiting"] == [2, 7]
+    assert analysis.verdict.headline.startswith(
+        "One process never reached the store barrier of a new process group"
+    )
+    assert "wandb.init" in short.fix
+
+
+def test_a_store_barrier_completed_later_is_no_finding(tmp_path):
+    from tests.parsers.test_world_size import OPEN_LLAMA_WAITS, SUB_GROUP_DONE
+
+    analysis = analyze_files(tmp_path, {"train.log": [*OPEN_LLAMA_WAITS, SUB_GROUP_DONE]})
+    assert analysis.verdict is None

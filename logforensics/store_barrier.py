@@ -1,0 +1,113 @@
+"""Processes that never reached a process group's store-based barrier.
+
+torch 1.x-2.0 creates every process group behind a barrier in the c10d store, and each rank
+waiting there logs `Waiting in store based barrier ... for rank: R, key:
+store_based_barrier_key:K (world_size=N, worker_count=C, ...)` until C reaches N. A log that
+ends on such waits shows the job stopped there with N - C processes short. Key 1 is the default
+group's barrier in `init_process_group`: the absent processes never got that far, a start-up
+failure (missing_rank reports it). A later key is a `new_group` after start-up: every process
+had started, and the absent ones took another path before creating it, typically rank-0-only
+work such as a tracker's set-up (s-JoL/Open-Llama#47: 7 of 8 at key 2, `wandb.init` on the
+main process); stage_divergence reports it."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.findings import Finding, evidence_from
+from logforensics.job import Job
+from logforensics.placement import earliest_time
+from logforensics.text import rank_list
+
+NEW_GROUP_FIX = (
+    "Every rank must create each process group (`dist.new_group`) and run each collective in "
+    "the same order. Run rank-0-only work (a tracker's set-up such as `wandb.init`, a "
+    "download, data preparation) after the groups are created, or on every rank, or make the "
+    "others wait for it at a `dist.barrier()` whose timeout is long enough."
+)
+INIT_BARRIER_FIX = (
+    "The absent processes never reached `init_process_group`: check that every node ran the "
+    "launch (the number of nodes and of processes per node), with the same master address, "
+    "port and world size, and read the absent ranks' own logs for an error before it."
+)
+# the waits repeat every 10 s: a finding quotes a few
+EVIDENCE_WAITS = 6
+
+
+def short_at_barrier(job: Job, *, default_group: bool) -> list[Finding]:
+    """The barrier the logs end waiting at, short of processes (see the module doc)."""
+    waits = job.events.filter(
+        (pl.col("event") == "store_barrier_waiting") & pl.col("value").is_not_null()
+    )
+    if waits.is_empty():
+        return []
+    last = waits.sort("file", "line").tail(1).row(0, named=True)
+    key, size = str(last["pg"]), last["nranks"]
+    if (key == "1") != default_group or size is None:
+        return []
+    at_key = waits.filter(pl.col("pg") == key)
+    arrived = int(at_key.get_column("value").max())
+    if arrived >= size or _completed(job, key):
+        return []
+    waiting = sorted(at_key.get_column("rank").drop_nulls().unique().to_list())
+    # every waiter seen: the others are the absent (a group of the whole world only)
+    absent = (
+        sorted(set(range(size)) - set(waiting))
+        if len(waiting) == arrived and (default_group or _whole_world(job, size))
+        else []
+    )
+    short = size - arrived
+    said = f"{rank_list(absent)}" if absent else f"{short} process{'es' if short > 1 else ''}"
+    seen = f" (waiting: {rank_list(waiting)})" if waiting else ""
+    if default_group:
+        kind, fix = "missing_rank", INIT_BARRIER_FIX
+        summary = (
+            f"Only {arrived} of {size} processes reached the store barrier of "
+            f"`init_process_group`{seen}: {said} never got that far, and the others wait "
+            "there for them."
+        )
+    else:
+        kind, fix = "stage_divergence", NEW_GROUP_FIX
+        summary = (
+            f"Only {arrived} of {size} processes reached the store barrier that creates "
+            f"process group {key} (a `new_group` after start-up){seen}: every process had "
+            f"started, and {said} took another path before creating it (most often work only "
+            "the main process does), so the others wait there."
+        )
+    rows = at_key.sort("file", "line")
+    evidence, total = evidence_from(
+        rows.head(EVIDENCE_WAITS).select("file", "line", "text", "rank"), cap=EVIDENCE_WAITS
+    )
+    return [
+        Finding(
+            kind=kind,
+            severity="error",
+            part="explanation",
+            summary=summary,
+            fix=fix,
+            ranks=absent,
+            evidence=evidence,
+            evidence_total=max(total, rows.height),
+            order=-1.0 if default_group else None,
+            timestamp=earliest_time(rows),
+            confidence="medium" if absent else "low",
+            scope="job" if not absent else "ranks",
+            details={
+                "barrier_key": key,
+                "arrived": arrived,
+                "expected": size,
+                "waiting": waiting,
+                "absent": absent,
+            },
+        )
+    ]
+
+
+def _completed(job: Job, key: str) -> bool:
+    """Whether a rank logged the barrier of `key` complete."""
+    done = job.events.filter(pl.col("text").str.contains(f"store_based_barrier_key:{key} with"))
+    return not done.is_empty()
+
+
+def _whole_world(job: Job, size: int) -> bool:
+    return job.world_size is not None and job.world_size.value == size
