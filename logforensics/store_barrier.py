@@ -30,6 +30,7 @@ INIT_BARRIER_FIX = (
     "launch (the number of nodes and of processes per node), with the same master address, "
     "port and world size, and read the absent ranks' own logs for an error before it."
 )
+WAITER = r"initialize process group for rank: (\d+), key:"
 # the waits repeat every 10 s: a finding quotes a few
 EVIDENCE_WAITS = 6
 
@@ -49,7 +50,9 @@ def short_at_barrier(job: Job, *, default_group: bool) -> list[Finding]:
     arrived = int(at_key.get_column("value").max())
     if arrived >= size or _completed(job, key):
         return []
-    waiting = sorted(at_key.get_column("rank").drop_nulls().unique().to_list())
+    # the waiter's rank as the line states it (a launcher's prefix may be a node's task id)
+    stated = at_key.get_column("text").str.extract(WAITER, 1).cast(pl.Int32, strict=False)
+    waiting = sorted(stated.drop_nulls().unique().to_list())
     # every waiter seen: the others are the absent (a group of the whole world only)
     absent = (
         sorted(set(range(size)) - set(waiting))
@@ -57,7 +60,7 @@ def short_at_barrier(job: Job, *, default_group: bool) -> list[Finding]:
         else []
     )
     short = size - arrived
-    said = f"{rank_list(absent)}" if absent else f"{short} process{'es' if short > 1 else ''}"
+    said = rank_list(absent) if absent else "one process" if short == 1 else f"{short} processes"
     seen = f" (waiting: {rank_list(waiting)})" if waiting else ""
     if default_group:
         kind, fix = "missing_rank", INIT_BARRIER_FIX
@@ -70,7 +73,7 @@ def short_at_barrier(job: Job, *, default_group: bool) -> list[Finding]:
         kind, fix = "stage_divergence", NEW_GROUP_FIX
         summary = (
             f"Only {arrived} of {size} processes reached the store barrier that creates "
-            f"process group {key} (a `new_group` after start-up){seen}: every process had "
+            f"process group {key}, a `new_group` after start-up{seen}: every process had "
             f"started, and {said} took another path before creating it (most often work only "
             "the main process does), so the others wait there."
         )

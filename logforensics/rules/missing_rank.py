@@ -55,7 +55,7 @@ def check(job: Job) -> list[Finding]:
         + _init_never_completed(job)
         + (_store_unreachable(job) or _store_wait_timed_out(job))
         + _mesh_never_formed(job)
-        + short_at_barrier(job, default_group=True)
+        + (short_at_barrier(job, default_group=True) if not claimed else [])
     )
 
 
@@ -72,7 +72,15 @@ def _claimed_twice(job: Job) -> list[Finding]:
     """Processes that announce their global rank and world size (Lightning's `GLOBAL_RANK: 1,
     MEMBER: 2/8`): ranks announced twice while others of the world never are, two nodes
     that took the same ranks (Lightning-AI/pytorch-lightning#4389)."""
-    claims = job.events.filter((pl.col("event") == "world_size") & pl.col("rank").is_not_null())
+    # the rank each line claims, as it states it (an `srun -l` task id in front may be a
+    # node's, NVIDIA-NeMo/Speech#5819)
+    stated = pl.col("text").str.extract(r"GLOBAL_RANK: (\d+)", 1).cast(pl.Int32, strict=False)
+    # a claim is said once per process (a barrier's waits repeat: they are no claims)
+    once = pl.col("text").str.contains("Waiting in store based barrier", literal=True)
+    claims = job.events.filter((pl.col("event") == "world_size") & ~once).with_columns(
+        pl.coalesce(stated, pl.col("rank")).alias("rank")
+    )
+    claims = claims.filter(pl.col("rank").is_not_null())
     if claims.is_empty():
         return []
     world = int(claims.get_column("world_size").max())
@@ -82,7 +90,10 @@ def _claimed_twice(job: Job) -> list[Finding]:
     # into the console and the rank's own file, which is not a second process)
     per_stream = claims.group_by("file", "rank").agg(pl.len().alias("claims"))
     twice = sorted(per_stream.filter(pl.col("claims") > 1).get_column("rank").unique().to_list())
-    never = sorted(set(range(world)) - set(claims.get_column("rank").to_list()))
+    # the ranks above the doubled ones: a node that took ranks already taken took those below
+    # them too (each node's ranks run on from its offset), whether the logs show them or not
+    unclaimed = set(range(world)) - set(claims.get_column("rank").to_list())
+    never = sorted(rank for rank in unclaimed if twice and rank > max(twice))
     if not twice or not never:
         return []
     evidence, total = evidence_from(

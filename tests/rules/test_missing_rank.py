@@ -305,3 +305,27 @@ def test_ranks_absent_from_init_process_group_s_barrier_never_got_that_far(tmp_p
     assert analysis.verdict.headline.startswith(
         "Rank 3 never reached the store barrier of `init_process_group`"
     )
+
+
+# NVIDIA-NeMo/Speech#5819, verbatim (`srun -l` task ids in front: one task per node, each
+# starting three processes that took ranks 1-3): the ranks are the lines' own, not the task's
+NEMO_SAME_RANKS = [
+    "0: Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/8",
+    "0: Initializing distributed: GLOBAL_RANK: 3, MEMBER: 4/8",
+    "0: Initializing distributed: GLOBAL_RANK: 2, MEMBER: 3/8",
+    "1: Initializing distributed: GLOBAL_RANK: 2, MEMBER: 3/8",
+    "1: Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/8",
+    "1: Initializing distributed: GLOBAL_RANK: 3, MEMBER: 4/8",
+    "0: Waiting in store based barrier to initialize process group for rank: 3, key: store_based_barrier_key:1 (world_size=8, worker_count=3, timeout=0:30:00)",
+    "0: Waiting in store based barrier to initialize process group for rank: 2, key: store_based_barrier_key:1 (world_size=8, worker_count=3, timeout=0:30:00)",
+]
+
+
+def test_ranks_claimed_twice_are_read_from_the_lines_not_a_node_s_task_id(tmp_path):
+    analysis = analyze_files(tmp_path, {"slurm.out": NEMO_SAME_RANKS})
+    twice = analysis.verdict.finding
+    assert twice.details["claimed_twice"] == [1, 2, 3]
+    # rank 0 has no line, but a node that took ranks 1-3 took rank 0 too: 4-7 are unrun
+    assert analysis.verdict.ranks == [4, 5, 6, 7]
+    # the barrier's shortfall is the same failure: one finding, not two
+    assert [f.kind for f in analysis.findings] == ["missing_rank"]
