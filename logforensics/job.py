@@ -54,6 +54,16 @@ class Job:
         ]
         return tuple(sorted(set().union(*(set(c.drop_nulls().unique().to_list()) for c in found))))
 
+    def one_node(self) -> bool:
+        """Whether the logs show a single node: one host at most, and no world larger than
+        the local ranks they show. A process's index on the node (its local rank, its GPU's
+        number under the launcher's one-process-per-GPU convention) is then its rank."""
+        if self.events.get_column("host").drop_nulls().n_unique() > 1:
+            return False
+        local = self.events.get_column("local_rank").drop_nulls()
+        world = self.world_size
+        return world is None or local.is_empty() or world.value <= int(local.max()) + 1
+
     def quote(self, rows: pl.DataFrame) -> pl.DataFrame:
         """`rows` (`file, line, rank`) with `text`: the lines read again from their files (a
         stage mark keeps no text of its own)."""

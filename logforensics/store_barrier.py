@@ -78,9 +78,7 @@ def short_at_barrier(job: Job, *, default_group: bool) -> list[Finding]:
             "the main process does), so the others wait there."
         )
     rows = at_key.sort("file", "line")
-    evidence, total = evidence_from(
-        rows.head(EVIDENCE_WAITS).select("file", "line", "text", "rank"), cap=EVIDENCE_WAITS
-    )
+    evidence, total = evidence_from(rows.select("file", "line", "text", "rank"), cap=EVIDENCE_WAITS)
     return [
         Finding(
             kind=kind,
@@ -90,7 +88,7 @@ def short_at_barrier(job: Job, *, default_group: bool) -> list[Finding]:
             fix=fix,
             ranks=absent,
             evidence=evidence,
-            evidence_total=max(total, rows.height),
+            evidence_total=total,
             order=-1.0 if default_group else None,
             timestamp=earliest_time(rows),
             confidence="medium" if absent else "low",
@@ -108,7 +106,9 @@ def short_at_barrier(job: Job, *, default_group: bool) -> list[Finding]:
 
 def _completed(job: Job, key: str) -> bool:
     """Whether a rank logged the barrier of `key` complete."""
-    done = job.events.filter(pl.col("text").str.contains(f"store_based_barrier_key:{key} with"))
+    done = job.events.filter(
+        pl.col("text").str.contains(f"store_based_barrier_key:{key} with", literal=True)
+    )
     return not done.is_empty()
 
 

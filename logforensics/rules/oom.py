@@ -280,10 +280,9 @@ def _rank_on_gpu(job: Job, device: str) -> tuple[int, str] | None:
     rank whose own device print names that GPU, or, where the logs show a single node and no
     device prints, the rank numbered as the GPU (one process per GPU in order: torchrun's and
     `mp.spawn`'s convention). None where neither settles it."""
-    events = job.events
-    if not device.isdigit() or events.get_column("host").drop_nulls().n_unique() > 1:
+    if not device.isdigit() or job.events.get_column("host").drop_nulls().n_unique() > 1:
         return None
-    printed = events.filter((pl.col("event") == "device_map") & pl.col("rank").is_not_null())
+    printed = job.events.filter((pl.col("event") == "device_map") & pl.col("rank").is_not_null())
     if not printed.is_empty():
         names = [device, f"cuda:{device}"]
         there = printed.filter(pl.col("device").is_in(names)).get_column("rank").unique()
@@ -292,7 +291,7 @@ def _rank_on_gpu(job: Job, device: str) -> tuple[int, str] | None:
         rank = int(there.item())
         return rank, f"No line names its rank: rank {rank} printed GPU {device} as its device."
     world = job.world_size
-    if world is not None and world.value <= int(device):
+    if not job.one_node() or (world is not None and world.value <= int(device)):
         return None
     return int(device), (
         f"No line names its rank: on a single node with one process per GPU, numbered in "

@@ -1159,12 +1159,7 @@ def _local_is_global(job: Job) -> pl.Expr:
     """A launcher's `local_rank` as the global rank when the logs show a single node (one host
     at most, and no world larger than its local ranks): torchrun's `failed (exitcode: -9)
     local_rank: 3` on a one-node job is rank 3."""
-    events = job.events
-    local = events.get_column("local_rank").drop_nulls()
-    if local.is_empty() or events.get_column("host").drop_nulls().n_unique() > 1:
-        return pl.lit(None, dtype=pl.Int32)
-    world = job.world_size
-    if world is not None and world.value > int(local.max()) + 1:
+    if job.events.get_column("local_rank").drop_nulls().is_empty() or not job.one_node():
         return pl.lit(None, dtype=pl.Int32)
     return pl.col("local_rank")
 

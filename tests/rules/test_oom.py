@@ -173,6 +173,15 @@ def test_a_gpu_index_names_no_rank_on_several_nodes_or_beside_other_device_print
         "rank1.log": ["{'rank': 1, 'local_rank': 1, 'device': 3, 'world_size': 2}"],
         "console.log": GPU1_OOM,
     }
-    for files in (on_two_nodes, no_print_of_gpu1):
+    # one host's launcher reports local ranks 0 and 1 of a world of 16: one node of several,
+    # whose GPU 1 is not rank 1 (the single-node test rank_exception's local ranks use too)
+    one_node_of_several = {
+        "train.log": [
+            "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 1 (pid: 812917) of binary: /usr/bin/python",
+            "WORLD_SIZE=16",
+            *GPU1_OOM,
+        ]
+    }
+    for files in (on_two_nodes, no_print_of_gpu1, one_node_of_several):
         oom = finding(analyze_files(tmp_path / str(len(files)), files), "oom")
         assert oom.ranks == [] and oom.summary.startswith("The process on GPU 1 "), files
