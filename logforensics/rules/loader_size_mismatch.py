@@ -23,6 +23,7 @@ from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
 from logforensics.registry import Rule
 from logforensics.text import rank_list
+from parsers.progress_bars import bar_name
 
 FIX = (
     "Give every rank the same number of batches: shard with "
@@ -314,11 +315,24 @@ SAME_LOADER_BATCHES = 2
 
 
 def _from_progress_bars(job: Job) -> Lengths | None:
-    """Per-process tqdm totals that differ slightly: one loader, uneven lengths. The bars are
+    """Per-process tqdm totals that differ slightly: one loader, uneven lengths. Only bars of
+    one name are compared (a `Train` bar of 7 and a `Val` bar of 9 are two loaders,
+    modelscope/ms-swift#8193); the name's numbers aside (`Epoch 0, Rank 2:`). The bars are
     seldom labelled with a rank, so the lengths are keyed by bar, not by rank."""
+    snapshot = pl.col("message").str.split("\r").list.last()
     bars = job.events.filter(pl.col("event") == "progress_bar").with_columns(
-        pl.col("values").list.get(1).alias("total")
+        pl.col("values").list.get(1).alias("total"),
+        bar_name(snapshot).fill_null("").str.replace_all(r"\d+", "N").alias("_loader"),
     )
+    for _, of_one_loader in sorted(bars.group_by("_loader"), key=lambda group: str(group[0])):
+        lengths = _uneven_totals(of_one_loader)
+        if lengths is not None:
+            return lengths
+    return None
+
+
+def _uneven_totals(bars: pl.DataFrame) -> Lengths | None:
+    """The largest family of totals within a few batches of each other, bars of one loader."""
     totals = sorted(set(bars.get_column("total").drop_nulls().to_list()))
     for total in reversed(totals):
         slack = max(SAME_LOADER_BATCHES, total * SAME_LOADER_SHARE)

@@ -83,3 +83,18 @@ def test_each_rank_s_own_count_of_steps_it_will_run(tmp_path):
     mismatch = analysis.verdict.finding
     assert (mismatch.kind, analysis.verdict.ranks) == ("loader_size_mismatch", [1])
     assert "(per-rank `num_steps_per_rollout` prints): rank 1 has 1 batch while" in mismatch.summary
+
+
+def test_bars_of_two_loaders_are_not_one_loader_of_uneven_length(tmp_path):
+    # modelscope/ms-swift#8193, verbatim: a `Train` bar of 7 batches and a `Val` bar of 9, on
+    # two processes: two loaders, each of even length
+    bars = [
+        "Train: 100%|██████████| 7/7 [1:01:03<00:00, 433.95s/it]",
+        "Val: 100%|██████████| 9/9 [09:26<00:00, 67.91s/it]",
+        "Train: 100%|██████████| 7/7 [1:01:03<00:00, 433.95s/it]",
+        "Val: 100%|██████████| 9/9 [09:26<00:00, 62.92s/it]",
+    ]
+    assert "loader_size_mismatch" not in kinds(analyze_files(tmp_path, {"console.log": bars}))
+    # one loader's bars that differ by a batch still are
+    uneven = [bars[0], bars[2].replace("7/7", "8/8")]
+    assert "loader_size_mismatch" in kinds(analyze_files(tmp_path / "uneven", {"c.log": uneven}))
