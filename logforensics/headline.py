@@ -239,6 +239,8 @@ def _oom(finding: Finding, verdict: Verdict) -> Told:
 def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
     who = _who(finding.ranks)
     signal = finding.details.get("signal")
+    if finding.details.get("from_outside"):
+        return f"The launcher was sent {signal} from outside and stopped the job", None
     if signal == "SIGKILL":
         return (
             f"{who} {_was(finding.ranks)} killed (SIGKILL: the OOM killer or the scheduler)",
@@ -390,6 +392,7 @@ CULPRIT_CLAUSES = {
     "the sequence numbers": "{who} lagged behind",
     "the desync report": "{who} lagged behind",
     "rank 0's own work": "{who} was most likely busy with work of its own",
+    "rank 0's broadcast": "{who} was most likely busy with work of its own",
 }
 
 

@@ -36,7 +36,8 @@ Agent lines (torch/distributed/elastic/multiprocessing/api.py), in three logging
 
 with `failed (exitcode: -6) local_rank: 1 (pid: 886322) of binary: <python>` and `Sending process
 33051 closing signal SIGTERM` as their tails (NVIDIA/nccl#1438, speechbrain/speechbrain#2401,
-OEvortex/unsloth#10).
+OEvortex/unsloth#10). An agent signalled itself says so before stopping its workers
+(`agent/server/api.py:725] Received Signals.SIGTERM death signal, shutting down workers`).
 """
 
 from __future__ import annotations
@@ -94,6 +95,11 @@ PROCESS_FAILURE = (
 )
 # ... Sending process 886321 closing signal SIGTERM    (the same tolerance: `... 53038 closing`)
 WORKER_SIGTERM = r"Sending process (?P<pid>\d+) closing(?: signal (?P<signal>SIG[A-Z0-9]+))?"
+# The agent itself signalled from outside, before it stops its workers
+# (modelscope/ms-swift#8193: `Received Signals.SIGTERM death signal, shutting down workers`)
+DEATH_SIGNAL = (
+    r"Received (?:Signals\.)?(?P<signal>SIG[A-Z0-9]+) death signal, shutting down workers"
+)
 # W1130 15:04:26.975000 4263 torch/distributed/run.py:874] *****************************************
 # WARNING:torch.distributed.run:
 RUN_LOGGER = r"torch[./]distributed[./]run(?:\.py:\d+\]|:)"
@@ -116,6 +122,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             _worker_failures(rows),
             _process_failures(rows),
             _sigterms(rows),
+            _death_signals(rows),
             _agent_chatter(rows),
         ],
         how="diagonal_relaxed",
@@ -316,6 +323,19 @@ def _sigterms(rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _death_signals(rows: pl.DataFrame) -> pl.DataFrame:
+    """`launcher_signalled`: the agent was sent a signal (a scheduler, a user, the host) and
+    shuts its workers down."""
+    signal = pl.col("_message").str.extract(DEATH_SIGNAL, 1)
+    return rows.filter(signal.is_not_null()).select(
+        "file",
+        "line",
+        pl.lit("launcher_signalled").alias("event"),
+        pl.lit("warning").alias("severity"),
+        signal.alias("signal"),
+    )
+
+
 def _agent_chatter(rows: pl.DataFrame) -> pl.DataFrame:
     """The launcher's own start-up banner and error-file notice: recognised, no event."""
     message = pl.col("_message")
@@ -345,6 +365,7 @@ PARSER = LineParser(
         "traceback :",
         'File "',
         "closing signal",
+        "death signal",
         "ProcessFailure(",
         "Sending process ",
         "torch/distributed/run.py",

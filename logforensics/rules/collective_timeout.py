@@ -216,8 +216,8 @@ def _timeouts(job: Job) -> list[Finding]:
         )
     elif silent:
         culprits, culprits_from = silent, "the ranks that left no line"
-    elif not culprits and _barrier_without_rank_zero(job, per_rank, reporters):
-        culprits, culprits_from = [0], "rank 0's own work"
+    elif not culprits and (waited := _waited_for_rank_zero(job, per_rank, reporters)):
+        culprits, culprits_from = [0], waited
     if culprits:
         summary += f" {capitalized(CULPRIT_WORDS[culprits_from].format(who=rank_list(culprits)))}"
     # the ranks' own reports first, then other ranks' word of the ones that left none
@@ -249,9 +249,7 @@ def _timeouts(job: Job) -> list[Finding]:
                 "culprits_from": culprits_from,
                 "silent_ranks": silent,
                 # a hypothesis from the shape of the hang, not a rank the logs single out
-                "suspect_confidence": "low"
-                if culprits_from in ("rank 0's own work", "the ranks that only observed the dump")
-                else None,
+                "suspect_confidence": "low" if culprits_from in SHAPE_OF_THE_HANG else None,
             },
         )
     ]
@@ -301,6 +299,14 @@ CULPRIT_WORDS = {
         "flag (one element): most often they wait there for work only rank 0 does "
         "(checkpoint, evaluation, logging) that outlasted the timeout. A guess from the "
         "shape of the hang: read rank 0's last lines."
+    ),
+    # accelerate#223 (forum thread): rank 2 timed out in a BROADCAST of the training loop's
+    # data loader while rank 0 evaluated alone for over 30 minutes
+    "rank 0's broadcast": (
+        "{who} reported no timeout, and the others waited in a broadcast, whose source is rank "
+        "0 unless the code names another: most often they wait there for what only rank 0 "
+        "does (a batch it dispatches, an evaluation, a checkpoint) that outlasted the "
+        "timeout. A guess from the shape of the hang: read rank 0's last lines."
     ),
     "the ranks that never enqueued it": (
         "{who} had not even enqueued this collective (a lower last enqueued work): never "
@@ -422,25 +428,39 @@ def _left_no_line(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> lis
     return silent if len(silent) <= max(1, size // 4) else []
 
 
-def _barrier_without_rank_zero(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> bool:
-    """Ranks other than 0 timed out in a collective of one element in the default group (a
-    barrier, a flag all-reduce), and rank 0 reported no failure of its own. Not when the logs
-    show too few of the job's ranks to say that (NVIDIA/dgxc-benchmarking's FAQ quotes rank
-    368's timeout alone): with rank 0 counted, half the ranks up to the highest seen."""
+# suspects named from the shape of the hang alone, not from anything a rank's lines single out
+SHAPE_OF_THE_HANG = (
+    "rank 0's own work",
+    "rank 0's broadcast",
+    "the ranks that only observed the dump",
+)
+
+
+def _waited_for_rank_zero(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> str | None:
+    """How ranks other than 0 waited for rank 0, which reported no failure of its own: in a
+    collective of one element in the default group (a barrier, a flag all-reduce: "rank 0's
+    own work"), or in a broadcast, whose source is rank 0 by default ("rank 0's broadcast").
+    None otherwise, and when the logs show too few of the job's ranks to say that
+    (NVIDIA/dgxc-benchmarking's FAQ quotes rank 368's timeout alone): with rank 0 counted, half
+    the ranks up to the highest seen."""
     default = _all_in_default_group(per_rank, reporters)
     if default is None or 0 in reporters or 0 in _ranks_that_failed(job):
-        return False
+        return None
     if 0 in aborted_ranks(job):
-        return False  # its own watchdog's abort: it was in a collective too
+        return None  # its own watchdog's abort: it was in a collective too
     seen = set(job.ranks_seen) | {0}
     size = max(max(seen) + 1, job.world_size.value if job.world_size is not None else 0)
     if len(seen) * 2 < size:
-        return False
+        return None
     sizes = default.get_column("numel_in").drop_nulls()
     ops = default.get_column("op").drop_nulls()
-    return (not sizes.is_empty() and int(sizes.max()) <= 1) or (
+    if (not sizes.is_empty() and int(sizes.max()) <= 1) or (
         not ops.is_empty() and bool(ops.str.contains("BARRIER").all())
-    )
+    ):
+        return "rank 0's own work"
+    if not ops.is_empty() and bool(ops.str.to_uppercase().str.contains("BROADCAST").all()):
+        return "rank 0's broadcast"
+    return None
 
 
 def _all_in_default_group(per_rank: pl.DataFrame, reporters: list[int]) -> pl.DataFrame | None:

@@ -187,7 +187,44 @@ def _failures(job: Job) -> list[Finding]:
         + _aborted(job, explained)
         + _shut_down(job)
         + _node_failures(job)
-    )
+    ) or _stopped_from_outside(job)
+
+
+STOPPED_FROM_OUTSIDE_FIX = (
+    "Find who sent the signal: the scheduler's record of the job (`sacct -j <job> -o "
+    "JobID,State,Elapsed,MaxRSS` for a time limit or preemption, `kubectl describe pod` for an "
+    "eviction), the host's logs (`journalctl`, `dmesg -T` for memory pressure) or the person "
+    "who stopped it. If the job had stopped making progress before it, the hang's cause is in "
+    "the lines before the signal."
+)
+
+
+def _stopped_from_outside(job: Job) -> list[Finding]:
+    """The launcher itself received a signal and shut its workers down, no worker having
+    failed before it (modelscope/ms-swift#8193: torchrun's `Received Signals.SIGTERM death
+    signal` as the host ran out of memory while saving): the job was ended from outside."""
+    rows = job.events.filter(pl.col("event") == "launcher_signalled").sort("file", "line")
+    if rows.is_empty():
+        return []
+    signal = rows.item(0, "signal")
+    return [
+        _unblamed(
+            rows,
+            part="consequence",
+            summary=(
+                f"torchrun's agent received {signal} from outside the job and shut its workers "
+                "down; no worker had failed before it: whoever sent the signal ended the job "
+                "(the scheduler's time limit or preemption, a user, the host)."
+            ),
+            fix=STOPPED_FROM_OUTSIDE_FIX,
+            ranks=[],
+            details={
+                "exception": f"{signal} to the launcher",
+                "signal": signal,
+                "from_outside": True,
+            },
+        )
+    ]
 
 
 NODE_FAILURE_FIX = (
@@ -514,6 +551,8 @@ def _exited(job: Job) -> list[Finding]:
     first = exits.filter(_first_to_exit())
     if first.height == 1 and first.item(0, "rank") is not None:
         return [_first_exit(first)]
+    if _failed_alone(job, exits):
+        return [_first_exit(exits, alone=True)]
     # an exit code without its error: the worker may have failed on its own, or on a peer's
     # failure (a closed rendezvous, an NCCL error): it is not blamed
     return [
@@ -601,19 +640,39 @@ CHOSEN_EXIT_FIX = (
 )
 
 
-def _first_exit(first: pl.DataFrame) -> Finding:
+def _failed_alone(job: Job, exits: pl.DataFrame) -> bool:
+    """One worker failed, with its rank known, while its agent still had others to stop
+    (torchrun's `Sending process 80 closing signal SIGTERM` for pids other than the failed
+    one's): it failed first and alone, not with its node (modded-nanogpt#61: local rank 7 of
+    8 workers on a 4-GPU machine)."""
+    if exits.height != 1 or exits.item(0, "rank") is None:
+        return False
+    failed_pid = exits.item(0, "pid")
+    stopped = job.events.filter(
+        (pl.col("event") == "worker_sigterm")
+        & (pl.col("file") == exits.item(0, "file"))
+        & pl.col("pid").is_not_null()
+    ).get_column("pid")
+    return not stopped.is_empty() and failed_pid not in stopped.to_list()
+
+
+def _first_exit(first: pl.DataFrame, *, alone: bool = False) -> Finding:
     """The launcher names the job's first process to end (Open MPI's `The first process to do
-    so was:`): it left before any other, a guess at the cause all the same."""
+    so was:`), or the only one of its workers that failed while the others still ran
+    (`alone`): it left before any other, a guess at the cause all the same."""
     rank, code = int(first.item(0, "rank")), int(first.item(0, "exitcode"))
+    said = (
+        f"Rank {rank} exited with code {code} while the other workers still ran (the launcher "
+        "then stopped them)"
+        if alone
+        else f"Rank {rank} was the first process to exit, with code {code} (the launcher's report)"
+    )
     return _from_rows(
         first,
         severity="error",
         part="departure",
-        summary=(
-            f"Rank {rank} was the first process to exit, with code {code} (the launcher's "
-            "report); the error it printed is not in these logs."
-        ),
-        fix=FIRST_EXIT_FIX,
+        summary=f"{said}; the error it printed is not in these logs.",
+        fix=EXITED_FIX if alone else FIRST_EXIT_FIX,
         ranks=[rank],
         confidence="low",
         details={"exception": f"exit code {code}", "exit_code": code},

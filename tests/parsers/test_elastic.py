@@ -424,3 +424,18 @@ def test_a_process_failure_record_is_a_failed_worker():
     line = "The worker fails with {0: ProcessFailure(local_rank=0, pid=54, exitcode=-7, error_file='<N/A>', error_file_data={'message': '<NONE>'}, message='Signal 7 (SIGBUS) received by PID 54', timestamp=1711419181)}"
     failed = only(parsed_by("elastic", [line]).filter(event="worker_failed"))
     assert (failed["local_rank"], failed["pid"], failed["exitcode"]) == (0, 54, -7)
+
+
+# modelscope/ms-swift#8193, verbatim: the agent itself was sent SIGTERM (the host ran out of
+# memory while saving) and stops its four workers
+AGENT_SIGNALLED = [
+    "W0304 01:00:36.891000 3535919 site-packages/torch/distributed/elastic/agent/server/api.py:725] Received Signals.SIGTERM death signal, shutting down workers",
+    "W0304 01:00:37.092000 3535919 site-packages/torch/distributed/elastic/multiprocessing/api.py:908] Sending process 3536001 closing signal SIGTERM",
+]
+
+
+def test_the_agent_s_own_death_signal_is_an_event_before_its_workers_stops():
+    events = parsed_by("elastic", AGENT_SIGNALLED)
+    signalled = only(events.filter(pl.col("event") == "launcher_signalled"))
+    assert (signalled["line"], signalled["signal"]) == (1, "SIGTERM")
+    assert events.filter(pl.col("event") == "worker_sigterm").get_column("line").to_list() == [2]

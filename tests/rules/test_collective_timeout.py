@@ -295,6 +295,29 @@ def test_a_barrier_timeout_of_one_rank_among_hundreds_suspects_nobody(tmp_path):
     assert analysis.verdict.ranks == []
 
 
+# huggingface/accelerate#223, verbatim (trailing space as posted): rank 2 timed out in a
+# BROADCAST of the training loop's data loader while rank 0 evaluated alone for over 30 minutes
+BROADCAST_TIMEOUT = (
+    "[E ProcessGroupNCCL.cpp:587] [Rank 2] Watchdog caught collective operation timeout: "
+    "WorkNCCL(OpType=BROADCAST, Timeout(ms)=1800000) ran for 1802157 milliseconds before timing "
+    "out. "
+)
+
+
+def test_a_broadcast_timeout_without_rank_0_suspects_its_source_rank_0(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": [BROADCAST_TIMEOUT]})
+    timeout = finding(analysis, "collective_timeout")
+    assert timeout.culprit_ranks == [0] and timeout.details["culprits_from"] == "rank 0's broadcast"
+    assert (analysis.verdict.ranks, analysis.verdict.finding.confidence) == ([0], "low")
+    assert "busy with work of its own" in analysis.verdict.headline
+    # rank 0 timing out in it as well: it was in the broadcast, and is not suspected (rank 1,
+    # silent between the two, is)
+    both = [BROADCAST_TIMEOUT, BROADCAST_TIMEOUT.replace("[Rank 2]", "[Rank 0]")]
+    timeout = finding(analyze_files(tmp_path / "both", {"console.log": both}), "collective_timeout")
+    assert timeout.culprit_ranks == [1]
+    assert timeout.details["culprits_from"] == "the ranks that left no line"
+
+
 def test_a_barrier_timeout_rank_0_reported_too_suspects_nobody(tmp_path):
     lines = [
         *BARRIER_TIMEOUTS,

@@ -342,6 +342,36 @@ def test_a_worker_torchrun_saw_exit_with_an_error_is_a_failure(tmp_path):
     exited = finding(analysis, "rank_exception")
     assert exited.details["exit_code"] == 1 and "not in these logs" in exited.summary
     assert analysis.verdict.headline.endswith("exited with code 1")
+    assert exited.blamed == []  # nothing shows it failed before anything else did
+
+
+# KellerJordan/modded-nanogpt#61, verbatim: eight workers on a four-GPU machine; the agent stops
+# seven of them and reports local rank 7 failed (`invalid device ordinal` in the thread)
+STOPPED_THE_OTHERS = [
+    "using device: cuda:3",
+    "using device: cuda:1",
+    *(
+        f"W1226 16:52:43.{ms}000 7 site-packages/torch/distributed/elastic/multiprocessing/"
+        f"api.py:897] Sending process {pid} closing signal SIGTERM"
+        for ms, pid in ((205, 74), (216, 75), (226, 76), (234, 77), (243, 78), (250, 79), (255, 80))
+    ),
+    "E1226 16:52:45.454000 7 site-packages/torch/distributed/elastic/multiprocessing/api.py:869] "
+    "failed (exitcode: 1) local_rank: 7 (pid: 81) of binary: /usr/local/bin/python",
+]
+
+
+def test_the_one_worker_that_failed_while_the_agent_stopped_the_others_is_blamed(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": STOPPED_THE_OTHERS})
+    exited = analysis.verdict.finding
+    assert (exited.kind, analysis.verdict.ranks, exited.confidence) == (
+        "rank_exception",
+        [7],
+        "low",
+    )
+    assert "while the other workers still ran" in exited.summary
+    # without the agent's stops it is the launcher's bare report again: nobody blamed
+    alone = analyze_files(tmp_path / "bare", {"console.log": STOPPED_THE_OTHERS[-1:]})
+    assert alone.verdict.ranks == []
 
 
 def test_a_workers_exit_is_no_finding_of_its_own_beside_its_exception(tmp_path):
@@ -876,3 +906,34 @@ def test_a_rank_that_did_not_fail_keeps_the_exception_one_rank_s(tmp_path):
     lines = [error.format(r=3), "[rank6]: Traceback (most recent call last):", error.format(r=2)]
     verdict = analyze_files(tmp_path, {"console.log": lines}).verdict
     assert verdict.ranks == [2, 3]
+
+
+# modelscope/ms-swift#8193, verbatim: training and validation done, then the agent is sent
+# SIGTERM from outside (the host ran out of memory while saving) and stops its four workers
+STOPPED_FROM_OUTSIDE = [
+    "Train: 100%|██████████| 7/7 [1:01:03<00:00, 433.95s/it]",
+    "Val: 100%|██████████| 9/9 [09:26<00:00, 67.91s/it]",
+    "Train: 100%|██████████| 7/7 [1:01:03<00:00, 433.95s/it]",
+    "Val: 100%|██████████| 9/9 [09:26<00:00, 62.92s/it]",
+    "W0304 01:00:36.891000 3535919 site-packages/torch/distributed/elastic/agent/server/api.py:725] Received Signals.SIGTERM death signal, shutting down workers",
+    *(
+        f"W0304 01:00:37.{ms}000 3535919 site-packages/torch/distributed/elastic/"
+        f"multiprocessing/api.py:908] Sending process {pid} closing signal SIGTERM"
+        for ms, pid in ((92, 3536001), (93, 3536002), (94, 3536003), (94, 3536004))
+    ),
+    "Traceback (most recent call last):",
+]
+
+
+def test_a_launcher_signalled_from_outside_ended_the_job_and_no_rank_is_blamed(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": STOPPED_FROM_OUTSIDE})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [])
+    assert verdict.headline == "The launcher was sent SIGTERM from outside and stopped the job"
+    assert "sacct" in verdict.finding.fix and analysis.unrecognised_lines == 0
+
+
+def test_a_worker_failing_first_is_the_failure_not_the_agent_s_signal(tmp_path):
+    lines = [*STOPPED_FROM_OUTSIDE[4:-1], *STOPPED_THE_OTHERS[-1:]]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert "from_outside" not in analysis.verdict.finding.details
