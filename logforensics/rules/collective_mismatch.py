@@ -64,11 +64,18 @@ def _from_horovod_stall(job: Job) -> list[Finding]:
     missing_rows = events.filter(
         (pl.col("event") == "stall_missing") & pl.col("peer_rank").is_not_null()
     ).sort("file", "line")
+    ready_rows = events.filter(pl.col("event") == "stall_ready").sort("file", "line")
+    ready_lists = [
+        {int(rank) for rank in ranks or [] if rank is not None}
+        for ranks in ready_rows.get_column("values").to_list()
+    ]
+    ready = set().union(*ready_lists)
     if missing_rows.is_empty():
+        missing, missing_rows = _not_ready(job, ready_lists), ready_rows
+    else:
+        missing = sorted(set(missing_rows.get_column("peer_rank").to_list()))
+    if not missing:
         return []
-    missing = sorted(set(missing_rows.get_column("peer_rank").to_list()))
-    ready_lists = events.filter(pl.col("event") == "stall_ready").get_column("values")
-    ready = {int(rank) for ranks in ready_lists.to_list() for rank in (ranks or [])}
     if job.world_size is not None:
         world: int | None = job.world_size.value
     else:
@@ -112,6 +119,25 @@ def _from_horovod_stall(job: Job) -> list[Finding]:
         )
     ]
 
+
+def _not_ready(job: Job, ready_lists: list[set[int]]) -> list[int]:
+    """The ranks absent from some stalled op's list of ready ranks, when the inspector names
+    only those (horovod/horovod#364: `allreduce.conv1.weight [ready ranks: 0, 7, 3, 2, 4, 6]`
+    in a world of 8 leaves ranks 1 and 5). The world is the known one, else the ranks up to
+    the highest ready one."""
+    ready_lists = [ranks for ranks in ready_lists if ranks]
+    if not ready_lists:
+        return []
+    world = job.world_size.value if job.world_size is not None else None
+    if world is None:
+        world = max(max(ranks) for ranks in ready_lists) + 1
+    if world > MAX_STALL_WORLD:  # a number read from the log, checked before a range is made
+        return []
+    everyone = set(range(world))
+    return sorted(set().union(*(everyone - ranks for ranks in ready_lists)))
+
+
+MAX_STALL_WORLD = 1 << 17
 
 LOSS_KEYS_FIX = (
     "Every rank must compute the same loss terms every step: a model branch that produces no "

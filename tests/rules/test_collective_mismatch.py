@@ -206,3 +206,22 @@ def test_ranks_behind_in_a_broadcast_the_others_completed_are_no_mismatch(tmp_pa
     analysis = analyze_files(tmp_path, {"console.log": lines})
     assert "collective_mismatch" not in kinds(analysis)
     assert analysis.verdict.finding.kind == "collective_timeout"
+
+
+# horovod/horovod#364, verbatim (the paste's own line breaks and spaces): eight ranks, one per
+# node; every stalled allreduce lists six ready ranks, never 1 or 5
+READY_ONLY = [
+    "Train Epoch     #80:  29% 366/1252 [11:52<58:45,  3.98s/it, loss=0.94, accuracy=77.2]",
+    "Stalled ops: ",
+    "allreduce.conv1.weight [ready ranks: 0, 7, 3, 2, 4, 6], ",
+    "allreduce.bn1.weight [ready ranks: 0, 7, 3, 2, 4, 6], ",
+    " allreduce.layer1.0.bn1.bias [ready ranks: 0, 7, 3, 2, 4, 6], ",
+    " allreduce.layer1.0.conv2.weight [ready ranks: 0, 7, 3, 4, 2, 6], ",
+]
+
+
+def test_ranks_absent_from_the_stall_inspector_s_ready_lists_are_the_ones_that_strayed(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": READY_ONLY})
+    stalled = finding(analysis, "collective_mismatch")
+    assert (stalled.ranks, analysis.verdict.ranks, stalled.confidence) == ([1, 5], [1, 5], "medium")
+    assert "allreduce.conv1.weight (and 3 more)" in stalled.summary
