@@ -497,9 +497,18 @@ def _init_never_completed(job: Job) -> list[Finding]:
         .to_list()
     )
     silent = [rank for rank in stuck if rank not in with_problem]
+    # an NCCL error no line attributes to a rank may be theirs (huggingface/transformers#11658:
+    # `unhandled system error` in the first broadcast, where rank 1's init lines stop)
+    unowned = job.events.filter(
+        (pl.col("event") == "nccl_error") & pl.col("rank").is_null()
+    ).is_empty()
     findings = []
     if silent:
-        findings.append(_stuck_finding(job, inits, silent, completed, world, explained=False))
+        findings.append(
+            _stuck_finding(
+                job, inits, silent, completed, world, explained=False, unowned_error=not unowned
+            )
+        )
     if with_problem:
         explained = sorted(with_problem)
         findings.append(_stuck_finding(job, inits, explained, completed, world, explained=True))
@@ -513,8 +522,10 @@ def _stuck_finding(
     completed: set[int],
     world: int,
     explained: bool,
+    unowned_error: bool = False,
 ) -> Finding:
-    """One finding for ranks whose world-communicator init never completed."""
+    """One finding for ranks whose world-communicator init never completed: a departure when
+    nothing explains it, context beside their own NCCL error or one that may be theirs."""
     rows = job.events.filter((pl.col("family") == "nccl") & pl.col("rank").is_in(stuck)).sort(
         "file", "line"
     )
@@ -534,6 +545,8 @@ def _stuck_finding(
     )
     if explained:
         summary += f": {they} stopped at {'its' if len(stuck) == 1 else 'their'} own NCCL error."
+    elif unowned_error:
+        summary += f": {they} may have stopped at the NCCL error that no line attributes to a rank."
     else:
         summary += (
             f": {they} hung or died inside communicator creation without an NCCL error, and "
@@ -541,8 +554,8 @@ def _stuck_finding(
         )
     return Finding(
         kind="missing_rank",
-        severity="warning" if explained else "error",
-        part="context" if explained else "departure",
+        severity="warning" if explained or unowned_error else "error",
+        part="context" if explained or unowned_error else "departure",
         summary=summary,
         fix=INIT_STUCK_FIX,
         ranks=stuck,

@@ -76,6 +76,31 @@ def test_an_init_stopped_by_its_own_nccl_error_is_context(tmp_path):
     assert (stuck.ranks, stuck.severity, stuck.role) == ([1], "warning", "context")
 
 
+# huggingface/transformers#11658, verbatim excerpts of one console: rank 1's NCCL lines stop
+# before `Init COMPLETE`, and a broadcast raised an NCCL error no line names the rank of
+HOST = "simple-layoutlm-mmml-1573-investigate-how-to-implement-d-lcbz2t"
+UNOWNED_NCCL_ERROR = [
+    f"{HOST}:97:176 [0] NCCL INFO Channel 00 : 0[100000] -> 1[200000] via direct shared memory",
+    f"{HOST}:98:177 [1] NCCL INFO Channel 00 : 1[200000] -> 0[100000] via direct shared memory",
+    f"{HOST}:98:177 [1] NCCL INFO Channel 01 : 1[200000] -> 0[100000] via direct shared memory",
+    f"{HOST}:97:176 [0] NCCL INFO comm 0x7ff1ec001060 rank 0 nranks 2 cudaDev 0 busId 100000 - Init COMPLETE",
+    '  File "/usr/local/lib/python3.8/dist-packages/torch/distributed/distributed_c10d.py", line 864, in broadcast',
+    "    work = group.broadcast([tensor], opts)",
+    "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:784, unhandled system error, NCCL version 2.7.8",
+]
+
+
+def test_an_init_beside_an_nccl_error_of_no_known_rank_is_context(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": UNOWNED_NCCL_ERROR})
+    stuck = finding(analysis, "missing_rank")
+    assert (stuck.ranks, stuck.severity, stuck.role) == ([1], "warning", "context")
+    assert "may have stopped at the NCCL error" in stuck.summary
+    assert analysis.verdict.finding.kind == "nccl_error"
+    # without the error, the stopped init is the cause again
+    quiet = analyze_files(tmp_path / "quiet", {"console.log": UNOWNED_NCCL_ERROR[:4]})
+    assert quiet.verdict.finding.kind == "missing_rank" and quiet.verdict.ranks == [1]
+
+
 def test_nothing_is_said_when_no_rank_completed_init(tmp_path):
     files = {f"nccl.{r}.log": [nccl_init("node-a", r, 2, "START")] for r in range(2)}
     assert "missing_rank" not in kinds(analyze_files(tmp_path, files))
