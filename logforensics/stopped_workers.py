@@ -34,9 +34,14 @@ class UnstoppedWorker:
         )
 
 
+def agent_stops(job: Job) -> pl.DataFrame:
+    """The agent's lines stopping a worker (`Sending process 86503 closing signal SIGTERM`)."""
+    return job.events.filter((pl.col("event") == "worker_sigterm") & pl.col("pid").is_not_null())
+
+
 def unstopped_worker(job: Job) -> UnstoppedWorker | None:
     """The one worker the agent's stops leave out, where the logs show one node's agent."""
-    stops = job.events.filter((pl.col("event") == "worker_sigterm") & pl.col("pid").is_not_null())
+    stops = agent_stops(job)
     if stops.is_empty() or stops.get_column("file").n_unique() > 1:
         return None
     if job.events.get_column("host").drop_nulls().n_unique() > 1:

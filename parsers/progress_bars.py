@@ -42,9 +42,13 @@ def bar_name(message: pl.Expr) -> pl.Expr:
     return message.str.extract(BAR_NAME, 1).str.strip_chars(" :-").str.replace_all(r"\s{2,}", " ")
 
 
+def last_snapshot(message: pl.Expr) -> pl.Expr:
+    """tqdm rewrites the bar with carriage returns: the last snapshot on the line counts."""
+    return message.str.split("\r").list.last()
+
+
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
-    # tqdm rewrites the bar with carriage returns: the last snapshot on the line counts
-    snapshot = pl.col("message").str.split("\r").list.last()
+    snapshot = last_snapshot(pl.col("message"))
     counts = snapshot.str.extract_groups(BAR)
     plain = snapshot.str.extract_groups(PLAIN_BAR)
     bars = lines.select(

@@ -23,7 +23,7 @@ from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
 from logforensics.registry import Rule
 from logforensics.text import rank_list
-from parsers.progress_bars import bar_name
+from parsers.progress_bars import bar_name, last_snapshot
 
 FIX = (
     "Give every rank the same number of batches: shard with "
@@ -319,10 +319,12 @@ def _from_progress_bars(job: Job) -> Lengths | None:
     one name are compared (a `Train` bar of 7 and a `Val` bar of 9 are two loaders,
     modelscope/ms-swift#8193); the name's numbers aside (`Epoch 0, Rank 2:`). The bars are
     seldom labelled with a rank, so the lengths are keyed by bar, not by rank."""
-    snapshot = pl.col("message").str.split("\r").list.last()
     bars = job.events.filter(pl.col("event") == "progress_bar").with_columns(
         pl.col("values").list.get(1).alias("total"),
-        bar_name(snapshot).fill_null("").str.replace_all(r"\d+", "N").alias("_loader"),
+        bar_name(last_snapshot(pl.col("message")))
+        .fill_null("")
+        .str.replace_all(r"\d+", "N")
+        .alias("_loader"),
     )
     for _, of_one_loader in sorted(bars.group_by("_loader"), key=lambda group: str(group[0])):
         lengths = _uneven_totals(of_one_loader)

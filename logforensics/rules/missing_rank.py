@@ -499,14 +499,14 @@ def _init_never_completed(job: Job) -> list[Finding]:
     silent = [rank for rank in stuck if rank not in with_problem]
     # an NCCL error no line attributes to a rank may be theirs (huggingface/transformers#11658:
     # `unhandled system error` in the first broadcast, where rank 1's init lines stop)
-    unowned = job.events.filter(
+    unowned_error = not job.events.filter(
         (pl.col("event") == "nccl_error") & pl.col("rank").is_null()
     ).is_empty()
     findings = []
     if silent:
         findings.append(
             _stuck_finding(
-                job, inits, silent, completed, world, explained=False, unowned_error=not unowned
+                job, inits, silent, completed, world, explained=False, unowned_error=unowned_error
             )
         )
     if with_problem:

@@ -36,7 +36,7 @@ from logforensics.placement import (
 )
 from logforensics.registry import Rule
 from logforensics.rules.missing_rank import startup_failures
-from logforensics.stopped_workers import UnstoppedWorker, unstopped_worker
+from logforensics.stopped_workers import UnstoppedWorker, agent_stops, unstopped_worker
 from logforensics.text import capitalized, clipped, duration, rank_list
 from parsers.cuda_assert import KIND as CUDA_ASSERTION
 
@@ -648,11 +648,7 @@ def _failed_alone(job: Job, exits: pl.DataFrame) -> bool:
     if exits.height != 1 or exits.item(0, "rank") is None:
         return False
     failed_pid = exits.item(0, "pid")
-    stopped = job.events.filter(
-        (pl.col("event") == "worker_sigterm")
-        & (pl.col("file") == exits.item(0, "file"))
-        & pl.col("pid").is_not_null()
-    ).get_column("pid")
+    stopped = agent_stops(job).filter(pl.col("file") == exits.item(0, "file")).get_column("pid")
     return not stopped.is_empty() and failed_pid not in stopped.to_list()
 
 
