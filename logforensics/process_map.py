@@ -5,7 +5,8 @@ A communicator is the world when its size is the largest seen; its `comm_rank` i
 global rank. Lines of sub-communicators keep their own `comm_rank` as a separate column.
 
 A process no init line names (NCCL 2.4-era excerpts print only ring, tree and channel lines)
-takes the own rank its topology lines state (`nccl_topology` events), when they state one
+takes the own rank its topology lines state (`nccl_topology` events), or its proxy's WARNs
+(`[Proxy Service 93] Failed to execute operation Setup from rank 93`), when they state one
 rank only: a process in several communicators states several, and then none is taken.
 
 Failing both, a process's rank is what names its rank and pid together: the rank's own print
@@ -96,8 +97,12 @@ def _world_init_ranks(events: pl.DataFrame) -> pl.DataFrame:
     return _one_rank_each(inits.filter(pl.col("nranks") == world))
 
 
+# events whose `comm_rank` is the process's own rank in a communicator
+OWN_RANK_EVENTS = ("nccl_topology", "nccl_error", "nccl_warn")
+
+
 def _topology_ranks(events: pl.DataFrame) -> pl.DataFrame:
-    return _one_rank_each(_identified(events).filter(pl.col("event") == "nccl_topology"))
+    return _one_rank_each(_identified(events).filter(pl.col("event").is_in(OWN_RANK_EVENTS)))
 
 
 def _identified(events: pl.DataFrame) -> pl.DataFrame:

@@ -163,6 +163,9 @@ ERROR_WARN = (
     # for NCCL 2.19's memory registration):
     #   NET/OFI Unable to register memory (type = 2) for device 0. RC: -22, Error: Invalid argument
     r"|Unable to [^.]*\. RC: -?\d+"
+    # any call the plugin reports failed with its code and the error's name (aws/aws-ofi-nccl#24:
+    # `NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument`, and the job hung)
+    r"|\. RC: -?\d+, (?:Error|ERROR): "
 )
 # A network peer as printed: `10.200.84.247<58355>`, `gpu004.ds-a4-r02.abc.com<55693>`; the
 # network plugin names the peer's instance: `Peer host id: i-08d8a345a75ab52a0.`
@@ -177,7 +180,7 @@ CUDA_FAILURE = r"[Cc]uda failure (?:\d+ )?'([^']{1,80})'"
 # `completed with error. RC: 5. Error: Invalid receiver queue pair number (QPN) My EFA addr: ...`
 PLUGIN_ERROR = (
     r"(?:completed with error\. RC: \d+\. Error: (.{1,80}?)(?:\.(?: |$)| My |$)"
-    r"|RC: -?\d+, Error: (.{1,80}?)\.?$)"
+    r"|RC: -?\d+, (?:Error|ERROR): (.{1,80}?)\.?$)"
 )
 # strerror's words after a failed call: `failed : Broken pipe`, and a verbs call's `failed with
 # error Cannot allocate memory` (nanochat's two-node notes: `Call to ibv_create_cq failed ...`)

@@ -182,6 +182,10 @@ FIX_CASCADE = (
     "Nothing to fix on these ranks: they failed because a peer went away. Fix the first "
     "failure (the root-cause finding)."
 )
+FIX_OWN = (
+    "Read these errors as well: they report no lost peer, so they may fail again once the first "
+    "failure (the root-cause finding) is fixed."
+)
 FIX_TEARDOWN = (
     "Nothing to fix here: these errors follow the timeout. Find why the collective that timed "
     "out never completed (the verdict)."
@@ -259,13 +263,15 @@ def _errors(job: Job, nccl: pl.DataFrame) -> list[Finding]:
     )
     if errors.is_empty():
         return []
-    errors = _without_echoes(_with_process_rank(errors, nccl)).with_columns(
+    errors = _without_echoes(errors).with_columns(
         _who().alias("who"),
         pl.concat_str(
             [pl.col("exc_message").fill_null(""), pl.col("error_code").fill_null("")],
             separator=" ",
         ).alias("what"),
         pl.col("extra").str.json_path_match("$.result").alias("result"),
+        # the failure a row is: its own words, or those of the WARN its chain is the unwinding of
+        pl.coalesce("_failure_of", pl.col("exc_message").fill_null("")).alias("failure"),
         # PyTorch's wrapper quotes NCCL's own `Last error:` words: they name the subsystem too
         pl.coalesce(
             pl.col("extra").str.json_path_match("$.subsystem"),
@@ -350,7 +356,7 @@ def _common_mode(candidates: pl.DataFrame) -> pl.DataFrame | None:
     if candidates.get_column("about_peer").any():
         return None
     first = candidates.row(0, named=True)
-    same = _masked(pl.col("what")) == _masked(pl.lit(first["what"]))
+    same = _masked(pl.col("failure")) == _masked(pl.lit(first["failure"]))
     if first["timestamp"] is not None:
         moment = pl.lit(first["timestamp"])
         same &= (pl.col("timestamp") - moment).dt.total_seconds().abs() <= SAME_MOMENT_SECONDS
@@ -375,7 +381,7 @@ IPV6_ADDRESS = r"[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}(?:%[\w.-]+)?"
 
 
 def _common_mode_finding(job: Job, rows: pl.DataFrame) -> Finding:
-    first = rows.row(0, named=True)
+    first = _said_first(rows)
     kind = _class_of(first)
     ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
     processes = rows.get_column("who").n_unique()
@@ -387,10 +393,17 @@ def _common_mode_finding(job: Job, rows: pl.DataFrame) -> Finding:
     message = (first["exc_message"] or first["error_code"] or "").strip()
     timed = rows.get_column("timestamp").drop_nulls().len() > 1
     when = " at the same time" if timed else ""
+    # other ranks in the logs that did not fail place the shared cause at the ranks that did
+    spared = sorted(set(job.ranks_seen) - set(ranks)) if ranks and not unranked else []
+    where = (
+        f", while {rank_list(spared)} did not: the cause is where these ranks run (their "
+        "host, GPU, network device or set-up), shared by them"
+        if spared
+        else ": one cause they share (the driver, CUDA, the environment or the network)"
+    )
     summary = (
         f"{who} hit the same NCCL error{when} (`{message[:200]}`) and none reports a lost "
-        "peer: one cause they share (the driver, CUDA, the environment or the network), not "
-        "one rank failing first and the others after it."
+        f"peer{where}, not one rank failing first and the others after it."
     ) + _link_local_words(first)
     evidence, total = _first_of_each_process(rows)
     return Finding(
@@ -400,7 +413,7 @@ def _common_mode_finding(job: Job, rows: pl.DataFrame) -> Finding:
         summary=summary,
         fix=COMMON_FIX + " " + _fix(first, kind),
         ranks=ranks,
-        blames_nobody=True,  # a cause they share: no one of them failed first
+        blames_nobody=not spared,  # a cause they share: no one of them failed first
         evidence=evidence,
         evidence_total=total,
         confidence="high" if timed else "medium",
@@ -412,6 +425,7 @@ def _common_mode_finding(job: Job, rows: pl.DataFrame) -> Finding:
             "class": kind,
             "common_mode": True,
             "at_once": timed,
+            "spared": spared,
             "processes": processes,
             "error_code": first["error_code"],
             "nccl_version": first["nccl_version"],
@@ -421,20 +435,37 @@ def _common_mode_finding(job: Job, rows: pl.DataFrame) -> Finding:
 
 def _unannounced_chains(nccl: pl.DataFrame) -> pl.DataFrame:
     """Return-code chains of a failure (`misc/socket.cc:567 -> 2`, then `bootstrap.cc:270 ->
-    2`) in logs where no process WARNs at all: the failure is the chains', at INFO level
-    (NVIDIA/nccl#1000: bootstrap on two nodes' IPoIB interfaces in different subnets). With a
-    WARN anywhere the chains are its unwinding (another thread or process may print them). One
-    error per process, at its chain's first line; the subsystem from every frame of the chain
-    (bootstrap over the socket calls under it)."""
+    2`) printed by a process that WARNs about nothing: its failure is the chain's, at INFO level
+    (NVIDIA/nccl#1000: bootstrap on two nodes' IPoIB interfaces in different subnets). A
+    process's chain after its own WARN is that WARN's unwinding; with a WARN whose process
+    the line does not name, every chain may be. One error per process, at its chain's first
+    line; the subsystem from every frame of the chain (bootstrap over the socket calls under
+    it). `_failure_of` holds the words of the WARN of another process whose failure the chain
+    shares a place with (a frame of that process's chain, or the source file of its WARN):
+    the same failure, its WARN not shown for this process (NVIDIA/nccl#224: rank 0's
+    `init.cu:915 -> 2` beside rank 4's socket WARN and its chain through `init.cu:915`)."""
     failed = (pl.col("event") == "nccl_unwind") & pl.col("error_code").is_in(list(RESULT_CLASSES))
     said = nccl.filter(pl.col("event").is_in(["nccl_error", "nccl_warn", "oom"]))
     chains = nccl.filter(failed & pl.col("pid").is_not_null())
-    if chains.is_empty() or not said.is_empty():
-        return chains.clear()
-    frames = chains.group_by("host", "pid").agg(pl.col("frame").str.join(" ").alias("_frames"))
-    first = chains.sort("file", "line").unique(["host", "pid"], keep="first", maintain_order=True)
+    if (
+        chains.is_empty()
+        or (said.get_column("pid").is_null() | said.get_column("host").is_null()).any()
+    ):
+        return chains.clear().with_columns(
+            pl.lit(None, pl.String).alias("_failure_of"), pl.lit(True).alias("_from_chain")
+        )
+    process = ["host", "pid"]
+    own = chains.join(said.select(process).unique(), on=process, how="semi", nulls_equal=True)
+    chains = chains.join(said.select(process).unique(), on=process, how="anti", nulls_equal=True)
+    if chains.is_empty():
+        return chains.with_columns(
+            pl.lit(None, pl.String).alias("_failure_of"), pl.lit(True).alias("_from_chain")
+        )
+    frames = chains.group_by(process).agg(pl.col("frame").str.join(" ").alias("_frames"))
+    first = chains.sort("file", "line").unique(process, keep="first", maintain_order=True)
     return (
-        first.join(frames, on=["host", "pid"], how="left", nulls_equal=True)
+        first.join(frames, on=process, how="left", nulls_equal=True)
+        .join(_failure_places(said, own, chains), on=process, how="left", nulls_equal=True)
         .with_columns(
             pl.lit("nccl_error").alias("event"),
             pl.concat_str(pl.col("frame"), pl.lit(" -> "), pl.col("error_code")).alias(
@@ -447,31 +478,44 @@ def _unannounced_chains(nccl: pl.DataFrame) -> pl.DataFrame:
             .struct.json_encode()
             .alias("extra"),
             pl.lit(None, pl.String).alias("error_code"),
+            pl.lit(True).alias("_from_chain"),
         )
         .drop("_frames")
     )
 
 
-def _with_process_rank(errors: pl.DataFrame, nccl: pl.DataFrame) -> pl.DataFrame:
-    """`rank`, or else the rank a process states for itself in its proxy WARN
-    (`[Proxy Service 9] ...`) when no init record mapped the process."""
-    stated = (
-        nccl.filter(
-            pl.col("event").is_in(["nccl_error", "nccl_warn"])
-            & pl.col("host").is_not_null()
-            & pl.col("pid").is_not_null()
-            & pl.col("comm_rank").is_not_null()
-        )
-        .group_by("host", "pid")
-        .agg(pl.col("comm_rank").unique().alias("stated"))
-        .filter(pl.col("stated").list.len() == 1)
-        .select("host", "pid", pl.col("stated").list.first().alias("stated_rank"))
-    )
-    return (
-        errors.join(stated, on=["host", "pid"], how="left")
-        .with_columns(pl.coalesce("rank", "stated_rank").alias("rank"))
-        .drop("stated_rank")
-    )
+def _failure_places(said: pl.DataFrame, own: pl.DataFrame, chains: pl.DataFrame) -> pl.DataFrame:
+    """`host, pid, _failure_of`: for each process of `chains`, the first WARN's words of a
+    process that WARNed and whose failure passed a place its chain passed (a frame of the WARN
+    process's own chain, or the WARN's source file)."""
+    process = ["host", "pid"]
+    warned = said.sort("file", "line").unique(process, keep="first", maintain_order=True)
+    places = pl.concat(
+        [
+            warned.select(*process, _source_file(pl.col("frame")).alias("_place")),
+            own.select(*process, pl.col("frame").alias("_place")),
+        ]
+    ).drop_nulls("_place")
+    passed = pl.concat(
+        [
+            chains.select(*process, pl.col("frame").alias("_place")),
+            chains.select(*process, _source_file(pl.col("frame")).alias("_place")),
+        ]
+    ).drop_nulls("_place")
+    matched = passed.join(places, on="_place", suffix="_warned").unique(process, keep="first")
+    return matched.join(
+        warned.select(
+            pl.col("host").alias("host_warned"),
+            pl.col("pid").alias("pid_warned"),
+            pl.col("exc_message").alias("_failure_of"),
+        ),
+        on=["host_warned", "pid_warned"],
+    ).select(*process, "_failure_of")
+
+
+def _source_file(frame: pl.Expr) -> pl.Expr:
+    """`transport/nvls.cc` of `transport/nvls.cc:157` (null for a function's name)."""
+    return frame.str.extract(r"^([\w./-]+\.\w+):\d+", 1)
 
 
 def _who() -> pl.Expr:
@@ -676,7 +720,7 @@ def _after_a_timeout(job: Job, errors: pl.DataFrame) -> pl.DataFrame:
     that teardown too (deepseek-ai/DeepEP#41, after every test had passed: the proxy's service
     thread's `Accept failed Resource temporarily unavailable`, then its failed Close)."""
     timeouts = job.events.filter(pl.col("event").is_in(TIMED_OUT))
-    closing = pl.col("what").str.contains(CLOSING)
+    closing = pl.col("what").str.contains(CLOSING) | pl.col("failure").str.contains(CLOSING)
     thread = ["file", "pid", "tid"]
     closers = errors.filter(closing & pl.col("pid").is_not_null() & pl.col("tid").is_not_null())
     closing |= pl.struct(thread).is_in(closers.select(pl.struct(thread)).to_series().implode())
@@ -720,9 +764,15 @@ def _processes_failing(job: Job, rows: pl.DataFrame) -> tuple[pl.DataFrame, int,
     rows = placed_keys(job, rows)
     processes = rows.get_column("who").n_unique()
     ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
-    first = rows.sort("file", "line").row(0, named=True)
+    first = _said_first(rows.sort("file", "line"))
     message = (first["exc_message"] or first["error_code"] or "").strip()
     return rows, processes, ranks, message
+
+
+def _said_first(rows: pl.DataFrame) -> dict[str, object]:
+    """The first row a WARN or PyTorch printed: a return-code chain says less."""
+    said = rows.filter(pl.col("_from_chain").is_null())
+    return (said if not said.is_empty() else rows).row(0, named=True)
 
 
 def _survived(job: Job, rows: pl.DataFrame) -> Finding:
@@ -800,9 +850,19 @@ def _cascade(rows: pl.DataFrame, first: dict[str, object]) -> Finding:
         who += (" and " if who else "") + f"{unranked} process{'es' if unranked > 1 else ''}"
         who += " of unknown rank"
     about_peer = rows.get_column("about_peer").sum()
+    before = _describe_process(first, start=False)
+    if not about_peer:
+        # no report of a lost peer: failures of their own, which nothing says the first caused
+        # (aws/aws-ofi-nccl#24: rank 23's `Couldn't open AV` after rank 31's failed NIC lookup)
+        summary = (
+            f"{who} also failed in NCCL, with errors of {'its' if processes == 1 else 'their'} "
+            f"own (none reports a peer that went away): a failure beside {before}'s, not "
+            "necessarily caused by it."
+        )
+        return _consequence(rows, "error", summary, FIX_OWN, ranks, {"processes": processes})
     summary = (
         f"{who} then failed in NCCL too ({about_peer} of their {rows.height} errors report a "
-        f"peer that went away): the cascade after {_describe_process(first, start=False)}'s error."
+        f"peer that went away): the cascade after {before}'s error."
     )
     return _consequence(rows, "error", summary, FIX_CASCADE, ranks, {"processes": processes})
 

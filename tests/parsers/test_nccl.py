@@ -536,6 +536,13 @@ def test_sharing_allowed_by_the_environment_is_information():
             None,
             "Invalid argument",
         ),
+        # aws/aws-ofi-nccl#24 (Horovod on EFA; the job hung): any call the plugin reports with
+        # its code and the error's name, in capitals too
+        (
+            "[1,23]<stdout>:ip-172-32-45-165:72593:73427 [7] create_nccl_ofi_component:459 NCCL WARN NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument",
+            None,
+            "Invalid argument",
+        ),
         # nanochat's two-node notes (NCCL 2.28.9): a verbs call's strerror, whole
         (
             "NCCL WARN Call to ibv_create_cq failed with error Cannot allocate memory",

@@ -212,7 +212,8 @@ def test_synthetic_job_with_both_faults(tmp_path):
 
 def test_the_same_cuda_failure_on_several_processes_is_one_common_cause(tmp_path):
     # vllm-project/vllm#6732 (NCCL_DEBUG=INFO of an 8-GPU node), verbatim: four processes
-    # print the same CUDA failure from NVLS setup and none reports a lost peer
+    # print the same CUDA failure from NVLS setup, three more only its unwinding through the same
+    # source file (`transport/nvls.cc:328 -> 1`), and none reports a lost peer
     lines = [
         "h100-kickoff-llama-70b-chat-20230328-bcf75c4f6-gn6nd:843:843 [5] transport/nvls.cc:157 NCCL WARN Cuda failure 1 'invalid argument'",
         "h100-kickoff-llama-70b-chat-20230328-bcf75c4f6-gn6nd:774:774 [0] NCCL INFO transport/nvls.cc:328 -> 1",
@@ -227,7 +228,8 @@ def test_the_same_cuda_failure_on_several_processes_is_one_common_cause(tmp_path
     ]
     analysis = analyze_files(tmp_path, {"vllm.log": lines})
     (error,) = nccl_errors(analysis)
-    assert error.details["common_mode"] is True and error.details["processes"] == 4
+    assert error.details["common_mode"] is True and error.details["processes"] == 7
+    assert "`Cuda failure 1 'invalid argument'`" in error.summary
     assert "same NCCL error" in error.summary and "not one rank failing first" in error.summary
     assert analysis.verdict.finding is error  # one finding, no root-and-cascade split
 
@@ -682,3 +684,42 @@ def test_the_watchdog_s_abort_beside_its_timeout_is_the_timeout_s_symptom(tmp_pa
     analysis = analyze_files(tmp_path, {"node0.log": [timeout, *WATCHDOG_ABORT_ONLY]})
     assert "nccl_error" not in kinds(analysis)
     assert analysis.verdict.finding.kind == "collective_timeout"
+
+
+# --- processes whose failure only a return-code chain shows ---------------------------------
+
+
+def test_a_process_that_unwound_through_another_s_failure_failed_alike(tmp_path):
+    # NVIDIA/nccl#224 (Horovod over mpirun on RoCE), verbatim: rank 4 WARNs that it cannot
+    # create a socket and unwinds through `init.cu:915`; rank 0's only line is that frame
+    analysis = analyze(NCCL_DATA / "nccl-224-roce-socket-ranks-0-4")
+    (error,) = nccl_errors(analysis)
+    assert error.details["common_mode"] is True and error.ranks == [0, 4]
+    assert "(`Net : Socket creation failed : Address family not supported by protocol`)" in (
+        error.summary
+    )
+    # ranks 1-3 and 5-7 set up their rings and failed in nothing: the cause is where 0 and 4 run
+    assert "while ranks 1-3 and 5-7 did not" in error.summary
+    assert analysis.verdict.finding is error and analysis.verdict.ranks == [0, 4]
+
+
+def test_ranks_failing_alike_are_not_blamed_when_no_other_rank_is_in_the_logs(tmp_path):
+    lines = (NCCL_DATA / "nccl-224-roce-socket-ranks-0-4" / "output.log").read_text().splitlines()
+    failing = [line for line in lines if line.startswith(("[1,0]", "[1,4]"))]
+    analysis = analyze_files(tmp_path, {"output.log": failing})
+    (error,) = [f for f in nccl_errors(analysis) if f.details.get("common_mode")]
+    assert error.ranks == [0, 4] and analysis.verdict.ranks == []
+    assert "one cause they share" in error.summary
+
+
+def test_a_chain_in_a_process_that_warned_of_nothing_is_that_process_s_failure(tmp_path):
+    # aws/aws-ofi-nccl#24 (Horovod on EFA, the job hung), verbatim: rank 31's failed NIC lookup
+    # shows only as `include/net.h:24 -> 2`; rank 23's `Couldn't open AV` WARN is another
+    # process's, which once hid the chain and left the logs reading "no failure"
+    analysis = analyze(NCCL_DATA / "aws-ofi-nccl-24-open-av-rank-23")
+    assert analysis.verdict.finding.kind == "nccl_error" and analysis.verdict.ranks == [31]
+    (beside,) = [f for f in nccl_errors(analysis) if f.ranks == [23]]
+    assert beside.role == "symptom"
+    assert "with errors of its own (none reports a peer that went away)" in beside.summary
+    assert "not necessarily caused by it" in beside.summary
+    assert "Couldn't open AV" in beside.evidence[0].text

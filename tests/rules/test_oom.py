@@ -1,8 +1,10 @@
 # ruff: noqa: E501 -- test data are verbatim log lines
 from __future__ import annotations
 
+from logforensics.api import analyze
 from tests.builders import analyze_files, finding, kinds
 from tests.rules.test_duplicate_device import init_line
+from tests.rules.test_nccl_error import NCCL_DATA
 
 # modelscope/FunASR#2006 (field sample funasr-2006), verbatim line
 OOM = "[rank2]: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 336.00 MiB. GPU 2 has a total capacity of 79.15 GiB of which 302.75 MiB is free."
@@ -185,3 +187,12 @@ def test_a_gpu_index_names_no_rank_on_several_nodes_or_beside_other_device_print
     for files in (on_two_nodes, no_print_of_gpu1, one_node_of_several):
         oom = finding(analyze_files(tmp_path / str(len(files)), files), "oom")
         assert oom.ranks == [] and oom.summary.startswith("The process on GPU 1 "), files
+
+
+def test_nccl_s_out_of_memory_is_the_rank_its_proxy_names(tmp_path):
+    # NVIDIA/nccl#962, verbatim: one process's `Cuda failure 'out of memory'`, then its proxy's
+    # `[Proxy Service 93] Failed to execute operation Setup from rank 93`: the process is rank 93
+    analysis = analyze(NCCL_DATA / "nccl-962-proxy-oom-rank-93")
+    oom = finding(analysis, "oom")
+    assert oom.ranks == [93] and "Rank 93 ran out of GPU memory inside NCCL" in oom.summary
+    assert analysis.verdict.finding is oom and analysis.verdict.ranks == [93]
