@@ -70,6 +70,11 @@ MESSAGE_CHARS = 500
 # main_process_first and local_main_process_first):
 #   File ".../transformers/training_args.py", line 1891, in main_process_first
 MAIN_FIRST_FRAME = r" in (?:local_)?main_process_first$"
+# ... or its call site, the next frame the context manager's entry, where a paste cut the
+# stack before the frame of main_process_first itself (huggingface/transformers#17106):
+#     with training_args.main_process_first(desc="dataset map tokenization"):
+#   File "/usr/lib/python3.8/contextlib.py", line 113, in __enter__
+MAIN_FIRST_CALL = r"\bwith\b.*\b(?:local_)?main_process_first\("
 # The outermost frame of work a job often runs on one rank only (saving, evaluation): a
 # collective below it is one every rank must join (NVIDIA/nccl#1132: accelerate's save_state
 # under `if is_main_process:` reaching DeepSpeed's barrier):
@@ -326,11 +331,7 @@ def _chains(rows: pl.DataFrame) -> pl.DataFrame:
             pl.col("_exc_type").filter(pl.col("_exc")).first(),
             pl.col("_exc_message").filter(pl.col("_exc")).first(),
             pl.col("_frame_text").filter(pl.col("_body") & pl.col("_frame")).last(),
-            pl.col("_frame_text")
-            .filter(pl.col("_body") & pl.col("_frame"))
-            .str.contains(MAIN_FIRST_FRAME)
-            .any()
-            .alias("_main_first"),
+            _enters_main_first(pl.col("_body")).alias("_main_first"),
             pl.col("_frame_text")
             .filter(pl.col("_body") & pl.col("_frame"))
             .str.extract(ONE_RANK_WORK_FRAME, 1)
@@ -384,6 +385,15 @@ def _mark_bare_exceptions(rows: pl.DataFrame) -> pl.DataFrame:
         .otherwise(pl.col("_exc_message"))
         .alias("_exc_message"),
     )
+
+
+def _enters_main_first(stack: pl.Expr) -> pl.Expr:
+    """Whether the `stack` lines of a group (in line order) pass through main_process_first:
+    its frame, or its call site with the context manager's entry next."""
+    frames = pl.col("_frame_text").filter(stack)
+    call = pl.col("_stripped").filter(stack).str.contains(MAIN_FIRST_CALL)
+    entered = call & frames.shift(-1).str.ends_with(" in __enter__")
+    return frames.str.contains(MAIN_FIRST_FRAME).any() | entered.any()
 
 
 def _exception_events(rows: pl.DataFrame) -> pl.DataFrame:
@@ -761,6 +771,7 @@ def _cut_at_both_ends(rows: pl.DataFrame) -> pl.DataFrame:
             pl.col("_exception_after").last(),
             pl.col("_header_before").first(),
             pl.col("_lone_type").last().alias("exc_type"),
+            _enters_main_first(pl.lit(True)).alias("_main_first"),
             # a traceback's frames say `line N, in f`; faulthandler's and others' lack the comma
             (pl.col("_frame") & pl.col("message").str.contains(r", in \S+$"))
             .sum()
@@ -778,6 +789,7 @@ def _cut_at_both_ends(rows: pl.DataFrame) -> pl.DataFrame:
             (pl.col("_last") + pl.col("exc_type").is_not_null().cast(pl.UInt32)).alias("end_line"),
             "exc_type",
             "frame",
+            pl.when("_main_first").then(pl.lit('{"in_main_process_first":true}')).alias("extra"),
         )
     )
 

@@ -50,3 +50,89 @@ def test_the_main_rank_s_own_exception_is_not_lagging(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": failing + waiting})
     assert not [f for f in analysis.findings if f.details.get("departure") == "main_first"]
     assert "rank_exception" in kinds(analysis)
+
+
+# shibing624/MedicalGPT#425 (torchrun, 4 workers on one host), verbatim excerpts: rank 0's
+# tokenizer bar near 30 minutes; rank 3's stack in main_process_first's barrier, cut at
+# torch.distributed's wrapper of it; torchrun then reports local rank 3 failed and stops the rest
+WRAPPER_CUT = [
+    "Running tokenizer on dataset (num_proc=10): 100%|████████████████████████████████████████████████████████▉| 1368806/1370895 [29:46<01:07, 30.89 examples/s][rank3]:[W1001 13:40:02.778279096 socket.cpp:428] [c10d] While waitForInput, poolFD failed with (errno: 0 - Success).",
+    "[rank1]:[W1001 13:40:02.817983009 socket.cpp:428] [c10d] While waitForInput, poolFD failed with (errno: 0 - Success).",
+    "[rank3]: Traceback (most recent call last):",
+    '[rank3]:   File "/data/ctr/MedicalGPT/pretraining.py", line 779, in <module>',
+    "[rank3]:     main()",
+    '[rank3]:   File "/data/ctr/MedicalGPT/pretraining.py", line 541, in main',
+    '[rank3]:     with training_args.main_process_first(desc="Dataset tokenization and grouping"):',
+    '[rank3]:   File "/home/server/anaconda3/envs/medicalgpt/lib/python3.11/contextlib.py", line 137, in __enter__',
+    "[rank3]:     return next(self.gen)",
+    "[rank3]:            ^^^^^^^^^^^^^^",
+    '[rank3]:   File "/home/server/anaconda3/envs/medicalgpt/lib/python3.11/site-packages/transformers/training_args.py", line 2410, in main_process_first',
+    "[rank3]:     dist.barrier()",
+    '[rank3]:   File "/home/server/anaconda3/envs/medicalgpt/lib/python3.11/site-packages/torch/distributed/c10d_logger.py", line 79, in wrapper',
+    "[rank3]:     return func(*args, **kwargs)",
+    "[rank3]:            ^^^^^^^^^^^^^^^^^^^^^",
+    "[rank2]: frame #42: /home/server/anaconda3/envs/medicalgpt/bin/python() [0x5bbac3]",
+    "[rank2]: . This may indicate a possible application crash on rank 0 or a network set up issue.",
+    "W1001 13:40:03.742000 140703168014144 torch/distributed/elastic/multiprocessing/api.py:858] Sending process 457151 closing signal SIGTERM",
+    "W1001 13:40:03.745000 140703168014144 torch/distributed/elastic/multiprocessing/api.py:858] Sending process 457152 closing signal SIGTERM",
+    "W1001 13:40:03.745000 140703168014144 torch/distributed/elastic/multiprocessing/api.py:858] Sending process 457153 closing signal SIGTERM",
+    "E1001 13:40:03.910000 140703168014144 torch/distributed/elastic/multiprocessing/api.py:833] failed (exitcode: 1) local_rank: 3 (pid: 457154) of binary: /home/server/anaconda3/envs/medicalgpt/bin/python",
+    "Traceback (most recent call last):",
+    '  File "/home/server/anaconda3/envs/medicalgpt/bin/torchrun", line 8, in <module>',
+    "    sys.exit(main())",
+    "             ^^^^^^",
+    '  File "/home/server/anaconda3/envs/medicalgpt/lib/python3.11/site-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 348, in wrapper',
+    "    return f(*args, **kwargs)",
+    "           ^^^^^^^^^^^^^^^^^^",
+    '  File "/home/server/anaconda3/envs/medicalgpt/lib/python3.11/site-packages/torch/distributed/run.py", line 901, in main',
+    "    run(args)",
+]
+
+
+def test_a_stack_cut_inside_torch_distributed_s_wrapper_is_a_wait_not_a_crash(tmp_path):
+    analysis = analyze_files(tmp_path, {"output.log": WRAPPER_CUT})
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert analysis.verdict.finding.details["departure"] == "main_first"
+    # rank 3 exited first only because it gave up waiting: not the cause
+    assert all(f.role != "root_cause" for f in analysis.findings if f.kind == "rank_exception")
+
+
+# huggingface/transformers#17106 (torchrun on one node), verbatim excerpts: several processes'
+# stacks interleaved, no header, each entering main_process_first (the frame of it cut); then
+# the end of torchrun's summary naming rank 1
+INTERLEAVED_ENTRIES = [
+    "> main()",
+    '  File "./code/gpt2/Model-Compression-Research-Package/examples/transformers/language-modeling/run_clm.py", line 414, in main',
+    '  File "./code/gpt2/Model-Compression-Research-Package/examples/transformers/language-modeling/run_clm.py", line 414, in main',
+    '  File "./code/gpt2/Model-Compression-Research-Package/examples/transformers/language-modeling/run_clm.py", line 414, in main',
+    "    main()",
+    '  File "./code/gpt2/Model-Compression-Research-Package/examples/transformers/language-modeling/run_clm.py", line 414, in main',
+    '    with training_args.main_process_first(desc="dataset map tokenization"):',
+    '  File "/usr/lib/python3.8/contextlib.py", line 113, in __enter__',
+    '    with training_args.main_process_first(desc="dataset map tokenization"):',
+    '  File "/usr/lib/python3.8/contextlib.py", line 113, in __enter__',
+    '    with training_args.main_process_first(desc="dataset map tokenization"):',
+    '  File "/usr/lib/python3.8/contextlib.py", line 113, in __enter__',
+    '    with training_args.main_process_first(desc="dataset map tokenization"):',
+    '  File "/usr/lib/python3.8/contextlib.py", line 113, in __enter__',
+    '    with training_args.main_process_first(desc="dataset map tokenization"):',
+    '  File "/usr/lib/python3.8/contextlib.py", line 113, in __enter__',
+    '    with training_args.main_process_first(desc="dataset map tokenization"):',
+    "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+    "Root Cause (first observed failure):",
+    "[0]:",
+    "  time      : 2022-11-11_07:49:25",
+    "  host      : ido-branch-s2n2k-pxvf4",
+    "  rank      : 1 (local_rank: 1)",
+    "  exitcode  : 1 (pid: 5733)",
+    "  error_file: <N/A>",
+    "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+]
+
+
+def test_stacks_cut_at_the_entry_of_main_process_first_are_waits_for_rank_0(tmp_path):
+    analysis = analyze_files(tmp_path, {"output.log": INTERLEAVED_ENTRIES})
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    (exit_report,) = [f for f in analysis.findings if f.kind == "rank_exception"]
+    assert exit_report.role != "root_cause"
+    assert "most likely the exit ended such a wait" in exit_report.summary

@@ -27,6 +27,7 @@ from logforensics.findings import WAITED, Finding, Part, evidence_from, exceptio
 from logforensics.garbled import garbled
 from logforensics.intake import read_lines_at
 from logforensics.job import Job
+from logforensics.main_first import IN_MAIN_FIRST
 from logforensics.placement import (
     AFTER_MARK,
     clock_of,
@@ -388,6 +389,9 @@ WAITING_FRAME = (
 # A frame of the standard library (`<frozen os>:225 in makedirs`, `.../lib/python3.11/json/
 # decoder.py:355 in raw_decode`), not of an installed package or the job's own code.
 STDLIB_FRAME = r"^(?:<frozen [\w.]+>|\S*/lib/python3\.\d+/(?:[\w.]+/)*[\w.]+\.py)"
+# torch.distributed's own wrappers of its calls (`c10d_logger.py:79 in wrapper` around
+# `dist.barrier()`): a stack that stops there was inside a call that waits for the others
+IN_DISTRIBUTED_CALL = r"torch/distributed/(?:c10d_logger|distributed_c10d)\.py:"
 INSTALLED = r"/(?:site|dist)-packages/"
 
 
@@ -415,6 +419,7 @@ def _cut_crashes(job: Job, explained: set[int]) -> list[Finding]:
         & deepest
         & ~frame.str.contains(COLLECTIVE_CALL)
         & ~frame.str.contains(WAITING_FRAME)
+        & ~frame.str.contains(IN_DISTRIBUTED_CALL)
     )
     if cut.is_empty():
         return []
@@ -554,19 +559,45 @@ def _exited(job: Job) -> list[Finding]:
     if _failed_alone(job, exits):
         return [_first_exit(exits, alone=True)]
     # an exit code without its error: the worker may have failed on its own, or on a peer's
-    # failure (a closed rendezvous, an NCCL error): it is not blamed
+    # failure (a closed rendezvous, an NCCL error): it is not blamed; where the only tracebacks
+    # are waits for the others, the exit most likely ended one of them (a consequence)
+    waited = _waits_only(job)
+    ended_a_wait = (
+        " The tracebacks in these logs were waiting for other ranks: most likely the exit "
+        "ended such a wait."
+        if waited
+        else ""
+    )
     return [
         _unblamed(
             exits,
-            part="explanation",
+            part="consequence" if waited else "explanation",
             summary=(
-                f"{who} exited with code {code} (the launcher's report); {said} not in these logs."
+                f"{who} exited with code {code} (the launcher's report); {said} not in these "
+                f"logs.{ended_a_wait}"
             ),
             fix=EXITED_FIX,
             ranks=ranks,
             details={"exception": f"exit code {code}", "exit_code": code},
         )
     ]
+
+
+def _waits_only(job: Job) -> bool:
+    """Whether the logs hold tracebacks and every one of them waits for the other ranks: inside
+    main_process_first, or stopped in a collective or torch.distributed's wrapper of one
+    (huggingface/transformers#17106: every process's stack in main_process_first's entry, and
+    torchrun's report that rank 1 exited with code 1)."""
+    tracebacks = job.events.filter(pl.col("event") == "exception")
+    if tracebacks.is_empty():
+        return False
+    frame = pl.col("frame").fill_null("")
+    waiting = (
+        pl.col("extra").fill_null("").str.contains(IN_MAIN_FIRST, literal=True)
+        | frame.str.contains(COLLECTIVE_CALL)
+        | frame.str.contains(IN_DISTRIBUTED_CALL)
+    )
+    return tracebacks.select(waiting.all()).item()
 
 
 def _shut_down(job: Job) -> list[Finding]:
