@@ -37,6 +37,8 @@ MISMATCH_OWN = r"Rank (?P<rank>\d+) is running (?:inconsistent )?collective: " +
 MISMATCH_PEER = (
     r", but Rank (?P<rank>\d+) is running collective: (?:" + FINGERPRINT + r"|(?P<bare_op>\w+)\.)"
 )
+# ..., but Rank 0 is running   (the rest cut by a paste: the other side's rank alone)
+MISMATCH_PEER_RANK = r", but Rank (\d+) is running"
 # [Rank 0] Running collective: CollectiveFingerPrint(SequenceNumber=20OpType=BARRIER)
 RUNNING = r"\[Rank (?P<rank>\d+)\] Running collective: " + FINGERPRINT
 # ProcessGroupWrapper: Monitored Barrier encountered error running collective: CollectiveFingerPrint(...
@@ -68,7 +70,9 @@ def _mismatches(lines: pl.DataFrame) -> pl.DataFrame:
         own.struct.field("rank").cast(pl.Int32, strict=False).alias("rank"),
         own.struct.field("rank").cast(pl.Int32, strict=False).alias("comm_rank"),
         *_fingerprint_columns(own),
-        peer.struct.field("rank").cast(pl.Int32, strict=False).alias("peer_rank"),
+        pl.coalesce(peer.struct.field("rank"), message.str.extract(MISMATCH_PEER_RANK, 1))
+        .cast(pl.Int32, strict=False)
+        .alias("peer_rank"),
         peer.struct.field("seq").cast(pl.Int64, strict=False).alias("peer_seq"),
         pl.coalesce(peer.struct.field("op"), peer.struct.field("bare_op")).alias("peer_op"),
         peer.struct.field("shape").alias("peer_shape"),

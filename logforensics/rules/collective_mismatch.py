@@ -392,8 +392,15 @@ def _from_detail(job: Job) -> list[Finding]:
             f"DETAIL caught a desync: rank {first['rank']} ran {mine} while rank "
             f"{first['peer_rank']} ran {theirs} (as rank {first['rank']} reports it)."
         )
+    against = _named_by_agreeing(reports, described) if not common and not one_sided else set()
     if common:
         summary += f" Every report involves {rank_list(common)}: the odd one out."
+    elif against:
+        common = against
+        summary += (
+            f" They agree with each other, and the rank they report against, {rank_list(common)}, "
+            "ran another collective: the odd one out."
+        )
     elif not one_sided:
         # one pair, or pairs with no rank in common: either side may be the one that left
         # (ZhikangNiu/encodec-pytorch#30: each rank drew its own random number to choose)
@@ -422,7 +429,7 @@ def _from_detail(job: Job) -> list[Finding]:
             seq=first["seq"],
             culprit_ranks=sorted(common),
             blames_nobody=not common,
-            confidence="medium" if one_sided and not common else "high",
+            confidence="medium" if (one_sided and not common) or against else "high",
             details={"fingerprints": {str(rank): printed for rank, printed in described.items()}},
         )
     ]
@@ -478,6 +485,18 @@ def _bookkeeping(job: Job, reports: pl.DataFrame) -> Finding:
 
 ONE_SIDED_WHY = "Each rank reports only its own collective (torch 1.11 and older)."
 CUT_WHY = "The line is cut before the other side of the report."
+
+
+def _named_by_agreeing(reports: pl.DataFrame, described: dict[int, str]) -> set[int]:
+    """The one rank the reports name as the other side, when the reporters that name it ran
+    the same collective as each other and it is none of them: two or more ranks agree, and the
+    rank they report against ran something else (Lightning-AI/pytorch-lightning#19045: ranks 1
+    and 2 both in BROADCAST #152517, one of them `..., but Rank 0 is running`, the rest cut)."""
+    named = set(reports.get_column("peer_rank").drop_nulls().to_list())
+    agreeing = [ranks for ranks in _by_fingerprint(described).values() if len(ranks) > 1]
+    if len(named) != 1 or len(agreeing) != 1 or len(_by_fingerprint(described)) != 1:
+        return set()
+    return named if not named & set(agreeing[0]) else set()
 
 
 def _by_design(reports: pl.DataFrame) -> bool:

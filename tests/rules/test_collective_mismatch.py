@@ -225,3 +225,26 @@ def test_ranks_absent_from_the_stall_inspector_s_ready_lists_are_the_ones_that_s
     stalled = finding(analysis, "collective_mismatch")
     assert (stalled.ranks, analysis.verdict.ranks, stalled.confidence) == ([1, 5], [1, 5], "medium")
     assert "allreduce.conv1.weight (and 3 more)" in stalled.summary
+
+
+# Lightning-AI/pytorch-lightning#19045 (8 GPUs, DETAIL), verbatim, each line cut where the
+# thread's excerpt ends: ranks 1 and 2 in ModelCheckpoint's BROADCAST #152517, rank 1's report
+# naming rank 0 as the other side (rank 0 was in save_checkpoint's barrier)
+CUT_AGAINST_RANK_0 = [
+    "RuntimeError: Detected mismatch between collectives on ranks. Rank 2 is running collective: CollectiveFingerPrint(SequenceNumber=152517, OpType=BROADCAST, TensorShape=[1], TensorDtypes=Long, TensorDeviceTypes=TensorOptions(dtype=float (default), devi",
+    "RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=152517, OpType=BROADCAST, TensorShape=[1], TensorDtypes=Long, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda, layout=Strided (default), requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt))), but Rank 0 is running",
+]
+
+
+def test_the_rank_agreeing_reporters_name_is_the_odd_one_out(tmp_path):
+    analysis = analyze_files(tmp_path, {"output.log": CUT_AGAINST_RANK_0})
+    mismatch = finding(analysis, "collective_mismatch")
+    assert mismatch.culprit_ranks == [0] and analysis.verdict.ranks == [0]
+    assert "the rank they report against, rank 0, ran another collective" in mismatch.summary
+    assert mismatch.confidence == "medium"  # rank 0's own fingerprint is cut off
+
+
+def test_one_report_against_a_rank_is_not_enough_to_blame_it(tmp_path):
+    analysis = analyze_files(tmp_path, {"output.log": CUT_AGAINST_RANK_0[1:]})
+    mismatch = finding(analysis, "collective_mismatch")
+    assert mismatch.culprit_ranks == [] and analysis.verdict.ranks == []
