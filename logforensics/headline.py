@@ -97,6 +97,13 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
     if departure == "ras_behind":
         launched, front = details.get("launched"), details.get("front")
         return f"{who} fell behind in collectives (NCCL RAS: operation {launched} of {front})", None
+    if departure == "ras_others_behind":
+        launched, front = details.get("launched"), details.get("front")
+        return (
+            f"The ranks NCCL's RAS report does not list fell behind in collectives (operation "
+            f"{launched}, where {_who(finding.ranks).lower()} reached {front})",
+            None,
+        )
     if departure == "ras_gone":
         return f"{who} left the job (NCCL RAS: its process is gone)", None
     if finding.blames_nobody:

@@ -16,6 +16,9 @@ the finding says it is a snapshot's.
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 import polars as pl
 
 from logforensics.findings import Finding
@@ -28,6 +31,11 @@ BEHIND_FIX = (
     "at that time, `py-spy dump --pid` of its process on that node): a hang of its own, a "
     "slow step, or a path that skips collectives. Run `ncclras` again: a count that stays "
     "behind is a hang, one that catches up was a moment's skew."
+)
+OTHERS_BEHIND_FIX = (
+    "Find the rank that stopped among those RAS does not list: read their logs at that time "
+    "(the last step each printed) or `py-spy dump --pid` their processes, for the one stuck "
+    "before the operation the listed ranks already launched. The listed ranks only wait in it."
 )
 GONE_FIX = (
     "The process RAS names is gone: read its own log's last lines and the node's kernel log "
@@ -45,12 +53,15 @@ def named_by_ras(job: Job) -> list[Finding]:
         pl.col("extra").str.json_path_match("$.front").cast(pl.Int64, strict=False).alias("_front"),
     )
     behind = listed.filter(pl.col("_state") == "behind")
+    ahead = listed.filter(pl.col("_state") == "ahead")
     gone = pl.concat(
         [listed.filter(pl.col("_state") == "missing"), _dead(events, listed)],
         how="diagonal_relaxed",
     )
-    return ([_behind(job, behind)] if not behind.is_empty() else []) + (
-        [_gone(job, gone)] if not gone.is_empty() else []
+    return (
+        ([_behind(job, behind)] if not behind.is_empty() else [])
+        + ([_gone(job, gone)] if not gone.is_empty() else [])
+        + ([_others_behind(job, ahead)] if behind.is_empty() and not ahead.is_empty() else [])
     )
 
 
@@ -78,6 +89,24 @@ def _behind(job: Job, rows: pl.DataFrame) -> Finding:
     )
     details = {"departure": "ras_behind", "launched": first["value"], "front": first["_front"]}
     return _departure(job, rows, ranks, summary, BEHIND_FIX, details)
+
+
+def _others_behind(job: Job, rows: pl.DataFrame) -> Finding:
+    """The ranks RAS lists are ahead of the rest: it names the smaller group, so the ranks that
+    stopped launching are the ones it does not name, and the logs do not say which of them."""
+    ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
+    first = rows.sort("file", "line").row(0, named=True)
+    back = json.loads(first["extra"]).get("back")
+    summary = (
+        f"NCCL's RAS report lists {rank_list(ranks)} ahead: {'it' if len(ranks) == 1 else 'they'}"
+        f" had launched collectives up to operation {first['value']} while the other ranks of "
+        f"the communicator had launched up to {back}. RAS names the smaller group: the ranks "
+        "that stopped launching are the others, which it does not name, and the hang is among "
+        f"them; {rank_list(ranks)} only wait for them (one snapshot of the counts)."
+    )
+    details = {"departure": "ras_others_behind", "launched": back, "front": first["value"]}
+    finding = _departure(job, rows, ranks, summary, OTHERS_BEHIND_FIX, details)
+    return dataclasses.replace(finding, blames_nobody=True)
 
 
 def _gone(job: Job, rows: pl.DataFrame) -> Finding:

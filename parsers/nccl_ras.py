@@ -19,7 +19,8 @@ with the ranks that fell behind or dropped out named with their process, node an
 A rank line becomes a `ras_rank` event: its rank, GPU, process and node, the operation count
 it launched up to (its own, or that of the count line it is listed under) as `value`, and in
 `extra` its state: `behind` when a rank of the same report launched further, `missing` when the
-report lacks its data. A dead process (a `DEAD` entry, or the 2.29 monitor's `PEER_DEAD:
+report lacks its data, `ahead` when it is listed at the front of a mismatch the others trail
+(RAS lists the smaller group), with the report's `front` and `back` counts. A dead process (a `DEAD` entry, or the 2.29 monitor's `PEER_DEAD:
 Process ...`) is a `ras_dead` event. The tables and headings around them are recognised.
 """
 
@@ -39,6 +40,11 @@ RANK = (
 DEAD = (
     r"(?:^\s*|PEER_DEAD: )Process (?P<pid>\d+) on node (?P<host>\S+) managing GPU (?P<gpu>\d+)\s*$"
 )
+#   Nodes  Processes         GPUs  Processes     GPUs
+# (total)   per node  per process    (total)  (total)
+#       4          8            1         32       32
+TOTALS_HEADER = r"^\(total\) +per node "
+TOTALS_ROW = r"^\s*\d+(?: +\d+){4}\s*$"
 # the rest of a report: its words, recognised without an event
 WORDS = (
     r"^\s*(?:Communicator ranks have different .* operation counts"
@@ -70,6 +76,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             "_launched"
         ),
         pl.col("_count").max().over("file", "_block").alias("_front"),
+        pl.col("_count").min().over("file", "_block").alias("_back"),
     )
     return pl.concat([_ranks(rows), _dead(rows), _words(rows)], how="diagonal_relaxed")
 
@@ -77,18 +84,22 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
 def _ranks(rows: pl.DataFrame) -> pl.DataFrame:
     rank = pl.col("_rank").struct.field
     found = rows.filter(pl.col("candidate") & rank("rank").is_not_null())
+    # RAS lists the smaller group of a mismatch: ranks listed at the front are ahead, and the
+    # ones behind are the others (NVIDIA/nccl#1911: ranks 12 and 13 at 641, the 30 others at 640)
     state = (
         pl.when(pl.col("_launched") < pl.col("_front"))
         .then(pl.lit("behind"))
         .when(pl.col("_state") == "INCOMPLETE")
         .then(pl.lit("missing"))
+        .when((pl.col("_state") == "MISMATCH") & (pl.col("_back") < pl.col("_launched")))
+        .then(pl.lit("ahead"))
         .otherwise(pl.lit("listed"))
     )
     return found.select(
         "file",
         "line",
         pl.lit("ras_rank").alias("event"),
-        pl.when(state == "listed")
+        pl.when(state.is_in(["listed", "ahead"]))
         .then(pl.lit("info"))
         .otherwise(pl.lit("error"))
         .alias("severity"),
@@ -97,7 +108,9 @@ def _ranks(rows: pl.DataFrame) -> pl.DataFrame:
         rank("pid").cast(pl.Int64, strict=False).alias("pid"),
         rank("host").alias("host"),
         pl.col("_launched").alias("value"),
-        pl.struct(state=state, front=pl.col("_front")).struct.json_encode().alias("extra"),
+        pl.struct(state=state, front=pl.col("_front"), back=pl.col("_back"))
+        .struct.json_encode()
+        .alias("extra"),
     )
 
 
@@ -121,7 +134,11 @@ def _words(rows: pl.DataFrame) -> pl.DataFrame:
         | pl.col("_listed").is_not_null()
         | message.str.contains(WORDS)
     )
-    return rows.filter(pl.col("candidate") & said).select(
+    # the job summary's numbers under its `(total)  per node ...` header (no words to route by)
+    totals = message.str.contains(TOTALS_ROW) & message.shift(1).over("file").str.contains(
+        TOTALS_HEADER
+    )
+    return rows.filter((pl.col("candidate") & said) | totals.fill_null(False)).select(
         "file", "line", pl.lit(None, pl.String).alias("event")
     )
 
@@ -147,10 +164,11 @@ PARSER = LineParser(
         "Errors",
         "Warnings",
         "No communicator data",
-        "Nodes    Processes",
+        "Processes",
         "(total)",
         "compiled with CUDA",
         "CUDA runtime version",
     ),
     parse=parse,
+    context_after=1,  # the numbers under the job summary's header
 )

@@ -48,7 +48,7 @@ def test_a_rank_listed_under_the_lower_count_is_behind():
         483072,
         "172.16.64.210",
     )
-    assert json.loads(rank["extra"]) == {"state": "behind", "front": 6650}
+    assert json.loads(rank["extra"]) == {"state": "behind", "front": 6650, "back": 6649}
 
 
 def test_the_rank_that_stopped_launching_is_the_departure(tmp_path):
@@ -77,3 +77,51 @@ def test_a_report_with_no_rank_behind_names_nobody(tmp_path):
     ]
     analysis = analyze_files(tmp_path, {"ncclras_report.txt": healthy})
     assert analysis.verdict is None and analysis.unrecognised_lines == 0
+
+
+# NVIDIA/nccl#1911, verbatim (the RAS client's report on a hung 4-node job): RAS lists the
+# smaller group, here the two ranks ahead; the reporter: "rank 12 and rank 13 are not
+# stragglers", the 30 ranks behind are the ones RAS does not name
+AHEAD = [
+    "NCCL version 2.26.2 compiled with CUDA 12.6",
+    "CUDA runtime version 12060, driver version 12060",
+    "",
+    "Job summary",
+    "===========",
+    "",
+    "  Nodes  Processes         GPUs  Processes     GPUs",
+    "(total)   per node  per process    (total)  (total)",
+    "      4          8            1         32       32",
+    "",
+    "Communicators... (0.00s)",
+    "=============",
+    "",
+    "Group     Comms     Nodes     Ranks     Ranks     Ranks    Status  Errors",
+    "    #  in group  per comm  per node  per comm  in group",
+    "    0         1         4         8        32        32   RUNNING  MISMATCH",
+    "",
+    "Errors",
+    "======",
+    "",
+    "Warnings",
+    "========",
+    "",
+    "#0-0 (fa93daea854b060b) MISMATCH",
+    "  Communicator ranks have different AllGather operation counts",
+    "  30 ranks have launched up to operation 640",
+    "  2 ranks have launched up to operation 641",
+    "  Rank 12 -- GPU 4 managed by process 323032 on node 10.137.190.124",
+    "  Rank 13 -- GPU 5 managed by process 323033 on node 10.137.190.124",
+]
+
+
+def test_ranks_listed_ahead_of_the_others_leave_the_ones_behind_unnamed(tmp_path):
+    analysis = analyze_files(tmp_path, {"ncclras_report.txt": AHEAD})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("stage_divergence", [])
+    assert verdict.finding.blames_nobody and verdict.finding.ranks == [12, 13]
+    assert verdict.headline.startswith(
+        "The ranks NCCL's RAS report does not list fell behind in collectives (operation 640"
+    )
+    assert "ranks 12 and 13 only wait for them" in verdict.finding.summary
+    assert analysis.unrecognised_lines == 0
