@@ -257,6 +257,8 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
         return f"{who} crashed ({signal})", None
     if finding.details.get("exit_code") is not None:
         return f"{who} exited with code {finding.details['exit_code']}", None
+    if finding.details.get("exception") == "exit code cut":
+        return "A worker exited with an error and the launcher stopped the others", None
     if finding.details.get("aborted"):
         return f"{who} went down first: its process group's abort hung", None
     if "nodes" in finding.details:

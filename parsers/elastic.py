@@ -147,10 +147,12 @@ def _next_line_matches(pattern: str) -> pl.Expr:
 
 def _first_opening() -> pl.Expr:
     """The row (within its stream) where a table without its title first opens: a
-    `Failures:` or `Root Cause` heading over an `[N]:` entry."""
+    `Failures:` or `Root Cause` heading over an `[N]:` entry, or an entry over its `time :`
+    field where the paste starts below the heading (hiyouga/LLaMA-Factory#2206: `[5]:` first)."""
     message = pl.col("_message")
     heading = message.str.contains(OTHER_FAILURES) | message.str.contains(ROOT_CAUSE)
-    opening = heading & _next_line_matches(ENTRY)
+    entry = message.str.contains(ENTRY) & _next_line_matches(TIME)
+    opening = (heading & _next_line_matches(ENTRY)) | entry
     return pl.int_range(pl.len()).filter(opening).first().over(STREAM)
 
 

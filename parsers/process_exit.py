@@ -16,8 +16,8 @@ that ended first (deepspeedai/DeepSpeedExamples#626):
 
     [2023-07-10 04:26:35,999] [ERROR] [launch.py:324:sigkill_handler] ['/global/D1/homes/sushant/sushanta/venv/bin/python3.10', '-u', 'trainCLM.py', '--local_rank=1', '--deepspeed', '/home/sushant/D1/sushanta/try/nepaligpt/clm/config/deepspeed_config.json'] exits with return code = -11
 
-a `worker_failed` event with that exit code (a negative one is the signal that ended it) and no
-rank: the command it prints is the last one the launcher spawned, left over from its spawning
+a `worker_failed` event with that exit code (a negative one is the signal that ended it; none,
+with `code_cut` in `extra`, where a paste cut the line before it) and no rank: the command it prints is the last one the launcher spawned, left over from its spawning
 loop (deepspeed/launcher/launch.py, `sigkill_handler` logs `cmd`), whichever worker ended.
 
 The kernel's own report of an OOM kill, pasted from `dmesg` (mm/oom_kill.c: "%s: Killed process
@@ -45,6 +45,9 @@ KERNEL_OOM_KILL = r"(?:Out of memory|Memory cgroup out of memory): Killed proces
 
 
 DEEPSPEED_EXIT = r"\] exits with return code = (-?\d+)\s*$"
+# the same report cut before its code by a paste: the launcher writes it at ERROR level only
+# when a worker ended with a non-zero code (deepspeedai/DeepSpeed#2946)
+DEEPSPEED_EXIT_REPORT = r"\[ERROR\] \[launch\.py:\d+:sigkill_handler\] \["
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
@@ -55,15 +58,17 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
 def _deepspeed_exits(lines: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
     code = message.str.extract(DEEPSPEED_EXIT, 1).cast(pl.Int32, strict=False)
+    cut = code.is_null() & message.str.contains(DEEPSPEED_EXIT_REPORT)
     return (
-        lines.with_columns(code.alias("exitcode"))
-        .filter(pl.col("exitcode").is_not_null())
+        lines.with_columns(code.alias("exitcode"), cut.alias("_cut"))
+        .filter(pl.col("exitcode").is_not_null() | pl.col("_cut"))
         .select(
             "file",
             "line",
             pl.lit("worker_failed").alias("event"),
             pl.lit("error").alias("severity"),
             "exitcode",
+            pl.when("_cut").then(pl.lit('{"code_cut":true}')).alias("extra"),
         )
     )
 
@@ -107,6 +112,6 @@ def _shell_deaths(lines: pl.DataFrame) -> pl.DataFrame:
 
 PARSER = LineParser(
     name="process_exit",
-    literals=(*SHELL_SIGNALS, "Killed process", "exits with return code"),
+    literals=(*SHELL_SIGNALS, "Killed process", "exits with return code", ":sigkill_handler] ["),
     parse=parse,
 )

@@ -499,7 +499,7 @@ def _error_exits(job: Job) -> pl.DataFrame:
     reported = events.filter(pl.col("event").is_in(["worker_failed", "child_failed"]))
     return (
         pl.concat([reported, spawned], how="vertical_relaxed")
-        .filter(pl.col("exitcode").fill_null(0) > 0)
+        .filter((pl.col("exitcode").fill_null(0) > 0) | _code_cut())
         .with_columns(pl.coalesce("rank", _local_is_global(job)).alias("rank"))
     )
 
@@ -548,7 +548,10 @@ def _exited(job: Job) -> list[Finding]:
         return []
     exits = reported.sort("file", "line")
     ranks = sorted(exits.get_column("rank").drop_nulls().unique().to_list())
-    code = int(exits.get_column("exitcode").item(0))
+    codes = exits.get_column("exitcode").drop_nulls()
+    if codes.is_empty():
+        return [_exit_code_cut(exits, ranks)]
+    code = int(codes.item(0))
     if not _failure_code(code):
         return [_chosen_exit(exits, ranks, code)]
     who = rank_list(ranks).capitalize() if ranks else "A worker"
@@ -581,6 +584,29 @@ def _exited(job: Job) -> list[Finding]:
             details={"exception": f"exit code {code}", "exit_code": code},
         )
     ]
+
+
+def _code_cut() -> pl.Expr:
+    """A launcher's exit report whose code a paste cut off."""
+    return pl.col("extra").fill_null("").str.contains('"code_cut":true', literal=True)
+
+
+def _exit_code_cut(exits: pl.DataFrame, ranks: list[int]) -> Finding:
+    """DeepSpeed's launcher reported a worker's error exit (it writes that line only for a
+    non-zero code) and the paste cut the code: a failure, blaming nobody, never "no failure"
+    (deepspeedai/DeepSpeed#2946: eight `Killing subprocess` lines, then the report, cut)."""
+    return _unblamed(
+        exits,
+        part="explanation",
+        summary=(
+            "A worker exited with an error, and the launcher then stopped the others (its "
+            "report, its exit code cut off in these logs); the error the worker printed is not "
+            "in these logs."
+        ),
+        fix=EXITED_FIX,
+        ranks=ranks,
+        details={"exception": "exit code cut", "exit_code": None},
+    )
 
 
 def _waits_only(job: Job) -> bool:
@@ -1078,6 +1104,13 @@ SIGNAL_FIXES = {
         "preemption) or a person. Cut the rank's host memory (DataLoader workers and prefetch, "
         "pinned memory, a dataset loaded whole by every rank) or give the job more."
     ),
+    "SIGBUS": (
+        "SIGBUS is a memory access the system could not back: most often shared memory "
+        "(/dev/shm) running out, which DataLoader workers hand batches over and NCCL uses "
+        "between GPUs of a node (on that node: `df -h /dev/shm`; give a container "
+        "`--shm-size` or `--ipc=host`, or use fewer DataLoader workers), else a memory-mapped "
+        "file cut short under the process, or the host out of memory."
+    ),
     "SIGABRT": (
         "The process aborted: a failed C++ assertion, `std::terminate` after an uncaught C++ "
         "exception, or a CUDA error. Read the lines just before the abort in that rank's log "
@@ -1282,8 +1315,9 @@ def _death(job: Job, signal: str, ranks: list[int], rows: pl.DataFrame) -> Findi
         severity="error",
         part="explanation",
         summary=summary,
+        # (SIGKILL and SIGBUS shared by every rank are the host's memory or /dev/shm running out)
         fix=SHARED_CRASH_FIX
-        if shared and signal != "SIGKILL"
+        if shared and signal not in ("SIGKILL", "SIGBUS")
         else SIGNAL_FIXES.get(signal, CRASH_FIX),
         ranks=ranks,
         blames_nobody=shared,

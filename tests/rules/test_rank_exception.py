@@ -937,3 +937,68 @@ def test_a_worker_failing_first_is_the_failure_not_the_agent_s_signal(tmp_path):
     lines = [*STOPPED_FROM_OUTSIDE[4:-1], *STOPPED_THE_OTHERS[-1:]]
     analysis = analyze_files(tmp_path, {"console.log": lines})
     assert "from_outside" not in analysis.verdict.finding.details
+
+
+# hiyouga/LLaMA-Factory#2206 (srun + torchrun on one host), verbatim excerpt: the paste starts
+# inside torchrun's summary, below its `Failures:` heading; every worker died of SIGBUS in the
+# same second (the maintainer: GPU or host memory ran out)
+SIGBUS_ALL = [
+    "  traceback : Signal 7 (SIGBUS) received by PID 16614",
+    "[5]:",
+    "  time      : 2024-01-16_18:04:01",
+    "  host      : lexun-1",
+    "  rank      : 6 (local_rank: 6)",
+    "  exitcode  : -7 (pid: 16615)",
+    "  error_file: <N/A>",
+    "  traceback : Signal 7 (SIGBUS) received by PID 16615",
+    "[6]:",
+    "  time      : 2024-01-16_18:04:01",
+    "  host      : lexun-1",
+    "  rank      : 7 (local_rank: 7)",
+    "  exitcode  : -7 (pid: 16616)",
+    "  error_file: <N/A>",
+    "  traceback : Signal 7 (SIGBUS) received by PID 16616",
+    "------------------------------------------------------------",
+    "Root Cause (first observed failure):",
+    "[0]:",
+    "  time      : 2024-01-16_18:04:01",
+    "  host      : lexun-1",
+    "  rank      : 0 (local_rank: 0)",
+    "  exitcode  : -7 (pid: 16609)",
+    "  error_file: <N/A>",
+    "  traceback : Signal 7 (SIGBUS) received by PID 16609",
+    "============================================================",
+    "srun: error: lexun-1: task 0: Exited with exit code 1",
+]
+
+
+def test_workers_dying_of_one_signal_at_once_share_a_cause_not_the_first_listed(tmp_path):
+    analysis = analyze_files(tmp_path, {"output.log": SIGBUS_ALL})
+    died = analysis.verdict.finding
+    assert (died.kind, died.ranks, analysis.verdict.ranks) == ("rank_exception", [0, 6, 7], [])
+    assert "of a cause they share" in died.summary
+    assert "/dev/shm" in died.fix and "on that rank" not in died.fix
+
+
+# deepspeedai/DeepSpeed#2946 (T5-11B on one 8-GPU host; the thread: host memory ran out),
+# verbatim: the launcher kills its eight workers and reports the one that ended, the report cut
+# before its return code
+DEEPSPEED_CUT_REPORT = [
+    "[2023-03-05 06:40:25,173] [INFO] [launch.py:318:sigkill_handler] Killing subprocess 3698707",
+    "[2023-03-05 06:40:27,249] [INFO] [launch.py:318:sigkill_handler] Killing subprocess 3698708",
+    "[2023-03-05 06:40:27,250] [INFO] [launch.py:318:sigkill_handler] Killing subprocess 3698709",
+    "[2023-03-05 06:40:28,626] [INFO] [launch.py:318:sigkill_handler] Killing subprocess 3698710",
+    "[2023-03-05 06:40:30,045] [INFO] [launch.py:318:sigkill_handler] Killing subprocess 3698711",
+    "[2023-03-05 06:40:31,498] [INFO] [launch.py:318:sigkill_handler] Killing subprocess 3698712",
+    "[2023-03-05 06:40:32,912] [INFO] [launch.py:318:sigkill_handler] Killing subprocess 3698713",
+    "[2023-03-05 06:40:34,370] [INFO] [launch.py:318:sigkill_handler] Killing subprocess 3698714",
+    "[2023-03-05 06:40:35,705] [ERROR] [launch.py:324:sigkill_handler] ['/home/lizhi/anaconda3/envs/tk-instruct/bin/python', '-u', 'src/run_s2s.py', '--local_rank=7', '--do_train', '--do_predict', '--predict_with_generate', '--model_name_or_path', '/home/lizhi/Tk-Instruct-main/google/t5-xxl-lm-adapt', '--max_source_length', '1024', '--max_target_length', '128', '--generation_max_length', '128', '--max_num_instances_per_task', '1', '--max_num_instances_pe",
+]
+
+
+def test_deepspeed_s_exit_report_cut_before_its_code_is_still_a_failure(tmp_path):
+    analysis = analyze_files(tmp_path, {"output.log": DEEPSPEED_CUT_REPORT})
+    exited = analysis.verdict.finding
+    assert (exited.kind, analysis.verdict.ranks) == ("rank_exception", [])
+    assert exited.summary.startswith("A worker exited with an error, and the launcher then")
+    assert analysis.verdict.headline.startswith("A worker exited with an error")
