@@ -451,16 +451,12 @@ def _unannounced_chains(nccl: pl.DataFrame) -> pl.DataFrame:
         chains.is_empty()
         or (said.get_column("pid").is_null() | said.get_column("host").is_null()).any()
     ):
-        return chains.clear().with_columns(
-            pl.lit(None, pl.String).alias("_failure_of"), pl.lit(True).alias("_from_chain")
-        )
+        return _no_chains(chains)
     process = ["host", "pid"]
     own = chains.join(said.select(process).unique(), on=process, how="semi", nulls_equal=True)
     chains = chains.join(said.select(process).unique(), on=process, how="anti", nulls_equal=True)
     if chains.is_empty():
-        return chains.with_columns(
-            pl.lit(None, pl.String).alias("_failure_of"), pl.lit(True).alias("_from_chain")
-        )
+        return _no_chains(chains)
     frames = chains.group_by(process).agg(pl.col("frame").str.join(" ").alias("_frames"))
     first = chains.sort("file", "line").unique(process, keep="first", maintain_order=True)
     return (
@@ -481,6 +477,13 @@ def _unannounced_chains(nccl: pl.DataFrame) -> pl.DataFrame:
             pl.lit(True).alias("_from_chain"),
         )
         .drop("_frames")
+    )
+
+
+def _no_chains(chains: pl.DataFrame) -> pl.DataFrame:
+    """No chain error, with the columns the chains' errors carry."""
+    return chains.clear().with_columns(
+        pl.lit(None, pl.String).alias("_failure_of"), pl.lit(True).alias("_from_chain")
     )
 
 
