@@ -33,9 +33,13 @@ from parsers.progress_bars import bar_name
 # progress line says it. Loading (a checkpoint, shards) runs on every rank at start-up.
 ONE_RANK_WORK = (
     r"(?i)\b(?:eval|evaluat\w*|valid\w*|test(?:ing)?|predict\w*|inference|sav(?:e|ing)"
-    r"|checkpoint\w*|tokeniz\w*|preprocess\w*|download\w*|convert\w*|export\w*)\b"
+    r"|checkpoint\w*|tokeniz\w*|preprocess\w*|download\w*|convert\w*|export\w*"
+    # Hugging Face datasets' `.map()` bar: dataset preprocessing (`Map (num_proc=14):  70%|`)
+    r"|map)\b"
 )
 LOADING = r"(?i)\bload"
+# A monitored barrier's report that it gave up waiting (parsers/monitored_barrier.py)
+BARRIER_WAITS = ("barrier_failed", "barrier_peer_error")
 # The rank that prints a job's progress bars when no prefix says whose they are.
 MAIN_RANK = 0
 # How close (in lines) work must stand to a wait, or to its file's end, to be what a writer was
@@ -95,6 +99,10 @@ def busy_past_timeout(job: Job) -> list[Finding]:
         return []
     if _failed_on_its_own(job, busy):
         return []
+    if not waits.filter(pl.col("peer_rank") == busy).is_empty():
+        # a waiting rank's own report names the busy one as the rank it waited for: two
+        # independent signs, however the busy one was found
+        confidence = "medium"
     row = rows.row(0, named=True)
     who = rank_list(sorted(waiting)) if waiting else "the other ranks"
     summary = (
@@ -199,9 +207,11 @@ def _failed_elsewhere(job: Job, busy: int, stuck: pl.DataFrame) -> bool:
 
 
 def _waits(job: Job) -> pl.DataFrame:
-    """Collective timeouts and exceptions that say a wait timed out."""
+    """Collective timeouts, exceptions that say a wait timed out, and monitored barriers that
+    gave up on a rank (deepspeedai/DeepSpeed#4488: rank 3's errors waiting for rank 0 while the
+    main process's `Map` bar stood at 70% after 6 hours)."""
     events = job.events
-    timed_out = pl.col("event").is_in(TIMEOUT_EVENTS) | (
+    timed_out = pl.col("event").is_in((*TIMEOUT_EVENTS, *BARRIER_WAITS)) | (
         (pl.col("event") == "exception") & exception_text().str.contains(WAITED)
     )
     return events.filter(timed_out).sort("file", "line")

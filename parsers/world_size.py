@@ -5,10 +5,11 @@
     WORLD_SIZE=8
     world_size: 16
     Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/2                       (Lightning)
+    Horovod initialized. Hostname cluster-cn-238, pid 14531, rank 2 / size 4, ...   (RETURNN)
     distributed_backend=nccl All distributed processes registered. Starting with 4 processes
 
-(the Lightning lines verbatim from its users' logs); Lightning's `GLOBAL_RANK` is the rank of
-the process that prints it. The mapping-print dict (`'world_size': 4`) is `device_map`'s; a
+(the Lightning lines verbatim from its users' logs); Lightning's `GLOBAL_RANK` and RETURNN's `rank 2 / size
+4` are the rank of the process that prints it (not its `local rank 0 / local size 1`). The mapping-print dict (`'world_size': 4`) is `device_map`'s; a
 tqdm bar's description is `progress_bars`'.
 
 torch 1.8-2.0's store-based barrier in `init_process_group` (torch/distributed/distributed_c10d.py)
@@ -36,6 +37,10 @@ STATED = r"(?i)(?:^|[^A-Za-z_'\"])world[ _]size\s*[:=]?\s*(\d+)(?:[^\w.]|$)"
 
 
 MEMBER = r"GLOBAL_RANK: (\d+), MEMBER: \d+/(\d+)"
+# a rank's own announcement with its world (rwth-i6/returnn#323, under Horovod):
+# Horovod initialized. Hostname cluster-cn-238, pid 14531, rank 2 / size 4, local rank 0 / local size 1.
+# (not after `local`: the character before ` rank` is no `l`; the regex engine has no look-behind)
+RANK_OF_SIZE = r"(?:^|[^\w ]|[^l] )rank (\d+) ?/ ?size (\d+)\b"
 REGISTERED = r"All distributed processes registered\. Starting with (\d+) processes"
 # Rank 1: Completed store-based barrier for key:store_based_barrier_key:1 with 8 nodes.
 BARRIER_DONE = (
@@ -63,6 +68,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     size = pl.coalesce(
         message.str.extract(STATED, 1),
         message.str.extract(MEMBER, 2),
+        message.str.extract(RANK_OF_SIZE, 2),
         message.str.extract(REGISTERED, 1),
         pl.when(default_group).then(barrier.struct.field("nodes")),
     ).cast(pl.Int32, strict=False)
@@ -84,7 +90,11 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             "file",
             "line",
             size.alias("world_size"),
-            pl.coalesce(message.str.extract(MEMBER, 1), barrier.struct.field("rank"))
+            pl.coalesce(
+                message.str.extract(MEMBER, 1),
+                message.str.extract(RANK_OF_SIZE, 1),
+                barrier.struct.field("rank"),
+            )
             .cast(pl.Int32, strict=False)
             .alias("rank"),
             pl.lit("world_size").alias("event"),
@@ -119,6 +129,7 @@ PARSER = LineParser(
         "world_size",
         "WORLD_SIZE",
         "MEMBER: ",
+        "/ size ",
         "processes registered",
         "store_based_barrier_key",
     ),

@@ -248,3 +248,26 @@ def test_every_rank_in_the_save_s_collective_is_no_one_rank_path(tmp_path):
     both = [f"[rank{rank}]:{line}" for rank in (0, 1) for line in SAVE_ALONE[2:]]
     analysis = analyze_files(tmp_path, {"console.log": both})
     assert not [f for f in analysis.findings if f.details.get("departure") == "alone_in_work"]
+
+
+# deepspeedai/DeepSpeed#4488, verbatim: the main process's `Map` bar (Hugging Face datasets'
+# preprocessing) at 70% after 6 hours, glued to rank 3's monitored-barrier error naming rank 0
+MAP_AND_BARRIER = [
+    "The argument `trust_remote_code` is to be used with Auto classes. It has no effect here and is ignored.",
+    "Loading checkpoint shards: 100%|████████████████████████████████████████████████████████████████████████████████████████████████████████████| 2/2 [00:27<00:00, 13.69s/it]",
+    "Using pad_token, but it is not set yet.",
+    "Loading checkpoint shards: 100%|████████████████████████████████████████████████████████████████████████████████████████████████████████████| 2/2 [00:28<00:00, 14.35s/it]",
+    "Using pad_token, but it is not set yet.",
+    "Loading checkpoint shards: 100%|████████████████████████████████████████████████████████████████████████████████████████████████████████████| 2/2 [00:30<00:00, 15.12s/it]",
+    "Using pad_token, but it is not set yet.",
+    "Loading checkpoint shards: 100%|████████████████████████████████████████████████████████████████████████████████████████████████████████████| 2/2 [00:30<00:00, 15.45s/it]",
+    "Using pad_token, but it is not set yet.",
+    "Map (num_proc=14):  70%|██████████████████████████████████████████████████████████████████▌                            | 652383/930514 [6:39:53<4:31:33, 17.07 examples/s][E ProcessGroupGloo.cpp:138] Rank 3 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty r",
+]
+
+
+def test_a_monitored_barrier_giving_up_on_the_rank_still_mapping_the_dataset_names_it(tmp_path):
+    analysis = analyze_files(tmp_path, {"output.log": MAP_AND_BARRIER})
+    busy = analysis.verdict.finding
+    assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert busy.details["work"].startswith("Map") and busy.confidence == "medium"

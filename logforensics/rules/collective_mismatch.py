@@ -56,7 +56,8 @@ STALL_SPLIT_FIX = (
 
 def _from_horovod_stall(job: Job) -> list[Finding]:
     """Horovod's stall inspector names the ranks that have not submitted a tensor the others
-    wait on. One missing rank, or a minority of a known world, left the path; so many that
+    wait on. One missing rank, or a minority of the world (known, or at least as large as the
+    ranks named), left the path; so many that
     they are not a minority say the ranks split into groups running different code
     (horovod/horovod#2640: ranks 0-10 never submitted an allreduce, the nodes ran different
     code), and blame no rank."""
@@ -77,13 +78,14 @@ def _from_horovod_stall(job: Job) -> list[Finding]:
     if not missing:
         return []
     if job.world_size is not None:
-        world: int | None = job.world_size.value
+        world = job.world_size.value
+    elif ready:
+        world = len(ready | set(missing))
     else:
-        world = len(ready | set(missing)) if ready else None
-    if world is not None:
-        blamed = len(missing) * 2 < world
-    else:
-        blamed = len(missing) == 1
+        # the smallest world the named ranks allow: a minority of it is one of any larger world
+        # (horovod/horovod#498: ranks 3 and 6 missing, so at least 7 ranks)
+        world = max(missing) + 1
+    blamed = len(missing) * 2 < world or (job.world_size is None and len(missing) == 1)
     tensors = [
         name for names in missing_rows.get_column("names").to_list() for name in (names or [])
     ]

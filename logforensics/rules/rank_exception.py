@@ -561,6 +561,8 @@ def _exited(job: Job) -> list[Finding]:
         return [_first_exit(first)]
     if _failed_alone(job, exits):
         return [_first_exit(exits, alone=True)]
+    if (before := _failed_before_the_stop(job)) is not None:
+        return [before]
     # an exit code without its error: the worker may have failed on its own, or on a peer's
     # failure (a closed rendezvous, an NCCL error): it is not blamed; where the only tracebacks
     # are waits for the others, the exit most likely ended one of them (a consequence)
@@ -707,6 +709,62 @@ def _failed_alone(job: Job, exits: pl.DataFrame) -> bool:
     failed_pid = exits.item(0, "pid")
     stopped = agent_stops(job).filter(pl.col("file") == exits.item(0, "file")).get_column("pid")
     return not stopped.is_empty() and failed_pid not in stopped.to_list()
+
+
+# the signals torchrun's agent stops the surviving workers with: SIGTERM, then SIGKILL once its
+# grace period (30 s by default) is over
+AGENT_STOP_SIGNALS = ("SIGTERM", "SIGKILL")
+
+
+def _stopped_by_the_agent(job: Job) -> pl.DataFrame:
+    """Entries of torchrun's failure summary that died of SIGTERM or SIGKILL after another
+    entry of the same summary had failed with an exit code: the agent stopping the survivors,
+    not failures of their own (vllm-project/speculators#1115: ranks 0 and 2, 31 s after ranks 1
+    and 3 exited with code 1)."""
+    entries = job.events.filter(
+        (pl.col("event") == "child_failed") & pl.col("timestamp").is_not_null()
+    ).with_columns(_signal_of_death())
+    stop = pl.col("signal").is_in(AGENT_STOP_SIGNALS).fill_null(False)
+    first_failure = pl.col("timestamp").filter(~stop).min().over("file")
+    return entries.filter(stop & (pl.col("timestamp") > first_failure).fill_null(False))
+
+
+def _failed_before_the_stop(job: Job) -> Finding | None:
+    """The workers of torchrun's summary that failed first, in one moment, with the others
+    stopped by the agent after them: they left while the others still ran. Low confidence:
+    their errors are not in the logs."""
+    stopped = _stopped_by_the_agent(job)
+    if stopped.is_empty():
+        return None
+    file = stopped.item(0, "file")
+    entries = job.events.filter((pl.col("event") == "child_failed") & (pl.col("file") == file))
+    failed = entries.join(stopped.select("file", "line"), on=["file", "line"], how="anti")
+    first = failed.filter(pl.col("timestamp") == pl.col("timestamp").min())
+    if first.is_empty() or first.get_column("rank").null_count():
+        return None
+    ranks = sorted(first.get_column("rank").unique().to_list())
+    stopped_ranks = sorted(stopped.get_column("rank").drop_nulls().unique().to_list())
+    codes = first.get_column("exitcode").drop_nulls().unique().sort().to_list()
+    code = f" with code {', '.join(map(str, codes))}" if codes else ""
+    who = rank_list(ranks).capitalize()
+    them = rank_list(stopped_ranks) if stopped_ranks else "the other workers"
+    return _from_rows(
+        first,
+        severity="error",
+        part="departure",
+        summary=(
+            f"{who} exited{code} first, while the other workers still ran; the launcher then "
+            f"stopped {them} (SIGTERM, then SIGKILL); the errors {who.lower()} printed are not in "
+            "these logs."
+        ),
+        fix=EXITED_FIX,
+        ranks=ranks,
+        confidence="low",
+        details={
+            "exception": f"exit code {codes[0]}" if codes else "exit",
+            "exit_code": codes[0] if codes else None,
+        },
+    )
 
 
 def _first_exit(first: pl.DataFrame, *, alone: bool = False) -> Finding:
@@ -1143,7 +1201,9 @@ def _signal_deaths(job: Job, explained: set[int]) -> list[Finding]:
         )
         .filter(pl.col("rank").is_not_null())
     )
-    deaths = deaths.filter(pl.col("signal").is_in(list(FATAL.values())))
+    deaths = deaths.filter(pl.col("signal").is_in(list(FATAL.values()))).join(
+        _stopped_by_the_agent(job).select("file", "line"), on=["file", "line"], how="anti"
+    )
     broke = set(
         events.filter(pl.col("family").is_in(BROKEN) & (pl.col("severity") == "error"))
         .get_column("rank")

@@ -122,3 +122,23 @@ def test_a_wait_at_the_store_barrier_names_the_waiter_its_group_and_the_count():
         ("store_barrier_waiting", 2, "2", 8, 7, None),  # a sub-group's size is not the world's
         ("store_barrier_waiting", 7, "2", 8, 7, None),
     ]
+
+
+# rwth-i6/returnn#323 (a healthy 4-host Horovod start-up), verbatim: each rank announces itself
+RANK_OF_SIZE_LINES = [
+    "Horovod initialized. Hostname cluster-cn-238, pid 14531, rank 2 / size 4, local rank 0 / local size 1.",
+    "Horovod initialized. Hostname cluster-cn-275, pid 1594, rank 3 / size 4, local rank 0 / local size 1.",
+    "Horovod initialized. Hostname cluster-cn-224, pid 12931, rank 0 / size 4, local rank 0 / local size 1.",
+    "Horovod initialized. Hostname cluster-cn-220, pid 5101, rank 1 / size 4, local rank 0 / local size 1.",
+]
+
+
+def test_a_rank_s_announcement_of_its_rank_and_size_states_the_world():
+    rows = parsed_by("world_size", RANK_OF_SIZE_LINES)
+    assert rows.get_column("rank").to_list() == [2, 3, 0, 1]
+    assert set(rows.get_column("world_size").to_list()) == {4}
+
+
+def test_a_healthy_start_up_that_announces_its_ranks_is_no_failure(tmp_path):
+    analysis = analyze_files(tmp_path, {"output.log": RANK_OF_SIZE_LINES})
+    assert analysis.verdict is None and analysis.job.world_size.value == 4

@@ -248,3 +248,26 @@ def test_one_report_against_a_rank_is_not_enough_to_blame_it(tmp_path):
     analysis = analyze_files(tmp_path, {"output.log": CUT_AGAINST_RANK_0[1:]})
     mismatch = finding(analysis, "collective_mismatch")
     assert mismatch.culprit_ranks == [] and analysis.verdict.ranks == []
+
+
+# horovod/horovod#498 (TensorFlow under Horovod, verbatim): two ranks print their final step,
+# then the stall inspector lists ranks 3 and 6 missing from every stalled op; no line states
+# the world, which is at least 7 ranks
+MISSING_3_AND_6 = [
+    "NFO:tensorflow:Loss for final step: 3.3031716.",
+    "start wait for other node.",
+    "INFO:tensorflow:Loss for final step: 3.2450407.",
+    "start wait for other node.",
+    "WARNING: One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds. This may indicate that di\\",
+    "fferent ranks are trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock.",
+    "Stalled ops:",
+    "NmtModel/Distributed_TransformGradients_Allreduce/HorovodAllgather_NmtModel_gradients_NmtModel_Source_Side_WordEmbedding_Gather_grad_Reshape_0 [missing ranks: 3, 6]",
+    "NmtModel/Distributed_TransformGradients_Allreduce/HorovodAllreduce_NmtModel_gradients_NmtModel_encoder_layer_0_layer_norm_mul_1_grad_tuple_control_dependency_1_0 [missing ranks: 3, 6]",
+]
+
+
+def test_missing_ranks_that_are_a_minority_of_the_least_world_they_allow_are_blamed(tmp_path):
+    analysis = analyze_files(tmp_path, {"output.log": MISSING_3_AND_6})
+    stalled = finding(analysis, "collective_mismatch")
+    assert stalled.blamed == [3, 6] and analysis.verdict.ranks == [3, 6]
+    assert "ranks 3 and 6 left the common path" in stalled.summary

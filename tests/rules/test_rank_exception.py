@@ -1002,3 +1002,54 @@ def test_deepspeed_s_exit_report_cut_before_its_code_is_still_a_failure(tmp_path
     assert (exited.kind, analysis.verdict.ranks) == ("rank_exception", [])
     assert exited.summary.startswith("A worker exited with an error, and the launcher then")
     assert analysis.verdict.headline.startswith("A worker exited with an error")
+
+
+# vllm-project/speculators#1115 (torchrun on one host), verbatim: torchrun's summary lists
+# ranks 3 and 1 exiting with code 1 at 13:02:58 (rank 1's entry cut after its rank), then ranks
+# 0 and 2 ending by SIGKILL and SIGTERM 31 s later, the agent stopping them
+FAILED_BEFORE_THE_STOP = [
+    "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+    '  File "/usr/local/python3.12.13/lib/python3.12/site-packages/torch/distributed/launcher/api.py", line 317, in launch_agent',
+    "    raise ChildFailedError(",
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+    "============================================================",
+    "/root/speculators/scripts/train.py FAILED",
+    "------------------------------------------------------------",
+    "Failures:",
+    "[1]:",
+    "  time      : 2026-09-07_13:02:58",
+    "  host      : localhost",
+    "  rank      : 3 (local_rank: 3)",
+    "  exitcode  : 1 (pid: 14692)",
+    "  error_file: <N/A>",
+    "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+    "[2]:",
+    "  time      : 2026-09-07_13:03:29",
+    "  host      : localhost",
+    "  rank      : 0 (local_rank: 0)",
+    "  exitcode  : -9 (pid: 14689)",
+    "  error_file: <N/A>",
+    "  traceback : Signal 9 (SIGKILL) received by PID 14689",
+    "[3]:",
+    "  time      : 2026-09-07_13:03:29",
+    "  host      : localhost",
+    "  rank      : 2 (local_rank: 2)",
+    "  exitcode  : -15 (pid: 14691)",
+    "  error_file: <N/A>",
+    "  traceback : Signal 15 (SIGTERM) received by PID 14691",
+    "------------------------------------------------------------",
+    "Root Cause (first observed failure):",
+    "[0]:",
+    "  time      : 2026-09-07_13:02:58",
+    "  host      : localhost",
+    "  rank      : 1 (local_rank: 1)",
+]
+
+
+def test_workers_that_exited_before_the_agent_stopped_the_rest_failed_first(tmp_path):
+    analysis = analyze_files(tmp_path, {"output.log": FAILED_BEFORE_THE_STOP})
+    exited = analysis.verdict.finding
+    assert (exited.kind, analysis.verdict.ranks) == ("rank_exception", [1, 3])
+    assert "the launcher then stopped ranks 0 and 2 (SIGTERM, then SIGKILL)" in exited.summary
+    # rank 0's SIGKILL is the agent's stop, not the host running out of memory
+    assert "oom" not in kinds(analysis)
