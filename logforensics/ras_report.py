@@ -16,9 +16,6 @@ the finding says it is a snapshot's.
 
 from __future__ import annotations
 
-import dataclasses
-import json
-
 import polars as pl
 
 from logforensics.findings import Finding
@@ -51,6 +48,7 @@ def named_by_ras(job: Job) -> list[Finding]:
     listed = events.filter(pl.col("event") == "ras_rank").with_columns(
         pl.col("extra").str.json_path_match("$.state").alias("_state"),
         pl.col("extra").str.json_path_match("$.front").cast(pl.Int64, strict=False).alias("_front"),
+        pl.col("extra").str.json_path_match("$.back").cast(pl.Int64, strict=False).alias("_back"),
     )
     behind = listed.filter(pl.col("_state") == "behind")
     ahead = listed.filter(pl.col("_state") == "ahead")
@@ -96,7 +94,7 @@ def _others_behind(job: Job, rows: pl.DataFrame) -> Finding:
     stopped launching are the ones it does not name, and the logs do not say which of them."""
     ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
     first = rows.sort("file", "line").row(0, named=True)
-    back = json.loads(first["extra"]).get("back")
+    back = first["_back"]
     summary = (
         f"NCCL's RAS report lists {rank_list(ranks)} ahead: {'it' if len(ranks) == 1 else 'they'}"
         f" had launched collectives up to operation {first['value']} while the other ranks of "
@@ -105,8 +103,7 @@ def _others_behind(job: Job, rows: pl.DataFrame) -> Finding:
         f"them; {rank_list(ranks)} only wait for them (one snapshot of the counts)."
     )
     details = {"departure": "ras_others_behind", "launched": back, "front": first["value"]}
-    finding = _departure(job, rows, ranks, summary, OTHERS_BEHIND_FIX, details)
-    return dataclasses.replace(finding, blames_nobody=True)
+    return _departure(job, rows, ranks, summary, OTHERS_BEHIND_FIX, details, blames_nobody=True)
 
 
 def _gone(job: Job, rows: pl.DataFrame) -> Finding:
@@ -129,6 +126,7 @@ def _departure(
     summary: str,
     fix: str,
     details: dict[str, object],
+    blames_nobody: bool = False,
 ) -> Finding:
     """The departure the report's `rows` name, at medium confidence: one snapshot of it."""
     return placed_finding(
@@ -140,6 +138,7 @@ def _departure(
         summary=summary,
         fix=fix,
         ranks=ranks,
+        blames_nobody=blames_nobody,
         confidence="medium",
         details=details,
     )

@@ -20,8 +20,8 @@ A rank line becomes a `ras_rank` event: its rank, GPU, process and node, the ope
 it launched up to (its own, or that of the count line it is listed under) as `value`, and in
 `extra` its state: `behind` when a rank of the same report launched further, `missing` when the
 report lacks its data, `ahead` when it is listed at the front of a mismatch the others trail
-(RAS lists the smaller group), with the report's `front` and `back` counts. A dead process (a `DEAD` entry, or the 2.29 monitor's `PEER_DEAD:
-Process ...`) is a `ras_dead` event. The tables and headings around them are recognised.
+(RAS lists the smaller group), with the report's `front` and `back` counts. A dead process (a
+`DEAD` entry, or the 2.29 monitor's `PEER_DEAD: Process ...`) is a `ras_dead` event. The tables and headings around them are recognised.
 """
 
 from __future__ import annotations

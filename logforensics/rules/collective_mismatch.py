@@ -57,10 +57,9 @@ STALL_SPLIT_FIX = (
 def _from_horovod_stall(job: Job) -> list[Finding]:
     """Horovod's stall inspector names the ranks that have not submitted a tensor the others
     wait on. One missing rank, or a minority of the world (known, or at least as large as the
-    ranks named), left the path; so many that
-    they are not a minority say the ranks split into groups running different code
-    (horovod/horovod#2640: ranks 0-10 never submitted an allreduce, the nodes ran different
-    code), and blame no rank."""
+    ranks named), left the path; so many that they are not a minority say the ranks split into
+    groups running different code (horovod/horovod#2640: ranks 0-10 never submitted an
+    allreduce, the nodes ran different code), and blame no rank."""
     events = job.events
     missing_rows = events.filter(
         (pl.col("event") == "stall_missing") & pl.col("peer_rank").is_not_null()
@@ -78,14 +77,13 @@ def _from_horovod_stall(job: Job) -> list[Finding]:
     if not missing:
         return []
     if job.world_size is not None:
-        world = job.world_size.value
+        blamed = len(missing) * 2 < job.world_size.value
     elif ready:
-        world = len(ready | set(missing))
+        blamed = len(missing) * 2 < len(ready | set(missing))
     else:
-        # the smallest world the named ranks allow: a minority of it is one of any larger world
-        # (horovod/horovod#498: ranks 3 and 6 missing, so at least 7 ranks)
-        world = max(missing) + 1
-    blamed = len(missing) * 2 < world or (job.world_size is None and len(missing) == 1)
+        # one rank, or a minority of the smallest world the named ranks allow, which is a
+        # minority of any larger one (horovod/horovod#498: ranks 3 and 6, so at least 7 ranks)
+        blamed = len(missing) == 1 or len(missing) * 2 < max(missing) + 1
     tensors = [
         name for names in missing_rows.get_column("names").to_list() for name in (names or [])
     ]
@@ -495,10 +493,11 @@ def _named_by_agreeing(reports: pl.DataFrame, described: dict[int, str]) -> set[
     rank they report against ran something else (Lightning-AI/pytorch-lightning#19045: ranks 1
     and 2 both in BROADCAST #152517, one of them `..., but Rank 0 is running`, the rest cut)."""
     named = set(reports.get_column("peer_rank").drop_nulls().to_list())
-    agreeing = [ranks for ranks in _by_fingerprint(described).values() if len(ranks) > 1]
-    if len(named) != 1 or len(agreeing) != 1 or len(_by_fingerprint(described)) != 1:
+    by_print = _by_fingerprint(described)
+    if len(named) != 1 or len(by_print) != 1:
         return set()
-    return named if not named & set(agreeing[0]) else set()
+    (agreeing,) = by_print.values()
+    return named if len(agreeing) > 1 and not named & set(agreeing) else set()
 
 
 def _by_design(reports: pl.DataFrame) -> bool:

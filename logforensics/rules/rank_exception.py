@@ -417,9 +417,8 @@ def _cut_crashes(job: Job, explained: set[int]) -> list[Finding]:
     cut = _cut_unexplained(job, explained).filter(
         frame.is_not_null()
         & deepest
-        & ~frame.str.contains(COLLECTIVE_CALL)
+        & ~_in_a_collective(frame)
         & ~frame.str.contains(WAITING_FRAME)
-        & ~frame.str.contains(IN_DISTRIBUTED_CALL)
     )
     if cut.is_empty():
         return []
@@ -619,13 +618,16 @@ def _waits_only(job: Job) -> bool:
     tracebacks = job.events.filter(pl.col("event") == "exception")
     if tracebacks.is_empty():
         return False
-    frame = pl.col("frame").fill_null("")
-    waiting = (
-        pl.col("extra").fill_null("").str.contains(IN_MAIN_FIRST, literal=True)
-        | frame.str.contains(COLLECTIVE_CALL)
-        | frame.str.contains(IN_DISTRIBUTED_CALL)
-    )
+    waiting = pl.col("extra").fill_null("").str.contains(
+        IN_MAIN_FIRST, literal=True
+    ) | _in_a_collective(pl.col("frame").fill_null(""))
     return tracebacks.select(waiting.all()).item()
+
+
+def _in_a_collective(frame: pl.Expr) -> pl.Expr:
+    """Whether a traceback's innermost frame is a collective call or torch.distributed's
+    wrapper of one: a rank waiting for the others there."""
+    return frame.str.contains(COLLECTIVE_CALL) | frame.str.contains(IN_DISTRIBUTED_CALL)
 
 
 def _shut_down(job: Job) -> list[Finding]:
