@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import lru_cache
 
 import polars as pl
 
@@ -177,10 +178,20 @@ PATH_RANK_SCHEMA: dict[str, pl.DataType] = {
 def path_ranks(file_names: list[str]) -> pl.DataFrame:
     """One row per file: what its path says (columns of PATH_RANK_SCHEMA).
 
+    A job's files are read twice (job facts, then attribution): the answer is kept for the
+    last few sets of names (it depends on the set, not the order), with the user's rank
+    pattern as part of the key.
+
     A torchrun tree's local rank is taken as the global rank (`path_rank`) only when all the
     trees seen belong to one node (one run folder); otherwise the file keeps only its local
     rank. `path_rank_local_only` is true when the path states no global rank itself.
     """
+    return _path_ranks(tuple(sorted(set(file_names))), RANK_FROM_PATH.get())
+
+
+@lru_cache(maxsize=4)
+def _path_ranks(file_names: tuple[str, ...], _pattern: re.Pattern[str] | None) -> pl.DataFrame:
+    """`path_ranks` (`_pattern` is the rank pattern in force, part of the key only)."""
     kubeflow = any(
         KUBEFLOW_POD.match(part) and "-master-" in part
         for name in file_names

@@ -180,7 +180,9 @@ class Inventory:
         """The same inventory, letting go of the bytes of plain files read while listing them
         (archive members and standard input keep theirs: they are nowhere else)."""
         files = tuple(
-            replace(log_file, data=None, read_ahead=False) if log_file.read_ahead else log_file
+            LogFile(log_file.path, log_file.name, log_file.size, spilled=log_file.spilled)
+            if log_file.read_ahead
+            else log_file
             for log_file in self.files
         )
         return replace(self, files=files)

@@ -160,6 +160,8 @@ def _summary(rows: pl.DataFrame) -> pl.DataFrame:
     """One `child_failed` per `[N]:` entry of each summary block; every line of the block
     (borders, title, headers, fields, the child's traceback) recognised."""
     message = pl.col("_message")
+    if not rows.select((message.str.contains(TITLE) | message.str.contains(ENTRY)).any()).item():
+        return _no_events(rows)  # every block opens at a title or an entry
     is_title = message.str.contains(TITLE) & _next_line_matches(SECTION)
     # a paste that starts inside the table, before any title: at that heading over an entry
     # (hiyouga/ChatGLM-Efficient-Tuning#75; a border above it is no line of this family's)
@@ -342,14 +344,22 @@ def _agent_chatter(rows: pl.DataFrame) -> pl.DataFrame:
     """The launcher's own start-up banner and error-file notice: recognised, no event."""
     message = pl.col("_message")
     banner = message.str.contains(RUN_LOGGER) | message.str.contains(OMP_NOTICE, literal=True)
+    star_lines = message.str.contains(STARS)
+    notice = message.str.contains(NO_PARENT_ERROR_FILE, literal=True)
+    if not rows.select((banner | star_lines | notice).any()).item():
+        return _no_events(rows)
     previous_is_banner = (pl.col("line").shift(1).over(STREAM) == pl.col("line") - 1) & (
         banner.shift(1).over(STREAM)
     )
-    stars = message.str.contains(STARS) & (previous_is_banner | _next_line_matches(OMP_NOTICE))
-    chatter = banner | stars | message.str.contains(NO_PARENT_ERROR_FILE, literal=True)
+    stars = star_lines & (previous_is_banner | _next_line_matches(OMP_NOTICE))
+    chatter = banner | stars | notice
     return rows.filter(chatter & ~pl.col("_text_blank")).select(
         "file", "line", pl.lit(None, dtype=pl.String).alias("event")
     )
+
+
+def _no_events(rows: pl.DataFrame) -> pl.DataFrame:
+    return rows.clear().select("file", "line", pl.lit(None, dtype=pl.String).alias("event"))
 
 
 PARSER = LineParser(

@@ -62,6 +62,8 @@ def looks_like_text_dump(head: bytes) -> bool:
     """py-spy's output, or a block of it pasted without its process header: a thread header
     or Python frames from the first line on (fairseq#4816's `Thread 0x7FA6E7C01740 (idle):
     "MainThread"`, sglang#22607's frames alone)."""
+    if not _may_open_a_dump(head):
+        return False
     text = re.sub(ANSI, "", head[:1024].decode("utf-8", "replace"))
     lines = text.splitlines()
     if lines and lines[0].startswith("Process "):
@@ -72,6 +74,13 @@ def looks_like_text_dump(head: bytes) -> bool:
     # under a thread header any frames do (`--native`: `sched_yield (libc.so.6)`); frames
     # alone must be Python's
     return re.match(THREAD, first[0]) is not None or _python_frames(first)
+
+
+def _may_open_a_dump(head: bytes) -> bool:
+    """A necessary condition, cheap enough for every file listed: the first line of a dump is
+    a process header, a thread header (which holds `"`) or a frame (which holds `)`)."""
+    window = head[:1024]
+    return b")" in window or b'"' in window or b"Process " in window
 
 
 def _python_frames(lines: list[str]) -> bool:
