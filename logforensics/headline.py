@@ -268,6 +268,15 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
     if finding.details.get("spawn_cut"):
         why = ": the training's numbers diverged" if finding.details.get("numerics") else ""
         return f"A spawned worker failed{why}", None
+    if finding.details.get("cut") and "hosts" in finding.details:  # no rank to name
+        hosts = finding.details["hosts"]
+        many = int(finding.details.get("processes") or 1) > 1
+        where = f" on {', '.join(map(str, hosts))}" if hosts else ""
+        return (
+            f"{'Processes' if many else 'A process'}{where} failed, "
+            f"{'their tracebacks' if many else 'its traceback'} cut before the exception",
+            "the logs do not say which ranks" if many else "the logs do not say its rank",
+        )
     if finding.details.get("cut"):
         frame = str(finding.details.get("frame") or "")
         call = frame.rsplit(" in ", 1)[-1] if " in " in frame else "a collective"

@@ -221,6 +221,10 @@ CHECKED_IN_TWICE = (
 # NCCL's own CUDA allocation failed: `Cuda failure 'out of memory'` (2.19+: `Cuda failure 2
 # 'out of memory'`).
 NCCL_OOM = r"[Cc]uda failure (?:\d+ )?'out of memory'"
+# The WARN NCCL prints next, as PyTorch's `Last error:` quotes it when NCCL_DEBUG is unset:
+# `Failed to CUDA calloc async 1920 bytes` (deepspeedai/DeepSpeed#3827); every posted NCCL_DEBUG
+# log shows it right after the out-of-memory one (NVIDIA/nccl#962, #1235, #1485).
+FAILED_ALLOCATION = r"^Failed to CUDA (?:calloc|malloc)(?: async)? \d+ bytes"
 
 # A process's own rank in its topology lines (NVIDIA/nccl init.cc, graph/connect.cc,
 # transport/{p2p,shm,net}.cc across tags):
@@ -684,6 +688,7 @@ def _pytorch_lines(lines: pl.DataFrame) -> pl.DataFrame:
         [
             wrappers,
             headless,
+            _allocation_failures(pl.concat([wrappers, headless], how="diagonal_relaxed")),
             _checked_in_twice(marked.filter(pl.col("_kind") == "checked_in")),
             duplicates.select(
                 *keep, "severity", "comm_rank", "peer_rank", "bus_id", "exc_message", "extra"
@@ -692,6 +697,21 @@ def _pytorch_lines(lines: pl.DataFrame) -> pl.DataFrame:
             counted.select(keep),
         ],
         how="diagonal_relaxed",
+    )
+
+
+def _allocation_failures(errors: pl.DataFrame) -> pl.DataFrame:
+    """NCCL's `oom` on the line of an error whose last error is NCCL failing to allocate GPU
+    memory for its buffers."""
+    if "exc_message" not in errors.columns:
+        return pl.DataFrame(schema={"file": pl.String, "line": pl.UInt32, "event": pl.String})
+    said = pl.col("exc_message").str.contains(FAILED_ALLOCATION).fill_null(False)
+    return errors.filter(said).select(
+        "file",
+        "line",
+        pl.lit("oom").alias("event"),
+        pl.lit("error").alias("severity"),
+        "exc_message",
     )
 
 

@@ -913,18 +913,26 @@ def _checked_in_twice(rows: pl.DataFrame) -> Finding:
 
 def _after_nccl_oom(errors: pl.DataFrame, nccl: pl.DataFrame) -> pl.DataFrame:
     """The errors of processes whose NCCL ran out of GPU memory, from that line on."""
+    # a process is its host and pid, or what a prefix tells of it (`192.168.1.51: `, no pid)
     ooms = (
         nccl.filter(
-            (pl.col("event") == "oom") & pl.col("host").is_not_null() & pl.col("pid").is_not_null()
+            (pl.col("event") == "oom")
+            & (pl.col("host").is_not_null() | pl.col("pid").is_not_null())
         )
         .group_by("file", "host", "pid")
         .agg(pl.col("line").min().alias("oom_line"))
     )
-    return (
-        errors.join(ooms, on=["file", "host", "pid"])
-        .filter(pl.col("line") >= pl.col("oom_line"))
-        .drop("oom_line")
-    )
+    # PyTorch's error quoting NCCL's failed allocation is the oom's own line (no process
+    # identity needed)
+    quoting = nccl.filter(pl.col("event") == "oom").select("file", "line")
+    return pl.concat(
+        [
+            errors.join(ooms, on=["file", "host", "pid"], nulls_equal=True)
+            .filter(pl.col("line") >= pl.col("oom_line"))
+            .drop("oom_line"),
+            errors.join(quoting, on=["file", "line"]),
+        ]
+    ).unique(["file", "line"], maintain_order=True)
 
 
 def _explained_by_oom(job: Job, rows: pl.DataFrame) -> Finding:

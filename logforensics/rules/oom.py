@@ -204,7 +204,9 @@ def _gpu(job: Job) -> list[Finding]:
     asked = f" while allocating {requested.max() / 2**20:,.0f} MiB" if len(requested) else ""
     # without a rank, the GPU the message names says which process it was
     devices = sorted(ooms.get_column("device").drop_nulls().unique().to_list())
-    on_gpu = f"the process on GPU {devices[0]}" if len(devices) == 1 else "a rank"
+    hosts = ooms.get_column("host").drop_nulls().unique().to_list()
+    on_host = f"a process on host {hosts[0]}" if len(hosts) == 1 else "a rank"
+    on_gpu = f"the process on GPU {devices[0]}" if len(devices) == 1 else on_host
     from_gpu = _rank_on_gpu(job, devices[0]) if not ranks and len(devices) == 1 else None
     if from_gpu is not None:
         ranks = [from_gpu[0]]

@@ -181,6 +181,7 @@ def _failures(job: Job) -> list[Finding]:
         + (deaths := _signal_deaths(job, explained))
         + (_unattributed_deaths(job) if not findings and not deaths else [])
         + _unattributed(job)
+        + (_unattributed_cuts(job) if not findings and not deaths else [])
         + _cut_tracebacks(job, explained)
         + (crashes := _cut_crashes(job, explained))
         + (exits := _exited(job) if not crashes else [])
@@ -393,6 +394,9 @@ STDLIB_FRAME = r"^(?:<frozen [\w.]+>|\S*/lib/python3\.\d+/(?:[\w.]+/)*[\w.]+\.py
 # `dist.barrier()`): a stack that stops there was inside a call that waits for the others
 IN_DISTRIBUTED_CALL = r"torch/distributed/(?:c10d_logger|distributed_c10d)\.py:"
 INSTALLED = r"/(?:site|dist)-packages/"
+# the launcher's own code (torch.distributed.launch, torchrun, the elastic agent): a stack that
+# ends there is the launcher's, not a worker's
+LAUNCHER_FRAME = r"torch/distributed/(?:launch|run)\.py:|torch/distributed/elastic/"
 
 
 def _cut_crashes(job: Job, explained: set[int]) -> list[Finding]:
@@ -405,14 +409,16 @@ def _cut_crashes(job: Job, explained: set[int]) -> list[Finding]:
 
     In logs that hold no other error, a cut traceback anywhere but in a wait is the one failure
     they show, wherever the paste stops (roboflow/rf-detr#316: rank 1's stack down to its
-    `torch.load` of a checkpoint rank 0 had not yet written): never "no failure"."""
+    `torch.load` of a checkpoint rank 0 had not yet written): never "no failure". Beside another
+    rank's whole exception it is not (tdrussell/diffusion-pipe#243: rank 1's RuntimeError, then
+    rank 0's stack cut at its first frame is no rival to it)."""
     frame = pl.col("frame")
     # a rank torchrun reports as exited with an error failed, wherever its paste stops
     exited = _exited_with_error(job)
     deepest = (
         (frame.str.contains(STDLIB_FRAME).fill_null(False) & ~frame.str.contains(INSTALLED))
         | pl.col("rank").is_in(exited)
-        | pl.lit(_no_error_but_tracebacks(job))
+        | pl.lit(_no_error_but_cut_tracebacks(job))
     )
     cut = _cut_unexplained(job, explained).filter(
         frame.is_not_null()
@@ -450,10 +456,69 @@ def _cut_crashes(job: Job, explained: set[int]) -> list[Finding]:
     ]
 
 
-def _no_error_but_tracebacks(job: Job) -> bool:
-    """Whether the logs hold no error but tracebacks (no timeout, NCCL error, exit report)."""
-    return job.events.filter(
-        (pl.col("severity") == "error") & (pl.col("event") != "exception")
+def _unattributed_cuts(job: Job) -> list[Finding]:
+    """Tracebacks cut before their exception line, none tied to a rank, in logs that hold no
+    other error (Azure/azureml-assets#302: two hosts' DeepSpeed start-up stacks behind `10.0.0.6:`
+    and `10.0.0.7:` prefixes, cut before `RuntimeError: CUDA error: no kernel image is
+    available`): the processes failed where their stacks end, which ranks they were the lines
+    do not say. A failure all the same, never "no failure found", blaming nobody; a stack cut
+    inside a collective or a wait is a process waiting for the others and says nothing."""
+    # the launcher's own stack as it stops on a signal sent from outside is no failure
+    # (JingyunLiang/VRT#47: `torch/distributed/launch.py` stopping after `Received 1 death signal`)
+    signalled = not job.events.filter(pl.col("event") == "launcher_signalled").is_empty()
+    if signalled or not _no_error_but_cut_tracebacks(job):
+        return []
+    thrown = _thrown(job)
+    if thrown.is_empty() or thrown.get_column("rank").is_not_null().any():
+        return []
+    frame = pl.col("frame")
+    cut = thrown.filter(
+        pl.col("exc_type").is_null()
+        & frame.is_not_null()
+        & ~_in_a_collective(frame)
+        & ~frame.str.contains(WAITING_FRAME)
+        & ~frame.str.contains(LAUNCHER_FRAME)
+    ).sort("file", "line")
+    if cut.is_empty():
+        return []
+    hosts = cut.get_column("host").drop_nulls().unique(maintain_order=True).to_list()
+    on_hosts = f" on host{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}" if hosts else ""
+    several = cut.height > 1
+    who = f"{cut.height} processes" if several else "A process"
+    summary = (
+        f"{who}{on_hosts} ended in {'tracebacks' if several else 'a traceback'} cut before "
+        f"the exception line, {'the first ' if several else ''}innermost in "
+        f"{cut.item(0, 'frame')}: most likely {'they' if several else 'it'} failed there; "
+        f"the lines do not say which rank{'s' if several else ''}."
+    )
+    return [
+        _unblamed(
+            cut,
+            part="explanation",
+            summary=summary,
+            fix=(
+                "The exception line is missing from these logs: attach each process's whole "
+                "output (stderr), with its rank (torchrun `--tee 3`, or a `[rank N]` prefix), "
+                "to read the error, then fix what failed in that call."
+            ),
+            ranks=[],
+            details={
+                "frame": cut.item(0, "frame"),
+                "cut": True,
+                "hosts": hosts,
+                "processes": cut.height,
+            },
+        )
+    ]
+
+
+def _no_error_but_cut_tracebacks(job: Job) -> bool:
+    """Whether the logs hold no error but tracebacks cut before their exception line (no
+    timeout, NCCL error, exit report, and no exception that says what it was: beside one, a
+    stack cut high in the job's code is no failure of its own: see `_cut_crashes`)."""
+    errors = job.events.filter(pl.col("severity") == "error")
+    return errors.filter(
+        (pl.col("event") != "exception") | pl.col("exc_type").is_not_null()
     ).is_empty()
 
 

@@ -196,3 +196,39 @@ def test_nccl_s_out_of_memory_is_the_rank_its_proxy_names(tmp_path):
     oom = finding(analysis, "oom")
     assert oom.ranks == [93] and "Rank 93 ran out of GPU memory inside NCCL" in oom.summary
     assert analysis.verdict.finding is oom and analysis.verdict.ranks == [93]
+
+
+# deepspeedai/DeepSpeed#3827, verbatim (pdsh's host prefix; two processes' output interleaved
+# on the third line): PyTorch's NCCL error quoting NCCL's failed allocation as its last error
+CALLOC_AS_LAST_ERROR = [
+    '192.168.1.51:   File "/opt/anaconda3/lib/python3.10/site-packages/deepspeed/runtime/zero/stage3.py", line 1078, in reduce_independent_p_g_buckets_and_remove_grads',
+    "192.168.1.51:     work = group.alltoall_base(",
+    "192.168.1.51: RuntimeError    : self.__reduce_and_partition_ipg_grads()NCCL error in: /opt/conda/conda-bld/pytorch_1670525541990/work/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, internal error, NCCL version 2.14.3",
+    "192.168.1.51: ncclInternalError: Internal check failed.",
+    "192.168.1.51: Last error:",
+    "192.168.1.51: Failed to CUDA calloc async 1920 bytes",
+    "192.168.1.51: ",
+    "192.168.1.51: RuntimeError: NCCL error in: /opt/conda/conda-bld/pytorch_1670525541990/work/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1269, internal error, NCCL version 2.14.3",
+]
+
+
+def test_nccl_s_failed_allocation_quoted_as_the_last_error_is_out_of_gpu_memory(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": CALLOC_AS_LAST_ERROR})
+    oom = finding(analysis, "oom")
+    assert analysis.verdict.finding is oom and oom.details["in_nccl"] is True
+    assert oom.summary.startswith(
+        "A process on host 192.168.1.51 ran out of GPU memory inside NCCL"
+    )
+    # the same process's NCCL errors, the later one too, follow from it
+    (after,) = [f for f in analysis.findings if f.kind == "nccl_error"]
+    assert after.part == "consequence" and "see the oom finding" in after.summary
+
+
+def test_a_last_error_other_than_an_allocation_is_no_oom(tmp_path):
+    lines = [
+        line.replace("Failed to CUDA calloc async 1920 bytes", "Cuda failure 'invalid argument'")
+        for line in CALLOC_AS_LAST_ERROR
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert "oom" not in kinds(analysis)
+    assert analysis.verdict.finding.kind == "nccl_error"

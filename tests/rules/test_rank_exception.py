@@ -1053,3 +1053,85 @@ def test_workers_that_exited_before_the_agent_stopped_the_rest_failed_first(tmp_
     assert "the launcher then stopped ranks 0 and 2 (SIGTERM, then SIGKILL)" in exited.summary
     # rank 0's SIGKILL is the agent's stop, not the host running out of memory
     assert "oom" not in kinds(analysis)
+
+
+# Azure/azureml-assets#302, verbatim: a two-node DeepSpeed job's console (`10.0.0.6: ` and
+# `10.0.0.7: ` host prefixes, no rank anywhere); both stacks cut by the paste before
+# `RuntimeError: CUDA error: no kernel image is available for execution on the device`
+TWO_HOSTS_CUT = [
+    '10.0.0.6:   File "/opt/conda/envs/ptca/lib/python3.9/site-packages/deepspeed/runtime/engine.py", line 1162, in _configure_optimizer',
+    "10.0.0.6:     self.optimizer = self._configure_fp16_optimizer(basic_optimizer)",
+    '10.0.0.6:   File "/opt/conda/envs/ptca/lib/python3.9/site-packages/deepspeed/runtime/fp16/fused_optimizer.py", line 126, in initialize_optimizer_states',
+    "10.0.0.6:     self.optimizer.step()",
+    '10.0.0.6:   File "/opt/conda/envs/ptca/lib/python3.9/site-packages/deepspeed/ops/adam/fused_adam.py", line 169, in step',
+    "10.0.0.7: Traceback (most recent call last):",
+    '10.0.0.7:   File "/mnt/azureml/cr/j/ec39bdadbe7d4062acf9f19c950cb39a/exe/wd/train.py", line 98, in <module>',
+    "10.0.0.7:     model_engine, optimizer, trainloader, __ = deepspeed.initialize(",
+]
+
+
+def test_cut_tracebacks_no_line_ties_to_a_rank_are_still_a_failure(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": TWO_HOSTS_CUT})
+    crash = analysis.verdict.finding
+    assert (crash.kind, crash.ranks, crash.blamed) == ("rank_exception", [], [])
+    assert crash.details["hosts"] == ["10.0.0.6", "10.0.0.7"]
+    assert crash.details["frame"].endswith("deepspeed/ops/adam/fused_adam.py:169 in step")
+    assert crash.summary.startswith("2 processes on hosts 10.0.0.6, 10.0.0.7 ended in tracebacks")
+
+
+def test_an_unranked_stack_cut_inside_a_collective_is_a_wait_not_a_failure(tmp_path):
+    # Horovod's cut stack of NVIDIA's shape with its rank prefix taken off (made for this
+    # test): waiting in `broadcast_parameters` is no failure of that process
+    waiting = [line.split(">:", 1)[1] for line in HOROVOD_CUT if ">:" in line][1:]
+    analysis = analyze_files(tmp_path, {"console.log": waiting})
+    assert not [f for f in analysis.findings if f.details.get("hosts") is not None]
+
+
+# tdrussell/diffusion-pipe#243, verbatim (DeepSpeed launcher): rank 1's RuntimeError at the
+# initial evaluation, then rank 0's traceback, cut by the paste after its first frame
+RANK1_ERROR_RANK0_CUT = [
+    '[rank1]:   File "/home/CambridgeComputing/miniconda3/envs/diffusion-pipe/lib/python3.12/site-packages/torch/nn/modules/module.py", line 1762, in _call_impl',
+    "[rank1]:     return forward_call(*args, **kwargs)",
+    "[rank1]:            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+    '[rank1]:   File "/home/CambridgeComputing/miniconda3/envs/diffusion-pipe/lib/python3.12/site-packages/torch/nn/modules/sparse.py", line 190, in forward',
+    "[rank1]:     return F.embedding(",
+    "[rank1]:            ^^^^^^^^^^^^",
+    '[rank1]:   File "/home/CambridgeComputing/miniconda3/envs/diffusion-pipe/lib/python3.12/site-packages/torch/nn/functional.py", line 2551, in embedding',
+    "[rank1]:     return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)",
+    "[rank1]:            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+    "[rank1]: RuntimeError: Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but got torch.cuda.FloatTensor instead (while checking arguments for embedding)",
+    "[rank0]: Traceback (most recent call last):",
+    '[rank0]:   File "/mnt/sdnas/Training/diffusion-pipe/train.py", line 690, in <module>',
+    "[rank0]:     evaluate(model, model_engine, eval_dataloaders, tb_writer, 0, config['eval_gradient_accumulation_steps'], disable_block_swap_for_eval)",
+]
+
+
+def test_a_whole_exception_outranks_another_rank_s_stack_cut_high_in_the_job_s_code(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": RANK1_ERROR_RANK0_CUT})
+    verdict = analysis.verdict.finding
+    assert (verdict.kind, verdict.ranks) == ("rank_exception", [1])
+    assert "RuntimeError" in verdict.summary
+    # rank 0's cut stack, at `evaluate(...)` in train.py, is no crash of its own beside it
+    assert not [f for f in analysis.findings if f.details.get("cut")]
+
+
+# JingyunLiang/VRT#47, verbatim: the launcher got a hang-up from its terminal; its own stack
+# (torch/distributed/launch.py) cut by the paste; no worker failed
+LAUNCHER_HUNG_UP = [
+    "WARNING:torch.distributed.elastic.agent.server.api:Received 1 death signal, shutting down workers",
+    "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 2704351 closing signal SIGHUP",
+    "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 2704352 closing signal SIGHUP",
+    "Traceback (most recent call last):",
+    '  File "/home/ET/huiyuxiang/miniconda3/envs/deblur/lib/python3.7/runpy.py", line 193, in _run_module_as_main',
+    '    "__main__", mod_spec)',
+    '  File "/home/ET/huiyuxiang/miniconda3/envs/deblur/lib/python3.7/runpy.py", line 85, in _run_code',
+    "    exec(code, run_globals)",
+    '  File "/home/ET/huiyuxiang/miniconda3/envs/deblur/lib/python3.7/site-packages/torch/distributed/launch.py", line 193, in <module>',
+    "    main()",
+]
+
+
+def test_the_launcher_s_own_cut_stack_after_a_signal_from_outside_is_no_worker_failure(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": LAUNCHER_HUNG_UP})
+    assert not [f for f in analysis.findings if f.details.get("cut")]
+    assert analysis.verdict is None
