@@ -202,6 +202,10 @@ def _parse(
         _run(parser, candidates, parts, recognised)
     for parser, candidates in _routed(_glued_prints(rest), line_parsers):
         _run(parser, candidates, parts, recognised)
+    # a launcher's prefix with nothing after it (an empty line of the process's): the framing
+    # read all there was
+    prefix_only = pl.col("framing").is_not_null() & (pl.col("message").str.strip_chars() == "")
+    recognised.append(rest.filter(prefix_only).select("file", "line"))
     with_marks = marks.get_column("file").unique()
     if plain_writers is not None:
         with_marks = pl.concat([with_marks, plain_writers.get_column("file")]).unique()

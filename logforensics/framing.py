@@ -15,6 +15,7 @@ mistaken for an outer one. Formats and sources (see also the regex comments):
 - `kubectl logs --prefix` `[pod/<pod>/<container>] ` (kubernetes/kubectl:pkg/cmd/logs/logs.go)
   and `--timestamps` RFC3339 stamps; CRI node logs `<time> stdout F|P <text>` (Grafana Promtail
   `cri` stage docs), partial (`P`) lines joined with the line that completes them;
+- `torchx log`'s `<role>/<replica> ` (a node's launcher, kept as the node);
 - pdsh `host: ` (pdsh(1), DeepSpeed's multi-node runner); SLURM `srun --label` task ids
   (srun(1)); Open MPI `--tag-output` `[job,rank]<stdout>:` with the optional
   `--timestamp-output` stamp (orterun(1)), and horovodrun's own `[rank]<stderr>:`; Determined
@@ -121,6 +122,11 @@ AFTER_COLLECTOR_TIME = (
 # A host name here starts with a letter and holds a digit (or is localhost / an IPv4 address),
 # which keeps `RuntimeError: ` and `INFO: ` out.
 PDSH_HOST = r"(?P<host>[A-Za-z][A-Za-z0-9_-]*\d[A-Za-z0-9._-]*|localhost|\d{1,3}(?:\.\d{1,3}){3}): "
+# ray/0 (CommandActor pid=494406)   global_world_sizes=[2]
+# trainer/0 [1]:I0210 16:15:39.768000 3837215 .../train.py:830] Training starts ...
+# `torchx log`'s `<role>/<replica> ` in front of each line it fetches (pytorch/torchx#1008,
+# #492); the replica is one node's launcher, numbered by torchx, not a rank
+TORCHX_REPLICA = r"(?P<role>[A-Za-z_][\w-]*)/(?P<replica>\d+) "
 # 11: [rank11]:[E617 15:17:35.519071987 ProcessGroupNCCL.cpp:681] [Rank 11] Some NCCL ...
 # space-padded ` 3: ` (format "P%u %*d: " / "%*d: "), zero-padded `03: ` (older
 # write_labelled_message.c), heterogeneous jobs `P0 3: ` (srun(1) --label)
@@ -141,7 +147,7 @@ MPIRUN_TAG = (
 # (Worker_TP11 pid=113) ERROR 08-10 23:02:36 [multiproc_executor.py:898] ...   (vLLM's workers)
 RAY_WORKER = (
     r"\((?:(?P<actor>[A-Za-z_][\w.:-]*) )?(?:rank=(?P<rank>\d+) )?pid=(?P<pid>\d+)"
-    r"(?:, ip=(?P<ip>\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]+))?\) "
+    r"(?:, ip=(?P<ip>\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]+))?\)(?: |$)"  # `$`: an empty line
 )
 # (head, rank=0, pid=5634) [nccl-e9ef-7d4f-0:3]:nccl-e9ef-7d4f-0:11172:11249 [3] misc/socket.cc ...
 # (worker1, rank=1, pid=4888, ip=10.60.0.4)   rank      : 7 (local_rank: 3)
@@ -350,6 +356,16 @@ FRAMERS: tuple[Framer, ...] = (
         "determined",
         DETERMINED_TRIAL,
         lambda g: {"_task": _number(_group(g, "rank")), "prefix_time": _rfc3339(g)},
+    ),
+    Framer(
+        "torchx",
+        TORCHX_REPLICA,
+        lambda g: {
+            "_node_name": pl.concat_str(
+                pl.lit("torchx "), _group(g, "role"), pl.lit("/"), _group(g, "replica")
+            )
+        },
+        per_file=True,
     ),
     Framer("pdsh", PDSH_HOST, lambda g: {"prefix_host": _group(g, "host")}, per_file=True),
     Framer(

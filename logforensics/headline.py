@@ -178,6 +178,11 @@ def _collective_mismatch(finding: Finding, verdict: Verdict) -> Told:
         return "DETAIL's sequence numbers were out of step, not the ranks (a false mismatch)", None
     if finding.details.get("source") == "loss terms":
         return f"{_who(finding.ranks)} computed other loss terms than the others", None
+    if finding.details.get("source") == "accelerate shapes":
+        op = finding.details.get("op") or "a collective"
+        if finding.blames_nobody:
+            return f"The processes passed tensors of different shapes to {op}", None
+        return f"{_who(finding.ranks)} passed a tensor of another shape to {op}", None
     if finding.part == "consequence":
         aborted = rank_list(finding.ranks)
         return f"gloo aborted {aborted}: the ranks were in different collectives", ""

@@ -7,7 +7,8 @@ socket errors,
 `Connection refused`, `Address already in use`, a timeout). Each is a `store_unreachable`
 event; the `missing_rank` rule reads them with the exceptions that fail `init_process_group`
 the same way. torchrun's rendezvous result (`global_ranks=[1]`, `global_world_sizes=[2]`,
-`master_addr=...`, printed by the agent of each node) states the world size.
+`master_addr=...`, printed by the agent of each node) states the world size; its other fields
+and the agent's lines around it are recognised.
 """  # noqa: E501 -- verbatim lines
 
 from __future__ import annotations
@@ -24,6 +25,20 @@ SOCKET_FAILURE = (
 REASON = r"\(errno: (\d+) - ([^)]+)\)"
 # torchrun's agent: `  global_world_sizes=[2]` in its `Rendezvous complete for workers` block
 WORLD_SIZES = r"^\s+global_world_sizes=\[(\d+)"
+# the block's other fields and the agent's lines around it (pytorch/torchx#492, verbatim):
+#   INFO:torch.distributed.elastic.agent.server.api:[] Rendezvous complete for workers. Result:
+#     restart_count=0
+#     master_addr=tristanr-arch2
+#   INFO:torch.distributed.elastic.agent.server.api:[] Starting worker group
+#   INFO:torch.distributed.elastic.multiprocessing:Setting worker0 reply file to: /tmp/...
+RESULT_FIELD = (
+    r"^\s+(?:restart_count|master_addr|master_port|group_rank|group_world_size|local_ranks"
+    r"|role_ranks|global_ranks|role_world_sizes|global_world_sizes)=\S*\s*$"
+)
+AGENT_LINE = (
+    r"Rendezvous complete for workers\. Result:|\] Starting worker group"
+    r"|Setting worker\d+ reply file to: "
+)
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
@@ -55,7 +70,30 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         )
         .filter(pl.col("world_size") > 0)
     )
-    return pl.concat([failures, sizes], how="diagonal_relaxed")
+    agent = lines.filter(
+        message.str.contains(RESULT_FIELD) & ~message.str.contains(WORLD_SIZES)
+        | message.str.contains(AGENT_LINE)
+    ).select("file", "line", pl.lit(None, dtype=pl.String).alias("event"))
+    return pl.concat([failures, sizes, agent], how="diagonal_relaxed")
 
 
-PARSER = LineParser(name="rendezvous", literals=("[c10d] The ", "global_world_sizes="), parse=parse)
+PARSER = LineParser(
+    name="rendezvous",
+    literals=(
+        "[c10d] The ",
+        "global_world_sizes=",
+        "restart_count=",
+        "master_addr=",
+        "master_port=",
+        "group_rank=",
+        "group_world_size=",
+        "local_ranks=",
+        "role_ranks=",
+        "global_ranks=",
+        "role_world_sizes=",
+        "Rendezvous complete for workers",
+        "Starting worker group",
+        " reply file to: ",
+    ),
+    parse=parse,
+)

@@ -37,7 +37,75 @@ def check(job: Job) -> list[Finding]:
         + _left_alone(job)
         + _from_loss_keys(job)
         + _from_horovod_stall(job)
+        + _from_process_shapes(job)
     )
+
+
+SHAPES_FIX = (
+    "Every process must pass a tensor of the same shape to `{op}`. Find why {who}'s differs: "
+    "most often the last, shorter batch of data that does not divide evenly among the "
+    "processes, or per-process lengths (generated sequences, variable-size outputs). Pad "
+    "before gathering (`accelerator.pad_across_processes`), use `gather_for_metrics`, or give "
+    "every process the same number of samples (`drop_last=True`, an even split)."
+)
+
+
+def _from_process_shapes(job: Job) -> list[Finding]:
+    """accelerate's report of the shapes each process passed to a collective, where they
+    differ (huggingface/lighteval#204: process 0 passed [1024], processes 1-7 [2048]). The
+    processes in the minority are the odd ones out; as many on each side (two processes)
+    says which shapes differ, not which process left the path, and blames nobody."""
+    rows = job.events.filter(
+        (pl.col("event") == "process_shape") & pl.col("peer_rank").is_not_null()
+    ).sort("file", "line")
+    findings = []
+    for _, report in rows.group_by("file", "value", maintain_order=True):
+        shapes = dict(zip(report["peer_rank"].to_list(), report["shape"].to_list(), strict=True))
+        groups = _by_fingerprint({rank: str(shape) for rank, shape in shapes.items()})
+        if len(groups) < 2:
+            continue
+        ordered = sorted(groups.values(), key=len, reverse=True)
+        majority = ordered[0]
+        blames_nobody = len(ordered[1]) == len(majority)
+        odd = sorted(rank for group in ordered[1:] for rank in group)
+        op = str(report.item(0, "op") or "a collective")
+        shown = "; ".join(f"{_process_list(group)}: {shapes[group[0]]}" for group in ordered[:4])
+        summary = (
+            f"accelerate's check of `{op}` found the processes passing different shapes "
+            f"({shown})"
+            + (
+                ": no side is a minority, so the logs do not say which process left the path."
+                if blames_nobody
+                else f": {rank_list(odd)} differ{'s' if len(odd) == 1 else ''} from the rest, "
+                "and the collective would have hung or mixed up the data."
+            )
+        )
+        findings.append(
+            placed_finding(
+                job,
+                report,
+                kind="collective_mismatch",
+                severity="error",
+                part="departure",
+                summary=summary,
+                fix=SHAPES_FIX.format(op=op, who=rank_list(odd)),
+                ranks=odd if not blames_nobody else sorted(shapes),
+                blames_nobody=blames_nobody,
+                confidence="medium",
+                details={
+                    "source": "accelerate shapes",
+                    "shapes": {str(rank): shape for rank, shape in shapes.items()},
+                    "op": op,
+                },
+            )
+        )
+    return findings[:1]  # the first report: later ones repeat it or follow from it
+
+
+def _process_list(ranks: list[int]) -> str:
+    """`process 0`, `processes 1-7`, as accelerate numbers them."""
+    listed = rank_list(sorted(ranks))
+    return listed.replace("ranks", "processes", 1).replace("rank", "process", 1)
 
 
 STALL_FIX = (

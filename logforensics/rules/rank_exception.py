@@ -49,7 +49,7 @@ HOROVOD_SHUT_DOWN = "Horovod has been shut down"
 CONSEQUENCE = (
     r"(?i)DistBackendError|DistStoreError|ChildFailedError|timed? ?out|timeout|Connection closed"
     r"|Connection reset|NCCL (?:error|communicator)|ProcessGroup|[Ww]atchdog|monitoredBarrier"
-    r"|Detected mismatch between collectives|finished reduction"
+    r"|Detected mismatch between collectives|finished reduction|due to shape mismatches"
     r"|KeyboardInterrupt|SignalException|Broken pipe|Socket|gloo|" + HOROVOD_SHUT_DOWN
 )
 OUT_OF_MEMORY = r"(?i)out of memory|OutOfMemoryError"
