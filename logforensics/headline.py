@@ -184,7 +184,7 @@ def _collective_mismatch(finding: Finding, verdict: Verdict) -> Told:
             return f"The processes passed tensors of different shapes to {op}", None
         return f"{_who(finding.ranks)} passed a tensor of another shape to {op}", None
     if finding.part == "consequence":
-        aborted = rank_list(finding.ranks)
+        aborted = rank_list(finding.ranks) if finding.ranks else "a rank"
         return f"gloo aborted {aborted}: the ranks were in different collectives", ""
     if finding.culprit_ranks:
         return f"{_who(finding.culprit_ranks)} called another collective than the others", None

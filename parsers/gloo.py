@@ -62,6 +62,14 @@ NO_INTERFACE = r"Unable to find address for: (?P<interface>\S+)"
 #   timed out connecting: SO_ERROR: Connection refused, remote=[127.0.0.1]:14215
 PAIR_ENDS = r"\(rank=(?P<rank>\d+), size=(?P<size>\d+), local=(?P<local>\[[^\]]+\])\)"
 REMOTE = r"(?:SO_ERROR: [^,]+, |^\s*)remote=(\[[^\]]+\]:\S+)"
+# each rank's report once its full mesh is up (torch 2.x's ProcessGroupGloo; pytorch/gloo#462):
+#   [Gloo] Rank 5 is connected to 7 peer ranks. Expected number of connected peer ranks is : 7
+# a `gloo_connected` event of that rank (`value` the peers connected, `world_size` the expected
+# peers and itself); fewer peers than expected is a warning
+CONNECTED_PEERS = (
+    r"\[Gloo\] Rank (?P<rank>\d+) is connected to (?P<connected>\d+) peer ranks\. "
+    r"Expected number of connected peer ranks is : (?P<expected>\d+)"
+)
 
 
 def _event() -> pl.Expr:
@@ -88,6 +96,8 @@ def _event() -> pl.Expr:
         .then(pl.lit("pair_closed"))
         .when(message.str.contains_any(list(SIZE_MISMATCH_WORDING)))
         .then(pl.lit("size_mismatch"))
+        .when(message.str.contains(CONNECTED_PEERS))
+        .then(pl.lit("gloo_connected"))
     )
 
 
@@ -96,6 +106,9 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     timeout = message.str.extract_groups(TRANSPORT_TIMEOUT)
     sizes = message.str.extract_groups(SIZE_MISMATCH)
     pair = message.str.extract_groups(PAIR_ENDS)
+    mesh = message.str.extract_groups(CONNECTED_PEERS)
+    connected = mesh.struct.field("connected").cast(pl.Int64, strict=False)
+    expected = mesh.struct.field("expected").cast(pl.Int32, strict=False)
     return (
         lines.with_columns(_event().alias("event"))
         .filter(pl.col("event").is_not_null())
@@ -105,10 +118,17 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             "event",
             pl.when(pl.col("event") == "loopback_fallback")
             .then(pl.lit("warning"))
+            .when(pl.col("event") == "gloo_connected")
+            .then(pl.when(connected < expected).then(pl.lit("warning")).otherwise(pl.lit("info")))
             .otherwise(pl.lit("error"))
             .alias("severity"),
-            pair.struct.field("rank").cast(pl.Int32, strict=False).alias("rank"),
-            pair.struct.field("size").cast(pl.Int32, strict=False).alias("world_size"),
+            pl.coalesce(pair.struct.field("rank"), mesh.struct.field("rank"))
+            .cast(pl.Int32, strict=False)
+            .alias("rank"),
+            pl.coalesce(pair.struct.field("size").cast(pl.Int32, strict=False), expected + 1).alias(
+                "world_size"
+            ),
+            connected.alias("value"),
             timeout.struct.field("timeout_ms").cast(pl.Int64, strict=False).alias("timeout_ms"),
             # send or recv: the transport's direction, not a collective (never `op`)
             pl.when(timeout.struct.field("direction").is_not_null())
@@ -153,6 +173,7 @@ PARSER = LineParser(
         ", local=[",
         LOOPBACK_FALLBACK,
         "Unable to find address for: ",
+        "[Gloo] Rank ",
     ),
     parse=parse,
 )

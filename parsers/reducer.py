@@ -3,6 +3,7 @@
 messages cut at "...":
 
     RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. This error indicates that your module has parameters that were not used in producing loss. ...
+    RuntimeError: It looks like your LightningModule has parameters that were not used in producing the loss returned by training_step. ...
     Parameters which did not receive grad for rank 3: mask_encoder.sensory_update.transform.bias, mask_encoder.sensory_update.transform.weight
     Parameter indices which did not receive grad for rank 3: 282 283
     Parameter at index 447 with name base_model.model.model.layers.31.mlp.down_proj.lora_B.default.weight has been marked as ready twice. ...
@@ -26,6 +27,12 @@ import polars as pl
 from logforensics.registry import LineParser
 
 UNFINISHED = "Expected to have finished reduction in the prior iteration before starting a new one"
+# Lightning's own words for it, raised before DDP's backward (chemprop/chemprop#853,
+# Lightning-AI/pytorch-lightning#20328): RuntimeError: It looks like your LightningModule has
+# parameters that were not used in producing the loss returned by training_step. If this is ...
+LIGHTNING_UNUSED = (
+    "It looks like your LightningModule has parameters that were not used in producing the loss"
+)
 # Parameters which did not receive grad for rank 0: text_model.final_layer_norm.bias, text_model.final_layer_norm.weight
 UNUSED_NAMES = r"Parameters which did not receive grad for rank (\d+): "
 UNUSED_NAMES_PREFIX = r"^.*?" + UNUSED_NAMES
@@ -63,7 +70,10 @@ def _event() -> pl.Expr:
         # A message joined onto one line names the parameters: keep the more specific event.
         pl.when(message.str.contains(UNUSED_NAMES) | message.str.contains(UNUSED_INDICES))
         .then(pl.lit("unused_params"))
-        .when(message.str.contains(UNFINISHED, literal=True))
+        .when(
+            message.str.contains(UNFINISHED, literal=True)
+            | message.str.contains(LIGHTNING_UNUSED, literal=True)
+        )
         .then(pl.lit("reducer_unfinished"))
         .when(message.str.contains(READY_TWICE) | message.str.contains(READY_ONCE, literal=True))
         .then(pl.lit("ready_twice"))
@@ -127,6 +137,7 @@ PARSER = LineParser(
     name="reducer",
     literals=(
         UNFINISHED,
+        LIGHTNING_UNUSED,
         "did not receive grad for rank",
         "has been marked as ready twice",
         READY_ONCE,

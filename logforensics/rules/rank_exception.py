@@ -18,6 +18,7 @@ SIGTERM a launcher sends the survivors. An abort on every rank is the watchdog's
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 import polars as pl
@@ -50,6 +51,7 @@ CONSEQUENCE = (
     r"(?i)DistBackendError|DistStoreError|ChildFailedError|timed? ?out|timeout|Connection closed"
     r"|Connection reset|NCCL (?:error|communicator)|ProcessGroup|[Ww]atchdog|monitoredBarrier"
     r"|Detected mismatch between collectives|finished reduction|due to shape mismatches"
+    r"|parameters that were not used in producing the loss"
     r"|KeyboardInterrupt|SignalException|Broken pipe|Socket|gloo|" + HOROVOD_SHUT_DOWN
 )
 OUT_OF_MEMORY = r"(?i)out of memory|OutOfMemoryError"
@@ -295,6 +297,12 @@ def _spawn_parent_cut(job: Job) -> list[Finding]:
         pl.col("severity").is_in(["warning", "error"])
         & pl.col("message").str.contains(NUMERICS).fill_null(False)
     ).sort("file", "line")
+    # a worker's own failure printed above it (pytorch/pytorch#91378: gloo's abort of a
+    # worker, `op.preamble.length <= op.nbytes`) is why the parent stopped
+    worker_errors = job.events.filter(
+        (pl.col("severity") == "error") & (pl.col("event") != "exception")
+    )
+    echo = not worker_errors.is_empty() and warned.is_empty()
     summary = (
         "A worker of torch.multiprocessing.spawn failed: its parent's traceback stops in its "
         "wait for the workers, cut before the exception that says which worker and why."
@@ -304,16 +312,18 @@ def _spawn_parent_cut(job: Job) -> list[Finding]:
         found = re.search(NUMERICS, message)
         said = clipped(message[found.start() :] if found else message, 120)
         summary += f" The training's numbers had diverged before it (`{said}`)."
-    return [
-        _unblamed(
-            pl.concat([warned.head(4), cut], how="diagonal_relaxed"),
-            part="explanation",
-            summary=summary,
-            fix=NUMERICS_FIX if not warned.is_empty() else SPAWN_CUT_FIX,
-            ranks=[],
-            details={"exception": None, "spawn_cut": True, "numerics": not warned.is_empty()},
-        )
-    ]
+    if echo:
+        summary += " A worker's own error is printed above it."
+    found = _unblamed(
+        pl.concat([warned.head(4), cut], how="diagonal_relaxed"),
+        part="consequence" if echo else "explanation",
+        summary=summary,
+        fix=NUMERICS_FIX if not warned.is_empty() else SPAWN_CUT_FIX,
+        ranks=[],
+        details={"exception": None, "spawn_cut": True, "numerics": not warned.is_empty()},
+    )
+    # the parent's echo of a failure the logs show stands in for nothing
+    return [replace(found, severity="warning") if echo else found]
 
 
 SPAWN_CUT_FIX = (

@@ -67,7 +67,7 @@ def _unused(job: Job, rows: pl.DataFrame) -> Finding:
     elif indices:
         shown = " ".join(map(str, indices[:10])) + (" ..." if len(indices) > 10 else "")
         what = f" (parameter indices {shown})"
-    who = rank_list(ranks) if ranks else "A rank"
+    who = rank_list(ranks) if ranks else "a rank"
     order, step, stage = place_with_step(job, rows)
     if step is not None and job.progress and stage == job.progress.stage_order[0]:
         step -= 1  # raised in the next step's forward, about the prior iteration

@@ -9,7 +9,7 @@ import json
 import polars as pl
 import pytest
 
-from tests.builders import only, parsed_by
+from tests.builders import analyze_files, only, parsed_by
 
 
 def gloo_events(lines: list[str]) -> pl.DataFrame:
@@ -207,3 +207,34 @@ def test_a_failed_pair_s_detail_line_gives_its_rank_group_size_and_address():
         16,
         "[127.0.0.1]",
     )
+
+
+# pytorch/gloo#462, verbatim (blank lines between as posted): each rank's report once its
+# full mesh is up, in a healthy 8-rank job
+CONNECTED = [
+    "[Gloo] Rank 5 is connected to 7 peer ranks. Expected number of connected peer ranks is : 7",
+    "",
+    "[Gloo] Rank 7 is connected to 7 peer ranks. Expected number of connected peer ranks is : 7",
+    "",
+    "[Gloo] Rank 0 is connected to 7 peer ranks. Expected number of connected peer ranks is : 7",
+]
+
+
+def test_a_rank_s_mesh_report_states_its_rank_and_the_world():
+    found = parsed_by("gloo", CONNECTED).sort("line")
+    assert found.get_column("event").to_list() == ["gloo_connected"] * 3
+    assert found.get_column("rank").to_list() == [5, 7, 0]
+    assert set(found.get_column("world_size").to_list()) == {8}
+    assert set(found.get_column("severity").cast(str).to_list()) == {"info"}
+
+
+def test_healthy_mesh_reports_are_a_job_with_no_failure(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": CONNECTED})
+    assert analysis.verdict is None and analysis.unrecognised_lines == 0
+    assert analysis.job.world_size is not None and analysis.job.world_size.value == 8
+
+
+def test_a_rank_connected_to_fewer_peers_than_expected_is_warned():
+    short = [CONNECTED[0].replace("connected to 7 peer", "connected to 5 peer")]
+    (row,) = parsed_by("gloo", short).iter_rows(named=True)
+    assert (row["severity"], row["value"]) == ("warning", 5)

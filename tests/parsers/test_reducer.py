@@ -9,7 +9,7 @@ import pytest
 
 from logforensics.framing import frame_lines
 from parsers.reducer import PARSER
-from tests.builders import only, parse, parsed_by
+from tests.builders import analyze_files, kinds, only, parse, parsed_by
 
 MY_PARSERS = ("reducer", "watchdog", "gloo", "detail", "monitored_barrier")
 
@@ -205,3 +205,33 @@ def test_healthy_runs_give_no_error(lines):
     # the reducer's own note is known text, counted as recognised
     reducer_notes = [number for number, line in enumerate(lines, 1) if "reducer" in line.lower()]
     assert recognised(lines) == reducer_notes == [reducer_notes[0]]
+
+
+# Lightning-AI/pytorch-lightning#20328, verbatim: rank 0's stack through Lightning's
+# `prepare_for_backward`, then (from another paste in the same post) Lightning's own words
+# for DDP's unused-parameters error
+LIGHTNING_UNUSED = [
+    '[rank0]:   File "/home/ubuntu/pranav.rao/qxr_training/test_gan_lightning_ddp.py", line 196, in training_step',
+    "[rank0]:     self.manual_backward(d_loss)",
+    '[rank0]:   File "/home/ubuntu/miniconda3/envs/lightningTest/lib/python3.10/site-packages/pytorch_lightning/core/module.py", line 1082, in manual_backward',
+    "[rank0]:     self.trainer.strategy.backward(loss, None, *args, **kwargs)",
+    '[rank0]:   File "/home/ubuntu/miniconda3/envs/lightningTest/lib/python3.10/site-packages/pytorch_lightning/strategies/strategy.py", line 208, in backward',
+    "[rank0]:     self.pre_backward(closure_loss)",
+    '[rank0]:   File "/home/ubuntu/miniconda3/envs/lightningTest/lib/python3.10/site-packages/pytorch_lightning/strategies/ddp.py", line 317, in pre_backward',
+    "[rank0]:     prepare_for_backward(self.model, closure_loss)",
+    '[rank0]:   File "/home/ubuntu/miniconda3/envs/lightningTest/lib/python3.10/site-packages/pytorch_lightning/overrides/distributed.py", line 55, in prepare_for_backward',
+    '[rank0]:     reducer._rebuild_buckets()  # avoids "INTERNAL ASSERT FAILED" with `find_unused_parameters=False`',
+    "[rank0]: RuntimeError: It looks like your LightningModule has parameters that were not used in producing the loss returned by training_step. If this is intentional, you must enable the detection of unused parameters in DDP, either by setting the string value `strategy='ddp_find_unused_parameters_true'` or by setting the flag in the strategy with `strategy=DDPStrategy(find_unused_parameters=True)`.",
+]
+
+
+def test_lightning_s_words_for_unused_parameters_are_the_reducer_error(tmp_path):
+    found = parsed_by("reducer", LIGHTNING_UNUSED)
+    (row,) = found.filter(pl.col("event").is_not_null()).iter_rows(named=True)
+    assert row["event"] == "reducer_unfinished"
+    analysis = analyze_files(tmp_path, {"console.log": LIGHTNING_UNUSED})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("reducer_unused_params", [0])
+    assert "find_unused_parameters=True" in verdict.finding.fix
+    # the RuntimeError that carries it is the reducer's report, not a failure of its own
+    assert "rank_exception" not in kinds(analysis)

@@ -1135,3 +1135,40 @@ def test_the_launcher_s_own_cut_stack_after_a_signal_from_outside_is_no_worker_f
     analysis = analyze_files(tmp_path, {"console.log": LAUNCHER_HUNG_UP})
     assert not [f for f in analysis.findings if f.details.get("cut")]
     assert analysis.verdict is None
+
+
+# pytorch/pytorch#91378, verbatim: two spawned gloo workers; one aborts on gloo's size check
+# (`op.preamble.length <= op.nbytes. 1007960 vs 701784`), then the parent's traceback, cut
+SPAWNED_GLOO_ABORT = [
+    "Measuring option: DDPOption.PYTHON_DDP_SYNC_REDUCTION ...",
+    "Invoked run_ddp rank 0",
+    "setting up ...",
+    "Invoked run_ddp rank 1",
+    "setting up ...",
+    "setup done",
+    "setup done",
+    "_build_buckets_for_params called",
+    "len(param_to_bucket)=161, len(buckets)=11",
+    "Epoch 0/120 ...",
+    "_build_buckets_for_params called",
+    "len(param_to_bucket)=161, len(buckets)=11",
+    "Epoch 0/120 ...",
+    "terminate called after throwing an instance of 'gloo::EnforceNotMet'",
+    "  what():  [enforce fail at /opt/conda/conda-bld/pytorch_1634272168290/work/third_party/gloo/gloo/transport/tcp/pair.cc:510] op.preamble.length <= op.nbytes. 1007960 vs 701784",
+    "Traceback (most recent call last):",
+    '  File "compare_ddp.py", line 257, in <module>',
+    "    main()",
+    '  File "compare_ddp.py", line 250, in main',
+    "    join=True)",
+    '  File "/opt/conda/lib/python3.7/site-packages/torch/multiprocessing/spawn.py", line 230, in spawn',
+    "    return start_processes(fn, args, nprocs, join, daemon, start_method='spawn')",
+]
+
+
+def test_a_spawn_parent_s_cut_stack_under_a_worker_s_own_abort_is_its_echo(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": SPAWNED_GLOO_ABORT})
+    assert analysis.verdict.finding.kind == "collective_mismatch"
+    assert analysis.verdict.headline.startswith("gloo aborted a rank")
+    (parent,) = [f for f in analysis.findings if f.details.get("spawn_cut")]
+    assert (parent.part, parent.severity) == ("consequence", "warning")
+    assert parent.summary.endswith("A worker's own error is printed above it.")
