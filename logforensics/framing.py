@@ -106,9 +106,11 @@ KUBECTL_TIMESTAMP = rf"(?P<time>{RFC3339}) "
 # 2024-05-22 06:25:20.552227-04:00 Error From <host>: [W socket.cpp:436] [c10d] The server ...
 # (a collector's own label after its stamp, pytorch/pytorch#128998: a few words and a colon,
 # peeled on the same terms; its "Error" is the collector's, the line's `[W` is PyTorch's)
+# 2019-06-02T16:13:44.884Z: [1,12]<stdout>:container-...:815:864 [0] transport/net_ib.cu:80 NCCL
+# WARN ...   (a stamp with a colon after it, NVIDIA/nccl#230)
 COLLECTOR_TIME = (
     r" *(?P<stamp>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?"
-    r"(?:Z|[+-]\d{2}:?\d{2})?|\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?) "
+    r"(?:Z|[+-]\d{2}:?\d{2})?|\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?):? "
     r"(?:(?P<host>[A-Za-z][\w-]*(?:\.[\w-]+)*) >> )?"
     r"(?:(?:[\w<>.-]+ ){0,3}[\w<>.-]+: )?"
 )

@@ -231,6 +231,8 @@ def _oom(finding: Finding, verdict: Verdict) -> Told:
         hosts = finding.details.get("hosts") or []
         where = f" on {', '.join(map(str, hosts))}" if hosts else ""
         who = _who(finding.ranks) if finding.ranks else "The job"
+        if finding.details.get("killer") == "allocation":
+            return f"{who} ran out of host memory{where} (a failed allocation)", None
         killer = "SLURM's" if finding.details.get("killer") == "slurm" else "the kernel's"
         return f"{who} ran out of host memory{where} ({killer} OOM killer)", None
     if finding.details.get("device"):
@@ -324,6 +326,7 @@ def _reducer(finding: Finding, verdict: Verdict) -> Told:
 NCCL_WORDS = {
     "peer": "{who} lost its NCCL connection to a peer",
     "infiniband": "An InfiniBand link failed on {who}",
+    "ib_device": "The InfiniBand adapter of {who} reported an error",
     "fabric": "A request on NCCL's network fabric failed on {who}",
     "cuda": "A CUDA call inside NCCL failed on {who}",
     "system": "A system call inside NCCL failed on {who}",

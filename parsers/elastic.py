@@ -83,9 +83,12 @@ TRACEBACK_FIELD = r"^\s+traceback\s*:"
 # ... failed (exitcode: -6) local_rank: 1 (pid: 886322) of binary: /idas/.../bin/python
 # A paste may cut or garble the tail (tatsu-lab/stanford_alpaca#183: `failed (exitcode: -9)
 # local_rankroot/anaconda3/...`): the stem says the death, the tail only who when it is whole.
+# Rich's console handler (`accelerate launch`) puts the level in a column before the message:
+#    ERROR    failed (exitcode: -9) local_rank: 5 (pid: 22) of  api.py:673
+# (huggingface/accelerate#1214; the tail wraps to the next line)
 WORKER_FAILED = (
-    r"(?:api:|\] |^)failed \(exitcode: (?P<exitcode>-?\d+)\)"
-    r"(?: local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\) of binary: )?"
+    r"(?:api:|\] |^|^\s*ERROR +)failed \(exitcode: (?P<exitcode>-?\d+)\)"
+    r"(?: local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\))?"
 )
 # ProcessFailure(local_rank=0, pid=54, exitcode=-7, error_file='<N/A>', ...): torchelastic's
 # record of a failed worker, printed as it is by launchers that log it

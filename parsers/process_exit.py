@@ -22,7 +22,9 @@ loop (deepspeed/launcher/launch.py, `sigkill_handler` logs `cmd`), whichever wor
 
 The kernel's own report of an OOM kill, pasted from `dmesg` (mm/oom_kill.c: "%s: Killed process
 %d (%s) total-vm:%lukB, ..." after `Out of memory` or `Memory cgroup out of memory`), is a
-`host_oom` event with the killed pid, which the logs' pid map turns into a rank.
+`host_oom` event with the killed pid, which the logs' pid map turns into a rank. So is the Rust
+runtime's abort of a process whose host allocation failed (`memory allocation of 2097152 bytes
+failed`), with no pid.
 """  # noqa: E501 -- verbatim lines
 
 from __future__ import annotations
@@ -42,6 +44,12 @@ SHELL_DEATH = (
 
 
 KERNEL_OOM_KILL = r"(?:Out of memory|Memory cgroup out of memory): Killed process (\d+) \("
+# Rust's runtime aborting a process whose host allocation failed (tokenizers and other Rust
+# extensions; std's `handle_alloc_error`), two processes' words interleaved on one line in
+# deepspeedai/DeepSpeedExamples#321:
+#   memory allocation of 2097152 bytes failed
+#   memory allocation of memory allocation of 20971522097152 bytes failed
+ALLOCATION_FAILED = r"memory allocation of (?:memory allocation of )?(\d+) bytes failed"
 
 
 DEEPSPEED_EXIT = r"\] exits with return code = (-?\d+)\s*$"
@@ -51,7 +59,12 @@ DEEPSPEED_EXIT_REPORT = r"\[ERROR\] \[launch\.py:\d+:sigkill_handler\] \["
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
-    parts = [_shell_deaths(lines), _kernel_oom_kills(lines), _deepspeed_exits(lines)]
+    parts = [
+        _shell_deaths(lines),
+        _kernel_oom_kills(lines),
+        _allocation_failures(lines),
+        _deepspeed_exits(lines),
+    ]
     return pl.concat(parts, how="diagonal_relaxed")
 
 
@@ -90,6 +103,18 @@ def _kernel_oom_kills(lines: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _allocation_failures(lines: pl.DataFrame) -> pl.DataFrame:
+    said = pl.col("message").str.contains(ALLOCATION_FAILED)
+    return lines.filter(said).select(
+        "file",
+        "line",
+        pl.lit("host_oom").alias("event"),
+        pl.lit("error").alias("severity"),
+        pl.lit("a failed host allocation").alias("exc_message"),
+        pl.lit("SIGABRT").alias("signal"),
+    )
+
+
 def _shell_deaths(lines: pl.DataFrame) -> pl.DataFrame:
     found = pl.col("message").str.extract_groups(SHELL_DEATH)
     deaths = lines.with_columns(found.alias("_death")).filter(
@@ -112,6 +137,12 @@ def _shell_deaths(lines: pl.DataFrame) -> pl.DataFrame:
 
 PARSER = LineParser(
     name="process_exit",
-    literals=(*SHELL_SIGNALS, "Killed process", "exits with return code", ":sigkill_handler] ["),
+    literals=(
+        *SHELL_SIGNALS,
+        "Killed process",
+        "exits with return code",
+        ":sigkill_handler] [",
+        " bytes failed",
+    ),
     parse=parse,
 )

@@ -461,6 +461,7 @@ def _from_detail(job: Job) -> list[Finding]:
             f"{first['peer_rank']} ran {theirs} (as rank {first['rank']} reports it)."
         )
     against = _named_by_agreeing(reports, described) if not common and not one_sided else set()
+    below, agreeing = _first_to_differ(job, reports) if not common and not one_sided else ((), ())
     if common:
         summary += f" Every report involves {rank_list(common)}: the odd one out."
     elif against:
@@ -468,6 +469,13 @@ def _from_detail(job: Job) -> list[Finding]:
         summary += (
             f" They agree with each other, and the rank they report against, {rank_list(common)}, "
             "ran another collective: the odd one out."
+        )
+    elif below:
+        common = set(below)
+        summary += (
+            " The wrapper names the first rank, in rank order, whose collective differs from "
+            f"the reporter's: {rank_list(list(agreeing))} ran the same one, and "
+            f"{rank_list(list(below))}, the only other rank, is the odd one out."
         )
     elif not one_sided:
         # one pair, or pairs with no rank in common: either side may be the one that left
@@ -497,7 +505,7 @@ def _from_detail(job: Job) -> list[Finding]:
             seq=first["seq"],
             culprit_ranks=sorted(common),
             blames_nobody=not common,
-            confidence="medium" if (one_sided and not common) or against else "high",
+            confidence="medium" if (one_sided and not common) or against or below else "high",
             details={"fingerprints": {str(rank): printed for rank, printed in described.items()}},
         )
     ]
@@ -566,6 +574,28 @@ def _named_by_agreeing(reports: pl.DataFrame, described: dict[int, str]) -> set[
         return set()
     (agreeing,) = by_print.values()
     return named if len(agreeing) > 1 and not named & set(agreeing) else set()
+
+
+def _first_to_differ(job: Job, reports: pl.DataFrame) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The rank the reports name, when it is the only rank left once those known to agree are
+    counted. DETAIL's wrapper gathers every rank's fingerprint and names the first, in rank
+    order, that differs from the reporter's own: the ranks below the one named ran what the
+    reporter ran (deepspeedai/DeepSpeed#7568: rank 2 names rank 3, so ranks 0-2 agree, and in a
+    world of four rank 3 is the odd one out). Returns the odd rank and the agreeing ones, or
+    two empty tuples."""
+    named = set(reports.get_column("peer_rank").drop_nulls().to_list())
+    reporters = set(reports.get_column("rank").drop_nulls().to_list())
+    if len(named) != 1 or not reporters or named & reporters:
+        return (), ()
+    (odd,) = named
+    agreeing = reporters | set(range(odd))
+    world = job.world_size.value if job.world_size is not None else None
+    ranks = set(range(world)) if world else set(job.ranks_seen) | reporters | named
+    if world is None and ranks != set(range(max(ranks) + 1)):
+        return (), ()  # ranks missing from the logs may be on either side
+    if len(agreeing) < 2 or not ranks - named <= agreeing:
+        return (), ()
+    return (odd,), tuple(sorted(agreeing))
 
 
 def _by_design(reports: pl.DataFrame) -> bool:

@@ -47,6 +47,9 @@ ABOUT_A_PEER = (
 # container's OOM kill in awslabs/awsome-distributed-ai#312). The rank that says so is not it.
 PEER_GONE = r"(?i)invalid receiver queue pair"
 INFINIBAND = r"Got completion from peer"
+# the adapter's own error event, no peer in it (`NET/IB : Got async event : port error`,
+# `local catastrophic error`; Lightning-AI/lit-llama#380, NVIDIA/nccl#230)
+IB_DEVICE = r"Got async event : .*\b(?:error|catastrophic)\b"
 # A request the network plugin's fabric failed (aws-ofi-nccl on EFA: `NET/OFI Request 0x...
 # completed with error. RC: 20. Error: unknown error.`, aws/aws-ofi-nccl#156)
 FABRIC = r"completed with error"
@@ -78,6 +81,8 @@ CLASS_WORDS = {
         "earliest place the logs show it."
     ),
     "infiniband": " The InfiniBand transport to that peer failed on this rank.",
+    "ib_device": " The InfiniBand adapter of this host reported an error of its own (its port "
+    "or the adapter itself failed).",
     "fabric": (
         " NCCL's network plugin (NET/OFI: libfabric, AWS EFA) reported a request to that peer "
         "failed on the fabric."
@@ -117,6 +122,12 @@ FIX_INFINIBAND = (
     "(subnet manager logs). Status 12 (IBV_WC_RETRY_EXC_ERR) means the transport gave up "
     "retrying: a flapping link or a dead peer. Drain the bad node, or raise NCCL_IB_TIMEOUT / "
     "NCCL_IB_RETRY_CNT if the fabric is only congested."
+)
+FIX_IB_DEVICE = (
+    "The InfiniBand adapter or its port failed on the host named here (a port that went down, "
+    "a cable, a switch port, or the adapter's firmware): on that host read `ibstat` / "
+    "`ibv_devinfo` (port state), `dmesg -T | grep -i mlx` and the switch's port counters; drain "
+    "the node and resume from the last checkpoint on healthy ones."
 )
 FIX_FABRIC = (
     "A request on the network plugin's fabric failed. On AWS EFA: the instances' security group "
@@ -235,6 +246,7 @@ FIXES = {
     "foreign": FIX_FOREIGN,
     "peer": FIX_PEER,
     "infiniband": FIX_INFINIBAND,
+    "ib_device": FIX_IB_DEVICE,
     "fabric": FIX_FABRIC,
     "cuda": FIX_CUDA,
     "system": FIX_SYSTEM,
@@ -395,10 +407,17 @@ def _common_mode_finding(job: Job, rows: pl.DataFrame) -> Finding:
     when = " at the same time" if timed else ""
     # other ranks in the logs that did not fail place the shared cause at the ranks that did
     spared = sorted(set(job.ranks_seen) - set(ranks)) if ranks and not unranked else []
+    # an adapter's own error event is its host's, whoever else the logs show
+    adapter = kind == "ib_device"
+    local = adapter and bool(ranks) and not unranked
+    hosts = sorted(set(rows.get_column("host").drop_nulls()))
+    on = f" ({', '.join(hosts)})" if hosts else ""
     where = (
         f", while {rank_list(spared)} did not: the cause is where these ranks run (their "
         "host, GPU, network device or set-up), shared by them"
         if spared
+        else f": the InfiniBand adapter of their host{on} failed under them"
+        if adapter
         else ": one cause they share (the driver, CUDA, the environment or the network)"
     )
     summary = (
@@ -413,7 +432,7 @@ def _common_mode_finding(job: Job, rows: pl.DataFrame) -> Finding:
         summary=summary,
         fix=COMMON_FIX + " " + _fix(first, kind),
         ranks=ranks,
-        blames_nobody=not spared,  # a cause they share: no one of them failed first
+        blames_nobody=not spared and not local,  # a cause they share: none failed first
         evidence=evidence,
         evidence_total=total,
         confidence="high" if timed else "medium",
@@ -549,6 +568,8 @@ def _class_of(first: dict[str, object]) -> str:
         return "foreign"
     if _matches(what, ENVIRONMENT):
         return "environment"
+    if _matches(what, IB_DEVICE):
+        return "ib_device"
     if _matches(what, INFINIBAND):
         return "infiniband"
     if first["about_peer"]:

@@ -137,6 +137,36 @@ def _vanished_while_loading(job: Job) -> list[Finding]:
     ]
 
 
+def _host_allocation(job: Job, failed: pl.DataFrame) -> Finding:
+    """Processes that aborted on a failed host allocation (the Rust runtime's `memory
+    allocation of N bytes failed`, deepspeedai/DeepSpeedExamples#321): the host ran out."""
+    ranks = sorted(failed.get_column("rank").drop_nulls().unique().to_list())
+    hosts = sorted(set(failed.get_column("host").drop_nulls()))
+    where = ", ".join(hosts) if hosts else "the node"
+    who = rank_list(ranks) if ranks else "a process"
+    summary = (
+        f"A host allocation failed on {where} and {who} aborted (`memory allocation of ... "
+        "bytes failed`): the host ran out of memory (not the GPU)."
+    )
+    evidence, total = evidence_from(
+        failed.sort("file", "line").select("file", "line", "text", "rank")
+    )
+    return Finding(
+        kind="oom",
+        severity="error",
+        part="explanation",
+        summary=summary,
+        fix=HOST_FIX.format(where=where),
+        ranks=ranks,
+        evidence=evidence,
+        evidence_total=total,
+        order=place_with_step(job, failed)[0],
+        timestamp=earliest_time(failed),
+        confidence="medium",
+        details={"host_memory": True, "killer": "allocation", "hosts": hosts},
+    )
+
+
 def _host(job: Job) -> list[Finding]:
     killed = job.events.filter(pl.col("event") == "host_oom")
     if killed.is_empty():
@@ -150,6 +180,9 @@ def _host(job: Job) -> list[Finding]:
     where = ", ".join(hosts) if hosts else "the node"
     from_slurm = bool(killed.get_column("family").eq("slurm").any())
     killer = "SLURM's OOM killer" if from_slurm else "The kernel's OOM killer"
+    if killed.get_column("exc_message").eq("a failed host allocation").all():
+        # the process's own runtime gave up on an allocation and aborted: no killer
+        return [_host_allocation(job, killed)]
     if tasks:
         told = f"srun task{'s' if len(tasks) != 1 else ''} {rank_ranges(tasks)}"
     elif by_pid:

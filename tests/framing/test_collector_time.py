@@ -63,3 +63,14 @@ def test_a_collectors_label_after_its_stamp_is_peeled_with_it():
 def test_words_and_a_colon_after_a_clock_stay_when_no_known_line_follows():
     (row,) = frame(["2024-05-22 06:25:20 trainer main: epoch 3 done"])
     assert row["message"] == "2024-05-22 06:25:20 trainer main: epoch 3 done"
+
+
+def test_a_stamp_with_a_colon_after_it_is_peeled_before_the_mpirun_tag():
+    # NVIDIA/nccl#230, verbatim
+    (row,) = frame(
+        [
+            "2019-06-02T16:13:44.884Z: [1,12]<stdout>:container-e275-1553839402050-12124-01-000057:815:864 [0] transport/net_ib.cu:80 NCCL WARN NET/IB : Got async event : local catastrophic error"
+        ]
+    )
+    assert row["prefix_rank"] == 12
+    assert row["message"].startswith("container-e275-1553839402050-12124-01-000057:815:864 [0]")

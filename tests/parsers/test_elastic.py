@@ -439,3 +439,33 @@ def test_the_agent_s_own_death_signal_is_an_event_before_its_workers_stops():
     signalled = only(events.filter(pl.col("event") == "launcher_signalled"))
     assert (signalled["line"], signalled["signal"]) == (1, "SIGTERM")
     assert events.filter(pl.col("event") == "worker_sigterm").get_column("line").to_list() == [2]
+
+
+# huggingface/accelerate#1214, verbatim: `accelerate launch` logs through Rich, the level in a
+# column before the message and the source after it; the failed worker's tail wraps
+RICH_AGENT = [
+    "Loading checkpoint shards: 100%|██████████| 61/61 [05:45<00:00,  5.66s/it]",
+    " WARNING  Sending process 14 closing signal SIGTERM         api.py:699",
+    " WARNING  Sending process 15 closing signal SIGTERM         api.py:699",
+    " WARNING  Sending process 16 closing signal SIGTERM         api.py:699",
+    " WARNING  Sending process 17 closing signal SIGTERM         api.py:699",
+    " WARNING  Sending process 20 closing signal SIGTERM         api.py:699",
+    " WARNING  Sending process 26 closing signal SIGTERM         api.py:699",
+    " WARNING  Sending process 29 closing signal SIGTERM         api.py:699",
+    " ERROR    failed (exitcode: -9) local_rank: 5 (pid: 22) of  api.py:673",
+    " binary: /opt/conda/bin/python ",
+    "056444Z ╭───────────────────── Traceback (most recent call last) ──────────────────────╮",
+]
+
+
+def test_rich_s_level_column_before_the_agent_s_failure_line_is_read():
+    found = parsed_by("elastic", RICH_AGENT)
+    failed = found.filter(pl.col("event") == "worker_failed")
+    assert failed.get_column("exitcode").to_list() == [-9]
+    assert failed.get_column("local_rank").to_list() == [5]
+    assert found.filter(pl.col("event") == "worker_sigterm").height == 7
+
+
+def test_a_worker_killed_after_loading_under_rich_logging_is_host_memory(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": RICH_AGENT})
+    assert analysis.verdict is not None and analysis.verdict.finding.kind == "oom"

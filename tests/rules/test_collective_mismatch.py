@@ -271,3 +271,46 @@ def test_missing_ranks_that_are_a_minority_of_the_least_world_they_allow_are_bla
     stalled = finding(analysis, "collective_mismatch")
     assert stalled.blamed == [3, 6] and analysis.verdict.ranks == [3, 6]
     assert "ranks 3 and 6 left the common path" in stalled.summary
+
+
+# deepspeedai/DeepSpeed#7568, verbatim (two pieces of one post): ranks 0 and 1 in ZeRO's
+# grad-norm all-reduce, rank 2's DETAIL report naming rank 3 (in a GATHER)
+FIRST_TO_DIFFER = [
+    "[rank0]: Traceback (most recent call last):",
+    '[rank0]:   File "/home/yanzhen/distributed_test/deepspeed-test/bug1.py", line 121, in <module>',
+    "[rank0]:     main()",
+    '[rank0]:   File "/home/yanzhen/distributed_test/deepspeed-test/bug1.py", line 114, in main',
+    "[rank0]:     model_engine.step()",
+    '[rank0]:   File "/home/yanzhen/miniconda3/envs/deepspeed/lib/python3.10/site-packages/deepspeed/runtime/engine.py", line 2490, in step',
+    "[rank0]:     self._take_model_step(lr_kwargs)",
+    '[rank0]:   File "/home/yanzhen/miniconda3/envs/deepspeed/lib/python3.10/site-packages/deepspeed/runtime/engine.py", line 2385, in _take_model_step',
+    "[rank0]:     self.optimizer.step()",
+    '[rank0]:   File "/home/yanzhen/miniconda3/envs/deepspeed/lib/python3.10/site-packages/deepspeed/runtime/zero/stage_1_and_2.py", line 2028, in step',
+    "[rank0]:     scaled_global_grad_norm = self.scaled_global_norm()",
+    '[rank0]:   File "/home/yanzhen/miniconda3/envs/deepspeed/lib/python3.10/site-packages/deepspeed/runtime/zero/stage_1_and_2.py", line 1960, in scaled_global_norm',
+    "[rank0]:     norm_groups.append(self.get_grad_norm_direct(self.averaged_gradients[i], self.params_in_partition[i]))",
+    "[rank2]: RuntimeError: Detected mismatch between collectives on ranks. Rank 2 is running collective: CollectiveFingerPrint(SequenceNumber=32, OpType=ALLREDUCE, TensorShape=[], TensorDtypes=Float, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda, layout=Strided (default), requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt))), but Rank 3 is running collective: CollectiveFingerPrint(SequenceNumber=0OpType=GATHER).Collectives differ in the following aspects:          Sequence number: 32vs 0  Op type: ALLREDUCEvs GATHER  Tensor Tensor dtypes: Floatvs   Tensor Tensor devices: TensorOptions(dtype=float (default), device=cuda, layout=Strided (default), requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt))vs ",
+    "[rank1]: Traceback (most recent call last):",
+    '[rank1]:   File "/home/yanzhen/distributed_test/deepspeed-test/bug1.py", line 121, in <module>',
+    "[rank1]:     main()",
+    '[rank1]:   File "/home/yanzhen/distributed_test/deepspeed-test/bug1.py", line 114, in main',
+    "[rank1]:     model_engine.step()",
+    '[rank1]:   File "/home/yanzhen/miniconda3/envs/deepspeed/lib/python3.10/site-packages/deepspeed/runtime/engine.py", line 2490, in step',
+    "[rank1]:     self._take_model_step(lr_kwargs)",
+]
+
+
+def test_the_rank_a_detail_report_names_is_odd_when_every_rank_below_it_agreed(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": FIRST_TO_DIFFER})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("collective_mismatch", [3])
+    assert "ranks 0-2 ran the same one" in verdict.finding.summary
+    assert verdict.finding.confidence == "medium"
+
+
+def test_ranks_beyond_the_one_named_leave_the_report_undecided(tmp_path):
+    # a made-up rank 7 in the same job: ranks 4-7 were never compared in the report
+    files = {"console.log": FIRST_TO_DIFFER, "rank7.log": ["rank=7 step=0 stage=before_forward"]}
+    analysis = analyze_files(tmp_path, files)
+    mismatch = finding(analysis, "collective_mismatch")
+    assert mismatch.blames_nobody and "only other rank" not in mismatch.summary

@@ -8,7 +8,7 @@ import pytest
 
 from bench.nccl_job import JobPlan, write_job
 from logforensics.api import analyze
-from tests.builders import analyze_files, finding, kinds, marks
+from tests.builders import analyze_files, finding, kinds, marks, parse
 from tests.parsers.test_gloo import AWS_DO_EKS_50, AWS_DO_EKS_51
 from tests.rules.test_duplicate_device import init_line
 
@@ -723,3 +723,68 @@ def test_a_chain_in_a_process_that_warned_of_nothing_is_that_process_s_failure(t
     assert "with errors of its own (none reports a peer that went away)" in beside.summary
     assert "not necessarily caused by it" in beside.summary
     assert "Couldn't open AV" in beside.evidence[0].text
+
+
+# Lightning-AI/lit-llama#380, verbatim (the host name shortened to `...-48` as posted): every
+# process of one node reports its InfiniBand port's error event, then the job hung
+IB_PORT_ERROR = [
+    "iter 83592: loss 1.5455, time: 4401.19ms, speed: - toks/s/device",
+    "iter 83593: loss 2.6294, time: 6669.64ms, speed: - toks/s/device",
+    "iter 83594: loss 1.9491, time: 6235.95ms, speed: 1771 toks/s/device",
+    "...-48:34050:34121 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error",
+    "",
+    "...-48:34052:34141 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error",
+    "",
+    "...-48:34055:34140 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error",
+    "",
+    "...-48:34051:34143 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error",
+    "",
+    "...-48:34054:34130 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error",
+    "",
+    "...-48:34057:34142 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error",
+    "",
+    "...-48:34053:34129 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error",
+    "",
+    "...-48:34056:34135 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error",
+]
+# NVIDIA/nccl#230, verbatim: a collector's stamp with a colon after it, Open MPI's rank tags;
+# ranks 12-14 (one host) report their adapter's catastrophic error within 4 ms
+IB_CATASTROPHIC = [
+    "2019-06-02T16:13:44.884Z: [1,12]<stdout>:container-e275-1553839402050-12124-01-000057:815:864 [0] transport/net_ib.cu:80 NCCL WARN NET/IB : Got async event : local catastrophic error",
+    "2019-06-02T16:13:44.884Z: [1,12]<stdout>:",
+    "2019-06-02T16:13:44.884Z: [1,12]<stdout>:container-e275-1553839402050-12124-01-000057:815:864 [0] misc/ibvwrap.cu:220 NCCL WARN Call to ibv_get_async_event failed",
+    "2019-06-02T16:13:44.888Z: [1,14]<stdout>:",
+    "2019-06-02T16:13:44.888Z: [1,14]<stdout>:container-e275-1553839402050-12124-01-000057:814:868 [0] transport/net_ib.cu:80 NCCL WARN NET/IB : Got async event : local catastrophic error",
+    "2019-06-02T16:13:44.888Z: [1,14]<stdout>:",
+    "2019-06-02T16:13:44.888Z: [1,14]<stdout>:container-e275-1553839402050-12124-01-000057:814:868 [0] misc/ibvwrap.cu:220 NCCL WARN Call to ibv_get_async_event failed",
+    "2019-06-02T16:13:44.888Z: [1,13]<stdout>:",
+    "2019-06-02T16:13:44.888Z: [1,13]<stdout>:container-e275-1553839402050-12124-01-000057:812:866 [0] transport/net_ib.cu:80 NCCL WARN NET/IB : Got async event : local catastrophic error",
+    "2019-06-02T16:13:44.888Z: [1,13]<stdout>:",
+    "2019-06-02T16:13:44.888Z: [1,13]<stdout>:container-e275-1553839402050-12124-01-000057:812:866 [0] misc/ibvwrap.cu:220 NCCL WARN Call to ibv_get_async_event failed",
+]
+
+
+def test_the_ib_adapter_s_own_error_event_is_an_nccl_error_of_that_host(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": IB_PORT_ERROR})
+    verdict = analysis.verdict
+    assert verdict is not None and verdict.finding.kind == "nccl_error"
+    assert verdict.finding.details["class"] == "ib_device"
+    assert "ibstat" in verdict.finding.fix
+    assert "8 processes hit the same NCCL error" in verdict.finding.summary
+    assert "the InfiniBand adapter of their host (...-48) failed" in verdict.finding.summary
+
+
+def test_ranks_whose_adapters_failed_at_once_are_named_from_their_mpirun_tags(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": IB_CATASTROPHIC})
+    assert analysis.job.ranks_seen == (12, 13, 14)
+    nccl = finding(analysis, "nccl_error")
+    assert nccl.ranks == [12, 13, 14] and "local catastrophic error" in nccl.summary
+    # the adapter's error is its host's: the ranks on it are blamed though no other rank shows
+    assert analysis.verdict.ranks == [12, 13, 14]
+
+
+def test_an_adapter_event_that_is_no_error_is_no_failure():
+    # the same WARN with libibverbs' `port active` (an event of a port coming up; made here)
+    line = IB_PORT_ERROR[3].replace("port error", "port active")
+    found = parse([line])
+    assert found.filter(pl.col("event") == "nccl_error").is_empty()

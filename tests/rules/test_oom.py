@@ -232,3 +232,35 @@ def test_a_last_error_other_than_an_allocation_is_no_oom(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": lines})
     assert "oom" not in kinds(analysis)
     assert analysis.verdict.finding.kind == "nccl_error"
+
+
+# deepspeedai/DeepSpeedExamples#321, verbatim: 8 ranks under DeepSpeed's launcher; the Rust
+# runtime's abort on a failed host allocation (two processes' words interleaved on one line),
+# then the launcher kills the rest
+RUST_ALLOCATION_FAILED = [
+    "[2023-04-16 21:36:09,031] [INFO] [launch.py:229:main] WORLD INFO DICT: {'localhost': [0, 1, 2, 3, 4, 5, 6, 7]}",
+    "[2023-04-16 21:36:09,031] [INFO] [launch.py:235:main] nnodes=1, num_local_procs=8, node_rank=0",
+    "[2023-04-16 21:36:09,031] [INFO] [launch.py:246:main] global_rank_mapping=defaultdict(<class 'list'>, {'localhost': [0, 1, 2, 3, 4, 5, 6, 7]})",
+    "[2023-04-16 21:36:09,031] [INFO] [launch.py:247:main] dist_world_size=8",
+    "[2023-04-16 21:36:09,031] [INFO] [launch.py:249:main] Setting CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7",
+    "[2023-04-16 21:36:16,042] [INFO] [comm.py:586:init_distributed] Initializing TorchBackend in DeepSpeed with backend nccl",
+    "memory allocation of memory allocation of 20971522097152 bytes failed",
+    " bytes failed",
+    "memory allocation of 2097152 bytes failed",
+    "[2023-04-16 21:54:13,235] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 62215",
+    "[2023-04-16 21:54:16,017] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 62216",
+    "[2023-04-16 21:54:16,029] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 62217",
+    "[2023-04-16 21:54:18,477] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 62218",
+    "[2023-04-16 21:54:21,046] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 62219",
+]
+
+
+def test_a_failed_host_allocation_s_abort_is_the_host_out_of_memory(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": RUST_ALLOCATION_FAILED})
+    oom = finding(analysis, "oom")
+    assert analysis.verdict.finding is oom
+    assert oom.details["killer"] == "allocation" and oom.details["host_memory"] is True
+    assert oom.summary.startswith("A host allocation failed on the node")
+    assert analysis.verdict.headline.endswith("ran out of host memory (a failed allocation)")
+    # the interleaved line is read too
+    assert [e.line for e in oom.evidence if "bytes failed" in e.text] == [7, 9]
