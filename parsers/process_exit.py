@@ -50,6 +50,7 @@ KERNEL_OOM_KILL = r"(?:Out of memory|Memory cgroup out of memory): Killed proces
 #   memory allocation of 2097152 bytes failed
 #   memory allocation of memory allocation of 20971522097152 bytes failed
 ALLOCATION_FAILED = r"memory allocation of (?:memory allocation of )?(\d+) bytes failed"
+FAILED_ALLOCATION = "a failed host allocation"  # the event's `exc_message`, for the oom rule
 
 
 DEEPSPEED_EXIT = r"\] exits with return code = (-?\d+)\s*$"
@@ -110,7 +111,7 @@ def _allocation_failures(lines: pl.DataFrame) -> pl.DataFrame:
         "line",
         pl.lit("host_oom").alias("event"),
         pl.lit("error").alias("severity"),
-        pl.lit("a failed host allocation").alias("exc_message"),
+        pl.lit(FAILED_ALLOCATION).alias("exc_message"),
         pl.lit("SIGABRT").alias("signal"),
     )
 

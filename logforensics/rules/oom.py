@@ -23,6 +23,7 @@ from logforensics.placement import earliest_time, place_with_step
 from logforensics.registry import Rule
 from logforensics.rules.rank_exception import out_of_host_memory
 from logforensics.text import capitalized, rank_list, rank_ranges
+from parsers.process_exit import FAILED_ALLOCATION
 from parsers.progress_bars import bar_name
 
 SKIP_FIX = (
@@ -137,52 +138,29 @@ def _vanished_while_loading(job: Job) -> list[Finding]:
     ]
 
 
-def _host_allocation(job: Job, failed: pl.DataFrame) -> Finding:
-    """Processes that aborted on a failed host allocation (the Rust runtime's `memory
-    allocation of N bytes failed`, deepspeedai/DeepSpeedExamples#321): the host ran out."""
-    ranks = sorted(failed.get_column("rank").drop_nulls().unique().to_list())
-    hosts = sorted(set(failed.get_column("host").drop_nulls()))
-    where = ", ".join(hosts) if hosts else "the node"
-    who = rank_list(ranks) if ranks else "a process"
-    summary = (
-        f"A host allocation failed on {where} and {who} aborted (`memory allocation of ... "
-        "bytes failed`): the host ran out of memory (not the GPU)."
-    )
-    evidence, total = evidence_from(
-        failed.sort("file", "line").select("file", "line", "text", "rank")
-    )
-    return Finding(
-        kind="oom",
-        severity="error",
-        part="explanation",
-        summary=summary,
-        fix=HOST_FIX.format(where=where),
-        ranks=ranks,
-        evidence=evidence,
-        evidence_total=total,
-        order=place_with_step(job, failed)[0],
-        timestamp=earliest_time(failed),
-        confidence="medium",
-        details={"host_memory": True, "killer": "allocation", "hosts": hosts},
-    )
-
-
 def _host(job: Job) -> list[Finding]:
     killed = job.events.filter(pl.col("event") == "host_oom")
     if killed.is_empty():
         return []
-    tasks = sorted({task for ids in killed.get_column("values").drop_nulls() for task in ids})
     hosts = sorted(set(killed.get_column("host").drop_nulls()))
+    where = ", ".join(hosts) if hosts else "the node"
+    if killed.get_column("exc_message").eq(FAILED_ALLOCATION).all():
+        # the process's own runtime gave up on an allocation and aborted: no killer
+        # (the Rust runtime's `memory allocation of N bytes failed`, DeepSpeedExamples#321)
+        ranks = sorted(killed.get_column("rank").drop_nulls().unique().to_list())
+        summary = (
+            f"A host allocation failed on {where} and {rank_list(ranks) if ranks else 'a process'}"
+            " aborted (`memory allocation of ... bytes failed`): the host ran out of memory (not "
+            "the GPU)."
+        )
+        return [_host_finding(job, killed, summary, where, ranks, "allocation", hosts)]
+    tasks = sorted({task for ids in killed.get_column("values").drop_nulls() for task in ids})
     per_node = not job.events.filter(pl.col("family") == "elastic").is_empty()
     # a kernel report's pid, mapped to its rank by the logs' pid map
     by_pid = killed.get_column("rank").drop_nulls().unique().to_list()
     ranks = sorted(set(by_pid) | (set() if per_node else set(tasks)))
-    where = ", ".join(hosts) if hosts else "the node"
     from_slurm = bool(killed.get_column("family").eq("slurm").any())
     killer = "SLURM's OOM killer" if from_slurm else "The kernel's OOM killer"
-    if killed.get_column("exc_message").eq("a failed host allocation").all():
-        # the process's own runtime gave up on an allocation and aborted: no killer
-        return [_host_allocation(job, killed)]
     if tasks:
         told = f"srun task{'s' if len(tasks) != 1 else ''} {rank_ranges(tasks)}"
     elif by_pid:
@@ -195,29 +173,38 @@ def _host(job: Job) -> list[Finding]:
         if per_node and tasks
         else "."
     )
+    killed_by = "slurm" if from_slurm else "kernel"
+    return [_host_finding(job, killed, summary, where, ranks, killed_by, hosts, tasks)]
+
+
+def _host_finding(
+    job: Job,
+    rows: pl.DataFrame,
+    summary: str,
+    where: str,
+    ranks: list[int],
+    killer: str,
+    hosts: list[str],
+    tasks: list[int] | None = None,
+) -> Finding:
     evidence, total = evidence_from(
-        killed.sort("file", "line").select("file", "line", "text", "rank")
+        rows.sort("file", "line").select("file", "line", "text", "rank")
     )
-    return [
-        Finding(
-            kind="oom",
-            severity="error",
-            part="explanation",
-            summary=summary,
-            fix=HOST_FIX.format(where=where),
-            ranks=ranks,
-            evidence=evidence,
-            evidence_total=total,
-            order=place_with_step(job, killed)[0],
-            timestamp=earliest_time(killed),
-            details={
-                "host_memory": True,
-                "killer": "slurm" if from_slurm else "kernel",
-                "srun_tasks": tasks,
-                "hosts": hosts,
-            },
-        )
-    ]
+    return Finding(
+        kind="oom",
+        severity="error",
+        part="explanation",
+        summary=summary,
+        fix=HOST_FIX.format(where=where),
+        ranks=ranks,
+        evidence=evidence,
+        evidence_total=total,
+        order=place_with_step(job, rows)[0],
+        timestamp=earliest_time(rows),
+        # an allocation's abort names no killer: how the host ran out is told less surely
+        confidence="medium" if killer == "allocation" else "high",
+        details={"host_memory": True, "killer": killer, "srun_tasks": tasks or [], "hosts": hosts},
+    )
 
 
 DEVICE_FIX = (

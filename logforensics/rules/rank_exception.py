@@ -405,7 +405,8 @@ STDLIB_FRAME = r"^(?:<frozen [\w.]+>|\S*/lib/python3\.\d+/(?:[\w.]+/)*[\w.]+\.py
 IN_DISTRIBUTED_CALL = r"torch/distributed/(?:c10d_logger|distributed_c10d)\.py:"
 INSTALLED = r"/(?:site|dist)-packages/"
 # the launcher's own code (torch.distributed.launch, torchrun, the elastic agent): a stack that
-# ends there is the launcher's, not a worker's
+# ends there is the launcher's, not a worker's (JingyunLiang/VRT#47: `torch/distributed/
+# launch.py` cut after the agent's `Received 1 death signal`)
 LAUNCHER_FRAME = r"torch/distributed/(?:launch|run)\.py:|torch/distributed/elastic/"
 
 
@@ -473,8 +474,7 @@ def _unattributed_cuts(job: Job) -> list[Finding]:
     available`): the processes failed where their stacks end, which ranks they were the lines
     do not say. A failure all the same, never "no failure found", blaming nobody; a stack cut
     inside a collective or a wait is a process waiting for the others and says nothing."""
-    # the launcher's own stack as it stops on a signal sent from outside is no failure
-    # (JingyunLiang/VRT#47: `torch/distributed/launch.py` stopping after `Received 1 death signal`)
+    # stacks printed as the launcher stops on a signal sent from outside are no failure
     signalled = not job.events.filter(pl.col("event") == "launcher_signalled").is_empty()
     if signalled or not _no_error_but_cut_tracebacks(job):
         return []
