@@ -178,7 +178,7 @@ def _collective_mismatch(finding: Finding, verdict: Verdict) -> Told:
         return "DETAIL's sequence numbers were out of step, not the ranks (a false mismatch)", None
     if finding.details.get("source") == "loss terms":
         return f"{_who(finding.ranks)} computed other loss terms than the others", None
-    if finding.details.get("source") == "accelerate shapes":
+    if finding.details.get("source") in ("accelerate shapes", "shape prints"):
         op = finding.details.get("op") or "a collective"
         if finding.blames_nobody:
             return f"The processes passed tensors of different shapes to {op}", None

@@ -51,15 +51,21 @@ SHAPES_FIX = (
 
 
 def _from_process_shapes(job: Job) -> list[Finding]:
-    """accelerate's report of the shapes each process passed to a collective, where they
-    differ (huggingface/lighteval#204: process 0 passed [1024], processes 1-7 [2048]). The
-    processes in the minority are the odd ones out; as many on each side (two processes)
-    says which shapes differ, not which process left the path, and blames nobody."""
+    """The shapes each process passed to a collective, where they differ: accelerate's report
+    (huggingface/lighteval#204: process 0 passed [1024], processes 1-7 [2048]) or the ranks'
+    own prints (NVIDIA/nccl#1417: `Rank 0 tensor before allreduce: torch.Size([409600])`, the
+    others 32768000). The processes in the minority are the odd ones out; as many on each
+    side (two processes) says which shapes differ, not which process left the path, and
+    blames nobody. accelerate's report is one process's, in its file; the ranks' prints of
+    one place are compared across files."""
     rows = job.events.filter(
         (pl.col("event") == "process_shape") & pl.col("peer_rank").is_not_null()
     ).sort("file", "line")
+    printed = pl.col("family") == "shape_prints"
+    place = pl.when(printed).then(pl.lit("")).otherwise(pl.col("file").cast(pl.String))
     findings = []
-    for _, report in rows.group_by("file", "value", maintain_order=True):
+    for _, report in rows.group_by(place.alias("_place"), "value", maintain_order=True):
+        # a rank that printed it again: its last print
         shapes = dict(zip(report["peer_rank"].to_list(), report["shape"].to_list(), strict=True))
         groups = _by_fingerprint({rank: str(shape) for rank, shape in shapes.items()})
         if len(groups) < 2:
@@ -69,16 +75,19 @@ def _from_process_shapes(job: Job) -> list[Finding]:
         blames_nobody = len(ordered[1]) == len(majority)
         odd = sorted(rank for group in ordered[1:] for rank in group)
         op = str(report.item(0, "op") or "a collective")
-        shown = "; ".join(f"{_process_list(group)}: {shapes[group[0]]}" for group in ordered[:4])
-        summary = (
-            f"accelerate's check of `{op}` found the processes passing different shapes "
-            f"({shown})"
-            + (
-                ": no side is a minority, so the logs do not say which process left the path."
-                if blames_nobody
-                else f": {rank_list(odd)} differ{'s' if len(odd) == 1 else ''} from the rest, "
-                "and the collective would have hung or mixed up the data."
-            )
+        by_accelerate = report.item(0, "family") != "shape_prints"
+        listed = _process_list if by_accelerate else rank_list
+        shown = "; ".join(f"{listed(group)}: {shapes[group[0]]}" for group in ordered[:4])
+        said = (
+            f"accelerate's check of `{op}` found the processes passing different shapes"
+            if by_accelerate
+            else f"The ranks printed the shape of the tensor they pass to {op}, and it differs"
+        )
+        summary = f"{said} ({shown})" + (
+            ": no side is a minority, so the logs do not say which process left the path."
+            if blames_nobody
+            else f": {rank_list(odd)} differ{'s' if len(odd) == 1 else ''} from the rest, "
+            "and the collective would have hung or mixed up the data."
         )
         findings.append(
             placed_finding(
@@ -93,7 +102,7 @@ def _from_process_shapes(job: Job) -> list[Finding]:
                 blames_nobody=blames_nobody,
                 confidence="medium",
                 details={
-                    "source": "accelerate shapes",
+                    "source": "accelerate shapes" if by_accelerate else "shape prints",
                     "shapes": {str(rank): shape for rank, shape in shapes.items()},
                     "op": op,
                 },
