@@ -138,6 +138,12 @@ MISMATCH = (
     r"Mismatched collective detected, please check your collective calls at and around rank (\d+)"
 )
 
+# the InfiniBand device's own error event (libibverbs' names: `port error`, `local
+# catastrophic error`, `CQ error`, ...; `port active` and the like are no failure):
+#   transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error
+# (Lightning-AI/lit-llama#380: every process of one node, then the job hung)
+IB_ASYNC_ERROR = r"Got async event : .*\b(?:error|catastrophic)\b"
+
 # WARN texts that are network, system or CUDA failures (NVIDIA/nccl: misc/socket.cc, proxy.cc,
 # transport/net_ib.cc, include/checks.h), errors even where an excerpt lacks the return-code
 # chain after them; any other WARN is an error only when that chain follows it.
@@ -166,11 +172,8 @@ ERROR_WARN = (
     # any call the plugin reports failed with its code and the error's name (aws/aws-ofi-nccl#24:
     # `NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument`, and the job hung)
     r"|\. RC: -?\d+, (?:Error|ERROR): "
-    # the InfiniBand device's own error event (libibverbs' names: `port error`, `local
-    # catastrophic error`, `CQ error`, ...; `port active` and the like are no failure):
-    #   transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port error
-    # (Lightning-AI/lit-llama#380: every process of one node, then the job hung)
-    r"|Got async event : .*\b(?:error|catastrophic)\b"
+    # the InfiniBand device's own error event (see IB_ASYNC_ERROR)
+    r"|" + IB_ASYNC_ERROR
 )
 # A network peer as printed: `10.200.84.247<58355>`, `gpu004.ds-a4-r02.abc.com<55693>`; the
 # network plugin names the peer's instance: `Peer host id: i-08d8a345a75ab52a0.`

@@ -49,8 +49,8 @@ KERNEL_OOM_KILL = r"(?:Out of memory|Memory cgroup out of memory): Killed proces
 # deepspeedai/DeepSpeedExamples#321:
 #   memory allocation of 2097152 bytes failed
 #   memory allocation of memory allocation of 20971522097152 bytes failed
-ALLOCATION_FAILED = r"memory allocation of (?:memory allocation of )?(\d+) bytes failed"
-FAILED_ALLOCATION = "a failed host allocation"  # the event's `exc_message`, for the oom rule
+RUST_ALLOCATION_FAILED = r"memory allocation of (?:memory allocation of )?(\d+) bytes failed"
+FAILED_HOST_ALLOCATION = "a failed host allocation"  # the event's `exc_message`, for the oom rule
 
 
 DEEPSPEED_EXIT = r"\] exits with return code = (-?\d+)\s*$"
@@ -105,13 +105,13 @@ def _kernel_oom_kills(lines: pl.DataFrame) -> pl.DataFrame:
 
 
 def _allocation_failures(lines: pl.DataFrame) -> pl.DataFrame:
-    said = pl.col("message").str.contains(ALLOCATION_FAILED)
+    said = pl.col("message").str.contains(RUST_ALLOCATION_FAILED)
     return lines.filter(said).select(
         "file",
         "line",
         pl.lit("host_oom").alias("event"),
         pl.lit("error").alias("severity"),
-        pl.lit(FAILED_ALLOCATION).alias("exc_message"),
+        pl.lit(FAILED_HOST_ALLOCATION).alias("exc_message"),
         pl.lit("SIGABRT").alias("signal"),
     )
 

@@ -16,10 +16,9 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.registry import LineParser
+from parsers.progress_lines import RANK_IN_TEXT as RANK
 
 SIZE = r"torch\.Size\((\[[\d, ]*\])\)"
-# `Rank 0`, `rank: 3`, `[rank2]` (not `local_rank`, not `world_size`)
-RANK = r"(?:^|[^A-Za-z_])[Rr][Aa][Nn][Kk][ \t]*[:=#]?[ \t]*(\d+)"
 COLLECTIVE = (
     r"(?i)\b(all_?reduce|all_?gather(?:_into_tensor)?|broadcast|reduce_?scatter(?:_tensor)?"
     r"|all_?to_?all(?:_single)?|gather|scatter|reduce)\b"

@@ -34,7 +34,7 @@ from logforensics.placement import AFTER_MARK, earliest_time, placed_keys
 from logforensics.registry import Rule
 from logforensics.text import clipped, rank_list
 from logforensics.watchdog_abort import watchdog_abort_alone
-from parsers.nccl import subsystem_of
+from parsers.nccl import IB_ASYNC_ERROR, subsystem_of
 
 # A report that the other side went away (NVIDIA/nccl misc/socket.cc, proxy.cc; ncclResult_t 6
 # is ncclRemoteError; PyTorch's `remote process exited or there was a network error`).
@@ -47,9 +47,6 @@ ABOUT_A_PEER = (
 # container's OOM kill in awslabs/awsome-distributed-ai#312). The rank that says so is not it.
 PEER_GONE = r"(?i)invalid receiver queue pair"
 INFINIBAND = r"Got completion from peer"
-# the adapter's own error event, no peer in it (`NET/IB : Got async event : port error`,
-# `local catastrophic error`; Lightning-AI/lit-llama#380, NVIDIA/nccl#230)
-IB_DEVICE = r"Got async event : .*\b(?:error|catastrophic)\b"
 # A request the network plugin's fabric failed (aws-ofi-nccl on EFA: `NET/OFI Request 0x...
 # completed with error. RC: 20. Error: unknown error.`, aws/aws-ofi-nccl#156)
 FABRIC = r"completed with error"
@@ -568,7 +565,7 @@ def _class_of(first: dict[str, object]) -> str:
         return "foreign"
     if _matches(what, ENVIRONMENT):
         return "environment"
-    if _matches(what, IB_DEVICE):
+    if _matches(what, IB_ASYNC_ERROR):  # the adapter's own error event, no peer in it
         return "ib_device"
     if _matches(what, INFINIBAND):
         return "infiniband"

@@ -23,7 +23,7 @@ from logforensics.placement import earliest_time, place_with_step
 from logforensics.registry import Rule
 from logforensics.rules.rank_exception import out_of_host_memory
 from logforensics.text import capitalized, rank_list, rank_ranges
-from parsers.process_exit import FAILED_ALLOCATION
+from parsers.process_exit import FAILED_HOST_ALLOCATION
 from parsers.progress_bars import bar_name
 
 SKIP_FIX = (
@@ -144,7 +144,7 @@ def _host(job: Job) -> list[Finding]:
         return []
     hosts = sorted(set(killed.get_column("host").drop_nulls()))
     where = ", ".join(hosts) if hosts else "the node"
-    if killed.get_column("exc_message").eq(FAILED_ALLOCATION).all():
+    if killed.get_column("exc_message").eq(FAILED_HOST_ALLOCATION).all():
         # the process's own runtime gave up on an allocation and aborted: no killer
         # (the Rust runtime's `memory allocation of N bytes failed`, DeepSpeedExamples#321)
         ranks = sorted(killed.get_column("rank").drop_nulls().unique().to_list())
