@@ -354,6 +354,9 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
     if details.get("checked_in_twice"):
         twice = _ranks_of(details.get("checked_in_twice"))
         return f"{_who(twice)} was started twice", "NCCL could not form the communicator"
+    if details.get("common_mode") and details.get("class") == "ib_device":
+        under = rank_list(finding.ranks) if finding.ranks else "several processes"
+        return f"The InfiniBand adapter under {under} failed", None
     if details.get("common_mode"):
         when = " at once" if details.get("at_once") else ""
         return f"{_who(finding.ranks, 'Several processes')} hit the same NCCL error{when}", None

@@ -781,6 +781,7 @@ def test_ranks_whose_adapters_failed_at_once_are_named_from_their_mpirun_tags(tm
     assert nccl.ranks == [12, 13, 14] and "local catastrophic error" in nccl.summary
     # the adapter's error is its host's: the ranks on it are blamed though no other rank shows
     assert analysis.verdict.ranks == [12, 13, 14]
+    assert analysis.verdict.headline == "The InfiniBand adapter under ranks 12-14 failed"
 
 
 def test_an_adapter_event_that_is_no_error_is_no_failure():
