@@ -207,6 +207,10 @@ def _explanation_for(
 
 def _link(explanation: Finding, departure: Finding) -> Link | None:
     if explanation.scope == "job":
+        # a job-wide failure that came after the departure is none of its cause (ms-swift#10183:
+        # NCCL's socket errors as the ranks went down, a second after DETAIL's mismatch)
+        if _later(explanation, departure):
+            return None
         # principle 3: uneven data explains a departure where the short ranks run out
         if explanation.step is None or departure.step is None:
             return "job"
@@ -222,6 +226,13 @@ def _link(explanation: Finding, departure: Finding) -> Link | None:
         if explanation.order is not None or blamed <= waited_for:
             return "waiting"
     return None
+
+
+def _later(explanation: Finding, departure: Finding) -> bool:
+    """Whether the logs' clocks put the explanation after the departure."""
+    if explanation.timestamp is None or departure.timestamp is None:
+        return False
+    return explanation.timestamp > departure.timestamp
 
 
 def _fits(explanation: Finding, departure: Finding) -> bool:
@@ -491,6 +502,13 @@ def _place_others(
                 "symptom",
                 f"Comes after the verdict ({verdict.kind}) on other ranks; most likely a "
                 "consequence.",
+            )
+        elif not placed and _later(head, verdict):
+            _set(
+                head,
+                "symptom",
+                f"Comes after the verdict ({verdict.kind}) by the logs' clocks, on other ranks; "
+                "most likely a consequence.",
             )
         else:
             _set(

@@ -170,3 +170,32 @@ def test_10_dumps_that_single_out_another_rank_are_shown_beside_the_verdict(tmp_
     assert "single out rank 0 instead" in analysis.verdict.reason
     assert "read both" in stacks.note
     assert analysis.verdict.finding.confidence == "medium"
+
+
+def test_a_job_wide_failure_the_clocks_put_after_a_departure_does_not_explain_it(tmp_path):
+    # modelscope/ms-swift#10183, verbatim: DETAIL's mismatch on rank 2 in DDP's buffer
+    # broadcast, then, a second later, NCCL's socket return codes of two processes as the job
+    # went down: they follow the mismatch, they do not explain it
+    detail = (
+        "2026-09-17 13:40:02 [rank2]: RuntimeError: Detected mismatch between collectives on "
+        "ranks. Rank 2 is running collective: CollectiveFingerPrint(SequenceNumber=8372, "
+        "OpType=BROADCAST, TensorShape=[24084544], TensorDtypes=Float, TensorDeviceTypes="
+        "TensorOptions(dtype=float (default), device=cuda, layout=Strided (default), "
+        "requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt)))"
+        ", but Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=8372, "
+        "OpType=BROADCAST, TensorShape=[64], TensorDtypes=Float, TensorDeviceTypes="
+        "TensorOptions(dtype=float (default), device=cuda, layout=Strided (default), "
+        "requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt)))"
+        ".Collectives differ in the following aspects:   Tensor Tensor shapes: 24084544vs 64"
+    )
+    chains = [
+        "2026-09-17 13:40:03 standalone-q1xmje-13716191-worker-0:229:558816 [3] NCCL INFO misc/socket.cc:81 -> 3",
+        "2026-09-17 13:40:03 standalone-q1xmje-13716191-worker-0:228:277 [2] NCCL INFO misc/socket.cc:943 -> 3",
+        "2026-09-17 13:40:03 standalone-q1xmje-13716191-worker-0:229:558816 [3] NCCL INFO misc/socket.cc:868 -> 3",
+        "2026-09-17 13:40:03 standalone-q1xmje-13716191-worker-0:228:558817 [2] NCCL INFO misc/socket.cc:64 -> 3",
+    ]
+    analysis = analyze(write_logs(tmp_path, {"output.log": [detail, *chains]}))
+    assert analysis.verdict.finding.kind == "collective_mismatch"
+    nccl = finding(analysis, "nccl_error")
+    assert nccl.role == "symptom" and "by the logs' clocks" in nccl.note
+    assert analysis.verdict.independent == ()

@@ -488,7 +488,16 @@ def _init_never_completed(job: Job) -> list[Finding]:
         .get_column("rank")
         .to_list()
     )
-    stuck = sorted(r for r in (started | nccl_ranks) - completed if 0 <= r < world)
+    # a rank whose NCCL lines are only its communicator's teardown (`Abort COMPLETE`) had one
+    # to tear down: the excerpt left out its init (aws/aws-k8s-tester#454, a healthy run)
+    torn_down = set(
+        job.events.filter((pl.col("event") == "nccl_abort") & pl.col("rank").is_not_null())
+        .get_column("rank")
+        .to_list()
+    )
+    stuck = sorted(
+        r for r in started | (nccl_ranks - torn_down) if r not in completed and 0 <= r < world
+    )
     if not stuck:
         return []
     with_problem = set(

@@ -119,6 +119,16 @@ NUMERICS_FIX = (
     "of fp16, lower the learning rate or add warm-up, clip gradients, and check the data and "
     "the software stack (a container or library update) the run changed before it began."
 )
+# Open MPI's fatal error handler on a process's MPI_Init (parsers/mpi_errors.py): the process
+# could not join the MPI job (deepspeedai/DeepSpeed#935: PMIx's server unreachable)
+MPI_INIT = r"An error occurred in MPI_Init"
+MPI_INIT_FIX = (
+    "MPI could not start {who} (MPI_Init failed), before any training code ran: the process "
+    "could not reach the MPI runtime that mpirun started on its host (PMIx or ORTE errors just "
+    "before the banner). Check that every host runs the Open MPI that mpirun comes from, that "
+    "the hosts reach each other on the network interface Open MPI picks (`--mca "
+    "oob_tcp_if_include` and `--mca btl_tcp_if_include` name it), then relaunch."
+)
 LOGGED = '"logged":true'  # set by parsers/log_levels.py on a caught exception it logged
 
 
@@ -130,6 +140,7 @@ def _message_fix(texts: list[str], who: str) -> str | None:
         (WORKER_DIED, WORKER_FIX.format(who=who)),
         (HARDWARE, HARDWARE_FIX),
         (NUMERICS, NUMERICS_FIX),
+        (MPI_INIT, MPI_INIT_FIX.format(who=who)),
     ):
         if any(re.search(pattern, text) for text in texts):
             return fix
@@ -539,7 +550,7 @@ def _shared_by_all(job: Job, ranks: list[int]) -> bool:
     code, its inputs, the build, the hardware), not one rank's departure (build_nanogpt's
     torch.compile error on every rank, ROCm/ROCm#5788's SIGSEGV on both). Without rank 0 the
     logs are a slice of the job (diffusion-pipe#397 shows ranks 18 and 22 alone)."""
-    failed = set(ranks) | set(_exited_with_error(job)) | set(_began_a_traceback(job))
+    failed = set(ranks) | set(_exited_with_error(job)) | set(_began_a_traceback(job, ranks))
     return len(ranks) > 1 and 0 in failed and not set(job.ranks_seen) - failed
 
 
@@ -548,13 +559,41 @@ def _exited_with_error(job: Job) -> list[int]:
     return _error_exits(job).get_column("rank").drop_nulls().unique().to_list()
 
 
-def _began_a_traceback(job: Job) -> list[int]:
+def _began_a_traceback(job: Job, ranks: list[int]) -> list[int]:
     """Ranks whose traceback the paste cut before its exception line (`[rank6]: Traceback
     (most recent call last):` alone): they failed too, of what the paste does not show
     (meta-llama/llama-cookbook#540: ranks 2 and 3's ValueError, rank 6's cut traceback and
-    local rank 0's exit code 1, every rank of one start-up error)."""
+    local rank 0's exit code 1, every rank of one start-up error). Not a rank that went on
+    with its work after `ranks` had failed and only then began a traceback: it outlived their
+    failure (ChenRocks/UNITER#42: rank 0 logs its evaluation's results after ranks 1-3's
+    KeyError, then a traceback the paste cuts)."""
+    events = job.events
+    cut = events.filter((pl.col("event") == "exception") & pl.col("exc_type").is_null())
+    failed_first = (
+        events.filter(
+            (pl.col("event") == "exception")
+            & pl.col("exc_type").is_not_null()
+            & pl.col("rank").is_in(ranks)
+        )
+        .group_by("file")
+        .agg(pl.col("line").min().alias("_failed_at"))
+    )
+    went_on = (
+        events.filter(pl.col("severity") == "info")
+        .select("file", "rank", pl.col("line").alias("_info_at"))
+        .join(failed_first, on="file")
+        .filter(pl.col("_info_at") > pl.col("_failed_at"))
+    )
+    outlived = (
+        cut.select("file", "rank", "line")
+        .join(went_on, on=["file", "rank"])
+        .filter(pl.col("_info_at") < pl.col("line"))
+        .get_column("rank")
+        .unique()
+        .to_list()
+    )
     return (
-        job.events.filter((pl.col("event") == "exception") & pl.col("exc_type").is_null())
+        cut.filter(~pl.col("rank").is_in(outlived))
         .get_column("rank")
         .drop_nulls()
         .unique()
@@ -1191,9 +1230,11 @@ def _unattributed(job: Job) -> list[Finding]:
     failed = None if waits or len(whats) != 1 else unstopped_worker(job)
     if failed is not None:
         return [_of_unstopped(failed, rows, f"raised {named}", whats[0])]
+    hosts = rows.get_column("host").drop_nulls().unique(maintain_order=True).to_list()
+    on_hosts = f" on host{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}" if hosts else ""
     summary = (
-        f"{'A process' if count == 1 else f'{count} processes'} whose rank the logs do not "
-        f"say raised {named}"
+        f"{'A process' if count == 1 else f'{count} processes'}{on_hosts} whose rank the logs "
+        f"do not say raised {named}"
     )
     summary += (
         ": a wait for other ranks that timed out, so the rank they waited for is elsewhere."

@@ -354,3 +354,26 @@ def test_ranks_claimed_twice_are_read_from_the_lines_not_a_node_s_task_id(tmp_pa
     assert analysis.verdict.ranks == [4, 5, 6, 7]
     # the barrier's shortfall is the same failure: one finding, not two
     assert [f.kind for f in analysis.findings] == ["missing_rank"]
+
+
+# aws/aws-k8s-tester#454, verbatim excerpt of a healthy 32-rank mpirun run: the paste shows
+# some ranks' `Init COMPLETE` and, after a gap, other ranks' teardown of the same communicator
+HEALTHY_RUN_EXCERPT = [
+    "[1,15]<stdout>:bert-mpi-training-worker-1:28:567 [7] NCCL INFO comm 0x55833c92f9c0 rank 15 nranks 32 cudaDev 7 nvmlDev 7 busId 1e0 commId 0x837dd0976e1b4338 - Init COMPLETE",
+    "[1,5]<stdout>:bert-mpi-training-worker-0:26:574 [5] NCCL INFO comm 0x564c64f91780 rank 5 nranks 32 cudaDev 5 nvmlDev 5 busId 1c0 commId 0x837dd0976e1b4338 - Init COMPLETE",
+    "[1,1]<stdout>:bert-mpi-training-worker-0:22:572 [1] NCCL INFO comm 0x559fe7380640 rank 1 nranks 32 cudaDev 1 nvmlDev 1 busId 180 commId 0x837dd0976e1b4338 - Init COMPLETE",
+    "[1,4]<stdout>:Process 4 - Training time: 10.05 seconds",
+    "[1,4]<stdout>:Process 4 - Throughput: 9.95 samples/second",
+    "[1,1]<stdout>:bert-mpi-training-worker-0:22:670 [0] NCCL INFO comm 0x559fe7380640 rank 1 nranks 32 cudaDev 1 busId 180 - Abort COMPLETE",
+    "[1,0]<stdout>:bert-mpi-training-worker-0:21:583 [0] NCCL INFO [Service thread] Connection closed by localRank 4",
+    "[1,6]<stdout>:bert-mpi-training-worker-0:27:671 [0] NCCL INFO comm 0x5640d3700dc0 rank 6 nranks 32 cudaDev 6 busId 1d0 - Abort COMPLETE",
+    "[1,4]<stdout>:bert-mpi-training-worker-0:25:673 [0] NCCL INFO comm 0x5641c3f88e40 rank 4 nranks 32 cudaDev 4 busId 1b0 - Abort COMPLETE",
+    "[1,0]<stdout>:bert-mpi-training-worker-0:21:667 [0] NCCL INFO comm 0x55bc31870680 rank 0 nranks 32 cudaDev 0 busId 170 - Abort COMPLETE",
+]
+
+
+def test_ranks_seen_tearing_down_the_communicator_are_not_stuck_in_its_init(tmp_path):
+    analysis = analyze_files(tmp_path, {"output.log": HEALTHY_RUN_EXCERPT})
+    assert analysis.verdict is None
+    stuck = [f for f in analysis.findings if "never printed `Init COMPLETE`" in f.summary]
+    assert stuck == []

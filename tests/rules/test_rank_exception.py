@@ -908,6 +908,37 @@ def test_a_rank_that_did_not_fail_keeps_the_exception_one_rank_s(tmp_path):
     assert verdict.ranks == [2, 3]
 
 
+# ChenRocks/UNITER#42, verbatim (horovodrun tags): ranks 1-3 die of the same KeyError while
+# rank 0 goes on to log its evaluation's results, then begins a traceback the paste cuts
+KEY_ERROR_OF = [
+    "[1,{r}]<stderr>:Traceback (most recent call last):",
+    '[1,{r}]<stderr>:  File "train_itm.py", line 410, in <module>',
+    "[1,{r}]<stderr>:    main(args)",
+    '[1,{r}]<stderr>:  File "train_itm.py", line 221, in main',
+    '[1,{r}]<stderr>:    LOGGER.info(f"image retrieval R1: "',
+    "[1,{r}]<stderr>:KeyError: 'img_r1'",
+]
+RANK_0_WENT_ON = [
+    "[1,0]<stderr>:10/24/2020 15:08:26 - INFO - __main__ -   evaluation finished in 565 seconds",
+    "[1,0]<stderr>:10/24/2020 15:08:26 - INFO - __main__ -   image retrieval R1: 63.73,",
+    "[1,0]<stderr>:Traceback (most recent call last):",
+]
+
+
+def test_a_rank_that_went_on_after_the_others_failed_did_not_fail_alike(tmp_path):
+    lines = [line.format(r=r) for r in (2, 1, 3) for line in KEY_ERROR_OF] + RANK_0_WENT_ON
+    verdict = analyze_files(tmp_path, {"output.log": lines}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [1, 2, 3])
+    assert "Every rank raised" not in verdict.finding.summary
+
+
+def test_a_cut_traceback_before_any_other_line_of_its_rank_still_fails_alike(tmp_path):
+    # the same paste with rank 0's results left out: its cut traceback is all it shows
+    lines = [line.format(r=r) for r in (2, 1, 3) for line in KEY_ERROR_OF] + RANK_0_WENT_ON[2:]
+    verdict = analyze_files(tmp_path, {"output.log": lines}).verdict
+    assert verdict.ranks == [] and "Every rank raised" in verdict.finding.summary
+
+
 # modelscope/ms-swift#8193, verbatim: training and validation done, then the agent is sent
 # SIGTERM from outside (the host ran out of memory while saving) and stops its four workers
 STOPPED_FROM_OUTSIDE = [

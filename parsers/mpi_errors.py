@@ -1,0 +1,169 @@
+# ruff: noqa: E501 -- verbatim log lines are quoted whole in the docstring
+"""Open MPI's own error reports from inside a process: the library's fatal error handler, and
+the notice that a process called MPI_Abort.
+
+A process whose MPI call failed under `MPI_ERRORS_ARE_FATAL` prints a banner of `***` lines and
+aborts (deepspeedai/DeepSpeed#935 under mpirun's `--tag-output` rank tags; horovod/horovod#465
+on three processes of one host, untagged):
+
+    [1,3]<stderr>:*** An error occurred in MPI_Init_thread
+    [1,3]<stderr>:*** on a NULL communicator
+    [1,3]<stderr>:*** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,
+    [1,3]<stderr>:***    and potentially your MPI job)
+    [1,3]<stderr>:[az-wus2-v100-32gb-2-worker-cbfqfc:04757] Local abort before MPI_INIT completed completed successfully, but am not able to aggregate error messages, and not able to guarantee that all other processes were killed!
+
+(horovod/horovod#465 shows the last line broken in three: `... completed successfully,`,
+` but am not able to aggregate error messages, and not able to guarantee that all other
+processes`, ` were killed!`.)
+
+The first line is an `exception` of type `MPI error` whose message names the call, with the host
+and pid the `[host:pid] Local abort` line gives; the rest are recognised without an event.
+
+A process that called MPI_Abort itself is named by rank in a notice framed by dashes (Xilinx/
+ACCL#104 after its tests failed, UCL/hemelb#4):
+
+    MPI_ABORT was invoked on rank 1 in communicator MPI_COMM_WORLD
+    with errorcode 1.
+
+    NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.
+    You may or may not see output from other processes, depending on
+    exactly when Open MPI kills them.
+
+That rank gave up first: an `exception` of type `MPI_ABORT` of that rank (the rank in
+MPI_COMM_WORLD, the global rank of Horovod and torch's MPI backend), with its error code.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.registry import LineParser
+
+ERROR_IN_CALL = r"^\s*\*\*\* An error occurred in (MPI_\w+)"
+BANNER_REST = (
+    r"^\s*\*\*\* (?:on (?:a NULL communicator|communicator \S+)\s*$"
+    r"|MPI_ERRORS_ARE_FATAL \(|\s+and potentially your MPI job\)\s*$)"
+)
+LOCAL_ABORT = r"^\s*\[(?P<host>[^\]\s:]+):(?P<pid>\d+)\] Local abort (?:before|after) MPI_INIT"
+ABORT_INVOKED = r"MPI_ABORT was invoked on rank (\d+) in communicator (\S+)"
+ERROR_CODE = r"^\s*with errorcode (-?\d+)\.\s*$"
+NOTICE_REST = (
+    r"^\s*(?:but am not able to aggregate error messages, and not able to guarantee that all"
+    r" other processes"
+    r"|were killed!"
+    r"|NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes\."
+    r"|You may or may not see output from other processes, depending on"
+    r"|exactly when Open MPI kills them\.)\s*$"
+)
+
+
+def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    candidates = lines.filter(pl.col("candidate"))
+    return pl.concat(
+        [_banners(candidates), _abort_notices(lines), _recognised(candidates)],
+        how="diagonal_relaxed",
+    )
+
+
+def _banners(candidates: pl.DataFrame) -> pl.DataFrame:
+    """`*** An error occurred in MPI_X`, with the host and pid of the `[host:pid] Local abort`
+    line that closes the banner (within its few lines, in the same file)."""
+    message = pl.col("message")
+    errors = candidates.filter(message.str.contains(ERROR_IN_CALL)).select(
+        "file",
+        "line",
+        pl.lit("exception").alias("event"),
+        pl.lit("error").alias("severity"),
+        pl.lit("MPI error").alias("exc_type"),
+        pl.format("An error occurred in {}", message.str.extract(ERROR_IN_CALL, 1)).alias(
+            "exc_message"
+        ),
+    )
+    found = message.str.extract_groups(LOCAL_ABORT)
+    aborts = (
+        candidates.with_columns(found.alias("_abort"))
+        .filter(pl.col("_abort").struct.field("pid").is_not_null())
+        .select(
+            "file",
+            "line",
+            pl.col("line").alias("_abort_line"),
+            pl.col("_abort").struct.field("host").alias("host"),
+            pl.col("_abort").struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
+        )
+    )
+    closed = errors.sort("line").join_asof(
+        aborts.sort("line"),
+        on="line",
+        by="file",
+        strategy="forward",
+        tolerance=BANNER_LINES,
+        check_sortedness=False,  # sorted by line: within each file too
+    )
+    recognised = aborts.select("file", "line", pl.lit(None, pl.String).alias("event"))
+    return pl.concat([closed.drop("_abort_line"), recognised], how="diagonal_relaxed")
+
+
+BANNER_LINES = 6  # the error line to its `Local abort` line, other processes' lines between
+
+
+def _abort_notices(lines: pl.DataFrame) -> pl.DataFrame:
+    """`MPI_ABORT was invoked on rank N ...` and the error code on the line after it."""
+    message = pl.col("message")
+    rows = lines.sort("file", "line").with_columns(
+        message.str.extract(ABORT_INVOKED, 1).cast(pl.Int32, strict=False).alias("_rank"),
+        message.str.extract(ABORT_INVOKED, 2).alias("_communicator"),
+        message.str.extract(ERROR_CODE, 1).cast(pl.Int64, strict=False).alias("_code"),
+    )
+    next_is_code = (pl.col("file").shift(-1) == pl.col("file")) & (
+        pl.col("line").shift(-1) == pl.col("line") + 1
+    )
+    notices = rows.with_columns(
+        pl.when(next_is_code).then(pl.col("_code").shift(-1)).alias("exitcode"),
+        pl.when(next_is_code & pl.col("_code").shift(-1).is_not_null())
+        .then(pl.col("line").shift(-1))
+        .alias("end_line"),
+    ).filter(pl.col("candidate") & pl.col("_rank").is_not_null())
+    invoked = notices.select(
+        "file",
+        "line",
+        pl.lit("exception").alias("event"),
+        pl.lit("error").alias("severity"),
+        pl.col("_rank").alias("rank"),
+        pl.lit("MPI_ABORT").alias("exc_type"),
+        pl.format(
+            "MPI_ABORT was invoked on rank {} in communicator {}", "_rank", "_communicator"
+        ).alias("exc_message"),
+        "exitcode",
+        "end_line",
+    )
+    codes = notices.filter(pl.col("end_line").is_not_null()).select(
+        "file", pl.col("end_line").alias("line"), pl.lit(None, pl.String).alias("event")
+    )
+    return pl.concat([invoked, codes], how="diagonal_relaxed")
+
+
+def _recognised(candidates: pl.DataFrame) -> pl.DataFrame:
+    """The banner's and the notice's other lines: recognised, no event of their own."""
+    return candidates.filter(
+        pl.col("message").str.contains(BANNER_REST) | pl.col("message").str.contains(NOTICE_REST)
+    ).select("file", "line", pl.lit(None, pl.String).alias("event"))
+
+
+PARSER = LineParser(
+    name="mpi_errors",
+    literals=(
+        "*** An error occurred in MPI_",
+        "*** on ",
+        "*** MPI_ERRORS_ARE_FATAL",
+        "and potentially your MPI job)",
+        "] Local abort ",
+        "but am not able to aggregate error messages",
+        "were killed!",
+        "MPI_ABORT was invoked on rank",
+        "NOTE: invoking MPI_ABORT",
+        "You may or may not see output from other processes",
+        "exactly when Open MPI kills them.",
+    ),
+    parse=parse,
+    context_after=1,
+)

@@ -1,0 +1,83 @@
+"""Open MPI's error reports from inside a process (parsers/mpi_errors.py)."""
+
+from __future__ import annotations
+
+from tests.builders import analyze_files, only, parsed_by
+
+# deepspeedai/DeepSpeed#935, verbatim (mpirun --tag-output on Azure ML): rank 3 alone fails to
+# join the MPI job while ranks 4 and 8 start
+RANK_3_NEVER_JOINED = [
+    "2021-04-07 22:13:55 [1,4]<stdout>:[2021-04-07 22:13:53,125] [INFO] [distributed.py:37:init_distributed] Not using the DeepSpeed or torch.distributed launchers, attempting to detect MPI environment...",
+    "2021-04-07 22:13:55 [1,3]<stderr>:[az-wus2-v100-32gb-2-worker-cbfqfc:04757] PMIX ERROR: ERROR STRING NOT FOUND in file ptl_tcp.c at line 790",
+    "2021-04-07 22:13:55 [1,3]<stderr>:[az-wus2-v100-32gb-2-worker-cbfqfc:04757] OPAL ERROR: Unreachable in file pmix3x_client.c at line 113",
+    "2021-04-07 22:13:55 [1,3]<stderr>:*** An error occurred in MPI_Init_thread",
+    "2021-04-07 22:13:55 [1,3]<stderr>:*** on a NULL communicator",
+    "2021-04-07 22:13:55 [1,3]<stderr>:*** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,",
+    "2021-04-07 22:13:55 [1,3]<stderr>:***    and potentially your MPI job)",
+    "2021-04-07 22:13:55 [1,3]<stderr>:[az-wus2-v100-32gb-2-worker-cbfqfc:04757] Local abort before MPI_INIT completed completed successfully, but am not able to aggregate error messages, and not able to guarantee that all other processes were killed!",
+    "2021-04-07 22:13:55 [1,8]<stdout>:Starting the daemon thread to refresh tokens in background for process with pid = 383",
+]
+
+# horovod/horovod#465, verbatim: the same banner from three untagged processes of one host
+BANNER_OF = [
+    "*** An error occurred in MPI_Init_thread",
+    "*** on a NULL communicator",
+    "*** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,",
+    "***    and potentially your MPI job)",
+    "[host1:{pid}] Local abort before MPI_INIT completed completed successfully,",
+    " but am not able to aggregate error messages, and not able to guarantee that all other processes",
+    " were killed!",
+]
+
+# Xilinx/ACCL#104, verbatim: every rank's tests failed, then rank 1 called MPI_Abort
+ABORT_NOTICE = [
+    "[1,7]<stdout>:3 tests failed on rank 7 (skipped 1 tests).",
+    "[1,1]<stdout>:3 tests failed on rank 1 (skipped 1 tests).",
+    "[1,0]<stdout>:3 tests failed on rank 0 (skipped 1 tests).",
+    "--------------------------------------------------------------------------",
+    "MPI_ABORT was invoked on rank 1 in communicator MPI_COMM_WORLD",
+    "with errorcode 1.",
+    "",
+    "NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.",
+    "You may or may not see output from other processes, depending on",
+    "exactly when Open MPI kills them.",
+    "--------------------------------------------------------------------------",
+]
+
+
+def test_the_fatal_error_banner_is_an_mpi_error_of_the_process_with_its_host_and_pid():
+    error = only(parsed_by("mpi_errors", RANK_3_NEVER_JOINED).filter(event="exception"))
+    assert (error["line"], error["exc_type"]) == (4, "MPI error")
+    assert error["exc_message"] == "An error occurred in MPI_Init_thread"
+    assert (error["host"], error["pid"]) == ("az-wus2-v100-32gb-2-worker-cbfqfc", 4757)
+
+
+def test_the_rank_whose_mpi_init_failed_is_the_verdict_with_a_fix_for_mpi_start_up(tmp_path):
+    analysis = analyze_files(tmp_path, {"output.log": RANK_3_NEVER_JOINED})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [3])
+    assert "MPI_Init" in verdict.finding.fix and "relaunch" in verdict.finding.fix
+    # the banner's lines are read, only rank 8's token-refresh chatter is not
+    assert analysis.unrecognised_lines == 1
+
+
+def test_banners_of_untagged_processes_name_their_host_and_blame_no_rank(tmp_path):
+    lines = [line.format(pid=pid) for pid in (71142, 71144, 71141) for line in BANNER_OF]
+    errors = parsed_by("mpi_errors", lines).filter(event="exception")
+    assert errors.get_column("pid").to_list() == [71142, 71144, 71141]
+    analysis = analyze_files(tmp_path, {"output.log": lines})
+    assert analysis.verdict.finding.kind == "rank_exception" and analysis.verdict.ranks == []
+    assert "host1" in analysis.verdict.finding.summary
+    assert analysis.unrecognised_lines == 0
+
+
+def test_the_rank_that_invoked_mpi_abort_failed_first(tmp_path):
+    aborted = only(parsed_by("mpi_errors", ABORT_NOTICE).filter(event="exception"))
+    assert (aborted["rank"], aborted["exitcode"], aborted["exc_type"]) == (1, 1, "MPI_ABORT")
+    analysis = analyze_files(tmp_path, {"output.log": ABORT_NOTICE})
+    assert analysis.verdict.ranks == [1]
+
+
+def test_an_abort_notice_cut_before_its_error_code_still_names_the_rank():
+    aborted = only(parsed_by("mpi_errors", ABORT_NOTICE[4:5]).filter(event="exception"))
+    assert aborted["rank"] == 1 and aborted["exitcode"] is None
