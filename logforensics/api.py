@@ -165,6 +165,33 @@ def _nothing_recognised(path: Path, inventory: Inventory, lines: int) -> str:
     )
 
 
+# A training loss with its value (`loss 12.646465`, `loss=0.0963`, `'loss': 1.25`): a job's own
+# report of training, in logs whose lines the analyzer may not know (wenet-e2e/wenet#941's
+# `TRAIN Batch 4/203700 loss 12.646465 ... rank 0`, too few of them to learn their template)
+TRAINING_LOSS = re.compile(rb"(?i)\bloss['\"]?\s*[:=]?\s*-?\d+\.\d+")
+HEAD_BYTES = 256 * 1024  # of each file, looked at for the words above
+HEAD_FILES = 64
+
+
+def _reports_training(inventory: Inventory) -> bool:
+    """Whether the first bytes of the first files report a training loss: such logs are
+    analysed (and may show no failure), not refused as something else's."""
+    for log_file in inventory.files[:HEAD_FILES]:
+        if TRAINING_LOSS.search(_head(log_file)):
+            return True
+    return False
+
+
+def _head(log_file: LogFile) -> bytes:
+    if log_file.data is not None:
+        return log_file.data[:HEAD_BYTES]
+    try:
+        with open(log_file.location, "rb") as handle:
+            return handle.read(HEAD_BYTES)
+    except OSError:
+        return b""
+
+
 def _analyze(path: Path, inventory: Inventory) -> Upload:
     batches: list[ParsedBatch] = []
     lossy: list[str] = []
@@ -200,7 +227,12 @@ def _analyze(path: Path, inventory: Inventory) -> Upload:
     # analysed (and may show no failure) rather than refused
     prefixed = any(batch.line_writers.height for batch in batches)
     dumps_only = not inventory.files
-    if int(stats.get_column("recognised_lines").sum()) == 0 and not prefixed and not dumps_only:
+    if (
+        int(stats.get_column("recognised_lines").sum()) == 0
+        and not prefixed
+        and not dumps_only
+        and not _reports_training(inventory)
+    ):
         raise InputError(
             _nothing_recognised(path, inventory, int(stats.get_column("lines").sum())),
             hint="point it at the ranks' own logs (stdout/stderr of each process)",

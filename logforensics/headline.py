@@ -194,7 +194,7 @@ def _collective_mismatch(finding: Finding, verdict: Verdict) -> Told:
 
 
 def _loader_size_mismatch(finding: Finding, verdict: Verdict) -> Told:
-    if not finding.ranks:
+    if not finding.ranks or finding.blames_nobody:
         return "The processes' DataLoaders have different lengths", None
     who = _who(finding.ranks)
     at = f" at step {finding.step}" if finding.step is not None else ""
@@ -345,6 +345,11 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
     if details.get("transport") == "gloo":
         where = f" on {rank_list(finding.ranks)}" if finding.ranks else ""
         return f"gloo used the wrong network interface{where}: the process group never formed", None
+    if details.get("transport") == "nccl" and details.get("phase") == "connect":
+        where = f" on {rank_list(finding.ranks)}" if finding.ranks else ""
+        return f"NCCL bootstrapped over the loopback interface{where}", (
+            "the communicator never formed"
+        )
     if details.get("watchdog_abort"):
         reported = _ranks_of(details.get("reported_by"))
         return (

@@ -7,7 +7,16 @@ while ranks 0-3 still had batches; the job hung.) Each is a `data_end` event wit
 and world size the line states (an icefall header's `(rank/world)`, or `rank N`). A rank whose
 data ends before the others' stops joining the collectives they still issue: the DataLoader
 lengths differ (`rules/loader_size_mismatch.py`).
-"""
+
+wenet's and CosyVoice's training loop joins the ranks at every step through a monitored
+barrier; a rank whose barrier fails because another rank ran out of batches says so and stops
+(FunAudioLLM/CosyVoice#1727, verbatim):
+
+    2025-12-19 09:03:13,768 INFO Detected uneven workload distribution: Rank 5 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.
+
+An `uneven_data` event of the rank that says it (`current rank 5` on a later line): the rank
+with batches left, not the one whose data ended, which the line does not name.
+"""  # noqa: E501 -- a verbatim line
 
 from __future__ import annotations
 
@@ -22,9 +31,15 @@ DATA_END = (
 )
 
 
+UNEVEN_WORKLOAD = "Detected uneven workload distribution"
+# `Rank 5 successfully reached monitoredBarrier` in the same line
+REACHED = r"Rank (\d+) successfully reached monitoredBarrier"
+
+
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
     rank, world_size = stated_rank()
-    return lines.filter(pl.col("message").str.contains(DATA_END)).select(
+    message = pl.col("message")
+    ends = lines.filter(message.str.contains(DATA_END)).select(
         "file",
         "line",
         pl.lit("data_end").alias("event"),
@@ -32,10 +47,29 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         rank,
         world_size,
     )
+    uneven = lines.filter(message.str.contains(UNEVEN_WORKLOAD, literal=True)).select(
+        "file",
+        "line",
+        pl.lit("uneven_data").alias("event"),
+        pl.lit("warning").alias("severity"),
+        pl.coalesce(message.str.extract(REACHED, 1).cast(pl.Int32, strict=False), rank).alias(
+            "rank"
+        ),
+        world_size,
+    )
+    return pl.concat([ends, uneven], how="diagonal_relaxed")
 
 
 PARSER = LineParser(
     name="data_end",
-    literals=("end of", "nd of data", "xhausted", "ran out of", "no more", "No more"),
+    literals=(
+        "end of",
+        "nd of data",
+        "xhausted",
+        "ran out of",
+        "no more",
+        "No more",
+        UNEVEN_WORKLOAD,
+    ),
     parse=parse,
 )

@@ -4,6 +4,10 @@
 
 Keys may come in any order, with either quote style and extra keys such as `'host'`.
 `device` may be an ordinal, `'cuda:1'` or `device(type='cuda', index=1)`.
+
+A dict with the rank and the world size but no device is the process announcing its place
+(pytorch/PiPPy#883: `MY KWARGS ARE {'rank': 2, 'local_rank': 2, 'world_size': 4, ...}`): a
+`world_size` event of that rank.
 """
 
 from __future__ import annotations
@@ -33,9 +37,26 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         message.str.extract(HOST, 1).alias("host"),
         message.str.extract(DEVICE, 1).alias("device"),
     )
-    return mapping.drop_nulls(["rank", "device"]).with_columns(
+    devices = mapping.drop_nulls(["rank", "device"]).with_columns(
         pl.lit("device_map").alias("event"), pl.lit("info").alias("severity")
     )
+    # no device, but the rank and the world: the process's announcement of its place
+    placed = mapping.filter(
+        pl.col("device").is_null() & pl.col("rank").is_not_null() & (pl.col("world_size") > 0)
+    ).select(
+        "file",
+        "line",
+        "rank",
+        "world_size",
+        "host",
+        pl.lit("world_size").alias("event"),
+        pl.lit("info").alias("severity"),
+    )
+    return pl.concat([devices, placed], how="diagonal_relaxed")
 
 
-PARSER = LineParser(name="device_map", literals=("'device'", '"device"'), parse=parse)
+PARSER = LineParser(
+    name="device_map",
+    literals=("'device'", '"device"', "'world_size'", '"world_size"'),
+    parse=parse,
+)

@@ -88,7 +88,19 @@ EVENTFUL_INFO = (
     " nRanks ",
     "sharing GPU with bus",
     "same GPU detected and allowed",
+    " : Using ",
+    "Call to connect returned ",
 )
+# The interface NCCL's bootstrap and socket transport took (pytorch/pytorch#52916, NCCL 2.7):
+#   GPU9:10330:10330 [0] NCCL INFO Bootstrap : Using [0]lo:127.0.0.1<0>
+#   GPU9:10330:10330 [0] NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0>
+# (newer NCCL leaves out the `[0]`: `Bootstrap : Using eth0:10.0.0.4<0>`); the first is kept
+INTERFACE = (
+    r"^(?:Bootstrap|NET/Socket) : Using (?:\[\d+\])?(?P<iface>[\w.-]+):(?P<addr>[0-9A-Fa-f.:%]+)<"
+)
+# A connect the bootstrap retries (same thread): nobody listens at the address it was given
+#   GPU9:10330:10399 [0] NCCL INFO Call to connect returned Connection refused, retrying
+CONNECT_RETRY = r"Call to connect returned (?P<why>[A-Z][a-z]+(?: [a-z]+)*), retrying"
 # The error unwinding its stack, one line per frame; newer NCCL adds `(func)` and a suffix:
 #   a100-st-p4d24xlarge-22:183006:183220 [1] NCCL INFO misc/socket.cc:535 -> 6
 #   host:1:2 [0] NCCL INFO group.cc:79 (ncclAsyncJobMain) -> 3 [Async thread]
@@ -430,6 +442,8 @@ def _debug_lines(lines: pl.DataFrame) -> pl.DataFrame:
     is_version = body.str.contains(VERSION)
     is_layout = body.str.contains(NODE_LAYOUT)
     is_unwind = pl.col("_unwind_code").is_not_null()
+    is_interface = body.str.contains(INTERFACE)
+    is_retry = body.str.contains(CONNECT_RETRY)
     event = (
         pl.when(is_pair | is_shared | is_allowed)
         .then(pl.lit("duplicate_gpu"))
@@ -451,13 +465,17 @@ def _debug_lines(lines: pl.DataFrame) -> pl.DataFrame:
         .then(pl.lit("nccl_version"))
         .when(is_unwind)
         .then(pl.lit("nccl_unwind"))
+        .when(is_interface)
+        .then(pl.lit("nccl_interface"))
+        .when(is_retry)
+        .then(pl.lit("connect_retry"))
     )
     severity = (
         pl.when(is_allowed)
         .then(pl.lit("info"))
         .when(is_pair | is_shared | is_mismatch | is_error | is_oom)
         .then(pl.lit("error"))
-        .when(is_warn | is_unwind)
+        .when(is_warn | is_unwind | is_retry)
         .then(pl.lit("warning"))
         .otherwise(pl.lit("info"))
     )
@@ -470,6 +488,7 @@ def _debug_lines(lines: pl.DataFrame) -> pl.DataFrame:
             _warnings(events.filter(pl.col("event").is_in(["nccl_error", "nccl_warn", "oom"]))),
             _others(events.filter(pl.col("event").is_in(["nccl_mismatch", "nccl_version"]))),
             _unwinds(events.filter(pl.col("event") == "nccl_unwind")),
+            _sockets(events.filter(pl.col("event").is_in(["nccl_interface", "connect_retry"]))),
         ],
         how="diagonal_relaxed",
     )
@@ -623,6 +642,19 @@ def _unwinds(events: pl.DataFrame) -> pl.DataFrame:
         events.with_columns(
             unwind.struct.field("code").alias("error_code"),
             _frame(unwind.struct.field("src"), unwind.struct.field("func")).alias("frame"),
+        )
+    )
+
+
+def _sockets(events: pl.DataFrame) -> pl.DataFrame:
+    """`nccl_interface`: the interface (`device`) and address (`peer`) the bootstrap or the
+    socket transport took; `connect_retry`: a refused connect it retries (`exc_message`)."""
+    interface = pl.col("_body").str.extract_groups(INTERFACE)
+    return _line_columns(
+        events.with_columns(
+            interface.struct.field("iface").alias("device"),
+            interface.struct.field("addr").alias("peer"),
+            pl.col("_body").str.extract(CONNECT_RETRY, 1).alias("exc_message"),
         )
     )
 

@@ -290,7 +290,8 @@ def _names(often: pl.DataFrame, counters: pl.DataFrame) -> pl.DataFrame:
         often.select("_writer", "_template").unique(), on=["_writer", "_template"]
     )
     before = pl.col("_template").str.split("<N>").list.head(pl.col("_step_at") + 1).list.join("<N>")
-    name = before.str.extract(NAME_BEFORE, 1)
+    # masks out first: `TRAIN Batch <N>/` names the counter after it `TRAIN Batch`, not `N`
+    name = before.str.replace_all(r"<\w>", " ").str.extract(NAME_BEFORE, 1)
     # a number no word names is a counter only as a fraction (`9/48 ...`): a listing of
     # process ids (`ps` output) or sizes is not progress
     fraction = (

@@ -79,3 +79,24 @@ def test_a_rank_s_last_line_in_a_shared_file_is_the_last_its_prefix_names(tmp_pa
     report = build_report(analyze_files(tmp_path, {"console.log": lines}), "logs")
     last = {row["rank"]: row["last_line"]["line"] for row in report["ranks"]}
     assert last == {0: 1, 1: 3}
+
+
+# wenet-e2e/wenet#941, verbatim: a healthy 4-GPU run's own lines, too few per rank to learn
+# their template, none a line the analyzer knows
+WENET_TRAINING = [
+    "2023-01-30 18:47:07,107 DEBUG TRAIN Batch 4/203700 loss 12.646465 loss_att 10.921429 loss_ctc 16.671551 lr 0.00032621 rank 0",
+    "2023-01-30 18:47:16,614 DEBUG TRAIN Batch 4/203700 loss 16.885244 loss_att 13.554604 loss_ctc 24.656742 lr 0.00032621 rank 1",
+    "2023-01-30 18:49:20,301 DEBUG TRAIN Batch 4/203800 loss 23.600426 loss_att 18.615641 loss_ctc 35.231586 lr 0.00032619 rank 2",
+    "2023-01-30 18:49:55,773 DEBUG CV Batch 4/0 loss 28.517015 loss_att 24.142754 loss_ctc 38.723625 history loss 27.957858 rank 2",
+]
+
+
+def test_lines_that_report_a_training_loss_are_analysed_not_refused(tmp_path):
+    analysis = analyze_files(tmp_path, {"output.log": WENET_TRAINING})
+    assert analysis.verdict is None and analysis.unrecognised_lines == len(WENET_TRAINING)
+
+
+def test_lines_the_analyzer_does_not_know_and_that_report_no_training_are_refused(tmp_path):
+    no_loss = [line.split(" loss ")[0] for line in WENET_TRAINING]
+    with pytest.raises(api.InputError, match="nothing here looks like a training job's log"):
+        analyze_files(tmp_path, {"output.log": no_loss})

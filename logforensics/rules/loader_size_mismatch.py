@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from logforensics.findings import Finding, evidence_from
+from logforensics.findings import Finding, evidence_from, exception_text
 from logforensics.job import Job
+from logforensics.placement import earliest_time
 from logforensics.registry import Rule
 from logforensics.text import rank_list
 from parsers.progress_bars import bar_name, last_snapshot
@@ -50,7 +51,7 @@ def check(job: Job) -> list[Finding]:
         or _from_progress_bars(job)
     )
     if lengths is None:
-        return _from_data_ends(job)
+        return _from_data_ends(job) or _from_join(job) or _from_uneven_statements(job)
     if len(set(lengths.by_rank.values())) < 2:
         return []
     if min(lengths.by_rank) < 0:
@@ -123,6 +124,119 @@ def _from_data_ends(job: Job) -> list[Finding]:
             confidence="medium",
             scope="job",
             details={"source": "end-of-data lines", "ranks_still_running": others},
+        )
+    ]
+
+
+# DDP's Join with throw_on_early_termination=True (torch/distributed/algorithms/join.py): the
+# rank that ran out of batches, and what every other rank raises when it learns of it
+JOIN_EXHAUSTED = r"Rank (\d+) exhausted all inputs"
+JOIN_TOLD = "Detected at least one rank that exhausted inputs"
+JOIN_FIX = (
+    "Give every rank the same number of batches: shard with `DistributedSampler(dataset, "
+    "drop_last=True)` (or pad the shards to equal length) and build the loader with "
+    "`drop_last=True`. If uneven inputs are intended, let Join stand in for the missing "
+    "collectives instead of raising: `Join([model])` without `throw_on_early_termination`."
+)
+
+
+def _from_join(job: Job) -> list[Finding]:
+    """DDP's Join raised on every rank at the first step a rank had no batch for: that rank
+    says it exhausted its inputs, the others that one did (sample_logs/join_early_termination,
+    a real run here: rank 3's 11 batches against the others' 12)."""
+    raised = job.events.filter(pl.col("event") == "exception")
+    said = exception_text()
+    exhausted = raised.filter(said.str.contains(JOIN_EXHAUSTED)).with_columns(
+        pl.coalesce(said.str.extract(JOIN_EXHAUSTED, 1).cast(pl.Int32, strict=False), "rank").alias(
+            "rank"
+        )
+    )
+    if exhausted.is_empty():
+        return []
+    told = raised.filter(said.str.contains(JOIN_TOLD, literal=True))
+    short = sorted(exhausted.get_column("rank").drop_nulls().unique().to_list())
+    longer = sorted(set(told.get_column("rank").drop_nulls().to_list()) - set(short))
+    who = rank_list(short).capitalize() if short else "A rank"
+    its = "its" if len(short) <= 1 else "their"
+    others = f"; {rank_list(longer)} still had batches and were told so" if longer else ""
+    shown = pl.concat([exhausted.sort("file", "line"), told.sort("file", "line").head(1)])
+    evidence, total = evidence_from(  # the exception's own line, not its traceback's first
+        shown.select(
+            "file",
+            pl.coalesce("end_line", "line").alias("line"),
+            pl.coalesce("end_text", "text").alias("text"),
+            "rank",
+        )
+    )
+    summary = (
+        f"{who} ran out of batches before the others: DDP's Join raised `Rank N exhausted all "
+        f"inputs` at the first step {its} DataLoader had no batch for{others}. The DataLoaders "
+        "yield different numbers of batches; `throw_on_early_termination` turned the hang "
+        "into an error on every rank."
+    )
+    return [
+        Finding(
+            kind="loader_size_mismatch",
+            severity="error",
+            part="explanation",
+            summary=summary,
+            fix=JOIN_FIX,
+            ranks=short,
+            evidence=evidence,
+            evidence_total=total,
+            confidence="high",
+            scope="job",
+            timestamp=earliest_time(exhausted),
+            details={"source": "Join's exception", "ranks_with_batches_left": longer},
+        )
+    ]
+
+
+def _from_uneven_statements(job: Job) -> list[Finding]:
+    """The training loop's own words that the ranks' data were uneven (wenet's and
+    CosyVoice's per-step join: `Detected uneven workload distribution`), said by ranks that
+    still had batches when another ran out and left the barrier they meet at each step: the
+    lengths differ; the lines do not say whose ran out (FunAudioLLM/CosyVoice#1727)."""
+    said = job.events.filter(pl.col("event") == "uneven_data").sort("file", "line")
+    if said.is_empty():
+        return []
+    ranks = sorted(said.get_column("rank").drop_nulls().unique().to_list())
+    who = rank_list(ranks).capitalize() if ranks else "The ranks"
+    they = "it" if len(ranks) == 1 else "they"
+    # the barrier's coordinator names who never arrived: the rank whose batches ran out
+    failed = job.events.filter(pl.col("event") == "barrier_failed").sort("file", "line")
+    absent = sorted(
+        set(failed.get_column("values").explode().drop_nulls().cast(pl.Int64).to_list())
+        - set(ranks)
+    )
+    shown = pl.concat([failed, said], how="diagonal_relaxed").sort("file", "line")
+    evidence, total = evidence_from(shown.select("file", "line", "text", "rank"))
+    summary = (
+        f"{who} reported an uneven workload (`Detected uneven workload distribution`): another "
+        f"rank ran out of batches and left the barrier {they} met it at every step. "
+    )
+    summary += (
+        f"The monitored barrier names {rank_list(absent)} as the one that never arrived: "
+        f"{'its' if len(absent) == 1 else 'their'} batches ran out first."
+        if absent
+        else "The DataLoaders yield different numbers of batches; these lines do not say whose "
+        "ran out."
+    )
+    return [
+        Finding(
+            kind="loader_size_mismatch",
+            severity="error",
+            part="explanation",
+            summary=summary,
+            fix=FIX,
+            ranks=absent or ranks,
+            blames_nobody=not absent,
+            evidence=evidence,
+            evidence_total=total,
+            confidence="medium",
+            scope="job",
+            timestamp=earliest_time(said),
+            details={"source": "uneven-workload lines"},
         )
     ]
 

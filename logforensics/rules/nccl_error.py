@@ -29,6 +29,7 @@ import polars as pl
 from logforensics.findings import Evidence, Finding, Severity, evidence_from
 from logforensics.gloo_interface import gloo_interface
 from logforensics.job import Job
+from logforensics.nccl_interface import nccl_interface
 from logforensics.never_completed import first_collective_never_completed
 from logforensics.placement import AFTER_MARK, earliest_time, placed_keys
 from logforensics.registry import Rule
@@ -258,7 +259,10 @@ FIXES = {
 def check(job: Job) -> list[Finding]:
     nccl = job.events.filter(pl.col("family") == "nccl")
     never_completed = (
-        first_collective_never_completed(job) + gloo_interface(job) + watchdog_abort_alone(job)
+        first_collective_never_completed(job)
+        + gloo_interface(job)
+        + nccl_interface(job)
+        + watchdog_abort_alone(job)
     )
     if nccl.is_empty():
         return never_completed
@@ -267,7 +271,7 @@ def check(job: Job) -> list[Finding]:
 
 def _errors(job: Job, nccl: pl.DataFrame) -> list[Finding]:
     errors = pl.concat(
-        [nccl.filter(pl.col("event") == "nccl_error"), _unannounced_chains(nccl)],
+        [nccl.filter(pl.col("event") == "nccl_error"), _unannounced_chains(nccl, _aborted(job))],
         how="diagonal_relaxed",
     )
     if errors.is_empty():
@@ -449,7 +453,16 @@ def _common_mode_finding(job: Job, rows: pl.DataFrame) -> Finding:
     )
 
 
-def _unannounced_chains(nccl: pl.DataFrame) -> pl.DataFrame:
+def _aborted(job: Job) -> bool:
+    """Whether a communicator was taken down: a watchdog's timeout or abort, or NCCL's own
+    `Abort COMPLETE`."""
+    return not job.events.filter(pl.col("event").is_in(ABORTED_BY)).is_empty()
+
+
+ABORTED_BY = ("collective_timeout", "ops_failed", "process_abort", "nccl_abort")
+
+
+def _unannounced_chains(nccl: pl.DataFrame, aborted: bool = False) -> pl.DataFrame:
     """Return-code chains of a failure (`misc/socket.cc:567 -> 2`, then `bootstrap.cc:270 ->
     2`) printed by a process that WARNs about nothing: its failure is the chain's, at INFO level
     (NVIDIA/nccl#1000: bootstrap on two nodes' IPoIB interfaces in different subnets). A
@@ -459,10 +472,16 @@ def _unannounced_chains(nccl: pl.DataFrame) -> pl.DataFrame:
     it). `_failure_of` holds the words of the WARN of another process whose failure the chain
     shares a place with (a frame of that process's chain, or the source file of its WARN):
     the same failure, its WARN not shown for this process (NVIDIA/nccl#224: rank 0's
-    `init.cu:915 -> 2` beside rank 4's socket WARN and its chain through `init.cu:915`)."""
+    `init.cu:915 -> 2` beside rank 4's socket WARN and its chain through `init.cu:915`).
+    Where a communicator was `aborted`, a process's chain of socket calls alone ending in an
+    internal error (`misc/socket.cc:881 -> 3`) is its sockets closed under NCCL's threads by
+    the abort, no failure of its own (PKU-YuanGroup/UniWorld#46: three processes' chains as
+    rank 6's watchdog took its process down)."""
     failed = (pl.col("event") == "nccl_unwind") & pl.col("error_code").is_in(list(RESULT_CLASSES))
     said = nccl.filter(pl.col("event").is_in(["nccl_error", "nccl_warn", "oom"]))
     chains = nccl.filter(failed & pl.col("pid").is_not_null())
+    if aborted:
+        chains = chains.join(_torn_down(chains), on=PROCESS, how="anti", nulls_equal=True)
     if (
         chains.is_empty()
         or (said.get_column("pid").is_null() | said.get_column("host").is_null()).any()
@@ -494,6 +513,24 @@ def _unannounced_chains(nccl: pl.DataFrame) -> pl.DataFrame:
         )
         .drop("_frames")
     )
+
+
+def _torn_down(chains: pl.DataFrame) -> pl.DataFrame:
+    """`host, pid` of the processes whose chain is socket calls alone ending in an internal
+    error: what an abort leaves behind."""
+    socket_only = pl.col("frame").fill_null("").str.starts_with("misc/socket.cc:") & (
+        pl.col("error_code") == INTERNAL_ERROR
+    )
+    return (
+        chains.group_by(PROCESS)
+        .agg(socket_only.all().alias("_torn_down"))
+        .filter("_torn_down")
+        .select(PROCESS)
+    )
+
+
+PROCESS = ["host", "pid"]
+INTERNAL_ERROR = "3"  # ncclInternalError
 
 
 def _no_chains(chains: pl.DataFrame) -> pl.DataFrame:

@@ -52,6 +52,9 @@ CONSEQUENCE = (
     r"|Connection reset|NCCL (?:error|communicator)|ProcessGroup|[Ww]atchdog|monitoredBarrier"
     r"|Detected mismatch between collectives|finished reduction|due to shape mismatches"
     r"|parameters that were not used in producing the loss"
+    # DDP's Join with throw_on_early_termination: a rank out of batches, and the others told
+    # so (the loader_size_mismatch rule reads them)
+    r"|exhausted all inputs|exhausted inputs\. Throwing across all ranks"
     r"|KeyboardInterrupt|SignalException|Broken pipe|Socket|gloo|" + HOROVOD_SHUT_DOWN
 )
 OUT_OF_MEMORY = r"(?i)out of memory|OutOfMemoryError"
@@ -500,18 +503,33 @@ def _unattributed_cuts(job: Job) -> list[Finding]:
         & ~frame.str.contains(WAITING_FRAME)
         & ~frame.str.contains(LAUNCHER_FRAME)
     ).sort("file", "line")
-    if cut.is_empty():
+    # a bare header a host's output ends in (EleutherAI/gpt-neox#919: `ML-02: Traceback (most
+    # recent call last):` after node ML-01's progress): a process began failing there
+    bare = thrown.filter(
+        pl.col("exc_type").is_null() & frame.is_null() & pl.col("host").is_not_null()
+    ).sort("file", "line")
+    if cut.is_empty() and bare.is_empty():
         return []
-    hosts = cut.get_column("host").drop_nulls().unique(maintain_order=True).to_list()
+    shown = cut if not cut.is_empty() else bare
+    hosts = shown.get_column("host").drop_nulls().unique(maintain_order=True).to_list()
     on_hosts = f" on host{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}" if hosts else ""
-    several = cut.height > 1
-    who = f"{cut.height} processes" if several else "A process"
-    summary = (
-        f"{who}{on_hosts} ended in {'tracebacks' if several else 'a traceback'} cut before "
-        f"the exception line, {'the first ' if several else ''}innermost in "
-        f"{cut.item(0, 'frame')}: most likely {'they' if several else 'it'} failed there; "
-        f"the lines do not say which rank{'s' if several else ''}."
-    )
+    several = shown.height > 1
+    who = f"{shown.height} processes" if several else "A process"
+    if cut.is_empty():
+        summary = (
+            f"{who}{on_hosts} began {'tracebacks' if several else 'a traceback'} the logs cut "
+            f"before {'their' if several else 'its'} first frame: most likely "
+            f"{'they' if several else 'it'} failed there, of an error the lines do not show, "
+            f"nor which rank{'s' if several else ''}."
+        )
+        cut = bare
+    else:
+        summary = (
+            f"{who}{on_hosts} ended in {'tracebacks' if several else 'a traceback'} cut before "
+            f"the exception line, {'the first ' if several else ''}innermost in "
+            f"{cut.item(0, 'frame')}: most likely {'they' if several else 'it'} failed there; "
+            f"the lines do not say which rank{'s' if several else ''}."
+        )
     return [
         _unblamed(
             cut,
@@ -672,6 +690,8 @@ def _exited(job: Job) -> list[Finding]:
     first = exits.filter(_first_to_exit())
     if first.height == 1 and first.item(0, "rank") is not None:
         return [_first_exit(first)]
+    if (earliest := _earliest_by_clock(exits)) is not None:
+        return [_first_exit(*earliest)]
     if _failed_alone(job, exits):
         return [_first_exit(exits, alone=True)]
     if (before := _failed_before_the_stop(job)) is not None:
@@ -883,17 +903,45 @@ def _failed_before_the_stop(job: Job) -> Finding | None:
     )
 
 
-def _first_exit(first: pl.DataFrame, *, alone: bool = False) -> Finding:
+def _earliest_by_clock(exits: pl.DataFrame) -> tuple[pl.DataFrame, float] | None:
+    """The exit the launchers' reports time clearly before every other rank's, with how many
+    seconds before (huggingface/accelerate#1519: two agents' summaries, rank 4's failure 51 s
+    before rank 0's); None when the reports tie or carry no time."""
+    timed = exits.filter(pl.col("timestamp").is_not_null() & pl.col("rank").is_not_null())
+    if timed.get_column("rank").n_unique() < 2:
+        return None
+    first_time = timed.get_column("timestamp").min()
+    first = timed.filter(pl.col("timestamp") == first_time)
+    rest = timed.filter(pl.col("timestamp") != first_time)
+    if first.get_column("rank").n_unique() != 1 or rest.is_empty():
+        return None
+    ahead = (rest.get_column("timestamp").min() - first_time).total_seconds()
+    return (first.head(1), ahead) if ahead >= CLEARLY_BEFORE_S else None
+
+
+CLEARLY_BEFORE_S = 5  # launchers stamp a job's simultaneous failures within a second or two
+
+
+def _first_exit(first: pl.DataFrame, ahead: float | None = None, *, alone: bool = False) -> Finding:
     """The launcher names the job's first process to end (Open MPI's `The first process to do
-    so was:`), or the only one of its workers that failed while the others still ran
-    (`alone`): it left before any other, a guess at the cause all the same."""
+    so was:`), or its reports time one rank's exit `ahead` seconds before the others', or the
+    only one of its workers failed while the others still ran (`alone`): it left before any
+    other, a guess at the cause all the same."""
     rank, code = int(first.item(0, "rank")), int(first.item(0, "exitcode"))
-    said = (
-        f"Rank {rank} exited with code {code} while the other workers still ran (the launcher "
-        "then stopped them)"
-        if alone
-        else f"Rank {rank} was the first process to exit, with code {code} (the launcher's report)"
-    )
+    if alone:
+        said = (
+            f"Rank {rank} exited with code {code} while the other workers still ran (the "
+            "launcher then stopped them)"
+        )
+    elif ahead is not None:
+        said = (
+            f"Rank {rank} was the first process to exit, with code {code}, {duration(ahead)} "
+            "before any other rank (the launchers' reports)"
+        )
+    else:
+        said = (
+            f"Rank {rank} was the first process to exit, with code {code} (the launcher's report)"
+        )
     return _from_rows(
         first,
         severity="error",

@@ -28,3 +28,19 @@ def test_other_ends_are_not_the_end_of_the_data():
         "reached the end of the warmup schedule",  # constructed: not data
     ]
     assert parsed_by("data_end", lines).is_empty()
+
+
+# FunAudioLLM/CosyVoice#1727, verbatim: the per-step join's barrier failed on ranks 5-7 and 1
+UNEVEN_WORKLOAD = [
+    "2025-12-19 09:03:13,768 INFO Detected uneven workload distribution: Rank 5 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.",
+    " Original exception:",
+    "[../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 1800000ms for recv operation to complete",
+    "Break current worker to manually join all workers, world_size 8, current rank 5, current local_rank 5",
+    "",
+    "2025-12-19 09:03:13,771 INFO Detected uneven workload distribution: Rank 6 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.",
+]
+
+
+def test_an_uneven_workload_report_is_said_by_a_rank_that_still_had_batches():
+    said = parsed_by("data_end", UNEVEN_WORKLOAD)
+    assert said.select("event", "rank").rows() == [("uneven_data", 5), ("uneven_data", 6)]

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.builders import parse
+from tests.builders import analyze_files, parse
 
 
 @pytest.mark.parametrize(
@@ -45,3 +45,17 @@ def test_reads_the_mapping_dict_in_any_order_and_style(
 
 def test_a_dict_without_rank_is_not_a_mapping():
     assert parse(["{'device': 0, 'dtype': 'bf16'}"]).is_empty()
+
+
+def test_a_dict_with_the_rank_and_world_but_no_device_announces_the_rank(tmp_path):
+    # pytorch/PiPPy#883, verbatim: each spawned process prints its keyword arguments
+    lines = [
+        f"MY KWARGS ARE {{'rank': {rank}, 'local_rank': {rank}, 'world_size': 4, 'no_trace': False, 'trace_dir': './traces', 'schedules': ['gpipe'], 'device': 'cuda'}}"
+        for rank in (2, 1, 0, 3)
+    ]
+    events = parse(lines)
+    assert events.get_column("event").to_list() == ["world_size"] * 4
+    assert events.get_column("rank").to_list() == [2, 1, 0, 3]
+    assert set(events.get_column("world_size").to_list()) == {4}
+    analysis = analyze_files(tmp_path, {"output.log": lines})
+    assert analysis.verdict is None and analysis.job.ranks_seen == (0, 1, 2, 3)

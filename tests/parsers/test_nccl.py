@@ -268,8 +268,7 @@ def test_the_world_communicator_init_gives_the_process_its_rank():
 @pytest.mark.parametrize(
     "line",
     [
-        # NVIDIA/nccl#834, #1647
-        "SH-IDC1-10-142-5-42:40544:40544 [0] NCCL INFO Bootstrap : Using ib0:10.142.205.42<0>",
+        # NVIDIA/nccl#1647
         "[2025-03-18 21:25:52] nickelpie-job-0:1:1 [0] NCCL INFO RAS client listening socket at ::1<28028>",
         # 2.4 topology: NVIDIA/nccl#875, #1189, NVIDIA/nccl#1232 (ring lists name no own rank)
         "xxx-xxx-xxx-xxx:172719:172823 [0] NCCL INFO Channel 00/02 :    0   1",
@@ -281,13 +280,34 @@ def test_the_world_communicator_init_gives_the_process_its_rank():
         "dlciwpwqw7kd1h3y-master-0:301:382 [3] NCCL INFO [Service thread] Connection closed by localRank 3",
         # Lightning-AI/pytorch-lightning#19487 (nccl-rank-6.log)
         "pbg-dgx-1:1243335:1243335 [6] NCCL INFO cudaDriverVersion 12020",
-        "pbg-dgx-1:1243335:1244249 [6] NCCL INFO NET/Socket : Using [0]enp226s0:10.148.54.242<0> [1]vethe42dbfb:fe80::a0ec:26ff:fe84:f001%vethe42dbfb<0> [2]vethd8013ee:fe80::f8e4:5dff:febd:1409%vethd8013ee<0> [3]vethfa79788:fe80::6813:94ff:fe9a:17e4%vethfa79788<0>",
         "pbg-dgx-1:1243335:1244249 [6] NCCL INFO NVLS multicast support is not available on dev 6",
     ],
 )
 def test_topology_and_chatter_are_recognised_without_events(line):
     assert parse([line]).is_empty()
     assert recognised([line]) == 1
+
+
+@pytest.mark.parametrize(
+    ("line", "interface", "address"),
+    [
+        # NVIDIA/nccl#834 (newer NCCL: no `[0]` before the interface)
+        (
+            "SH-IDC1-10-142-5-42:40544:40544 [0] NCCL INFO Bootstrap : Using ib0:10.142.205.42<0>",
+            "ib0",
+            "10.142.205.42",
+        ),
+        # Lightning-AI/pytorch-lightning#19487 (nccl-rank-6.log): the first of four is taken
+        (
+            "pbg-dgx-1:1243335:1244249 [6] NCCL INFO NET/Socket : Using [0]enp226s0:10.148.54.242<0> [1]vethe42dbfb:fe80::a0ec:26ff:fe84:f001%vethe42dbfb<0> [2]vethd8013ee:fe80::f8e4:5dff:febd:1409%vethd8013ee<0> [3]vethfa79788:fe80::6813:94ff:fe9a:17e4%vethfa79788<0>",
+            "enp226s0",
+            "10.148.54.242",
+        ),
+    ],
+)
+def test_the_interface_nccl_took_is_an_info_event(line, interface, address):
+    taken = only(parse([line]), "nccl_interface")
+    assert (taken["device"], taken["peer"], taken["severity"]) == (interface, address, "info")
 
 
 @pytest.mark.parametrize(

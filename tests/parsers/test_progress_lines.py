@@ -188,3 +188,17 @@ def test_icefall_s_header_names_the_rank_of_each_progress_line(tmp_path):
     assert tagged.get_column("rank").to_list() == said.to_list() and said.n_unique() == 2
     assert analysis.job.ranks_seen == (0, 1)
     assert "missing_rank" not in kinds(analysis)  # rank 1 wrote half the console
+
+
+def test_a_counter_after_another_number_is_named_by_the_words_before_both():
+    # wenet-e2e/wenet#989, verbatim: `Batch <epoch>/<batch>`, rank 0's own lines
+    lines = [
+        "2022-03-23 23:57:28,855 DEBUG TRAIN Batch 0/185100 loss 4.577072 loss_att 4.222489 loss_ctc 5.404430 lr 0.00065741 rank 0 RSS MEM USE: 5.11G",
+        "2022-03-23 23:57:43,632 DEBUG TRAIN Batch 0/185200 loss 5.362794 loss_att 4.925412 loss_ctc 6.383353 lr 0.00065721 rank 0 RSS MEM USE: 5.11G",
+        "2022-03-23 23:57:57,979 DEBUG TRAIN Batch 0/185300 loss 7.436929 loss_att 6.969763 loss_ctc 8.526984 lr 0.00065704 rank 0 RSS MEM USE: 5.11G",
+        "2022-03-23 23:58:12,914 DEBUG TRAIN Batch 0/185400 loss 9.745964 loss_att 7.788527 loss_ctc 14.313314 lr 0.00065687 rank 0 RSS MEM USE: 46.51G",
+    ]
+    found = parsed_by("progress_lines", lines)
+    assert set(found.get_column("stage")) == {"TRAIN Batch"}
+    assert found.get_column("step").to_list() == [185100, 185200, 185300, 185400]
+    assert set(found.get_column("rank")) == {0}

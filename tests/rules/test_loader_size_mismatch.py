@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from tests.builders import analyze_files, finding, kinds, marks
+from tests.parsers.test_data_end import UNEVEN_WORKLOAD
 
 
 def test_print_of_sizes_names_the_short_rank_and_the_step_it_never_reached(tmp_path):
@@ -98,3 +99,39 @@ def test_bars_of_two_loaders_are_not_one_loader_of_uneven_length(tmp_path):
     # one loader's bars that differ by a batch still are
     uneven = [bars[0], bars[2].replace("7/7", "8/8")]
     assert "loader_size_mismatch" in kinds(analyze_files(tmp_path / "uneven", {"c.log": uneven}))
+
+
+def test_ranks_that_report_an_uneven_workload_blame_no_rank_for_it(tmp_path):
+    analysis = analyze_files(tmp_path, {"output.log": UNEVEN_WORKLOAD})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("loader_size_mismatch", [])
+    assert verdict.finding.ranks == [5, 6]
+    assert verdict.headline.startswith("The processes' DataLoaders have different lengths")
+    assert "drop_last=True" in verdict.finding.fix
+
+
+def test_the_rank_join_says_exhausted_its_inputs_ran_out_of_batches(tmp_path):
+    # sample_logs/join_early_termination (a real run here), the two exceptions verbatim
+    files = {
+        "worker_3.log": ["[rank3]: RuntimeError: Rank 3 exhausted all inputs."],
+        "worker_0.log": [
+            "[rank0]: RuntimeError: Detected at least one rank that exhausted inputs. "
+            "Throwing across all ranks."
+        ],
+    }
+    verdict = analyze_files(tmp_path, files).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("loader_size_mismatch", [3])
+    assert "throw_on_early_termination" in verdict.finding.fix
+    assert verdict.finding.details["ranks_with_batches_left"] == [0]
+
+
+def test_the_rank_the_monitored_barrier_names_is_the_one_whose_batches_ran_out(tmp_path):
+    # FunAudioLLM/CosyVoice#180, verbatim: rank 0's barrier names rank 2, rank 3 says uneven
+    lines = [
+        "[E ProcessGroupGloo.cpp:138] Rank 3 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.",
+        "[E ProcessGroupGloo.cpp:138] [Rank 0]: Rank 2 failed to pass monitoredBarrier in 30000 ms",
+        "2024-07-21 00:11:29,529 INFO Detected uneven workload distribution: Rank 3 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.",
+    ]
+    verdict = analyze_files(tmp_path, {"output.log": lines}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("loader_size_mismatch", [2])
+    assert "names rank 2 as the one that never arrived" in verdict.finding.summary

@@ -8,7 +8,7 @@ import pytest
 
 from bench.nccl_job import JobPlan, write_job
 from logforensics.api import analyze
-from tests.builders import analyze_files, finding, kinds, marks, parse
+from tests.builders import analyze_files, finding, kinds, marks, parse, parsed_by
 from tests.parsers.test_gloo import AWS_DO_EKS_50, AWS_DO_EKS_51
 from tests.rules.test_duplicate_device import init_line
 
@@ -789,3 +789,58 @@ def test_an_adapter_event_that_is_no_error_is_no_failure():
     line = IB_PORT_ERROR[3].replace("port error", "port active")
     found = parse([line])
     assert found.filter(pl.col("event") == "nccl_error").is_empty()
+
+
+# pytorch/pytorch#52916, verbatim (NCCL 2.7, the second of two nodes, NCCL_SOCKET_IFNAME=lo)
+LOOPBACK_BOOTSTRAP = [
+    "[ 10330 ] world_size = 2, rank = 1, backend=nccl",
+    "GPU9:10330:10330 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to lo",
+    "GPU9:10330:10330 [0] NCCL INFO NCCL_SOCKET_IFNAME set to lo",
+    "GPU9:10330:10330 [0] NCCL INFO Bootstrap : Using [0]lo:127.0.0.1<0>",
+    "GPU9:10330:10330 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation",
+    "GPU9:10330:10330 [0] NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0>",
+    "GPU9:10330:10330 [0] NCCL INFO Using network Socket",
+    "GPU9:10330:10399 [0] NCCL INFO Call to connect returned Connection refused, retrying",
+    "GPU9:10330:10399 [0] NCCL INFO Call to connect returned Connection refused, retrying",
+]
+
+
+def test_a_loopback_bootstrap_whose_connects_are_refused_is_the_network_setting(tmp_path):
+    interfaces = parsed_by("nccl", LOOPBACK_BOOTSTRAP).filter(event="nccl_interface")
+    assert interfaces.select("device", "peer").rows() == [("lo", "127.0.0.1")] * 2
+    verdict = analyze_files(tmp_path, {"rank1.log": LOOPBACK_BOOTSTRAP}).verdict
+    assert verdict.finding.kind == "nccl_error" and verdict.ranks == []
+    assert "loopback interface (lo:127.0.0.1)" in verdict.finding.summary
+    assert "NCCL_SOCKET_IFNAME" in verdict.finding.fix
+    assert verdict.headline.startswith("NCCL bootstrapped over the loopback interface")
+
+
+def test_a_loopback_bootstrap_that_connected_is_no_fault(tmp_path):
+    # one host: the bootstrap over lo reaches every rank, no connect is refused
+    analysis = analyze_files(tmp_path, {"rank1.log": LOOPBACK_BOOTSTRAP[:-2]})
+    assert analysis.verdict is None
+
+
+# PKU-YuanGroup/UniWorld#46, verbatim: three processes' socket chains as rank 6's communicator
+# is aborted by its watchdog
+ABORT_TEARDOWN = [
+    "n124-137-109:312247:319408 [0] NCCL INFO misc/socket.cc:881 -> 3",
+    "n124-137-109:312248:319407 [1] NCCL INFO misc/socket.cc:881 -> 3",
+    "n124-137-109:312247:326969 [0] NCCL INFO misc/socket.cc:64 -> 3",
+    "n124-137-109:312247:326969 [0] NCCL INFO misc/socket.cc:80 -> 3",
+    "n124-137-109:312250:319409 [3] NCCL INFO misc/socket.cc:881 -> 3",
+    "n124-137-109:312249:326968 [2] NCCL INFO comm 0x12464df00 rank 6 nranks 8 cudaDev 2 busId b000 - Abort COMPLETE",
+    "[rank6]:[E624 04:14:29.224103812 ProcessGroupNCCL.cpp:684] [Rank 6] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+]
+
+
+def test_socket_chains_beside_a_communicator_abort_are_its_teardown(tmp_path):
+    analysis = analyze_files(tmp_path, {"output.log": ABORT_TEARDOWN})
+    assert not any("misc/socket.cc" in f.summary for f in analysis.findings)
+    assert "taken down by its NCCL watchdog" in analysis.verdict.finding.summary
+
+
+def test_socket_chains_with_no_abort_are_still_a_failure(tmp_path):
+    lines = [line for line in ABORT_TEARDOWN if "socket.cc" in line]
+    verdict = analyze_files(tmp_path, {"output.log": lines}).verdict
+    assert verdict.finding.kind == "nccl_error" and "misc/socket.cc" in verdict.finding.summary

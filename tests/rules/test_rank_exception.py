@@ -939,6 +939,47 @@ def test_a_cut_traceback_before_any_other_line_of_its_rank_still_fails_alike(tmp
     assert verdict.ranks == [] and "Every rank raised" in verdict.finding.summary
 
 
+# huggingface/accelerate#1519, verbatim: two agents' summaries in one SLURM log, rank 4's
+# failure 51 s before rank 0's
+def summary_entry(rank: int, local_rank: int, time: str, pid: int) -> list[str]:
+    return [
+        "Root Cause (first observed failure):",
+        "[0]:",
+        f"  time      : 2023-06-03_{time}",
+        "  host      : gpu187.cluster.local",
+        f"  rank      : {rank} (local_rank: {local_rank})",
+        f"  exitcode  : 1 (pid: {pid})",
+        "  error_file: <N/A>",
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+    ]
+
+
+TWO_AGENTS_SUMMARIES = [
+    *summary_entry(0, 0, "22:45:52", 19414),
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+    "============================================================",
+    "v2-1_mgpus_train_enc_dec.py FAILED",
+    "------------------------------------------------------------",
+    "Failures:",
+    "  <NO_OTHER_FAILURES>",
+    "------------------------------------------------------------",
+    *summary_entry(4, 0, "22:45:01", 19401),
+    "============================================================",
+]
+
+
+def test_the_exit_the_launchers_time_clearly_first_is_the_first_failure(tmp_path):
+    verdict = analyze_files(tmp_path, {"output.log": TWO_AGENTS_SUMMARIES}).verdict
+    assert verdict.ranks == [4]
+    assert "51 s before any other rank" in verdict.finding.summary
+
+
+def test_exits_the_launchers_time_alike_blame_no_one_rank(tmp_path):
+    lines = [line.replace("22:45:01", "22:45:52") for line in TWO_AGENTS_SUMMARIES]
+    verdict = analyze_files(tmp_path, {"output.log": lines}).verdict
+    assert verdict.ranks == []
+
+
 # modelscope/ms-swift#8193, verbatim: training and validation done, then the agent is sent
 # SIGTERM from outside (the host ran out of memory while saving) and stops its four workers
 STOPPED_FROM_OUTSIDE = [
@@ -1203,3 +1244,19 @@ def test_a_spawn_parent_s_cut_stack_under_a_worker_s_own_abort_is_its_echo(tmp_p
     (parent,) = [f for f in analysis.findings if f.details.get("spawn_cut")]
     assert (parent.part, parent.severity) == ("consequence", "warning")
     assert parent.summary.endswith("A worker's own error is printed above it.")
+
+
+def test_a_bare_traceback_header_a_host_ends_in_is_a_failure_of_no_known_rank(tmp_path):
+    # EleutherAI/gpt-neox#919, verbatim (pdsh host prefixes): node ML-01 builds the index maps,
+    # then node ML-02 begins a traceback the paste cuts after its first line
+    lines = [
+        "ML-01:  > WARNING: could not find index map files, building the indices on rank 0 ...",
+        "ML-01:  > elapsed time to build and save doc-idx mapping (seconds): 840.129082",
+        "ML-01:  > elapsed time to build and save sample-idx mapping (seconds): 39.764219",
+        "ML-01:  > elapsed time to build and save shuffle-idx mapping (seconds): 27.045912",
+        "ML-02: Traceback (most recent call last):",
+    ]
+    verdict = analyze_files(tmp_path, {"output.log": lines}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [])
+    assert "host ML-02 began a traceback" in verdict.finding.summary
+    assert verdict.finding.confidence == "low"
