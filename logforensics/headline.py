@@ -227,6 +227,12 @@ def _oom(finding: Finding, verdict: Verdict) -> Told:
         if "killed by signal" in str(finding.details.get("message")):
             return f"{who} lost a worker process to a kill: most likely out of host memory", None
         return f"{who} ran out of host memory", None
+    if finding.details.get("killer") == "climb":  # read from the rank's own memory reports
+        peak = finding.details.get("peak_gb")
+        return (
+            f"{_who(finding.ranks)} most likely ran out of host memory",
+            f"its memory reports climbed to {peak:,.0f} GB, then its log ends",
+        )
     if finding.details.get("host_memory"):
         hosts = finding.details.get("hosts") or []
         where = f" on {', '.join(map(str, hosts))}" if hosts else ""

@@ -22,7 +22,7 @@ from logforensics.job import Job
 from logforensics.placement import earliest_time, place_with_step
 from logforensics.registry import Rule
 from logforensics.rules.rank_exception import out_of_host_memory
-from logforensics.text import capitalized, rank_list, rank_ranges
+from logforensics.text import capitalized, duration, rank_list, rank_ranges
 from parsers.process_exit import FAILED_HOST_ALLOCATION
 from parsers.progress_bars import bar_name
 
@@ -54,7 +54,101 @@ HOST_FIX = (
 
 def check(job: Job) -> list[Finding]:
     host = _host(job)
-    return _gpu(job) + (host or _killed(job)) or _vanished_while_loading(job)
+    return _gpu(job) + (host or _killed(job)) or _vanished_while_loading(job) or _memory_climb(job)
+
+
+# A process's own report of its resident host memory, with a size (wenet's `RSS MEM USE:
+# 212.04G`, wenet-e2e/wenet#989)
+HOST_MEMORY_REPORT = r"\bRSS\b[^\d\n]{0,16}(?P<size>\d+(?:\.\d+)?) ?(?P<unit>[KMGT])(?:i?B)?\b"
+MEMORY_WORDS = ["RSS"]  # a cheap test before the pattern above
+GB_PER_UNIT = {"K": 2**-20, "M": 2**-10, "G": 1.0, "T": 1024.0}
+CLIMB = 4  # the last report at least this many times the first,
+CLIMB_TO_GB = 16  # and at least this many GB
+MIN_REPORTS = 3
+
+
+def _memory_climb(job: Job) -> list[Finding]:
+    """A rank's own reports of host memory climb many-fold, the last the highest, and its log
+    ends there (wenet-e2e/wenet#989: rank 0's `RSS MEM USE` from 5.11G to 212.04G in 88 s,
+    the system then killed it): the kernel's OOM killer leaves no line in the process's own
+    log, the climb is its trace. Low confidence: read from the numbers alone."""
+    size = pl.col("text").str.extract_groups(HOST_MEMORY_REPORT)
+    ranked = job.events.filter(pl.col("rank").is_not_null())
+    reports = (
+        ranked.filter(pl.col("text").str.contains_any(MEMORY_WORDS))
+        .unique(["file", "line"], keep="first")
+        .with_columns(
+            (
+                size.struct.field("size").cast(pl.Float64, strict=False)
+                * size.struct.field("unit").replace_strict(GB_PER_UNIT, default=None)
+            ).alias("_gb")
+        )
+        .filter(pl.col("_gb").is_not_null())
+        .sort("file", "line")
+    )
+    if reports.is_empty():
+        return []
+    # where the rank's log ends: its file's last line when the file is the rank's alone, else
+    # its last line the analyzer read
+    last_events = ranked.group_by("rank", "file").agg(pl.col("line").max().alias("_last_line"))
+    own_files = job.file_stats.filter(pl.col("rank").is_not_null()).select(
+        "file", "rank", pl.col("last_line").cast(pl.UInt32).alias("_file_end")
+    )
+    last_events = last_events.join(
+        own_files, on=["file", "rank"], how="left", nulls_equal=False
+    ).select("rank", "file", pl.coalesce("_file_end", "_last_line").alias("_last_line"))
+    climbs = (
+        reports.group_by("rank", maintain_order=True)
+        .agg(
+            pl.len().alias("_reports"),
+            pl.col("_gb").first().alias("_first"),
+            pl.col("_gb").last().alias("_last"),
+            pl.col("_gb").max().alias("_peak"),
+            pl.col("line").last().alias("_line"),
+            pl.col("file").last().alias("file"),
+        )
+        .join(last_events, on=["rank", "file"])
+        .filter(
+            (pl.col("_reports") >= MIN_REPORTS)
+            & (pl.col("_last") == pl.col("_peak"))
+            & (pl.col("_last") >= CLIMB * pl.col("_first"))
+            & (pl.col("_last") >= CLIMB_TO_GB)
+            & (pl.col("_line") == pl.col("_last_line"))
+        )
+    )
+    return [_climb_finding(job, reports, row) for row in climbs.iter_rows(named=True)]
+
+
+def _climb_finding(job: Job, reports: pl.DataFrame, climb: dict) -> Finding:
+    rank = int(climb["rank"])
+    own = reports.filter(pl.col("rank") == rank)
+    times = own.get_column("timestamp").drop_nulls()
+    over = (
+        f" in {duration((times.max() - times.min()).total_seconds())}"
+        if times.len() > 1 and times.max() > times.min()
+        else ""
+    )
+    shown = pl.concat([own.head(1), own.tail(1)]).unique(["file", "line"], maintain_order=True)
+    evidence, total = evidence_from(shown.select("file", "line", "text", "rank"))
+    return Finding(
+        kind="oom",
+        severity="error",
+        part="explanation",
+        summary=(
+            f"Rank {rank}'s own reports of host memory climbed from {climb['_first']:,.2f} GB "
+            f"to {climb['_last']:,.2f} GB{over}, and its log ends at the last one: most likely "
+            "the host ran out of memory and the kernel's OOM killer ended the process, which "
+            "leaves no line in its own log."
+        ),
+        fix=HOST_FIX.format(where=f"rank {rank}'s host"),
+        ranks=[rank],
+        evidence=evidence,
+        evidence_total=total,
+        order=place_with_step(job, own.tail(1))[0],
+        timestamp=earliest_time(own.tail(1)),
+        confidence="low",
+        details={"host_memory": True, "killer": "climb", "peak_gb": climb["_last"], "hosts": []},
+    )
 
 
 def _killed(job: Job) -> list[Finding]:

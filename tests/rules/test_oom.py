@@ -264,3 +264,34 @@ def test_a_failed_host_allocation_s_abort_is_the_host_out_of_memory(tmp_path):
     assert analysis.verdict.headline.endswith("ran out of host memory (a failed allocation)")
     # the interleaved line is read too
     assert [e.line for e in oom.evidence if "bytes failed" in e.text] == [7, 9]
+
+
+# wenet-e2e/wenet#989, verbatim: rank 0's own lines, its host memory (`RSS MEM USE`) climbing;
+# the reporter saw the system kill it after the last one
+MEMORY_CLIMB = [
+    "2022-03-23 23:57:28,855 DEBUG TRAIN Batch 0/185100 loss 4.577072 loss_att 4.222489 loss_ctc 5.404430 lr 0.00065741 rank 0 RSS MEM USE: 5.11G",
+    "2022-03-23 23:57:43,632 DEBUG TRAIN Batch 0/185200 loss 5.362794 loss_att 4.925412 loss_ctc 6.383353 lr 0.00065721 rank 0 RSS MEM USE: 5.11G",
+    "2022-03-23 23:57:57,979 DEBUG TRAIN Batch 0/185300 loss 7.436929 loss_att 6.969763 loss_ctc 8.526984 lr 0.00065704 rank 0 RSS MEM USE: 5.11G",
+    "2022-03-23 23:58:12,914 DEBUG TRAIN Batch 0/185400 loss 9.745964 loss_att 7.788527 loss_ctc 14.313314 lr 0.00065687 rank 0 RSS MEM USE: 46.51G",
+    "2022-03-23 23:58:27,353 DEBUG TRAIN Batch 0/185500 loss 7.055099 loss_att 5.558590 loss_ctc 10.546951 lr 0.00065670 rank 0 RSS MEM USE: 105.61G",
+    "2022-03-23 23:58:41,824 DEBUG TRAIN Batch 0/185600 loss 21.082787 loss_att 17.530172 loss_ctc 29.372223 lr 0.00065650 rank 0 RSS MEM USE: 161.09G",
+    "2022-03-23 23:58:56,216 DEBUG TRAIN Batch 0/185700 loss 4.324765 loss_att 3.620107 loss_ctc 5.968966 lr 0.00065633 rank 0 RSS MEM USE: 212.04G",
+]
+
+
+def test_host_memory_a_rank_reports_climbing_until_its_log_ends_is_a_likely_oom(tmp_path):
+    verdict = analyze_files(tmp_path, {"output.log": MEMORY_CLIMB}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("oom", [0])
+    assert verdict.finding.confidence == "low"
+    assert "from 5.11 GB to 212.04 GB in 87 s" in verdict.finding.summary
+    assert verdict.headline.startswith("Rank 0 most likely ran out of host memory")
+
+
+def test_host_memory_that_stays_level_says_nothing(tmp_path):
+    level = [line.rsplit(" RSS", 1)[0] + " RSS MEM USE: 5.11G" for line in MEMORY_CLIMB]
+    assert analyze_files(tmp_path, {"output.log": level}).verdict is None
+
+
+def test_a_climb_the_rank_went_on_from_is_no_kill(tmp_path):
+    went_on = [*MEMORY_CLIMB, MEMORY_CLIMB[0].replace("185100", "185800").split(" RSS")[0]]
+    assert analyze_files(tmp_path, {"output.log": went_on}).verdict is None
