@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime
 
 import polars as pl
 
-from logforensics.findings import Finding, evidence_from, exception_text
+from logforensics.findings import Confidence, Evidence, Finding, evidence_from, exception_text
 from logforensics.job import Job
 from logforensics.placement import earliest_time
 from logforensics.registry import Rule
@@ -112,17 +113,11 @@ def _from_data_ends(job: Job) -> list[Finding]:
         "training, do not join."
     )
     return [
-        Finding(
-            kind="loader_size_mismatch",
-            severity="error",
-            part="explanation",
-            summary=summary,
-            fix=FIX,
+        _stated(
+            summary,
+            (evidence, total),
             ranks=early,
-            evidence=evidence,
-            evidence_total=total,
             confidence="medium",
-            scope="job",
             details={"source": "end-of-data lines", "ranks_still_running": others},
         )
     ]
@@ -175,19 +170,14 @@ def _from_join(job: Job) -> list[Finding]:
         "into an error on every rank."
     )
     return [
-        Finding(
-            kind="loader_size_mismatch",
-            severity="error",
-            part="explanation",
-            summary=summary,
-            fix=JOIN_FIX,
+        _stated(
+            summary,
+            (evidence, total),
             ranks=short,
-            evidence=evidence,
-            evidence_total=total,
             confidence="high",
-            scope="job",
-            timestamp=earliest_time(exhausted),
             details={"source": "Join's exception", "ranks_with_batches_left": longer},
+            fix=JOIN_FIX,
+            timestamp=earliest_time(exhausted),
         )
     ]
 
@@ -223,22 +213,46 @@ def _from_uneven_statements(job: Job) -> list[Finding]:
         "ran out."
     )
     return [
-        Finding(
-            kind="loader_size_mismatch",
-            severity="error",
-            part="explanation",
-            summary=summary,
-            fix=FIX,
+        _stated(
+            summary,
+            (evidence, total),
             ranks=absent or ranks,
-            blames_nobody=not absent,
-            evidence=evidence,
-            evidence_total=total,
             confidence="medium",
-            scope="job",
-            timestamp=earliest_time(said),
             details={"source": "uneven-workload lines"},
+            blames_nobody=not absent,
+            timestamp=earliest_time(said),
         )
     ]
+
+
+def _stated(
+    summary: str,
+    cited: tuple[list[Evidence], int],
+    *,
+    ranks: list[int],
+    confidence: Confidence,
+    details: dict[str, object],
+    fix: str = FIX,
+    blames_nobody: bool = False,
+    timestamp: datetime | None = None,
+) -> Finding:
+    """A finding read from lines that say the data ran out or were uneven, not from counts."""
+    evidence, total = cited
+    return Finding(
+        kind="loader_size_mismatch",
+        severity="error",
+        part="explanation",
+        summary=summary,
+        fix=fix,
+        ranks=ranks,
+        blames_nobody=blames_nobody,
+        evidence=evidence,
+        evidence_total=total,
+        confidence=confidence,
+        scope="job",
+        timestamp=timestamp,
+        details=details,
+    )
 
 
 # A world size is log text: ranges are made from it only up to this.
