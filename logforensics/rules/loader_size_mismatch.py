@@ -16,13 +16,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime
 
 import polars as pl
 
 from logforensics.findings import Confidence, Evidence, Finding, evidence_from, exception_text
 from logforensics.job import Job
-from logforensics.placement import earliest_time
 from logforensics.registry import Rule
 from logforensics.text import rank_list
 from parsers.progress_bars import bar_name, last_snapshot
@@ -177,7 +175,6 @@ def _from_join(job: Job) -> list[Finding]:
             confidence="high",
             details={"source": "Join's exception", "ranks_with_batches_left": longer},
             fix=JOIN_FIX,
-            timestamp=earliest_time(exhausted),
         )
     ]
 
@@ -220,7 +217,6 @@ def _from_uneven_statements(job: Job) -> list[Finding]:
             confidence="medium",
             details={"source": "uneven-workload lines"},
             blames_nobody=not absent,
-            timestamp=earliest_time(said),
         )
     ]
 
@@ -234,9 +230,10 @@ def _stated(
     details: dict[str, object],
     fix: str = FIX,
     blames_nobody: bool = False,
-    timestamp: datetime | None = None,
 ) -> Finding:
-    """A finding read from lines that say the data ran out or were uneven, not from counts."""
+    """A finding read from lines that say the data ran out or were uneven, not from counts.
+    It carries no time: the lines say so after the fact (Join as the others reach the next
+    step, wenet once its barrier timed out), and the data ran out before them."""
     evidence, total = cited
     return Finding(
         kind="loader_size_mismatch",
@@ -250,7 +247,6 @@ def _stated(
         evidence_total=total,
         confidence=confidence,
         scope="job",
-        timestamp=timestamp,
         details=details,
     )
 
