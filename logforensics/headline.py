@@ -239,6 +239,8 @@ def _oom(finding: Finding, verdict: Verdict) -> Told:
         who = _who(finding.ranks) if finding.ranks else "The job"
         if finding.details.get("killer") == "allocation":
             return f"{who} ran out of host memory{where} (a failed allocation)", None
+        if finding.details.get("killer") == "ray":
+            return f"{who} ran out of host memory{where} (Ray's memory monitor)", None
         killer = "SLURM's" if finding.details.get("killer") == "slurm" else "the kernel's"
         return f"{who} ran out of host memory{where} ({killer} OOM killer)", None
     if finding.details.get("device"):
@@ -386,6 +388,8 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
     who = rank_list(finding.ranks) if finding.ranks else "a process"
     if not finding.ranks and host:
         who += f" on host {host}"
+    if details.get("library") == "HCCL":
+        return f"HCCL failed on {who}", None
     words = NCCL_WORDS.get(str(details.get("class")), NCCL_WORDS["unknown"])
     return capitalized(words.format(who=who)), None
 

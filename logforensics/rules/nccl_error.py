@@ -47,7 +47,8 @@ ABOUT_A_PEER = (
 # The peer's EFA queue pair no longer exists: its process is gone, whatever the reason (a
 # container's OOM kill in awslabs/awsome-distributed-ai#312). The rank that says so is not it.
 PEER_GONE = r"(?i)invalid receiver queue pair"
-INFINIBAND = r"Got completion from peer"
+# NCCL's report of a failed InfiniBand completion, and the RDMA provider's own (libmlx5)
+INFINIBAND = r"Got completion from peer|mlx5: got completion with error"
 # A request the network plugin's fabric failed (aws-ofi-nccl on EFA: `NET/OFI Request 0x...
 # completed with error. RC: 20. Error: unknown error.`, aws/aws-ofi-nccl#156)
 FABRIC = r"completed with error"
@@ -257,7 +258,7 @@ FIXES = {
 
 
 def check(job: Job) -> list[Finding]:
-    nccl = job.events.filter(pl.col("family") == "nccl")
+    nccl = job.events.filter(pl.col("family").is_in(COLLECTIVE_LIBRARIES))
     never_completed = (
         first_collective_never_completed(job)
         + gloo_interface(job)
@@ -459,6 +460,10 @@ def _aborted(job: Job) -> bool:
     return not job.events.filter(pl.col("event").is_in(ABORTED_BY)).is_empty()
 
 
+# the families whose lines are a collective library's own, or its transport's: NCCL's (and
+# RCCL's, in NCCL's words), Ascend's HCCL (parsers/hccl.py), Intel's oneCCL (parsers/oneccl.py),
+# the RDMA provider's (parsers/rdma.py)
+COLLECTIVE_LIBRARIES = ("nccl", "hccl", "oneccl", "rdma")
 ABORTED_BY = ("collective_timeout", "ops_failed", "process_abort", "nccl_abort")
 
 
@@ -668,6 +673,14 @@ def _fix(first: dict[str, object], kind: str) -> str:
     return FIXES[kind].format(subsystem=first.get("subsystem") or "code")
 
 
+FIX_HCCL = (
+    "The Ascend error code's line says what failed, and the runtime prints a `Solution:` line "
+    "under it: follow that first. `npu-smi info` on that host shows processes still holding "
+    "the NPU (a previous job's), and HCCL's own log (`ASCEND_GLOBAL_LOG_LEVEL=1`, under "
+    "`~/ascend/log`) says which peer or link failed."
+)
+
+
 # where a failed system call is the network's: the interface NCCL picked comes first
 NETWORK_SUBSYSTEMS = ("bootstrap", "socket", "network transport")
 FIX_NETWORK_CALL = (
@@ -703,7 +716,8 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
     kind = _class_of(first)
     message = (first["exc_message"] or first["error_code"] or "").strip()
     peer = f" with peer {first['peer']}" if first["peer"] else ""
-    summary = f"{_describe_process(first)} hit the first NCCL error{peer}: `{message[:200]}`."
+    library = "HCCL" if first["family"] == "hccl" else "NCCL"
+    summary = f"{_describe_process(first)} hit the first {library} error{peer}: `{message[:200]}`."
     others = candidates.filter(pl.col("who") != first["who"])
     peer_gone = _matches(str(first["what"]), PEER_GONE)
     if peer_gone:
@@ -711,7 +725,7 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
             " The endpoint it sent to no longer existed: the peer's process was gone (killed, "
             "crashed or exited), so the cause is on the peer's host, not on this rank."
         )
-    else:
+    elif library == "NCCL":  # (HCCL's line says what failed in its own words)
         summary += _class_words(first, kind)
     if not others.is_empty():
         summary += (
@@ -721,7 +735,7 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
     timed = candidates.get_column("timestamp").drop_nulls().len() > 1
     alone = others.is_empty()
     evidence, total = evidence_from(rows.select("file", "line", "text", "rank"))
-    fix = _fix(first, kind)
+    fix = _fix(first, kind) if library == "NCCL" else FIX_HCCL
     return Finding(
         kind="nccl_error",
         severity="error",
@@ -744,6 +758,7 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
         **_position(job, rows),
         details={
             "class": kind,
+            "library": library,
             "host": first["host"],
             "pid": first["pid"],
             "peer": first["peer"],

@@ -25,6 +25,7 @@ from logforensics.rules.rank_exception import out_of_host_memory
 from logforensics.text import capitalized, duration, rank_list, rank_ranges
 from parsers.process_exit import FAILED_HOST_ALLOCATION
 from parsers.progress_bars import bar_name
+from parsers.ray_memory import MONITOR as RAY_MONITOR
 
 SKIP_FIX = (
     " Skipping a batch on one rank desynchronises the collectives: decide the skip together "
@@ -248,6 +249,14 @@ def _host(job: Job) -> list[Finding]:
             "the GPU)."
         )
         return [_host_finding(job, killed, summary, where, ranks, "allocation", hosts)]
+    if killed.get_column("exc_message").eq(RAY_MONITOR).all():
+        workers = int(killed.get_column("value").fill_null(0).sum())
+        summary = (
+            f"Ray's memory monitor killed {workers} worker{'s' if workers != 1 else ''} on "
+            f"{where} for memory pressure: the host ran out of memory (not the GPU); the "
+            "training's errors about a lost worker follow from it."
+        )
+        return [_host_finding(job, killed, summary, where, [], "ray", hosts)]
     tasks = sorted({task for ids in killed.get_column("values").drop_nulls() for task in ids})
     per_node = not job.events.filter(pl.col("family") == "elastic").is_empty()
     # a kernel report's pid, mapped to its rank by the logs' pid map
@@ -319,7 +328,14 @@ def _gpu(job: Job) -> list[Finding]:
     # without a rank, the GPU the message names says which process it was
     devices = sorted(ooms.get_column("device").drop_nulls().unique().to_list())
     hosts = ooms.get_column("host").drop_nulls().unique().to_list()
-    on_host = f"a process on host {hosts[0]}" if len(hosts) == 1 else "a rank"
+    pids = ooms.get_column("pid").drop_nulls().unique().to_list()
+    on_host = (
+        f"a process on host {hosts[0]}"
+        if len(hosts) == 1
+        else f"the process with pid {pids[0]}"
+        if len(pids) == 1
+        else "a rank"
+    )
     on_gpu = f"the process on GPU {devices[0]}" if len(devices) == 1 else on_host
     from_gpu = _rank_on_gpu(job, devices[0]) if not ranks and len(devices) == 1 else None
     if from_gpu is not None:
@@ -328,6 +344,7 @@ def _gpu(job: Job) -> list[Finding]:
     if from_gpu is not None:
         who += f" (on GPU {devices[0]})"
     in_nccl = bool(ooms.get_column("family").eq("nccl").any())
+    in_oneccl = bool(ooms.get_column("family").eq("oneccl").any())
     summary = f"{capitalized(who)} ran out of GPU memory{asked}" + (
         f" at step {step} ({stage})" if step is not None else ""
     )
@@ -342,6 +359,8 @@ def _gpu(job: Job) -> list[Finding]:
     )
     if in_nccl:
         summary += " inside NCCL, which could not allocate its buffers"
+    if in_oneccl:
+        summary += " inside oneCCL, in a collective (`ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY`)"
     if device:
         summary += (
             " at start-up, before any training step and with no allocation size: the GPU was "

@@ -49,7 +49,9 @@ HOROVOD_SHUT_DOWN = "Horovod has been shut down"
 # Exceptions that report a collective that already failed: symptoms, handled by other rules.
 CONSEQUENCE = (
     r"(?i)DistBackendError|DistStoreError|ChildFailedError|timed? ?out|timeout|Connection closed"
-    r"|Connection reset|NCCL (?:error|communicator)|ProcessGroup|[Ww]atchdog|monitoredBarrier"
+    r"|Connection reset|[NH]CCL (?:error|communicator)|function error: Hccl|ProcessGroup"
+    r"|^ccl::"
+    r"|[Ww]atchdog|monitoredBarrier"
     r"|Detected mismatch between collectives|finished reduction|due to shape mismatches"
     r"|parameters that were not used in producing the loss"
     # DDP's Join with throw_on_early_termination: a rank out of batches, and the others told

@@ -1,0 +1,108 @@
+# ruff: noqa: E501 -- verbatim log lines are quoted whole in the docstring
+"""Huawei Ascend's runtime reporting a failed call of its collective library (HCCL), as
+torch_npu prints it under the Python exception:
+
+    RuntimeError: [ERROR] HCCL error in: torch_npu/csrc/distributed/ProcessGroupHCCL.cpp:64
+    [ERROR] 2024-05-21-11:57:54 (PID:927000, Device:3, RankID:3) ERR02200 DIST call hccl api failed.
+    EJ0001: 2024-05-21-11:57:54.167.645 Failed to initialize the HCCP process. Reason: Maybe the last training process is running.
+
+(hiyouga/LLaMA-Factory#3839: a previous job's process still held the NPU.) The `(PID, Device,
+RankID)` line names the process, its device and its rank in the communicator; the `E<class><4
+digits>:` line after it says what failed. A wait for another rank that timed out
+(ascend/vllm-ascend#486, `[rank1]:` prefixed):
+
+    [rank1]: [ERROR] 2025-04-08-18:07:20 (PID:1292363, Device:1, RankID:1) ERR01100 OPS call acl api failed.
+    [rank1]: EI0006: [PID: 1292363] 2025-04-08-18:07:20.444.436 Getting socket times out. Reason: Remote Rank did not send the data in time. Please check the reason for the rank being stuck
+
+is a `collective_timeout` of the rank that waited; any other failure an `nccl_error` (HCCL
+plays NCCL's part), with the reason as its message. Either is read at the `(PID, ...)` line.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.registry import LineParser
+
+# [ERROR] 2024-05-21-11:57:54 (PID:927000, Device:3, RankID:3) ERR02200 DIST call hccl api failed.
+FAILED_CALL = (
+    r"\[ERROR\] \S+ \(PID:(?P<pid>\d+), Device:(?P<device>-?\d+), RankID:(?P<rank>-?\d+)\) "
+    r"(?P<code>ERR\d+) (?P<what>.+?)\.?\s*$"
+)
+# EJ0001: 2024-05-21-11:57:54.167.645 Failed to initialize ...   EI0006: [PID: 1292363] ... Getting ...
+REASON = r"^\s*(?P<code>E[A-Z]\d{4}): (?:\[PID: \d+\] )?\S+ (?P<reason>.+?)\s*$"
+WAITED = r"(?i)times? out|timed out|did not send the data in time"
+REASON_LINES = 3  # from the failed call to its reason, a wrapped line between
+
+
+def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    message = pl.col("message")
+    call = message.str.extract_groups(FAILED_CALL)
+    calls = (
+        lines.filter(pl.col("candidate"))
+        .with_columns(call.alias("_call"))
+        .filter(pl.col("_call").struct.field("pid").is_not_null())
+        .select(
+            "file",
+            "line",
+            pl.col("_call").struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
+            pl.col("_call").struct.field("device").alias("device"),
+            pl.col("_call").struct.field("rank").cast(pl.Int32, strict=False).alias("rank"),
+            pl.format(
+                "{} {}",
+                pl.col("_call").struct.field("code"),
+                pl.col("_call").struct.field("what"),
+            ).alias("_said"),
+        )
+    )
+    said = message.str.extract_groups(REASON)
+    reasons = (
+        lines.with_columns(said.alias("_reason"))
+        .filter(pl.col("_reason").struct.field("code").is_not_null())
+        .select(
+            "file",
+            pl.col("line").alias("_reason_line"),
+            pl.format(
+                "{}: {}",
+                pl.col("_reason").struct.field("code"),
+                pl.col("_reason").struct.field("reason"),
+            ).alias("_reason_text"),
+        )
+    )
+    joined = calls.sort("line").join_asof(
+        reasons.sort("_reason_line"),
+        left_on="line",
+        right_on="_reason_line",
+        by="file",
+        strategy="forward",
+        tolerance=REASON_LINES,
+        check_sortedness=False,  # sorted by line: within each file too
+    )
+    reason = pl.col("_reason_text")
+    waited = reason.fill_null("").str.contains(WAITED)
+    failures = joined.select(
+        "file",
+        "line",
+        pl.when(waited)
+        .then(pl.lit("collective_timeout"))
+        .otherwise(pl.lit("nccl_error"))
+        .alias("event"),
+        pl.lit("error").alias("severity"),
+        "pid",
+        "rank",
+        "device",
+        pl.coalesce(reason, "_said").alias("exc_message"),
+        pl.col("_reason_line").alias("end_line"),
+    )
+    recognised = reasons.select(
+        "file", pl.col("_reason_line").alias("line"), pl.lit(None, pl.String).alias("event")
+    )
+    return pl.concat([failures, recognised], how="diagonal_relaxed")
+
+
+PARSER = LineParser(
+    name="hccl",
+    literals=("RankID:", "EJ0", "EI0", "EE0", "EH0", "EL0", "EZ0"),
+    parse=parse,
+    context_after=REASON_LINES,
+)

@@ -1,0 +1,40 @@
+"""Ascend's HCCL failures through torch_npu (parsers/hccl.py)."""
+
+from __future__ import annotations
+
+from tests.builders import analyze_files, only, parsed_by
+
+# hiyouga/LLaMA-Factory#3839, verbatim: rank 3's communicator could not start, a previous
+# training process still held its NPU
+STALE_PROCESS = [
+    "    work = default_pg.barrier(opts=opts)",
+    "RuntimeError: [ERROR] HCCL error in: torch_npu/csrc/distributed/ProcessGroupHCCL.cpp:64",
+    "[ERROR] 2024-05-21-11:57:54 (PID:927000, Device:3, RankID:3) ERR02200 DIST call hccl api failed.",
+    "EJ0001: 2024-05-21-11:57:54.167.645 Failed to initialize the HCCP process. Reason: Maybe the last training process is running.",
+    "        Solution: Wait for 10s after killing the last training process and try again.",
+]
+
+# ascend/vllm-ascend#486, verbatim: rank 1's all_reduce waited for a peer that never sent
+WAITED_FOR_A_PEER = [
+    "[rank1]:     work = group.allreduce([tensor], opts)",
+    "[rank1]: RuntimeError: InnerRunOpApi:torch_npu/csrc/framework/OpParamMaker.cpp:281 OPS function error: HcclAllreduce, error code is 6",
+    "[rank1]: [ERROR] 2025-04-08-18:07:20 (PID:1292363, Device:1, RankID:1) ERR01100 OPS call acl api failed.",
+    "[rank1]: EI0006: [PID: 1292363] 2025-04-08-18:07:20.444.436 Getting socket times out. Reason: Remote Rank did not send the data in time. Please check the reason for the rank being stuck",
+]
+
+
+def test_a_failed_hccl_call_is_a_collective_library_error_of_its_rank_with_its_reason(tmp_path):
+    error = only(parsed_by("hccl", STALE_PROCESS).filter(event="nccl_error"))
+    assert (error["rank"], error["pid"], error["device"]) == (3, 927000, "3")
+    assert error["exc_message"].startswith("EJ0001: Failed to initialize the HCCP process")
+    verdict = analyze_files(tmp_path, {"output.log": STALE_PROCESS}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("nccl_error", [3])
+    assert verdict.headline == "HCCL failed on rank 3"
+    assert "npu-smi info" in verdict.finding.fix
+
+
+def test_an_hccl_wait_that_timed_out_is_the_waiting_rank_s_timeout(tmp_path):
+    waited = only(parsed_by("hccl", WAITED_FOR_A_PEER).filter(event="collective_timeout"))
+    assert waited["rank"] == 1 and "Remote Rank did not send" in waited["exc_message"]
+    verdict = analyze_files(tmp_path, {"output.log": WAITED_FOR_A_PEER}).verdict
+    assert verdict.finding.kind == "collective_timeout" and verdict.ranks == []

@@ -1,0 +1,28 @@
+"""Intel oneCCL's own error reports (parsers/oneccl.py)."""
+
+from __future__ import annotations
+
+from tests.builders import analyze_files, only, parsed_by
+
+# intel/intel-extension-for-pytorch#640, verbatim: reduce_scatter across nodes on Intel GPU Max
+DEVICE_OOM = [
+    "[rank=17]: step=29 memory peak_mem_gib=2.083984375, current_mem_gib=2.083984375",
+    "2024:05:29-19:16:18:(202165) |CCL_ERROR| worker.cpp:338 ccl_worker_func: worker 0 caught internal exception: oneCCL: ze_call.cpp:28 do_call: EXCEPTION: ze error at zeCommandQueueExecuteCommandLists, code: ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
+    "terminate called after throwing an instance of 'ccl::v1::exception'",
+]
+
+
+def test_a_oneccl_error_that_the_device_ran_out_of_memory_is_an_oom_of_its_process(tmp_path):
+    oom = only(parsed_by("oneccl", DEVICE_OOM).filter(event="oom"))
+    assert (oom["pid"], oom["severity"]) == (202165, "error")
+    verdict = analyze_files(tmp_path, {"output.log": DEVICE_OOM}).verdict
+    assert verdict.finding.kind == "oom" and verdict.ranks == []
+    assert "pid 202165" in verdict.finding.summary and "oneCCL" in verdict.finding.summary
+    assert verdict.independent == ()  # the process's abort is the same failure
+
+
+def test_any_other_oneccl_error_is_a_collective_library_error():
+    other = [
+        DEVICE_OOM[1].replace("ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", "ZE_RESULT_ERROR_DEVICE_LOST")
+    ]
+    assert only(parsed_by("oneccl", other).filter(event="nccl_error"))["pid"] == 202165
