@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from logforensics.findings import Finding
+from logforensics.rules.loader_size_mismatch import JOIN_SOURCE
 from logforensics.text import capitalized, duration, rank_list
 
 if TYPE_CHECKING:
@@ -201,7 +202,9 @@ def _loader_size_mismatch(finding: Finding, verdict: Verdict) -> Told:
     if finding.details.get("more_batches"):
         batch = "an extra batch" if len(finding.ranks) == 1 else "extra batches"
         return f"{who} had {batch}{at} (uneven DataLoaders)", None
-    return f"{who} ran out of batches{at} before the others (uneven DataLoaders)", None
+    # DDP's Join told the others and every rank raised: nobody waited
+    joined = "Join raised on every rank" if finding.details.get("source") == JOIN_SOURCE else None
+    return f"{who} ran out of batches{at} before the others (uneven DataLoaders)", joined
 
 
 def _duplicate_device(finding: Finding, verdict: Verdict) -> Told:

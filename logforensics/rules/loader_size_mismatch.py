@@ -125,6 +125,7 @@ def _from_data_ends(job: Job) -> list[Finding]:
 # rank that ran out of batches, and what every other rank raises when it learns of it
 JOIN_EXHAUSTED = r"Rank (\d+) exhausted all inputs"
 JOIN_TOLD = "Detected at least one rank that exhausted inputs"
+JOIN_SOURCE = "Join's exception"  # the finding's `source` detail, for the headline
 JOIN_FIX = (
     "Give every rank the same number of batches: shard with `DistributedSampler(dataset, "
     "drop_last=True)` (or pad the shards to equal length) and build the loader with "
@@ -173,7 +174,7 @@ def _from_join(job: Job) -> list[Finding]:
             (evidence, total),
             ranks=short,
             confidence="high",
-            details={"source": "Join's exception", "ranks_with_batches_left": longer},
+            details={"source": JOIN_SOURCE, "ranks_with_batches_left": longer},
             fix=JOIN_FIX,
         )
     ]

@@ -123,6 +123,7 @@ def test_the_rank_join_says_exhausted_its_inputs_ran_out_of_batches(tmp_path):
     assert (verdict.finding.kind, verdict.ranks) == ("loader_size_mismatch", [3])
     assert "throw_on_early_termination" in verdict.finding.fix
     assert verdict.finding.details["ranks_with_batches_left"] == [0]
+    assert verdict.headline.endswith("; Join raised on every rank")
 
 
 def test_the_rank_the_monitored_barrier_names_is_the_one_whose_batches_ran_out(tmp_path):
