@@ -24,6 +24,7 @@ mistaken for an outer one. Formats and sources (see also the regex comments):
   rank, kept in `prefix_node` / `prefix_node_index`);
 - Ray worker prefixes `(RayTrainWorker pid=.., ip=..)` and `[repeated Nx across cluster]`
   dedup suffixes (Ray "Configuring Logging" docs);
+- SGLang's scheduler logger `[<time> TP3] ` (its tensor-parallel rank);
 - torchrun `--tee` `[<role><local_rank>]:` (pytorch/pytorch:torch/distributed/elastic/
   multiprocessing/tail_log.py), `TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE` shapes `[3]:` (the
   documented `[${rank}]:`) and `[rank3]: `, and PyTorch's own `[rank3]:` on tracebacks and C++
@@ -169,6 +170,16 @@ ACTOR_RANK = r"^[A-Za-z]+_(?:TP|[Rr]ank|RANK)(\d+)$"
 LINE_NUMBER_GUTTER = r"\[(?P<number>\d{1,9})\] "
 # ... Init COMPLETE [repeated 8x across cluster]   (Ray log deduplication, RAY_DEDUP_LOGS)
 RAY_DEDUP_SUFFIX = r" ?\[repeated (\d+)x across cluster\]$"
+# [2025-03-09 14:40:47 TP3] Scheduler hit an exception: Traceback (most recent call last):
+# [2025-03-17 17:15:55 DP1 TP3] ...
+# SGLang's logger on each scheduler process (`[%(asctime)s{prefix}] `, the prefix ` TP{tp_rank}`
+# or ` DP{dp_rank} TP{tp_rank}`, sglang/srt/managers/scheduler.py; sgl-project/sglang#4233). One
+# dimension alone numbers the process: its rank; two say no global rank.
+SGLANG_WORKER = (
+    r"\[(?P<time>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})"
+    r"(?P<dims>(?: (?:[A-Z]{2,4}|DP_RANK|ATTN_TP_RANK|ATTN TP RANK) ?\d+)+)\] "
+)
+SGLANG_RANK = r"^ TP(\d+)$"
 # [default0]:2026-11-30 15:04:29,000 INFO {'rank': 0, 'local_rank': 0, 'device': 0, ...}
 # [trainer3]:... (header f"[{name}{local_rank}]:", torch/distributed/elastic/.../tail_log.py)
 # [trainer0|0]:ncclInternalError: ...   (a torchx console, NVIDIA/nccl#1837: a second number after
@@ -409,6 +420,16 @@ FRAMERS: tuple[Framer, ...] = (
         },
         then=lambda frame: _strip_ray_dedup(frame),
     ),
+    Framer(
+        "sglang",
+        SGLANG_WORKER,
+        lambda g: {
+            "_task": _number(_group(g, "dims").str.extract(SGLANG_RANK, 1)),
+            "prefix_time": _group(g, "time").str.to_datetime(
+                "%Y-%m-%d %H:%M:%S", strict=False, time_unit="us"
+            ),
+        },
+    ),
     TORCHRUN_TEE_FRAMER,
     Framer(
         "torchrun_template",
@@ -488,7 +509,50 @@ def frame_lines(lines: pl.DataFrame, nonblank: pl.DataFrame | None = None) -> pl
     if to_frame.is_empty():
         return plain.drop("_row")
     framed = _peel(to_frame, nonblank if nonblank is not None else _nonblank_lines_per_file(lines))
-    return pl.concat([plain, framed], how="vertical").sort("_row").drop("_row")
+    whole = pl.concat([plain, framed], how="vertical").sort("_row")
+    if framed.select(_opens_a_logged_traceback().any()).item():
+        whole = _logged_tracebacks_continued(whole)
+    return whole.drop("_row")
+
+
+TRACEBACK_HEADER = "Traceback (most recent call last):"
+
+
+def _opens_a_logged_traceback() -> pl.Expr:
+    """A rank-prefixed log record that ends in a traceback's header: its logger prefixed only
+    the record's first line (SGLang's `[... TP3] Scheduler hit an exception: Traceback ...`)."""
+    return (
+        pl.col("framing").str.contains("sglang", literal=True).fill_null(False)
+        & pl.col("prefix_rank").is_not_null()
+        & pl.col("message").str.ends_with(TRACEBACK_HEADER)
+    )
+
+
+def _logged_tracebacks_continued(frame: pl.DataFrame) -> pl.DataFrame:
+    """The traceback a rank-prefixed record opens is that rank's: its indented frame lines and
+    the exception line right after them, unprefixed, take the record's rank."""
+    unframed = pl.col("framing").is_null()
+    indented = pl.col("message").str.contains(r"^\s+\S")
+    # the rank of the last line that is no unprefixed frame line, -1 when it opened nothing
+    carried = (
+        pl.when(_opens_a_logged_traceback())
+        .then(pl.col("prefix_rank"))
+        .when(unframed & indented)
+        .then(None)
+        .otherwise(-1)
+        .forward_fill()
+        .over("file")
+    )
+    frame = frame.with_columns(
+        pl.when(unframed & indented & (carried >= 0)).then(carried).alias("_carried")
+    )
+    after_frames = pl.col("_carried").shift(1).over("file")
+    exception_line = unframed & ~indented & pl.col("_carried").is_null()
+    return frame.with_columns(
+        pl.coalesce("prefix_rank", "_carried", pl.when(exception_line).then(after_frames)).alias(
+            "prefix_rank"
+        )
+    ).drop("_carried")
 
 
 def _nonblank_lines_per_file(lines: pl.DataFrame) -> pl.DataFrame:

@@ -223,6 +223,9 @@ def _duplicate_device(finding: Finding, verdict: Verdict) -> Told:
 def _oom(finding: Finding, verdict: Verdict) -> Told:
     if finding.details.get("loading"):
         return "A worker died without a word while loading: most likely out of host memory", None
+    if finding.details.get("killer") == "shm":  # a bus error or shared memory's own words
+        who = _who(finding.ranks) if finding.ranks else "The job"
+        return f"{who} ran out of shared memory (/dev/shm)", None
     if finding.details.get("killer") == "unknown":  # no memory report: read from the death
         who = _who(finding.ranks, "A process")
         if finding.details.get("signal") == "SIGKILL":

@@ -124,10 +124,13 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
 
 PARSER = LineParser(
     name="world_size",
+    # every case the pattern reads (`World size: 2`, huggingface/datasets#7444)
     literals=(
-        "world size",
-        "world_size",
-        "WORLD_SIZE",
+        "orld size",
+        "orld Size",
+        "ORLD SIZE",
+        "orld_size",
+        "ORLD_SIZE",
         "MEMBER: ",
         "/ size ",
         "processes registered",

@@ -21,7 +21,7 @@ from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
 from logforensics.placement import earliest_time, place_with_step
 from logforensics.registry import Rule
-from logforensics.rules.rank_exception import out_of_host_memory
+from logforensics.rules.rank_exception import out_of_host_memory, out_of_shared_memory
 from logforensics.text import capitalized, duration, rank_list, rank_ranges
 from parsers.process_exit import FAILED_HOST_ALLOCATION
 from parsers.progress_bars import bar_name
@@ -53,9 +53,22 @@ HOST_FIX = (
 )
 
 
+SHARED_MEMORY_FIX = (
+    "Give the node's shared memory room: a container's /dev/shm is 64 MB unless told (`docker "
+    "run --shm-size=16g` or `--ipc=host`; on Kubernetes a memory-backed emptyDir mounted at "
+    "/dev/shm); `df -h /dev/shm` on the node shows its size. DataLoader workers hand every "
+    "batch over through it: fewer workers (`num_workers`) or a smaller `prefetch_factor` need "
+    "less."
+)
+
+
 def check(job: Job) -> list[Finding]:
     host = _host(job)
-    return _gpu(job) + (host or _killed(job)) or _vanished_while_loading(job) or _memory_climb(job)
+    return (
+        _gpu(job) + (host or _killed(job) or _loader_workers_bus_errors(job))
+        or _vanished_while_loading(job)
+        or _memory_climb(job)
+    )
 
 
 # A process's own report of its resident host memory, with a size (wenet's `RSS MEM USE:
@@ -154,15 +167,59 @@ def _climb_finding(job: Job, reports: pl.DataFrame, climb: dict) -> Finding:
 
 def _killed(job: Job) -> list[Finding]:
     """Deaths the host running out of memory most likely caused (see
-    `rank_exception.out_of_host_memory`), said as rank_exception reads them, as OOMs."""
+    `rank_exception.out_of_host_memory`), said as rank_exception reads them, as OOMs; a bus
+    error's is the node's shared memory (/dev/shm)."""
     return [
         replace(
             finding,
             kind="oom",
-            details={**finding.details, "host_memory": True, "killer": "unknown"},
+            fix=SHARED_MEMORY_FIX if shared else finding.fix,
+            details={
+                **finding.details,
+                "host_memory": True,
+                "killer": "shm" if shared else "unknown",
+            },
             confidence="low" if finding.confidence == "low" else "medium",
         )
         for finding in out_of_host_memory(job)
+        for shared in [out_of_shared_memory(finding)]
+    ]
+
+
+def _loader_workers_bus_errors(job: Job) -> list[Finding]:
+    """DataLoader workers that reported a bus error before they died (`ERROR: Unexpected bus
+    error encountered in worker. This might be caused by insufficient shared memory (shm).`,
+    NVIDIA/Megatron-LM#878), with no death of a rank the logs tell: the node's shared memory
+    ran out under the workers, and the ranks whose workers they were failed with them."""
+    crashes = job.events.filter(
+        (pl.col("event") == "loader_worker_crash") & (pl.col("signal") == "SIGBUS")
+    ).sort("file", "line")
+    if crashes.is_empty():
+        return []
+    ranks = sorted(crashes.get_column("rank").drop_nulls().unique().to_list())
+    count = crashes.height
+    whose = f" of {rank_list(ranks)}" if ranks else ""
+    summary = (
+        f"DataLoader workers{whose} hit a bus error ({count} report{'s' if count != 1 else ''}: "
+        "`insufficient shared memory (shm)`): the node's shared memory (/dev/shm), through "
+        "which workers hand batches over, ran out, and the ranks failed with their workers."
+    )
+    evidence, total = evidence_from(crashes.select("file", "line", "text", "rank"))
+    return [
+        Finding(
+            kind="oom",
+            severity="error",
+            part="explanation",
+            summary=summary,
+            fix=SHARED_MEMORY_FIX,
+            ranks=ranks,
+            evidence=evidence,
+            evidence_total=total,
+            order=place_with_step(job, crashes)[0],
+            timestamp=earliest_time(crashes),
+            confidence="medium",
+            details={"host_memory": True, "killer": "shm", "signal": "SIGBUS", "hosts": []},
+        )
     ]
 
 

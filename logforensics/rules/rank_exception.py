@@ -178,13 +178,34 @@ def out_of_host_memory(job: Job) -> list[Finding]:
 
 
 HOST_MEMORY_WORDS = ("killed by signal: Killed", "DefaultCPUAllocator: can't allocate memory")
+# Shared memory (/dev/shm) running out: a DataLoader worker's bus error as its parent reports
+# it, torch's failed write of a tensor into shared memory (`unable to write to file
+# </torch_9931_...>: No space left on device`)
+SHARED_MEMORY_WORDS = ("killed by signal: Bus error", "unable to write to file </torch_")
 
 
 def _host_memory(finding: Finding) -> bool:
-    message = str(finding.details.get("message") or "")
-    return finding.details.get("signal") == "SIGKILL" or any(
-        word in message for word in HOST_MEMORY_WORDS
+    return (
+        finding.details.get("signal") == "SIGKILL"
+        or any(word in _message(finding) for word in HOST_MEMORY_WORDS)
+        or out_of_shared_memory(finding)
     )
+
+
+def out_of_shared_memory(finding: Finding) -> bool:
+    """A death SIGBUS ended, or words that say shared memory ran out: a memory access the system
+    could not back, most often /dev/shm full (Docker gives a container 64 MB of it), where
+    DataLoader workers hand batches over and NCCL keeps its buffers between a node's GPUs."""
+    return finding.details.get("signal") == "SIGBUS" or any(
+        word in _message(finding) for word in SHARED_MEMORY_WORDS
+    )
+
+
+def _message(finding: Finding) -> str:
+    """The words of the failure: a rank's exception message, or what a process no line ties
+    to a rank raised."""
+    details = finding.details
+    return " ".join(str(details.get(key) or "") for key in ("message", "exception"))
 
 
 def _scheduler_ended(job: Job) -> bool:
@@ -1408,11 +1429,18 @@ def _signal_of_death() -> pl.Expr:
     return pl.coalesce("signal", exit_signal).alias("signal")
 
 
+# Signals that end a process after the timeouts as their consequence
+AFTER_THE_TIMEOUTS = ("SIGABRT", "SIGKILL")
+
+
 def _not_after_the_watchdog(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
     """`deaths` without the SIGABRTs written after a watchdog's timeout report: PyTorch aborts
     the process it times out in ("we are taking the entire process down"), and the launcher
     reports that exit later (KaiqiangXiong/CL-MVSNet#14: torchrun's `failed (exitcode: -6)` a
-    minute after rank 0's watchdog). A crash that caused the hang comes before the timeouts."""
+    minute after rank 0's watchdog). A crash that caused the hang comes before the timeouts.
+    A SIGKILL after them is how a hung job is torn down (SGLang's server kills its own process
+    tree once its schedulers' watchdogs fire, and the shell says `Killed`: sgl-project/sglang
+    #3752), or a person's or the scheduler's kill: no cause either."""
     if deaths.is_empty():
         return deaths
     reports = job.events.filter(pl.col("event").is_in(WATCHDOG_ABORT_EVENTS))
@@ -1428,7 +1456,7 @@ def _not_after_the_watchdog(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
     later = pl.coalesce(later, pl.when(clock_of().is_null()).then(below))
     return (
         deaths.join(first_in_file, on="file", how="left")
-        .filter(~((pl.col("signal") == "SIGABRT") & later).fill_null(False))
+        .filter(~(pl.col("signal").is_in(AFTER_THE_TIMEOUTS) & later).fill_null(False))
         .drop("_report_line")
     )
 
@@ -1511,6 +1539,13 @@ def _local_is_global(job: Job) -> pl.Expr:
     return pl.col("local_rank")
 
 
+# What most often kills every rank of a node alike by these signals
+SHARED_DEATH_CAUSES = {
+    "SIGKILL": "most likely because their host ran out of memory (the OOM killer)",
+    "SIGBUS": "most likely because their node's shared memory (/dev/shm) ran out",
+}
+
+
 def _death(job: Job, signal: str, ranks: list[int], rows: pl.DataFrame) -> Finding:
     placed = placed_keys(job, rows)
     codes = rows.get_column("exitcode").drop_nulls()
@@ -1526,7 +1561,10 @@ def _death(job: Job, signal: str, ranks: list[int], rows: pl.DataFrame) -> Findi
         + (
             ", without an exception or a failed collective before it: "
             + (
-                "every rank the logs show died so, of a cause they share (the build, the "
+                f"every rank the logs show died so, {SHARED_DEATH_CAUSES[signal]}, not one "
+                "rank's departure."
+                if shared and signal in SHARED_DEATH_CAUSES
+                else "every rank the logs show died so, of a cause they share (the build, the "
                 "hardware's support, a code path every rank runs), not one rank's departure."
                 if shared
                 else f"{'it' if len(ranks) == 1 else 'they'} left the job, and the others "

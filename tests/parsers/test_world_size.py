@@ -142,3 +142,23 @@ def test_a_rank_s_announcement_of_its_rank_and_size_states_the_world():
 def test_a_healthy_start_up_that_announces_its_ranks_is_no_failure(tmp_path):
     analysis = analyze_files(tmp_path, {"output.log": RANK_OF_SIZE_LINES})
     assert analysis.verdict is None and analysis.job.world_size.value == 4
+
+
+# huggingface/datasets#7444: a healthy two-rank job resuming its DataLoaders; the script's own
+# prints say the world with a capital W
+RESUMING_RANKS_LINES = [
+    "[Rank 0] Preparing train_dataloader...",
+    "[Rank 0] Global rank: 0",
+    "[Rank 0] World size: 2",
+    "[Rank 1] Preparing train_dataloader...",
+    "[Rank 1] Global rank: 1",
+    "[Rank 1] World size: 2",
+    "Loading a state dict of a shuffle buffer of a dataset without the buffer content.The shuffle buffer will be refilled before starting to yield new examples.",
+    "Assigning 2 shards (or data sources) of the dataset to each node.",
+    "node#0 dataloader worker#1, ': Starting to iterate over 1/2 shards.",
+]
+
+
+def test_a_world_size_said_with_capitals_is_read_and_the_log_analysed(tmp_path):
+    analysis = analyze_files(tmp_path, {"output.log": RESUMING_RANKS_LINES})
+    assert analysis.verdict is None and analysis.job.world_size.value == 2

@@ -295,3 +295,60 @@ def test_host_memory_that_stays_level_says_nothing(tmp_path):
 def test_a_climb_the_rank_went_on_from_is_no_kill(tmp_path):
     went_on = [*MEMORY_CLIMB, MEMORY_CLIMB[0].replace("185100", "185800").split(" RSS")[0]]
     assert analyze_files(tmp_path, {"output.log": went_on}).verdict is None
+
+
+# horovod/horovod#2053, verbatim (the start of the paste and its last line): horovodrun -np 4
+# in the Horovod image, every rank's Open MPI signal handler reports a bus error at once; the
+# fix was the DataLoader's workers (PR #2067)
+HOROVOD_BUS_ERRORS = [
+    "[1,3]<stderr>:[b44a5a6092b3:00121] *** Process received signal ***",
+    "[1,3]<stderr>:[b44a5a6092b3:00121] Signal: Bus error (7)",
+    "[1,3]<stderr>:[b44a5a6092b3:00121] Signal code: Non-existant physical address (2)",
+    "[1,3]<stderr>:[b44a5a6092b3:00121] Failing at address: 0x7fe0f613e000",
+    "[1,0]<stderr>:[b44a5a6092b3:00118] *** Process received signal ***",
+    "[1,0]<stderr>:[b44a5a6092b3:00118] Signal: Bus error (7)",
+    "[1,0]<stderr>:[b44a5a6092b3:00118] Signal code: Non-existant physical address (2)",
+    "[1,0]<stderr>:[b44a5a6092b3:00118] Failing at address: 0x7fbb0a06b000",
+    "[1,1]<stderr>:[b44a5a6092b3:00119] *** Process received signal ***",
+    "[1,1]<stderr>:[b44a5a6092b3:00119] Signal: Bus error (7)",
+    "[1,1]<stderr>:[b44a5a6092b3:00119] Signal code: Non-existant physical address (2)",
+    "[1,1]<stderr>:[b44a5a6092b3:00119] Failing at address: 0x7fcdf5ce3000",
+    "[1,2]<stderr>:[b44a5a6092b3:00120] *** Process received signal ***",
+    "[1,2]<stderr>:[b44a5a6092b3:00120] Signal: Bus error (7)",
+    "[1,2]<stderr>:[b44a5a6092b3:00120] Signal code: Non-existant physical address (2)",
+    "[1,2]<stderr>:[b44a5a6092b3:00120] Failing at address: 0x7fadbf6a0000",
+    "mpirun noticed that process rank 2 with PID 0 on node b44a5a6092b3 exited on signal 7 (Bus error).",
+]
+
+# PipeDream's issue #76 (msr-fiddle/pipedream), verbatim: a torchrun worker in Docker dies of a
+# bus error inside NCCL's threads; the reporter's fix was `--shm-size=6g`
+NCCL_BUS_ERROR = [
+    "[8d6bf97c3bf4:3039 :0:3095] Caught signal 7 (Bus error: nonexistent physical address)",
+    "==== backtrace (tid:   3095) ====",
+    " 0 0x0000000000043090 killpg()  ???:0",
+    " 1 0x000000000018bb41 __nss_database_lookup()  ???:0",
+    " 2 0x000000000007587d ncclGroupEnd()  ???:0",
+    " 3 0x000000000007b0ef ncclGroupEnd()  ???:0",
+    " 4 0x0000000000059e97 ncclGetUniqueId()  ???:0",
+    " 5 0x00000000000489b1 ???()  /usr/lib/x86_64-linux-gnu/libnccl.so.2:0",
+    " 8 0x0000000000008609 start_thread()  ???:0",
+    " 9 0x000000000011f133 clone()  ???:0",
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
+]
+
+
+def test_every_rank_dying_of_a_bus_error_at_once_is_shared_memory_running_out(tmp_path):
+    analysis = analyze_files(tmp_path, {"horovodrun.log": HOROVOD_BUS_ERRORS})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("oom", [])
+    assert verdict.finding.ranks == [0, 1, 2, 3]
+    assert "node's shared memory (/dev/shm) ran out" in verdict.finding.summary
+    assert "--shm-size" in verdict.finding.fix
+
+
+def test_a_bus_error_of_a_process_no_line_ties_to_a_rank_is_shared_memory_too(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": NCCL_BUS_ERROR})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("oom", [])
+    assert verdict.headline.startswith("The job ran out of shared memory (/dev/shm)")
+    assert "pid 3039" in verdict.finding.summary and "--shm-size" in verdict.finding.fix

@@ -624,14 +624,15 @@ def test_the_same_exception_on_every_rank_shown_blames_none_of_them(tmp_path):
     assert "could only wait" not in error.fix
 
 
-def test_a_worker_killed_in_a_cut_chain_of_an_unnamed_process_gets_the_workers_fix(tmp_path):
+def test_a_worker_killed_by_a_bus_error_in_a_cut_chain_is_shared_memory_running_out(tmp_path):
     # bigscience tr1's chronicles (tests/data/threads): two processes' tracebacks interleaved
     # in the main log, `RuntimeError: DataLoader worker (pid 30882) is killed by signal: Bus
     # error...` and the chain that follows it cut before its last exception line
     lines = (THREADS / "bigscience_tr1_shm_bus_error.log").read_text(encoding="utf-8")
     analysis = analyze_files(tmp_path, {"main_log.txt": lines.splitlines()})
     died = analysis.verdict.finding
-    assert (died.kind, analysis.verdict.ranks) == ("rank_exception", [])
+    assert (died.kind, analysis.verdict.ranks) == ("oom", [])
+    assert analysis.verdict.headline.startswith("The job ran out of shared memory (/dev/shm)")
     assert "DataLoader worker (pid 30882) is killed by signal: Bus error" in died.summary
     assert died.summary.endswith("…") and len(died.summary) < 260
     assert "--shm-size" in died.fix
@@ -865,8 +866,9 @@ HOST_ALLOCATION_THEN_STOPS = [
 
 
 def test_the_worker_torchrun_did_not_stop_is_the_rank_that_raised(tmp_path):
+    # the allocator's words say the host's memory ran out, whoever raised them: an OOM
     verdict = analyze_files(tmp_path, {"console.log": HOST_ALLOCATION_THEN_STOPS}).verdict
-    assert verdict.finding.kind == "rank_exception" and verdict.ranks == [2]
+    assert verdict.finding.kind == "oom" and verdict.ranks == [2]
     assert verdict.finding.confidence == "medium"
     assert "pid 86505" in verdict.finding.summary
     assert "DefaultCPUAllocator" in verdict.finding.summary
@@ -1045,11 +1047,13 @@ SIGBUS_ALL = [
 
 
 def test_workers_dying_of_one_signal_at_once_share_a_cause_not_the_first_listed(tmp_path):
+    # SIGBUS on every rank at once: the node's shared memory ran out under all of them
     analysis = analyze_files(tmp_path, {"output.log": SIGBUS_ALL})
     died = analysis.verdict.finding
-    assert (died.kind, died.ranks, analysis.verdict.ranks) == ("rank_exception", [0, 6, 7], [])
-    assert "of a cause they share" in died.summary
-    assert "/dev/shm" in died.fix and "on that rank" not in died.fix
+    assert (died.kind, died.ranks, analysis.verdict.ranks) == ("oom", [0, 6, 7], [])
+    assert "every rank the logs show died so" in died.summary
+    assert "shared memory (/dev/shm) ran out" in died.summary
+    assert "--shm-size" in died.fix and "on that rank" not in died.fix
 
 
 # deepspeedai/DeepSpeed#2946 (T5-11B on one 8-GPU host; the thread: host memory ran out),

@@ -1,0 +1,55 @@
+# ruff: noqa: E501 -- test data are verbatim log lines
+"""SGLang's scheduler logger: `[<time> TP3] ` before each line of a tensor-parallel worker."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from tests.builders import analyze_files, finding
+from tests.framing import frame, frame_one
+
+# sgl-project/sglang#4233, verbatim: TP3 alone failed while building its draft model
+SCHEDULER_FAILED = [
+    "[2025-03-09 14:40:46 TP4] Capture cuda graph end. Time elapsed: 1334.38 s",
+    "[2025-03-09 14:40:46 TP3] Capture cuda graph end. Time elapsed: 1334.35 s",
+    "[2025-03-09 14:40:46 TP0] Capture cuda graph end. Time elapsed: 1334.36 s",
+    "[2025-03-09 14:40:47 TP4] MLA optimization is turned on. Use triton backend.",
+    "[2025-03-09 14:40:47 TP4] Init torch distributed begin.",
+    "[2025-03-09 14:40:47 TP3] Scheduler hit an exception: Traceback (most recent call last):",
+    '  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/managers/scheduler.py", line 1816, in run_scheduler_process',
+    "    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, dp_rank)",
+    '  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/model_executor/model_runner.py", line 280, in init_torch_distributed',
+    "    raise ValueError(",
+    "ValueError: The memory capacity is unbalanced. Some GPUs may be occupied by other processes.",
+]
+
+
+def test_a_tensor_parallel_worker_s_prefix_gives_its_rank_and_time():
+    row = frame_one(SCHEDULER_FAILED[5])
+    assert row["prefix_rank"] == 3
+    assert row["prefix_time"] == datetime(2025, 3, 9, 14, 40, 47)
+    assert row["message"].startswith("Scheduler hit an exception: Traceback")
+
+
+def test_a_prefix_with_data_and_tensor_parallel_ranks_names_no_global_rank():
+    row = frame_one("[2025-03-17 17:15:55 DP1 TP3] Init torch distributed begin.")
+    assert row.get("prefix_rank") is None
+    assert row["message"] == "Init torch distributed begin."
+
+
+def test_the_worker_that_raised_is_blamed(tmp_path):
+    analysis = analyze_files(tmp_path, {"server.log": SCHEDULER_FAILED})
+    assert finding(analysis, "rank_exception").ranks == [3]
+
+
+def test_only_the_traceback_a_prefixed_record_opens_takes_its_rank():
+    rows = frame(
+        [
+            SCHEDULER_FAILED[4],  # TP4's record, no traceback
+            "Killed",
+            *SCHEDULER_FAILED[5:],
+            "Exception in thread Thread-2:",
+        ]
+    )
+    ranks = [row.get("prefix_rank") for row in rows]
+    assert ranks == [4, None, 3, 3, 3, 3, 3, 3, None]
