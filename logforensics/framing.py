@@ -10,13 +10,15 @@ with a verbatim example, whose named groups fill the `prefix_*` columns. A frame
 most once per line and only after the framers listed before it, so an inner prefix is never
 mistaken for an outer one. Formats and sources (see also the regex comments):
 
-- a paste's or a log viewer's line numbers `[1784] ` (growing from line to line), outermost;
+- a Markdown or e-mail quote `> ` on most of a file's lines, outermost;
+- a paste's or a log viewer's line numbers `[1784] ` (growing from line to line);
 - `journalctl` output (`-o short` / `short-iso`: `<time> <host> <ident>[<pid>]: `);
 - `kubectl logs --prefix` `[pod/<pod>/<container>] ` (kubernetes/kubectl:pkg/cmd/logs/logs.go)
   and `--timestamps` RFC3339 stamps; CRI node logs `<time> stdout F|P <text>` (Grafana Promtail
   `cri` stage docs), partial (`P`) lines joined with the line that completes them;
 - `torchx log`'s `<role>/<replica> ` (a node's launcher, kept as the node);
-- pdsh `host: ` (pdsh(1), DeepSpeed's multi-node runner); SLURM `srun --label` task ids
+- pdsh `host: ` (pdsh(1), DeepSpeed's multi-node runner); a runner's `<label> [stderr] `
+  (milabench's, the label kept as the node); SLURM `srun --label` task ids
   (srun(1)); Open MPI `--tag-output` `[job,rank]<stdout>:` with the optional
   `--timestamp-output` stamp (orterun(1)), and horovodrun's own `[rank]<stderr>:`; Determined
   AI's `[rank=N] `;
@@ -165,6 +167,14 @@ SKYPILOT_NODE = (
 # A worker's label that numbers it in one dimension only (`Worker_TP11`, `Worker_rank3`): its
 # rank. `Worker_DP0_TP1` numbers it in two and says no global rank.
 ACTOR_RANK = r"^[A-Za-z]+_(?:TP|[Rr]ank|RANK)(\d+)$"
+# > [rank1]: Traceback (most recent call last):
+# A paste quoted in Markdown or an e-mail reply (OpenBMB/MiniCPM-V#144: every line of the
+# tracebacks after `> `); outermost, and only where it quotes most of a file's lines
+QUOTE = r">(?: |$)"
+# diffusion-nodes.cn-n001.server.mila.quebec.nolog [stderr] [rank14]: Traceback (most recent ...
+# A runner's label and the stream it read a line from (milabench's, mila-iqia/milabench#281);
+# the label names the process's node
+STREAM_LABEL = r"(?P<label>[^\s\[\]]+) \[(?P<stream>stdout|stderr)\](?: |$)"
 # A log viewer's or a paste's line numbers in front of every line (hiyouga/LlamaFactory#8261):
 #   [1784] [rank0]:[E602 11:17:52.399340163 ProcessGroupNCCL.cpp:2268] [PG ID 1 PG GUID 1 ...
 LINE_NUMBER_GUTTER = r"\[(?P<number>\d{1,9})\] "
@@ -314,6 +324,7 @@ TORCHRUN_TEE_FRAMER = Framer(
 
 
 FRAMERS: tuple[Framer, ...] = (
+    Framer("quote", QUOTE, per_file=True),
     Framer(
         "gutter",
         LINE_NUMBER_GUTTER,
@@ -381,6 +392,12 @@ FRAMERS: tuple[Framer, ...] = (
         per_file=True,
     ),
     Framer("pdsh", PDSH_HOST, lambda g: {"prefix_host": _group(g, "host")}, per_file=True),
+    Framer(
+        "stream_label",
+        STREAM_LABEL,
+        lambda g: {"_node_name": _group(g, "label"), "prefix_stream": _group(g, "stream")},
+        per_file=True,
+    ),
     Framer(
         "srun",
         SRUN_LABEL,
