@@ -240,14 +240,62 @@ STOPPED_FROM_OUTSIDE_FIX = (
 )
 
 
+# Signals a person's terminal sends: the session closing (SIGHUP), Ctrl-C (SIGINT), Ctrl-\
+BY_A_PERSON = {
+    "SIGHUP": "the terminal or SSH session it ran in closed",
+    "SIGINT": "Ctrl-C",
+    "SIGQUIT": "Ctrl-\\",
+}
+BY_A_PERSON_FIX = (
+    "Nothing failed in the job: it lost the terminal it ran in, or a person stopped it. Run the "
+    "launcher where a closed terminal cannot reach it (the scheduler, `nohup`, `tmux` or "
+    "`screen`). If it was stopped because it had stopped making progress, the hang's cause is "
+    "in the lines before the signal."
+)
+
+
+def _launcher_signals(job: Job) -> pl.DataFrame:
+    """The launcher's word that it was sent a signal: its own (`Received Signals.SIGHUP death
+    signal`), else its stops of every worker with a signal a terminal sends. torchrun stops its
+    workers with SIGTERM when one of them fails and with the signal it received when it was
+    sent one (pytorch/pytorch#67538: `Sending process 102241 closing signal SIGHUP`)."""
+    said = job.events.filter(pl.col("event") == "launcher_signalled")
+    if not said.is_empty():
+        return said.sort("file", "line")
+    return job.events.filter(
+        (pl.col("event") == "worker_sigterm") & pl.col("signal").is_in(list(BY_A_PERSON))
+    ).sort("file", "line")
+
+
 def _stopped_from_outside(job: Job) -> list[Finding]:
     """The launcher itself received a signal and shut its workers down, no worker having
     failed before it (modelscope/ms-swift#8193: torchrun's `Received Signals.SIGTERM death
-    signal` as the host ran out of memory while saving): the job was ended from outside."""
-    rows = job.events.filter(pl.col("event") == "launcher_signalled").sort("file", "line")
+    signal` as the host ran out of memory while saving): the job was ended from outside. A
+    terminal's signal (the session closing, Ctrl-C) is no failure of the job's at all: a
+    warning, so that the verdict says none (jingyaogong/minimind#462: SIGHUP)."""
+    rows = _launcher_signals(job)
     if rows.is_empty():
         return []
     signal = rows.item(0, "signal")
+    details = {"exception": f"{signal} to the launcher", "signal": signal, "from_outside": True}
+    if signal in BY_A_PERSON:
+        return [
+            replace(
+                _unblamed(
+                    rows,
+                    part="consequence",
+                    summary=(
+                        f"The launcher received {signal} ({BY_A_PERSON[signal]}) and shut its "
+                        "workers down; no worker had failed before it: the job did not fail, "
+                        "it was stopped from its terminal."
+                    ),
+                    fix=BY_A_PERSON_FIX,
+                    ranks=[],
+                    details=details,
+                ),
+                severity="warning",
+            )
+        ]
     return [
         _unblamed(
             rows,
@@ -259,11 +307,7 @@ def _stopped_from_outside(job: Job) -> list[Finding]:
             ),
             fix=STOPPED_FROM_OUTSIDE_FIX,
             ranks=[],
-            details={
-                "exception": f"{signal} to the launcher",
-                "signal": signal,
-                "from_outside": True,
-            },
+            details=details,
         )
     ]
 
@@ -444,7 +488,7 @@ INSTALLED = r"/(?:site|dist)-packages/"
 # the launcher's own code (torch.distributed.launch, torchrun, the elastic agent): a stack that
 # ends there is the launcher's, not a worker's (JingyunLiang/VRT#47: `torch/distributed/
 # launch.py` cut after the agent's `Received 1 death signal`)
-LAUNCHER_FRAME = r"torch/distributed/(?:launch|run)\.py:|torch/distributed/elastic/"
+LAUNCHER_FRAME = r"torch/distributed/(?:launch|run)\.py:|torch/distributed/(?:elastic|launcher)/"
 
 
 def _cut_crashes(job: Job, explained: set[int]) -> list[Finding]:
@@ -512,7 +556,7 @@ def _unattributed_cuts(job: Job) -> list[Finding]:
     do not say. A failure all the same, never "no failure found", blaming nobody; a stack cut
     inside a collective or a wait is a process waiting for the others and says nothing."""
     # stacks printed as the launcher stops on a signal sent from outside are no failure
-    signalled = not job.events.filter(pl.col("event") == "launcher_signalled").is_empty()
+    signalled = not _launcher_signals(job).is_empty()
     if signalled or not _no_error_but_cut_tracebacks(job):
         return []
     thrown = _thrown(job)

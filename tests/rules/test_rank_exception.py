@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from tests.builders import analyze, analyze_files, finding, kinds, marks
 from tests.parsers.test_elastic import SUMMARY as ELASTIC_SUMMARY
@@ -1264,3 +1265,41 @@ def test_a_bare_traceback_header_a_host_ends_in_is_a_failure_of_no_known_rank(tm
     assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [])
     assert "host ML-02 began a traceback" in verdict.finding.summary
     assert verdict.finding.confidence == "low"
+
+
+# jingyaogong/minimind#462, verbatim: the launcher's terminal closed an hour into training; the
+# workers went on printing until torchrun killed them
+TERMINAL_CLOSED = [
+    "Epoch:[1/3](61900/106257) loss:1.716 lr:0.000000605887 epoch_Time:135.0min:",
+    "W0712 21:41:30.388961 61592 site-packages/torch/distributed/elastic/agent/server/api.py:704] Received Signals.SIGHUP death signal, shutting down workers",
+    "W0712 21:41:30.391399 61592 site-packages/torch/distributed/elastic/multiprocessing/api.py:897] Sending process 61660 closing signal SIGHUP",
+    "W0712 21:41:30.391720 61592 site-packages/torch/distributed/elastic/multiprocessing/api.py:897] Sending process 61661 closing signal SIGHUP",
+    "Epoch:[1/3](62000/106257) loss:1.959 lr:0.000000605717 epoch_Time:134.0min:",
+    "W0712 21:42:00.392091 61592 site-packages/torch/distributed/elastic/multiprocessing/api.py:916] Unable to shutdown process 61660 via Signals.SIGHUP, forcefully exiting via Signals.SIGKILL",
+    "Traceback (most recent call last):",
+    '  File "/public/home/a/anaconda3/envs/rag/bin/torchrun", line 8, in <module>',
+    "    sys.exit(main())",
+]
+
+# pytorch/pytorch#67538, verbatim: only the launcher's stops say what it received, then its own
+# traceback, cut inside the launcher's code
+STOPS_WITH_SIGHUP = [
+    "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 102241 closing signal SIGHUP",
+    "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 102242 closing signal SIGHUP",
+    "Traceback (most recent call last):",
+    '  File "/home/wuwanjie/miniconda3/envs/rc_server/lib/python3.8/runpy.py", line 194, in _run_module_as_main',
+    "    return _run_code(code, main_globals, None,",
+    '  File "/home/wuwanjie/miniconda3/envs/rc_server/lib/python3.8/site-packages/torch/distributed/run.py", line 710, in run',
+    "    elastic_launch(",
+    '  File "/home/wuwanjie/miniconda3/envs/rc_server/lib/python3.8/site-packages/torch/distributed/launcher/api.py", line 131, in __call__',
+    "    return launch_agent(self._config, self._entrypoint, list(args))",
+]
+
+
+@pytest.mark.parametrize("lines", [TERMINAL_CLOSED, STOPS_WITH_SIGHUP], ids=["said", "forwarded"])
+def test_a_launcher_its_terminal_stopped_is_no_failure_but_says_so(tmp_path, lines):
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert analysis.verdict is None
+    (stopped,) = [f for f in analysis.findings if f.details.get("from_outside")]
+    assert stopped.severity == "warning" and "SIGHUP" in stopped.summary
+    assert "the job did not fail" in stopped.summary and "tmux" in stopped.fix
