@@ -57,6 +57,7 @@ import polars as pl
 
 from logforensics.literals import holds_any
 from parsers.nccl import PROCESS as NCCL_PROCESS
+from parsers.traceback import HEADER as TRACEBACK_HEADER
 
 # What frame_lines adds to `file, line, text`; `message` and the first two are what parsers see.
 PREFIX_COLUMNS: dict[str, pl.DataType] = {
@@ -530,9 +531,6 @@ def frame_lines(lines: pl.DataFrame, nonblank: pl.DataFrame | None = None) -> pl
     if framed.select(_opens_a_logged_traceback().any()).item():
         whole = _logged_tracebacks_continued(whole)
     return whole.drop("_row")
-
-
-TRACEBACK_HEADER = "Traceback (most recent call last):"
 
 
 def _opens_a_logged_traceback() -> pl.Expr:

@@ -65,21 +65,46 @@ def gloo_interface(job: Job) -> list[Finding]:
             "fell back to 127.x, where no peer of another host listens. The process group "
             "never formed; the network setting is the cause."
         )
-    evidence, total = evidence_from(wrong.select("file", "line", "text", "rank"))
     return [
-        Finding(
-            kind="nccl_error",
-            severity="error",
-            part="explanation",
+        interface_finding(
+            wrong,
             summary=summary,
             fix=GLOO_INTERFACE_FIX,
             ranks=ranks,
-            evidence=evidence,
-            evidence_total=total,
-            order=-1.0,  # while the group formed, before any step
-            timestamp=earliest_time(wrong),
+            transport="gloo",
+            interfaces=named.to_list(),
             confidence="high" if not named.is_empty() else "medium",
-            scope="job",
-            details={"transport": "gloo", "phase": "connect", "interface": named.to_list()},
         )
     ]
+
+
+def interface_finding(
+    rows: pl.DataFrame,
+    *,
+    summary: str,
+    fix: str,
+    ranks: list[int],
+    transport: str,
+    interfaces: list[str],
+    confidence: str,
+    blames_nobody: bool = False,
+) -> Finding:
+    """A process group that never formed because a transport was on the wrong network
+    interface: the job's network setting, while the group formed, before any step."""
+    evidence, total = evidence_from(rows.select("file", "line", "text", "rank"))
+    return Finding(
+        kind="nccl_error",
+        severity="error",
+        part="explanation",
+        summary=summary,
+        fix=fix,
+        ranks=ranks,
+        blames_nobody=blames_nobody,
+        evidence=evidence,
+        evidence_total=total,
+        order=-1.0,  # while the group formed, before any step
+        timestamp=earliest_time(rows),
+        confidence=confidence,
+        scope="job",
+        details={"transport": transport, "phase": "connect", "interface": interfaces},
+    )

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from logforensics.findings import Finding, evidence_from
+from logforensics.findings import Finding
+from logforensics.gloo_interface import interface_finding
 from logforensics.job import Job
-from logforensics.placement import earliest_time
 from logforensics.text import rank_list
 
 # the interface or address NCCL names when it took a loopback one: `lo:127.0.0.1`, `lo:::1`
@@ -51,22 +51,15 @@ def nccl_interface(job: Job) -> list[Finding]:
         "address reaches no other host, so the communicator never formed; the network "
         "setting is the cause."
     )
-    evidence, total = evidence_from(rows.select("file", "line", "text", "rank"))
     return [
-        Finding(
-            kind="nccl_error",
-            severity="error",
-            part="explanation",
+        interface_finding(
+            rows,
             summary=summary,
             fix=NCCL_INTERFACE_FIX,
             ranks=ranks,
-            blames_nobody=True,
-            evidence=evidence,
-            evidence_total=total,
-            order=-1.0,  # while the communicator formed, before any step
-            timestamp=earliest_time(rows),
+            transport="nccl",
+            interfaces=[first["device"]],
             confidence="high",
-            scope="job",
-            details={"transport": "nccl", "phase": "connect", "interface": [first["device"]]},
+            blames_nobody=True,
         )
     ]

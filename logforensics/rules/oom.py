@@ -167,23 +167,21 @@ def _climb_finding(job: Job, reports: pl.DataFrame, climb: dict) -> Finding:
 
 def _killed(job: Job) -> list[Finding]:
     """Deaths the host running out of memory most likely caused (see
-    `rank_exception.out_of_host_memory`), said as rank_exception reads them, as OOMs; a bus
-    error's is the node's shared memory (/dev/shm)."""
-    return [
-        replace(
-            finding,
-            kind="oom",
-            fix=SHARED_MEMORY_FIX if shared else finding.fix,
-            details={
-                **finding.details,
-                "host_memory": True,
-                "killer": "shm" if shared else "unknown",
-            },
-            confidence="low" if finding.confidence == "low" else "medium",
-        )
-        for finding in out_of_host_memory(job)
-        for shared in [out_of_shared_memory(finding)]
-    ]
+    `rank_exception.out_of_host_memory`), said as rank_exception reads them, as OOMs."""
+    return [_as_oom(finding) for finding in out_of_host_memory(job)]
+
+
+def _as_oom(death: Finding) -> Finding:
+    """rank_exception's finding of a death as an OOM; a bus error's is the node's shared
+    memory (/dev/shm)."""
+    shared = out_of_shared_memory(death)
+    return replace(
+        death,
+        kind="oom",
+        fix=SHARED_MEMORY_FIX if shared else death.fix,
+        details={**death.details, "host_memory": True, "killer": "shm" if shared else "unknown"},
+        confidence="low" if death.confidence == "low" else "medium",
+    )
 
 
 def _loader_workers_bus_errors(job: Job) -> list[Finding]:

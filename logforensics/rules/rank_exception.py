@@ -277,37 +277,34 @@ def _stopped_from_outside(job: Job) -> list[Finding]:
     if rows.is_empty():
         return []
     signal = rows.item(0, "signal")
-    details = {"exception": f"{signal} to the launcher", "signal": signal, "from_outside": True}
-    if signal in BY_A_PERSON:
-        return [
-            replace(
-                _unblamed(
-                    rows,
-                    part="consequence",
-                    summary=(
-                        f"The launcher received {signal} ({BY_A_PERSON[signal]}) and shut its "
-                        "workers down; no worker had failed before it: the job did not fail, "
-                        "it was stopped from its terminal."
-                    ),
-                    fix=BY_A_PERSON_FIX,
-                    ranks=[],
-                    details=details,
-                ),
-                severity="warning",
-            )
-        ]
+    by_a_person = signal in BY_A_PERSON
+    if by_a_person:
+        summary = (
+            f"The launcher received {signal} ({BY_A_PERSON[signal]}) and shut its workers down; "
+            "no worker had failed before it: the job did not fail, it was stopped from its "
+            "terminal."
+        )
+    else:
+        summary = (
+            f"torchrun's agent received {signal} from outside the job and shut its workers "
+            "down; no worker had failed before it: whoever sent the signal ended the job "
+            "(the scheduler's time limit or preemption, a user, the host)."
+        )
     return [
-        _unblamed(
+        _from_rows(
             rows,
+            severity="warning" if by_a_person else "error",
             part="consequence",
-            summary=(
-                f"torchrun's agent received {signal} from outside the job and shut its workers "
-                "down; no worker had failed before it: whoever sent the signal ended the job "
-                "(the scheduler's time limit or preemption, a user, the host)."
-            ),
-            fix=STOPPED_FROM_OUTSIDE_FIX,
+            summary=summary,
+            fix=BY_A_PERSON_FIX if by_a_person else STOPPED_FROM_OUTSIDE_FIX,
             ranks=[],
-            details=details,
+            blames_nobody=True,
+            confidence="low",
+            details={
+                "exception": f"{signal} to the launcher",
+                "signal": signal,
+                "from_outside": True,
+            },
         )
     ]
 
