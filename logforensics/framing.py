@@ -31,6 +31,8 @@ mistaken for an outer one. Formats and sources (see also the regex comments):
   multiprocessing/tail_log.py), `TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE` shapes `[3]:` (the
   documented `[${rank}]:`) and `[rank3]: `, and PyTorch's own `[rank3]:` on tracebacks and C++
   log lines (torch >= 2.2);
+- Text Generation Inference's `tracing` records, whose span field `rank=N` closes the record
+  (`tracing_spans`);
 - noise: ANSI colour codes, tqdm carriage-return progress bars after which a log line starts
   mid-line (the bar is kept in `glued` for the parsers, and the glued line may bring its own
   torchrun `--tee` prefix), trailing carriage returns.
@@ -56,6 +58,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from logforensics.literals import holds_any
+from logforensics.tracing_spans import opens_a_span_record, span_ranks
 from parsers.nccl import PROCESS as NCCL_PROCESS
 from parsers.traceback import HEADER as TRACEBACK_HEADER
 
@@ -530,6 +533,8 @@ def frame_lines(lines: pl.DataFrame, nonblank: pl.DataFrame | None = None) -> pl
     whole = pl.concat([plain, framed], how="vertical").sort("_row")
     if framed.select(_opens_a_logged_traceback().any()).item():
         whole = _logged_tracebacks_continued(whole)
+    if framed.select(opens_a_span_record().any()).item():
+        whole = span_ranks(whole)
     return whole.drop("_row")
 
 

@@ -286,6 +286,8 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
         nodes = finding.details["nodes"]
         node = f"Node {', '.join(map(str, nodes))}" if nodes else "A node"
         return f"{node} failed under the job (SLURM's node failure)", None
+    if finding.details.get("summary_cut"):
+        return "A worker failed (torchrun's report)", "the logs do not say which rank or why"
     if finding.details.get("spawn_cut"):
         why = ": the training's numbers diverged" if finding.details.get("numerics") else ""
         return f"A spawned worker failed{why}", None

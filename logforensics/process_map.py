@@ -14,6 +14,13 @@ Failing both, a process's rank is what names its rank and pid together: the rank
 (local_rank: 3)` / `exitcode : -9 (pid: 4268)`). That is how the kernel's `Killed process
 25315` in a pasted `dmesg` finds its rank.
 
+Last, a rank's ProcessGroupNCCL error quotes its process's last NCCL WARN (`Last error:` and
+the WARN's words: NCCL keeps the last error per process), so a WARN of one (host, pid) whose
+words a rank's error in the same file repeats, and no other's, is that rank's
+(deepspeedai/DeepSpeed#6875: `50428e4af543:34610:36821 [4] ... NCCL WARN NET/IB: Got
+completion from peer 10.0.1.23<34696> ...` and `[Rank 4] ... Last error: NET/IB: Got
+completion from peer 10.0.1.23<34696> ...`).
+
 A line that names a pid without a host (`Unhandled exception ... proc 2834`, c10's `SIGABRT(6),
 PID: 3154296`) takes the rank of that pid when exactly one process of the job has it.
 """
@@ -71,8 +78,59 @@ def _process_ranks(events: pl.DataFrame) -> pl.DataFrame:
     from_inits = _world_init_ranks(events)
     from_topology = _topology_ranks(events).join(from_inits, on=PROCESS, how="anti")
     known = pl.concat([from_inits, from_topology])
-    stated = _stated_ranks(events)
-    return pl.concat([known, stated.join(known, on=PROCESS, how="anti")])
+    known = pl.concat([known, _stated_ranks(events).join(known, on=PROCESS, how="anti")])
+    known = pl.concat([known, _quoted_ranks(events).join(known, on=PROCESS, how="anti")])
+    return pl.concat([known, _device_offset_ranks(events, known)])
+
+
+# identified processes on a host that must agree on one rank - device offset
+OFFSET_WITNESSES = 2
+
+
+def _device_offset_ranks(events: pl.DataFrame, known: pl.DataFrame) -> pl.DataFrame:
+    empty = known.clear()
+    if known.is_empty() or "cuda_dev" not in events.columns:
+        return empty
+    devices = _one_device_each(events)
+    offsets = (
+        devices.join(known, on=PROCESS)
+        .group_by("host")
+        .agg((pl.col("process_rank") - pl.col("cuda_dev")).unique().alias("offsets"), pl.len())
+        .filter((pl.col("offsets").list.len() == 1) & (pl.col("len") >= OFFSET_WITNESSES))
+        .select("host", pl.col("offsets").list.first().alias("offset"))
+    )
+    guessed = (
+        devices.join(known, on=PROCESS, how="anti")
+        .join(offsets, on="host")
+        .select(
+            *PROCESS, (pl.col("offset") + pl.col("cuda_dev")).cast(pl.Int32).alias("process_rank")
+        )
+    )
+    taken = known.select("process_rank")
+    return guessed.filter(pl.col("process_rank").is_unique()).join(
+        taken, on="process_rank", how="anti"
+    )
+
+
+def _one_device_each(events: pl.DataFrame) -> pl.DataFrame:
+    """(host, pid, cuda_dev) for processes whose NCCL lines name one device, on hosts where no
+    two processes share a device."""
+    named = events.filter(
+        pl.col("host").is_not_null()
+        & pl.col("pid").is_not_null()
+        & pl.col("cuda_dev").is_not_null()
+    )
+    return (
+        named.group_by(PROCESS)
+        .agg(pl.col("cuda_dev").unique().alias("devices"))
+        .filter(pl.col("devices").list.len() == 1)
+        .select(
+            pl.col("host").cast(pl.String),
+            pl.col("pid").cast(pl.Int64),
+            pl.col("devices").list.first().cast(pl.Int32).alias("cuda_dev"),
+        )
+        .filter(pl.col("cuda_dev").is_unique().over("host"))
+    )
 
 
 # events that state a process's global rank and its pid on one line or block
@@ -84,6 +142,30 @@ def _stated_ranks(events: pl.DataFrame) -> pl.DataFrame:
         pl.col("event").is_in(STATING) & pl.col("rank").is_not_null() & pl.col("pid").is_not_null()
     )
     return _one_rank_each(stated, "rank")
+
+
+# NCCL's own error lines, and the rank's error that quotes the last of them
+NCCL_ERROR_EVENTS = ("nccl_error", "nccl_warn")
+
+
+def _quoted_ranks(events: pl.DataFrame) -> pl.DataFrame:
+    if "exc_message" not in events.columns:
+        return pl.DataFrame(schema={"host": pl.String, "pid": pl.Int64, "process_rank": pl.Int32})
+    errors = events.filter(
+        pl.col("event").is_in(NCCL_ERROR_EVENTS) & pl.col("exc_message").is_not_null()
+    )
+    words = ["file", "exc_message"]
+    processes = errors.filter(
+        pl.col("rank").is_null() & pl.col("host").is_not_null() & pl.col("pid").is_not_null()
+    ).select(*words, *PROCESS)
+    ranks = errors.filter(pl.col("rank").is_not_null() & pl.col("pid").is_null()).select(
+        *words, "rank"
+    )
+    pairs = processes.unique().join(ranks.unique(), on=words).filter(pl.len().over(words) == 1)
+    one_each = pairs.filter(pl.col("rank").n_unique().over(PROCESS) == 1).filter(
+        pl.struct(PROCESS).n_unique().over("rank") == 1
+    )
+    return _one_rank_each(one_each, "rank")
 
 
 def _world_init_ranks(events: pl.DataFrame) -> pl.DataFrame:

@@ -27,12 +27,14 @@ from logforensics.registry import LineParser
 # CollectiveFingerPrint(SequenceNumber=485, OpType=ALLREDUCE, TensorShape=[25], TensorDtypes=Float, TensorDeviceTypes=...
 # CollectiveFingerPrint(SequenceNumber=20OpType=BARRIER)      CollectiveFingerPrint(OpType=BROADCAST, TensorShape=[34112], ...
 FINGERPRINT = (
-    r"CollectiveFingerPrint\((?:SequenceNumber=(?P<seq>\d+),? ?)?OpType=(?P<op>\w+)"
-    r"(?:, TensorShape=(?P<shape>\[[^\]]*\]))?"
-    r"(?:, TensorDtypes=\[?(?P<dtype>\w+(?:, \w+)*?)\]?(?:, TensorDeviceTypes=|\)))?"
+    r"CollectiveFingerPrint\(\s*(?:SequenceNumber=(?P<seq>\d+),?\s*)?OpType=(?P<op>\w+)"
+    r"(?:,\s*TensorShape=(?P<shape>\[[^\]]*\]))?"
+    r"(?:,\s*TensorDtypes=\[?(?P<dtype>\w+(?:, \w+)*?)\]?(?:,\s*TensorDeviceTypes=|\s*\)))?"
 )
 # Detected mismatch between collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(...
-MISMATCH_OWN = r"Rank (?P<rank>\d+) is running (?:inconsistent )?collective: " + FINGERPRINT
+MISMATCH_OWN = (
+    r"Rank (?P<rank>\d+) is running (?:inconsistent )?collective:(?: " + FINGERPRINT + ")?"
+)
 # ..., but Rank 0 is running collective: CollectiveFingerPrint(...   /  ..., but Rank 1 is running collective: REDUCE.
 MISMATCH_PEER = (
     r", but Rank (?P<rank>\d+) is running collective: (?:" + FINGERPRINT + r"|(?P<bare_op>\w+)\.)"
@@ -45,6 +47,14 @@ RUNNING = r"\[Rank (?P<rank>\d+)\] Running collective: " + FINGERPRINT
 BARRIER_ERROR = r"Monitored Barrier encountered error running collective: " + FINGERPRINT
 
 MISMATCH_WORDING = "Detected mismatch between collectives on ranks"
+# torch 1.10-1.11 print the fingerprint one field per line under the sentence
+# (huggingface/transformers#20366):
+#   Detected mismatch between collectives on ranks. Rank 1 is running inconsistent collective:
+#   CollectiveFingerPrint(
+#       OpType=ALLGATHER,
+#       TensorShape=[1, 279, 44, 72],
+#       TensorDtypes=Float,
+FINGERPRINT_LINES = 5
 
 
 def _fingerprint_columns(found: pl.Expr) -> list[pl.Expr]:
@@ -56,12 +66,31 @@ def _fingerprint_columns(found: pl.Expr) -> list[pl.Expr]:
     ]
 
 
+def _with_the_fingerprint_below(lines: pl.DataFrame) -> pl.Expr:
+    """The sentence with the fingerprint printed on the lines under it joined on, when the
+    sentence ends at `collective:`."""
+    message = pl.col("message")
+    below = [
+        pl.when(pl.col("line").shift(-k).over("file") == pl.col("line") + k)
+        .then(message.shift(-k).over("file").str.strip_chars())
+        .otherwise(pl.lit(""))
+        for k in range(1, FINGERPRINT_LINES + 1)
+    ]
+    ends_open = message.str.strip_chars_end().str.ends_with("collective:")
+    return (
+        pl.when(ends_open).then(pl.concat_str([message, *below], separator=" ")).otherwise(message)
+    )
+
+
 def _mismatches(lines: pl.DataFrame) -> pl.DataFrame:
+    lines = lines.with_columns(_with_the_fingerprint_below(lines).alias("message"))
     message = pl.col("message")
     own = message.str.extract_groups(MISMATCH_OWN)
     peer = message.str.extract_groups(MISMATCH_PEER)
     return lines.filter(
-        message.str.contains(MISMATCH_WORDING, literal=True) & message.str.contains(MISMATCH_OWN)
+        pl.col("candidate")
+        & message.str.contains(MISMATCH_WORDING, literal=True)
+        & message.str.contains(MISMATCH_OWN)
     ).select(
         "file",
         "line",
@@ -118,4 +147,5 @@ PARSER = LineParser(
         "Monitored Barrier encountered error running collective",
     ),
     parse=parse,
+    context_after=FINGERPRINT_LINES,
 )

@@ -20,6 +20,14 @@ a `worker_failed` event with that exit code (a negative one is the signal that e
 with `code_cut` in `extra`, where a paste cut the line before it) and no rank: the command it prints is the last one the launcher spawned, left over from its spawning
 loop (deepspeed/launcher/launch.py, `sigkill_handler` logs `cmd`), whichever worker ended.
 
+Text Generation Inference's launcher reports a shard (or its weight download) that a signal
+ended, by number, in the shard's span (huggingface/text-generation-inference#1627, #446)::
+
+    2024-03-06T17:53:31.052444Z ERROR shard-manager: text_generation_launcher: Shard process was signaled to shutdown with signal 4 rank=0
+    Error: Download process was signaled to shutdown with signal 7
+
+a `fatal_signal` event; `framing` gives the shard's rank from the span field.
+
 The kernel's own report of an OOM kill, pasted from `dmesg` (mm/oom_kill.c: "%s: Killed process
 %d (%s) total-vm:%lukB, ..." after `Out of memory` or `Memory cgroup out of memory`), is a
 `host_oom` event with the killed pid, which the logs' pid map turns into a rank. So is the Rust
@@ -32,6 +40,7 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.registry import LineParser
+from parsers.mpirun import SIGNAL_NAMES
 from parsers.traceback import FATAL_SIGNALS
 
 # bash's strsignal() words for the signals a training process dies of
@@ -42,6 +51,7 @@ SHELL_DEATH = (
     r"(?P<what>" + "|".join(SHELL_SIGNALS) + r")(?: +\(core dumped\))?(?: {2,}\S.*)?\s*$"
 )
 
+LAUNCHER_SIGNALLED = r"(?:Shard|Download) process was signaled to shutdown with signal (\d+)"
 
 KERNEL_OOM_KILL = r"(?:Out of memory|Memory cgroup out of memory): Killed process (\d+) \("
 # Rust's runtime aborting a process whose host allocation failed (tokenizers and other Rust
@@ -65,6 +75,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         _kernel_oom_kills(lines),
         _allocation_failures(lines),
         _deepspeed_exits(lines),
+        _launcher_signalled(lines),
     ]
     return pl.concat(parts, how="diagonal_relaxed")
 
@@ -83,6 +94,23 @@ def _deepspeed_exits(lines: pl.DataFrame) -> pl.DataFrame:
             pl.lit("error").alias("severity"),
             "exitcode",
             pl.when("_cut").then(pl.lit('{"code_cut":true}')).alias("extra"),
+        )
+    )
+
+
+def _launcher_signalled(lines: pl.DataFrame) -> pl.DataFrame:
+    number = pl.col("message").str.extract(LAUNCHER_SIGNALLED, 1)
+    name = number.replace_strict(SIGNAL_NAMES, default=None, return_dtype=pl.String)
+    return (
+        lines.with_columns(name.alias("signal"), ("signal " + number).alias("exc_message"))
+        .filter(pl.col("signal").is_not_null())
+        .select(
+            "file",
+            "line",
+            pl.lit("fatal_signal").alias("event"),
+            pl.lit("error").alias("severity"),
+            "exc_message",
+            "signal",
         )
     )
 
@@ -144,6 +172,7 @@ PARSER = LineParser(
         "exits with return code",
         ":sigkill_handler] [",
         " bytes failed",
+        "process was signaled to shutdown",
     ),
     parse=parse,
 )

@@ -23,6 +23,10 @@ listed newest first, so the main thread comes last (yifan123/flow_grpo#161):
 
     Fatal Python error: Aborted
 
+The interpreter's own fatal errors (`Py_FatalError`, which then aborts the process) share the
+header and the thread dump, with the failing function in place of a signal's name
+(pytorch/torchtitan#1066: `Fatal Python error: none_dealloc: deallocating None`).
+
     Thread 0x00007fa0f51fd640 (most recent call first):
       File "/opt/conda/envs/python3.10.13/lib/python3.10/threading.py", line 324 in wait
 
@@ -599,7 +603,8 @@ def _fatal_python_errors(rows: pl.DataFrame) -> pl.DataFrame:
             "end_line",
             "frame",
             what.str.slice(0, MESSAGE_CHARS).alias("exc_message"),
-            what.replace_strict(FATAL_SIGNALS, default=None, return_dtype=pl.String).alias(
+            # any other words are the interpreter's own fatal error, which ends in abort()
+            what.replace_strict(FATAL_SIGNALS, default="SIGABRT", return_dtype=pl.String).alias(
                 "signal"
             ),
         )

@@ -123,6 +123,11 @@ STALL_FIX = (
     "number: `hvd.DistributedSampler`/`drop_last=True`), or a branch that issues other "
     "collectives on it."
 )
+LONE_SUBMITTER_FIX = (
+    "Every rank must run the same collectives: move the collective out of the `if rank == "
+    "{rank}` branch (run it on every rank and use the result on rank {rank} only), or replace "
+    "it with a local computation on rank {rank}."
+)
 STALL_SPLIT_FIX = (
     "The ranks ran different collectives, so many on each side that they differ as groups: "
     "most often one node runs other code, data or versions than the rest. Compare the "
@@ -168,6 +173,9 @@ def _from_horovod_stall(job: Job) -> list[Finding]:
     what = tensors[0] if tensors else "a tensor"
     more = f" (and {len(tensors) - 1} more)" if len(tensors) > 1 else ""
     who = rank_list(missing)
+    lone = None if blamed else _lone_submitter(job, missing)
+    if lone is not None:
+        return [_lone_submitter_finding(job, missing_rows, lone, missing, what, more, tensors)]
     if blamed:
         summary = (
             f"Horovod's stall inspector: {who} never submitted {what}{more} while the other "
@@ -195,6 +203,46 @@ def _from_horovod_stall(job: Job) -> list[Finding]:
             details={"source": "horovod stall", "tensors": tensors[:10], "ready": sorted(ready)},
         )
     ]
+
+
+def _lone_submitter(job: Job, missing: list[int]) -> int | None:
+    """The one rank of the world (the known one, else the smallest the named ranks allow) that
+    is not missing, when every other rank is."""
+    world = job.world_size.value if job.world_size is not None else max(missing) + 1
+    if len(missing) < 2 or world > MAX_STALL_WORLD:
+        return None
+    submitted = set(range(world)) - set(missing)
+    return submitted.pop() if len(submitted) == 1 else None
+
+
+def _lone_submitter_finding(
+    job: Job,
+    rows: pl.DataFrame,
+    lone: int,
+    missing: list[int],
+    what: str,
+    more: str,
+    tensors: list[str],
+) -> Finding:
+    """Every rank but one never submitted the op: that one ran a collective the others do not
+    (horovod/horovod#600: a metric averaged on rank 0 alone, ranks 1-15 missing)."""
+    summary = (
+        f"Horovod's stall inspector: rank {lone} alone submitted {what}{more}, which "
+        f"{rank_list(missing)} never did: rank {lone} ran a collective the others do not "
+        "(code under a rank check: a callback, a metric, a checkpoint on one rank only)."
+    )
+    return placed_finding(
+        job,
+        rows,
+        kind="collective_mismatch",
+        severity="error",
+        part="departure",
+        summary=summary,
+        fix=LONE_SUBMITTER_FIX.format(rank=lone),
+        ranks=[lone],
+        confidence="medium",
+        details={"source": "horovod stall", "tensors": tensors[:10], "missing": missing},
+    )
 
 
 def _not_ready(job: Job, ready_lists: list[set[int]]) -> list[int]:

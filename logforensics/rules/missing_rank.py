@@ -483,8 +483,14 @@ def _init_never_completed(job: Job) -> list[Finding]:
     started = set(inits.filter(pl.col("phase") == "start").select(ranks).to_series().to_list())
     if not completed:
         return []  # nobody finished: the excerpt may end there, or every rank is stuck alike
+    # a rank whose NCCL lines are only its error and the unwinding after it may have failed
+    # after its init, which the excerpt left out (deepspeedai/DeepSpeed#2931: rank 2's proxy)
     nccl_ranks = set(
-        job.events.filter((pl.col("family") == "nccl") & pl.col("rank").is_not_null())
+        job.events.filter(
+            (pl.col("family") == "nccl")
+            & pl.col("rank").is_not_null()
+            & ~pl.col("event").is_in(NCCL_PROBLEMS)
+        )
         .get_column("rank")
         .to_list()
     )

@@ -225,6 +225,7 @@ def _failures(job: Job) -> list[Finding]:
         + (crashes := _cut_crashes(job, explained))
         + (exits := _exited(job) if not crashes else [])
         + (_spawn_parent_cut(job) if not findings and not deaths and not exits else [])
+        + (_launcher_summary_cut(job) if not findings and not deaths and not exits else [])
         + _aborted(job, explained)
         + _shut_down(job)
         + _node_failures(job)
@@ -404,6 +405,47 @@ def _spawn_parent_cut(job: Job) -> list[Finding]:
     return [replace(found, severity="warning") if echo else found]
 
 
+def _launcher_summary_cut(job: Job) -> list[Finding]:
+    """torchrun's own ChildFailedError, its summary cut before the failures it lists, and no
+    worker's error in the logs (KellerJordan/modded-nanogpt#15: every rank set up its NCCL
+    communicator, then `local_rank %s FAILED with no error file` and the ChildFailedError):
+    a worker failed, which one and why the logs do not say; a failure all the same, never "no
+    failure found"."""
+    events = job.events
+    launcher = (pl.col("event") == "exception") & pl.col("exc_type").str.ends_with(
+        "ChildFailedError"
+    ).fill_null(False)
+    reports = events.filter(launcher)
+    listed = events.filter(pl.col("event").is_in(["child_failed", "worker_failed"]))
+    if reports.is_empty() or not listed.is_empty():
+        return []
+    others = events.filter(
+        (pl.col("severity") == "error") & ~launcher & (pl.col("family") != "elastic")
+    )
+    if not others.is_empty():
+        return []
+    return [
+        _unblamed(
+            reports,
+            part="explanation",
+            summary=(
+                "torchrun reports that a worker failed (ChildFailedError), and these logs end "
+                "before its summary says which rank and how; no worker's own error is in them."
+            ),
+            fix=LAUNCHER_CUT_FIX,
+            ranks=[],
+            details={"exception": None, "summary_cut": True},
+        )
+    ]
+
+
+LAUNCHER_CUT_FIX = (
+    "Read torchrun's whole summary (under `Failures:` and `Root Cause`: the rank, exit code "
+    "and error file of each failed worker) and each worker's own output (`torchrun --tee 3` or "
+    "`--log-dir`); decorate the entry point with `@record` "
+    "(torch.distributed.elastic.multiprocessing.errors) so the summary carries the worker's "
+    "traceback."
+)
 SPAWN_CUT_FIX = (
     "Each worker prints its own traceback before the parent's: attach the whole console (or "
     "each worker's stderr) to read which worker failed and why."
@@ -1448,14 +1490,23 @@ def _signal_deaths(job: Job, explained: set[int]) -> list[Finding]:
     ranks_known = set(job.ranks_seen)
     for (signal,), rows in deaths.sort("file", "line").group_by("signal", maintain_order=True):
         ranks = sorted(rows.get_column("rank").unique().to_list())
-        if signal == "SIGABRT" and set(ranks) | broke >= ranks_known:
-            # every rank aborted or timed out: the watchdogs' teardown, not one rank's death. A
-            # rank that aborted with no timeout line of its own while the others timed out was
-            # alive through their timeout (torchrun stops every worker at the first failure):
-            # its own watchdog took it down (huggingface/picotron_tutorial#6: rank 0)
+        if signal == "SIGABRT" and _every_rank(ranks, broke, ranks_known):
             continue
         findings.append(_death(job, str(signal), ranks, rows))
     return findings
+
+
+def _every_rank(aborted: list[int], broke: set[int], ranks_known: set[int]) -> bool:
+    """Every rank aborted or timed out: the watchdogs' teardown, not one rank's death.
+
+    A rank that aborted with no timeout line of its own while the others timed out was alive
+    through their timeout (torchrun stops every worker at the first failure): its own watchdog
+    took it down (huggingface/picotron_tutorial#6: rank 0). A lone rank's abort, with no other
+    rank in the logs and no timeout, is that rank's own (pytorch/torchtitan#1066: the
+    interpreter's fatal error).
+    """
+    together = bool(broke) or len(aborted) > 1
+    return together and set(aborted) | broke >= ranks_known
 
 
 # A process's death on a signal: its own handler's line, or the launcher's report of it

@@ -126,3 +126,29 @@ def test_prefix_rank_and_content_rank_agree_on_the_reporter():
     line = "[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, TensorShape=[195812480], TensorDtypes=BFloat16, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda, layout=Strided (default), requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt))), but Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, TensorShape=[51123456], TensorDtypes=BFloat16, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda, layout=Strided (default), requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt))).Collectives differ in the following aspects:   Tensor Tensor shapes: 195812480vs 51123456"
     row = only(detail_events([line]))
     assert (row["rank"], row["rank_from"], row["peer_rank"]) == (1, "prefix", 0)
+
+
+# huggingface/transformers#20366, verbatim: torch 1.11 prints the fingerprint a field per line
+FINGERPRINT_BELOW = [
+    "Detected mismatch between collectives on ranks. Rank 1 is running inconsistent collective:",
+    "CollectiveFingerPrint(",
+    "    OpType=ALLGATHER,",
+    "    TensorShape=[1, 279, 44, 72],",
+    "    TensorDtypes=Float,",
+    "    TensorDeviceTypes=TensorOptions(",
+    "        dtype=float (default),",
+    "        device=cuda,",
+]
+
+
+def test_a_fingerprint_printed_under_the_sentence_is_read():
+    mismatch = only(parsed_by("detail", FINGERPRINT_BELOW))
+    assert mismatch["event"] == "collective_mismatch"
+    assert (mismatch["rank"], mismatch["op"]) == (1, "ALLGATHER")
+    assert (mismatch["shape"], mismatch["dtype"]) == ("[1, 279, 44, 72]", "Float")
+
+
+def test_the_next_sentence_is_not_taken_for_a_fingerprint():
+    lines = [FINGERPRINT_BELOW[0], "", "Traceback (most recent call last):"]
+    mismatch = only(parsed_by("detail", lines))
+    assert (mismatch["rank"], mismatch["op"]) == (1, None)

@@ -65,3 +65,19 @@ def test_ready_ranks_of_each_op_are_read():
     found = parsed_by("horovod_stall", [line])
     ready = found.filter(found["event"] == "stall_ready")
     assert ready.height == 2 and ready.row(0, named=True)["values"] == [5, 1, 4, 7, 2, 3]
+
+
+# horovod/horovod#600, verbatim: a Keras metric callback averaged on rank 0 alone
+LONE_SUBMITTER = [
+    "WARNING: One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds. This may indicate that different ranks are trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock.",  # noqa: E501
+    "Stalled ops:",
+    "MetricAverageCallback_10/HorovodAllreduce_MetricAverageCallback_10_lr_0 [missing ranks: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]",  # noqa: E501
+]
+
+
+def test_the_one_rank_every_other_rank_left_alone_is_the_one_that_strayed(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": LONE_SUBMITTER})
+    stalled = analysis.verdict.finding
+    assert (stalled.kind, analysis.verdict.ranks) == ("collective_mismatch", [0])
+    assert "rank 0 alone submitted MetricAverageCallback_10/" in stalled.summary
+    assert "`if rank == 0`" in stalled.fix

@@ -40,3 +40,20 @@ def test_the_kernels_oom_kill_report_names_the_pid():
     line = "[2059991.491542] Out of memory: Killed process 25315 (python3) total-vm:53312244"
     kill = only(parsed_by("process_exit", [line]))
     assert (kill["event"], kill["pid"]) == ("host_oom", 25315)
+
+
+@pytest.mark.parametrize(
+    ("line", "signal"),
+    [
+        # huggingface/text-generation-inference#1627, verbatim
+        (
+            "2024-03-06T17:53:31.052444Z ERROR shard-manager: text_generation_launcher: Shard process was signaled to shutdown with signal 4 rank=0",  # noqa: E501
+            "SIGILL",
+        ),
+        # huggingface/text-generation-inference#446, its title: the weights' download, no shm
+        ("Error: Download process was signaled to shutdown with signal 7", "SIGBUS"),
+    ],
+)
+def test_the_inference_launcher_s_signal_number_is_the_signal(line, signal):
+    death = only(parsed_by("process_exit", [line]))
+    assert (death["event"], death["signal"]) == ("fatal_signal", signal)

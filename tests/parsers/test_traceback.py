@@ -7,7 +7,7 @@ import json
 import polars as pl
 import pytest
 
-from tests.builders import analyze_files, parse, parsed_by
+from tests.builders import analyze_files, only, parse, parsed_by
 
 # sample_logs/skip_backward_hang/logs/launcher.log (torchrun 2.13 --tee 3, gloo): rank 2's
 # traceback as the launcher's console shows it.
@@ -705,3 +705,17 @@ def test_open_mpi_s_crash_banner_is_a_fatal_signal():
     assert crashes.height == 1
     assert crashes.row(0, named=True)["signal"] == "SIGSEGV"
     assert crashes.row(0, named=True)["end_line"] == 5
+
+
+def test_the_interpreter_s_own_fatal_error_is_an_abort():
+    # pytorch/torchtitan#1066, verbatim (a compiled run's rank 0 after step 3840)
+    lines = [
+        "[rank0]:Fatal Python error: none_dealloc: deallocating None",
+        "[rank0]:Python runtime state: initialized",
+        "[rank0]:",
+        "[rank0]:Thread 0x00007f975c95b640 (most recent call first):",
+        "[rank0]:  <no Python frame>",
+    ]
+    death = only(parsed_by("traceback", lines).filter(pl.col("event") == "fatal_signal"))
+    assert (death["rank"], death["signal"]) == (0, "SIGABRT")
+    assert death["exc_message"] == "none_dealloc: deallocating None"

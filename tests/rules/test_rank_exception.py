@@ -1303,3 +1303,57 @@ def test_a_launcher_its_terminal_stopped_is_no_failure_but_says_so(tmp_path, lin
     (stopped,) = [f for f in analysis.findings if f.details.get("from_outside")]
     assert stopped.severity == "warning" and "SIGHUP" in stopped.summary
     assert "the job did not fail" in stopped.summary and "tmux" in stopped.fix
+
+
+def test_a_lone_rank_s_abort_with_no_timeout_is_its_own_death(tmp_path):
+    # pytorch/torchtitan#1066, verbatim: rank 0's steps, then the interpreter's fatal error
+    lines = [
+        "[rank0]:[titan] 2025-04-07 08:16:18,295 - root - INFO - step: 3830  loss:  4.8417  memory:  4.99GiB(6.30%)  tps: 60,377  tflops: 26.52  mfu: 2.68%",
+        "[rank0]:[titan] 2025-04-07 08:16:19,053 - root - INFO - step: 3840  loss:  4.7878  memory:  4.99GiB(6.30%)  tps: 108,206  tflops: 47.53  mfu: 4.81%",
+        "[rank0]:Fatal Python error: none_dealloc: deallocating None",
+        "[rank0]:Python runtime state: initialized",
+        "[rank0]:",
+        "[rank0]:Thread 0x00007f975c95b640 (most recent call first):",
+        "[rank0]:  <no Python frame>",
+    ]
+    analysis = analyze_files(tmp_path, {"output.log": lines})
+    assert analysis.verdict.finding.kind == "rank_exception"
+    assert analysis.verdict.ranks == [0]
+    assert "SIGABRT" in analysis.verdict.finding.summary
+
+
+# KellerJordan/modded-nanogpt#15, verbatim (rank 0 and 7 of the eight setup lines): every rank set
+# up NCCL, then torchrun's ChildFailedError, the paste ending at its summary's header
+SUMMARY_CUT = [
+    "[rank0]:[I1107 01:20:21.159238472 ProcessGroupNCCL.cpp:2262] [PG ID 0 PG GUID 0 Rank 0] ProcessGroupNCCL broadcast unique ID through store took 0.039149 ms",
+    "192-222-52-234:8043:8043 [0] NCCL INFO cudaDriverVersion 12040",
+    "NCCL version 2.21.5+cuda12.4",
+    "[rank7]:[I1107 01:20:21.159378611 ProcessGroupNCCL.cpp:2262] [PG ID 0 PG GUID 0 Rank 7] ProcessGroupNCCL broadcast unique ID through store took 13.4969 ms",
+    "[rank3]:[I1107 01:20:21.159466617 ProcessGroupNCCL.cpp:2262] [PG ID 0 PG GUID 0 Rank 3] ProcessGroupNCCL broadcast unique ID through store took 13.4963 ms",
+    "I1107 01:20:28.501000 7974 torch/distributed/elastic/multiprocessing/errors/__init__.py:368] ('local_rank %s FAILED with no error file. Decorate your entrypoint fn with @record for traceback info. See: https://pytorch.org/docs/stable/elastic/errors.html', 0)",
+    "Traceback (most recent call last):",
+    '  File "/home/ubuntu/envs/nanogpt/bin/torchrun", line 8, in <module>',
+    "    sys.exit(main())",
+    '  File "/home/ubuntu/envs/nanogpt/lib/python3.10/site-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 355, in wrapper',
+    "    return f(*args, **kwargs)",
+    '  File "/home/ubuntu/envs/nanogpt/lib/python3.10/site-packages/torch/distributed/run.py", line 919, in main',
+    "    run(args)",
+    '  File "/home/ubuntu/envs/nanogpt/lib/python3.10/site-packages/torch/distributed/run.py", line 910, in run',
+    "    elastic_launch(",
+    '  File "/home/ubuntu/envs/nanogpt/lib/python3.10/site-packages/torch/distributed/launcher/api.py", line 138, in __call__',
+    "    return launch_agent(self._config, self._entrypoint, list(args))",
+    '  File "/home/ubuntu/envs/nanogpt/lib/python3.10/site-packages/torch/distributed/launcher/api.py", line 269, in launch_agent',
+    "    raise ChildFailedError(",
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+    "======================================================",
+    "train_gpt2.py FAILED",
+    "------------------------------------------------------",
+]
+
+
+def test_torchrun_s_failure_with_its_summary_cut_is_a_failure_blaming_nobody(tmp_path):
+    analysis = analyze_files(tmp_path, {"output.log": SUMMARY_CUT})
+    failed = analysis.verdict.finding
+    assert failed.kind == "rank_exception" and failed.blames_nobody
+    assert analysis.verdict.ranks == []
+    assert "`@record`" in failed.fix
