@@ -31,6 +31,9 @@ mistaken for an outer one. Formats and sources (see also the regex comments):
   multiprocessing/tail_log.py), `TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE` shapes `[3]:` (the
   documented `[${rank}]:`) and `[rank3]: `, and PyTorch's own `[rank3]:` on tracebacks and C++
   log lines (torch >= 2.2);
+- torchrun's agent relaying a failed worker's traceback a line per record under its header
+  (`E0422 05:07:49.013000 204 torch/distributed/elastic/multiprocessing/api.py:732] `), the
+  worker's local rank taken from the record that opens the relay;
 - Text Generation Inference's `tracing` records, whose span field `rank=N` closes the record
   (`tracing_spans`);
 - noise: ANSI colour codes, tqdm carriage-return progress bars after which a log line starts
@@ -232,6 +235,26 @@ DETERMINED_TRIAL = (
 # [rank8] Warning: Unable to resolve hostname ...   (a script's or wrapper's own f"[rank{rank}] "
 # tag, without the colon of PyTorch's; aws-samples/aws-do-eks#50)
 RANK_EQUALS = r"\[rank(?:=|: )?(?P<rank>\d+)\] "
+# torchrun's agent logs a failed function worker's traceback in the record that reports it
+# (torch/distributed/elastic/multiprocessing/api.py: `logger.exception("failed (exitcode: %s)
+# local_rank: %s (pid: %s) of fn: %s (start_method: %s)", ...)`), and torch's log formatter
+# repeats the record's header on every line of it (huggingface/accelerate#3524, verbatim):
+#   E0422 05:07:49.013000 204 torch/distributed/elastic/multiprocessing/api.py:732]     raise
+#   E0422 05:07:49.013000 204 torch/distributed/elastic/multiprocessing/api.py:732] RuntimeError:
+# (each cut here). The record's first line names the worker, as the binary form does
+# (lmzpai/roboMamba#10: `E0325 20:57:27.620000 2606 site-packages/torch/distributed/elastic/
+# multiprocessing/api.py:869] failed (exitcode: -9) local_rank: 5 (pid: 2630) of binary: ...`).
+ELASTIC_RELAY = (
+    r"[EW]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ +\S*torch/distributed/elastic/multiprocessing/"
+    r"api\.py:\d+\] "
+)
+# what of a traceback follows the header: its first line, a frame or code line, the exception
+RELAYED_TRACEBACK = (
+    r"^(?:Traceback \(most recent call last\):|\s+\S|\s*$"
+    r"|[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure)(?::|$))"
+)
+# the record that opens the relay names the worker: `failed (exitcode: 1) local_rank: 0 (pid: 240)`
+RELAY_OPENING = r"\] failed \(exitcode: -?\d+\) local_rank: (\d+)"
 
 
 def _growing(digits: pl.Expr) -> pl.Expr:
@@ -478,6 +501,18 @@ FRAMERS: tuple[Framer, ...] = (
     TORCHRUN_TEE_FRAMER,
     Framer("rank_equals", RANK_EQUALS, lambda g: {"_task": _number(_group(g, "rank"))}),
     Framer(
+        "elastic_relay",
+        ELASTIC_RELAY,
+        lambda g: {"_relay": _group(g, "prefix")},
+        accept=lambda g: (
+            pl.col("message")
+            .str.slice(_group(g, "prefix").str.len_chars())
+            .str.contains(RELAYED_TRACEBACK)
+        ),
+        literals=("elastic/multiprocessing/api.py:",),
+        then=lambda frame: _relayed_worker(frame),
+    ),
+    Framer(
         "torch_rank",
         TORCH_RANK,
         lambda g: {
@@ -497,6 +532,7 @@ _SCRATCH: dict[str, pl.DataType] = {
     "_cri_tag": pl.String(),
     "_node_name": pl.String(),  # a prefix that names a node outright (SkyPilot's)
     "_node_index": pl.Int32(),
+    "_relay": pl.String(),  # the agent's record header a relayed traceback line was under
 }
 
 
@@ -641,6 +677,20 @@ def _peel_one(frame: pl.DataFrame, framer: Framer, nonblank: pl.DataFrame) -> pl
         .alias("framing"),
         **updates,
     ).drop("_groups", "_matched", *(["_nonblank"] if framer.per_file else []))
+
+
+def _relayed_worker(frame: pl.DataFrame) -> pl.DataFrame:
+    """A relayed traceback's lines take the local rank its record's opening line names (the
+    lines of one record share its header, to the microsecond and the pid)."""
+    header = pl.coalesce("_relay", pl.col("message").str.extract(f"^({ELASTIC_RELAY})", 1))
+    opening = _number(pl.col("message").str.extract(RELAY_OPENING, 1))
+    named = opening.forward_fill().over("file", header)
+    return frame.with_columns(
+        pl.when(pl.col("_relay").is_not_null())
+        .then(pl.coalesce("prefix_local_rank", named))
+        .otherwise(pl.col("prefix_local_rank"))
+        .alias("prefix_local_rank")
+    )
 
 
 def _strip_ray_dedup(frame: pl.DataFrame) -> pl.DataFrame:

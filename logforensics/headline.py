@@ -300,6 +300,11 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
             f"{'their tracebacks' if many else 'its traceback'} cut before the exception",
             "the logs do not say which ranks" if many else "the logs do not say its rank",
         )
+    if finding.details.get("cut") and finding.details.get("peer_lost"):
+        return (
+            f"{who} failed, {'its' if len(finding.ranks) == 1 else 'their'} exception line cut off",
+            None,
+        )
     if finding.details.get("cut"):
         frame = str(finding.details.get("frame") or "")
         call = frame.rsplit(" in ", 1)[-1] if " in " in frame else "a collective"

@@ -9,6 +9,12 @@ failed, and its distance from the lowest pid is its local rank (QwenLM/Qwen#852:
 tatsu-lab/stanford_alpaca#183: 53038, 53039, 53041 stopped, local rank 2 killed). A guess from
 the launcher's bookkeeping: said as one, with medium confidence, and only where one node's
 agent speaks (a local rank is a global one only then).
+
+torchrun's failure summary says it outright when it lists one failed worker alone, with an
+exit code (`rank : 0 (local_rank: 0)`, `exitcode : 1 (pid: 240)`, no other failures): a
+traceback no line ties to a rank is then that worker's (huggingface/accelerate#3524: the
+agent's relay of rank 0's `Cannot re-initialize CUDA in forked subprocess`, its opening record
+cut from the paste).
 """
 
 from __future__ import annotations
@@ -32,6 +38,36 @@ class UnstoppedWorker:
             f"pid {self.pid}: torchrun stopped pids {pids.min()}-{pids.max()} but this one, "
             "so it is the worker that failed"
         )
+
+    def why(self) -> str:
+        return f"the worker torchrun did not stop is rank {self.rank} ({self.said()})"
+
+
+@dataclass(frozen=True, slots=True)
+class ListedFailure:
+    rank: int
+    pid: int | None
+    code: int
+    stopped: pl.DataFrame  # the summary's entry (file, line, text, rank)
+
+    def why(self) -> str:
+        return f"torchrun's summary lists rank {self.rank} alone as failed (exit code {self.code})"
+
+
+def listed_failure(job: Job) -> ListedFailure | None:
+    """The one worker torchrun's summary lists as failed with an exit code, where it lists no
+    other (and the logs hold no other launcher's report)."""
+    listed = job.events.filter(
+        (pl.col("event") == "child_failed") & (pl.col("exitcode").fill_null(0) > 0)
+    )
+    failed = job.events.filter(pl.col("event").is_in(["child_failed", "worker_failed"]))
+    if listed.is_empty() or failed.get_column("rank").n_unique() != 1:
+        return None
+    rank = listed.item(0, "rank")
+    if rank is None:
+        return None
+    pid = listed.item(0, "pid") if "pid" in listed.columns else None
+    return ListedFailure(int(rank), pid, int(listed.item(0, "exitcode")), listed.head(1))
 
 
 def agent_stops(job: Job) -> pl.DataFrame:

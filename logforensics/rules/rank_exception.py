@@ -38,7 +38,13 @@ from logforensics.placement import (
 )
 from logforensics.registry import Rule
 from logforensics.rules.missing_rank import startup_failures
-from logforensics.stopped_workers import UnstoppedWorker, agent_stops, unstopped_worker
+from logforensics.stopped_workers import (
+    ListedFailure,
+    UnstoppedWorker,
+    agent_stops,
+    listed_failure,
+    unstopped_worker,
+)
 from logforensics.text import capitalized, clipped, duration, rank_list
 from parsers.cuda_assert import KIND as CUDA_ASSERTION
 
@@ -59,6 +65,20 @@ CONSEQUENCE = (
     r"|exhausted all inputs|exhausted inputs\. Throwing across all ranks"
     r"|KeyboardInterrupt|SignalException|Broken pipe|Socket|gloo|" + HOROVOD_SHUT_DOWN
 )
+# A collective called with what its backend cannot take is the caller's own error, whatever
+# backend it names (ultralytics/ultralytics#15701: gloo given the Apple GPU's tensors,
+# `RuntimeError: ProcessGroupGloo::allgather: invalid tensor type at index 0`)
+MISUSED = (
+    r"invalid tensor type|Invalid scalar type|[Uu]nsupported (?:tensor|dtype|device|scalar)"
+    r"|Tensors must be (?:CUDA|CPU|contiguous|on )|No backend type associated with device type"
+)
+
+
+def _a_consequence(what: pl.Expr) -> pl.Expr:
+    """An exception that follows from another rank's failure, or is a wait that gave up."""
+    return what.str.contains(CONSEQUENCE) & ~what.str.contains(MISUSED)
+
+
 OUT_OF_MEMORY = r"(?i)out of memory|OutOfMemoryError"
 # A message that is an out-of-memory error (`CUDA out of memory. Tried to allocate ...`,
 # `CUDA error: out of memory`), not one that names it among possible causes
@@ -222,6 +242,7 @@ def _failures(job: Job) -> list[Finding]:
         + _unattributed(job)
         + (_unattributed_cuts(job) if not findings and not deaths else [])
         + _cut_tracebacks(job, explained)
+        + _cut_and_gone(job, explained)
         + (crashes := _cut_crashes(job, explained))
         + (exits := _exited(job) if not crashes else [])
         + (_spawn_parent_cut(job) if not findings and not deaths and not exits else [])
@@ -1114,6 +1135,50 @@ def _cut_unexplained(job: Job, explained: set[int]) -> pl.DataFrame:
     )
 
 
+def _cut_and_gone(job: Job, explained: set[int]) -> list[Finding]:
+    """The one rank whose log ends in a traceback cut before its exception, while the other
+    ranks lost their connection to a peer: it failed there and went away, and they saw it go
+    (pytorch/pytorch#45338: rank 1's `Process Process-1:` and its traceback's first line end
+    its log; rank 0's gloo pair reads `Connection reset by peer` from rank 1's host)."""
+    lost = job.events.filter(pl.col("event").is_in(PEER_LOST) & pl.col("rank").is_not_null())
+    if lost.is_empty():
+        return []
+    cut = _cut_unexplained(job, explained).filter(
+        ~pl.col("rank").is_in(lost.get_column("rank").unique().to_list())
+        & ~pl.col("frame").fill_null("").str.contains(COLLECTIVE_CALL)
+    )
+    last_lines = job.events.group_by("file").agg(pl.col("line").max().alias("_last"))
+    ending = cut.join(last_lines, on="file").filter(pl.col("line") == pl.col("_last"))
+    if ending.get_column("rank").n_unique() != 1:
+        return []
+    rank = int(ending.item(0, "rank"))
+    reporting = sorted(lost.get_column("rank").unique().to_list())
+    their = "its" if len(reporting) == 1 else "their"
+    return [
+        _from_rows(
+            pl.concat([ending, lost.sort("file", "line").head(1)], how="diagonal_relaxed"),
+            severity="error",
+            part="explanation",
+            summary=(
+                f"Rank {rank}'s log ends in a traceback cut before its exception: it failed "
+                f"there and went away, and {rank_list(reporting)} then lost {their} connection "
+                "to a peer."
+            ),
+            fix=CUT_AND_GONE_FIX.format(rank=rank),
+            ranks=[rank],
+            confidence="low",
+            details={"exception": None, "cut": True, "peer_lost": True},
+        )
+    ]
+
+
+CUT_AND_GONE_FIX = (
+    "Attach rank {rank}'s whole stderr: the exception that ended it follows the traceback's "
+    "first lines, which these logs cut."
+)
+PEER_LOST = ("peer_closed", "peer_reset")
+
+
 def _cut_tracebacks(job: Job, explained: set[int]) -> list[Finding]:
     """Tracebacks cut before their exception line whose innermost frame is a collective
     (`broadcast_parameters`, `barrier`, DDP's parameter check), on ranks no other exception
@@ -1199,9 +1264,9 @@ def _exceptions(job: Job) -> list[Finding]:
     startup = startup_failures(job).select("file", "line")
     # an exception from using a collective's garbled payload is the desync's symptom
     # (logforensics/garbled.py)
-    primary = exceptions.filter(
-        ~pl.col("what").str.contains(CONSEQUENCE) & ~garbled() & ~_spawn_exit()
-    ).join(startup, on=["file", "line"], how="anti")
+    primary = exceptions.filter(~_a_consequence(pl.col("what")) & ~garbled() & ~_spawn_exit()).join(
+        startup, on=["file", "line"], how="anti"
+    )
     if primary.is_empty():
         return []
     placed = placed_keys(job, primary).with_columns(_same_error().alias("same_error"))
@@ -1362,7 +1427,7 @@ def _unattributed(job: Job) -> list[Finding]:
     if rows.is_empty():
         return []
     said = rows.filter(pl.col("exc_message").fill_null("").str.strip_chars() != "")
-    consequences = said.get_column("what").str.contains(CONSEQUENCE)
+    consequences = said.select(_a_consequence(pl.col("what"))).to_series()
     if not said.is_empty() and consequences.all():
         if not said.get_column("what").str.contains(WAITED).all():
             return []  # NCCL errors, lost connections: their own rules read them
@@ -1372,8 +1437,8 @@ def _unattributed(job: Job) -> list[Finding]:
         # an exception that says a peer went away or a wait gave up follows from another's:
         # its own rule reads it, this finding names the others (gpustack#6019: gloo's
         # `Connection closed by peer` after a worker's ZMQError)
-        rows = rows.filter(~pl.col("what").str.contains(CONSEQUENCE))
-        said = said.filter(~pl.col("what").str.contains(CONSEQUENCE))
+        rows = rows.filter(~_a_consequence(pl.col("what")))
+        said = said.filter(~_a_consequence(pl.col("what")))
         # the timeout's teardown alone (`terminate called ... DistBackendError`)
         if rows.is_empty():
             return []
@@ -1381,7 +1446,7 @@ def _unattributed(job: Job) -> list[Finding]:
     whats = list(dict.fromkeys(shown.get_column("what").str.strip_chars(": ").to_list()))
     named = "; ".join(clipped(what) for what in whats[:3])
     count = rows.height
-    failed = None if waits or len(whats) != 1 else unstopped_worker(job)
+    failed = None if waits or len(whats) != 1 else unstopped_worker(job) or listed_failure(job)
     if failed is not None:
         return [_of_unstopped(failed, rows, f"raised {named}", whats[0])]
     hosts = rows.get_column("host").drop_nulls().unique(maintain_order=True).to_list()
@@ -1603,8 +1668,11 @@ def _unattributed_deaths(job: Job) -> list[Finding]:
     ]
 
 
-def _of_unstopped(failed: UnstoppedWorker, rows: pl.DataFrame, what: str, said: str) -> Finding:
-    """A failure no line ties to a rank, pinned on the worker torchrun did not stop."""
+def _of_unstopped(
+    failed: UnstoppedWorker | ListedFailure, rows: pl.DataFrame, what: str, said: str
+) -> Finding:
+    """A failure no line ties to a rank, pinned on the worker torchrun did not stop, or on the
+    one its summary lists."""
     signal = said if said in FATAL.values() else None
     fix = SIGNAL_FIXES.get(said) if signal else _message_fix([said], rank_list([failed.rank]))
     return _from_rows(
@@ -1612,8 +1680,8 @@ def _of_unstopped(failed: UnstoppedWorker, rows: pl.DataFrame, what: str, said: 
         severity="error",
         part="explanation",
         summary=(
-            f"Rank {failed.rank} {what}: the logs do not tie the failure to a rank, but the "
-            f"worker torchrun did not stop is rank {failed.rank} ({failed.said()})."
+            f"Rank {failed.rank} {what}: the logs do not tie the failure to a rank, but "
+            f"{failed.why()}."
         ),
         fix=fix or FATAL_FIX.format(who=rank_list([failed.rank]), it="it"),
         ranks=[failed.rank],

@@ -1357,3 +1357,67 @@ def test_torchrun_s_failure_with_its_summary_cut_is_a_failure_blaming_nobody(tmp
     assert failed.kind == "rank_exception" and failed.blames_nobody
     assert analysis.verdict.ranks == []
     assert "`@record`" in failed.fix
+
+
+# ultralytics/ultralytics#15701, verbatim (the paste's last line cut as posted): gloo given the
+# Apple GPU's tensors while DDP checks the parameters' shapes
+GLOO_GIVEN_MPS = [
+    "[rank1]:     self._setup_train(world_size)",
+    '[rank1]:   File "/Users/morris/.pyenv/versions/3.11.9/lib/python3.11/site-packages/ultralytics/engine/trainer.py", line 276, in _setup_train',
+    "[rank1]:     self.model = nn.parallel.DistributedDataParallel(self.model, device_ids=[RANK], find_unused_parameters=True)",
+    "[rank1]:                  ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+    '[rank1]:   File "/Users/morris/.pyenv/versions/3.11.9/lib/python3.11/site-packages/torch/nn/parallel/distributed.py", line 822, in __init__',
+    "[rank1]:     _verify_param_shape_across_processes(self.process_group, parameters)",
+    '[rank1]:   File "/Users/morris/.pyenv/versions/3.11.9/lib/python3.11/site-packages/torch/distributed/utils.py", line 286, in _verify_param_shape_across_processes',
+    "[rank1]:     return dist._verify_params_across_processes(process_group, tensors, logger)",
+    "[rank1]:            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+    "[rank1]: RuntimeError: ProcessGroupGloo::allgather: invalid tensor type at index 0 (expected TensorOptions(dtype=long long, device=cpu, layout=Strided, requires_grad=false (default), pinned_memory=false (default), memory_form",
+]
+
+
+def test_a_collective_called_with_what_its_backend_cannot_take_is_the_rank_s_own_error(tmp_path):
+    analysis = analyze_files(tmp_path, {"rank1.log": GLOO_GIVEN_MPS})
+    failed = analysis.verdict.finding
+    assert (failed.kind, analysis.verdict.ranks) == ("rank_exception", [1])
+    assert "ProcessGroupGloo::allgather: invalid tensor type" in failed.summary
+
+
+# pytorch/pytorch#45338, verbatim (one file per machine): rank 1's log ends at its traceback's
+# first line; rank 0's gloo pair is reset by rank 1's host
+PS_MASTER = [
+    "(pytorch_p36) ubuntu@ip-172-31-67-172:~/examples/_pytorch/examples/distributed/rpc/parameter_server$ python rpc_parameter_server.py --world_size 2 --rank 0 --num_gpus 2 --master_addr 172.31.67.172",
+    "PS master initializing RPC",
+    "RPC initialized! Running parameter server...",
+    "Using 2 GPUs to train",
+    "Putting first 2 convs on cuda:0",
+    "Putting rest of layers on cuda:1",
+    "terminate called after throwing an instance of 'gloo::IoException'",
+    "  what():  [/opt/conda/conda-bld/pytorch_1579022034529/work/third_party/gloo/gloo/transport/tcp/pair.cc:563] Read error [172.31.78.254]:13001: Connection reset by peer",
+]
+PS_WORKER = [
+    "(pytorch_p36) ubuntu@ip-172-31-78-254:~/examples/_pytorch/examples/distributed/rpc/parameter_server$ python rpc_parameter_server.py --world_size 2 --rank 1 --num_gpus 2 --master_addr 172.31.67.172",
+    "Worker rank 1 initializing RPC",
+    "Worker 1 done initializing RPC",
+    "Rank 1 training batch 0 loss 2.3232274055480957",
+    "Process Process-1:",
+    "Traceback (most recent call last):",
+]
+
+
+def test_the_rank_whose_log_ends_in_a_cut_traceback_is_the_peer_the_others_lost(tmp_path):
+    analysis = analyze_files(tmp_path, {"rank0.log": PS_MASTER, "rank1.log": PS_WORKER})
+    failed = analysis.verdict.finding
+    assert (failed.kind, analysis.verdict.ranks) == ("rank_exception", [1])
+    assert "Rank 1's log ends in a traceback cut before its exception" in failed.summary
+    assert "peer_lost" in kinds(analysis)
+
+
+def test_a_cut_traceback_the_log_goes_on_after_is_no_departure(tmp_path):
+    # the worker's log made to go on past its traceback (made up for this test)
+    went_on = [
+        *PS_WORKER,
+        "Rank 1 training batch 1 loss 2.2904",
+        "terminate called without an active exception",
+    ]
+    analysis = analyze_files(tmp_path, {"rank0.log": PS_MASTER, "rank1.log": went_on})
+    assert not any("ends in a traceback" in f.summary for f in analysis.findings)
