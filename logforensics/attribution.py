@@ -470,6 +470,19 @@ def _node_offsets(events: pl.DataFrame, limit: int) -> pl.DataFrame:
         .filter(pl.col("_offsets").list.len() == 1)
         .select("_node", pl.col("_offsets").list.first().cast(pl.Int32).alias("_offset"))
     )
+    # torchrun's rendezvous result states the node's offset outright (parsers/rendezvous.py)
+    readable = {"event", "value"} <= set(events.columns)
+    stated_offsets = (
+        (events if readable else events.clear().with_columns(event=None, value=None))
+        .filter(pl.col("event") == "node_ranks")
+        .group_by("_node")
+        .agg(pl.col("value").unique().alias("_offsets"))
+        .filter(pl.col("_offsets").list.len() == 1)
+        .select("_node", pl.col("_offsets").list.first().cast(pl.Int32).alias("_offset"))
+    )
+    from_pairs = pl.concat(
+        [stated_offsets, from_pairs.join(stated_offsets, on="_node", how="anti")]
+    )
     return pl.concat(
         [from_pairs, _host_order_offsets(events).join(from_pairs, on="_node", how="anti")]
     )

@@ -368,6 +368,10 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
         return f"gloo used the wrong network interface{where}: the process group never formed", None
     if details.get("transport") == "nccl" and details.get("phase") == "connect":
         where = f" on {rank_list(finding.ranks)}" if finding.ranks else ""
+        if not details.get("interface"):
+            return f"NCCL's connects were refused until the log ends{where}", (
+                "nothing listens at the peer's address"
+            )
         return f"NCCL bootstrapped over the loopback interface{where}", (
             "the communicator never formed"
         )
@@ -428,6 +432,12 @@ def _collective_timeout(finding: Finding, verdict: Verdict) -> Told:
             return f"Process group set-up lost the store {rank_list(culprits)} hosts", ""
         waiting = f" waiting for {rank_list(culprits)}" if culprits else ""
         return f"Process group set-up timed out{waiting}", ""
+    if "arrived" in details and "expected" in details:
+        return (
+            "Process group set-up timed out at a store barrier that counted "
+            f"{details['arrived']} arrivals for a world of {details['expected']}",
+            "the extra ones an earlier attempt's (a restart) or processes started twice",
+        )
     if details.get("phase") == "heartbeat":
         who = rank_list(finding.ranks) if finding.ranks else "a rank"
         return f"The NCCL watchdog of {who} got stuck", ""

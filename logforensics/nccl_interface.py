@@ -63,3 +63,59 @@ def nccl_interface(job: Job) -> list[Finding]:
             blames_nobody=True,
         )
     ]
+
+
+REFUSED_FIX = (
+    "Find the process that should listen at that address (the host whose NCCL `Bootstrap : "
+    "Using` line shows it): if it exited, its own log says why; if it is alive, the address is "
+    "stale (a restarted job reusing an earlier attempt's) or a firewall refuses the port range. "
+    "Pin NCCL to the interface that reaches the other nodes with NCCL_SOCKET_IFNAME."
+)
+
+
+def refused_to_the_end(job: Job) -> list[Finding]:
+    """A process whose NCCL connects to one address were refused and retried until its log
+    ends (pytorch/pytorch#167288: `socketPollConnect: connect to 10.29.224.148<52333> returned
+    Connection refused, retrying (21/34)` is the process's last line): nothing listens there,
+    so its communicator cannot form. A loopback bootstrap's retries are nccl_interface's."""
+    nccl = job.events.filter(pl.col("family") == "nccl")
+    retries = nccl.filter(pl.col("event") == "connect_retry")
+    if retries.is_empty() or nccl_interface(job):
+        return []
+    last = nccl.group_by("file", *PROCESS).agg(pl.col("line").max().alias("_last"))
+    ending = retries.join(last, on=["file", *PROCESS], nulls_equal=True).filter(
+        pl.col("line") == pl.col("_last")
+    )
+    if ending.is_empty():
+        return []
+    stuck = retries.join(ending.select("file", *PROCESS), on=["file", *PROCESS], nulls_equal=True)
+    ranks = sorted(stuck.get_column("rank").drop_nulls().unique().to_list())
+    peers = stuck.get_column("peer").drop_nulls().unique(maintain_order=True).to_list()
+    hosts = stuck.get_column("host").drop_nulls().unique(maintain_order=True).to_list()
+    who = (
+        rank_list(ranks).capitalize()
+        if ranks
+        else f"A process on {', '.join(hosts)}"
+        if hosts
+        else "A process"
+    )
+    why = (stuck.item(0, "exc_message") or "refused").lower()
+    where = f" to {', '.join(peers[:3])}" if peers else ""
+    summary = (
+        f"{who} kept retrying NCCL's connect{where} ({why}, {stuck.height} retries shown) until "
+        "its log ends: nothing listens at that address, so the communicator cannot form. The "
+        "process that should listen there exited, or the address is stale (an earlier "
+        "attempt's), or the port is blocked."
+    )
+    return [
+        interface_finding(
+            stuck.sort("file", "line"),
+            summary=summary,
+            fix=REFUSED_FIX,
+            ranks=ranks,
+            transport="nccl",
+            interfaces=[],
+            confidence="low",
+            blames_nobody=True,
+        )
+    ]

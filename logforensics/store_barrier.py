@@ -8,7 +8,14 @@ group's barrier in `init_process_group`: the absent processes never got that far
 failure (missing_rank reports it). A later key is a `new_group` after start-up: every process
 had started, and the absent ones took another path before creating it, typically rank-0-only
 work such as a tracker's set-up (s-JoL/Open-Llama#47: 7 of 8 at key 2, `wandb.init` on the
-main process); stage_divergence reports it."""
+main process); stage_divergence reports it.
+
+A count above the world (`world_size=4, worker_count=8`) never comes down to it: the store
+holds arrivals from before this set of processes, an earlier attempt that torchrun restarted
+(ultralytics/yolov5#4290: `2/3 attempts left; will restart worker group`, then every rank
+waits at key 1 with worker_count=8), or processes started twice, or another job on the same
+store. The barrier then times out on every rank; the cause is the earlier attempt's failure,
+which collective_timeout reports as the job's timeout."""
 
 from __future__ import annotations
 
@@ -100,6 +107,58 @@ def short_at_barrier(job: Job, *, default_group: bool) -> list[Finding]:
                 "waiting": waiting,
                 "absent": absent,
             },
+        )
+    ]
+
+
+OVERCOUNT_FIX = (
+    "The store counted arrivals from before these processes: when torchrun restarted the "
+    "workers, the first attempt's failure is the cause (read the agent's log before `will "
+    "restart worker group`, or the torchrun --log-dir tree's attempt_0); otherwise look for "
+    "ranks started twice or another job on the same MASTER_ADDR:MASTER_PORT. Torch 1.9+ "
+    "resets the barrier per attempt."
+)
+
+
+def overcounted_barrier(job: Job) -> list[Finding]:
+    """The barrier the logs end waiting at, with more arrivals than the world (module doc)."""
+    waits = job.events.filter(
+        (pl.col("event") == "store_barrier_waiting") & pl.col("value").is_not_null()
+    )
+    if waits.is_empty():
+        return []
+    last = waits.sort("file", "line").tail(1).row(0, named=True)
+    key, size = str(last["pg"]), last["nranks"]
+    at_key = waits.filter(pl.col("pg") == key)
+    arrived = int(at_key.get_column("value").max())
+    if size is None or arrived <= size or _completed(job, key):
+        return []
+    stated = at_key.get_column("text").str.extract(WAITER, 1).cast(pl.Int32, strict=False)
+    waiting = sorted(stated.drop_nulls().unique().to_list())
+    rows = at_key.sort("file", "line")
+    evidence, total = evidence_from(rows.select("file", "line", "text", "rank"), cap=EVIDENCE_WAITS)
+    return [
+        Finding(
+            kind="collective_timeout",
+            severity="error",
+            part="explanation",
+            summary=(
+                f"{rank_list(waiting).capitalize() if waiting else 'The processes'} wait at the "
+                f"store barrier of process group {key}, which counts {arrived} arrivals for a "
+                f"world of {size}: more than the world, so it can never complete and times out. "
+                "The store kept the arrivals of an earlier attempt (a restart) or of processes "
+                "started twice."
+            ),
+            fix=OVERCOUNT_FIX,
+            ranks=[],
+            blames_nobody=True,
+            evidence=evidence,
+            evidence_total=total,
+            order=-1.0,
+            timestamp=earliest_time(rows),
+            confidence="low",
+            scope="job",
+            details={"barrier_key": key, "arrived": arrived, "expected": size},
         )
     ]
 

@@ -90,6 +90,7 @@ EVENTFUL_INFO = (
     "same GPU detected and allowed",
     " : Using ",
     "Call to connect returned ",
+    "socketPollConnect: connect to ",
 )
 # The interface NCCL's bootstrap and socket transport took (pytorch/pytorch#52916, NCCL 2.7):
 #   GPU9:10330:10330 [0] NCCL INFO Bootstrap : Using [0]lo:127.0.0.1<0>
@@ -100,7 +101,13 @@ INTERFACE = (
 )
 # A connect the bootstrap retries (same thread): nobody listens at the address it was given
 #   GPU9:10330:10399 [0] NCCL INFO Call to connect returned Connection refused, retrying
-CONNECT_RETRY = r"Call to connect returned (?P<why>[A-Z][a-z]+(?: [a-z]+)*), retrying"
+# newer NCCL names the address and counts the tries (pytorch/pytorch#167288):
+#   bj4-ml-g8h20-k8s-slave1026-20250527:5971:6015 [4] NCCL INFO socketPollConnect: connect to
+#   10.29.224.148<52333> returned Connection refused, retrying (18/34) after sleep for 1800 msec
+CONNECT_RETRY = (
+    r"(?:Call to connect|connect to (?P<addr>\S+<\d+>)) returned "
+    r"(?P<why>[A-Z][a-z]+(?: [a-z]+)*), retrying"
+)
 # The error unwinding its stack, one line per frame; newer NCCL adds `(func)` and a suffix:
 #   a100-st-p4d24xlarge-22:183006:183220 [1] NCCL INFO misc/socket.cc:535 -> 6
 #   host:1:2 [0] NCCL INFO group.cc:79 (ncclAsyncJobMain) -> 3 [Async thread]
@@ -648,13 +655,16 @@ def _unwinds(events: pl.DataFrame) -> pl.DataFrame:
 
 def _sockets(events: pl.DataFrame) -> pl.DataFrame:
     """`nccl_interface`: the interface (`device`) and address (`peer`) the bootstrap or the
-    socket transport took; `connect_retry`: a refused connect it retries (`exc_message`)."""
+    socket transport took; `connect_retry`: a refused connect it retries (`exc_message`, the
+    address in `peer` when NCCL names it)."""
     interface = pl.col("_body").str.extract_groups(INTERFACE)
     return _line_columns(
         events.with_columns(
             interface.struct.field("iface").alias("device"),
-            interface.struct.field("addr").alias("peer"),
-            pl.col("_body").str.extract(CONNECT_RETRY, 1).alias("exc_message"),
+            pl.col("_body").str.extract(CONNECT_RETRY, 2).alias("exc_message"),
+            pl.coalesce(
+                interface.struct.field("addr"), pl.col("_body").str.extract(CONNECT_RETRY, 1)
+            ).alias("peer"),
         )
     )
 

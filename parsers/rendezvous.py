@@ -25,6 +25,10 @@ SOCKET_FAILURE = (
 REASON = r"\(errno: (\d+) - ([^)]+)\)"
 # torchrun's agent: `  global_world_sizes=[2]` in its `Rendezvous complete for workers` block
 WORLD_SIZES = r"^\s+global_world_sizes=\[(\d+)"
+# ... and its node's first local and global rank, two lines apart (`  local_ranks=[0, 1, 2, 3]`,
+# `  global_ranks=[4, 5, 6, 7]`): the node's rank offset
+LOCAL_RANKS = r"^\s+local_ranks=\[(\d+)"
+GLOBAL_RANKS = r"^\s+global_ranks=\[(\d+)"
 # the block's other fields and the agent's lines around it (pytorch/torchx#492, verbatim):
 #   INFO:torch.distributed.elastic.agent.server.api:[] Rendezvous complete for workers. Result:
 #     restart_count=0
@@ -71,10 +75,34 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         .filter(pl.col("world_size") > 0)
     )
     agent = lines.filter(
-        message.str.contains(RESULT_FIELD) & ~message.str.contains(WORLD_SIZES)
+        message.str.contains(RESULT_FIELD)
+        & ~message.str.contains(WORLD_SIZES)
+        & ~message.str.contains(GLOBAL_RANKS)
         | message.str.contains(AGENT_LINE)
     ).select("file", "line", pl.lit(None, dtype=pl.String).alias("event"))
-    return pl.concat([failures, sizes, agent], how="diagonal_relaxed")
+    return pl.concat([failures, sizes, _node_ranks(lines), agent], how="diagonal_relaxed")
+
+
+def _node_ranks(lines: pl.DataFrame) -> pl.DataFrame:
+    """A `node_ranks` event at each `global_ranks=` line, its `value` the first global rank
+    less the first local rank the block stated before it: the node's rank offset, which
+    attribution adds to the local ranks of the node's other lines."""
+    message = pl.col("message")
+    local = message.str.extract(LOCAL_RANKS, 1).cast(pl.Int64, strict=False)
+    first = message.str.extract(GLOBAL_RANKS, 1).cast(pl.Int64, strict=False)
+    return (
+        lines.with_columns(
+            (first - local.forward_fill().over("file")).alias("value"), first.alias("_first")
+        )
+        .filter(pl.col("_first").is_not_null() & (pl.col("value") >= 0))
+        .select(
+            "file",
+            "line",
+            pl.lit("node_ranks").alias("event"),
+            pl.lit("info").alias("severity"),
+            "value",
+        )
+    )
 
 
 PARSER = LineParser(

@@ -23,6 +23,7 @@ from logforensics.job import Job
 from logforensics.never_completed import aborted_ranks
 from logforensics.placement import earliest_time, place, placed_finding
 from logforensics.registry import Rule
+from logforensics.store_barrier import overcounted_barrier
 from logforensics.teardown import finished_ranks
 from logforensics.text import capitalized, duration, rank_list
 
@@ -76,7 +77,7 @@ TOO_SHORT_FIX = (
 
 
 def check(job: Job) -> list[Finding]:
-    return _timeouts(job) + _store_timeouts(job) + _stuck_watchdogs(job)
+    return _timeouts(job) + _store_timeouts(job) + _stuck_watchdogs(job) + overcounted_barrier(job)
 
 
 def _store_timeouts(job: Job) -> list[Finding]:
@@ -110,7 +111,8 @@ def _store_timeouts(job: Job) -> list[Finding]:
         if row["value"] > row["world_size"]:
             summary += (
                 f"; {row['value']} processes checked in for a world of {row['world_size']}: "
-                "more than the world, so ranks were started twice or another job uses the "
+                "more than the world, so the store kept an earlier attempt's arrivals (torchrun "
+                "restarted the workers), ranks were started twice, or another job uses the "
                 "same store (MASTER_ADDR:MASTER_PORT)"
             )
         else:

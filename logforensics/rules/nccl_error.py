@@ -29,7 +29,7 @@ import polars as pl
 from logforensics.findings import Evidence, Finding, Severity, evidence_from
 from logforensics.gloo_interface import gloo_interface
 from logforensics.job import Job
-from logforensics.nccl_interface import nccl_interface
+from logforensics.nccl_interface import nccl_interface, refused_to_the_end
 from logforensics.never_completed import first_collective_never_completed
 from logforensics.placement import AFTER_MARK, earliest_time, placed_keys
 from logforensics.registry import Rule
@@ -263,6 +263,7 @@ def check(job: Job) -> list[Finding]:
         first_collective_never_completed(job)
         + gloo_interface(job)
         + nccl_interface(job)
+        + refused_to_the_end(job)
         + watchdog_abort_alone(job)
     )
     if nccl.is_empty():

@@ -775,6 +775,9 @@ def _spawn_exit() -> pl.Expr:
     ).fill_null(False)
 
 
+AGENT_LOGGER = "torch.distributed.elastic."
+
+
 def _exited(job: Job) -> list[Finding]:
     """A launcher's report that a worker exited with an error code (torchrun's `failed (exitcode: 1)
     local_rank: 0 (pid: 876053)`), in logs that hold no error of any rank's own: the worker's
@@ -786,11 +789,17 @@ def _exited(job: Job) -> list[Finding]:
         return []
     # (the exit's own line may be an error line of the launcher's logger too: DeepSpeed's
     # `[ERROR] [launch.py:434:sigkill_handler] [...] exits with return code = 1`)
-    others = events.filter(
-        (pl.col("severity") == "error")
-        & (pl.col("family") != "elastic")
-        & (pl.col("family") != "traceback")
-    ).join(reported.select("file", "line"), on=["file", "line"], how="anti")
+    # (nor are the agent's other error records: `ERROR:torch.distributed.elastic.agent.server.
+    # local_elastic_agent:[default] Worker group failed`, MIC-DKFZ/nnUNet#856)
+    others = (
+        events.filter(
+            (pl.col("severity") == "error")
+            & (pl.col("family") != "elastic")
+            & (pl.col("family") != "traceback")
+        )
+        .join(reported.select("file", "line"), on=["file", "line"], how="anti")
+        .filter(~pl.col("text").fill_null("").str.contains(AGENT_LOGGER, literal=True))
+    )
     if not others.is_empty():
         return []
     # torchrun's own ChildFailedError, spawn's ProcessExitedException only say a worker failed;
@@ -1147,7 +1156,12 @@ def _cut_and_gone(job: Job, explained: set[int]) -> list[Finding]:
         ~pl.col("rank").is_in(lost.get_column("rank").unique().to_list())
         & ~pl.col("frame").fill_null("").str.contains(COLLECTIVE_CALL)
     )
-    last_lines = job.events.group_by("file").agg(pl.col("line").max().alias("_last"))
+    # the end of a rank's own file; a paste of several ranks ends where the paste was cut
+    last_lines = (
+        job.events.group_by("file")
+        .agg(pl.col("line").max().alias("_last"), pl.col("rank").n_unique().alias("_writers"))
+        .filter(pl.col("_writers") == 1)
+    )
     ending = cut.join(last_lines, on="file").filter(pl.col("line") == pl.col("_last"))
     if ending.get_column("rank").n_unique() != 1:
         return []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.builders import only, parsed_by
+from tests.builders import analyze_files, only, parsed_by
 
 # kubeflow/trainer#2041, verbatim: worker 1 cannot reach worker 0's dynamic c10d port
 NO_ROUTE = "[W socket.cpp:601] [c10d] The client socket has failed to connect to [elastic-example-imagenet-worker-0.default.svc.cluster.local]:43461 (errno: 113 - No route to host)."
@@ -22,3 +22,36 @@ def test_torchruns_rendezvous_result_states_the_world_size():
     lines = ["  global_ranks=[1]", "  role_world_sizes=[2]", "  global_world_sizes=[2]"]
     size = only(parsed_by("rendezvous", lines))
     assert (size["event"], size["world_size"]) == ("world_size", 2)
+
+
+# MIC-DKFZ/nnUNet#856, verbatim: the agent reports local rank 2's exit, restarts the workers,
+# and its rendezvous result states the node's ranks (local 0-3 are global 0-3)
+AGENT_RESTART = [
+    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 2 (pid: 68788) of binary: /home/yupeng/anaconda3/envs/HUAWEI/bin/python",
+    "ERROR:torch.distributed.elastic.agent.server.local_elastic_agent:[default] Worker group failed",
+    "INFO:torch.distributed.elastic.agent.server.api:[default] Worker group FAILED. 3/3 attempts left; will restart worker group",
+    "INFO:torch.distributed.elastic.agent.server.api:[default] Stopping worker group",
+    "INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous'ing worker group",
+    "INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous complete for workers. Result:",
+    "  restart_count=1",
+    "  master_addr=127.0.0.1",
+    "  master_port=1234",
+    "  group_rank=0",
+    "  group_world_size=1",
+    "  local_ranks=[0, 1, 2, 3]",
+    "  role_ranks=[0, 1, 2, 3]",
+    "  global_ranks=[0, 1, 2, 3]",
+    "  role_world_sizes=[4, 4, 4, 4]",
+    "  global_world_sizes=[4, 4, 4, 4]",
+    "",
+    "INFO:torch.distributed.elastic.agent.server.api:[default] Starting worker group",
+    "INFO:torch.distributed.elastic.multiprocessing:Setting worker0 reply file to: /tmp/torchelastic_zl553u6x/none_2gl_eds4/attempt_1/0/error.json",
+    "INFO:torch.distributed.elastic.multiprocessing:Setting worker1 reply file to: /tmp/torchelastic_zl553u6x/none_2gl_eds4/attempt_1/1/error.json",
+]
+
+
+def test_the_rendezvous_result_gives_the_node_s_offset_to_its_local_ranks(tmp_path):
+    analysis = analyze_files(tmp_path, {"output.log": AGENT_RESTART})
+    failed = analysis.verdict.finding
+    assert (failed.kind, failed.ranks) == ("rank_exception", [2])
+    assert "Rank 2 exited with code 1" in failed.summary

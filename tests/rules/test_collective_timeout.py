@@ -496,3 +496,45 @@ def test_a_store_that_closed_the_connection_during_set_up_lost_its_host_rank(tmp
     assert "timed out" not in verdict.finding.summary
     assert verdict_headline(verdict) == "Process group set-up lost the store rank 0 hosts"
     assert "the store's host singles out rank 0" in verdict.reason
+
+
+# ultralytics/yolov5#4290, verbatim (two pieces of one paste): every rank waits at key 1 with
+# twice the world counted, then the agent restarts the workers
+OVERCOUNTED_WAITS = [
+    "Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrier_key:1 (world_size=4, worker_count=8, timeout=0:01:00)",
+    "Waiting in store based barrier to initialize process group for rank: 3, key: store_based_barrier_key:1 (world_size=4, worker_count=8, timeout=0:01:00)",
+    "Waiting in store based barrier to initialize process group for rank: 1, key: store_based_barrier_key:1 (world_size=4, worker_count=8, timeout=0:01:00)",
+    "Waiting in store based barrier to initialize process group for rank: 2, key: store_based_barrier_key:1 (world_size=4, worker_count=8, timeout=0:01:00)",
+]
+RESTARTED = [
+    "ERROR:torch.distributed.elastic.agent.server.local_elastic_agent:[default] Worker group failed",
+    "INFO:torch.distributed.elastic.agent.server.api:[default] Worker group FAILED. 2/3 attempts left; will restart worker group",
+    "INFO:torch.distributed.elastic.agent.server.api:[default] Stopping worker group",
+    "INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous'ing worker group",
+    "INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous complete for workers. Result:",
+    "  restart_count=2",
+    "  master_addr=127.0.0.1",
+    "  master_port=29500",
+    "  group_rank=0",
+    "  group_world_size=1",
+    "  local_ranks=[0, 1, 2, 3]",
+    "  role_ranks=[0, 1, 2, 3]",
+    "  global_ranks=[0, 1, 2, 3]",
+    "  role_world_sizes=[4, 4, 4, 4]",
+    "  global_world_sizes=[4, 4, 4, 4]",
+    "",
+    "INFO:torch.distributed.elastic.agent.server.api:[default] Starting worker group",
+    "INFO:torch.distributed.elastic.multiprocessing:Setting worker0 reply file to: /tmp/torchelastic_ss5h62fz/none_dps7frav/attempt_2/0/error.json",
+    "INFO:torch.distributed.elastic.multiprocessing:Setting worker1 reply file to: /tmp/torchelastic_ss5h62fz/none_dps7frav/attempt_2/1/error.json",
+    "INFO:torch.distributed.elastic.multiprocessing:Setting worker2 reply file to: /tmp/torchelastic_ss5h62fz/none_dps7frav/attempt_2/2/error.json",
+]
+
+
+def test_a_store_barrier_counting_more_than_the_world_is_an_earlier_attempt_s(tmp_path):
+    analysis = analyze_files(
+        tmp_path, {"output_barrier.log": OVERCOUNTED_WAITS, "output_restart.log": RESTARTED}
+    )
+    stuck = analysis.verdict.finding
+    assert stuck.kind == "collective_timeout" and stuck.blames_nobody
+    assert "counts 8 arrivals for a world of 4" in stuck.summary
+    assert "will restart worker group" in stuck.fix

@@ -844,3 +844,30 @@ def test_socket_chains_with_no_abort_are_still_a_failure(tmp_path):
     lines = [line for line in ABORT_TEARDOWN if "socket.cc" in line]
     verdict = analyze_files(tmp_path, {"output.log": lines}).verdict
     assert verdict.finding.kind == "nccl_error" and "misc/socket.cc" in verdict.finding.summary
+
+
+# pytorch/pytorch#167288, verbatim: a restarted attempt's NCCL retries a refused connect, and
+# the paste ends there
+REFUSED_TO_THE_END = [
+    "bj4-ml-g8h20-k8s-slave1026-20250527:5971:6015 [4] NCCL INFO socketPollConnect: connect to 10.29.224.148<52333> returned Connection refused, retrying (18/34) after sleep for 1800 msec",
+    "bj4-ml-g8h20-k8s-slave1026-20250527:5971:6015 [4] NCCL INFO socketPollConnect: connect to 10.29.224.148<52333> returned Connection refused, retrying (19/34) after sleep for 1900 msec",
+    "bj4-ml-g8h20-k8s-slave1026-20250527:5971:6015 [4] NCCL INFO socketPollConnect: connect to 10.29.224.148<52333> returned Connection refused, retrying (20/34) after sleep for 2000 msec",
+    "bj4-ml-g8h20-k8s-slave1026-20250527:5971:6015 [4] NCCL INFO socketPollConnect: connect to 10.29.224.148<52333> returned Connection refused, retrying (21/34) after sleep for 2100 msec",
+]
+
+
+def test_a_process_whose_log_ends_retrying_a_refused_connect_cannot_form_its_communicator(
+    tmp_path,
+):
+    analysis = analyze_files(tmp_path, {"output.log": REFUSED_TO_THE_END})
+    refused = analysis.verdict.finding
+    assert refused.kind == "nccl_error" and refused.blames_nobody
+    assert "kept retrying NCCL's connect to 10.29.224.148<52333>" in refused.summary
+    assert "4 retries shown" in refused.summary
+
+
+def test_refused_connects_the_process_got_past_are_no_finding(tmp_path):
+    # the same process then completes its init (made up for this test)
+    done = "bj4-ml-g8h20-k8s-slave1026-20250527:5971:6015 [4] NCCL INFO comm 0x5562191160f0 rank 4 nranks 16 cudaDev 4 busId 13000 - Init COMPLETE"
+    analysis = analyze_files(tmp_path, {"output.log": [*REFUSED_TO_THE_END, done]})
+    assert not any("kept retrying" in f.summary for f in analysis.findings)

@@ -1421,3 +1421,11 @@ def test_a_cut_traceback_the_log_goes_on_after_is_no_departure(tmp_path):
     ]
     analysis = analyze_files(tmp_path, {"rank0.log": PS_MASTER, "rank1.log": went_on})
     assert not any("ends in a traceback" in f.summary for f in analysis.findings)
+
+
+def test_a_paste_of_several_ranks_ends_where_it_was_cut_not_where_a_rank_went(tmp_path):
+    # the two machines' lines in one paste under torchrun's rank prefixes (made up for this
+    # test): its last line ends the paste, not rank 1's log
+    paste = [f"[0]:{line}" for line in PS_MASTER] + [f"[1]:{line}" for line in PS_WORKER]
+    analysis = analyze_files(tmp_path, {"console.log": paste})
+    assert not any("ends in a traceback" in f.summary for f in analysis.findings)

@@ -1,0 +1,39 @@
+# ruff: noqa: E501 -- test data are verbatim log lines
+"""CUDA's out-of-memory sentence quoted mid-line (parsers/cuda_oom.py)."""
+
+from __future__ import annotations
+
+from tests.builders import analyze_files, only, parsed_by
+
+# lm-sys/FastChat#256, verbatim: FSDP's state-dict warning at the final save, its head cut
+CUT_WARNING = "ayers.39.mlp.gate_proj.weight on rank 1. This may mean that this state_dict entry could point to invalid memory regions after returning from state_dict() call if this parameter is managed by FSDP. Please check clone implementation of _fsdp_wrapped_module.model.layers.39.mlp.gate_proj.weight. Error: CUDA out of memory. Tried to allocate 270.00 MiB (GPU 1; 79.35 GiB total capacity; 76.93 GiB already allocated; 72.19 MiB free; 77.38 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF"
+
+
+def test_the_sentence_mid_line_is_an_oom_of_the_rank_it_names():
+    oom = only(parsed_by("cuda_oom", [CUT_WARNING]))
+    assert (oom["event"], oom["rank"], oom["device"]) == ("oom", 1, "1")
+    assert oom["value"] == 270 * 2**20
+
+
+def test_shapes_other_families_read_are_left_to_them():
+    lines = [
+        # tatsu-lab/stanford_alpaca#65's warning (its elided middle, FSDP's fixed words, as
+        # lm-sys/FastChat#1242 quotes them), cut after the capacity: python_warnings reads it
+        "/local_disk0/.ephemeral_nfs/cluster_libraries/python/lib/python3.9/site-packages/torch/distributed/fsdp/fully_sharded_data_parallel.py:2224: UserWarning: Failed to clone() tensor with name lm_head.weight. This may mean that this state_dict entry could point to invalid memory regions after returning from state_dict() call if this parameter is managed by FSDP. Please check clone implementation of lm_head.weight. Error: CUDA out of memory. Tried to allocate 502.00 MiB (GPU 1; 39.59 GiB total capacity;",
+        # an exception line (the traceback family; made up for this test)
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 14.75 GiB total capacity)",
+    ]
+    assert parsed_by("cuda_oom", lines).is_empty()
+
+
+def test_the_final_save_s_oom_is_the_verdict(tmp_path):
+    # FastChat#256's paste: the last steps, the summary, the cut, then the warning
+    lines = [
+        "{'loss': 1.317, 'learning_rate': 0.0, 'epoch': 1.0}",
+        "{'train_runtime': 601.9411, 'train_samples_per_second': 7.029, 'train_steps_per_second': 0.219, 'train_loss': 1.4777254832513405, 'epoch': 1.0}",
+        "",
+        "....",
+        CUT_WARNING,
+    ]
+    analysis = analyze_files(tmp_path, {"output.log": lines})
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("oom", [1])
