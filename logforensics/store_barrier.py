@@ -19,6 +19,8 @@ which collective_timeout reports as the job's timeout."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import polars as pl
 
 from logforensics.findings import Finding, evidence_from
@@ -42,20 +44,37 @@ WAITER = r"initialize process group for rank: (\d+), key:"
 EVIDENCE_WAITS = 6
 
 
-def short_at_barrier(job: Job, *, default_group: bool) -> list[Finding]:
-    """The barrier the logs end waiting at, short of processes (see the module doc)."""
+@dataclass(frozen=True, slots=True)
+class LastBarrier:
+    """The store barrier the logs end waiting at."""
+
+    key: str
+    size: int  # the world it waits for
+    arrived: int  # the most arrivals a wait counted
+    waits: pl.DataFrame  # its wait lines
+
+
+def last_barrier(job: Job) -> LastBarrier | None:
     waits = job.events.filter(
         (pl.col("event") == "store_barrier_waiting") & pl.col("value").is_not_null()
     )
     if waits.is_empty():
-        return []
+        return None
     last = waits.sort("file", "line").tail(1).row(0, named=True)
     key, size = str(last["pg"]), last["nranks"]
-    if (key == "1") != default_group or size is None:
-        return []
+    if size is None or _completed(job, key):
+        return None
     at_key = waits.filter(pl.col("pg") == key)
-    arrived = int(at_key.get_column("value").max())
-    if arrived >= size or _completed(job, key):
+    return LastBarrier(key, int(size), int(at_key.get_column("value").max()), at_key)
+
+
+def short_at_barrier(job: Job, *, default_group: bool) -> list[Finding]:
+    """The barrier the logs end waiting at, short of processes (see the module doc)."""
+    barrier = last_barrier(job)
+    if barrier is None or (barrier.key == "1") != default_group:
+        return []
+    key, size, arrived, at_key = barrier.key, barrier.size, barrier.arrived, barrier.waits
+    if arrived >= size:
         return []
     # the waiter's rank as the line states it (a launcher's prefix may be a node's task id)
     stated = at_key.get_column("text").str.extract(WAITER, 1).cast(pl.Int32, strict=False)
@@ -122,17 +141,10 @@ OVERCOUNT_FIX = (
 
 def overcounted_barrier(job: Job) -> list[Finding]:
     """The barrier the logs end waiting at, with more arrivals than the world (module doc)."""
-    waits = job.events.filter(
-        (pl.col("event") == "store_barrier_waiting") & pl.col("value").is_not_null()
-    )
-    if waits.is_empty():
+    barrier = last_barrier(job)
+    if barrier is None or barrier.arrived <= barrier.size:
         return []
-    last = waits.sort("file", "line").tail(1).row(0, named=True)
-    key, size = str(last["pg"]), last["nranks"]
-    at_key = waits.filter(pl.col("pg") == key)
-    arrived = int(at_key.get_column("value").max())
-    if size is None or arrived <= size or _completed(job, key):
-        return []
+    key, size, arrived, at_key = barrier.key, barrier.size, barrier.arrived, barrier.waits
     stated = at_key.get_column("text").str.extract(WAITER, 1).cast(pl.Int32, strict=False)
     waiting = sorted(stated.drop_nulls().unique().to_list())
     rows = at_key.sort("file", "line")
