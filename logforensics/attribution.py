@@ -470,21 +470,26 @@ def _node_offsets(events: pl.DataFrame, limit: int) -> pl.DataFrame:
         .filter(pl.col("_offsets").list.len() == 1)
         .select("_node", pl.col("_offsets").list.first().cast(pl.Int32).alias("_offset"))
     )
-    # torchrun's rendezvous result states the node's offset outright (parsers/rendezvous.py)
-    readable = {"event", "value"} <= set(events.columns)
-    stated_offsets = (
-        (events if readable else events.clear().with_columns(event=None, value=None))
-        .filter(pl.col("event") == "node_ranks")
-        .group_by("_node")
-        .agg(pl.col("value").unique().alias("_offsets"))
-        .filter(pl.col("_offsets").list.len() == 1)
-        .select("_node", pl.col("_offsets").list.first().cast(pl.Int32).alias("_offset"))
-    )
+    stated_offsets = _stated_offsets(events)
     from_pairs = pl.concat(
         [stated_offsets, from_pairs.join(stated_offsets, on="_node", how="anti")]
     )
     return pl.concat(
         [from_pairs, _host_order_offsets(events).join(from_pairs, on="_node", how="anti")]
+    )
+
+
+def _stated_offsets(events: pl.DataFrame) -> pl.DataFrame:
+    """Per node, the offset torchrun's rendezvous result states outright (`node_ranks` events,
+    parsers/rendezvous.py), where the node's results agree."""
+    if not {"event", "value"} <= set(events.columns):
+        return pl.DataFrame(schema={"_node": pl.String, "_offset": pl.Int32})
+    return (
+        events.filter(pl.col("event") == "node_ranks")
+        .group_by("_node")
+        .agg(pl.col("value").unique().alias("_offsets"))
+        .filter(pl.col("_offsets").list.len() == 1)
+        .select("_node", pl.col("_offsets").list.first().cast(pl.Int32).alias("_offset"))
     )
 
 

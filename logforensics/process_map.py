@@ -148,9 +148,13 @@ def _stated_ranks(events: pl.DataFrame) -> pl.DataFrame:
 NCCL_ERROR_EVENTS = ("nccl_error", "nccl_warn")
 
 
+def _no_processes() -> pl.DataFrame:
+    return pl.DataFrame(schema={"host": pl.String, "pid": pl.Int64, "process_rank": pl.Int32})
+
+
 def _quoted_ranks(events: pl.DataFrame) -> pl.DataFrame:
     if "exc_message" not in events.columns:
-        return pl.DataFrame(schema={"host": pl.String, "pid": pl.Int64, "process_rank": pl.Int32})
+        return _no_processes()
     errors = events.filter(
         pl.col("event").is_in(NCCL_ERROR_EVENTS) & pl.col("exc_message").is_not_null()
     )
@@ -169,12 +173,11 @@ def _quoted_ranks(events: pl.DataFrame) -> pl.DataFrame:
 
 
 def _world_init_ranks(events: pl.DataFrame) -> pl.DataFrame:
-    empty = pl.DataFrame(schema={"host": pl.String, "pid": pl.Int64, "process_rank": pl.Int32})
     if "nranks" not in events.columns:
-        return empty
+        return _no_processes()
     inits = _identified(events).filter(pl.col("nranks").is_not_null())
     if inits.is_empty():
-        return empty
+        return _no_processes()
     world = inits.get_column("nranks").max()
     return _one_rank_each(inits.filter(pl.col("nranks") == world))
 

@@ -25,6 +25,10 @@ import polars as pl
 
 from logforensics.job import Job
 
+# a launcher's reports of a worker that exited: torchrun's summary entry, its agent's
+# `failed (exitcode: 1) local_rank: 0`, DeepSpeed's `exits with return code`
+EXIT_REPORTS = ("child_failed", "worker_failed")
+
 
 @dataclass(frozen=True, slots=True)
 class UnstoppedWorker:
@@ -60,7 +64,7 @@ def listed_failure(job: Job) -> ListedFailure | None:
     listed = job.events.filter(
         (pl.col("event") == "child_failed") & (pl.col("exitcode").fill_null(0) > 0)
     )
-    failed = job.events.filter(pl.col("event").is_in(["child_failed", "worker_failed"]))
+    failed = job.events.filter(pl.col("event").is_in(EXIT_REPORTS))
     if listed.is_empty() or failed.get_column("rank").n_unique() != 1:
         return None
     rank = listed.item(0, "rank")

@@ -52,6 +52,7 @@ class LastBarrier:
     size: int  # the world it waits for
     arrived: int  # the most arrivals a wait counted
     waits: pl.DataFrame  # its wait lines
+    waiting: list[int]  # the waiters' ranks as the lines state them
 
 
 def last_barrier(job: Job) -> LastBarrier | None:
@@ -65,7 +66,10 @@ def last_barrier(job: Job) -> LastBarrier | None:
     if size is None or _completed(job, key):
         return None
     at_key = waits.filter(pl.col("pg") == key)
-    return LastBarrier(key, int(size), int(at_key.get_column("value").max()), at_key)
+    # the waiter's rank as the line states it (a launcher's prefix may be a node's task id)
+    stated = at_key.get_column("text").str.extract(WAITER, 1).cast(pl.Int32, strict=False)
+    waiting = sorted(stated.drop_nulls().unique().to_list())
+    return LastBarrier(key, int(size), int(at_key.get_column("value").max()), at_key, waiting)
 
 
 def short_at_barrier(job: Job, *, default_group: bool) -> list[Finding]:
@@ -76,9 +80,7 @@ def short_at_barrier(job: Job, *, default_group: bool) -> list[Finding]:
     key, size, arrived, at_key = barrier.key, barrier.size, barrier.arrived, barrier.waits
     if arrived >= size:
         return []
-    # the waiter's rank as the line states it (a launcher's prefix may be a node's task id)
-    stated = at_key.get_column("text").str.extract(WAITER, 1).cast(pl.Int32, strict=False)
-    waiting = sorted(stated.drop_nulls().unique().to_list())
+    waiting = barrier.waiting
     # every waiter seen: the others are the absent (a group of the whole world only)
     absent = (
         sorted(set(range(size)) - set(waiting))
@@ -144,10 +146,8 @@ def overcounted_barrier(job: Job) -> list[Finding]:
     barrier = last_barrier(job)
     if barrier is None or barrier.arrived <= barrier.size:
         return []
-    key, size, arrived, at_key = barrier.key, barrier.size, barrier.arrived, barrier.waits
-    stated = at_key.get_column("text").str.extract(WAITER, 1).cast(pl.Int32, strict=False)
-    waiting = sorted(stated.drop_nulls().unique().to_list())
-    rows = at_key.sort("file", "line")
+    key, size, arrived, waiting = barrier.key, barrier.size, barrier.arrived, barrier.waiting
+    rows = barrier.waits.sort("file", "line")
     evidence, total = evidence_from(rows.select("file", "line", "text", "rank"), cap=EVIDENCE_WAITS)
     return [
         Finding(

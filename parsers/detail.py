@@ -66,24 +66,25 @@ def _fingerprint_columns(found: pl.Expr) -> list[pl.Expr]:
     ]
 
 
-def _with_the_fingerprint_below(lines: pl.DataFrame) -> pl.Expr:
-    """The sentence with the fingerprint printed on the lines under it joined on, when the
-    sentence ends at `collective:`."""
+def _with_the_fingerprint_below(lines: pl.DataFrame) -> pl.DataFrame:
+    """Each sentence that ends at `collective:` with the fingerprint printed on the lines under
+    it joined on (the other lines as they are)."""
     message = pl.col("message")
+    ends_open = pl.col("candidate") & message.str.strip_chars_end().str.ends_with("collective:")
+    if not lines.select(ends_open.any()).item():
+        return lines
     below = [
         pl.when(pl.col("line").shift(-k).over("file") == pl.col("line") + k)
         .then(message.shift(-k).over("file").str.strip_chars())
         .otherwise(pl.lit(""))
         for k in range(1, FINGERPRINT_LINES + 1)
     ]
-    ends_open = message.str.strip_chars_end().str.ends_with("collective:")
-    return (
-        pl.when(ends_open).then(pl.concat_str([message, *below], separator=" ")).otherwise(message)
-    )
+    joined = pl.concat_str([message, *below], separator=" ")
+    return lines.with_columns(pl.when(ends_open).then(joined).otherwise(message).alias("message"))
 
 
 def _mismatches(lines: pl.DataFrame) -> pl.DataFrame:
-    lines = lines.with_columns(_with_the_fingerprint_below(lines).alias("message"))
+    lines = _with_the_fingerprint_below(lines)
     message = pl.col("message")
     own = message.str.extract_groups(MISMATCH_OWN)
     peer = message.str.extract_groups(MISMATCH_PEER)
@@ -134,8 +135,11 @@ def _barrier_errors(lines: pl.DataFrame) -> pl.DataFrame:
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    # the lines after each candidate are read only as a mismatch's fingerprint
+    candidates = lines.filter(pl.col("candidate"))
     return pl.concat(
-        [_mismatches(lines), _runs(lines), _barrier_errors(lines)], how="diagonal_relaxed"
+        [_mismatches(lines), _runs(candidates), _barrier_errors(candidates)],
+        how="diagonal_relaxed",
     )
 
 

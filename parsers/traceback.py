@@ -23,12 +23,12 @@ listed newest first, so the main thread comes last (yifan123/flow_grpo#161):
 
     Fatal Python error: Aborted
 
+    Thread 0x00007fa0f51fd640 (most recent call first):
+      File "/opt/conda/envs/python3.10.13/lib/python3.10/threading.py", line 324 in wait
+
 The interpreter's own fatal errors (`Py_FatalError`, which then aborts the process) share the
 header and the thread dump, with the failing function in place of a signal's name
 (pytorch/torchtitan#1066: `Fatal Python error: none_dealloc: deallocating None`).
-
-    Thread 0x00007fa0f51fd640 (most recent call first):
-      File "/opt/conda/envs/python3.10.13/lib/python3.10/threading.py", line 324 in wait
 
 c10's fatal signal handler (pytorch/pytorch:c10/util/signal_handler.cpp, pytorch/pytorch#99218):
 

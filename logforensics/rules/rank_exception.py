@@ -38,7 +38,9 @@ from logforensics.placement import (
 )
 from logforensics.registry import Rule
 from logforensics.rules.missing_rank import startup_failures
+from logforensics.rules.peer_lost import LOST as PEER_LOST
 from logforensics.stopped_workers import (
+    EXIT_REPORTS,
     ListedFailure,
     UnstoppedWorker,
     agent_stops,
@@ -433,11 +435,9 @@ def _launcher_summary_cut(job: Job) -> list[Finding]:
     a worker failed, which one and why the logs do not say; a failure all the same, never "no
     failure found"."""
     events = job.events
-    launcher = (pl.col("event") == "exception") & pl.col("exc_type").str.ends_with(
-        "ChildFailedError"
-    ).fill_null(False)
+    launcher = (pl.col("event") == "exception") & _child_failed_error()
     reports = events.filter(launcher)
-    listed = events.filter(pl.col("event").is_in(["child_failed", "worker_failed"]))
+    listed = events.filter(pl.col("event").is_in(EXIT_REPORTS))
     if reports.is_empty() or not listed.is_empty():
         return []
     others = events.filter(
@@ -458,6 +458,11 @@ def _launcher_summary_cut(job: Job) -> list[Finding]:
             details={"exception": None, "summary_cut": True},
         )
     ]
+
+
+def _child_failed_error() -> pl.Expr:
+    """torchrun's own exception that a worker failed: the launcher's word, no worker's."""
+    return pl.col("exc_type").str.ends_with("ChildFailedError").fill_null(False)
 
 
 LAUNCHER_CUT_FIX = (
@@ -754,7 +759,7 @@ def _error_exits(job: Job) -> pl.DataFrame:
     spawned = events.filter(_spawn_exit()).with_columns(
         exception_text().str.extract(SPAWN_EXIT_CODE, 1).cast(pl.Int32).alias("exitcode")
     )
-    reported = events.filter(pl.col("event").is_in(["worker_failed", "child_failed"]))
+    reported = events.filter(pl.col("event").is_in(EXIT_REPORTS))
     return (
         pl.concat([reported, spawned], how="vertical_relaxed")
         .filter((pl.col("exitcode").fill_null(0) > 0) | _code_cut())
@@ -804,7 +809,7 @@ def _exited(job: Job) -> list[Finding]:
         return []
     # torchrun's own ChildFailedError, spawn's ProcessExitedException only say a worker failed;
     # Horovod's shut-down says another rank did
-    launcher_own = pl.col("exc_type").str.ends_with("ChildFailedError") | _spawn_exit()
+    launcher_own = _child_failed_error() | _spawn_exit()
     shut_down = exception_text().str.contains(HOROVOD_SHUT_DOWN, literal=True).fill_null(False)
     if not events.filter(
         pl.col("event").is_in(["exception", "cpp_terminate"])
@@ -1152,8 +1157,9 @@ def _cut_and_gone(job: Job, explained: set[int]) -> list[Finding]:
     lost = job.events.filter(pl.col("event").is_in(PEER_LOST) & pl.col("rank").is_not_null())
     if lost.is_empty():
         return []
+    reporting = sorted(lost.get_column("rank").unique().to_list())
     cut = _cut_unexplained(job, explained).filter(
-        ~pl.col("rank").is_in(lost.get_column("rank").unique().to_list())
+        ~pl.col("rank").is_in(reporting)
         & ~pl.col("frame").fill_null("").str.contains(COLLECTIVE_CALL)
     )
     # the end of a rank's own file; a paste of several ranks ends where the paste was cut
@@ -1166,7 +1172,6 @@ def _cut_and_gone(job: Job, explained: set[int]) -> list[Finding]:
     if ending.get_column("rank").n_unique() != 1:
         return []
     rank = int(ending.item(0, "rank"))
-    reporting = sorted(lost.get_column("rank").unique().to_list())
     their = "its" if len(reporting) == 1 else "their"
     return [
         _from_rows(
@@ -1190,7 +1195,6 @@ CUT_AND_GONE_FIX = (
     "Attach rank {rank}'s whole stderr: the exception that ended it follows the traceback's "
     "first lines, which these logs cut."
 )
-PEER_LOST = ("peer_closed", "peer_reset")
 
 
 def _cut_tracebacks(job: Job, explained: set[int]) -> list[Finding]:
@@ -1418,10 +1422,8 @@ def _unattributed(job: Job) -> list[Finding]:
     if events.is_empty() or events.get_column("rank").is_not_null().any():
         return []
     startup = startup_failures(job).select("file", "line")
-    launcher = (pl.col("family") == "elastic") | pl.col("exc_type").str.ends_with(
-        "ChildFailedError"
-    )
-    rows = events.filter(pl.col("exc_type").is_not_null() & ~launcher.fill_null(False)).join(
+    launcher = (pl.col("family") == "elastic").fill_null(False) | _child_failed_error()
+    rows = events.filter(pl.col("exc_type").is_not_null() & ~launcher).join(
         startup, on=["file", "line"], how="anti"
     )
     if rows.is_empty():
@@ -1589,7 +1591,7 @@ def _every_rank(aborted: list[int], broke: set[int], ranks_known: set[int]) -> b
 
 
 # A process's death on a signal: its own handler's line, or the launcher's report of it
-DEATH_EVENTS = ("fatal_signal", "child_failed", "worker_failed")
+DEATH_EVENTS = ("fatal_signal", *EXIT_REPORTS)
 
 
 def _signal_of_death() -> pl.Expr:
