@@ -174,6 +174,8 @@ def _collective_mismatch(finding: Finding, verdict: Verdict) -> Told:
     if finding.details.get("source") == "horovod stall":
         if finding.blames_nobody:
             return f"{_who(finding.ranks)} and the other ranks submitted different tensors", None
+        if "missing" in finding.details:  # the one rank that submitted what no other did
+            return f"{_who(finding.ranks)} alone submitted a tensor the others never did", None
         return f"{_who(finding.ranks)} never submitted the tensor the others waited on", None
     if finding.details.get("source") == "sequence bookkeeping":
         return "DETAIL's sequence numbers were out of step, not the ranks (a false mismatch)", None

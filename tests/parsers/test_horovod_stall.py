@@ -81,3 +81,4 @@ def test_the_one_rank_every_other_rank_left_alone_is_the_one_that_strayed(tmp_pa
     assert (stalled.kind, analysis.verdict.ranks) == ("collective_mismatch", [0])
     assert "rank 0 alone submitted MetricAverageCallback_10/" in stalled.summary
     assert "`if rank == 0`" in stalled.fix
+    assert analysis.verdict.headline.startswith("Rank 0 alone submitted a tensor")
