@@ -129,6 +129,11 @@ AFTER_COLLECTOR_TIME = (
     r"|\[[EWIF] [\w./-]+\.(?:cpp|cc|h|py):\d+\] "
     r"|\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\] [\w.-]*:\d+:\d+ \[)"
 )
+# 02:21:53 RuntimeError: Broken pipe   (Jenkins' timestamper, pytorch/pytorch#11364)
+# Dec 03 17:59:26 Traceback (most recent call last):   (CircleCI's stamp, pytorch/pytorch#30676)
+# A CI console's clock on every line, peeled where it stamps most of a file's lines. It names
+# no date a time could be placed on (`stamp_of` reads dated stamps only), so none is kept.
+CONSOLE_TIME = r"(?:[A-Z][a-z]{2} [ \d]\d )?\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})? "
 # node04: [E ProcessGroupNCCL.cpp:474] [Rank 7] Watchdog caught collective operation timeout
 # rdma-test-gpu-worker-1: torch.distributed.DistBackendError: NCCL error in: ...
 # A host name here starts with a letter and holds a digit (or is localhost / an IPv4 address),
@@ -403,6 +408,7 @@ FRAMERS: tuple[Framer, ...] = (
         # what may follow it; a scan of every dated line would cost more
         literals=("[rank", "]<std", " NCCL ", "]:[", ".cpp:", ".cc:"),
     ),
+    Framer("console_time", CONSOLE_TIME, per_file=True),
     Framer(
         "determined",
         DETERMINED_TRIAL,

@@ -177,6 +177,8 @@ def _collective_mismatch(finding: Finding, verdict: Verdict) -> Told:
         if "missing" in finding.details:  # the one rank that submitted what no other did
             return f"{_who(finding.ranks)} alone submitted a tensor the others never did", None
         return f"{_who(finding.ranks)} never submitted the tensor the others waited on", None
+    if finding.details.get("source") == "stack dumps":
+        return "The stack dumps show processes waiting in different collectives", None
     if finding.details.get("source") == "sequence bookkeeping":
         return "DETAIL's sequence numbers were out of step, not the ranks (a false mismatch)", None
     if finding.details.get("source") == "loss terms":
@@ -443,7 +445,9 @@ def _collective_timeout(finding: Finding, verdict: Verdict) -> Told:
     if details.get("phase") == "heartbeat":
         who = rank_list(finding.ranks) if finding.ranks else "a rank"
         return f"The NCCL watchdog of {who} got stuck", ""
-    what = f"{_who(finding.ranks, 'Some rank')} timed out" + _in_after(finding)
+    processes = details.get("unranked_processes")
+    nobody = f"{processes:,} processes" if isinstance(processes, int) else "Some rank"
+    what = f"{_who(finding.ranks, nobody)} timed out" + _in_after(finding)
     if culprits:
         said = CULPRIT_CLAUSES.get(
             str(details.get("culprits_from")), "{who} most likely never joined"

@@ -33,6 +33,11 @@ TRANSPORT_TIMEOUT = (
 PEER_CLOSED = r"Connection closed by peer (\[[^\]]+\]:\d+)"
 # ... Read error [192.168.70.92]:25266: Connection reset by peer
 PEER_RESET = r"Read error (\[[^\]]+\]:\d+): Connection reset by peer"
+# A C++ error whose whole message is the socket's EPIPE: it wrote to a peer that had closed
+# its end (pytorch/pytorch#11364, torch 1.0: `RuntimeError: Broken pipe` from
+# `ProcessGroupGloo(store, rank, world_size)` after rank 0 had exited). Python's own
+# `BrokenPipeError: [Errno 32] Broken pipe` (a closed stdout pipe) is not one.
+BROKEN_PIPE = r"^RuntimeError: Broken pipe\s*$"
 # gloo before unbound buffers (torch 0.4, NVIDIA/sentiment-discovery#43); no wait in the text:
 #   RuntimeError: [/opt/conda/.../gloo/transport/tcp/buffer.cc:76] Read timeout [127.0.0.1]:32444
 READ_TIMEOUT = r"\bRead timeout (\[[^\]]+\]:\d+)"
@@ -92,6 +97,8 @@ def _event() -> pl.Expr:
         .then(pl.lit("peer_closed"))
         .when(message.str.contains(PEER_RESET))
         .then(pl.lit("peer_reset"))
+        .when(message.str.contains(BROKEN_PIPE))
+        .then(pl.lit("peer_closed"))
         .when(message.str.contains(PAIR_CLOSED, literal=True))
         .then(pl.lit("pair_closed"))
         .when(message.str.contains_any(list(SIZE_MISMATCH_WORDING)))
@@ -162,6 +169,7 @@ PARSER = LineParser(
         "Read timeout",
         "Connection closed by peer",
         "Connection reset by peer",
+        "RuntimeError: Broken pipe",
         PAIR_CLOSED,
         *SIZE_MISMATCH_WORDING,
         CONNECT_FAILED,

@@ -28,6 +28,16 @@ ended, by number, in the shard's span (huggingface/text-generation-inference#162
 
 a `fatal_signal` event; `framing` gives the shard's rank from the span field.
 
+PyTorch's multi-process test harness (`MultiProcessTestCase`, which gives process i rank i)
+reports its processes that exited with an error code, older and newer wording (pytorch/pytorch
+#38395; a comment in intel/torch-xpu-ops quoting a run):
+
+    RuntimeError: Processes 1 exited with error code 10
+    RuntimeError: Process 2 exited with error code 10 and exception:
+
+a `worker_failed` event per process named, with its rank, an error whatever the code (the
+harness's own 10 means the test raised).
+
 The kernel's own report of an OOM kill, pasted from `dmesg` (mm/oom_kill.c: "%s: Killed process
 %d (%s) total-vm:%lukB, ..." after `Out of memory` or `Memory cgroup out of memory`), is a
 `host_oom` event with the killed pid, which the logs' pid map turns into a rank. So is the Rust
@@ -63,6 +73,8 @@ RUST_ALLOCATION_FAILED = r"memory allocation of (?:memory allocation of )?(\d+) 
 FAILED_HOST_ALLOCATION = "a failed host allocation"  # the event's `exc_message`, for the oom rule
 
 
+HARNESS_EXIT = r"\bProcess(?:es)? (\d+(?:[ ,]+\d+)*) exited with error code (-?\d+)"
+
 DEEPSPEED_EXIT = r"\] exits with return code = (-?\d+)\s*$"
 # the same report cut before its code by a paste: the launcher writes it at ERROR level only
 # when a worker ended with a non-zero code (deepspeedai/DeepSpeed#2946)
@@ -76,6 +88,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         _allocation_failures(lines),
         _deepspeed_exits(lines),
         _launcher_signalled(lines),
+        _harness_exits(lines),
     ]
     return pl.concat(parts, how="diagonal_relaxed")
 
@@ -95,6 +108,30 @@ def _deepspeed_exits(lines: pl.DataFrame) -> pl.DataFrame:
             "exitcode",
             pl.when("_cut").then(pl.lit('{"code_cut":true}')).alias("extra"),
         )
+    )
+
+
+def _harness_exits(lines: pl.DataFrame) -> pl.DataFrame:
+    said = pl.col("message").str.extract_groups(HARNESS_EXIT)
+    return (
+        lines.with_columns(said.alias("_said"))
+        .filter(pl.col("_said").struct.field("1").is_not_null())
+        .select(
+            "file",
+            "line",
+            pl.lit("worker_failed").alias("event"),
+            pl.lit("error").alias("severity"),
+            pl.col("_said").struct.field("2").cast(pl.Int32, strict=False).alias("exitcode"),
+            # the parent's word about a child (not the rank of the console's other lines), and
+            # an error whatever the code (the harness's own 10: the test raised)
+            pl.lit('{"spawned":true,"error_exit":true}').alias("extra"),
+            pl.col("_said")
+            .struct.field("1")
+            .str.extract_all(r"\d+")
+            .list.eval(pl.element().cast(pl.Int32, strict=False))
+            .alias("rank"),
+        )
+        .explode("rank")
     )
 
 
@@ -173,6 +210,7 @@ PARSER = LineParser(
         ":sigkill_handler] [",
         " bytes failed",
         "process was signaled to shutdown",
+        " exited with error code ",
     ),
     parse=parse,
 )

@@ -26,7 +26,9 @@ import polars as pl
 
 from logforensics.registry import LineParser
 
-UNFINISHED = "Expected to have finished reduction in the prior iteration before starting a new one"
+# Its first words only: a pasted log cut mid-sentence (facebookresearch/XLM#224 ends "... in the
+# prior iteration before st") still names the error.
+UNFINISHED = "Expected to have finished reduction in the prior iteration"
 # Lightning's own words for it, raised before DDP's backward (chemprop/chemprop#853,
 # Lightning-AI/pytorch-lightning#20328): RuntimeError: It looks like your LightningModule has
 # parameters that were not used in producing the loss returned by training_step. If this is ...

@@ -422,63 +422,83 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         )
         .with_columns(_process_group_columns())
     )
-    return found.select(
-        "file",
-        "line",
-        "event",
-        pl.when(pl.col("event") == "pg_shutdown")
-        .then(pl.lit("info"))
-        .when(pl.col("event").is_not_null())
-        .then(pl.lit("error"))
-        .alias("severity"),
-        pl.when(pl.col("event") == "exception")
-        .then(pl.col("_thrown").struct.field("type"))
-        .alias("exc_type"),
-        pl.when(pl.col("event") == "exception")
-        .then(
-            pl.col("_thrown").struct.field("message").str.strip_chars().str.slice(0, MESSAGE_CHARS)
+    return _without_shared_ranks(
+        found.select(
+            "file",
+            "line",
+            "event",
+            pl.when(pl.col("event") == "pg_shutdown")
+            .then(pl.lit("info"))
+            .when(pl.col("event").is_not_null())
+            .then(pl.lit("error"))
+            .alias("severity"),
+            pl.when(pl.col("event") == "exception")
+            .then(pl.col("_thrown").struct.field("type"))
+            .alias("exc_type"),
+            pl.when(pl.col("event") == "exception")
+            .then(
+                pl.col("_thrown")
+                .struct.field("message")
+                .str.strip_chars()
+                .str.slice(0, MESSAGE_CHARS)
+            )
+            .alias("exc_message"),
+            pl.when(pl.col("_from_stack")).then(pl.lit(FROM_STACK)).alias("extra"),
+            pl.when(message.str.contains(SOCKET_WAIT_TIMEOUT) | _poll_alone())
+            .then(message.str.extract(SOCKET_REMOTE, 1))
+            .alias("peer"),
+            pl.coalesce(
+                work.struct.field("seq").cast(pl.Int64, strict=False), _int(FAILING_WORK)
+            ).alias("seq"),
+            work.struct.field("op").alias("op"),
+            work.struct.field("shape").alias("shape"),
+            work.struct.field("numel_in").cast(pl.Int64, strict=False).alias("numel_in"),
+            work.struct.field("numel_out").cast(pl.Int64, strict=False).alias("numel_out"),
+            pl.coalesce(
+                work.struct.field("timeout_ms").cast(pl.Int64, strict=False),
+                clients.struct.field("seconds").cast(pl.Int64, strict=False) * 1000,
+                _barrier_timeout_ms(barrier),
+                _int(SOCKET_WAIT_TIMEOUT),
+                _int(ABORT_TIMED_OUT),
+            ).alias("timeout_ms"),
+            _int(ELAPSED).alias("elapsed_ms"),
+            _int(LAST_ENQUEUED).alias("last_enqueued"),
+            _int(LAST_STARTED).alias("last_started"),
+            _int(LAST_COMPLETED).alias("last_completed"),
+            "pg",
+            "comm_rank",
+            pl.coalesce(
+                pl.col("_group_rank"), store.struct.field("rank"), barrier.struct.field("rank")
+            )
+            .cast(pl.Int32, strict=False)
+            .alias("rank"),
+            pl.coalesce(
+                _int(DUMP_SIGNAL_FROM).cast(pl.Int32, strict=False),
+                store.struct.field("root").cast(pl.Int32, strict=False),
+            ).alias("peer_rank"),
+            pl.coalesce(
+                _int(STUCK_SECONDS),
+                clients.struct.field("joined").cast(pl.Int64, strict=False),
+                barrier.struct.field("count").cast(pl.Int64, strict=False),
+            ).alias("value"),
+            pl.coalesce(clients.struct.field("expected"), barrier.struct.field("world"))
+            .cast(pl.Int32, strict=False)
+            .alias("world_size"),
         )
-        .alias("exc_message"),
-        pl.when(pl.col("_from_stack")).then(pl.lit(FROM_STACK)).alias("extra"),
-        pl.when(message.str.contains(SOCKET_WAIT_TIMEOUT) | _poll_alone())
-        .then(message.str.extract(SOCKET_REMOTE, 1))
-        .alias("peer"),
-        pl.coalesce(
-            work.struct.field("seq").cast(pl.Int64, strict=False), _int(FAILING_WORK)
-        ).alias("seq"),
-        work.struct.field("op").alias("op"),
-        work.struct.field("shape").alias("shape"),
-        work.struct.field("numel_in").cast(pl.Int64, strict=False).alias("numel_in"),
-        work.struct.field("numel_out").cast(pl.Int64, strict=False).alias("numel_out"),
-        pl.coalesce(
-            work.struct.field("timeout_ms").cast(pl.Int64, strict=False),
-            clients.struct.field("seconds").cast(pl.Int64, strict=False) * 1000,
-            _barrier_timeout_ms(barrier),
-            _int(SOCKET_WAIT_TIMEOUT),
-            _int(ABORT_TIMED_OUT),
-        ).alias("timeout_ms"),
-        _int(ELAPSED).alias("elapsed_ms"),
-        _int(LAST_ENQUEUED).alias("last_enqueued"),
-        _int(LAST_STARTED).alias("last_started"),
-        _int(LAST_COMPLETED).alias("last_completed"),
-        "pg",
-        "comm_rank",
-        pl.coalesce(pl.col("_group_rank"), store.struct.field("rank"), barrier.struct.field("rank"))
-        .cast(pl.Int32, strict=False)
-        .alias("rank"),
-        pl.coalesce(
-            _int(DUMP_SIGNAL_FROM).cast(pl.Int32, strict=False),
-            store.struct.field("root").cast(pl.Int32, strict=False),
-        ).alias("peer_rank"),
-        pl.coalesce(
-            _int(STUCK_SECONDS),
-            clients.struct.field("joined").cast(pl.Int64, strict=False),
-            barrier.struct.field("count").cast(pl.Int64, strict=False),
-        ).alias("value"),
-        pl.coalesce(clients.struct.field("expected"), barrier.struct.field("world"))
-        .cast(pl.Int32, strict=False)
-        .alias("world_size"),
     )
+
+
+def _without_shared_ranks(events: pl.DataFrame) -> pl.DataFrame:
+    """No rank on timeouts of one file that name the same rank, work and sequence number with
+    different elapsed times: several processes wrote them (Alpha-VLLM/LLaMA2-Accessory#147:
+    five `[Rank 2] ... WorkNCCL(SeqNum=65265, OpType=_ALLGATHER_BASE, ...) ran for 1804787
+    milliseconds`, each with its own time), so the number is each one's rank in a subgroup,
+    not a process's global rank."""
+    timeout = pl.col("event") == "collective_timeout"
+    times = pl.when(timeout).then(pl.col("elapsed_ms"))
+    shared = (times.drop_nulls().n_unique() > 1).over("file", "rank", "seq", "op")
+    shared = shared & times.is_not_null()
+    return events.with_columns(pl.when(shared).then(None).otherwise(pl.col("rank")).alias("rank"))
 
 
 def _barrier_timeout_ms(barrier: pl.Expr) -> pl.Expr:

@@ -7,9 +7,9 @@ attributed to a global rank: from the debug server's section header, from the du
 `RANK=`/`--rank` in its command line, or from the process id the logs give the rank (NCCL
 init lines, a `pid=` print); a process none of these name whose parent is a rank's process
 (a DataLoader worker dumped with `--subprocesses`) is that rank's worker. Processes no rank
-claims (the torchrun agent) are left out. A rank dumped several times counts once: py-spy
-text before JSON before faulthandler, then the last file by name (the newest of the debug
-server's periodic snapshots).
+claims (the torchrun agent, a paste without its command line) are kept apart (`unranked`). A
+rank dumped several times counts once: py-spy text before JSON before faulthandler, then the
+last file by name (the newest of the debug server's periodic snapshots).
 """
 
 from __future__ import annotations
@@ -36,6 +36,9 @@ class Dumps:
         default_factory=lambda: _empty(flight_recorder.STATUS_SCHEMA)
     )
     refused: tuple[SkippedFile, ...] = ()
+    # the stacks of processes no rank claims, no rank's DataLoader workers (`rank` null): a
+    # pasted dump without its command line, or the torchrun agent
+    unranked: pl.DataFrame = field(default_factory=lambda: _empty(pyspy.FRAME_SCHEMA))
 
     @property
     def empty(self) -> bool:
@@ -65,7 +68,7 @@ def load(dumps: tuple[DumpFile, ...], events: pl.DataFrame) -> Dumps:
             continue
         entries.append(tables.entries)
         statuses.append(tables.status)
-    stacks = _stacks(dumps, by_path, events)
+    stacks, unranked = _stacks(dumps, by_path, events)
     # a rank dumped as pickle and as JSON: the pickle records the Python stack of each entry
     pickles = [dump.name for dump in dumps if dump.kind == "fr_pickle"]
     pickles_first = [~pl.col("file").is_in(pickles), pl.col("file")]
@@ -80,6 +83,7 @@ def load(dumps: tuple[DumpFile, ...], events: pl.DataFrame) -> Dumps:
             order=pickles_first,
         ),
         refused=tuple(refused),
+        unranked=unranked,
     )
 
 
@@ -89,7 +93,8 @@ FORM_PREFERENCE = {"pyspy_text": 0, "pyspy_json": 1, "faulthandler": 2}
 
 def _stacks(
     dumps: tuple[DumpFile, ...], by_path: dict[str, int | None], events: pl.DataFrame
-) -> pl.DataFrame:
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The stacks of each rank (once), and those of the processes no rank claims."""
     parts = [
         _forms(pyspy.text_frames(_numbered_lines(_of(dumps, "pyspy_text"))), "pyspy_text"),
         _forms(
@@ -104,9 +109,10 @@ def _stacks(
     ]
     frames = pl.concat([part for part in parts if not part.is_empty()] or parts[:1])
     if frames.is_empty():
-        return _empty(pyspy.FRAME_SCHEMA).with_columns(
+        nothing = _empty(pyspy.FRAME_SCHEMA).with_columns(
             pl.lit(False).alias("is_worker"), pl.lit(None, pl.String).alias("tool")
         )
+        return nothing, nothing
     frames = _spread_over_ranges(frames, by_path)
     known = events.filter(pl.col("pid").is_not_null() & pl.col("rank").is_not_null())
     pid_rank = dict(known.group_by("pid").agg(pl.col("rank").first()).iter_rows())
@@ -134,9 +140,10 @@ def _stacks(
         order=[pl.col("_form"), pl.col("file").rank("dense", descending=True)],
     )
     files = chosen.select("rank", "file").unique()
-    return attributed.join(files, on=["rank", "file"], how="semi").drop(
-        "_form", "_parent_rank", "section_rank", "_range_rank"
-    )
+    scratch = ("_form", "_parent_rank", "section_rank", "_range_rank")
+    ranked_stacks = attributed.join(files, on=["rank", "file"], how="semi").drop(*scratch)
+    unranked = attributed.filter(pl.col("rank").is_null()).drop(*scratch)
+    return ranked_stacks, unranked
 
 
 # A dump that stands for a range of ranks with the same stack (sgl-project/sglang#22607's

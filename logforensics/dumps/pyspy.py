@@ -299,13 +299,18 @@ STUCK_SCHEMA: dict[str, pl.DataType] = {
 
 def where_stuck(stacks: pl.DataFrame) -> pl.DataFrame:
     """Per rank (its own process, not a DataLoader worker): where its main thread stood.
-    STUCK_SCHEMA."""
+    STUCK_SCHEMA. Stacks no rank claims give a row per main thread of each file (a paste
+    without `Process` headers holds no process id)."""
     own = stacks.filter(~pl.col("is_worker")) if "is_worker" in stacks.columns else stacks
     main_thread = (pl.col("thread_name") == "MainThread") | (pl.col("thread_id") == pl.col("pid"))
-    threads = own.sort("rank", "pid", "thread_id", "depth")
+    threads = own.sort("rank", "file", "pid", "thread_id", "depth")
     rows = []
-    for (rank, pid), frames in threads.filter(main_thread).group_by(
-        "rank", "pid", maintain_order=True
+    # a rank's process is one row (as chosen by `load`); unclaimed ones a row per main thread
+    unclaimed = pl.when(pl.col("rank").is_null()).then(pl.col("thread_id")).alias("_thread")
+    for (rank, file, pid, _), frames in (
+        threads.filter(main_thread)
+        .with_columns(unclaimed)
+        .group_by("rank", "file", "pid", "_thread", maintain_order=True)
     ):
         functions = frames.get_column("function").to_list()
         sources = frames.get_column("source").to_list()
@@ -317,7 +322,10 @@ def where_stuck(stacks: pl.DataFrame) -> pl.DataFrame:
         others = (
             _other_threads(
                 threads.filter(
-                    (pl.col("rank") == rank) & pl.col("pid").eq_missing(pid) & ~main_thread
+                    pl.col("rank").eq_missing(rank)
+                    & (pl.col("file") == file)
+                    & pl.col("pid").eq_missing(pid)
+                    & ~main_thread
                 )
             )
             if waiting.startswith(LOCK_LIKE)

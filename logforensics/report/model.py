@@ -323,13 +323,20 @@ def _dumps(job: Job) -> list[dict[str, Any]]:
     for file, rank in used.sort("rank").iter_rows():
         ranks_of.setdefault(file, []).append(rank)
     refused = {skip.name for skip in job.dumps.refused}
+    # read for where their processes wait, though no rank is named, where no dump names one
+    # (rules.stuck_location)
+    unclaimed = (
+        set(job.dumps.unranked.get_column("file").unique().to_list())
+        if job.dumps.stacks.is_empty()
+        else set()
+    )
     return [
         {
             "file": dump.name,
             "kind": DUMP_WORDS.get(dump.kind, dump.kind),
             "bytes": dump.size,
             "ranks": ranks_of.get(dump.name, []),
-            "used": dump.name in ranks_of,
+            "used": dump.name in ranks_of or dump.name in unclaimed,
         }
         for dump in job.inventory.dumps[:FILES_LISTED]
         if dump.name not in refused

@@ -185,7 +185,8 @@ def _timeouts(job: Job) -> list[Finding]:
     mixed = mixed_ops_at_one_seq(per_rank)
     culprits, culprits_from = _culprits(job, per_rank, mixed, reporters, seq)
     desync = describe(mixed) if mixed.height else ""
-    words = [f"{rank_list(reporters).capitalize() if reporters else 'Some rank'} timed out"]
+    processes = _unranked_processes(timeouts)
+    words = [f"{rank_list(reporters).capitalize() if reporters else _some(processes)} timed out"]
     apart = "" if mixed.height else _points_apart(per_rank)
     if apart:
         op = None  # no one collective to name: each rank gave up in its own
@@ -247,6 +248,7 @@ def _timeouts(job: Job) -> list[Finding]:
             culprit_ranks=culprits,
             details={
                 "timeout_ms": timeout_ms,
+                "unranked_processes": processes if processes > 1 else None,
                 "ops_at_same_seq": desync or None,
                 "culprits_from": culprits_from,
                 "silent_ranks": silent,
@@ -255,6 +257,18 @@ def _timeouts(job: Job) -> list[Finding]:
             },
         )
     ]
+
+
+def _unranked_processes(timeouts: pl.DataFrame) -> int:
+    """How many processes wrote the timeouts no line ties to a rank, told apart by the time
+    each says its collective ran (Alpha-VLLM/LLaMA2-Accessory#147: five `[Rank 2]` reports of
+    one collective, each with its own time, the rank a subgroup's)."""
+    unranked = timeouts.filter(pl.col("rank").is_null() & pl.col("elapsed_ms").is_not_null())
+    return unranked.select("file", "seq", "op", "elapsed_ms").unique().height
+
+
+def _some(processes: int) -> str:
+    return f"{processes:,} processes" if processes > 1 else "Some rank"
 
 
 def _signalled(job: Job, timeouts: pl.DataFrame) -> pl.DataFrame:

@@ -167,8 +167,20 @@ STORE_WAIT = (
     r"(?:Socket Timeout|wait timeout)"
 )
 LAUNCHER_SUMMARY = r"ChildFailedError$"
-# what shows collectives ran, so a later store wait is not the start-up's
-RAN = ("collective_timeout", "store_timeout", "nccl_init", "collective_run")
+# what shows collectives ran, so a later store wait is not the start-up's (a monitored
+# barrier's report too: it runs on a process group that formed)
+RAN = (
+    "collective_timeout",
+    "store_timeout",
+    "nccl_init",
+    "collective_run",
+    "barrier_peer_error",
+    "barrier_failed",
+)
+# A key of a process group created after the default one: the job was past its start-up
+# (huggingface/trl#2923: `DistStoreError: wait timeout after 600000ms, keys:
+# //worker/attempt_0/default_pg/0//7//cuda//pg_wrapper:7/0/1`, rank 0 alone creating group 7)
+LATER_GROUP_KEY = r"default_pg/\d+//0*[1-9]\d*//|pg_wrapper:0*[1-9]"
 
 
 def _store_waits(job: Job) -> pl.DataFrame:
@@ -177,8 +189,9 @@ def _store_waits(job: Job) -> pl.DataFrame:
     processes then never all met at the store: one of them was not started, or was started with
     other settings."""
     exceptions = job.events.filter(pl.col("event") == "exception")
-    is_wait = exception_text().str.contains(STORE_WAIT).fill_null(False)
-    waits = exceptions.filter(is_wait)
+    said = exception_text()
+    is_wait = said.str.contains(STORE_WAIT).fill_null(False)
+    waits = exceptions.filter(is_wait & ~said.str.contains(LATER_GROUP_KEY).fill_null(False))
     if waits.is_empty():
         return waits
     launcher = pl.col("exc_type").fill_null("").str.contains(LAUNCHER_SUMMARY)

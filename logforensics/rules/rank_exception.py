@@ -49,6 +49,7 @@ from logforensics.stopped_workers import (
 )
 from logforensics.text import capitalized, clipped, duration, rank_list
 from parsers.cuda_assert import KIND as CUDA_ASSERTION
+from parsers.process_exit import HARNESS_EXIT
 
 # Horovod's word on every rank once one rank failed or finished early: "Horovod has been shut
 # down. This was caused by an exception on one of the ranks or an attempt to allreduce,
@@ -73,6 +74,10 @@ CONSEQUENCE = (
 MISUSED = (
     r"invalid tensor type|Invalid scalar type|[Uu]nsupported (?:tensor|dtype|device|scalar)"
     r"|Tensors must be (?:CUDA|CPU|contiguous|on )|No backend type associated with device type"
+    # a check inside PyTorch that failed in this process, whichever source file it names
+    # (awslabs/keys_values: `ncclComm != nullptr INTERNAL ASSERT FAILED at ".../
+    # ProcessGroupNCCL.cpp":4043, ... Parent communicator missing in eager initialization mode.`)
+    r"|INTERNAL ASSERT FAILED"
 )
 
 
@@ -773,10 +778,11 @@ SPAWN_EXIT_CODE = r"ProcessExitedException: process \d+ terminated with exit cod
 
 
 def _spawn_exit() -> pl.Expr:
-    """The spawning parent's report of a child's exit code: the launcher's word, no exception
-    of the child's own."""
+    """The spawning parent's report of a child's exit code (torch.multiprocessing.spawn's, or
+    PyTorch's test harness's: parsers.process_exit): the launcher's word, no exception of the
+    child's own."""
     return (pl.col("event") == "exception") & exception_text().str.contains(
-        SPAWN_EXIT_CODE
+        f"{SPAWN_EXIT_CODE}|{HARNESS_EXIT}"
     ).fill_null(False)
 
 
@@ -824,7 +830,8 @@ def _exited(job: Job) -> list[Finding]:
     if codes.is_empty():
         return [_exit_code_cut(exits, ranks)]
     code = int(codes.item(0))
-    if not _failure_code(code):
+    said_error = exits.get_column("extra").str.contains('"error_exit":true', literal=True).any()
+    if not _failure_code(code) and not said_error:
         return [_chosen_exit(exits, ranks, code)]
     who = rank_list(ranks).capitalize() if ranks else "A worker"
     said = "the error it printed is" if len(ranks) < 2 else "the errors they printed are"
@@ -841,6 +848,10 @@ def _exited(job: Job) -> list[Finding]:
     # failure (a closed rendezvous, an NCCL error): it is not blamed; where the only tracebacks
     # are waits for the others, the exit most likely ended one of them (a consequence)
     waited = _waits_only(job)
+    if not waited and (listed := listed_failure(job)) is not None:
+        return [_only_listed(listed)]
+    if not waited and said_error and len(ranks) == 1 and exits.height == 1:
+        return [_only_errored(exits, ranks[0], code)]
     ended_a_wait = (
         " The tracebacks in these logs were waiting for other ranks: most likely the exit "
         "ended such a wait."
@@ -1095,6 +1106,44 @@ def _first_exit(first: pl.DataFrame, ahead: float | None = None, *, alone: bool 
     )
 
 
+def _only_listed(listed: ListedFailure) -> Finding:
+    """torchrun's summary lists one failed worker and no other (`<NO_OTHER_FAILURES>`), and no
+    rank's own error is in the logs: the launcher's root cause is the only one there is, a guess
+    at low confidence (allenai/OLMo#706: rank 5, exit code 1; MIC-DKFZ/nnUNet#856: rank 2)."""
+    return _from_rows(
+        listed.stopped,
+        severity="error",
+        part="departure",
+        summary=(
+            f"Rank {listed.rank} exited with code {listed.code}, the only failure torchrun's "
+            "summary lists (its root cause); the error it printed is not in these logs."
+        ),
+        fix=EXITED_FIX,
+        ranks=[listed.rank],
+        confidence="low",
+        details={"exception": f"exit code {listed.code}", "exit_code": listed.code},
+    )
+
+
+def _only_errored(exits: pl.DataFrame, rank: int, code: int) -> Finding:
+    """PyTorch's test harness lists one process as exited with an error, and no rank's own
+    error is in the logs: its test raised there and nowhere else, a guess at low confidence
+    (pytorch/pytorch#38395: `Processes 1 exited with error code 10`)."""
+    return _from_rows(
+        exits,
+        severity="error",
+        part="departure",
+        summary=(
+            f"Rank {rank} alone exited with an error (code {code}, the test harness's report); "
+            "the error it printed is not in these logs."
+        ),
+        fix=EXITED_FIX,
+        ranks=[rank],
+        confidence="low",
+        details={"exception": f"exit code {code}", "exit_code": code},
+    )
+
+
 FIRST_EXIT_FIX = (
     "Read that rank's own output for its error: run mpirun with `--tag-output` (or "
     "`--output-filename <dir>`, one file per rank) so that every line says whose it is, and "
@@ -1282,8 +1331,12 @@ def _exceptions(job: Job) -> list[Finding]:
     startup = startup_failures(job).select("file", "line")
     # an exception from using a collective's garbled payload is the desync's symptom
     # (logforensics/garbled.py)
-    primary = exceptions.filter(~_a_consequence(pl.col("what")) & ~garbled() & ~_spawn_exit()).join(
-        startup, on=["file", "line"], how="anti"
+    primary = (
+        exceptions.filter(~_a_consequence(pl.col("what")) & ~garbled() & ~_spawn_exit())
+        .join(startup, on=["file", "line"], how="anti")
+        # a bare C++ abort after the watchdog's report, its `what():` cut off
+        # (Alpha-VLLM/LLaMA2-Accessory#147): the timeout's teardown
+        .join(_watchdog_aborts(job, exceptions), on=["file", "line"], how="anti")
     )
     if primary.is_empty():
         return []
@@ -1422,7 +1475,9 @@ def _unattributed(job: Job) -> list[Finding]:
     if events.is_empty() or events.get_column("rank").is_not_null().any():
         return []
     startup = startup_failures(job).select("file", "line")
-    launcher = (pl.col("family") == "elastic").fill_null(False) | _child_failed_error()
+    launcher = (
+        (pl.col("family") == "elastic").fill_null(False) | _child_failed_error() | _spawn_exit()
+    )
     rows = events.filter(pl.col("exc_type").is_not_null() & ~launcher).join(
         startup, on=["file", "line"], how="anti"
     )

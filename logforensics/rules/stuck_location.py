@@ -27,7 +27,7 @@ FIX = (
 def check(job: Job) -> list[Finding]:
     stuck = where_stuck(job.dumps.stacks)
     if stuck.is_empty():
-        return []
+        return _unclaimed_apart(job)
     where = pl.col("user_frame").fill_null(pl.col("innermost"))
     groups = (
         stuck.with_columns(
@@ -92,6 +92,66 @@ def check(job: Job) -> list[Finding]:
             },
         )
     ]
+
+
+UNCLAIMED_FIX = (
+    "The processes of one job wait in different collectives: they no longer call the same "
+    "collectives in the same order. Find the branch that sends some ranks to the other call: a "
+    "data-dependent path (a mixture-of-experts layer, a skipped batch, a condition on the "
+    "rank), an exception caught on some ranks, uneven numbers of steps. Dump each process with "
+    "its rank next time (`py-spy dump --pid <pid>` into `rank<N>.txt`, or run with "
+    "TORCH_DISTRIBUTED_DEBUG=DETAIL) to see which ranks took which path."
+)
+
+
+def _unclaimed_apart(job: Job) -> list[Finding]:
+    """Stacks no rank claims whose main threads wait in different collectives
+    (deepspeedai/DeepSpeed#7461: `py-spy dump`s pasted without their command lines, three
+    processes in ZeRO-3's step `all_reduce`, five still in backward's `reduce_scatter_tensor`):
+    the processes desynchronised, whichever ranks they were."""
+    stuck = where_stuck(job.dumps.unranked)
+    if stuck.is_empty():
+        return []
+    in_collectives = stuck.filter(
+        pl.Series([waits_for_others(waiting) for waiting in stuck.get_column("waiting")])
+    )
+    if in_collectives.get_column("waiting").n_unique() < 2:
+        return []
+    groups = (
+        in_collectives.group_by("waiting", maintain_order=True)
+        .agg(pl.len().alias("processes"), pl.all().first())
+        .sort("processes", descending=True)
+    )
+    said = "; ".join(
+        f"{_processes(row['processes'])} in {row['waiting']} at "
+        f"{row['user_frame'] or row['innermost']}"
+        for row in groups.iter_rows(named=True)
+    )
+    return [
+        Finding(
+            kind="collective_mismatch",
+            severity="error",
+            part="departure",
+            summary=(
+                f"The stack dumps show the processes waiting in different collectives ({said}): "
+                "they had desynchronised, each waiting for a call the others never make. The "
+                "dumps do not say which ranks they were."
+            ),
+            fix=UNCLAIMED_FIX,
+            evidence=[
+                Evidence(row["file"], int(row["line"] or 1), row["line_text"] or row["waiting"])
+                for row in groups.iter_rows(named=True)
+            ],
+            evidence_total=in_collectives.height,
+            confidence="medium",
+            blames_nobody=True,
+            details={"source": "stack dumps", "groups": groups.height},
+        )
+    ]
+
+
+def _processes(count: int) -> str:
+    return "1 process" if count == 1 else f"{count:,} processes"
 
 
 ALONE_FIX = (

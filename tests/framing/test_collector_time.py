@@ -41,10 +41,11 @@ def test_a_log_viewers_clock_alone_is_peeled_too():
     assert row["message"].startswith("[E205 18:11:06.375750231 ProcessGroupNCCL.cpp:1870]")
 
 
-def test_a_clock_before_the_jobs_own_words_stays():
-    # a script's own `HH:MM:SS` start: no known prefix or line follows it, nothing is peeled
-    (row,) = frame(["12:00:01 epoch 3 done"])
-    assert row["message"] == "12:00:01 epoch 3 done"
+def test_a_clock_before_the_jobs_own_words_on_a_few_lines_stays():
+    # a script's own `HH:MM:SS` start where no known prefix or line follows it: not the
+    # collector's (a clock on most lines of a file is a console's: tests/framing/test_console_time)
+    rows = frame(["12:00:01 epoch 3 done", "loss 0.5", "loss 0.4"])
+    assert rows[0]["message"] == "12:00:01 epoch 3 done"
 
 
 def test_a_collectors_label_after_its_stamp_is_peeled_with_it():

@@ -96,6 +96,15 @@ def test_peer_reset():
     )
 
 
+def test_a_bare_broken_pipe_is_a_peer_that_closed():
+    # pytorch/pytorch#11364 (torch 1.0): `ProcessGroupGloo(store, rank, world_size)` after rank
+    # 0 had exited
+    row = only(gloo_events(["RuntimeError: Broken pipe"]))
+    assert (row["event"], row["severity"], row["peer"]) == ("peer_closed", "error", None)
+    # Python's own EPIPE (a closed stdout pipe) is no peer of a collective
+    assert gloo_events(["BrokenPipeError: [Errno 32] Broken pipe"]).is_empty()
+
+
 def test_an_older_gloo_read_timeout_is_a_transport_timeout_with_its_peer():
     # NVIDIA/sentiment-discovery#43 (torch 0.4): the first all_reduce after an epoch timed out
     line = "RuntimeError: [/opt/conda/conda-bld/pytorch_1532579245307/work/third_party/gloo/gloo/transport/tcp/buffer.cc:76] Read timeout [127.0.0.1]:32444"

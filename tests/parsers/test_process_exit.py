@@ -1,10 +1,11 @@
+# ruff: noqa: E501 -- test data are verbatim log lines
 """The shell's word for how a process ended (parsers/process_exit.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.builders import only, parsed_by
+from tests.builders import analyze_files, only, parsed_by
 
 
 @pytest.mark.parametrize(
@@ -57,3 +58,44 @@ def test_the_kernels_oom_kill_report_names_the_pid():
 def test_the_inference_launcher_s_signal_number_is_the_signal(line, signal):
     death = only(parsed_by("process_exit", [line]))
     assert (death["event"], death["signal"]) == ("fatal_signal", signal)
+
+
+# PyTorch's multi-process test harness: pytorch/pytorch#38395 (Jenkins, older wording) and the
+# newer wording a comment in intel/torch-xpu-ops quotes from a run
+@pytest.mark.parametrize(
+    ("line", "ranks", "code"),
+    [
+        ("09:34:27 RuntimeError: Processes 1 exited with error code 10", [1], 10),
+        ("RuntimeError: Process 2 exited with error code 10 and exception:", [2], 10),
+    ],
+)
+def test_the_test_harness_names_the_processes_that_failed(line, ranks, code):
+    events = parsed_by("process_exit", [line])
+    assert events.get_column("rank").to_list() == ranks
+    assert set(events.get_column("exitcode").to_list()) == {code}
+    assert set(events.get_column("event").to_list()) == {"worker_failed"}
+
+
+def test_the_one_process_the_harness_lists_is_blamed_not_the_console(tmp_path):
+    # pytorch/pytorch#38395, verbatim: unittest's banner, the harness's traceback, its report
+    lines = [
+        "09:34:27 ======================================================================",
+        "09:34:27 ERROR: test_gloo_backend_2gpu_module (__main__.DistributedDataParallelTest)",
+        "09:34:27 ----------------------------------------------------------------------",
+        "09:34:27 Traceback (most recent call last):",
+        '09:34:27   File "/var/lib/jenkins/.local/lib/python3.6/site-packages/torch/testing/_internal/common_distributed.py", line 339, in _check_return_codes',
+        "09:34:27     raise RuntimeError(error)",
+        "09:34:27 RuntimeError: Processes 1 exited with error code 10",
+    ]
+    analysis = analyze_files(tmp_path, {"ci.log": lines})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks, verdict.finding.confidence) == (
+        "rank_exception",
+        [1],
+        "low",
+    )
+    assert "the test harness's report" in verdict.finding.summary
+    # unittest's banner is no error a program logged, and the harness's report no rank's line
+    assert not any(
+        finding.kind == "rank_exception" and not finding.ranks for finding in analysis.findings
+    )

@@ -235,3 +235,22 @@ def test_lightning_s_words_for_unused_parameters_are_the_reducer_error(tmp_path)
     assert "find_unused_parameters=True" in verdict.finding.fix
     # the RuntimeError that carries it is the reducer's report, not a failure of its own
     assert "rank_exception" not in kinds(analysis)
+
+
+# facebookresearch/XLM#224: the posted log ends mid-sentence
+XLM_CUT = [
+    "INFO - 10/28/19 12:58:05 - 0:00:22 - Creating new training data iterator (ae,en) ...",
+    "Traceback (most recent call last):",
+    '  File "train.py", line 280, in main',
+    "    trainer.mt_step(lang, lang, params.lambda_ae)",
+    '  File "/opt/anaconda3-2019.7/envs/pt/lib/python3.6/site-packages/torch/nn/parallel/distributed.py", line 459, in forward',
+    "    self.reducer.prepare_for_backward([])",
+    "RuntimeError: Expected to have finished reduction in the prior iteration before st",
+]
+
+
+def test_a_reducer_error_cut_mid_sentence_is_still_the_reducer_error(tmp_path):
+    (row,) = parsed_by("reducer", XLM_CUT).iter_rows(named=True)
+    assert (row["line"], row["event"]) == (7, "reducer_unfinished")
+    verdict = analyze_files(tmp_path, {"train.log": XLM_CUT}).verdict
+    assert verdict.finding.kind == "reducer_unused_params"

@@ -806,3 +806,28 @@ def test_a_report_broken_at_each_of_its_parts_is_read_whole():
         34036,
         5400000,
     )
+
+
+# Alpha-VLLM/LLaMA2-Accessory#147: five processes of a Mixtral run, each rank 2 of its subgroup
+SUBGROUP_RANK_2 = [
+    "[E ProcessGroupNCCL.cpp:828] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=65265, OpType=_ALLGATHER_BASE, Timeout(ms)=1800000) ran for 1804787 milliseconds before timing out.",
+    "[E ProcessGroupNCCL.cpp:828] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=65265, OpType=_ALLGATHER_BASE, Timeout(ms)=1800000) ran for 1803489 milliseconds before timing out.",
+    "[E ProcessGroupNCCL.cpp:828] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=65265, OpType=_ALLGATHER_BASE, Timeout(ms)=1800000) ran for 1803376 milliseconds before timing out.",
+    "[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+    "[E ProcessGroupNCCL.cpp:460] To avoid data inconsistency, we are taking the entire process down.",
+    "terminate called after throwing an instance of 'std::runtime_error'",
+]
+
+
+def test_one_rank_timing_out_with_several_times_is_no_process_s_rank(tmp_path):
+    def timeouts(lines: list[str]) -> pl.DataFrame:
+        return watchdog_events(lines).filter(pl.col("event") == "collective_timeout")
+
+    assert timeouts(SUBGROUP_RANK_2).get_column("rank").is_null().all()
+    # the same report repeated by one process keeps its rank
+    repeated = [SUBGROUP_RANK_2[0], SUBGROUP_RANK_2[0]]
+    assert timeouts(repeated).get_column("rank").to_list() == [2, 2]
+    analysis = analyze_files(tmp_path, {"console.log": SUBGROUP_RANK_2})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("collective_timeout", [])
+    assert verdict.finding.summary.startswith("3 processes timed out in _ALLGATHER_BASE #65265")

@@ -69,3 +69,17 @@ def test_a_malicious_pickle_is_listed_as_refused_and_the_job_still_diagnosed(tmp
     assert "<code>fr/rank_3</code>" in html
     assert report["verdict"] is not None
     assert all(rank["flight"] is None for rank in report["ranks"] if rank["rank"] == 3)
+
+
+def test_dumps_that_name_no_rank_are_listed_as_read(tmp_path):
+    # deepspeedai/DeepSpeed#7461's two pasted dumps, no process header, no rank
+    root = tmp_path / "logs"
+    shutil.copytree(Path(__file__).parents[1] / "data" / "dumps" / "deepspeed_7461", root)
+    (root / "README.md").unlink()
+    report, html = reported(root)
+    dumps = {dump["file"]: dump for dump in report["inputs"]["dumps"]}
+    assert {name: (dump["used"], dump["ranks"]) for name, dump in dumps.items()} == {
+        "step_all_reduce.txt": (True, []),
+        "backward_reduce_scatter.txt": (True, []),
+    }
+    assert "read; it names no rank" in html

@@ -1,6 +1,7 @@
+# ruff: noqa: E501 -- test data are verbatim log lines
 from __future__ import annotations
 
-from tests.builders import analyze_files, finding
+from tests.builders import analyze_files, finding, kinds
 
 # hiyouga/LlamaFactory#6000 and the gloo wording on the other ranks (formats.md §7)
 REPORT = (
@@ -50,3 +51,19 @@ def test_the_coordinators_own_silent_log_makes_it_the_one(tmp_path):
     files = {"rank1.log": WAITING_ONLY, "rank0.log": ["rank=0 step=4 stage=before_forward"]}
     barrier = finding(analyze_files(tmp_path, files), "monitored_barrier")
     assert barrier.blamed == [0] and barrier.confidence == "high"
+
+
+def test_a_store_wait_for_a_later_group_is_no_start_up_failure(tmp_path):
+    # huggingface/trl#2923: rank 0 alone creates process group 7 (its store wait times out)
+    # while ranks 2 and 3 are already at a monitored barrier, waiting for it
+    lines = [
+        '[rank0]:   File "/opt/conda/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", line 4255, in _create_process_group_wrapper',
+        "[rank0]:     helper_pg = ProcessGroupGloo(store, rank, world_size, timeout=timeout)",
+        "[rank0]:                 ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+        "[rank0]: torch.distributed.DistStoreError: wait timeout after 600000ms, keys: //worker/attempt_0/default_pg/0//7//cuda//pg_wrapper:7/0/1",
+        "[rank3]:[E221 08:45:07.886838878 ProcessGroupGloo.cpp:143] Rank 3 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.",
+        "[rank2]:[E221 08:45:07.887390966 ProcessGroupGloo.cpp:143] Rank 2 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.",
+    ]
+    analysis = analyze_files(tmp_path, {"output.log": lines})
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("monitored_barrier", [0])
+    assert "missing_rank" not in kinds(analysis)

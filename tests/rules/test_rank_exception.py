@@ -1429,3 +1429,70 @@ def test_a_paste_of_several_ranks_ends_where_it_was_cut_not_where_a_rank_went(tm
     paste = [f"[0]:{line}" for line in PS_MASTER] + [f"[1]:{line}" for line in PS_WORKER]
     analysis = analyze_files(tmp_path, {"console.log": paste})
     assert not any("ends in a traceback" in f.summary for f in analysis.findings)
+
+
+def test_a_bare_abort_after_the_watchdog_s_report_is_the_timeout_s_teardown(tmp_path):
+    # Alpha-VLLM/LLaMA2-Accessory#147: the watchdog's report, its abort, and the C++ terminate
+    # whose `what():` line the paste left out
+    lines = [
+        "[E ProcessGroupNCCL.cpp:828] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=65265, OpType=_ALLGATHER_BASE, Timeout(ms)=1800000) ran for 1804787 milliseconds before timing out.",
+        "[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+        "[E ProcessGroupNCCL.cpp:460] To avoid data inconsistency, we are taking the entire process down.",
+        "terminate called after throwing an instance of 'std::runtime_error'",
+    ]
+    analysis = analyze_files(tmp_path, {"rank2.log": lines})
+    assert (analysis.verdict.finding.kind, analysis.verdict.finding.ranks) == (
+        "collective_timeout",
+        [2],
+    )
+    assert "rank_exception" not in kinds(analysis)
+
+
+def test_the_one_failure_torchrun_lists_is_blamed_at_low_confidence(tmp_path):
+    # allenai/OLMo#706, verbatim: the end of the paste, the summary naming rank 5 alone
+    lines = [
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
+        "============================================================",
+        "scripts/train.py FAILED",
+        "------------------------------------------------------------",
+        "Failures:",
+        "  <NO_OTHER_FAILURES>",
+        "------------------------------------------------------------",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  time      : 2024-08-18_12:33:57",
+        "  host      : ubuntu",
+        "  rank      : 5 (local_rank: 5)",
+        "  exitcode  : 1 (pid: 1227467)",
+        "  error_file: <N/A>",
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+        "============================================================",
+    ]
+    verdict = analyze_files(tmp_path, {"console.log": lines}).verdict
+    assert (verdict.finding.kind, verdict.ranks, verdict.finding.confidence) == (
+        "rank_exception",
+        [5],
+        "low",
+    )
+    assert "the only failure torchrun's summary lists" in verdict.finding.summary
+
+
+def test_an_internal_assert_naming_a_process_group_file_is_the_rank_s_own_failure(tmp_path):
+    # awslabs/keys_values (Lightning Fabric, ring attention on 3 GPUs), verbatim but for the
+    # frames between the header and the call
+    lines = [
+        "[Rank 2]: Created driver",
+        "[Rank 1]: Created driver",
+        *(
+            line
+            for rank in (2, 1)
+            for line in (
+                f"[rank{rank}]: Traceback (most recent call last):",
+                f'[rank{rank}]:   File "/home/ubuntu/virtenvs/keys_values/lib/python3.12/site-packages/torch/distributed/distributed_c10d.py", line 2491, in isend',
+                f"[rank{rank}]:     return group.send([tensor], group_dst, tag)",
+                f'[rank{rank}]: RuntimeError: ncclComm != nullptr INTERNAL ASSERT FAILED at "/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp":4043, please report a bug to PyTorch. Parent communicator missing in eager initialization mode.',
+            )
+        ),
+    ]
+    verdict = analyze_files(tmp_path, {"output.log": lines}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [1, 2])

@@ -69,3 +69,30 @@ def test_a_rank_blocked_on_a_lock_names_the_threads_that_may_hold_it(tmp_path):
     assert 'one may hold it: "checkpoint-writer" (active+gil) at holder (lockhang.py:7)' in (
         found.summary
     )
+
+
+SPLIT = ROOT / "tests" / "data" / "dumps" / "deepspeed_7461"
+
+
+def test_dumps_no_rank_claims_waiting_in_different_collectives_are_a_mismatch(tmp_path):
+    root = tmp_path / "logs"
+    shutil.copytree(SPLIT, root)
+    (root / "README.md").unlink()
+    analysis = analyze(root)
+    verdict = analysis.verdict.finding
+    assert (verdict.kind, verdict.ranks, verdict.blames_nobody) == ("collective_mismatch", [], True)
+    assert "dist.all_reduce" in verdict.summary
+    assert "dist.reduce_scatter_tensor" in verdict.summary
+    assert {evidence.file for evidence in verdict.evidence} == {
+        "step_all_reduce.txt",
+        "backward_reduce_scatter.txt",
+    }
+
+
+def test_dumps_no_rank_claims_waiting_in_one_collective_say_nothing(tmp_path):
+    root = tmp_path / "logs"
+    root.mkdir()
+    for name in ("a.txt", "b.txt"):
+        shutil.copy(SPLIT / "step_all_reduce.txt", root / name)
+    analysis = analyze(root)
+    assert analysis.verdict is None or analysis.verdict.finding.kind != "collective_mismatch"
