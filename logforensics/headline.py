@@ -317,6 +317,8 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
         return f"{who} was waiting in {call} when its log ends", None
     if finding.details.get("waiting"):
         said = str(finding.details.get("exception") or "a timeout")
+        if finding.ranks:  # the ranks that waited are known, not the one they waited for
+            return f"{who} stopped waiting for other ranks ({said})", None
         return (
             f"A process timed out waiting for other ranks ({said})",
             "the logs do not say its rank",

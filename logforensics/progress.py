@@ -414,6 +414,11 @@ def _departures(
             if position == 0:
                 continue  # its first mark: its log starts later (an excerpt), no skip before it
             kind = "skipped"
+        elif position == 0:
+            # its first mark, behind the others' first: its log starts earlier (an excerpt, a
+            # rank running at its own pace through a loop without collectives), nothing
+            # before it to repeat (wenet-e2e/wenet#990: `CV Batch 5/3300` beside 3700)
+            continue
         else:
             kind = "repeated"  # went back to an earlier point, or ran the same one again
         departures.append(

@@ -92,7 +92,8 @@ DURING_HANDLING = "During handling of the above exception, another exception occ
 DIRECT_CAUSE = "The above exception was the direct cause of the following exception:"
 #   File "/work/venv/lib/python3.11/site-packages/torch/_tensor.py", line 623, in backward
 #   File "/opt/conda/envs/python3.10.13/lib/python3.10/threading.py", line 324 in wait
-FRAME = r'^\s+File "(?P<path>[^"]+)", line (?P<lineno>\d+),? in (?P<func>\S+)'
+# (a paste may lose the indentation: `[rank24]: File "..."`, modelscope/ms-swift#4644)
+FRAME = r'^\s*File "(?P<path>[^"]+)", line (?P<lineno>\d+),? in (?P<func>\S+)'
 #            ^^^^^^^^^^^^^^^^^^^^^   (Python >= 3.11 marks the failing expression)
 CARETS = r"^[\^~]+\s*$"
 # The line that ends a traceback: `RuntimeError: [/__w/pytorch/...] Timed out waiting 20000ms
@@ -102,7 +103,9 @@ EXCEPTION_LINE = r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?::[ \t]|:$|$)"
 # NCCL error in: ...`; `Error: no such file` or `ncclSystemError: System call ...` (NCCL's own
 # text under a DistBackendError) are not.
 EXCEPTION_CLASS = (
-    r"(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)|Exception)"
+    r"(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)|Exception"
+    # the builtins named for no error: a data iterator that ran dry (modelscope/ms-swift#4644)
+    r"|Stop(?:Async)?Iteration)"
 )
 # A paste may indent it by a space (alibaba/Pai-Megatron-Patch#680: ` AssertionError: Rank 114:
 # found NaN in local forward loss calculation. Device: 2,`); two are torchrun's summary quoting
@@ -362,6 +365,8 @@ def _chains(rows: pl.DataFrame) -> pl.DataFrame:
         pl.col("_main_first").any().alias("_chain_main_first"),
         pl.col("_work").drop_nulls().last().alias("_chain_work"),
         pl.col("_exc_type").first().alias("_first_type"),
+        pl.col("_exc_message").first().alias("_first_message"),
+        pl.col("_frame_text").first().alias("_first_frame"),
         pl.len().alias("_blocks"),
         pl.col("_spawn").drop_nulls().last().alias("_chain_spawned"),
     )
@@ -370,10 +375,30 @@ def _chains(rows: pl.DataFrame) -> pl.DataFrame:
     # `The above exception was the direct cause of ...` and a cut block). Not so a spawned
     # child's report, whose parent's `Exception` wraps what comes after it.
     cut = pl.col("_chain_type").is_null() & pl.col("_chain_spawned").is_null()
-    return chains.with_columns(
-        pl.when(cut).then("_shown_type").otherwise("_chain_type").alias("_chain_type"),
-        pl.when(cut).then("_shown_message").otherwise("_chain_message").alias("_chain_message"),
-    ).drop("_shown_type", "_shown_message")
+    # Lightning's re-raise wraps the rank's own exception, the chain's first: that one is said
+    reraised = (
+        pl.col("_chain_message").str.contains(LIGHTNING_RERAISED).fill_null(False)
+        & (pl.col("_blocks") > 1)
+        & pl.col("_first_type").is_not_null()
+    )
+    return (
+        chains.with_columns(
+            pl.when(cut).then("_shown_type").otherwise("_chain_type").alias("_chain_type"),
+            pl.when(cut).then("_shown_message").otherwise("_chain_message").alias("_chain_message"),
+        )
+        .with_columns(
+            pl.when(reraised)
+            .then(pl.col("_chain_message").str.extract(LIGHTNING_RERAISED, 1))
+            .alias("_reraised_rank"),
+            pl.when(reraised).then("_first_type").otherwise("_chain_type").alias("_chain_type"),
+            pl.when(reraised)
+            .then("_first_message")
+            .otherwise("_chain_message")
+            .alias("_chain_message"),
+            pl.when(reraised).then("_first_frame").otherwise("_chain_frame").alias("_chain_frame"),
+        )
+        .drop("_shown_type", "_shown_message", "_first_message", "_first_frame")
+    )
 
 
 def _mark_bare_exceptions(rows: pl.DataFrame) -> pl.DataFrame:
@@ -465,10 +490,22 @@ def _tee_blanks_inside(rows: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame
 def _spawned_rank(message: pl.Expr) -> pl.Expr:
     """The process index torch.multiprocessing.spawn names: in the header inside the chain (the
     parent's traceback, then the child's), or just before it (an excerpt that starts there),
-    else in the message of a child that died without a traceback."""
+    else in the message of a child that died without a traceback; or the global rank Lightning
+    names as it re-raises the rank's own exception (see LIGHTNING_RERAISED)."""
     return pl.coalesce(
-        pl.col("_chain_spawned"), pl.col("_spawned"), message.str.extract(SPAWNED_EXIT, 1)
+        pl.col("_chain_spawned"),
+        pl.col("_spawned"),
+        message.str.extract(SPAWNED_EXIT, 1),
+        pl.col("_reraised_rank"),
     ).cast(pl.Int32, strict=False)
+
+
+# Lightning's DDP strategy re-raising a rank's exception, chained to it, under that rank's own
+# global rank (`reconciliate_processes`; nharada/mosaic-streaming-crash-ddp):
+#   pytorch_lightning.utilities.exceptions.DeadlockDetectedException: DeadLock detected from rank: 2
+# the chain's rank, kept apart from the console's other lines as a spawned child's is: the
+# console may hold every rank's output
+LIGHTNING_RERAISED = r"DeadLock detected from rank: (\d+)"
 
 
 def _bare_exception_events(rows: pl.DataFrame) -> pl.DataFrame:
@@ -716,13 +753,16 @@ def _frames_without_header(rows: pl.DataFrame) -> pl.DataFrame:
     any traceback that no exception line ends is a traceback cut at both ends: an `exception`
     with no type, at its first line, its innermost frame in `frame` (NVIDIA-NeMo/Automodel#3686:
     rank 8's frames down to `os.makedirs`, the `FileExistsError` line cut off)."""
-    after_frame = pl.col("_frame").shift(1).over(STREAM).fill_null(False)
+    after_frame = _previous_written(pl.col("_frame"))
     two_after_frame = pl.col("_frame").shift(2).over(STREAM).fill_null(False)
-    deeper = pl.col("_indent") > pl.col("_indent").shift(1).over(STREAM)
-    code_line = after_frame & deeper & ~pl.col("_frame")
+    deeper = pl.col("_indent") > _previous_written(pl.col("_indent"))
+    # the source line Python prints under a frame; a paste may have lost its indentation, so
+    # any line after a frame that is neither a frame nor an exception's is one
+    exception_like = pl.col("_stripped").str.contains(rf"^{EXCEPTION_CLASS}(?::|$)")
+    code_line = after_frame & (deeper | ~exception_like) & ~pl.col("_frame") & ~pl.col("_blank")
     caret_line = two_after_frame & pl.col("_stripped").str.contains(CARETS)
     rows = rows.with_columns((pl.col("_frame") | code_line | caret_line).alias("_stack_line"))
-    after_stack = pl.col("_stack_line").shift(1).over(STREAM).fill_null(False)
+    after_stack = _previous_written(pl.col("_stack_line"))
     lone_type = after_stack & pl.col("_stripped").str.contains(LONE_EXCEPTION_TYPE)
     return pl.concat(
         [
@@ -731,6 +771,13 @@ def _frames_without_header(rows: pl.DataFrame) -> pl.DataFrame:
         ],
         how="diagonal_relaxed",
     )
+
+
+def _previous_written(value: pl.Expr) -> pl.Expr:
+    """`value` of the stream's previous non-blank line: a paste that doubled every line break
+    (modelscope/ms-swift#4644) keeps its lines' order, not their adjacency."""
+    written = pl.when(~pl.col("_blank")).then(value)
+    return written.shift(1).forward_fill().over(STREAM).fill_null(False)
 
 
 def _cut_at_both_ends(rows: pl.DataFrame) -> pl.DataFrame:

@@ -929,6 +929,13 @@ def _shut_down(job: Job) -> list[Finding]:
         return []
     ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
     who = rank_list(ranks).capitalize() if ranks else "A process"
+    # the error that shut Horovod down, when the lines hold one (a rank's own exception, its
+    # background loop's: NVIDIA-Merlin/NVTabular#1320)
+    shown = (
+        not _thrown(job)
+        .filter(pl.col("exc_type").is_not_null() & ~_a_consequence(exception_text()))
+        .is_empty()
+    )
     return [
         _unblamed(
             rows,
@@ -936,7 +943,7 @@ def _shut_down(job: Job) -> list[Finding]:
             summary=(
                 f"{who} stopped because Horovod had shut down: by Horovod's own words another "
                 "rank failed (or finished while the others still reduced), and that rank's "
-                "error is not among these lines."
+                + ("error is reported above." if shown else "error is not among these lines.")
             ),
             fix=SHUT_DOWN_FIX,
             ranks=ranks,

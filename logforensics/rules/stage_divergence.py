@@ -185,6 +185,9 @@ def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Findi
             )
         fix = SKIP_FIX
     elif first.kind == "stopped":
+        # the ranks whose marks reach that point, not every other rank (some may be behind)
+        reached = progress.marks.filter(pl.col("key") >= first.expected_key)
+        others = sorted(set(reached.get_column("rank").unique().to_list()) - set(ranks)) or others
         summary = (
             f"{who.capitalize()} went quiet before {where}: "
             f"{rank_list(others)} went on to it and further."

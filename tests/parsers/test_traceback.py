@@ -719,3 +719,66 @@ def test_the_interpreter_s_own_fatal_error_is_an_abort():
     death = only(parsed_by("traceback", lines).filter(pl.col("event") == "fatal_signal"))
     assert (death["rank"], death["signal"]) == (0, "SIGABRT")
     assert death["exc_message"] == "none_dealloc: deallocating None"
+
+
+# modelscope/ms-swift#4644, verbatim: a paste that lost the traceback's header and indentation
+# and doubled every line break
+DOUBLED_PASTE = [
+    '[rank24]: File "/home/user/.local/lib/python3.10/site-packages/swift/megatron/train/utils.py", line 213, in get_batch',
+    "",
+    "[rank24]: batch = get_batch_on_this_tp_rank(data_iterator)",
+    "",
+    '[rank24]: File "/home/user/.local/lib/python3.10/site-packages/swift/megatron/train/utils.py", line 60, in get_batch_on_this_tp_rank',
+    "",
+    "[rank24]: data = next(data_iterator)",
+    "",
+    "[rank24]: StopIteration",
+]
+
+
+def test_a_doubled_paste_without_header_or_indentation_is_still_a_traceback(tmp_path):
+    verdict = analyze_files(tmp_path, {"output.log": DOUBLED_PASTE}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [24])
+    assert "StopIteration" in verdict.finding.summary
+    assert "utils.py:60 in get_batch_on_this_tp_rank" in verdict.finding.summary
+
+
+# nharada/mosaic-streaming-crash-ddp (a repro repository's committed log), verbatim but for
+# frames left out between the first and the last of each traceback
+LIGHTNING_RERAISE = [
+    "Traceback (most recent call last):",
+    '  File "/home/nharada/Software/mambaforge/envs/mosaic-streaming-crash-ddp/lib/python3.10/site-packages/pytorch_lightning/trainer/call.py", line 38, in _call_and_handle_interrupt',
+    "    return trainer_fn(*args, **kwargs)",
+    '  File "/home/nharada/Software/mambaforge/envs/mosaic-streaming-crash-ddp/lib/python3.10/genericpath.py", line 50, in getsize',
+    "    return os.stat(filename).st_size",
+    "FileNotFoundError: [Errno 2] No such file or directory: '/tmp/streaming/ef5956/shuffle.npy'",
+    "",
+    "During handling of the above exception, another exception occurred:",
+    "",
+    "Traceback (most recent call last):",
+    '  File "/home/nharada/Code/mosaic-streaming-crash-ddp/main.py", line 110, in <module>',
+    "    main()",
+    '  File "/home/nharada/Software/mambaforge/envs/mosaic-streaming-crash-ddp/lib/python3.10/site-packages/pytorch_lightning/strategies/ddp.py", line 460, in reconciliate_processes',
+    '    raise DeadlockDetectedException(f"DeadLock detected from rank: {self.global_rank} \\n {trace}")',
+    "pytorch_lightning.utilities.exceptions.DeadlockDetectedException: DeadLock detected from rank: 2 ",
+    " Traceback (most recent call last):",
+]
+# another process's traceback in the same console, no rank of its own
+OTHER_PROCESS = [
+    "Traceback (most recent call last):",
+    '  File "/home/nharada/Software/mambaforge/envs/mosaic-streaming-crash-ddp/lib/python3.10/genericpath.py", line 50, in getsize',
+    "    return os.stat(filename).st_size",
+    "FileNotFoundError: [Errno 2] No such file or directory: '/tmp/streaming/ef5956/shuffle.npy'",
+]
+
+
+def test_lightnings_reraise_is_the_named_ranks_own_exception(tmp_path):
+    analysis = analyze_files(tmp_path, {"output.log": [*LIGHTNING_RERAISE, *OTHER_PROCESS]})
+    events = analysis.job.events.filter(pl.col("event") == "exception").sort("line")
+    reraised, other = events.row(0, named=True), events.row(1, named=True)
+    # the wrapped exception is said, with the rank Lightning names
+    assert (reraised["rank"], reraised["exc_type"]) == (2, "FileNotFoundError")
+    assert reraised["frame"].endswith("genericpath.py:50 in getsize")
+    # the console's other traceback does not take that rank
+    assert other["rank"] is None
+    assert analysis.verdict.ranks == [2]

@@ -5,6 +5,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from logforensics.headline import verdict_headline
 from tests.builders import analyze, analyze_files, finding, kinds, marks
 from tests.parsers.test_elastic import SUMMARY as ELASTIC_SUMMARY
 
@@ -734,6 +735,8 @@ def test_horovods_shut_down_alone_is_a_failure_whose_cause_is_elsewhere(tmp_path
     verdict = analysis.verdict
     assert verdict is not None and verdict.ranks == []
     assert "stopped because Horovod had shut down" in verdict.finding.summary
+    # read alone, the headline names the rank that stopped, not an unknown process
+    assert verdict_headline(verdict).startswith("Rank 1 stopped waiting for other ranks")
 
 
 # RVC-Project/Retrieval-based-Voice-Conversion-WebUI#99, verbatim: the training script ends its

@@ -125,3 +125,26 @@ def test_a_store_barrier_completed_later_is_no_finding(tmp_path):
 
     analysis = analyze_files(tmp_path, {"train.log": [*OPEN_LLAMA_WAITS, SUB_GROUP_DONE]})
     assert analysis.verdict is None
+
+
+# wenet-e2e/wenet#990, verbatim: validation prints of four ranks, each at its own pace (the
+# loop holds no collective), cut out of a longer log
+WENET_CV = [
+    "2022/03/24 13:46:23 2022-03-24 13:46:23,117 DEBUG CV Batch 5/3700 loss 74.450745 loss_att 79.250183 loss_ctc 63.252052 history loss 58.864828 rank 3",
+    "2022/03/24 13:46:25 2022-03-24 13:46:25,233 DEBUG CV Batch 5/3700 loss 74.450745 loss_att 79.250183 loss_ctc 63.252052 history loss 58.864828 rank 2",
+    "2022/03/24 13:46:27 2022-03-24 13:46:27,597 DEBUG CV Batch 5/3300 loss 38.618885 loss_att 41.560642 loss_ctc 31.754784 history loss 58.528153 rank 1",
+    "2022/03/24 13:46:28 2022-03-24 13:46:28,028 DEBUG CV Batch 5/3800 loss 30.252905 loss_att 31.613735 loss_ctc 27.077635 history loss 58.772122 rank 3",
+    "2022/03/24 13:46:28 2022-03-24 13:46:28,462 DEBUG CV Batch 5/3700 loss 74.450745 loss_att 79.250183 loss_ctc 63.252052 history loss 58.864828 rank 0",
+    "2022/03/24 13:46:30 2022-03-24 13:46:30,107 DEBUG CV Batch 5/3800 loss 30.252905 loss_att 31.613735 loss_ctc 27.077635 history loss 58.772122 rank 2",
+    "2022/03/24 13:46:32 2022-03-24 13:46:32,519 DEBUG CV Batch 5/3400 loss 26.543968 loss_att 28.197788 loss_ctc 22.685053 history loss 58.660158 rank 1",
+    "2022/03/24 13:46:32 2022-03-24 13:46:32,702 DEBUG CV Batch 5/3900 loss 15.008497 loss_att 16.364504 loss_ctc 11.844481 history loss 58.472115 rank 3",
+]
+
+
+def test_a_rank_whose_excerpt_starts_behind_repeated_nothing(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": WENET_CV})
+    summaries = [f.summary for f in analysis.findings if f.kind == "stage_divergence"]
+    # rank 1 counts 3300, 3400: behind the others, never back
+    assert not any("repeated" in summary for summary in summaries)
+    # a rank that went quiet is compared with the ranks that went on, not with every other
+    assert not any("ranks 1-3 went on" in summary for summary in summaries)
