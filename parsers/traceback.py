@@ -244,9 +244,11 @@ def _classify(lines: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _previous_nonblank(column: str) -> pl.Expr:
-    """The value of `column` on the previous non-blank line of the same stream."""
-    kept = pl.when(~pl.col("_blank")).then(pl.col(column))
+def _previous_nonblank(column: str | pl.Expr) -> pl.Expr:
+    """The value of `column` on the previous non-blank line of the same stream (a paste that
+    doubled every line break keeps its lines' order, not their adjacency: ms-swift#4644)."""
+    value = pl.col(column) if isinstance(column, str) else column
+    kept = pl.when(~pl.col("_blank")).then(value)
     return kept.shift(1).forward_fill().over(STREAM)
 
 
@@ -753,16 +755,16 @@ def _frames_without_header(rows: pl.DataFrame) -> pl.DataFrame:
     any traceback that no exception line ends is a traceback cut at both ends: an `exception`
     with no type, at its first line, its innermost frame in `frame` (NVIDIA-NeMo/Automodel#3686:
     rank 8's frames down to `os.makedirs`, the `FileExistsError` line cut off)."""
-    after_frame = _previous_written(pl.col("_frame"))
+    after_frame = _previous_nonblank("_frame").fill_null(False)
     two_after_frame = pl.col("_frame").shift(2).over(STREAM).fill_null(False)
-    deeper = pl.col("_indent") > _previous_written(pl.col("_indent"))
+    deeper = (pl.col("_indent") > _previous_nonblank("_indent")).fill_null(False)
     # the source line Python prints under a frame; a paste may have lost its indentation, so
     # any line after a frame that is neither a frame nor an exception's is one
     exception_like = pl.col("_stripped").str.contains(rf"^{EXCEPTION_CLASS}(?::|$)")
     code_line = after_frame & (deeper | ~exception_like) & ~pl.col("_frame") & ~pl.col("_blank")
     caret_line = two_after_frame & pl.col("_stripped").str.contains(CARETS)
     rows = rows.with_columns((pl.col("_frame") | code_line | caret_line).alias("_stack_line"))
-    after_stack = _previous_written(pl.col("_stack_line"))
+    after_stack = _previous_nonblank("_stack_line").fill_null(False)
     lone_type = after_stack & pl.col("_stripped").str.contains(LONE_EXCEPTION_TYPE)
     return pl.concat(
         [
@@ -771,13 +773,6 @@ def _frames_without_header(rows: pl.DataFrame) -> pl.DataFrame:
         ],
         how="diagonal_relaxed",
     )
-
-
-def _previous_written(value: pl.Expr) -> pl.Expr:
-    """`value` of the stream's previous non-blank line: a paste that doubled every line break
-    (modelscope/ms-swift#4644) keeps its lines' order, not their adjacency."""
-    written = pl.when(~pl.col("_blank")).then(value)
-    return written.shift(1).forward_fill().over(STREAM).fill_null(False)
 
 
 def _cut_at_both_ends(rows: pl.DataFrame) -> pl.DataFrame:
@@ -895,6 +890,8 @@ PARSER = LineParser(
         "Caught signal ",
         "Signal: ",
         "terminated with the following error:",
+        "StopIteration",
+        "StopAsyncIteration",
         UNHANDLED,
     ),
     parse=parse,
