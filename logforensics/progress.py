@@ -117,9 +117,45 @@ def build_progress(
         marks.select("key", "epoch", "occ", "step", "stage", "stage_pos").unique("key").sort("key")
     )
     ranks = tuple(marks.get_column("rank").unique().sort().to_list())
-    departures = _departures(marks, keys, stage_order, len(ranks))
+    departures = _departures(marks, keys, stage_order, len(ranks)) if _in_lockstep(learned) else ()
     last_marks = _last_marks(marks, learned, writers)
     return Progress(stage_order, marks, keys, ranks, departures, last_marks, templates, milestones)
+
+
+# How many of its own print intervals apart the ranks of one console may first show up and
+# still be lock-stepped by collectives (a paste starts between two ranks' prints of one step)
+LOCKSTEP_INTERVALS = 2
+
+
+def _in_lockstep(learned: pl.DataFrame) -> bool:
+    """Whether the progress lines learned from the ranks' prints count steps the ranks run
+    together. Where several ranks print into one console, a training loop's collectives keep
+    their counters within a print or two of each other; ranks that first show up many prints
+    apart count a loop of their own pace (wenet-e2e/wenet#990: validation batches 3300 on
+    rank 1 beside 3700 on the others), where no departure can be read from positions."""
+    if learned.is_empty():
+        return True
+    ordered = learned.sort("file", "line")
+    interval = (
+        ordered.select(pl.col("step").diff().over("file", "rank").alias("gap"))
+        .filter(pl.col("gap") > 0)
+        .get_column("gap")
+        .median()
+    )
+    if interval is None:
+        return True
+    firsts = ordered.group_by("file", "rank", maintain_order=True).first()
+    spread = firsts.group_by("file").agg(
+        pl.col("rank").n_unique().alias("ranks"),
+        pl.col("epoch").n_unique().alias("epochs"),
+        (pl.col("step").max() - pl.col("step").min()).alias("spread"),
+    )
+    apart = spread.filter(
+        (pl.col("ranks") > 1)
+        & (pl.col("epochs") == 1)
+        & (pl.col("spread") > LOCKSTEP_INTERVALS * float(interval))
+    )
+    return apart.is_empty()
 
 
 def _in_rank_order() -> pl.Expr:

@@ -141,10 +141,12 @@ WENET_CV = [
 ]
 
 
-def test_a_rank_whose_excerpt_starts_behind_repeated_nothing(tmp_path):
+def test_ranks_counting_at_their_own_pace_show_no_departure(tmp_path):
+    # rank 1 counts 3300, 3400 while the others count 3700-3900 in the same console: four
+    # print intervals apart, no collective keeps these counters together
     analysis = analyze_files(tmp_path, {"train.log": WENET_CV})
-    summaries = [f.summary for f in analysis.findings if f.kind == "stage_divergence"]
-    # rank 1 counts 3300, 3400: behind the others, never back
-    assert not any("repeated" in summary for summary in summaries)
-    # a rank that went quiet is compared with the ranks that went on, not with every other
-    assert not any("ranks 1-3 went on" in summary for summary in summaries)
+    assert "stage_divergence" not in kinds(analysis)
+    assert analysis.verdict is None
+    # the same prints a step apart at most would be read
+    in_step = [line.replace("5/3300", "5/3700").replace("5/3400", "5/3800") for line in WENET_CV]
+    assert "stage_divergence" in kinds(analyze_files(tmp_path / "b", {"train.log": in_step}))
