@@ -185,7 +185,7 @@ def _timeouts(job: Job) -> list[Finding]:
     mixed = mixed_ops_at_one_seq(per_rank)
     culprits, culprits_from = _culprits(job, per_rank, mixed, reporters, seq)
     desync = describe(mixed) if mixed.height else ""
-    processes = _unranked_processes(timeouts)
+    processes = _unranked_processes(timeouts, seq, op)
     words = [f"{rank_list(reporters).capitalize() if reporters else _some(processes)} timed out"]
     apart = "" if mixed.height else _points_apart(per_rank)
     if apart:
@@ -259,12 +259,18 @@ def _timeouts(job: Job) -> list[Finding]:
     ]
 
 
-def _unranked_processes(timeouts: pl.DataFrame) -> int:
-    """How many processes wrote the timeouts no line ties to a rank, told apart by the time
-    each says its collective ran (Alpha-VLLM/LLaMA2-Accessory#147: five `[Rank 2]` reports of
-    one collective, each with its own time, the rank a subgroup's)."""
-    unranked = timeouts.filter(pl.col("rank").is_null() & pl.col("elapsed_ms").is_not_null())
-    return unranked.select("file", "seq", "op", "elapsed_ms").unique().height
+def _unranked_processes(timeouts: pl.DataFrame, seq: int | None, op: str | None) -> int:
+    """How many processes wrote the timeouts of collective `op` #`seq` that no line ties to a
+    rank, told apart by the time each says it ran (Alpha-VLLM/LLaMA2-Accessory#147: five
+    `[Rank 2]` reports of one collective, each with its own time, the rank a subgroup's). One
+    process's reports of several collectives count once: only the one collective is counted."""
+    unranked = timeouts.filter(
+        pl.col("rank").is_null()
+        & pl.col("elapsed_ms").is_not_null()
+        & pl.col("seq").eq_missing(seq)
+        & pl.col("op").eq_missing(op)
+    )
+    return unranked.select("file", "elapsed_ms").unique().height
 
 
 def _some(processes: int) -> str:
