@@ -73,7 +73,8 @@ RUST_ALLOCATION_FAILED = r"memory allocation of (?:memory allocation of )?(\d+) 
 FAILED_HOST_ALLOCATION = "a failed host allocation"  # the event's `exc_message`, for the oom rule
 
 
-HARNESS_EXIT = r"\bProcess(?:es)? (\d+(?:[ ,]+\d+)*) exited with error code (-?\d+)"
+# the harness's RuntimeError, not any tool's words about a process (another's number may be a pid)
+HARNESS_EXIT = r"RuntimeError: Process(?:es)? (\d+(?:[ ,]+\d+)*) exited with error code (-?\d+)"
 
 DEEPSPEED_EXIT = r"\] exits with return code = (-?\d+)\s*$"
 # the same report cut before its code by a paste: the launcher writes it at ERROR level only
