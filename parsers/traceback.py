@@ -244,11 +244,10 @@ def _classify(lines: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _previous_nonblank(column: str | pl.Expr) -> pl.Expr:
+def _previous_nonblank(column: str) -> pl.Expr:
     """The value of `column` on the previous non-blank line of the same stream (a paste that
     doubled every line break keeps its lines' order, not their adjacency: ms-swift#4644)."""
-    value = pl.col(column) if isinstance(column, str) else column
-    kept = pl.when(~pl.col("_blank")).then(value)
+    kept = pl.when(~pl.col("_blank")).then(pl.col(column))
     return kept.shift(1).forward_fill().over(STREAM)
 
 

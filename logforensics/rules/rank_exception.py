@@ -849,9 +849,20 @@ def _exited(job: Job) -> list[Finding]:
     # are waits for the others, the exit most likely ended one of them (a consequence)
     waited = _waits_only(job)
     if not waited and (listed := listed_failure(job)) is not None:
-        return [_only_listed(listed)]
+        # torchrun's summary lists one failed worker and no other (`<NO_OTHER_FAILURES>`)
+        # (allenai/OLMo#706: rank 5, exit code 1; MIC-DKFZ/nnUNet#856: rank 2)
+        said_alone = (
+            f"Rank {listed.rank} exited with code {listed.code}, the only failure torchrun's "
+            "summary lists (its root cause)"
+        )
+        return [_lone_failure(listed.stopped, listed.rank, listed.code, said_alone)]
     if not waited and said_error and len(ranks) == 1 and exits.height == 1:
-        return [_only_errored(exits, ranks[0], code)]
+        # PyTorch's test harness lists one process as exited with an error, its test raised
+        # there and nowhere else (pytorch/pytorch#38395: `Processes 1 exited with error code 10`)
+        said_alone = (
+            f"Rank {ranks[0]} alone exited with an error (code {code}, the test harness's report)"
+        )
+        return [_lone_failure(exits, ranks[0], code, said_alone)]
     ended_a_wait = (
         " The tracebacks in these logs were waiting for other ranks: most likely the exit "
         "ended such a wait."
@@ -1113,37 +1124,14 @@ def _first_exit(first: pl.DataFrame, ahead: float | None = None, *, alone: bool 
     )
 
 
-def _only_listed(listed: ListedFailure) -> Finding:
-    """torchrun's summary lists one failed worker and no other (`<NO_OTHER_FAILURES>`), and no
-    rank's own error is in the logs: the launcher's root cause is the only one there is, a guess
-    at low confidence (allenai/OLMo#706: rank 5, exit code 1; MIC-DKFZ/nnUNet#856: rank 2)."""
+def _lone_failure(rows: pl.DataFrame, rank: int, code: int, said: str) -> Finding:
+    """A launcher names one worker alone as failed, and no rank's own error is in the logs: the
+    only failure there is, a guess at low confidence (`said`: whose report names it)."""
     return _from_rows(
-        listed.stopped,
+        rows,
         severity="error",
         part="departure",
-        summary=(
-            f"Rank {listed.rank} exited with code {listed.code}, the only failure torchrun's "
-            "summary lists (its root cause); the error it printed is not in these logs."
-        ),
-        fix=EXITED_FIX,
-        ranks=[listed.rank],
-        confidence="low",
-        details={"exception": f"exit code {listed.code}", "exit_code": listed.code},
-    )
-
-
-def _only_errored(exits: pl.DataFrame, rank: int, code: int) -> Finding:
-    """PyTorch's test harness lists one process as exited with an error, and no rank's own
-    error is in the logs: its test raised there and nowhere else, a guess at low confidence
-    (pytorch/pytorch#38395: `Processes 1 exited with error code 10`)."""
-    return _from_rows(
-        exits,
-        severity="error",
-        part="departure",
-        summary=(
-            f"Rank {rank} alone exited with an error (code {code}, the test harness's report); "
-            "the error it printed is not in these logs."
-        ),
+        summary=f"{said}; the error it printed is not in these logs.",
         fix=EXITED_FIX,
         ranks=[rank],
         confidence="low",
