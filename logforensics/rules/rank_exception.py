@@ -786,6 +786,12 @@ def _spawn_exit() -> pl.Expr:
     ).fill_null(False)
 
 
+def _launchers_word() -> pl.Expr:
+    """An exception that only says a worker failed: torchrun's ChildFailedError, the spawning
+    parent's report of a child's exit."""
+    return _child_failed_error() | _spawn_exit()
+
+
 AGENT_LOGGER = "torch.distributed.elastic."
 
 
@@ -815,7 +821,7 @@ def _exited(job: Job) -> list[Finding]:
         return []
     # torchrun's own ChildFailedError, spawn's ProcessExitedException only say a worker failed;
     # Horovod's shut-down says another rank did
-    launcher_own = _child_failed_error() | _spawn_exit()
+    launcher_own = _launchers_word()
     shut_down = exception_text().str.contains(HOROVOD_SHUT_DOWN, literal=True).fill_null(False)
     if not events.filter(
         pl.col("event").is_in(["exception", "cpp_terminate"])
@@ -1470,9 +1476,7 @@ def _unattributed(job: Job) -> list[Finding]:
     if events.is_empty() or events.get_column("rank").is_not_null().any():
         return []
     startup = startup_failures(job).select("file", "line")
-    launcher = (
-        (pl.col("family") == "elastic").fill_null(False) | _child_failed_error() | _spawn_exit()
-    )
+    launcher = (pl.col("family") == "elastic").fill_null(False) | _launchers_word()
     rows = events.filter(pl.col("exc_type").is_not_null() & ~launcher).join(
         startup, on=["file", "line"], how="anti"
     )
