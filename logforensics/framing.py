@@ -104,7 +104,9 @@ KUBECTL_PREFIX = r"\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]*)\] "
 CRI_ENVELOPE = rf"(?P<time>{RFC3339}) (?P<stream>stdout|stderr) (?P<tag>[FP])(?: |$)"
 # 2024-05-08T08:47:31.261530427Z [rank0]:[E508 08:47:31.261 ProcessGroupNCCL.cpp:607] ...
 # (kubectl logs --timestamps: RFC3339Nano from the API server)
-KUBECTL_TIMESTAMP = rf"(?P<time>{RFC3339}) "
+# A program that writes such stamps itself (Text Generation Inference's launcher), run under
+# kubectl --timestamps, has two: both are peeled, the program's own time kept.
+KUBECTL_TIMESTAMP = rf"(?:(?P<time>{RFC3339}) )+"
 #  2025-02-18 12:54 [rank13]:[E218 04:54:22.864467604 ProcessGroupNCCL.cpp:616] [Rank 1] ...
 #  2025-02-18 12:54 ncivki7qpk7pmo1btv0h0:174:3274 [1] proxy.cc:1497 NCCL WARN [Service ...
 # (a log collector's stamp before what the job wrote, NVIDIA/nccl#1610): peeled only when a
@@ -148,6 +150,12 @@ TORCHX_REPLICA = r"(?P<role>[A-Za-z_][\w-]*)/(?P<replica>\d+) "
 # space-padded ` 3: ` (format "P%u %*d: " / "%*d: "), zero-padded `03: ` (older
 # write_labelled_message.c), heterogeneous jobs `P0 3: ` (srun(1) --label)
 SRUN_LABEL = r"(?:P(?P<het>\d+) )? *(?P<task>\d+): "
+# [0] [rank0]:[W416 22:45:40.723224165 reducer.cpp:69] Warning: measureDifference between two ...
+# MPICH / Intel MPI Hydra's `mpirun -l` (`-prepend-rank`): the process's rank in brackets
+# (intel/intel-extension-for-pytorch#810). NCCL lines cut down to their device (`[0] NCCL INFO`,
+# NVIDIA/nccl#1612) start alike and are not taken for it.
+MPI_RANK_LABEL = r"\[(?P<task>\d{1,7})\] "
+NCCL_BODY = r"^(?:[\w./-]+\.(?:cc|cu|h):\d+ )?NCCL "
 # [1,3]<stdout>:smc-gpu-03:29881:30401 [0] NCCL INFO init.cc:903 -> 5
 # Fri Aug 11 12:31:45 2023[1,0]<stdout>:tomte401:1850301:1881341 [0] transport.cc:154 NCCL WARN
 # (format "%s[%s,%s]<%s>: ", the first %s is --timestamp-output; orterun(1), Open MPI 4.1)
@@ -264,12 +272,14 @@ RELAY_OPENING = r"\] failed \(exitcode: -?\d+\) local_rank: (\d+)"
 
 def _growing(digits: pl.Expr) -> pl.Expr:
     """Whether each number is greater than the one before it in its file and smaller than the
-    one after it, with at least one of them there."""
+    one after it, with at least one of them there, in a file whose numbers only grow (labels
+    that repeat or fall back, like an MPI rank's `[3] `, number processes, not lines)."""
     number = digits.cast(pl.Int64, strict=False)
     before = number.shift(1).forward_fill().over("file")
     after = number.shift(-1).backward_fill().over("file")
     neighbours = before.is_not_null() | after.is_not_null()
-    return neighbours & (number > before).fill_null(True) & (number < after).fill_null(True)
+    rising = (number > before).fill_null(True)
+    return neighbours & rising & (number < after).fill_null(True) & rising.all().over("file")
 
 
 def _always(groups: pl.Expr) -> pl.Expr:
@@ -441,6 +451,19 @@ FRAMERS: tuple[Framer, ...] = (
         per_file=True,
     ),
     Framer(
+        "mpirun_label",
+        MPI_RANK_LABEL,
+        lambda g: {"_task": _number(_group(g, "task"))},
+        accept=lambda g: (
+            ~(
+                pl.col("message")
+                .str.slice(_group(g, "prefix").str.len_chars())
+                .str.contains(NCCL_BODY)
+            )
+        ),
+        per_file=True,
+    ),
+    Framer(
         "mpirun",
         MPIRUN_TAG,
         lambda g: {
@@ -592,8 +615,11 @@ def _opens_a_logged_traceback() -> pl.Expr:
 
 def _logged_tracebacks_continued(frame: pl.DataFrame) -> pl.DataFrame:
     """The traceback a rank-prefixed record opens is that rank's: its indented frame lines and
-    the exception line right after them, unprefixed, take the record's rank."""
-    unframed = pl.col("framing").is_null()
+    the exception line right after them, unprefixed, take the record's rank. A collector's
+    envelope around every line (a kubectl time stamp) is no prefix of the process's own."""
+    envelope = pl.col("framing").str.replace(r"\+?sglang.*$", "").fill_null("")
+    opened_in = pl.when(_opens_a_logged_traceback()).then(envelope).forward_fill().over("file")
+    unframed = pl.col("framing").fill_null("") == opened_in.fill_null("")
     indented = pl.col("message").str.contains(r"^\s+\S")
     # the rank of the last line that is no unprefixed frame line, -1 when it opened nothing
     carried = (

@@ -163,6 +163,13 @@ MISMATCH = (
 # (Lightning-AI/lit-llama#380: every process of one node, then the job hung)
 IB_ASYNC_ERROR = r"Got async event : .*\b(?:error|catastrophic)\b"
 
+# A report that the other side went away (NVIDIA/nccl misc/socket.cc, proxy.cc; ncclResult_t 6
+# is ncclRemoteError; PyTorch's `remote process exited or there was a network error`).
+ABOUT_A_PEER = (
+    r"(?i)remote peer|connection closed|connection reset|broken pipe|remote process exited"
+    r"|retcode 6\b|ncclRemoteError"
+    r"|invalid receiver queue pair"
+)
 # WARN texts that are network, system or CUDA failures (NVIDIA/nccl: misc/socket.cc, proxy.cc,
 # transport/net_ib.cc, include/checks.h), errors even where an excerpt lacks the return-code
 # chain after them; any other WARN is an error only when that chain follows it.

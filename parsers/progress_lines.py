@@ -67,7 +67,11 @@ COLLECTIVE_WORD = (
 # agent's `error: Detected 3 oom_kill events in StepId=269582.0`, then 4, then 5)
 FAILURE_WORDS = r"(?i)\b(?:error|errors|failed|failure|fatal|exception|killed|oom[-_]?kill)\b"
 # Counters whose name says they number processes or devices, not progress.
-IDENTITY = r"(?i)(?:^|[\s_])(?:rank|device|devices|gpu|cuda|node|pid|port|worker|thread|process)$"
+# (`Killing subprocess 31867`, torch.distributed.launch stopping its workers, is no counter)
+IDENTITY = (
+    r"(?i)(?:^|[\s_])(?:rank|device|devices|gpu|cuda|node|pid|port|worker|thread|process"
+    r"|subprocess)$"
+)
 # The name of a counter: the words just before it (`iteration`, `total step`, `step_in_slice`)
 NAME_BEFORE = r"([A-Za-z][A-Za-z_]*(?: [A-Za-z][A-Za-z_]*)?)[^A-Za-z<]*$"
 

@@ -7,6 +7,7 @@
     Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/2                       (Lightning)
     Horovod initialized. Hostname cluster-cn-238, pid 14531, rank 2 / size 4, ...   (RETURNN)
     distributed_backend=nccl All distributed processes registered. Starting with 4 processes
+    ... | fairseq.utils | ***********************CUDA enviroments for all 8 workers*****...
 
 (the Lightning lines verbatim from its users' logs); Lightning's `GLOBAL_RANK` and RETURNN's `rank 2 / size
 4` are the rank of the process that prints it (not its `local rank 0 / local size 1`). The mapping-print dict (`'world_size': 4`) is `device_map`'s; a
@@ -58,6 +59,14 @@ BARRIER_WAITING = (
     r"worker_count=(?P<count>\d+)"
 )
 
+# fairseq's table of every worker's GPU, which rank 0 prints once the workers' answers are
+# gathered (facebookresearch/fairseq#2385, verbatim; `enviroments` is fairseq's spelling):
+# 2020-07-28 06:31:03 | INFO | fairseq.utils | ***********************CUDA enviroments for all 8 workers***********************
+# 2020-07-28 06:31:03 | INFO | fairseq.utils | rank   0: capabilities =  7.0  ; total memory = 15.782 GB ; name = Tesla V100-PCIE-16GB
+# Its rows are rank 0's lines about the others: read, no rank seen from them.
+CUDA_TABLE = r"CUDA enviro?n?ments for all (\d+) workers"
+CUDA_TABLE_ROW = r"\brank +\d+: capabilities = +\d+\.\d+ +; total memory = "
+
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
@@ -70,6 +79,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         message.str.extract(MEMBER, 2),
         message.str.extract(RANK_OF_SIZE, 2),
         message.str.extract(REGISTERED, 1),
+        message.str.extract(CUDA_TABLE, 1),
         pl.when(default_group).then(barrier.struct.field("nodes")),
     ).cast(pl.Int32, strict=False)
     waits = lines.filter(is_waiting).select(
@@ -119,7 +129,8 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         pl.lit("info").alias("severity"),
         barrier.struct.field("key").alias("pg"),
     )
-    return pl.concat([stated, checked_in, sub_group, waits], how="diagonal_relaxed")
+    table_rows = lines.filter(message.str.contains(CUDA_TABLE_ROW)).select("file", "line")
+    return pl.concat([stated, checked_in, sub_group, waits, table_rows], how="diagonal_relaxed")
 
 
 PARSER = LineParser(
@@ -135,6 +146,8 @@ PARSER = LineParser(
         "/ size ",
         "processes registered",
         "store_based_barrier_key",
+        "CUDA enviro",
+        "; total memory = ",
     ),
     parse=parse,
 )

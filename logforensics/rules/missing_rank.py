@@ -25,6 +25,7 @@ from logforensics.placement import earliest_time
 from logforensics.registry import Rule
 from logforensics.store_barrier import short_at_barrier
 from logforensics.text import clipped, describe_key, rank_list
+from parsers.nccl import ABOUT_A_PEER
 
 NO_LOG_FIX = (
     "Collect the logs of every rank (all nodes' torchrun --log-dir trees or per-rank files); if "
@@ -534,13 +535,32 @@ def _init_never_completed(job: Job) -> list[Finding]:
     if silent:
         findings.append(
             _stuck_finding(
-                job, inits, silent, completed, world, explained=False, unowned_error=unowned_error
+                job,
+                inits,
+                silent,
+                completed,
+                world,
+                explained=False,
+                unowned_error=unowned_error,
+                failed_beside=_failed_on_their_own(job, sorted(with_problem)),
             )
         )
     if with_problem:
         explained = sorted(with_problem)
         findings.append(_stuck_finding(job, inits, explained, completed, world, explained=True))
     return findings
+
+
+def _failed_on_their_own(job: Job, ranks: list[int]) -> list[int]:
+    """Those of `ranks` (stuck in init at an NCCL error) whose error is their own failure, not
+    a report that a peer went away."""
+    errors = job.events.filter(
+        pl.col("event").is_in(["nccl_error", "nccl_warn"])
+        & (pl.col("severity") == "error")
+        & pl.col("rank").is_in(ranks)
+    )
+    own = errors.filter(~pl.col("text").str.contains(ABOUT_A_PEER))
+    return sorted(set(own.get_column("rank").to_list()))
 
 
 def _stuck_finding(
@@ -551,9 +571,14 @@ def _stuck_finding(
     world: int,
     explained: bool,
     unowned_error: bool = False,
+    failed_beside: list[int] | None = None,
 ) -> Finding:
     """One finding for ranks whose world-communicator init never completed: a departure when
-    nothing explains it, context beside their own NCCL error or one that may be theirs."""
+    nothing explains it, context beside their own NCCL error or one that may be theirs, or
+    beside another rank's init that failed with its own error (communicator creation connects
+    every rank to its neighbours: one rank failing it leaves the others waiting in it,
+    horovod/horovod#1122: rank 3's `Cuda failure 'invalid argument'` in shm.h, rank 0's init
+    stopped at its ring connection from rank 3)."""
     rows = job.events.filter((pl.col("family") == "nccl") & pl.col("rank").is_in(stuck)).sort(
         "file", "line"
     )
@@ -571,8 +596,14 @@ def _stuck_finding(
         f"printed `Init COMPLETE`, while {len(completed)} rank"
         f"{'s' if len(completed) != 1 else ''} did"
     )
+    waited = bool(failed_beside) and not explained
     if explained:
         summary += f": {they} stopped at {'its' if len(stuck) == 1 else 'their'} own NCCL error."
+    elif waited:
+        summary += (
+            f": {they} waited in communicator creation for {rank_list(failed_beside or [])}, "
+            "whose init failed with an NCCL error."
+        )
     elif unowned_error:
         summary += f": {they} may have stopped at the NCCL error that no line attributes to a rank."
     else:
@@ -582,8 +613,8 @@ def _stuck_finding(
         )
     return Finding(
         kind="missing_rank",
-        severity="warning" if explained or unowned_error else "error",
-        part="context" if explained or unowned_error else "departure",
+        severity="warning" if explained or waited or unowned_error else "error",
+        part="context" if explained or waited or unowned_error else "departure",
         summary=summary,
         fix=INIT_STUCK_FIX,
         ranks=stuck,

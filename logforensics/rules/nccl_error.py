@@ -35,15 +35,8 @@ from logforensics.placement import AFTER_MARK, earliest_time, placed_keys
 from logforensics.registry import Rule
 from logforensics.text import clipped, rank_list
 from logforensics.watchdog_abort import watchdog_abort_alone
-from parsers.nccl import IB_ASYNC_ERROR, subsystem_of
+from parsers.nccl import ABOUT_A_PEER, IB_ASYNC_ERROR, subsystem_of
 
-# A report that the other side went away (NVIDIA/nccl misc/socket.cc, proxy.cc; ncclResult_t 6
-# is ncclRemoteError; PyTorch's `remote process exited or there was a network error`).
-ABOUT_A_PEER = (
-    r"(?i)remote peer|connection closed|connection reset|broken pipe|remote process exited"
-    r"|retcode 6\b|ncclRemoteError"
-    r"|invalid receiver queue pair"
-)
 # The peer's EFA queue pair no longer exists: its process is gone, whatever the reason (a
 # container's OOM kill in awslabs/awsome-distributed-ai#312). The rank that says so is not it.
 PEER_GONE = r"(?i)invalid receiver queue pair"

@@ -4,6 +4,7 @@ Open MPI 4.1 format "%s[%s,%s]<%s>: ")."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pytest
 
@@ -92,3 +93,39 @@ def test_a_tag_several_processes_write_under_names_a_node_not_a_rank():
 def test_one_process_under_its_tag_keeps_the_tag_as_its_rank():
     lines = [HOROVOD[0], HOROVOD[1]]  # one pid (29881) under `[1,3]`
     assert [row["prefix_rank"] for row in frame(lines, "mpirun_output.log")] == [3, 3]
+
+
+# intel/intel-extension-for-pytorch#810, verbatim: Intel MPI's `mpirun -n 8 -l` labels each
+# line with the writer's rank; the labels repeat and fall back, so they are no line numbers
+HYDRA_LABELLED = [
+    "(ipex-new) bbrock@hedp030:~/src/ai/pytorch-gemm/ccl> mpirun -n 8 -l python demo.py --device xpu",
+    "[0] [rank0]:[W416 22:45:40.723224165 reducer.cpp:69] Warning: measureDifference between two events is not supported on XPU backend! (function operator())",  # noqa: E501
+    "[2] [rank2]:[W416 22:45:40.723223113 reducer.cpp:69] Warning: measureDifference between two events is not supported on XPU backend! (function operator())",  # noqa: E501
+    "[3] [rank3]:[W416 22:45:40.723229753 reducer.cpp:69] Warning: measureDifference between two events is not supported on XPU backend! (function operator())",  # noqa: E501
+    "[4] [rank4]:[W416 22:45:40.723227604 reducer.cpp:69] Warning: measureDifference between two events is not supported on XPU backend! (function operator())",  # noqa: E501
+    "[5] [rank5]:[W416 22:45:40.723257697 reducer.cpp:69] Warning: measureDifference between two events is not supported on XPU backend! (function operator())",  # noqa: E501
+    "[7] [rank7]:[W416 22:45:40.726658140 reducer.cpp:69] Warning: measureDifference between two events is not supported on XPU backend! (function operator())",  # noqa: E501
+    "[1] [rank1]:[W416 22:45:40.730492019 reducer.cpp:69] Warning: measureDifference between two events is not supported on XPU backend! (function operator())",  # noqa: E501
+    "[6] [rank6]:[W416 22:45:40.731073464 reducer.cpp:69] Warning: measureDifference between two events is not supported on XPU backend! (function operator())",  # noqa: E501
+]
+
+
+def test_a_hydra_rank_label_is_peeled_on_every_line_and_names_the_rank():
+    rows = frame(HYDRA_LABELLED, "output.log")
+    assert [row.get("prefix_rank") for row in rows] == [None, 0, 2, 3, 4, 5, 7, 1, 6]
+    assert {row["framing"] for row in rows[1:]} == {"mpirun_label+torch_rank"}
+    assert rows[1]["message"].startswith("[W416 22:45:40.723224165 reducer.cpp:69] Warning:")
+
+
+def test_a_hydra_label_alone_is_the_rank():
+    # the same lines from a PyTorch that printed no `[rankN]:` of its own
+    bare = [re.sub(r"\[rank\d+\]:", "", line) for line in HYDRA_LABELLED[1:]]
+    rows = frame(bare, "output.log")
+    assert rows[0]["message"].startswith("[W416 22:45:40.723224165 reducer.cpp:69]")
+    assert [row.get("prefix_rank") for row in rows] == [0, 2, 3, 4, 5, 7, 1, 6]
+
+
+def test_a_hydra_labelled_run_under_kubectl_timestamps_keeps_its_ranks():
+    stamped = [f"2025-04-16T22:45:40.{i:06d}Z {line}" for i, line in enumerate(HYDRA_LABELLED)]
+    rows = frame(stamped, "output.log")
+    assert [row.get("prefix_rank") for row in rows] == [None, 0, 2, 3, 4, 5, 7, 1, 6]

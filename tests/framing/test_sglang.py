@@ -53,3 +53,10 @@ def test_only_the_traceback_a_prefixed_record_opens_takes_its_rank():
     )
     ranks = [row.get("prefix_rank") for row in rows]
     assert ranks == [4, None, 3, 3, 3, 3, 3, 3, None]
+
+
+def test_a_kubectl_stamp_on_every_line_does_not_cut_the_traceback_from_its_rank():
+    # the same lines as `kubectl logs --timestamps` prints them, the API server's stamp first
+    stamped = [f"2025-03-09T14:40:47.{i:06d}Z {line}" for i, line in enumerate(SCHEDULER_FAILED)]
+    ranks = [row.get("prefix_rank") for row in frame(stamped)]
+    assert ranks == [4, 3, 0, 4, 4, 3, 3, 3, 3, 3, 3]

@@ -68,3 +68,11 @@ def test_a_shard_a_signal_ended_is_that_rank_s_death(tmp_path):
     death = finding(analysis, "rank_exception")
     assert death.ranks == [0]
     assert "SIGILL" in death.summary
+
+
+def test_a_record_under_kubectl_timestamps_keeps_its_rank_and_its_own_time():
+    # the same lines as `kubectl logs --timestamps` prints them: two stamps on the launcher's
+    rows = frame([f"2023-12-16T09:36:25.000000Z {line}" for line in SHARD_0_FAILED])
+    assert [row.get("prefix_rank") for row in rows] == [0, 0, 0, 0, 0, 0, 0, 0, None, None, 1, None]
+    assert rows[8]["message"] == "ERROR text_generation_launcher: Shard 0 failed to start"
+    assert rows[8]["prefix_time"].isoformat() == "2023-12-16T09:36:24.632149"

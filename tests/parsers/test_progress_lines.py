@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
-from tests.builders import analyze_files, kinds, marks, parsed_by
+from tests.builders import analyze_files, finding, kinds, marks, parsed_by
 from tests.conftest import SAMPLE_LOGS
 
 THREADS = Path(__file__).parent.parent / "data" / "threads"
@@ -202,3 +202,36 @@ def test_a_counter_after_another_number_is_named_by_the_words_before_both():
     assert set(found.get_column("stage")) == {"TRAIN Batch"}
     assert found.get_column("step").to_list() == [185100, 185200, 185300, 185400]
     assert set(found.get_column("rank")) == {0}
+
+
+# MIC-DKFZ/nnUNet#593, verbatim: torch.distributed.launch kills its workers after one failed
+NNUNET_BARRIER_OOM = [
+    "rank: 2, memory allocated: 0",
+    "rank: 3, memory allocated: 0",
+    "rank: 1, memory allocated: 0",
+    "done",
+    "rank: 0, memory allocated: 0",
+    "",
+    "Traceback (most recent call last):",
+    "",
+    '  File "run/run_training_DDP.py", line 184, in <module>',
+    "    main()",
+    '  File "run/run_training_DDP.py", line 157, in main',
+    "    trainer.initialize(not validation_only)",
+    '  File "/afs/crc.nd.edu/user/y/ypeng4/nnUnet/nnunet/training/network_training/nnUNetTrainerV2_DDP.py", line 160, in initialize',
+    "    distributed.barrier()",
+    '  File "/afs/crc.nd.edu/user/y/ypeng4/.local/lib/python3.7/site-packages/torch/distributed/distributed_c10d.py", line 2420, in barrier',
+    "    work = default_pg.barrier(opts=opts)",
+    "RuntimeError: CUDA error: out of memory",
+    "Killing subprocess 31867",
+    "Killing subprocess 31868",
+    "Killing subprocess 31869",
+    "Killing subprocess 31870",
+]
+
+
+def test_the_launcher_killing_its_workers_one_pid_after_another_is_no_progress(tmp_path):
+    assert parsed_by("progress_lines", NNUNET_BARRIER_OOM).is_empty()
+    # so the out-of-memory error is not read as one training went on past
+    analysis = analyze_files(tmp_path, {"output.log": NNUNET_BARRIER_OOM})
+    assert analysis.verdict.finding is finding(analysis, "oom")

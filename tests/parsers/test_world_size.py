@@ -1,6 +1,7 @@
 # ruff: noqa: E501 -- test data are verbatim log lines
 from __future__ import annotations
 
+import polars as pl
 import pytest
 
 from tests.builders import analyze_files, only, parsed_by
@@ -162,3 +163,27 @@ RESUMING_RANKS_LINES = [
 def test_a_world_size_said_with_capitals_is_read_and_the_log_analysed(tmp_path):
     analysis = analyze_files(tmp_path, {"output.log": RESUMING_RANKS_LINES})
     assert analysis.verdict is None and analysis.job.world_size.value == 2
+
+
+# facebookresearch/fairseq#2385, verbatim: rank 0's table of the gathered workers' GPUs (a
+# healthy start, 'This looks normal'; the stored copy cut the row of rank 7)
+FAIRSEQ_CUDA_TABLE = [
+    "2020-07-28 06:31:03 | INFO | fairseq.utils | ***********************CUDA enviroments for all 8 workers***********************",
+    "2020-07-28 06:31:03 | INFO | fairseq.utils | rank   0: capabilities =  7.0  ; total memory = 15.782 GB ; name = Tesla V100-PCIE-16GB",
+    "2020-07-28 06:31:03 | INFO | fairseq.utils | rank   1: capabilities =  7.0  ; total memory = 15.782 GB ; name = Tesla V100-PCIE-16GB",
+    "2020-07-28 06:31:03 | INFO | fairseq.utils | rank   2: capabilities =  7.0  ; total memory = 15.782 GB ; name = Tesla V100-PCIE-16GB",
+    "2020-07-28 06:31:03 | INFO | fairseq.utils | rank   3: capabilities =  7.0  ; total memory = 15.782 GB ; name = Tesla V100-PCIE-16GB",
+    "2020-07-28 06:31:03 | INFO | fairseq.utils | rank   4: capabilities =  7.0  ; total memory = 15.782 GB ; name = Tesla V100-PCIE-16GB",
+    "2020-07-28 06:31:03 | INFO | fairseq.utils | rank   5: capabilities =  7.0  ; total memory = 15.782 GB ; name = Tesla V100-PCIE-16GB",
+    "2020-07-28 06:31:03 | INFO | fairseq.utils | rank   6: capabilities =  7.0  ; total memory = 15.782 GB ; name = Tesla V100-PCIE-16GB",
+]
+
+
+def test_fairseq_s_table_of_workers_states_the_world_size_and_is_read_whole(tmp_path):
+    found = parsed_by("world_size", FAIRSEQ_CUDA_TABLE)
+    assert only(found.filter(pl.col("event").is_not_null()))["world_size"] == 8
+    analysis = analyze_files(tmp_path, {"master_node.log": FAIRSEQ_CUDA_TABLE})
+    # every line read, none of its rows a line of the rank it lists, and no failure
+    assert analysis.unrecognised_lines == 0
+    assert analysis.job.ranks_seen == ()
+    assert analysis.verdict is None

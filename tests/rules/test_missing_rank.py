@@ -101,6 +101,37 @@ def test_an_init_beside_an_nccl_error_of_no_known_rank_is_context(tmp_path):
     assert quiet.verdict.finding.kind == "missing_rank" and quiet.verdict.ranks == [1]
 
 
+# horovod/horovod#1122, verbatim (mpirun, 2 nodes x 3 ranks, NCCL 2.4.2): rank 3's init fails in
+# shm.h; rank 0, whose ring receives from rank 3, never completes its own
+RANK_3_INIT_FAILED = [
+    "[1,2]<stdout>:mlc-cluster-22:7619:7637 [2] NCCL INFO Ring 00 : 2 -> 3 [send] via NET/Socket/0",
+    "[1,2]<stdout>:mlc-cluster-22:7619:7637 [2] NCCL INFO Ring 00 : 2[2] -> 1[1] via direct shared memory",
+    "[1,0]<stdout>:mlc-cluster-22:7617:7635 [0] NCCL INFO Ring 00 : 3 -> 0 [receive] via NET/Socket/0",
+    "[1,1]<stdout>:mlc-cluster-22:7618:7632 [1] NCCL INFO Ring 00 : 1[1] -> 0[0] via direct shared memory",
+    "[1,2]<stdout>:mlc-cluster-22:7619:7637 [2] NCCL INFO Trees [0] 1->2->-1/-1/-1",
+    "[1,4]<stdout>:mlc-cluster-23:3071:3088 [1] NCCL INFO Trees [0] 3->4->5/-1/-1",
+    "[1,5]<stdout>:mlc-cluster-23:3072:3085 [2] NCCL INFO comm 0x7f102434d0c0 rank 5 nranks 6 cudaDev 2 nvmlDev 2 - Init COMPLETE",
+    "[1,1]<stdout>:mlc-cluster-22:7618:7632 [1] NCCL INFO Trees [0] 0->1->2/-1/-1",
+    "[1,2]<stdout>:mlc-cluster-22:7619:7637 [2] NCCL INFO comm 0x7f875432e890 rank 2 nranks 6 cudaDev 2 nvmlDev 2 - Init COMPLETE",
+    "[1,1]<stdout>:mlc-cluster-22:7618:7632 [1] NCCL INFO comm 0x7fdc783393c0 rank 1 nranks 6 cudaDev 1 nvmlDev 1 - Init COMPLETE",
+    "[1,4]<stdout>:mlc-cluster-23:3071:3088 [1] NCCL INFO comm 0x7f705838a9c0 rank 4 nranks 6 cudaDev 1 nvmlDev 1 - Init COMPLETE",
+    "[1,3]<stdout>:mlc-cluster-23:3070:3090 [0] NCCL INFO Ring 00 : 3 -> 0 [send] via NET/Socket/0",
+    "[1,3]<stdout>:",
+    "[1,3]<stdout>:mlc-cluster-23:3070:3090 [0] include/shm.h:42 NCCL WARN Cuda failure 'invalid argument'",
+]
+
+
+def test_an_init_stopped_beside_another_rank_s_failed_init_waits_for_it(tmp_path):
+    analysis = analyze_files(tmp_path, {"mpirun.log": RANK_3_INIT_FAILED})
+    assert analysis.verdict.finding.kind == "nccl_error" and analysis.verdict.ranks == [3]
+    waiting = next(f for f in analysis.findings if f.kind == "missing_rank" and f.ranks == [0])
+    assert (waiting.severity, waiting.role) == ("warning", "context")
+    assert "waited in communicator creation for rank 3" in waiting.summary
+    # without rank 3's error, its stopped init and rank 0's are the cause again
+    quiet = analyze_files(tmp_path / "quiet", {"mpirun.log": RANK_3_INIT_FAILED[:12]})
+    assert quiet.verdict.finding.kind == "missing_rank"
+
+
 def test_nothing_is_said_when_no_rank_completed_init(tmp_path):
     files = {f"nccl.{r}.log": [nccl_init("node-a", r, 2, "START")] for r in range(2)}
     assert "missing_rank" not in kinds(analyze_files(tmp_path, files))
