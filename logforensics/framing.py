@@ -16,6 +16,7 @@ mistaken for an outer one. Formats and sources (see also the regex comments):
 - `kubectl logs --prefix` `[pod/<pod>/<container>] ` (kubernetes/kubectl:pkg/cmd/logs/logs.go)
   and `--timestamps` RFC3339 stamps; CRI node logs `<time> stdout F|P <text>` (Grafana Promtail
   `cri` stage docs), partial (`P`) lines joined with the line that completes them;
+- `docker compose logs` `<container>  | ` (the container kept as the node);
 - `torchx log`'s `<role>/<replica> ` (a node's launcher, kept as the node);
 - pdsh `host: ` (pdsh(1), DeepSpeed's multi-node runner); a runner's `<label> [stderr] `
   (milabench's, the label kept as the node); SLURM `srun --label` task ids
@@ -100,6 +101,11 @@ JOURNALCTL = (
 # [pod/mnist-worker-0/pytorch] [default0]:rank=1 step=3 stage=after_step
 # (format "[pod/%s/%s] ", kubernetes/kubectl:pkg/cmd/logs/logs.go addPrefixIfNeeded)
 KUBECTL_PREFIX = r"\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]*)\] "
+# trainer-1  | [rank1]:[E ProcessGroupNCCL.cpp:475] ...   (`docker compose logs` / `up`: the
+# container's name, padded to the longest one, then `| `; Compose v1 `project_trainer_1  | `):
+# the container is the writer's node (its name is no host name NCCL would print). Only where it
+# prefixes most of a file's lines.
+COMPOSE_SERVICE = r"(?P<container>[A-Za-z][\w.-]*) +\| "
 # 2019-04-30T02:12:41.8443515Z stdout F message   (Grafana Promtail docs, `cri` stage)
 CRI_ENVELOPE = rf"(?P<time>{RFC3339}) (?P<stream>stdout|stderr) (?P<tag>[FP])(?: |$)"
 # 2024-05-08T08:47:31.261530427Z [rank0]:[E508 08:47:31.261 ProcessGroupNCCL.cpp:607] ...
@@ -387,6 +393,12 @@ FRAMERS: tuple[Framer, ...] = (
         },
     ),
     Framer("kubectl_prefix", KUBECTL_PREFIX, lambda g: {"prefix_host": _group(g, "pod")}),
+    Framer(
+        "compose",
+        COMPOSE_SERVICE,
+        lambda g: {"_node_name": pl.concat_str(pl.lit("compose "), _group(g, "container"))},
+        per_file=True,
+    ),
     Framer(
         "cri",
         CRI_ENVELOPE,

@@ -286,10 +286,6 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
         return "A worker exited with an error and the launcher stopped the others", None
     if finding.details.get("aborted"):
         return f"{who} went down first: its process group's abort hung", None
-    if "nodes" in finding.details:
-        nodes = finding.details["nodes"]
-        node = f"Node {', '.join(map(str, nodes))}" if nodes else "A node"
-        return f"{node} failed under the job (SLURM's node failure)", None
     if finding.details.get("summary_cut"):
         return "A worker failed (torchrun's report)", "the logs do not say which rank or why"
     if finding.details.get("spawn_cut"):
@@ -472,6 +468,10 @@ CULPRIT_CLAUSES = {
 
 
 def _peer_lost(finding: Finding, verdict: Verdict) -> Told:
+    if finding.details.get("node_failure"):
+        nodes = finding.details.get("nodes") or []
+        node = f"Node {', '.join(map(str, nodes))}" if nodes else "A node"
+        return f"{node} failed under the job (SLURM's node failure)", None
     what = f"{_who(finding.ranks, 'Some rank')} lost the connection to a peer"
     return what, "the logs do not say why"
 

@@ -1,5 +1,6 @@
 """Ranks whose connection to a peer broke (gloo `Connection closed by peer`, `Read error ...
-Connection reset by peer`).
+Connection reset by peer`), and the peers themselves lost from outside the job: a node the
+scheduler lost under the step (SLURM's node failure).
 
 Almost always a symptom: the peer process exited after its own error (or was killed), and
 every rank still talking to it sees the connection drop. The peer that went first is where
@@ -25,7 +26,61 @@ FIX = (
 )
 
 
+NODE_FAILURE_FIX = (
+    "Nothing in the job's code did this: the node crashed or lost contact with the scheduler "
+    "(hardware, kernel, network). Ask the cluster's admins what happened to it (`sacct -j "
+    "<job> -o JobID,State,NodeList`, the slurmctld log), exclude it (`--exclude=<node>`) and "
+    "resume from the last checkpoint."
+)
+
+
 def check(job: Job) -> list[Finding]:
+    return node_failures(job) + _connections_lost(job)
+
+
+def node_failures(job: Job) -> list[Finding]:
+    """The scheduler lost a node under the step (`srun: error: Node failure on X`, or the
+    step `CANCELLED ... DUE TO NODE FAILURE`): every rank on it died from outside the job and
+    SLURM ended the others (huggingface/m4-logs tr_141: a node crash after a finished
+    validation). The ranks blamed are those the logs place on that node, if any."""
+    events = job.events
+    failed = events.filter(pl.col("event") == "node_failure")
+    cancelled = events.filter(
+        (pl.col("event") == "step_cancelled") & (pl.col("exc_message") == "NODE FAILURE")
+    )
+    if failed.is_empty() and cancelled.is_empty():
+        return []
+    nodes = failed.get_column("host").drop_nulls().unique(maintain_order=True).to_list()
+    on_them = events.filter(pl.col("host").is_in(nodes) & pl.col("rank").is_not_null())
+    ranks = sorted(on_them.get_column("rank").unique().to_list())
+    named = ", ".join(nodes)
+    summary = (
+        f"The scheduler lost node{'s' if len(nodes) > 1 else ''} {named} while the job ran "
+        "(SLURM's node failure) and ended the job step"
+        if nodes
+        else "SLURM cancelled the job step because a node failed"
+    ) + ": the ranks on it died from outside the job, and the others were stopped."
+    rows = pl.concat([failed, cancelled], how="diagonal_relaxed").sort("file", "line")
+    evidence, total = evidence_from(rows.select("file", "line", "text", "rank"))
+    return [
+        Finding(
+            kind="peer_lost",
+            severity="error",
+            part="explanation",
+            summary=summary,
+            fix=NODE_FAILURE_FIX,
+            ranks=ranks,
+            evidence=evidence,
+            evidence_total=total,
+            timestamp=earliest_time(rows),
+            blames_nobody=not ranks,
+            confidence="high" if nodes else "medium",
+            details={"node_failure": True, "nodes": nodes},
+        )
+    ]
+
+
+def _connections_lost(job: Job) -> list[Finding]:
     lost = job.events.filter(pl.col("event").is_in(LOST))
     if lost.is_empty():
         return []

@@ -39,6 +39,7 @@ from logforensics.placement import (
 from logforensics.registry import Rule
 from logforensics.rules.missing_rank import startup_failures
 from logforensics.rules.peer_lost import LOST as PEER_LOST
+from logforensics.rules.peer_lost import node_failures
 from logforensics.stopped_workers import (
     EXIT_REPORTS,
     ListedFailure,
@@ -256,8 +257,7 @@ def _failures(job: Job) -> list[Finding]:
         + (_launcher_summary_cut(job) if not findings and not deaths and not exits else [])
         + _aborted(job, explained)
         + _shut_down(job)
-        + _node_failures(job)
-    ) or _stopped_from_outside(job)
+    ) or ([] if node_failures(job) else _stopped_from_outside(job))
 
 
 STOPPED_FROM_OUTSIDE_FIX = (
@@ -334,52 +334,6 @@ def _stopped_from_outside(job: Job) -> list[Finding]:
                 "signal": signal,
                 "from_outside": True,
             },
-        )
-    ]
-
-
-NODE_FAILURE_FIX = (
-    "Nothing in the job's code did this: the node crashed or lost contact with the scheduler "
-    "(hardware, kernel, network). Ask the cluster's admins what happened to it (`sacct -j "
-    "<job> -o JobID,State,NodeList`, the slurmctld log), exclude it (`--exclude=<node>`) and "
-    "resume from the last checkpoint."
-)
-
-
-def _node_failures(job: Job) -> list[Finding]:
-    """The scheduler lost a node under the step (`srun: error: Node failure on X`, or the
-    step `CANCELLED ... DUE TO NODE FAILURE`): every rank on it died from outside the job and
-    SLURM ended the others (huggingface/m4-logs tr_141: a node crash after a finished
-    validation). The ranks blamed are those the logs place on that node, if any."""
-    events = job.events
-    failed = events.filter(pl.col("event") == "node_failure")
-    cancelled = events.filter(
-        (pl.col("event") == "step_cancelled") & (pl.col("exc_message") == "NODE FAILURE")
-    )
-    if failed.is_empty() and cancelled.is_empty():
-        return []
-    nodes = failed.get_column("host").drop_nulls().unique(maintain_order=True).to_list()
-    on_them = events.filter(pl.col("host").is_in(nodes) & pl.col("rank").is_not_null())
-    ranks = sorted(on_them.get_column("rank").unique().to_list())
-    named = ", ".join(nodes)
-    summary = (
-        f"The scheduler lost node{'s' if len(nodes) > 1 else ''} {named} while the job ran "
-        "(SLURM's node failure) and ended the job step"
-        if nodes
-        else "SLURM cancelled the job step because a node failed"
-    ) + ": the ranks on it died from outside the job, and the others were stopped."
-    rows = pl.concat([failed, cancelled], how="diagonal_relaxed").sort("file", "line")
-    return [
-        _from_rows(
-            rows,
-            severity="error",
-            part="explanation",
-            summary=summary,
-            fix=NODE_FAILURE_FIX,
-            ranks=ranks,
-            blames_nobody=not ranks,
-            confidence="high" if nodes else "medium",
-            details={"exception": "node failure", "nodes": nodes},
         )
     ]
 

@@ -14,3 +14,26 @@ def test_a_pair_closed_by_the_ranks_own_timeout_is_no_lost_peer(tmp_path):
     analysis = analyze_files(tmp_path, {"worker1.log": lines})
     assert "peer_lost" not in kinds(analysis)
     assert finding(analysis, "collective_timeout").ranks == [1]
+
+
+# huggingface/m4-logs tr_141 (num_workers 06), verbatim: training and validation went on, then
+# SLURM lost a node and cancelled the step; the experiment's notes: a node crashed, "most
+# likely a normal JZ hardware issue"
+NODE_FAILED = [
+    "** Starting validation **",
+    "** Finished validation **",
+    "srun: error: Node failure on jean-zay-iam37",
+    "srun: Job step aborted: Waiting up to 62 seconds for job step to finish.",
+    "slurmstepd: error: *** STEP 1943824.0 ON jean-zay-iam17 CANCELLED AT 2023-03-06T03:17:51 DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***",
+]
+
+
+def test_a_node_the_scheduler_lost_is_the_cause(tmp_path):
+    analysis = analyze_files(tmp_path, {"main_log.txt": NODE_FAILED})
+    assert analysis.verdict is not None  # it had been "no failure found"
+    cause = analysis.verdict.finding
+    assert cause.kind == "peer_lost" and cause.details["nodes"] == ["jean-zay-iam37"]
+    assert cause.blames_nobody and "exclude" in cause.fix
+    assert analysis.verdict.headline.startswith("Node jean-zay-iam37 failed under the job")
+    # the step SLURM cancelled is that node's loss, not a stop from outside the job
+    assert kinds(analysis) == ["peer_lost"]

@@ -837,26 +837,6 @@ def test_aborts_the_watchdog_reports_are_the_timeout_not_a_crash():
     assert analysis.verdict.ranks == []
 
 
-# huggingface/m4-logs tr_141 (num_workers 06), verbatim: training and validation went on, then
-# SLURM lost a node and cancelled the step; the experiment's notes: a node crashed, "most
-# likely a normal JZ hardware issue"
-NODE_FAILED = [
-    "** Starting validation **",
-    "** Finished validation **",
-    "srun: error: Node failure on jean-zay-iam37",
-    "srun: Job step aborted: Waiting up to 62 seconds for job step to finish.",
-    "slurmstepd: error: *** STEP 1943824.0 ON jean-zay-iam17 CANCELLED AT 2023-03-06T03:17:51 DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***",
-]
-
-
-def test_a_node_the_scheduler_lost_is_the_cause(tmp_path):
-    analysis = analyze_files(tmp_path, {"main_log.txt": NODE_FAILED})
-    assert analysis.verdict is not None  # it had been "no failure found"
-    cause = analysis.verdict.finding
-    assert cause.kind == "rank_exception" and cause.details["nodes"] == ["jean-zay-iam37"]
-    assert cause.blames_nobody and "exclude" in cause.fix
-
-
 # QwenLM/Qwen#852, verbatim: an allocation error no line ties to a rank, then torchrun stops
 # five workers whose pids run 86503-86508 but for 86505
 HOST_ALLOCATION_THEN_STOPS = [
