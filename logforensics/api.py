@@ -135,8 +135,19 @@ def analyze_upload(
     inventory = discover(path, attempt=attempt, max_bytes=max_bytes, stdin=stdin)
     if not inventory.files and not inventory.dumps:
         raise InputError(_nothing_readable(path, inventory))
-    with rank_pattern(pattern):
+    archive = path.name if _is_archive_upload(path, inventory) else None
+    with rank_pattern(pattern, archive):
         return _analyze(path, inventory)
+
+
+def _is_archive_upload(path: Path, inventory: Inventory) -> bool:
+    """Whether `path` is one archive file whose members are the upload."""
+    prefix = f"{path.name}!/"
+    return (
+        str(path) != "-"
+        and path.is_file()
+        and any(f.name.startswith(prefix) for f in inventory.files)
+    )
 
 
 def _nothing_readable(path: Path, inventory: Inventory) -> str:

@@ -66,6 +66,10 @@ LEADING_TIMESTAMP = r"^\[?(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})
 
 # Set by `logforensics.api.analyze` for one run: the user's `--rank-from-path` pattern.
 RANK_FROM_PATH: ContextVar[re.Pattern[str] | None] = ContextVar("rank_from_path", default=None)
+# Set for one run whose input is an archive file: its members' names begin `<archive>!/`. The
+# name the user gave the upload says no more of a writer than a folder's name does (a paste
+# packed as `case-rank0-absent.tar.gz` is no file of rank 0), so paths are read inside it.
+UPLOAD_ARCHIVE: ContextVar[str | None] = ContextVar("upload_archive", default=None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,12 +99,15 @@ def compile_rank_pattern(pattern: str) -> re.Pattern[str]:
 
 
 @contextmanager
-def rank_pattern(pattern: re.Pattern[str] | None) -> Iterator[None]:
-    """Use `pattern` for path ranks (before the built-in shapes) within the block."""
+def rank_pattern(pattern: re.Pattern[str] | None, archive: str | None = None) -> Iterator[None]:
+    """Use `pattern` for path ranks (before the built-in shapes) within the block; `archive`
+    names the archive file that is the whole upload, if it is one."""
     token = RANK_FROM_PATH.set(pattern)
+    archive_token = UPLOAD_ARCHIVE.set(archive)
     try:
         yield
     finally:
+        UPLOAD_ARCHIVE.reset(archive_token)
         RANK_FROM_PATH.reset(token)
 
 
@@ -110,6 +117,9 @@ def rank_from_path(name: str, kubeflow: bool = False) -> PathRank:
     Archive members (`logs.tar.gz!/node1/rank3.log`) are read as paths. `kubeflow` says the
     input holds a `<job>-master-N` pod, so `<job>-worker-<i>` names pods, not ranks.
     """
+    archive = UPLOAD_ARCHIVE.get()
+    if archive is not None and name.startswith(f"{archive}!/"):
+        name = name[len(archive) + 2 :]
     path = name.replace("!/", "/")
     pattern = RANK_FROM_PATH.get()
     if pattern is not None:
@@ -186,12 +196,15 @@ def path_ranks(file_names: list[str]) -> pl.DataFrame:
     trees seen belong to one node (one run folder); otherwise the file keeps only its local
     rank. `path_rank_local_only` is true when the path states no global rank itself.
     """
-    return _path_ranks(tuple(sorted(set(file_names))), RANK_FROM_PATH.get())
+    return _path_ranks(tuple(sorted(set(file_names))), RANK_FROM_PATH.get(), UPLOAD_ARCHIVE.get())
 
 
 @lru_cache(maxsize=4)
-def _path_ranks(file_names: tuple[str, ...], _pattern: re.Pattern[str] | None) -> pl.DataFrame:
-    """`path_ranks` (`_pattern` is the rank pattern in force, part of the key only)."""
+def _path_ranks(
+    file_names: tuple[str, ...], _pattern: re.Pattern[str] | None, _archive: str | None
+) -> pl.DataFrame:
+    """`path_ranks` (`_pattern` and `_archive`, the context in force, are part of the key
+    only)."""
     kubeflow = any(
         KUBEFLOW_POD.match(part) and "-master-" in part
         for name in file_names

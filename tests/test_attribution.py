@@ -10,6 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from logforensics.api import analyze_upload
 from logforensics.attribution import (
     PathRank,
     attribute,
@@ -20,8 +21,9 @@ from logforensics.attribution import (
 )
 from logforensics.errors import InputError
 from logforensics.framing import frame_lines
-from tests.builders import analyze, analyze_files, kinds, marks, parse
+from tests.builders import analyze, analyze_files, finding, kinds, marks, parse
 from tests.conftest import SAMPLE_LOGS
+from tests.test_intake import tar_bytes
 
 THREADS = Path(__file__).parent / "data" / "threads"
 
@@ -379,3 +381,28 @@ def test_a_spawned_child_s_traceback_gives_no_rank_to_the_console_s_other_lines(
     analysis = analyze_files(tmp_path, {"console.log": lines})
     oom = analysis.job.events.filter(pl.col("event") == "oom")
     assert oom.height == 1 and oom.item(0, "rank") is None
+
+
+TRACEBACK = (
+    b"Traceback (most recent call last):\n"
+    b'  File "train.py", line 12, in <module>\n'
+    b"    main()\n"
+    b"ValueError: bad sample\n"
+)
+
+
+def test_the_name_of_the_archive_uploaded_says_no_rank(tmp_path):
+    # a paste packed under a name of the user's: like a folder's name, it names the upload
+    upload = tmp_path / "case-rank0-hang.tar.gz"
+    upload.write_bytes(tar_bytes({"logs/output.log": TRACEBACK}, "gz"))
+    died = finding(analyze_upload(upload).jobs[0], "rank_exception")
+    assert died.ranks == []
+
+
+def test_an_archive_among_others_in_the_upload_keeps_the_rank_its_name_says(tmp_path):
+    (tmp_path / "rank3.tar.gz").write_bytes(tar_bytes({"output.log": TRACEBACK}, "gz"))
+    (tmp_path / "rank1.tar.gz").write_bytes(
+        tar_bytes({"output.log": b"rank=1 step=0 stage=a\n"}, "gz")
+    )
+    died = finding(analyze_upload(tmp_path).jobs[0], "rank_exception")
+    assert died.ranks == [3]
