@@ -179,16 +179,23 @@ def _nothing_recognised(path: Path, inventory: Inventory, lines: int) -> str:
 # A training loss with its value (`loss 12.646465`, `loss=0.0963`, `'loss': 1.25`): a job's own
 # report of training, in logs whose lines the analyzer may not know (wenet-e2e/wenet#941's
 # `TRAIN Batch 4/203700 loss 12.646465 ... rank 0`, too few of them to learn their template)
-TRAINING_LOSS = re.compile(rb"(?i)\bloss['\"]?\s*[:=]?\s*-?\d+\.\d+")
+# A job's own report of the GPUs and processes it set up (deepmodeling/deepmd-kit#4595's
+# `DEEPMD INFO    computing device:      cuda:4`, `CUDA_VISIBLE_DEVICES:  unset`): a GPU job's
+# log, which may have failed nowhere
+TRAINING = re.compile(
+    rb"(?i)\bloss['\"]?\s*[:=]?\s*-?\d+\.\d+"
+    rb"|\bcuda:\d+|\bCUDA_VISIBLE_DEVICES\b|\b(?:LOCAL_RANK|WORLD_SIZE)\b|torch\.distributed"
+)
 HEAD_BYTES = 256 * 1024  # of each file, looked at for the words above
 HEAD_FILES = 64
 
 
 def _reports_training(inventory: Inventory) -> bool:
-    """Whether the first bytes of the first files report a training loss: such logs are
-    analysed (and may show no failure), not refused as something else's."""
+    """Whether the first bytes of the first files report a training loss or the job's GPUs
+    and processes: such logs are analysed (and may show no failure), not refused as something
+    else's."""
     for log_file in inventory.files[:HEAD_FILES]:
-        if TRAINING_LOSS.search(_head(log_file)):
+        if TRAINING.search(_head(log_file)):
             return True
     return False
 

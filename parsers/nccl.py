@@ -82,6 +82,7 @@ NCCL_LINE_TEST = (
 EVENTFUL_INFO = (
     " - Init ",
     "- Init START",
+    "NCCL INFO Init timings",
     " - Abort COMPLETE",
     " - Destroy COMPLETE",
     "NCCL version ",
@@ -122,6 +123,11 @@ VERSION = r"NCCL version (\d+\.\d+\.\d+[\w.-]*(?:\+cuda\d+\.\d+)?)"
 # fields). `kolyoz2:25146:25827 [0] NCCL INFO ncclCommInitRank comm 0x559d5aa8ca00 rank 4
 # nranks 8 cudaDev 0 nvmlDev 0 busId 42000 commId 0x996ee6f117cb8e1e - Init START`
 INIT_PHASE = r"- (?P<what>Init|Abort|Destroy) (?P<phase>START|COMPLETE)"
+# NCCL 2.23+ times each init once it has completed (NVIDIA/nccl#1646, verbatim):
+#   d5618706-01:1106802:1106870 [3] NCCL INFO Init timings - ncclCommInitRankConfig: rank 3
+#   nranks 8 total 55.01 (kernels 52.45, alloc 0.41, bootstrap 0.57, ...)
+# a record of that rank's completed init, whether or not the excerpt kept `Init COMPLETE`
+INIT_TIMINGS = r"^Init timings(?: - (?P<api>ncclComm\w+))?: rank \d+ nranks \d+ total "
 INIT_API = r"^(?:\[Rank \d+\] )?(ncclComm\w+) comm "
 COMM = r"(?:^|\s)comm (0x[0-9a-fA-F]+)"
 COMM_RANKS = r"(?:^|\s)rank (?P<rank>\d+) n[rR]anks (?P<nranks>\d+)"
@@ -455,6 +461,7 @@ def _debug_lines(lines: pl.DataFrame) -> pl.DataFrame:
     )
     is_version = body.str.contains(VERSION)
     is_layout = body.str.contains(NODE_LAYOUT)
+    is_timed = body.str.contains(INIT_TIMINGS)
     is_unwind = pl.col("_unwind_code").is_not_null()
     is_interface = body.str.contains(INTERFACE)
     is_retry = body.str.contains(CONNECT_RETRY)
@@ -473,7 +480,7 @@ def _debug_lines(lines: pl.DataFrame) -> pl.DataFrame:
         .then(pl.lit("nccl_init"))
         .when(init.struct.field("what").is_not_null())
         .then(pl.lit("nccl_abort"))
-        .when(is_layout & comm_ranks.struct.field("rank").is_not_null())
+        .when((is_layout | is_timed) & comm_ranks.struct.field("rank").is_not_null())
         .then(pl.lit("nccl_init"))
         .when(is_version)
         .then(pl.lit("nccl_version"))
@@ -549,9 +556,13 @@ def _inits(events: pl.DataFrame) -> pl.DataFrame:
     details = pl.struct(
         pl.when(phase.struct.field("what") == "Init")
         .then(phase.struct.field("phase").str.to_lowercase())
+        .when(body.str.contains(INIT_TIMINGS))
+        .then(pl.lit("complete"))
         .otherwise(pl.coalesce(phase.struct.field("what").str.to_lowercase(), pl.lit("layout")))
         .alias("phase"),
-        body.str.extract(INIT_API, 1).alias("api"),
+        pl.coalesce(body.str.extract(INIT_API, 1), body.str.extract(INIT_TIMINGS, 1)).alias(
+            "api"
+        ),
         layout.struct.field("nnodes").cast(pl.Int64, strict=False).alias("nnodes"),
         layout.struct.field("local_ranks").cast(pl.Int64, strict=False).alias("local_ranks"),
         layout.struct.field("local_rank").cast(pl.Int64, strict=False).alias("local_rank"),

@@ -100,3 +100,26 @@ def test_lines_the_analyzer_does_not_know_and_that_report_no_training_are_refuse
     no_loss = [line.split(" loss ")[0] for line in WENET_TRAINING]
     with pytest.raises(api.InputError, match="nothing here looks like a training job's log"):
         analyze_files(tmp_path, {"output.log": no_loss})
+
+
+# deepmodeling/deepmd-kit#4595, verbatim: a healthy start, DeePMD's own summary and Open MPI's
+# shared-memory notes, none a line the analyzer knows
+DEEPMD_START = [
+    "[2025-02-10 17:58:17,581] DEEPMD INFO    computing device:      cuda:4",
+    "[2025-02-10 17:58:17,581] DEEPMD INFO    CUDA_VISIBLE_DEVICES:  unset",
+    "[2025-02-10 17:58:17,581] DEEPMD INFO    Count of visible GPUs: 8",
+    "[2025-02-10 17:58:17,581] DEEPMD INFO    num_intra_threads:     0",
+    "[2025-02-10 17:58:17,581] DEEPMD INFO    num_inter_threads:     0",
+    "[2025-02-10 17:58:17,581] DEEPMD INFO    ---------------------------------------------------------------------------------------------------------",
+    "[bohrium-156-1256408:01441] shmem: mmap: an error occurred while determining whether or not /tmp/ompi.bohrium-156-1256408.0/jf.0/1753350144/shared_mem_cuda_pool.bohrium-156-1256408 could be created.",
+    "[bohrium-156-1256408:01441] create_and_attach: unable to create shared memory BTL coordinating structure :: size 134217728",
+    "[bohrium-156-1256408:01435] shmem: mmap: an error occurred while determining whether or not /tmp/ompi.bohrium-156-1256408.0/jf.0/4004642816/shared_mem_cuda_pool.bohrium-156-1256408 could be created.",
+    "[bohrium-156-1256408:01435] create_and_attach: unable to create shared memory BTL coordinating structure :: size 134217728",
+    "[2025-02-10 17:58:17,708] DEEPMD INFO     _____               _____   __  __  _____           _     _  _",
+    "[2025-02-10 17:58:17,708] DEEPMD INFO    |  __ \\             |  __ \\ |  \\/  ||  __ \\         | |   (_)| |",
+]
+
+
+def test_lines_that_name_the_job_s_gpus_are_analysed_not_refused(tmp_path):
+    analysis = analyze_files(tmp_path, {"output.log": DEEPMD_START})
+    assert analysis.verdict is None and analysis.unrecognised_lines == len(DEEPMD_START)

@@ -518,6 +518,7 @@ def _init_never_completed(job: Job) -> list[Finding]:
     stuck = sorted(
         r for r in started | (nccl_ranks - torn_down) if r not in completed and 0 <= r < world
     )
+    stuck = [rank for rank in stuck if rank not in _init_maybe_elided(job, inits, stuck)]
     if not stuck:
         return []
     with_problem = set(
@@ -549,6 +550,29 @@ def _init_never_completed(job: Job) -> list[Finding]:
         explained = sorted(with_problem)
         findings.append(_stuck_finding(job, inits, explained, completed, world, explained=True))
     return findings
+
+
+def _init_maybe_elided(job: Job, inits: pl.DataFrame, ranks: list[int]) -> set[int]:
+    """Those of `ranks` whose `Init COMPLETE` a paste's elision mark may have left out: one
+    after the rank's `Init START` in its file, or anywhere in a file of its lines when the
+    excerpt kept no START (NVIDIA/nccl#1646: rank 2's only line after `[...]`)."""
+    elisions = job.events.filter(pl.col("event") == "elision").select("file", "line")
+    if elisions.is_empty():
+        return set()
+    starts = inits.filter(pl.col("phase") == "start").select(
+        "file", "line", pl.coalesce("rank", "comm_rank").alias("rank")
+    )
+    lines = job.events.filter((pl.col("family") == "nccl") & pl.col("rank").is_in(ranks))
+    files = lines.select("file", "rank").unique()
+    from_start = (
+        files.join(starts, on=["file", "rank"], how="left")
+        .group_by("file", "rank")
+        .agg(pl.col("line").min().alias("_from"))
+    )
+    elided = from_start.join(elisions, on="file").filter(
+        pl.col("_from").is_null() | (pl.col("line") > pl.col("_from"))
+    )
+    return set(elided.get_column("rank").to_list())
 
 
 def _failed_on_their_own(job: Job, ranks: list[int]) -> list[int]:

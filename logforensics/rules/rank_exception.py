@@ -419,9 +419,16 @@ def _launcher_summary_cut(job: Job) -> list[Finding]:
     ]
 
 
+# torchrun's agent raising it, the traceback cut before its exception line
+# (deepmodeling/deepmd-kit#4594: `raise ChildFailedError(` under this frame, the paste ends)
+LAUNCH_AGENT_FRAME = r"torch/distributed/launcher/api\.py:\d+ in launch_agent$"
+
+
 def _child_failed_error() -> pl.Expr:
     """torchrun's own exception that a worker failed: the launcher's word, no worker's."""
-    return pl.col("exc_type").str.ends_with("ChildFailedError").fill_null(False)
+    named = pl.col("exc_type").str.ends_with("ChildFailedError")
+    raising = pl.col("exc_type").is_null() & pl.col("frame").str.contains(LAUNCH_AGENT_FRAME)
+    return (named | raising).fill_null(False)
 
 
 LAUNCHER_CUT_FIX = (

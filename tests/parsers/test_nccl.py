@@ -12,7 +12,7 @@ from datetime import datetime
 import polars as pl
 import pytest
 
-from tests.builders import analyze_files, parse
+from tests.builders import analyze_files, parse, parsed_by
 
 
 def only(events: pl.DataFrame, event: str) -> dict:
@@ -890,3 +890,11 @@ def test_a_probe_that_found_nothing_is_no_error():
     # a SageMaker data-parallel tutorial's expected output: the plugin looks for a symbol
     line = "configure_nvls_option:287 NCCL WARN NET/OFI Could not find ncclGetVersion symbol"
     assert only(parse([line]), "nccl_warn")["severity"] == "warning"
+
+
+def test_an_init_s_timings_record_its_completion():
+    # NVIDIA/nccl#1646, verbatim (NCCL 2.25)
+    line = "d5618706-01:1106802:1106870 [3] NCCL INFO Init timings - ncclCommInitRankConfig: rank 3 nranks 8 total 55.01 (kernels 52.45, alloc 0.41, bootstrap 0.57, allgathers 0.08, topo 1.10, graphs 0.01, connections 0.39, rest 0.00)"  # noqa: E501
+    init = only(parsed_by("nccl", [line]), "nccl_init")
+    assert (init["event"], init["comm_rank"], init["nranks"]) == ("nccl_init", 3, 8)
+    assert json.loads(init["extra"]) == {"phase": "complete", "api": "ncclCommInitRankConfig"}

@@ -132,6 +132,31 @@ def test_an_init_stopped_beside_another_rank_s_failed_init_waits_for_it(tmp_path
     assert quiet.verdict.finding.kind == "missing_rank"
 
 
+# NVIDIA/nccl#1646, verbatim (NCCL 2.25, a slow but healthy init of 8 ranks on B200s): ranks 3
+# and 4 time their completed init, rank 0 completes, rank 2's one line follows the paste's `[...]`
+SLOW_INIT_EXCERPT = [
+    "d5618706-01:1106802:1106870 [3] NCCL INFO Init timings - ncclCommInitRankConfig: rank 3 nranks 8 total 55.01 (kernels 52.45, alloc 0.41, bootstrap 0.57, allgathers 0.08, topo 1.10, graphs 0.01, connections 0.39, rest 0.00)",
+    "d5618706-01:1106803:1106872 [4] NCCL INFO Init timings - ncclCommInitRankConfig: rank 4 nranks 8 total 54.93 (kernels 52.94, alloc 0.38, bootstrap 0.03, allgathers 0.08, topo 1.10, graphs 0.01, connections 0.39, rest 0.00)",
+    "d5618706-01:1106799:1106856 [0] NCCL INFO TUNER/Plugin: Could not find: libnccl-tuner.so libnccl-net.so. Using internal tuner plugin.",
+    "d5618706-01:1106799:1106856 [0] NCCL INFO ncclCommInitRankConfig comm 0x5629b5ee7340 rank 0 nranks 8 cudaDev 0 nvmlDev 0 busId 18000 commId 0x2fb902677fd5202e - Init COMPLETE",
+    "d5618706-01:1106799:1106856 [0] NCCL INFO Init timings - ncclCommInitRankConfig: rank 0 nranks 8 total 55.17 (kernels 52.33, alloc 0.42, bootstrap 0.84, allgathers 0.08, topo 1.10, graphs 0.01, connections 0.39, rest 0.00)",
+    "d5618706-01:1106802:1107051 [3] NCCL INFO Channel 00/0 : 3[3] -> 4[4] via P2P/CUMEM",
+    "d5618706-01:1106802:1107051 [3] NCCL INFO Channel 01/0 : 3[3] -> 4[4] via P2P/CUMEM",
+    "[...]",
+    "d5618706-01:1106801:1107058 [2] NCCL INFO Channel 31/0 : 2[2] -> 3[3] via P2P/CUMEM",
+    "d5618706-01:1106805:1107055 [6] NCCL INFO Connected all rings, use ring PXN 0 GDR 1",
+]
+
+
+def test_an_init_timed_is_complete_and_an_init_after_an_elision_may_be(tmp_path):
+    analysis = analyze_files(tmp_path, {"trace.log": SLOW_INIT_EXCERPT})
+    assert analysis.verdict is None  # a healthy init: no rank stuck in it
+    # without the paste's mark, rank 2's lone line is an init that never completed
+    cut = [line for line in SLOW_INIT_EXCERPT if line != "[...]"]
+    stuck = finding(analyze_files(tmp_path / "cut", {"trace.log": cut}), "missing_rank")
+    assert stuck.ranks == [2]  # ranks 3 and 4 timed theirs: complete
+
+
 def test_nothing_is_said_when_no_rank_completed_init(tmp_path):
     files = {f"nccl.{r}.log": [nccl_init("node-a", r, 2, "START")] for r in range(2)}
     assert "missing_rank" not in kinds(analyze_files(tmp_path, files))

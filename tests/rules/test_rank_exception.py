@@ -1479,3 +1479,32 @@ def test_an_internal_assert_naming_a_process_group_file_is_the_rank_s_own_failur
     ]
     verdict = analyze_files(tmp_path, {"output.log": lines}).verdict
     assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [1, 2])
+
+
+# deepmodeling/deepmd-kit#4594, verbatim: the paste ends at torchrun's `raise ChildFailedError(`
+AGENT_RAISING_CUT = [
+    "py child error file (/tmp/torchelastic_mkfvemdy/none_9h49vpn4/attempt_0/4/error.json)",
+    "Traceback (most recent call last):",
+    '  File "/root/deepmd-kit/bin/torchrun", line 10, in <module>',
+    "    sys.exit(main())",
+    "             ^^^^^^",
+    '  File "/root/deepmd-kit/lib/python3.12/site-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 348, in wrapper',
+    "    return f(*args, **kwargs)",
+    "           ^^^^^^^^^^^^^^^^^^",
+    '  File "/root/deepmd-kit/lib/python3.12/site-packages/torch/distributed/run.py", line 901, in main',
+    "    run(args)",
+    '  File "/root/deepmd-kit/lib/python3.12/site-packages/torch/distributed/run.py", line 892, in run',
+    "    elastic_launch(",
+    '  File "/root/deepmd-kit/lib/python3.12/site-packages/torch/distributed/launcher/api.py", line 133, in __call__',
+    "    return launch_agent(self._config, self._entrypoint, list(args))",
+    "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+    '  File "/root/deepmd-kit/lib/python3.12/site-packages/torch/distributed/launcher/api.py", line 264, in launch_agent',
+    "    raise ChildFailedError(",
+]
+
+
+def test_torchrun_s_traceback_cut_while_it_raises_is_its_report_of_a_failed_worker(tmp_path):
+    analysis = analyze_files(tmp_path, {"output.log": AGENT_RAISING_CUT})
+    failed = analysis.verdict.finding  # it had been "no failure found"
+    assert failed.kind == "rank_exception" and failed.details.get("summary_cut")
+    assert analysis.verdict.ranks == []
