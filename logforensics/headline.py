@@ -471,6 +471,8 @@ def _peer_lost(finding: Finding, verdict: Verdict) -> Told:
     if finding.details.get("node_failure"):
         nodes = finding.details.get("nodes") or []
         node = f"Node {', '.join(map(str, nodes))}" if nodes else "A node"
+        if finding.details.get("launcher") == "mpirun":
+            return f"{node} was lost under the job (mpirun lost its daemon there)", None
         return f"{node} failed under the job (SLURM's node failure)", None
     what = f"{_who(finding.ranks, 'Some rank')} lost the connection to a peer"
     return what, "the logs do not say why"

@@ -31,6 +31,22 @@ ACCL#104 after its tests failed, UCL/hemelb#4):
 
 That rank gave up first: an `exception` of type `MPI_ABORT` of that rank (the rank in
 MPI_COMM_WORLD, the global rank of Horovod and torch's MPI backend), with its error code.
+
+mpirun losing the daemon it started on another node (kubeflow/mpi-operator#152: a worker pod
+crashed):
+
+    ORTE has lost communication with a remote daemon.
+
+      HNP daemon   : [[43015,0],0] on node tf-bert-...-launcher-gdqv7
+      Remote daemon: [[43015,0],20] on node tf-bert-...-worker-19
+
+    This is usually due to either a failure of the TCP network
+    connection to the node, or possibly an internal failure of
+    the daemon itself. We cannot recover from this failure, and
+    therefore will terminate the job.
+
+The `Remote daemon` line is a `node_lost` event with that node as its host; the notice's other
+lines are recognised without an event.
 """
 
 from __future__ import annotations
@@ -47,8 +63,15 @@ BANNER_REST = (
 LOCAL_ABORT = r"^\s*\[(?P<host>[^\]\s:]+):(?P<pid>\d+)\] Local abort (?:before|after) MPI_INIT"
 ABORT_INVOKED = r"MPI_ABORT was invoked on rank (\d+) in communicator (\S+)"
 ERROR_CODE = r"^\s*with errorcode (-?\d+)\.\s*$"
+REMOTE_DAEMON = r"^\s*Remote daemon\s*: \[\[\d+,\d+\],\d+\] on node (\S+)\s*$"
 NOTICE_REST = (
-    r"^\s*(?:but am not able to aggregate error messages, and not able to guarantee that all"
+    r"^\s*(?:ORTE has lost communication with a remote daemon\."
+    r"|HNP daemon\s*: \[\[\d+,\d+\],\d+\] on node \S+"
+    r"|This is usually due to either a failure of the TCP network"
+    r"|connection to the node, or possibly an internal failure of"
+    r"|the daemon itself\. We cannot recover from this failure, and"
+    r"|therefore will terminate the job\."
+    r"|but am not able to aggregate error messages, and not able to guarantee that all"
     r" other processes"
     r"|were killed!"
     r"|NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes\."
@@ -60,8 +83,24 @@ NOTICE_REST = (
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
     candidates = lines.filter(pl.col("candidate"))
     return pl.concat(
-        [_banners(candidates), _abort_notices(lines), _recognised(candidates)],
+        [
+            _banners(candidates),
+            _abort_notices(lines),
+            _lost_daemons(candidates),
+            _recognised(candidates),
+        ],
         how="diagonal_relaxed",
+    )
+
+
+def _lost_daemons(candidates: pl.DataFrame) -> pl.DataFrame:
+    node = pl.col("message").str.extract(REMOTE_DAEMON, 1)
+    return candidates.filter(node.is_not_null()).select(
+        "file",
+        "line",
+        pl.lit("node_lost").alias("event"),
+        pl.lit("error").alias("severity"),
+        node.alias("host"),
     )
 
 
@@ -163,6 +202,11 @@ PARSER = LineParser(
         "NOTE: invoking MPI_ABORT",
         "You may or may not see output from other processes",
         "exactly when Open MPI kills them.",
+        "ORTE has lost communication",
+        "This is usually due to either a failure of the TCP network",
+        "daemon",
+        "connection to the node",
+        "therefore will terminate the job",
     ),
     parse=parse,
     context_after=1,

@@ -560,9 +560,7 @@ def _inits(events: pl.DataFrame) -> pl.DataFrame:
         .then(pl.lit("complete"))
         .otherwise(pl.coalesce(phase.struct.field("what").str.to_lowercase(), pl.lit("layout")))
         .alias("phase"),
-        pl.coalesce(body.str.extract(INIT_API, 1), body.str.extract(INIT_TIMINGS, 1)).alias(
-            "api"
-        ),
+        pl.coalesce(body.str.extract(INIT_API, 1), body.str.extract(INIT_TIMINGS, 1)).alias("api"),
         layout.struct.field("nnodes").cast(pl.Int64, strict=False).alias("nnodes"),
         layout.struct.field("local_ranks").cast(pl.Int64, strict=False).alias("local_ranks"),
         layout.struct.field("local_rank").cast(pl.Int64, strict=False).alias("local_rank"),

@@ -182,6 +182,11 @@ RAN = (
 # (huggingface/trl#2923: `DistStoreError: wait timeout after 600000ms, keys:
 # //worker/attempt_0/default_pg/0//7//cuda//pg_wrapper:7/0/1`, rank 0 alone creating group 7)
 LATER_GROUP_KEY = r"default_pg/\d+//0*[1-9]\d*//|pg_wrapper:0*[1-9]"
+# torchrun's agent at the end of its run, waiting for the other nodes' agents
+# (skypilot-org/skypilot#825: `ERROR:torch.distributed.elastic.agent.server.api:Error waiting
+# on exit barrier. Elapsed: 309.24648356437683 seconds`, then the store's `Socket Timeout`):
+# the job had formed and run; the wait says nothing of its start
+EXIT_BARRIER = "Error waiting on exit barrier"
 
 
 def _store_waits(job: Job) -> pl.DataFrame:
@@ -200,7 +205,20 @@ def _store_waits(job: Job) -> pl.DataFrame:
     ran = job.events.filter(pl.col("event").is_in(RAN))
     if not others.is_empty() or not ran.is_empty() or not _went_on(job).is_empty():
         return waits.clear()
-    return waits
+    return _before_exit_barriers(job, waits)
+
+
+def _before_exit_barriers(job: Job, waits: pl.DataFrame) -> pl.DataFrame:
+    """`waits` without those after torchrun's report of its exit barrier in the same file."""
+    ends = (
+        job.events.filter(pl.col("text").str.contains(EXIT_BARRIER, literal=True))
+        .group_by("file")
+        .agg(pl.col("line").min().alias("_end"))
+    )
+    if ends.is_empty():
+        return waits
+    marked = waits.join(ends, on="file", how="left")
+    return marked.filter(pl.col("_end").is_null() | (pl.col("line") < pl.col("_end"))).drop("_end")
 
 
 # EADDRNOTAVAIL: the client's retry over an address family the host lacks (torchrun tries

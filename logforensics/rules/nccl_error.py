@@ -354,7 +354,46 @@ def _without_echoes(errors: pl.DataFrame) -> pl.DataFrame:
         right_on="exc_message",
         how="semi",
     )
-    return errors.join(echoes.select("file", "line"), on=["file", "line"], how="anti")
+    return errors.join(
+        pl.concat([echoes.select("file", "line"), _wrapped_chains(errors, anonymous)]),
+        on=["file", "line"],
+        how="anti",
+    )
+
+
+# ncclResult_t's number (nccl.h) for the words PyTorch's `NCCL error in:` wrapper says it in
+RESULT_NUMBERS = {
+    "unhandled cuda error": "1",
+    "unhandled system error": "2",
+    "internal error": "3",
+    "invalid argument": "4",
+    "invalid usage": "5",
+    "remote process exited or there was a network error": "6",
+}
+
+
+def _wrapped_chains(errors: pl.DataFrame, anonymous: pl.Expr) -> pl.DataFrame:
+    """`file, line` of PyTorch wrappers no identity names whose error class is the result the
+    return-code chain of exactly one known process carried: that process's failure told twice,
+    in its own WARN and in the wrapper (ray-project/ray#16979: `unhandled cuda error` first in
+    the paste, then rank 3's `failed to open CUDA IPC handle` and its chain `-> 1`)."""
+    results = errors.filter(~anonymous).select(
+        _who().alias("_who"), pl.col("extra").str.json_path_match("$.result").alias("_result")
+    )
+    alone = (
+        results.drop_nulls("_result")
+        .unique()
+        .group_by("_result")
+        .agg(pl.len().alias("_processes"))
+        .filter(pl.col("_processes") == 1)
+    )
+    number = (
+        pl.col("error_code")
+        .str.strip_chars()
+        .replace_strict(RESULT_NUMBERS, default=None, return_dtype=pl.String)
+    )
+    wrappers = errors.filter(anonymous).with_columns(number.alias("_result"))
+    return wrappers.join(alone, on="_result", how="semi").select("file", "line")
 
 
 def _common_mode(candidates: pl.DataFrame) -> pl.DataFrame | None:

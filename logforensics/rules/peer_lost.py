@@ -34,6 +34,14 @@ NODE_FAILURE_FIX = (
 )
 
 
+DAEMON_LOST_FIX = (
+    "Nothing in the job's code did this: the node (or pod) went down or its network failed. "
+    "Find out what happened to it (`kubectl describe pod` for an eviction or an OOM kill, the "
+    "node's `dmesg -T`, the scheduler's record of the job), leave it out and resume from the "
+    "last checkpoint."
+)
+
+
 def check(job: Job) -> list[Finding]:
     return node_failures(job) + _connections_lost(job)
 
@@ -49,7 +57,7 @@ def node_failures(job: Job) -> list[Finding]:
         (pl.col("event") == "step_cancelled") & (pl.col("exc_message") == "NODE FAILURE")
     )
     if failed.is_empty() and cancelled.is_empty():
-        return []
+        return _daemons_lost(job)
     nodes = failed.get_column("host").drop_nulls().unique(maintain_order=True).to_list()
     on_them = events.filter(pl.col("host").is_in(nodes) & pl.col("rank").is_not_null())
     ranks = sorted(on_them.get_column("rank").unique().to_list())
@@ -76,6 +84,41 @@ def node_failures(job: Job) -> list[Finding]:
             blames_nobody=not ranks,
             confidence="high" if nodes else "medium",
             details={"node_failure": True, "nodes": nodes},
+        )
+    ]
+
+
+def _daemons_lost(job: Job) -> list[Finding]:
+    """mpirun lost the daemon it started on a node (`ORTE has lost communication with a remote
+    daemon`, kubeflow/mpi-operator#152): that node died or its network failed, and mpirun ended
+    the job. The ranks blamed are those the logs place on that node, if any."""
+    lost = job.events.filter(pl.col("event") == "node_lost")
+    if lost.is_empty():
+        return []
+    nodes = lost.get_column("host").drop_nulls().unique(maintain_order=True).to_list()
+    on_them = job.events.filter(pl.col("host").is_in(nodes) & pl.col("rank").is_not_null())
+    ranks = sorted(on_them.get_column("rank").unique().to_list())
+    evidence, total = evidence_from(
+        lost.sort("file", "line").select("file", "line", "text", "rank")
+    )
+    return [
+        Finding(
+            kind="peer_lost",
+            severity="error",
+            part="explanation",
+            summary=(
+                f"mpirun lost contact with its daemon on node{'s' if len(nodes) > 1 else ''} "
+                f"{', '.join(nodes)} while the job ran: the node died or its network failed, "
+                "and mpirun ended the job."
+            ),
+            fix=DAEMON_LOST_FIX,
+            ranks=ranks,
+            evidence=evidence,
+            evidence_total=total,
+            timestamp=earliest_time(lost),
+            blames_nobody=not ranks,
+            confidence="medium",
+            details={"node_failure": True, "nodes": nodes, "launcher": "mpirun"},
         )
     ]
 

@@ -433,3 +433,35 @@ def test_ranks_seen_tearing_down_the_communicator_are_not_stuck_in_its_init(tmp_
     assert analysis.verdict is None
     stuck = [f for f in analysis.findings if "never printed `Init COMPLETE`" in f.summary]
     assert stuck == []
+
+
+# skypilot-org/skypilot#825, verbatim: after node-1 was killed, node-0's worker aborted and its
+# torchrun agent timed out at the exit barrier, waiting for node-1's agent
+EXIT_BARRIER_TIMEOUT = [
+    "(node-0 pid=26831) ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6) local_rank: 0 (pid: 26950) of binary: /opt/conda/bin/python3",
+    "(node-0 pid=26831) ERROR:torch.distributed.elastic.agent.server.api:Error waiting on exit barrier. Elapsed: 309.24648356437683 seconds",
+    "(node-0 pid=26831) Traceback (most recent call last):                    ",
+    '(node-0 pid=26831)   File "/home/ubuntu/.local/lib/python3.9/site-packages/torch/distributed/elastic/agent/server/api.py", line 906, in _exit_barrier',
+    "(node-0 pid=26831)     store_util.barrier(",
+    '(node-0 pid=26831)   File "/home/ubuntu/.local/lib/python3.9/site-packages/torch/distributed/elastic/utils/store.py", line 67, in barrier',
+    "(node-0 pid=26831)     synchronize(store, data, rank, world_size, key_prefix, barrier_timeout)",
+    '(node-0 pid=26831)   File "/home/ubuntu/.local/lib/python3.9/site-packages/torch/distributed/elastic/utils/store.py", line 53, in synchronize',
+    "(node-0 pid=26831)     agent_data = get_all(store, key_prefix, world_size)",
+    '(node-0 pid=26831)   File "/home/ubuntu/.local/lib/python3.9/site-packages/torch/distributed/elastic/utils/store.py", line 31, in get_all',
+    '(node-0 pid=26831)     data = store.get(f"{prefix}{idx}")',
+    "(node-0 pid=26831) RuntimeError: Socket Timeout",
+]
+
+
+def test_a_store_wait_at_torchrun_s_exit_barrier_is_no_start_up_failure(tmp_path):
+    analysis = analyze_files(tmp_path, {"node0.log": EXIT_BARRIER_TIMEOUT})
+    assert "missing_rank" not in kinds(analysis)  # it had been "the job never formed"
+    assert analysis.verdict.finding.kind == "rank_exception"
+    # the same wait with no exit barrier before it is a start-up that never completed
+    start = [
+        line
+        for line in EXIT_BARRIER_TIMEOUT
+        if "exit barrier" not in line and "exitcode" not in line
+    ]
+    started = analyze_files(tmp_path / "start", {"node0.log": start})
+    assert started.verdict.finding.kind == "missing_rank"

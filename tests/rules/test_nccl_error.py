@@ -871,3 +871,30 @@ def test_refused_connects_the_process_got_past_are_no_finding(tmp_path):
     done = "bj4-ml-g8h20-k8s-slave1026-20250527:5971:6015 [4] NCCL INFO comm 0x5562191160f0 rank 4 nranks 16 cudaDev 4 busId 13000 - Init COMPLETE"
     analysis = analyze_files(tmp_path, {"output.log": [*REFUSED_TO_THE_END, done]})
     assert not any("kept retrying" in f.summary for f in analysis.findings)
+
+
+# ray-project/ray#16979, verbatim (RaySGD, 4 GPUs of one host): the driver's copy of PyTorch's
+# wrapper first, then rank 3's WARN and the chain it unwound with (`-> 1`, a CUDA failure)
+WRAPPER_BEFORE_ITS_WARN = [
+    "RuntimeError: NCCL error in: /opt/conda/conda-bld/pytorch_1607370116979/work/torch/lib/c10d/ProcessGroupNCCL.cpp:784, unhandled cuda error, NCCL version 2.7.8",
+    "(pid=34272) dev-duanjiangfei-ap0:34272:34565 [0] NCCL INFO threadThresholds 8/8/64 | 32/8/64 | 8/8/64",
+    "(pid=34272) dev-duanjiangfei-ap0:34272:34565 [0] NCCL INFO Trees [0] -1/-1/-1->3->2|2->3->-1/-1/-1 [1] -1/-1/-1->3->2|2->3->-1/-1/-1",
+    "(pid=34272) dev-duanjiangfei-ap0:34272:34565 [0] NCCL INFO Channel 00 : 3[b0] -> 0[80] via P2P/IPC",
+    "(pid=34272) ",
+    "(pid=34272) dev-duanjiangfei-ap0:34272:34565 [0] transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : 217 peer access is not supported between these two devices",
+    "(pid=34272) dev-duanjiangfei-ap0:34272:34565 [0] NCCL INFO transport.cc:68 -> 1",
+    "(pid=34272) dev-duanjiangfei-ap0:34272:34565 [0] NCCL INFO init.cc:766 -> 1",
+    "(pid=34272) dev-duanjiangfei-ap0:34272:34565 [0] NCCL INFO init.cc:840 -> 1",
+    "(pid=34272) dev-duanjiangfei-ap0:34272:34565 [0] NCCL INFO group.cc:73 -> 1 [Async thread]",
+    "(pid=34275) dev-duanjiangfei-ap0:34275:34567 [0] NCCL INFO threadThresholds 8/8/64 | 32/8/64 | 8/8/64",
+]
+
+
+def test_a_wrapper_no_line_names_is_the_one_process_whose_chain_carried_its_result(tmp_path):
+    analysis = analyze_files(tmp_path, {"driver.log": WRAPPER_BEFORE_ITS_WARN})
+    assert analysis.verdict.finding.kind == "nccl_error" and analysis.verdict.ranks == [3]
+    assert "failed to open CUDA IPC handle" in analysis.verdict.finding.summary
+    # a wrapper of another class than the chain's stays a failure of its own
+    other = [WRAPPER_BEFORE_ITS_WARN[0].replace("unhandled cuda error", "unhandled system error")]
+    mixed = analyze_files(tmp_path / "mixed", {"driver.log": other + WRAPPER_BEFORE_ITS_WARN[1:]})
+    assert mixed.verdict.ranks == []

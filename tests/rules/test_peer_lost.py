@@ -37,3 +37,30 @@ def test_a_node_the_scheduler_lost_is_the_cause(tmp_path):
     assert analysis.verdict.headline.startswith("Node jean-zay-iam37 failed under the job")
     # the step SLURM cancelled is that node's loss, not a stop from outside the job
     assert kinds(analysis) == ["peer_lost"]
+
+
+# kubeflow/mpi-operator#152, verbatim: the launcher's mpirun after a worker pod crashed
+DAEMON_LOST = [
+    "ORTE has lost communication with a remote daemon.",
+    "",
+    "  HNP daemon   : [[43015,0],0] on node tf-bert-libnlp-token-lr-5e-6-fp32-1572827779-launcher-gdqv7",
+    "  Remote daemon: [[43015,0],20] on node tf-bert-libnlp-token-lr-5e-6-fp32-1572827779-worker-19",
+    "",
+    "This is usually due to either a failure of the TCP network",
+    "connection to the node, or possibly an internal failure of",
+    "the daemon itself. We cannot recover from this failure, and",
+    "therefore will terminate the job.",
+]
+
+
+def test_a_node_whose_daemon_mpirun_lost_is_the_cause(tmp_path):
+    analysis = analyze_files(tmp_path, {"launcher.log": DAEMON_LOST})
+    cause = analysis.verdict.finding
+    node = "tf-bert-libnlp-token-lr-5e-6-fp32-1572827779-worker-19"
+    assert cause.kind == "peer_lost" and cause.details["nodes"] == [node]
+    assert cause.blames_nobody and "kubectl describe pod" in cause.fix
+    assert (
+        analysis.verdict.headline
+        == f"Node {node} was lost under the job (mpirun lost its daemon there)"
+    )
+    assert analysis.unrecognised_lines == 0
