@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from logforensics.findings import Finding, evidence_from
+from logforensics.findings import Confidence, Finding, evidence_from
 from logforensics.job import Job
 from logforensics.placement import earliest_time
 from logforensics.registry import Rule
@@ -58,9 +58,7 @@ def node_failures(job: Job) -> list[Finding]:
     )
     if failed.is_empty() and cancelled.is_empty():
         return _daemons_lost(job)
-    nodes = failed.get_column("host").drop_nulls().unique(maintain_order=True).to_list()
-    on_them = events.filter(pl.col("host").is_in(nodes) & pl.col("rank").is_not_null())
-    ranks = sorted(on_them.get_column("rank").unique().to_list())
+    nodes = _nodes(failed)
     named = ", ".join(nodes)
     summary = (
         f"The scheduler lost node{'s' if len(nodes) > 1 else ''} {named} while the job ran "
@@ -68,59 +66,62 @@ def node_failures(job: Job) -> list[Finding]:
         if nodes
         else "SLURM cancelled the job step because a node failed"
     ) + ": the ranks on it died from outside the job, and the others were stopped."
-    rows = pl.concat([failed, cancelled], how="diagonal_relaxed").sort("file", "line")
-    evidence, total = evidence_from(rows.select("file", "line", "text", "rank"))
+    rows = pl.concat([failed, cancelled], how="diagonal_relaxed")
     return [
-        Finding(
-            kind="peer_lost",
-            severity="error",
-            part="explanation",
-            summary=summary,
-            fix=NODE_FAILURE_FIX,
-            ranks=ranks,
-            evidence=evidence,
-            evidence_total=total,
-            timestamp=earliest_time(rows),
-            blames_nobody=not ranks,
-            confidence="high" if nodes else "medium",
-            details={"node_failure": True, "nodes": nodes},
-        )
+        _node_lost(job, rows, nodes, summary, NODE_FAILURE_FIX, "high" if nodes else "medium", {})
     ]
 
 
 def _daemons_lost(job: Job) -> list[Finding]:
     """mpirun lost the daemon it started on a node (`ORTE has lost communication with a remote
     daemon`, kubeflow/mpi-operator#152): that node died or its network failed, and mpirun ended
-    the job. The ranks blamed are those the logs place on that node, if any."""
+    the job."""
     lost = job.events.filter(pl.col("event") == "node_lost")
     if lost.is_empty():
         return []
-    nodes = lost.get_column("host").drop_nulls().unique(maintain_order=True).to_list()
-    on_them = job.events.filter(pl.col("host").is_in(nodes) & pl.col("rank").is_not_null())
-    ranks = sorted(on_them.get_column("rank").unique().to_list())
-    evidence, total = evidence_from(
-        lost.sort("file", "line").select("file", "line", "text", "rank")
+    nodes = _nodes(lost)
+    summary = (
+        f"mpirun lost contact with its daemon on node{'s' if len(nodes) > 1 else ''} "
+        f"{', '.join(nodes)} while the job ran: the node died or its network failed, and "
+        "mpirun ended the job."
     )
     return [
-        Finding(
-            kind="peer_lost",
-            severity="error",
-            part="explanation",
-            summary=(
-                f"mpirun lost contact with its daemon on node{'s' if len(nodes) > 1 else ''} "
-                f"{', '.join(nodes)} while the job ran: the node died or its network failed, "
-                "and mpirun ended the job."
-            ),
-            fix=DAEMON_LOST_FIX,
-            ranks=ranks,
-            evidence=evidence,
-            evidence_total=total,
-            timestamp=earliest_time(lost),
-            blames_nobody=not ranks,
-            confidence="medium",
-            details={"node_failure": True, "nodes": nodes, "launcher": "mpirun"},
-        )
+        _node_lost(job, lost, nodes, summary, DAEMON_LOST_FIX, "medium", {"launcher": "mpirun"})
     ]
+
+
+def _nodes(rows: pl.DataFrame) -> list[str]:
+    return rows.get_column("host").drop_nulls().unique(maintain_order=True).to_list()
+
+
+def _node_lost(
+    job: Job,
+    rows: pl.DataFrame,
+    nodes: list[str],
+    summary: str,
+    fix: str,
+    confidence: Confidence,
+    details: dict[str, object],
+) -> Finding:
+    """A node lost from outside the job, blaming the ranks the logs place on it, if any."""
+    on_them = job.events.filter(pl.col("host").is_in(nodes) & pl.col("rank").is_not_null())
+    ranks = sorted(on_them.get_column("rank").unique().to_list())
+    rows = rows.sort("file", "line")
+    evidence, total = evidence_from(rows.select("file", "line", "text", "rank"))
+    return Finding(
+        kind="peer_lost",
+        severity="error",
+        part="explanation",
+        summary=summary,
+        fix=fix,
+        ranks=ranks,
+        evidence=evidence,
+        evidence_total=total,
+        timestamp=earliest_time(rows),
+        blames_nobody=not ranks,
+        confidence=confidence,
+        details={"node_failure": True, "nodes": nodes, **details},
+    )
 
 
 def _connections_lost(job: Job) -> list[Finding]:
