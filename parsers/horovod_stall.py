@@ -16,7 +16,7 @@ tensor, and names the ranks, in three eras of wording (horovod/horovod#2640, #39
 Events: the warning itself is `stall` (a warning); each rank it names as missing is a
 `stall_missing` with that rank in `peer_rank` and the tensors in `names`, and a list of ready
 ranks is a `stall_ready` with the ranks in `values`. A `N: [...]` line counts only inside the
-block under `Missing ranks:`.
+block under `Missing ranks:` (Horovod 0.18: `Stalled ranks:`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,10 @@ import polars as pl
 from logforensics.registry import LineParser
 
 STALL_WARNING = "submitted to be reduced, gathered or broadcasted by subset of ranks"
-MISSING_HEADER = r"^\s*Missing ranks:\s*$"
+# Horovod 0.18 heads the same list `Stalled ranks:` (horovod/horovod#1442, verbatim):
+#   [1,0]<stderr>:Stalled ranks:
+#   [1,0]<stderr>:6: [horovod_allreduce.0, horovod_allreduce.1, horovod_allreduce.10, ...]
+MISSING_HEADER = r"^\s*(?:Missing|Stalled) ranks:\s*$"
 # 0: [allreduce.noname.222700]      1: [broadcast.a.bias, broadcast.a.weight ...]
 MISSING_ENTRY = r"^\s*(?P<rank>\d+): \[(?P<tensors>[^\]]*)\]\s*$"
 # HorovodBroadcast_dense_kernel_Momentum_0 [missing ranks: 1]
@@ -105,6 +108,13 @@ def _per_op(rows: pl.DataFrame, pattern: str) -> pl.DataFrame:
 
 PARSER = LineParser(
     name="horovod_stall",
-    literals=(STALL_WARNING, "Missing ranks:", ": [", "[missing ranks: ", "[ready ranks: "),
+    literals=(
+        STALL_WARNING,
+        "Missing ranks:",
+        "Stalled ranks:",
+        ": [",
+        "[missing ranks: ",
+        "[ready ranks: ",
+    ),
     parse=parse,
 )

@@ -4,6 +4,8 @@ makes of it, verbatim from the public threads named at each."""
 
 from __future__ import annotations
 
+import polars as pl
+
 from tests.builders import analyze_files, parsed_by
 
 # horovod/horovod#2640, verbatim: two nodes ran different code; ranks 0-10 never submitted
@@ -82,3 +84,19 @@ def test_the_one_rank_every_other_rank_left_alone_is_the_one_that_strayed(tmp_pa
     assert "rank 0 alone submitted MetricAverageCallback_10/" in stalled.summary
     assert "`if rank == 0`" in stalled.fix
     assert analysis.verdict.headline.startswith("Rank 0 alone submitted a tensor")
+
+
+# horovod/horovod#1442, verbatim (Horovod 0.18 under mpirun; the paste broke the warning's line)
+STALLED_RANKS = [
+    "[1,0]<stderr>:[2019-10-09 15:36:43.594972: W horovod/common/stall_inspector.cc:105] One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remaind",
+    "er of ranks for more than 60 seconds. This may indicate that different ranks are trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock.",
+    "[1,0]<stderr>:Stalled ranks:",
+    "[1,0]<stderr>:6: [horovod_allreduce.0, horovod_allreduce.1, horovod_allreduce.10, horovod_allreduce.100, horovod_allreduce.101, horovod_allreduce.102 ...]",
+]
+
+
+def test_horovod_0_18_s_stalled_ranks_are_the_missing_ones(tmp_path):
+    missing = parsed_by("horovod_stall", STALLED_RANKS).filter(pl.col("event") == "stall_missing")
+    assert missing.get_column("peer_rank").to_list() == [6]
+    verdict = analyze_files(tmp_path, {"mpirun.log": STALLED_RANKS}).verdict
+    assert verdict.ranks == [6]
