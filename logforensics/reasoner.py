@@ -142,7 +142,7 @@ def reason(findings: list[Finding], job: Job | None = None) -> Verdict | None:
     trail += witnesses.confirming
     symptoms = _place_consequences(consequences, verdict, job)
     reason_text = (
-        _reason(chosen, candidates, outranked, independent)
+        _reason(chosen, candidates, outranked, independent, alone=len(findings) == 1)
         + witnesses.words()
         + _torchrun_disagrees(job, verdict)
     )
@@ -583,8 +583,13 @@ SAYS_WHY = ("oom", "rank_exception", "main_first", "busy", "alone_in_work")
 
 
 def _reason(
-    chosen: Chain, candidates: list[Chain], outranked: Chain | None, independent: list[Finding]
+    chosen: Chain,
+    candidates: list[Chain],
+    outranked: Chain | None,
+    independent: list[Finding],
+    alone: bool = False,
 ) -> str:
+    """Why the chosen chain is the verdict; `alone` when it is the only finding there is."""
     head = chosen.head
     departure = chosen.departure
     if chosen.explanation is not None and departure is not None:
@@ -600,9 +605,9 @@ def _reason(
             f"{rank_list(head.blamed)} failed: they were waiting for it."
         )
     elif chosen.explanation is not None:
-        reason = _earliest_words(head, len(candidates), "cause")
+        reason = _earliest_words(head, len(candidates), "cause", alone)
     else:
-        reason = _earliest_words(head, len(candidates), "departure from the common path")
+        reason = _earliest_words(head, len(candidates), "departure from the common path", alone)
         if head.kind not in SAYS_WHY and head.details.get("departure") not in SAYS_WHY:
             reason += " Nothing in the logs says why it departed."
     if outranked is not None:
@@ -616,9 +621,11 @@ def _reason(
     return reason
 
 
-def _earliest_words(head: Finding, candidates: int, what: str) -> str:
+def _earliest_words(head: Finding, candidates: int, what: str, alone: bool = False) -> str:
     if candidates == 1:
         where = "in the logs and dumps" if _source(head) else "in the logs"
+        if alone:
+            return f"It is the only finding {where}."
         return f"It is the only {what} {where}; the other findings follow from it."
     if head.order == -1.0:
         where = "it is decided at start-up, before the first training step"

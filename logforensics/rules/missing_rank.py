@@ -536,7 +536,8 @@ def _init_never_completed(job: Job) -> list[Finding]:
     stuck = sorted(
         r for r in started | (nccl_ranks - torn_down) if r not in completed and 0 <= r < world
     )
-    stuck = [rank for rank in stuck if rank not in _init_maybe_elided(job, inits, stuck)]
+    elided = _init_maybe_elided(job, inits, stuck)
+    stuck = [rank for rank in stuck if rank not in elided]
     if not stuck:
         return []
     with_problem = set(

@@ -64,3 +64,5 @@ def test_a_node_whose_daemon_mpirun_lost_is_the_cause(tmp_path):
         == f"Node {node} was lost under the job (mpirun lost its daemon there)"
     )
     assert analysis.unrecognised_lines == 0
+    # the one finding there is: no talk of others that follow from it
+    assert analysis.verdict.reason == "It is the only finding in the logs."
