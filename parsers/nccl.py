@@ -229,9 +229,8 @@ STRERROR = r"failed(?: ?:| with error) ([A-Z][a-z]+(?: [a-z]+){0,4})"
 # own rank in the communicator.
 PROXY_RANK = r"\[Proxy \w+ (\d+)\]"
 
-# The ncclResult_t a return-code chain carries (NVIDIA/nccl src/init.cc ncclGetErrorString);
-# 0 is success and 7 (in progress) no failure.
-NCCL_RESULTS = ("1", "2", "3", "4", "5", "6")
+# The ncclResult_t a return-code chain carries (RESULT_CODES below); 0 is success and 7 (in
+# progress) no failure.
 # Where a failing WARN comes from, by its source file and words (first match wins):
 #   bootstrap.cc:77 NCCL WARN Message truncated : received 256 bytes instead of 4
 #   transport/net_ib.cc:1038 NCCL WARN NET/IB : req 0/1 tag 0 peer 10.10.23.6<58683> ...
@@ -303,6 +302,15 @@ RESULT_NAME = (
     r"^\s*(ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclInvalidArgument"
     r"|ncclInvalidUsage|ncclRemoteError): "
 )
+# Each failing result's number (ncclResult_t in nccl.h), as a return-code chain carries it
+RESULT_CODES = {
+    "ncclUnhandledCudaError": "1",
+    "ncclSystemError": "2",
+    "ncclInternalError": "3",
+    "ncclInvalidArgument": "4",
+    "ncclInvalidUsage": "5",
+    "ncclRemoteError": "6",
+}
 # ncclGetErrorString's words for each result (NVIDIA/nccl src/init.cc), as the wrapper says them
 RESULT_WORDS = {
     "ncclUnhandledCudaError": "unhandled cuda error",
@@ -530,7 +538,7 @@ def _with_chain_results(framed: pl.DataFrame) -> pl.DataFrame:
         framed.sort("file", "line")
         .with_columns(unwind_code.alias("_unwind_code"))
         .with_columns(
-            pl.when(is_warn & next_after_warns.is_in(list(NCCL_RESULTS)))
+            pl.when(is_warn & next_after_warns.is_in(list(RESULT_CODES.values())))
             .then(next_after_warns)
             .alias("_result")
         )

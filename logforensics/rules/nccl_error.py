@@ -35,7 +35,7 @@ from logforensics.placement import AFTER_MARK, earliest_time, placed_keys
 from logforensics.registry import Rule
 from logforensics.text import clipped, rank_list
 from logforensics.watchdog_abort import watchdog_abort_alone
-from parsers.nccl import ABOUT_A_PEER, IB_ASYNC_ERROR, subsystem_of
+from parsers.nccl import ABOUT_A_PEER, IB_ASYNC_ERROR, RESULT_CODES, RESULT_WORDS, subsystem_of
 
 # The peer's EFA queue pair no longer exists: its process is gone, whatever the reason (a
 # container's OOM kill in awslabs/awsome-distributed-ai#312). The rank that says so is not it.
@@ -361,15 +361,8 @@ def _without_echoes(errors: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-# ncclResult_t's number (nccl.h) for the words PyTorch's `NCCL error in:` wrapper says it in
-RESULT_NUMBERS = {
-    "unhandled cuda error": "1",
-    "unhandled system error": "2",
-    "internal error": "3",
-    "invalid argument": "4",
-    "invalid usage": "5",
-    "remote process exited or there was a network error": "6",
-}
+# ncclResult_t's number for the words PyTorch's `NCCL error in:` wrapper says it in
+RESULT_NUMBERS = {RESULT_WORDS[name]: code for name, code in RESULT_CODES.items()}
 
 
 def _wrapped_chains(errors: pl.DataFrame, anonymous: pl.Expr) -> pl.DataFrame:
