@@ -43,19 +43,28 @@ DAEMON_LOST_FIX = (
 
 
 def check(job: Job) -> list[Finding]:
-    return node_failures(job) + _connections_lost(job)
+    return _node_failures(job) + _connections_lost(job)
 
 
-def node_failures(job: Job) -> list[Finding]:
+def _slurm_step_cancelled() -> pl.Expr:
+    return (pl.col("event") == "step_cancelled") & (pl.col("exc_message") == "NODE FAILURE")
+
+
+def lost_a_node(job: Job) -> bool:
+    """Whether the logs say a node was lost under the job: SLURM's node failure (its `srun`
+    error or the step it cancelled) or mpirun's lost daemon."""
+    lost = pl.col("event").is_in(["node_failure", "node_lost"]) | _slurm_step_cancelled()
+    return not job.events.filter(lost.fill_null(False)).is_empty()
+
+
+def _node_failures(job: Job) -> list[Finding]:
     """The scheduler lost a node under the step (`srun: error: Node failure on X`, or the
     step `CANCELLED ... DUE TO NODE FAILURE`): every rank on it died from outside the job and
     SLURM ended the others (huggingface/m4-logs tr_141: a node crash after a finished
     validation). The ranks blamed are those the logs place on that node, if any."""
     events = job.events
     failed = events.filter(pl.col("event") == "node_failure")
-    cancelled = events.filter(
-        (pl.col("event") == "step_cancelled") & (pl.col("exc_message") == "NODE FAILURE")
-    )
+    cancelled = events.filter(_slurm_step_cancelled())
     if failed.is_empty() and cancelled.is_empty():
         return _daemons_lost(job)
     nodes = _nodes(failed)

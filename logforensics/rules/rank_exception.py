@@ -39,7 +39,7 @@ from logforensics.placement import (
 from logforensics.registry import Rule
 from logforensics.rules.missing_rank import startup_failures
 from logforensics.rules.peer_lost import LOST as PEER_LOST
-from logforensics.rules.peer_lost import node_failures
+from logforensics.rules.peer_lost import lost_a_node
 from logforensics.stopped_workers import (
     EXIT_REPORTS,
     ListedFailure,
@@ -257,7 +257,7 @@ def _failures(job: Job) -> list[Finding]:
         + (_launcher_summary_cut(job) if not findings and not deaths and not exits else [])
         + _aborted(job, explained)
         + _shut_down(job)
-    ) or ([] if node_failures(job) else _stopped_from_outside(job))
+    ) or ([] if lost_a_node(job) else _stopped_from_outside(job))
 
 
 STOPPED_FROM_OUTSIDE_FIX = (
