@@ -240,7 +240,21 @@ def _scheduler_ended(job: Job) -> bool:
     return not job.events.filter(pl.col("event") == "step_cancelled").is_empty()
 
 
+# `check` and the oom rule (through `out_of_host_memory`) both read one job's failures: they
+# are worked out once, for the last job asked about (a single slot keeps no job alive longer
+# than the next one)
+_LAST_FAILURES: list[tuple[Job, list[Finding]]] = []
+
+
 def _failures(job: Job) -> list[Finding]:
+    if _LAST_FAILURES and _LAST_FAILURES[0][0] is job:
+        return list(_LAST_FAILURES[0][1])
+    failures = _failures_of(job)
+    _LAST_FAILURES[:] = [(job, failures)]
+    return list(failures)
+
+
+def _failures_of(job: Job) -> list[Finding]:
     findings = _exceptions(job)
     explained = {rank for finding in findings for rank in finding.ranks}
     return (
