@@ -271,7 +271,7 @@ def _errors(job: Job, nccl: pl.DataFrame) -> list[Finding]:
     )
     if errors.is_empty():
         return []
-    errors = _without_echoes(errors).with_columns(
+    errors = _ranked_by_their_wrapper(job, _without_echoes(errors)).with_columns(
         _who().alias("who"),
         pl.concat_str(
             [pl.col("exc_message").fill_null(""), pl.col("error_code").fill_null("")],
@@ -358,6 +358,63 @@ def _without_echoes(errors: pl.DataFrame) -> pl.DataFrame:
         pl.concat([echoes.select("file", "line"), _wrapped_chains(errors, anonymous)]),
         on=["file", "line"],
         how="anti",
+    )
+
+
+def _ranked_by_their_wrapper(job: Job, errors: pl.DataFrame) -> pl.DataFrame:
+    """The rows of a process no line ties to a rank (NCCL's own `host:pid:tid [dev]` WARN and
+    its return-code chain) given the rank of the one PyTorch wrapper that raised the chain's
+    result after it: one failure told twice, by NCCL as a process and by PyTorch as a rank
+    (pytorch/pytorch#150852: `devgpu263:589012:591652 [0] transport/nvls.cc:254 NCCL WARN Cuda
+    failure 1 'invalid argument'`, its chain `-> 1`, then `[rank0]: ... unhandled cuda
+    error`). Only a pairing one to one: a single such process with that result, a single rank
+    raising it, and a rank the logs tie to no process of its own."""
+    result = pl.col("extra").str.json_path_match("$.result")
+    processes = (
+        errors.filter(pl.col("rank").is_null() & pl.col("pid").is_not_null())
+        .select("file", "line", "host", "pid", result.alias("_result"))
+        .drop_nulls("_result")
+    )
+    if processes.is_empty():
+        return errors
+    known = job.events.filter(pl.col("pid").is_not_null()).get_column("rank").drop_nulls()
+    number = (
+        pl.col("error_code")
+        .str.strip_chars()
+        .replace_strict(RESULT_NUMBERS, default=None, return_dtype=pl.String)
+    )
+    wrappers = errors.filter(
+        pl.col("rank").is_not_null() & pl.col("pid").is_null() & ~pl.col("rank").is_in(known)
+    ).select("file", pl.col("line").alias("_wrapper_line"), "rank", number.alias("_result"))
+    one_each = (
+        processes.unique(["host", "pid", "_result"])
+        .group_by("_result")
+        .agg(pl.len().alias("_processes"), pl.col("host").first(), pl.col("pid").first())
+        .join(
+            wrappers.unique(["rank", "_result"])
+            .group_by("_result")
+            .agg(pl.len().alias("_ranks"), pl.col("rank").first().alias("_rank")),
+            on="_result",
+        )
+        .filter((pl.col("_processes") == 1) & (pl.col("_ranks") == 1))
+    )
+    if one_each.is_empty():
+        return errors
+    first_said = processes.group_by("host", "pid").agg(pl.col("file").first(), pl.min("line"))
+    pairs = (
+        one_each.join(first_said, on=["host", "pid"])
+        .join(wrappers.rename({"rank": "_rank"}), on=["file", "_result", "_rank"])
+        # the wrapper raises what the chain returned: it comes after the process's WARN
+        .filter(pl.col("_wrapper_line") > pl.col("line"))
+        .unique(["host", "pid"])
+        .select("host", "pid", "_rank")
+    )
+    if pairs.is_empty():
+        return errors
+    return (
+        errors.join(pairs, on=["host", "pid"], how="left", nulls_equal=False)
+        .with_columns(pl.coalesce("rank", "_rank").alias("rank"))
+        .drop("_rank")
     )
 
 

@@ -898,3 +898,36 @@ def test_a_wrapper_no_line_names_is_the_one_process_whose_chain_carried_its_resu
     other = [WRAPPER_BEFORE_ITS_WARN[0].replace("unhandled cuda error", "unhandled system error")]
     mixed = analyze_files(tmp_path / "mixed", {"driver.log": other + WRAPPER_BEFORE_ITS_WARN[1:]})
     assert mixed.verdict.ranks == []
+
+
+# pytorch/pytorch#150852, verbatim (one process, NCCL 2.26.2 on a CUDA 12.2 driver): NCCL's WARN
+# and its chain as a process of host devgpu263, then PyTorch's wrapper of the same result as
+# `[rank0]:`
+NVLS_CHAIN_THEN_RANKED_WRAPPER = [
+    "[2025-04-08 08:39:46] devgpu263:589012:591652 [0] transport/nvls.cc:254 NCCL WARN Cuda failure 1 'invalid argument'",
+    "devgpu263:589012:591652 [0] NCCL INFO transport/nvls.cc:409 -> 1",
+    "devgpu263:589012:591652 [0] NCCL INFO init.cc:1141 -> 1",
+    "devgpu263:589012:591652 [0] NCCL INFO init.cc:1409 -> 1",
+    "devgpu263:589012:591652 [0] NCCL INFO group.cc:75 -> 1 [Async thread]",
+    "devgpu263:589012:589012 [0] NCCL INFO group.cc:422 -> 1",
+    "devgpu263:589012:589012 [0] NCCL INFO group.cc:581 -> 1",
+    "devgpu263:589012:589012 [0] NCCL INFO init.cc:1836 -> 1",
+    "[rank0]: Traceback (most recent call last):",
+    '[rank0]:   File "/home/kw2501/local/driver_12.2/repro.py", line 12, in <module>',
+    "[rank0]:     dist.all_reduce(x)",
+    "[rank0]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:77, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.26.2",
+]
+
+
+def test_a_process_whose_chain_one_ranked_wrapper_raised_is_that_rank(tmp_path):
+    analysis = analyze_files(tmp_path, {"log.txt": NVLS_CHAIN_THEN_RANKED_WRAPPER})
+    assert analysis.verdict.finding.kind == "nccl_error" and analysis.verdict.ranks == [0]
+    assert "invalid argument" in analysis.verdict.finding.summary
+    assert "failed in NCCL after it" not in analysis.verdict.headline
+    # a wrapper of another result than the chain's is no telling of the same failure
+    other = [
+        line.replace("unhandled cuda error", "unhandled system error")
+        for line in NVLS_CHAIN_THEN_RANKED_WRAPPER
+    ]
+    apart = analyze_files(tmp_path / "apart", {"log.txt": other})
+    assert apart.verdict.ranks == []
