@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from logforensics.text import rank_list
+
 TIMEOUT_EVENTS = ("collective_timeout", "transport_timeout")
 
 
@@ -11,13 +13,23 @@ def per_rank_timeouts(events: pl.DataFrame) -> pl.DataFrame:
     """One timeout row per (rank, pg, seq, op): the watchdog repeats itself several times.
 
     `pg` is reduced to the group id, a line without a PG tag being the default group 0
-    (`[Rank 3] Watchdog caught ...` and `[PG ID 0 PG GUID 0(default_pg) Rank 3]` agree).
+    (`[Rank 3] Watchdog caught ...` and `[PG ID 0 PG GUID 0(default_pg) Rank 3]` agree),
+    unless its `[Rank N]` is not the rank its prefix gives: then it is the rank within some
+    other group (NVIDIA/nccl#1610: `[rank13]:... [Rank 1] Watchdog caught ...`), a group of
+    its own that compares with no other rank's.
     """
+    untagged = pl.col("pg").is_null()
+    other_group = (
+        untagged & pl.col("comm_rank").is_not_null() & (pl.col("comm_rank") != pl.col("rank"))
+    )
     timeouts = events.filter(
         pl.col("event").is_in(TIMEOUT_EVENTS) & pl.col("rank").is_not_null()
     ).with_columns(
         pl.col("pg").is_not_null().alias("pg_tagged"),
-        pl.col("pg").str.extract(r"^(\d+)", 1).fill_null("0").alias("pg"),
+        pl.when(other_group.fill_null(False))
+        .then(pl.format("? of rank {}", pl.col("rank")))
+        .otherwise(pl.col("pg").str.extract(r"^(\d+)", 1).fill_null("0"))
+        .alias("pg"),
     )
     return timeouts.unique(subset=["rank", "pg", "seq", "op"], keep="first", maintain_order=True)
 
@@ -98,3 +110,22 @@ def comparable_timeout_seqs(per_rank: pl.DataFrame) -> pl.DataFrame:
         (pl.col("tagged").all() | (pl.col("seqs").max() == 1)).alias("comparable")
     )
     return seqs.join(comparable.filter(pl.col("comparable")), on="pg").select("pg", "rank", "mark")
+
+
+def points_apart(per_rank: pl.DataFrame, shown: int = 4) -> str:
+    """Where each rank timed out, when the ranks name different sequence numbers in one group
+    (`rank 0: _REDUCE_SCATTER_BASE #122; rank 1: _ALLGATHER_BASE #126`); "" when they agree
+    (huggingface/accelerate#3250: the headline named rank 0's collective for both)."""
+    placed = per_rank.filter(pl.col("seq").is_not_null() & pl.col("rank").is_not_null())
+    if placed.get_column("pg").n_unique() != 1 or placed.get_column("seq").n_unique() < 2:
+        return ""
+    points = (
+        placed.group_by("seq")
+        .agg(pl.col("rank").unique().sort(), pl.col("op").drop_nulls().first())
+        .sort("seq")
+        .iter_rows(named=True)
+    )
+    said = [
+        f"{rank_list(row['rank'])}: {row['op'] or 'collective'} #{row['seq']}" for row in points
+    ]
+    return "; ".join(said[:shown]) + ("; ..." if len(said) > shown else "")

@@ -188,6 +188,10 @@ def _collective_mismatch(finding: Finding, verdict: Verdict) -> Told:
         if finding.blames_nobody:
             return f"The processes passed tensors of different shapes to {op}", None
         return f"{_who(finding.ranks)} passed a tensor of another shape to {op}", None
+    numbers = finding.details.get("numbers")
+    if finding.details.get("source") == "timeout positions" and isinstance(numbers, list):
+        apart = ", ".join(f"#{number}" for number in numbers[:3])
+        return f"{_who(finding.ranks)} were out of step in their collectives ({apart})", None
     if finding.part == "consequence":
         aborted = rank_list(finding.ranks) if finding.ranks else "a rank"
         return f"gloo aborted {aborted}: the ranks were in different collectives", ""

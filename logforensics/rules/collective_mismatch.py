@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from logforensics.desync import comparable_timeout_seqs, per_rank_timeouts
+from logforensics.desync import comparable_timeout_seqs, per_rank_timeouts, points_apart
 from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
 from logforensics.placement import earliest_time, place, placed_finding
@@ -400,7 +400,7 @@ def _from_timeout_positions(job: Job) -> list[Finding]:
         lowest = group.get_column("mark").min()
         behind = sorted(group.filter(pl.col("mark") == lowest).get_column("rank").to_list())
         ahead = group.filter(pl.col("mark") > lowest)
-        if ahead.is_empty() or len(behind) * 2 >= group.height:
+        if ahead.is_empty():
             continue
         rows = per_rank.filter(
             (pl.col("pg") == pg) & pl.col("rank").is_in(behind) & (pl.col("seq") == lowest)
@@ -410,6 +410,10 @@ def _from_timeout_positions(job: Job) -> list[Finding]:
             # data flows from a root along a chain: ranks up the chain complete while one down
             # it never joined (haotian-liu/LLaVA#447: ranks 6 and 7 behind in a BROADCAST that
             # 0-3 completed, ranks 4 and 5 silent); completion proves nothing of the call
+            continue
+        if len(behind) * 2 >= group.height:
+            in_group = per_rank.filter(pl.col("pg") == pg)
+            findings.append(_apart_without_majority(job, in_group, sorted(group["rank"])))
             continue
         size = f" of {first['numel_in']:,} elements" if first["numel_in"] is not None else ""
         op = first["op"] or "a collective"
@@ -442,6 +446,40 @@ def _from_timeout_positions(job: Job) -> list[Finding]:
             )
         )
     return findings
+
+
+def _apart_without_majority(job: Job, rows: pl.DataFrame, ranks: list[int]) -> Finding:
+    """Ranks of one group that timed out at different numbers with no majority among them
+    (two ranks, or an even split): the ones further on had completed the number the others
+    were still in, so the ranks had not run the same calls in the same order, and nothing
+    tells which side left the common sequence (open-mmlab/mmsegmentation#2137: rank 0 in
+    _ALLGATHER_BASE #7559, rank 1 in #7561). Not a rank that lagged: a rank that never came
+    would have timed out in nothing."""
+    summary = (
+        f"The ranks timed out at different numbers of one process group's collectives "
+        f"({points_apart(rows)}): a watchdog reports the oldest collective its rank had not "
+        "completed, so the ranks further on had completed numbers the others were still in. "
+        "They had not run the same calls in the same order (a collective some ranks skipped "
+        "or added, or a different size at one number). Nothing tells which side left the "
+        "common path, so neither is blamed."
+    )
+    return placed_finding(
+        job,
+        rows,
+        kind="collective_mismatch",
+        severity="error",
+        part="departure",
+        summary=summary,
+        fix=FIX.format(who=rank_list(ranks)),
+        ranks=ranks,
+        blames_nobody=True,
+        confidence="low",
+        details={
+            "pg": rows.item(0, "pg"),
+            "source": "timeout positions",
+            "numbers": sorted(rows.get_column("seq").drop_nulls().unique().to_list()),
+        },
+    )
 
 
 def _from_gloo_sizes(job: Job) -> list[Finding]:

@@ -17,6 +17,7 @@ from logforensics.desync import (
     mixed_ops_at_one_seq,
     odd_ones_out,
     per_rank_timeouts,
+    points_apart,
 )
 from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
@@ -187,7 +188,7 @@ def _timeouts(job: Job) -> list[Finding]:
     desync = describe(mixed) if mixed.height else ""
     processes = _unranked_processes(timeouts, seq, op)
     words = [f"{rank_list(reporters).capitalize() if reporters else _some(processes)} timed out"]
-    apart = "" if mixed.height else _points_apart(per_rank)
+    apart = "" if mixed.height else points_apart(per_rank)
     if apart:
         op = None  # no one collective to name: each rank gave up in its own
         words.append(f" at different points ({apart})")
@@ -557,25 +558,6 @@ MIN_REPORTERS = 2
 MAX_WORLD_FOR_SUSPECTS = 4096
 
 
-def _points_apart(per_rank: pl.DataFrame, shown: int = 4) -> str:
-    """Where each rank timed out, when the ranks name different sequence numbers in one group
-    (`rank 0: _REDUCE_SCATTER_BASE #122; rank 1: _ALLGATHER_BASE #126`); "" when they agree
-    (huggingface/accelerate#3250: the headline named rank 0's collective for both)."""
-    placed = per_rank.filter(pl.col("seq").is_not_null() & pl.col("rank").is_not_null())
-    if placed.get_column("pg").n_unique() != 1 or placed.get_column("seq").n_unique() < 2:
-        return ""
-    points = (
-        placed.group_by("seq")
-        .agg(pl.col("rank").unique().sort(), pl.col("op").drop_nulls().first())
-        .sort("seq")
-        .iter_rows(named=True)
-    )
-    said = [
-        f"{rank_list(row['rank'])}: {row['op'] or 'collective'} #{row['seq']}" for row in points
-    ]
-    return "; ".join(said[:shown]) + ("; ..." if len(said) > shown else "")
-
-
 def _main_collective(timeouts: pl.DataFrame) -> tuple[int | None, str | None]:
     """The (seq, op) most ranks timed out on; op is left out when ranks disagree on it."""
     with_seq = timeouts.filter(pl.col("seq").is_not_null())
@@ -619,7 +601,9 @@ def _laggards(job: Job, per_rank: pl.DataFrame) -> list[int]:
             continue
         lowest = group.get_column("mark").min()
         low = group.filter(pl.col("mark") == lowest)
-        if low.height < group.height / 2 or group.height == 2:
+        # a strict minority behind the rest; two ranks apart, or an even split, name nobody
+        # (collective_mismatch says what their different numbers show)
+        if low.height < group.height / 2:
             laggards.update(low.get_column("rank").to_list())
     return sorted(laggards)
 

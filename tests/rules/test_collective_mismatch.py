@@ -118,11 +118,32 @@ def test_a_rank_inside_a_collective_the_others_completed_ran_another_call(tmp_pa
     assert analysis.verdict.finding is mismatch
 
 
-def test_ranks_behind_that_are_half_the_group_say_nothing_of_a_mismatch(tmp_path):
+def test_ranks_behind_that_are_half_the_group_are_out_of_step_with_none_blamed(tmp_path):
     lines = [line for line in QWEN_VL if "[rank4]" not in line and "[rank5]" not in line]
     lines.append(QWEN_VL[0].replace("rank0]", "rank3]").replace("[Rank 0]", "[Rank 3]"))
     analysis = analyze_files(tmp_path, {"console.log": lines})
-    assert "collective_mismatch" not in [f.kind for f in analysis.findings]
+    apart = finding(analysis, "collective_mismatch")
+    assert apart.ranks == [0, 1, 2, 3] and apart.blames_nobody and apart.culprit_ranks == []
+    assert "(ranks 0 and 3: ALLREDUCE #959; ranks 1 and 2: ALLREDUCE #963)" in apart.summary
+    assert finding(analysis, "collective_timeout").culprit_ranks == []
+
+
+# open-mmlab/mmsegmentation#2137, verbatim: two ranks of one group, each in _ALLGATHER_BASE,
+# two numbers apart
+MMSEG_TWO_APART = [
+    "[E ProcessGroupNCCL.cpp:719] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7559, OpType=_ALLGATHER_BASE, Timeout(ms)=1800000) ran for 1806456 milliseconds before timing out.",
+    "[E ProcessGroupNCCL.cpp:719] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7561, OpType=_ALLGATHER_BASE, Timeout(ms)=1800000) ran for 1806450 milliseconds before timing out.",
+]
+
+
+def test_two_ranks_at_different_numbers_of_one_collective_were_out_of_step(tmp_path):
+    analysis = analyze_files(tmp_path, {"log.txt": MMSEG_TWO_APART})
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "collective_mismatch" and verdict.ranks == []
+    assert "lagged" not in verdict.headline and "lagged" not in verdict.finding.summary
+    assert verdict.headline.startswith(
+        "Ranks 0 and 1 were out of step in their collectives (#7559, #7561)"
+    )
 
 
 # pytorch/pytorch#97191, its repro's output as quoted in PR #97066, verbatim: rank 0 all-reduces

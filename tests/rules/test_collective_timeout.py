@@ -459,7 +459,7 @@ def test_ranks_that_never_enqueued_the_collective_are_the_ones_waited_for(tmp_pa
     assert analysis.verdict.ranks == [4]
 
 
-def test_ranks_that_timed_out_at_different_numbers_are_each_said_where_and_the_laggard_named(
+def test_two_ranks_that_timed_out_at_different_numbers_are_each_said_where_and_none_blamed(
     tmp_path,
 ):
     # huggingface/accelerate#3250, verbatim: rank 0 gave up in #122, rank 1 in #126
@@ -476,9 +476,15 @@ def test_ranks_that_timed_out_at_different_numbers_are_each_said_where_and_the_l
         in timeout.summary
     )
     assert timeout.op is None  # no one collective both gave up in
-    assert timeout.culprit_ranks == [0]
+    # rank 1 had completed #122-#125, which rank 0 was still in: not a rank that lagged (it
+    # would have timed out in nothing) but two ranks out of step, and two cannot say which
+    assert timeout.culprit_ranks == []
+    apart = finding(analysis, "collective_mismatch")
+    assert apart.ranks == [0, 1] and apart.blames_nobody
+    assert analysis.verdict.finding is apart and analysis.verdict.ranks == []
     assert verdict_headline(analysis.verdict) == (
-        "Ranks 0 and 1 timed out after 10 min; rank 0 lagged behind"
+        "Ranks 0 and 1 were out of step in their collectives (#122, #126); ranks 0 and 1 "
+        "timed out after 10 min"
     )
 
 
