@@ -353,7 +353,14 @@ def _unwrapped(lines: pl.DataFrame) -> pl.DataFrame:
     spaced = pl.concat_str(message, pl.lit(" "), pl.col("_next"))
     # a report broken at each of its parts (bghira/SimpleTuner#3099): `... timeout:` /
     # `WorkNCCL(SeqNum=34036, OpType=ALLGATHER, ...)` / `ran for 5400073 milliseconds ...`
-    three = pl.concat_str(message, pl.lit(" "), pl.col("_next"), pl.lit(" "), pl.col("_after_next"))
+    # (a console that pads each wrapped row ends it with a space: pieces joined by one space)
+    three = pl.concat_str(
+        message.str.strip_chars_end(),
+        pl.lit(" "),
+        pl.col("_next").str.strip_chars_end(),
+        pl.lit(" "),
+        pl.col("_after_next"),
+    )
     whole = (
         pl.when(pl.col("_open") & glued.str.contains(COMPLETE_REPORT))
         .then(glued)
@@ -534,5 +541,5 @@ PARSER = LineParser(
         *FLIGHT_RECORDER_NOISE,
     ),
     parse=parse,
-    context_after=1,  # the rest of a report a wrapping console cut in two
+    context_after=2,  # the rest of a report a wrapping console cut in two or three
 )
