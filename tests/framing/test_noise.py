@@ -4,6 +4,13 @@ without a newline, carriage-return redraws, trailing carriage returns."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from logforensics.api import analyze
 from tests.builders import parse
 from tests.framing import frame, frame_one
 
@@ -102,6 +109,29 @@ def test_a_paste_s_line_number_gutter_is_peeled_first():
     rows = frame(lines)
     assert [row["prefix_rank"] for row in rows] == [0, 2]
     assert rows[0]["framing"] == "gutter+torch_rank"
+
+
+SAMPLES = Path(__file__).parents[2] / "sample_logs"
+
+
+@pytest.mark.parametrize("sample", ["swallowed_exception", "tee_step_lines_stall"])
+@pytest.mark.parametrize(
+    "numbering",
+    [["cat", "-n"], ["nl", "-ba", "-w7", "-s", " "]],
+    ids=["cat -n (tab)", "nl -s ' ' (as less -N shows)"],
+)
+def test_line_numbers_a_tool_wrote_in_front_of_every_line_are_peeled(tmp_path, sample, numbering):
+    # a run here: the samples' logs as `cat -n` and `nl` number them (`     1\tW1130 15:04:26...`);
+    # unpeeled, a traceback's `[rank1]:` or a tee prefix is no longer at the line's start
+    logs = SAMPLES / sample / "logs"
+    numbered = tmp_path / "logs"
+    shutil.copytree(logs, numbered)
+    for log in numbered.rglob("*.log"):
+        written = subprocess.run([*numbering, str(log)], capture_output=True, check=True).stdout
+        log.write_bytes(written)
+    plain, peeled = analyze(logs).verdict, analyze(numbered).verdict
+    assert (peeled.finding.kind, peeled.ranks) == (plain.finding.kind, plain.ranks)
+    assert peeled.headline == plain.headline
 
 
 def test_a_number_that_does_not_grow_is_no_gutter():
