@@ -185,6 +185,10 @@ def _nothing_recognised(path: Path, inventory: Inventory, lines: int) -> str:
 TRAINING = re.compile(
     rb"(?i)\bloss['\"]?\s*[:=]?\s*-?\d+\.\d+"
     rb"|\bcuda:\d+|\bCUDA_VISIBLE_DEVICES\b|\b(?:LOCAL_RANK|WORLD_SIZE)\b|torch\.distributed"
+    # a job's own words for its processes (k2-fsa/snowfall#155: `Distributed training with world
+    # size of 2 detected (node's local rank is 1. ...`)
+    rb"|\bdistributed training\b|\bworld[ _]size\b\s*(?:of|is|:|=)\s*\d+"
+    rb"|\blocal[ _]rank\b\s*(?:is|:|=)?\s*\d+"
 )
 HEAD_BYTES = 256 * 1024  # of each file, looked at for the words above
 HEAD_FILES = 64

@@ -123,3 +123,21 @@ DEEPMD_START = [
 def test_lines_that_name_the_job_s_gpus_are_analysed_not_refused(tmp_path):
     analysis = analyze_files(tmp_path, {"output.log": DEEPMD_START})
     assert analysis.verdict is None and analysis.unrecognised_lines == len(DEEPMD_START)
+
+
+# k2-fsa/snowfall#155, verbatim: a healthy two-process start that says so in its own words
+SNOWFALL_START = [
+    "2021-04-12 13:18:01,201 INFO [sampling.py:523] Distributed training with world size of 2 detected (node's local rank is 1. Splitting cuts into 2 partitions (this partition has cut IDs range\\",
+    " [(2784, 5567)].",
+    "2021-04-12 13:18:01,201 INFO [asr_datamodule.py:181] About to create dev dataloader",
+    "2021-04-12 13:18:01,202 INFO [mmi_att_transformer_train.py:399] About to create model",
+]
+
+
+def test_a_job_that_says_it_trains_distributed_is_analysed_not_refused(tmp_path):
+    analysis = analyze_files(tmp_path, {"log.txt": SNOWFALL_START})
+    assert analysis.verdict is None and analysis.unrecognised_lines == len(SNOWFALL_START)
+    # words about something else's world are no training log
+    other = ["The world size is not the point here; local ranking of results follows."]
+    with pytest.raises(api.InputError, match="nothing here looks like a training job's log"):
+        analyze_files(tmp_path / "other", {"notes.txt": other})
