@@ -40,7 +40,8 @@ harness's own 10 means the test raised).
 
 The kernel's own report of an OOM kill, pasted from `dmesg` (mm/oom_kill.c: "%s: Killed process
 %d (%s) total-vm:%lukB, ..." after `Out of memory` or `Memory cgroup out of memory`), is a
-`host_oom` event with the killed pid, which the logs' pid map turns into a rank. So is the Rust
+`host_oom` event with the killed pid, which the logs' pid map turns into a rank; its first line
+(`python invoked oom-killer: gfp_mask=...`) is one with no pid. So is the Rust
 runtime's abort of a process whose host allocation failed (`memory allocation of 2097152 bytes
 failed`), with no pid.
 """  # noqa: E501 -- verbatim lines
@@ -64,6 +65,10 @@ SHELL_DEATH = (
 LAUNCHER_SIGNALLED = r"(?:Shard|Download) process was signaled to shutdown with signal (\d+)"
 
 KERNEL_OOM_KILL = r"(?:Out of memory|Memory cgroup out of memory): Killed process (\d+) \("
+# the first line of the kernel's report (mm/oom_kill.c, `dump_header`): the process whose
+# allocation made it run, not the one it killed (NVIDIA/DALI#585, a paste cut before the kill:
+#   [2612362.231458] python invoked oom-killer: gfp_mask=0x14000c0(GFP_KERNEL), nodemask=(null), ...
+KERNEL_OOM_INVOKED = r"\S invoked oom-killer: gfp_mask="
 # Rust's runtime aborting a process whose host allocation failed (tokenizers and other Rust
 # extensions; std's `handle_alloc_error`), two processes' words interleaved on one line in
 # deepspeedai/DeepSpeedExamples#321:
@@ -155,9 +160,10 @@ def _launcher_signalled(lines: pl.DataFrame) -> pl.DataFrame:
 
 def _kernel_oom_kills(lines: pl.DataFrame) -> pl.DataFrame:
     pid = pl.col("message").str.extract(KERNEL_OOM_KILL, 1).cast(pl.Int64, strict=False)
+    invoked = pl.col("message").str.contains(KERNEL_OOM_INVOKED)
     return (
         lines.with_columns(pid.alias("pid"))
-        .filter(pl.col("pid").is_not_null())
+        .filter(pl.col("pid").is_not_null() | invoked)
         .select(
             "file",
             "line",
@@ -207,6 +213,7 @@ PARSER = LineParser(
     literals=(
         *SHELL_SIGNALS,
         "Killed process",
+        " invoked oom-killer: ",
         "exits with return code",
         ":sigkill_handler] [",
         " bytes failed",

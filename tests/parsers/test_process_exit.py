@@ -43,6 +43,30 @@ def test_the_kernels_oom_kill_report_names_the_pid():
     assert (kill["event"], kill["pid"]) == ("host_oom", 25315)
 
 
+# NVIDIA/DALI#585, verbatim: dmesg's report pasted without its `Killed process` line, beside a
+# training log that only stops (`Epoch = 0, step = 10, ...` and then nothing)
+OOM_KILLER_INVOKED = [
+    "[2612362.231458] python invoked oom-killer: gfp_mask=0x14000c0(GFP_KERNEL), nodemask=(null), order=0, oom_score_adj=829",
+    "[2612362.231460] python cpuset=157d3ac310d314abd88b69c5f503b662a4076dae74f12c53e9a996176f1c53d2 mems_allowed=0-1",
+    "[2612362.231465] CPU: 6 PID: 208253 Comm: python Tainted: P           O     4.15.15-1.el7.elrepo.x86_64 #1",
+]
+
+
+def test_the_kernel_invoking_its_oom_killer_is_the_host_out_of_memory(tmp_path):
+    invoked = only(parsed_by("process_exit", OOM_KILLER_INVOKED[:1]))
+    # the process that invoked it is not the one killed: no pid
+    assert (invoked["event"], invoked["pid"]) == ("host_oom", None)
+    analysis = analyze_files(
+        tmp_path,
+        {
+            "dmesg.txt": OOM_KILLER_INVOKED,
+            "log.txt": ["Epoch = 0, step = 10, lr = 0.0002637889688249401"],
+        },
+    )
+    assert analysis.verdict.finding.kind == "oom" and analysis.verdict.ranks == []
+    assert "host ran out of memory" in analysis.verdict.finding.summary
+
+
 @pytest.mark.parametrize(
     ("line", "signal"),
     [
