@@ -808,6 +808,24 @@ def test_a_report_broken_at_each_of_its_parts_is_read_whole():
     )
 
 
+# CarperAI/trlx#373, verbatim: Rich's traceback box wrapped rank 0's report at 80 columns,
+# padding each row with a space; the third row holds no word the watchdog is routed on
+PADDED_THREE_ROWS = [
+    "failure was: [Rank 0] Watchdog caught collective operation timeout: ",
+    "WorkNCCL(SeqNum=2059, OpType=ALLGATHER, Timeout(ms)=1800000) ran for 1801398 ",
+    "milliseconds before timing out.",
+    "wandb: Waiting for W&B process to finish... (failed 1).",
+]
+
+
+def test_a_report_wrapped_onto_three_padded_rows_is_read_whole(tmp_path):
+    analysis = analyze_files(tmp_path, {"log.txt": PADDED_THREE_ROWS})
+    timeouts = analysis.job.events.filter(pl.col("event") == "collective_timeout")
+    row = only(timeouts)
+    assert (row["line"], row["rank"], row["op"], row["seq"]) == (1, 0, "ALLGATHER", 2059)
+    assert analysis.unrecognised_lines == 1  # only wandb's line
+
+
 # Alpha-VLLM/LLaMA2-Accessory#147: five processes of a Mixtral run, each rank 2 of its subgroup
 SUBGROUP_RANK_2 = [
     "[E ProcessGroupNCCL.cpp:828] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=65265, OpType=_ALLGATHER_BASE, Timeout(ms)=1800000) ran for 1804787 milliseconds before timing out.",
