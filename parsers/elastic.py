@@ -45,6 +45,7 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.registry import LineParser
+from parsers.mpirun import SIGNAL_NAMES
 from parsers.traceback import EXCEPTION_LINE, FRAME, frame_text, message_after, writer_stream
 
 # ../ddp_train.py FAILED
@@ -99,9 +100,11 @@ PROCESS_FAILURE = (
 # ... Sending process 886321 closing signal SIGTERM    (the same tolerance: `... 53038 closing`)
 WORKER_SIGTERM = r"Sending process (?P<pid>\d+) closing(?: signal (?P<signal>SIG[A-Z0-9]+))?"
 # The agent itself signalled from outside, before it stops its workers
-# (modelscope/ms-swift#8193: `Received Signals.SIGTERM death signal, shutting down workers`)
+# (modelscope/ms-swift#8193: `Received Signals.SIGTERM death signal, shutting down workers`;
+# newer torch prints the number: `api.py:719] Received 15 death signal, shutting down workers`,
+# pytorch/pytorch#150916)
 DEATH_SIGNAL = (
-    r"Received (?:Signals\.)?(?P<signal>SIG[A-Z0-9]+) death signal, shutting down workers"
+    r"Received (?:Signals\.)?(?P<signal>SIG[A-Z0-9]+|\d{1,2}) death signal, shutting down workers"
 )
 # W1130 15:04:26.975000 4263 torch/distributed/run.py:874] *****************************************
 # WARNING:torch.distributed.run:
@@ -333,8 +336,9 @@ def _sigterms(rows: pl.DataFrame) -> pl.DataFrame:
 def _death_signals(rows: pl.DataFrame) -> pl.DataFrame:
     """`launcher_signalled`: the agent was sent a signal (a scheduler, a user, the host) and
     shuts its workers down."""
-    signal = pl.col("_message").str.extract(DEATH_SIGNAL, 1)
-    return rows.filter(signal.is_not_null()).select(
+    said = pl.col("_message").str.extract(DEATH_SIGNAL, 1)
+    signal = said.replace(SIGNAL_NAMES)  # a number by its name
+    return rows.filter(said.is_not_null()).select(
         "file",
         "line",
         pl.lit("launcher_signalled").alias("event"),

@@ -441,6 +441,13 @@ def test_the_agent_s_own_death_signal_is_an_event_before_its_workers_stops():
     assert events.filter(pl.col("event") == "worker_sigterm").get_column("line").to_list() == [2]
 
 
+def test_a_death_signal_by_its_number_is_named():
+    # pytorch/pytorch#150916, verbatim (torch 2.7): the agent of one node killed as a test
+    line = "W0409 07:28:49.530000 1359 torch/distributed/elastic/agent/server/api.py:719] Received 15 death signal, shutting down workers"
+    signalled = only(parsed_by("elastic", [line]))
+    assert (signalled["event"], signalled["signal"]) == ("launcher_signalled", "SIGTERM")
+
+
 # huggingface/accelerate#1214, verbatim: `accelerate launch` logs through Rich, the level in a
 # column before the message and the source after it; the failed worker's tail wraps
 RICH_AGENT = [
