@@ -27,10 +27,19 @@ def wrong_interface(job: Job) -> pl.DataFrame:
     unless one of them is a failure (the loopback warning alone is no fault)."""
     gloo = job.events.filter(pl.col("family") == "gloo")
     loopback = pl.col("peer").fill_null("").str.contains(LOOPBACK)
+    # a failed connect with no peer printed, on a host (else in a file) where gloo fell back to
+    # the loopback (vllm-project/vllm#7074: rank 9's fallback warning, then rank 8's
+    # `Gloo connectFullMesh failed with [.../pair.cc:144] no error`, both on 10.41.0.8)
+    fell_back = gloo.filter(pl.col("event") == "loopback_fallback")
+    place = pl.coalesce(pl.col("host"), pl.col("file"))
+    beside_fallback = place.is_in(fell_back.select(place).to_series().implode())
     wrong = gloo.filter(
         (pl.col("event") == "no_interface")
         | (pl.col("event") == "loopback_fallback")
-        | ((pl.col("event") == "connect_failed") & loopback)
+        | (
+            (pl.col("event") == "connect_failed")
+            & (loopback | (pl.col("peer").is_null() & beside_fallback))
+        )
     ).sort("file", "line")
     if wrong.filter(pl.col("event") != "loopback_fallback").is_empty():
         return wrong.clear()
@@ -59,8 +68,9 @@ def gloo_interface(job: Job) -> list[Finding]:
         )
     else:
         addresses = failed.get_column("peer").drop_nulls().unique(maintain_order=True).to_list()
+        shown = f" ({', '.join(addresses[:2])})" if addresses else ""
         summary = (
-            f"{who}'s gloo connected over a loopback address ({', '.join(addresses[:2])}) in a "
+            f"{who}'s gloo connected over a loopback address{shown} in a "
             "group that spans hosts: the host name resolved to no routable address, so gloo "
             "fell back to 127.x, where no peer of another host listens. The process group "
             "never formed; the network setting is the cause."

@@ -652,6 +652,31 @@ def test_an_interface_gloo_cannot_find_names_the_setting(tmp_path):
     assert "not NCCL's `^` exclusion list" in verdict.finding.fix
 
 
+# vllm-project/vllm#7074, verbatim: on the second node (10.41.0.8) rank 9 warns that gloo fell
+# back to the loopback; rank 8's full-mesh connect then fails without naming a peer
+LOOPBACK_THEN_NO_PEER = [
+    "DEBUG 08-02 08:50:03 parallel_state.py:803] world_size=16 rank=0 local_rank=0 distributed_init_method=tcp://10.41.0.7:34773 backend=nccl",
+    "(RayWorkerWrapper pid=1978, ip=10.41.0.8) [rank9]:[W ProcessGroupGloo.cpp:721] **Warning: Unable to resolve hostname to a (local) address. Using the loopback address as fallback. Manually set the network interface to bind to with** GLOO_SOCKET_IFNAME. (function operator())",
+    "(RayWorkerWrapper pid=1890, ip=10.41.0.8) [rank8]:[E ProcessGroupGloo.cpp:144] Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
+]
+
+
+def test_a_failed_connect_beside_a_loopback_fallback_on_its_host_is_the_interface(tmp_path):
+    analysis = analyze_files(tmp_path, {"log.txt": LOOPBACK_THEN_NO_PEER})
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "nccl_error" and verdict.ranks == [8, 9]
+    assert "GLOO_SOCKET_IFNAME" in verdict.finding.fix
+    assert "()" not in verdict.finding.summary
+    # the same failure on another host than the fallback's is not explained by it
+    elsewhere = [
+        LOOPBACK_THEN_NO_PEER[1],
+        LOOPBACK_THEN_NO_PEER[2].replace("10.41.0.8", "10.41.0.9"),
+    ]
+    other = analyze_files(tmp_path / "elsewhere", {"log.txt": elsewhere})
+    assert other.verdict.finding.kind != "nccl_error"
+    assert "loopback" not in other.verdict.finding.summary
+
+
 def test_a_gloo_read_timeout_from_the_loopback_is_no_interface_fault(tmp_path):
     # NVIDIA/sentiment-discovery#43: a one-node job's peers are on the loopback; a timeout there
     # is a wait, not a wrong interface
