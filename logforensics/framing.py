@@ -203,11 +203,10 @@ QUOTE = r">(?: |$)"
 STREAM_LABEL = r"(?P<label>[^\s\[\]]+) \[(?P<stream>stdout|stderr)\](?: |$)"
 # A log viewer's or a paste's line numbers in front of every line (hiyouga/LlamaFactory#8261):
 #   [1784] [rank0]:[E602 11:17:52.399340163 ProcessGroupNCCL.cpp:2268] [PG ID 1 PG GUID 1 ...
-# or as `cat -n` and `nl` write them (right-aligned, then a tab) and `less -N` shows them (then
-# a space), here over sample_logs/skip_backward_hang/logs/rank2.log:
-#        1\tdevice: rank=2 local_rank=2 device=cpu host=... pid=...
-#        1 device: rank=2 local_rank=2 device=cpu host=... pid=...
-LINE_NUMBER_GUTTER = r"\[(?P<number>\d{1,9})\] | *(?P<tabbed>\d{1,9})\t| +(?P<padded>\d{1,9}) "
+# or as `cat -n` and `nl` write them (right-aligned, then a tab), here over a sample's log:
+#        1\tW1130 15:04:26.975000 4263 torch/distributed/run.py:874]
+# (not numbers and spaces alone: a native backtrace numbers its frames ` 0  /usr/lib/...`)
+LINE_NUMBER_GUTTER = r"\[(?P<number>\d{1,9})\] | *(?P<tabbed>\d{1,9})\t"
 # ... Init COMPLETE [repeated 8x across cluster]   (Ray log deduplication, RAY_DEDUP_LOGS)
 RAY_DEDUP_SUFFIX = r" ?\[repeated (\d+)x across cluster\]$"
 # [2025-03-09 14:40:47 TP3] Scheduler hit an exception: Traceback (most recent call last):
@@ -381,9 +380,7 @@ FRAMERS: tuple[Framer, ...] = (
         "gutter",
         LINE_NUMBER_GUTTER,
         # numbers that grow from line to line; a constant one (an NCCL device, a pid) is no gutter
-        accept=lambda g: _growing(
-            pl.coalesce(_group(g, "number"), _group(g, "tabbed"), _group(g, "padded"))
-        ),
+        accept=lambda g: _growing(pl.coalesce(_group(g, "number"), _group(g, "tabbed"))),
         per_file=True,
     ),
     Framer(
