@@ -378,14 +378,9 @@ def _ranked_by_their_wrapper(job: Job, errors: pl.DataFrame) -> pl.DataFrame:
     if processes.is_empty():
         return errors
     known = job.events.filter(pl.col("pid").is_not_null()).get_column("rank").drop_nulls()
-    number = (
-        pl.col("error_code")
-        .str.strip_chars()
-        .replace_strict(RESULT_NUMBERS, default=None, return_dtype=pl.String)
-    )
     wrappers = errors.filter(
         pl.col("rank").is_not_null() & pl.col("pid").is_null() & ~pl.col("rank").is_in(known)
-    ).select("file", pl.col("line").alias("_wrapper_line"), "rank", number.alias("_result"))
+    ).select("file", pl.col("line").alias("_wrapper_line"), "rank", _wrapper_result())
     one_each = (
         processes.unique(["host", "pid", "_result"])
         .group_by("_result")
@@ -422,6 +417,16 @@ def _ranked_by_their_wrapper(job: Job, errors: pl.DataFrame) -> pl.DataFrame:
 RESULT_NUMBERS = {RESULT_WORDS[name]: code for name, code in RESULT_CODES.items()}
 
 
+def _wrapper_result() -> pl.Expr:
+    """`_result`: the ncclResult_t number of the class PyTorch's wrapper names in words."""
+    return (
+        pl.col("error_code")
+        .str.strip_chars()
+        .replace_strict(RESULT_NUMBERS, default=None, return_dtype=pl.String)
+        .alias("_result")
+    )
+
+
 def _wrapped_chains(errors: pl.DataFrame, anonymous: pl.Expr) -> pl.DataFrame:
     """`file, line` of PyTorch wrappers no identity names whose error class is the result the
     return-code chain of exactly one known process carried: that process's failure told twice,
@@ -437,12 +442,7 @@ def _wrapped_chains(errors: pl.DataFrame, anonymous: pl.Expr) -> pl.DataFrame:
         .agg(pl.len().alias("_processes"))
         .filter(pl.col("_processes") == 1)
     )
-    number = (
-        pl.col("error_code")
-        .str.strip_chars()
-        .replace_strict(RESULT_NUMBERS, default=None, return_dtype=pl.String)
-    )
-    wrappers = errors.filter(anonymous).with_columns(number.alias("_result"))
+    wrappers = errors.filter(anonymous).with_columns(_wrapper_result())
     return wrappers.join(alone, on="_result", how="semi").select("file", "line")
 
 
