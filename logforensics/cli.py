@@ -752,6 +752,9 @@ def show_summary(lines: list[SummaryLine], console: Console) -> None:
 
 def _print_summary(lines: list[SummaryLine]) -> None:
     """On a terminal with rich (colour, wrapped), else plain text."""
+    if not _may_be_a_terminal():
+        _say(plain_summary(lines))
+        return
     from rich.console import Console
 
     console = Console(stderr=True, highlight=False)
@@ -766,6 +769,18 @@ def _print_summary(lines: list[SummaryLine]) -> None:
 PROGRESS_DELAY = 1.0  # seconds before progress is shown: quick runs print nothing
 
 
+def _may_be_a_terminal() -> bool:
+    """Whether rich could take stderr for a terminal: a tty, or the variables that make it say
+    so (TTY_COMPATIBLE=1, FORCE_COLOR). Asked first because rich costs a tenth of a second to
+    import, which a run into a pipe need not pay."""
+    if os.environ.get("TTY_COMPATIBLE") == "1" or os.environ.get("FORCE_COLOR"):
+        return True
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced by an object without it, or closed
+        return False
+
+
 class _Progress:
     """While the input is read, after a second, on a terminal only (stderr): how many files and
     bytes PATH holds, and how long the run has taken. Gone when the run ends."""
@@ -778,7 +793,7 @@ class _Progress:
         self.done = threading.Event()
         self.thread: threading.Thread | None = None
         self.console = console if shown and str(path) != "-" else None
-        if shown and str(path) != "-" and console is None:
+        if shown and str(path) != "-" and console is None and _may_be_a_terminal():
             from rich.console import Console
 
             terminal = Console(stderr=True, highlight=False)
