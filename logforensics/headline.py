@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from logforensics.findings import Finding
 from logforensics.rules.loader_size_mismatch import JOIN_SOURCE
+from logforensics.rules.rank_exception import HARDWARE_FIX
 from logforensics.text import capitalized, duration, rank_list
 
 if TYPE_CHECKING:
@@ -159,11 +160,16 @@ def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
         if finding.details.get("side") == "wait":
             return f"{who} timed out waiting at the rendezvous store: the job never formed", None
         return f"{who} could not reach the rendezvous store{at}: the job never started", None
+    if finding.details.get("phase") == "start-up":
+        return "The logs end at start-up: the process group never formed", None
     if finding.details.get("phase") == "connect":
         reporters = finding.details.get("reporters") or []
         who = _who(reporters) if reporters else "A process"
         return f"{who} could not connect to its peers: the process group never formed", None
     who = _who(finding.blamed or finding.ranks)
+    if (started := finding.details.get("started")) and finding.ranks:
+        them = "it" if len(finding.ranks) == 1 else "them"
+        return f"{who} never started: {rank_list(started)} waited for {them} at start-up", None
     if "nccl_world_size" in finding.details:
         return f"{who} never finished setting up NCCL", None
     before = f" before step {finding.step}" if finding.step is not None else ""
@@ -183,7 +189,7 @@ def _collective_mismatch(finding: Finding, verdict: Verdict) -> Told:
         return "DETAIL's sequence numbers were out of step, not the ranks (a false mismatch)", None
     if finding.details.get("source") == "loss terms":
         return f"{_who(finding.ranks)} computed other loss terms than the others", None
-    if finding.details.get("source") in ("accelerate shapes", "shape prints"):
+    if finding.details.get("source") in ("accelerate shapes", "shape prints", "printed sizes"):
         op = finding.details.get("op") or "a collective"
         if finding.blames_nobody:
             return f"The processes passed tensors of different shapes to {op}", None
@@ -323,7 +329,10 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
             f"A process timed out waiting for other ranks ({said})",
             "the logs do not say its rank",
         )
-    exception = _a(_exception_name(str(finding.details.get("exception") or "exception")))
+    name = _exception_name(str(finding.details.get("exception") or "exception"))
+    exception = _a(name)
+    if finding.fix == HARDWARE_FIX:
+        return f"{who} died of a GPU hardware fault ({name})", None
     if not finding.details.get("swallowed"):
         at = f" at step {finding.step}" if finding.step is not None else ""
         return f"{who} died of {exception}{at}", None

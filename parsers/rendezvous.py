@@ -23,6 +23,9 @@ SOCKET_FAILURE = (
     r"out)[^\[(]*(?P<endpoint>\[[^\]]*\]:\d+|\([^)]*\))?"
 )
 REASON = r"\(errno: (\d+) - ([^)]+)\)"
+# a client's connection to the store made (pytorch/pytorch#81704, TORCH_CPP_LOG_LEVEL=INFO):
+#   [I socket.cpp:725] [c10d] The client socket has connected to [10-1-0-200.pytorch-simple-master-0.kubeflow.svc.cluster.local]:23456 on [pytorch-simple-worker-0]:38250.  # noqa: E501
+CONNECTED = r"\[c10d\] The client socket has connected to (\[[^\]]*\]:\d+)"
 # torchrun's agent: `  global_world_sizes=[2]` in its `Rendezvous complete for workers` block
 WORLD_SIZES = r"^\s+global_world_sizes=\[(\d+)"
 # ... and its node's first local and global rank, two lines apart (`  local_ranks=[0, 1, 2, 3]`,
@@ -80,7 +83,19 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         & ~message.str.contains(GLOBAL_RANKS)
         | message.str.contains(AGENT_LINE)
     ).select("file", "line", pl.lit(None, dtype=pl.String).alias("event"))
-    return pl.concat([failures, sizes, _node_ranks(lines), agent], how="diagonal_relaxed")
+    connected = lines.with_columns(message.str.extract(CONNECTED, 1).alias("peer")).filter(
+        pl.col("peer").is_not_null()
+    )
+    connected = connected.select(
+        "file",
+        "line",
+        pl.lit("store_connected").alias("event"),
+        pl.lit("info").alias("severity"),
+        "peer",
+    )
+    return pl.concat(
+        [failures, sizes, _node_ranks(lines), connected, agent], how="diagonal_relaxed"
+    )
 
 
 def _node_ranks(lines: pl.DataFrame) -> pl.DataFrame:

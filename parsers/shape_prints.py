@@ -9,6 +9,12 @@ A line that names a rank, a collective and a `torch.Size([...])` is a `process_s
 `peer_rank` the rank it names, `shape` the size as printed, `op` the collective word and
 `value` its template (the line with the rank, the size and the other numbers masked), so that
 the ranks' prints of one place are compared with each other, whichever file holds them.
+
+Any other line with a `torch.Size([...])` is a `shape_print` event with the same `shape` and
+`value`: a tensor's size the script printed, which a timed-out collective's element count may
+match (modelscope/ms-swift#2117, each rank's gathered logits, one of them longer):
+
+    gathered_logits shape: torch.Size([4, 966, 32020])
 """
 
 from __future__ import annotations
@@ -36,17 +42,19 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         message.str.extract(RANK, 1).cast(pl.Int32, strict=False).alias("_rank"),
         message.str.extract(SIZE, 1).alias("_shape"),
         message.str.extract(COLLECTIVE, 1).str.to_lowercase().alias("_op"),
-    ).filter(
-        pl.col("_rank").is_not_null() & pl.col("_shape").is_not_null() & pl.col("_op").is_not_null()
-    )
+    ).filter(pl.col("_shape").is_not_null())
+    per_rank = pl.col("_rank").is_not_null() & pl.col("_op").is_not_null()
     return said.select(
         "file",
         "line",
-        pl.lit("process_shape").alias("event"),
+        pl.when(per_rank)
+        .then(pl.lit("process_shape"))
+        .otherwise(pl.lit("shape_print"))
+        .alias("event"),
         pl.lit("info").alias("severity"),
-        pl.col("_rank").alias("peer_rank"),
+        pl.when(per_rank).then(pl.col("_rank")).alias("peer_rank"),
         pl.col("_shape").alias("shape"),
-        pl.col("_op").str.replace_all("_", "").alias("op"),
+        pl.when(per_rank).then(pl.col("_op").str.replace_all("_", "")).alias("op"),
         # the template's number: one per place the ranks print at
         (template.str.strip_chars(" #").hash() % (1 << 62)).cast(pl.Int64).alias("value"),
     )

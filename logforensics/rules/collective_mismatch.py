@@ -16,7 +16,7 @@ from logforensics.job import Job
 from logforensics.placement import earliest_time, place, placed_finding
 from logforensics.registry import Rule
 from logforensics.teardown import finished_ranks
-from logforensics.text import rank_list
+from logforensics.text import capitalized, rank_list
 
 FIX = (
     "Every rank must call the same collectives in the same order with the same shapes. Look "
@@ -38,6 +38,7 @@ def check(job: Job) -> list[Finding]:
         + _from_loss_keys(job)
         + _from_horovod_stall(job)
         + _from_process_shapes(job)
+        + _from_printed_sizes(job)
     )
 
 
@@ -109,6 +110,79 @@ def _from_process_shapes(job: Job) -> list[Finding]:
             )
         )
     return findings[:1]  # the first report: later ones repeat it or follow from it
+
+
+SIZES_FIX = (
+    "Every process must pass a tensor of the same size to `{op}`, and these sizes follow the "
+    "data (sequence lengths, a last shorter batch). Gather the sizes first and pad every "
+    "tensor to the largest before `{op}` (`accelerator.pad_across_processes` does both), or "
+    "trim the data to one length on every process."
+)
+
+
+def _from_printed_sizes(job: Job) -> list[Finding]:
+    """A timed-out collective whose element count is the size of a tensor the script printed,
+    where the same print shows other sizes elsewhere in the job: the processes passed tensors
+    of different sizes to it (modelscope/ms-swift#2117: `gathered_logits shape:
+    torch.Size([4, 966, 32020])` is rank 2's ALLGATHER of 123,725,280 elements out, the other
+    prints 906 and 902 long). The prints name no rank, so this blames none."""
+    timeouts = job.events.filter(
+        (pl.col("event") == "collective_timeout")
+        & (pl.col("numel_in").is_not_null() | pl.col("numel_out").is_not_null())
+    ).sort("file", "line")
+    prints = job.events.filter(pl.col("event") == "shape_print").sort("file", "line")
+    if timeouts.is_empty() or prints.is_empty():
+        return []
+    prints = prints.with_columns(
+        pl.col("shape")
+        .str.extract_all(r"\d+")
+        .list.eval(pl.element().cast(pl.Int64).product())
+        .list.first()
+        .alias("_numel")
+    )
+    for timeout in timeouts.iter_rows(named=True):
+        counts = {timeout["numel_in"], timeout["numel_out"]} - {None}
+        matched = prints.filter(pl.col("_numel").is_in(list(counts)))
+        if matched.is_empty():
+            continue
+        same_place = prints.filter(pl.col("value") == matched.item(0, "value"))
+        shapes = list(dict.fromkeys(same_place.get_column("shape").to_list()))
+        if len(shapes) < 2:
+            continue
+        op = str(timeout["op"] or "a collective")
+        at = f" #{timeout['seq']}" if timeout["seq"] is not None else ""
+        who = rank_list([timeout["rank"]]) if timeout["rank"] is not None else "A rank"
+        rows = pl.concat(
+            [
+                timeouts.filter(pl.col("line") == timeout["line"]).filter(
+                    pl.col("file") == timeout["file"]
+                ),
+                same_place,
+            ],
+            how="diagonal_relaxed",
+        )
+        summary = (
+            f"{capitalized(who)} timed out in {op}{at} with {max(counts):,} elements: the size "
+            f"of the printed tensor {matched.item(0, 'shape')}, which the same print shows "
+            f"as {', '.join(s for s in shapes if s != matched.item(0, 'shape'))} elsewhere. "
+            f"The processes passed tensors of different sizes to {op}, and it hung."
+        )
+        return [
+            placed_finding(
+                job,
+                rows,
+                kind="collective_mismatch",
+                severity="error",
+                part="departure",
+                summary=summary,
+                fix=SIZES_FIX.format(op=op),
+                ranks=[],
+                blames_nobody=True,
+                confidence="medium",
+                details={"source": "printed sizes", "shapes": shapes, "op": op},
+            )
+        ]
+    return []
 
 
 def _process_list(ranks: list[int]) -> str:

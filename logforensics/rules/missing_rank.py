@@ -50,8 +50,9 @@ NCCL_PROBLEMS = ("nccl_error", "nccl_warn", "duplicate_gpu", "nccl_unwind", "ncc
 
 def check(job: Job) -> list[Finding]:
     claimed = _claimed_twice(job)
+    absent = claimed or _absent(job)
     return (
-        (claimed or _absent(job))
+        (absent or _never_formed(job))
         + _vanished(job)
         + _init_never_completed(job)
         + (_store_unreachable(job) or _store_wait_timed_out(job))
@@ -402,21 +403,118 @@ def _absent(job: Job) -> list[Finding]:
     details: dict[str, object] = {"world_size_from": world.source}
     if not absent:
         details["absent"] = count
+    summary = (
+        f"The world size is {world.value} but {who} left no log line that could be attributed "
+        f"to {'it' if count == 1 else 'them'}; the analysis sees only {len(seen)} of "
+        f"{world.value} ranks."
+    )
+    waited = _ended_at_start_up(job)
+    if waited:
+        details["started"] = sorted(seen)
+        summary = (
+            f"{rank_list(sorted(seen)).capitalize()} of {world.value} started and the logs end "
+            f"right after {'its' if len(seen) == 1 else 'their'} start-up; {who} left no line "
+            f"at all: the job most likely waits for {'it' if count == 1 else 'them'} to join."
+        )
     return [
         Finding(
             kind="missing_rank",
-            severity="warning",
-            part="context",
-            summary=(
-                f"The world size is {world.value} but {who} left no log line that "
-                f"could be attributed to {'it' if count == 1 else 'them'}; the analysis "
-                f"sees only {len(seen)} of {world.value} ranks."
-            ),
-            fix=NO_LOG_FIX,
+            severity="error" if waited else "warning",
+            part="departure" if waited else "context",
+            summary=summary,
+            fix=NEVER_STARTED_FIX if waited else NO_LOG_FIX,
             ranks=absent,
             evidence=[Evidence(world.file, world.line, world.text)],
             evidence_total=1,
             details=details,
+        )
+    ]
+
+
+NEVER_STARTED_FIX = (
+    "Check that every rank was launched: `srun` in front of the command in a batch script (or "
+    "the launcher on every node), --nnodes/--nproc_per_node and NODE_RANK on each node, the "
+    "host list. If they were, their own logs (or the scheduler's) say why they did not start."
+)
+# Lines that only say a process came up: its place in the world, its device, its process, its
+# connection to the store. Not NCCL's `Init COMPLETE`: a communicator completes only once all
+# of its ranks have joined it.
+START_UP_EVENTS = ("world_size", "device_map", "node_ranks", "process_id", "store_connected")
+# lines that say how the run is set up, read wherever they stand
+SETTINGS = ("debug_setting", "launch_command", "launch_config")
+# a few lines of a framework's start-up banner may follow the last one the parsers know
+START_UP_TAIL = 5
+
+
+def _ended_at_start_up(job: Job, ranked: bool = True) -> bool:
+    """Whether the processes (the ranks seen, with `ranked`) did nothing but start: no failure,
+    no progress, and every file ends within a few lines of its last start-up line
+    (Lightning-AI/pytorch-lightning#8707: `initializing ddp: GLOBAL_RANK: 3, MEMBER: 4/8`
+    last, the other node never launched). A job that ran, or an upload cut short of some
+    nodes' files, has lines past start-up."""
+    events = job.events
+    if job.progress is not None or not job.marks.is_empty():
+        return False
+    if not events.filter(pl.col("severity").is_in(["error", "warning"])).is_empty():
+        return False
+    said = events.filter(pl.col("event").is_not_null() & ~pl.col("event").is_in(SETTINGS))
+    if ranked:
+        said = said.filter(pl.col("rank").is_not_null())
+    if said.is_empty() or not said.get_column("event").is_in(START_UP_EVENTS).all():
+        return False
+    last_start = said.group_by("file").agg(pl.col("line").max().alias("_start"))
+    ends = job.file_stats.select("file", "last_line").join(last_start, on="file", how="left")
+    if not ranked and ends.get_column("_start").null_count():
+        return False  # a file that says nothing of start-up: no telling where it ended
+    ends = ends.drop_nulls("_start")
+    return bool((ends.get_column("last_line") - ends.get_column("_start") <= START_UP_TAIL).all())
+
+
+NEVER_FORMED_FIX = (
+    "Find the rank that did not join or could not reach the others: that every process was "
+    "launched (the launcher on every node, the pod of every replica), then the network between "
+    "them (a firewall, a sidecar proxy intercepting the pods' ports, the interface picked: "
+    "GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME). TORCH_CPP_LOG_LEVEL=INFO and "
+    "TORCH_DISTRIBUTED_DEBUG=DETAIL show how far `init_process_group` got on each rank."
+)
+
+
+def _never_formed(job: Job) -> list[Finding]:
+    """Processes whose logs end as they joined the job, before a world size or rank says who
+    is missing: connected to the rendezvous store, then nothing (pytorch/pytorch#81704, cause in
+    kubeflow/trainer#1637: a service mesh's sidecar in every pod, the gloo process group never
+    formed). Blames no rank."""
+    if not _ended_at_start_up(job, ranked=False):
+        return []
+    joined = job.events.filter(pl.col("event").is_in(START_UP_EVENTS))
+    connected = joined.filter(pl.col("event") == "store_connected")
+    if connected.is_empty():
+        return []  # the ranks' own start-up prints: `_absent` reads them against the world
+    store = connected.item(0, "peer")
+    evidence, total = evidence_from(
+        joined.sort("file", "line")
+        .group_by("file")
+        .agg(pl.all().last())
+        .sort("file")
+        .select("file", "line", "text", "rank")
+    )
+    return [
+        Finding(
+            kind="missing_rank",
+            severity="error",
+            part="departure",
+            summary=(
+                f"The logs end right after connecting to the rendezvous store at {store}, with "
+                "nothing after it: the process group never formed (a rank never joined or could "
+                "not reach the others)."
+            ),
+            fix=NEVER_FORMED_FIX,
+            ranks=[],
+            evidence=evidence,
+            evidence_total=total,
+            confidence="low",
+            order=-1.0,
+            details={"phase": "start-up", "endpoint": store},
         )
     ]
 

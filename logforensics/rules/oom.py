@@ -21,7 +21,7 @@ from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
 from logforensics.placement import earliest_time, place_with_step
 from logforensics.registry import Rule
-from logforensics.rules.rank_exception import out_of_host_memory, out_of_shared_memory
+from logforensics.rules.rank_exception import HARDWARE, out_of_host_memory, out_of_shared_memory
 from logforensics.text import capitalized, duration, rank_list, rank_ranges
 from parsers.process_exit import FAILED_HOST_ALLOCATION
 from parsers.progress_bars import bar_name
@@ -416,11 +416,14 @@ def _gpu(job: Job) -> list[Finding]:
         summary += " inside NCCL, which could not allocate its buffers"
     if in_oneccl:
         summary += " inside oneCCL, in a collective (`ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY`)"
+    faulty = device and _gpu_hardware_failed(job)
     if device:
         summary += (
             " at start-up, before any training step and with no allocation size: the GPU was "
             "already full (another process on it) or faulty, not short of memory for the model"
         )
+    if faulty:
+        summary += "; the logs also show the GPU hardware failing, which explains it"
     # fairseq-style training loops catch the OOM, log it and skip the batch on that rank only
     caught = bool(
         ooms.get_column("extra").str.contains('"logged":true', literal=True).fill_null(False).all()
@@ -446,8 +449,8 @@ def _gpu(job: Job) -> list[Finding]:
     return [
         Finding(
             kind="oom",
-            severity="error" if stalled or not caught else "warning",
-            part="departure" if stalled else "explanation",
+            severity="error" if (stalled or not caught) and not faulty else "warning",
+            part="departure" if stalled else "context" if faulty else "explanation",
             summary=summary,
             fix=DEVICE_FIX
             if device
@@ -463,6 +466,15 @@ def _gpu(job: Job) -> list[Finding]:
             details={"swallowed": caught, "in_nccl": in_nccl, "device": device},
         )
     ]
+
+
+def _gpu_hardware_failed(job: Job) -> bool:
+    """Whether any exception or line of the job names a GPU hardware fault (an uncorrectable
+    ECC error, an Xid, a GPU off the bus): a faulty GPU then explains an out-of-memory error
+    before the first step (bigscience tr1's chronicles: the ECC crash, then the relaunch on the
+    same node dying of `CUDA error: out of memory` at its first barrier)."""
+    said = pl.coalesce("exc_message", "text").fill_null("")
+    return not job.events.filter(said.str.contains(HARDWARE)).is_empty()
 
 
 def _rank_on_gpu(job: Job, device: str) -> tuple[int, str] | None:

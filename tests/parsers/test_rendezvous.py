@@ -7,6 +7,23 @@ from tests.builders import analyze_files, only, parsed_by
 # kubeflow/trainer#2041, verbatim: worker 1 cannot reach worker 0's dynamic c10d port
 NO_ROUTE = "[W socket.cpp:601] [c10d] The client socket has failed to connect to [elastic-example-imagenet-worker-0.default.svc.cluster.local]:43461 (errno: 113 - No route to host)."
 
+# pytorch/pytorch#81704, verbatim: a Kubeflow PyTorchJob's worker pod (gloo, 4 replicas) whose
+# init_process_group hung after connecting to the master's store; the cause was the Istio sidecar
+# injected into every pod (kubeflow/trainer#1637)
+CONNECTED_TO_THE_STORE = [
+    "[I debug.cpp:47] [c10d] The debug level is set to DETAIL.",
+    "this is main",
+    "Namespace(backend='gloo', batch_size=64, epochs=1, log_interval=10, log_path='', lr=0.01, momentum=0.5, no_cuda=False, save_model=False, seed=1, test_batch_size=1000)",
+    "Using distributed PyTorch with gloo backend",
+    "4 1",
+    "[I socket.cpp:580] [c10d - debug] The client socket will attempt to connect to an IPv6 address of (pytorch-simple-master-0, 23456).",
+    "[I socket.cpp:648] [c10d - trace] The client socket is attempting to connect to [10-1-0-200.pytorch-simple-master-0.kubeflow.svc.cluster.local]:23456.",
+    "[I socket.cpp:725] [c10d] The client socket has connected to [10-1-0-200.pytorch-simple-master-0.kubeflow.svc.cluster.local]:23456 on [pytorch-simple-worker-0]:38244.",
+    "[I socket.cpp:580] [c10d - debug] The client socket will attempt to connect to an IPv6 address of (pytorch-simple-master-0, 23456).",
+    "[I socket.cpp:648] [c10d - trace] The client socket is attempting to connect to [10-1-0-200.pytorch-simple-master-0.kubeflow.svc.cluster.local]:23456.",
+    "[I socket.cpp:725] [c10d] The client socket has connected to [10-1-0-200.pytorch-simple-master-0.kubeflow.svc.cluster.local]:23456 on [pytorch-simple-worker-0]:38250.",
+]
+
 
 def test_the_endpoint_and_the_systems_reason_are_read():
     failure = only(parsed_by("rendezvous", [NO_ROUTE], file="worker-1.log"))
@@ -15,6 +32,15 @@ def test_the_endpoint_and_the_systems_reason_are_read():
         "[elastic-example-imagenet-worker-0.default.svc.cluster.local]:43461"
     )
     assert (failure["value"], failure["error_code"]) == (113, "No route to host")
+
+
+def test_a_connection_made_to_the_store_is_read_with_the_store_s_endpoint():
+    line = CONNECTED_TO_THE_STORE[-1]
+    connected = only(parsed_by("rendezvous", [line], file="worker.log"))
+    assert (connected["event"], connected["severity"]) == ("store_connected", "info")
+    assert (
+        connected["peer"] == "[10-1-0-200.pytorch-simple-master-0.kubeflow.svc.cluster.local]:23456"
+    )
 
 
 def test_torchruns_rendezvous_result_states_the_world_size():

@@ -245,14 +245,73 @@ def test_ranks_started_twice_leave_the_rest_of_the_world_unstarted(tmp_path):
     assert "--ntasks-per-node" in verdict.finding.fix
 
 
-def test_a_world_every_rank_announced_once_is_whole(tmp_path):
-    # Lightning-AI/pytorch-lightning#13087, verbatim: a healthy 4-GPU start (two of its lines)
+# Lightning-AI/pytorch-lightning#8707, verbatim: an sbatch script for two nodes ran `python`
+# without `srun`, so one node's four processes started and waited for ranks 4-7 (fix: srun)
+ONE_NODE_OF_TWO_LAUNCHED = [
+    "GPU available: True, used: True",
+    "TPU available: False, using: 0 TPU cores",
+    "IPU available: False, using: 0 IPUs",
+    "initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/8",
+    "initializing ddp: GLOBAL_RANK: 2, MEMBER: 3/8",
+    "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/8",
+    "initializing ddp: GLOBAL_RANK: 3, MEMBER: 4/8",
+]
+
+
+def test_a_log_that_ends_at_start_up_waits_for_the_ranks_that_never_started(tmp_path):
+    analysis = analyze_files(tmp_path, {"output.txt": ONE_NODE_OF_TWO_LAUNCHED})
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "missing_rank" and verdict.ranks == [4, 5, 6, 7]
+    assert "claimed_twice" not in verdict.finding.details  # each rank announced once
+    assert verdict.headline == "Ranks 4-7 never started: ranks 0-3 waited for them at start-up"
+    assert "srun" in verdict.finding.fix
+
+
+def test_a_lone_rank_stuck_at_initialisation_waits_for_the_rest(tmp_path):
+    # Lightning-AI/pytorch-lightning#19606, verbatim ("training stuck at initialisation")
+    lines = ["[rank: 0] Seed set to 42", "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/5"]
+    verdict = analyze_files(tmp_path, {"log.txt": lines}).verdict
+    assert verdict.finding.kind == "missing_rank" and verdict.ranks == [1, 2, 3, 4]
+
+
+def test_ranks_that_went_on_past_start_up_do_not_wait_for_absent_ones(tmp_path):
+    # the same start, then the job trained: the other node's logs are merely not uploaded
+    lines = [*ONE_NODE_OF_TWO_LAUNCHED, *marks(0, range(3))]
+    analysis = analyze_files(tmp_path, {"output.txt": lines})
+    missing = finding(analysis, "missing_rank")
+    assert missing.ranks == [4, 5, 6, 7] and missing.severity == "warning"
+    assert not [f for f in analysis.findings if f.severity == "error"]
+
+
+def test_a_world_that_formed_is_not_waiting_for_anyone(tmp_path):
+    # Lightning-AI/lightning-flash#1182, verbatim: the store barrier completed with 6 nodes
     lines = [
-        "initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4",
-        "initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/4",
+        "02/21/2022 13:46:14 - INFO - torch.distributed.distributed_c10d -   Waiting in store based barrier to initialize process group for rank: 3, key: store_based_barrier_key:1 (world_size=6, worker_count=4, timeout=0:30:00)",  # noqa: E501
+        "initializing distributed: GLOBAL_RANK: 5, MEMBER: 6/6",
+        "02/21/2022 13:46:15 - INFO - torch.distributed.distributed_c10d -   Added key: store_based_barrier_key:1 to store for rank: 5",  # noqa: E501
+        "02/21/2022 13:46:15 - INFO - torch.distributed.distributed_c10d -   Added key: store_based_barrier_key:1 to store for rank: 0",  # noqa: E501
+        "02/21/2022 13:46:15 - INFO - torch.distributed.distributed_c10d -   Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 with 6 nodes.",  # noqa: E501
     ]
     analysis = analyze_files(tmp_path, {"train.log": lines})
-    assert analysis.verdict is None  # ranks 2-3 not in the excerpt: a warning, no cause
+    assert not [f for f in analysis.findings if f.severity == "error"]
+
+
+def test_a_log_that_ends_connected_to_the_store_is_a_group_that_never_formed(tmp_path):
+    from tests.parsers.test_rendezvous import CONNECTED_TO_THE_STORE
+
+    analysis = analyze_files(tmp_path, {"other_rank_pods.log": CONNECTED_TO_THE_STORE})
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "missing_rank" and verdict.ranks == []
+    assert verdict.headline == "The logs end at start-up: the process group never formed"
+    assert "pytorch-simple-master-0" in verdict.finding.summary
+    assert "sidecar" in verdict.finding.fix
+
+
+def test_a_store_connection_followed_by_training_is_no_failure(tmp_path):
+    from tests.parsers.test_rendezvous import CONNECTED_TO_THE_STORE
+
+    lines = [*CONNECTED_TO_THE_STORE, *marks(1, range(3))]
+    analysis = analyze_files(tmp_path, {"worker.log": lines})
     assert not [f for f in analysis.findings if f.severity == "error"]
 
 

@@ -79,6 +79,32 @@ def test_no_memory_at_start_up_points_at_the_gpu_not_the_batch(tmp_path):
     assert [f.kind for f in analysis.findings if f.severity == "error"] == ["oom"]
 
 
+# the same chronicles, verbatim: the crash before that relaunch, an uncorrectable ECC error in
+# the backward pass (the node's GPU had failed; the admins took it out)
+ECC_CRASH = [
+    "Traceback (most recent call last):",
+    '  File "/gpfswork/rech/six/commun/conda/tr1-13B/lib/python3.8/site-packages/torch/autograd/'
+    '__init__.py", line 145, in backward',
+    "    Variable._execution_engine.run_backward(",
+    "RuntimeError: transform: failed to synchronize: cudaErrorECCUncorrectable: uncorrectable "
+    "ECC error encountered",
+    "terminate called after throwing an instance of 'c10::Error'",
+    "  what():  CUDA error: uncorrectable ECC error encountered",
+]
+
+
+def test_no_memory_at_start_up_beside_a_gpu_hardware_fault_is_that_fault_s_symptom(tmp_path):
+    files = {"first_crash.txt": ECC_CRASH, "second_crash_same_node.txt": FAULTY_GPU_AT_START}
+    analysis = analyze_files(tmp_path, files)
+    oom = finding(analysis, "oom")
+    assert oom.severity == "warning" and oom.role == "context"
+    assert "GPU hardware failing" in oom.summary
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "rank_exception"
+    assert verdict.headline == "A rank died of a GPU hardware fault (RuntimeError)"
+    assert "dmesg -T | grep -i xid" in verdict.finding.fix
+
+
 def test_a_caught_oom_followed_only_by_the_hang_s_interruption_is_the_cause(tmp_path):
     # facebookresearch/fairseq#708: fairseq catches the OOM and skips the batch on one worker,
     # the job hangs and the user's Ctrl-C prints the launcher's traceback. The OOM lines are
