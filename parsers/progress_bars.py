@@ -27,6 +27,13 @@ BAR = (
 # ultralytics >= 8.3's own bar: count, rate, then elapsed<remaining without brackets
 # (`1/200 23G ... 1600: 95% ━━━━━━━━━━━─ 41/43 2.7it/s 15.5s<0.7s`, ultralytics#24536)
 PLAIN_BAR = r"(\d+)/(\d+) +[0-9.?]+\s*(?:[A-Za-z]+/s|s/[A-Za-z]+) +[0-9.:hms]+<[0-9.:hms?]+\s*$"
+# a bar over an iterable of no length: the count, its unit, then elapsed and rate without a
+# remaining time (`Epoch 9, Rank 4, world_size 8: 26batch [30:06, 69.48s/batch]`,
+# meta-pytorch/torchrec#189); its total is unknown
+UNSIZED_BAR = (
+    r"(?:^|[\s:|])(\d+)[A-Za-z]+ \[[0-9:]+,\s*[0-9.?]+(?:[A-Za-z]+/s|s/[A-Za-z]+)"
+    r"(?:, [^\]\r]*)?(?:\]|$)"
+)
 RANK = r"(?:^|[^A-Za-z_])[Rr]ank[ :=]*(\d+)"
 WORLD_SIZE = r"world_size[ :=]*(\d+)"
 EPOCH = r"(?:^|[^A-Za-z_])[Ee]poch[ :=]*(\d+)"
@@ -51,19 +58,20 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     snapshot = last_snapshot(pl.col("message"))
     counts = snapshot.str.extract_groups(BAR)
     plain = snapshot.str.extract_groups(PLAIN_BAR)
+    unsized = snapshot.str.extract(UNSIZED_BAR, 1)
+    sized = pl.coalesce(counts.struct.field("2"), plain.struct.field("2"))
     bars = lines.select(
         "file",
         "line",
-        pl.coalesce(counts.struct.field("1"), plain.struct.field("1"))
+        pl.coalesce(counts.struct.field("1"), plain.struct.field("1"), unsized)
         .cast(pl.Int64, strict=False)
         .alias("value"),
-        pl.coalesce(counts.struct.field("2"), plain.struct.field("2"))
-        .cast(pl.Int64, strict=False)
-        .alias("total"),
+        sized.cast(pl.Int64, strict=False).alias("total"),
+        (sized.is_not_null() | unsized.is_not_null()).alias("_bar"),
         snapshot.str.extract(RANK, 1).cast(pl.Int32, strict=False).alias("rank"),
         snapshot.str.extract(WORLD_SIZE, 1).cast(pl.Int32, strict=False).alias("world_size"),
         snapshot.str.extract(EPOCH, 1).cast(pl.Int64, strict=False).alias("epoch"),
-    ).drop_nulls(["value", "total"])
+    ).filter(pl.col("_bar") & pl.col("value").is_not_null())
     return bars.select(
         "file",
         "line",

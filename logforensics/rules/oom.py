@@ -257,7 +257,7 @@ def _vanished_while_loading(job: Job) -> list[Finding]:
     last = before.tail(1).with_columns(named.alias("_what")).row(0, named=True)
     values = last.get("values") or []
     if not re.search(LOADING, str(last["message"])) or (
-        len(values) == 2 and values[0] >= values[1]
+        len(values) == 2 and values[1] is not None and values[0] >= values[1]
     ):
         return []
     what = last["_what"]

@@ -25,6 +25,27 @@ def test_a_description_names_the_rank_and_epoch():
     assert (bar["rank"], bar["epoch"], bar["world_size"], bar["values"]) == (2, 0, 3, [12, 13])
 
 
+def test_a_bar_over_an_iterable_of_no_length_is_its_count_and_names_its_rank(tmp_path):
+    # meta-pytorch/torchrec#189, verbatim: tqdm over a loader without a length prints the
+    # count, its unit, the elapsed time and the rate; the description names the rank
+    lines = [
+        "Epoch 9, Rank 7, world_size 8: 35batch [00:03, 10.54batch/s]",
+        "Epoch 9, Rank 4, world_size 8: 26batch [30:06, 69.48s/batch]",
+    ]
+    bars = parse(lines).filter(event="progress_bar").sort("line")
+    assert bars.select("rank", "epoch", "world_size", "values").rows() == [
+        (7, 9, 8, [35, None]),
+        (4, 9, 8, [26, None]),
+    ]
+    analysis = analyze_files(tmp_path, {"log.txt": lines})
+    assert set(analysis.job.ranks_seen) == {4, 7}
+
+
+def test_a_time_in_brackets_alone_is_no_bar():
+    lines = ["Saved checkpoint 3 [00:03, 2.0 GB/s]", "step 12 [0:00:03, lr 0.1]"]
+    assert parse(lines).filter(event="progress_bar").is_empty()
+
+
 def test_ultralytics_own_bar_without_brackets_is_a_bar(tmp_path):
     # ultralytics/ultralytics#24536, verbatim: the bar of ultralytics >= 8.3 (counts, rate and
     # `elapsed<remaining` without tqdm's brackets) under its column header
