@@ -448,7 +448,10 @@ def _file_content_ranks(events: pl.DataFrame, limit: int) -> pl.DataFrame:
             else pl.lit(False)
         )
     )
-    processes = events.group_by(WRITER).agg(pl.col("pid").drop_nulls().n_unique().alias("_pids"))
+    # the process a line names itself, else the one its prefix names (Ray's `(Actor pid=N)`:
+    # actors of one console, openrlhf/OpenRLHF#265)
+    pid = pl.coalesce("pid", "prefix_pid")
+    processes = events.group_by(WRITER).agg(pid.drop_nulls().n_unique().alias("_pids"))
     return (
         events.filter(
             pl.col("prefix_rank").is_null() & believed_rank("rank", limit) & ~about_others

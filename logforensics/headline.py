@@ -159,7 +159,12 @@ def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
             return f"{who} could not open the rendezvous store's port{at}: it was taken", None
         if finding.details.get("side") == "wait":
             return f"{who} timed out waiting at the rendezvous store: the job never formed", None
-        return f"{who} could not reach the rendezvous store{at}: the job never started", None
+        never = (
+            "a process group never formed"
+            if finding.details.get("ran")
+            else "the job never started"
+        )
+        return f"{who} could not reach the rendezvous store{at}: {never}", None
     if finding.details.get("phase") == "start-up":
         return "The logs end at start-up: the process group never formed", None
     if finding.details.get("phase") == "connect":

@@ -37,6 +37,7 @@ SENTENCE_ENDS = '.)"'
 # message with full stops in it): a longer text is never matched whole, so costs stay linear.
 MAX_ENDS = 12
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
+LEADING_GROUP = r"(?:(?![.;:]\s+[A-Z]).)+?"
 SLOT = re.compile(r"\{(\w+)(?::(\w+))?\}")
 # `{?name}...{/}`: written only when the group `name` matched some text.
 CONDITIONAL = re.compile(r"\{\?(\w+)\}(.*?)\{/\}", re.DOTALL)
@@ -107,8 +108,12 @@ def _template_regex(template: str) -> tuple[str, str]:
     names = parts[1::2]
     regex = re.escape(literals[0])
     seen: set[str] = set()
-    for name, literal in zip(names, literals[1:], strict=True):
-        regex += f"(?P={name})" if name in seen else f"(?P<{name}>.+?)"
+    for index, (name, literal) in enumerate(zip(names, literals[1:], strict=True)):
+        # a placeholder that opens the sentence (`{who} reported no timeout`) stops at the
+        # sentence before it: it would otherwise take that sentence in when the catalogue
+        # has no pattern of its own for it
+        group = LEADING_GROUP if index == 0 and not literals[0] else ".+?"
+        regex += f"(?P={name})" if name in seen else f"(?P<{name}>{group})"
         seen.add(name)
         regex += re.escape(literal)
     return regex, max(literals, key=len)

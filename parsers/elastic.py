@@ -86,9 +86,11 @@ TRACEBACK_FIELD = r"^\s+traceback\s*:"
 # local_rankroot/anaconda3/...`): the stem says the death, the tail only who when it is whole.
 # Rich's console handler (`accelerate launch`) puts the level in a column before the message:
 #    ERROR    failed (exitcode: -9) local_rank: 5 (pid: 22) of  api.py:673
-# (huggingface/accelerate#1214; the tail wraps to the next line)
+# (huggingface/accelerate#1214; the tail wraps to the next line). A logging format of the
+# script's own puts a space after the logger's name (salesforce/BLIP#90:
+# `[ERROR] 2022-08-21 20:11:07,312 api: failed (exitcode: -9) local_rank: 0 (pid: 28413) ...`)
 WORKER_FAILED = (
-    r"(?:api:|\] |^|^\s*ERROR +)failed \(exitcode: (?P<exitcode>-?\d+)\)"
+    r"(?:api: ?|\] |^|^\s*ERROR +)failed \(exitcode: (?P<exitcode>-?\d+)\)"
     r"(?: local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\))?"
 )
 # ProcessFailure(local_rank=0, pid=54, exitcode=-7, error_file='<N/A>', ...): torchelastic's

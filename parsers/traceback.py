@@ -555,7 +555,9 @@ def _oom_events(rows: pl.DataFrame) -> pl.DataFrame:
     out_of_memory = (
         pl.col("_exc_type").fill_null("").str.ends_with("OutOfMemoryError")
         | text.str.contains("CUDA out of memory", literal=True)
-        | text.str.contains("CUDA error: out of memory", literal=True)
+        # the CUDA runtime's error, capitalised by some allocators (vLLM's cumem allocator:
+        # `RuntimeError: CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:62`)
+        | text.str.contains("(?i)CUDA error: out of memory")
     )
     what_line = text.str.starts_with(WHAT) & text.str.contains("out of memory", literal=True)
     allocation = text.str.extract_groups(ALLOCATION)

@@ -225,6 +225,20 @@ def test_sentences_nobody_translated_stay_english_and_the_rest_is_translated():
     assert said == "结论。Something new happened here. 同样由结论（oom）解释。"
 
 
+def test_a_sentence_that_opens_with_its_subject_does_not_take_in_the_sentence_before_it():
+    # the collective_timeout finding of OpenRLHF#265: two sentences, the second opening with
+    # `{who}`; that placeholder once swallowed the first sentence and left it as code
+    said = translate(
+        "Rank 3 timed out in ALLREDUCE #3856 after 30 min. Rank 0 reported no timeout, and the "
+        "collective the others waited in is a barrier or a flag (one element): most often they "
+        "wait there for work only rank 0 does (checkpoint, evaluation, logging) that outlasted "
+        "the timeout. A guess from the shape of the hang: read rank 0's last lines.",
+        "zh",
+    )
+    assert said.startswith("rank 3 在 ALLREDUCE #3856 中等待 30 分钟后超时。rank 0 没有报告超时")
+    assert english_runs(said) == [], said
+
+
 def test_a_quoted_message_is_never_translated_even_when_it_reads_like_our_sentences():
     said = translate(
         "Rank 1 raised ValueError (Rank 2 went quiet before step 3: ranks 0-1 went on to it and "

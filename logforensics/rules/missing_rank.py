@@ -231,9 +231,14 @@ def _store_unreachable(job: Job) -> list[Finding]:
     sockets = job.events.filter(
         (pl.col("event") == "store_unreachable") & pl.col("value").fill_null(0).ne(RETRIED)
     )
+    # a connect that timed out gave up after its whole timeout: no retry follows it, whatever
+    # other processes went on to do (openrlhf/OpenRLHF#265: a vLLM worker's `timed out after
+    # 1800s while trying to connect to (172.17.0.2, 44737)`, the other actors loading on)
+    gave_up = sockets.filter(_connect_timed_out())
+    sockets = sockets.filter(~_connect_timed_out())
     if job.progress is not None and not job.progress.marks.is_empty():
         sockets = sockets.clear()  # the job trained: the client got through on a retry
-    sockets = _before_going_on(job, sockets)
+    sockets = pl.concat([_before_going_on(job, sockets), gave_up], how="diagonal_relaxed")
     failures = pl.concat([sockets, _unreachable(job)], how="diagonal_relaxed").sort("file", "line")
     if failures.is_empty():
         return []
@@ -253,11 +258,20 @@ def _store_unreachable(job: Job) -> list[Finding]:
         )
         details["side"] = "server"
         return [_start_up_failure(failures, summary, PORT_HELD_FIX, "high", details)]
+    ran = not job.events.filter(pl.col("event").is_in(RAN)).is_empty()
     summary = (
-        f"{who} could not reach the rendezvous store{where} while the job was starting "
+        f"{who} could not reach the rendezvous store{where} while "
+        f"{'a process group was forming' if ran else 'the job was starting'} "
         f"(`{clipped(reason)}`): the host that serves it was not up, not reachable from there, or "
-        "not the one the address names. No collective ran; no rank is to blame."
+        "not the one the address names. "
+        + (
+            "The collectives waiting on it followed."
+            if ran
+            else "No collective ran; no rank is to blame."
+        )
     )
+    if ran:
+        details["ran"] = True
     return [_start_up_failure(failures, summary, STORE_FIX, "high", details)]
 
 
@@ -364,6 +378,12 @@ def _mesh_never_formed(job: Job) -> list[Finding]:
     )
     details = {"phase": "connect", "peers": peers, "reporters": reporters}
     return [_start_up_failure(failures, summary, MESH_FIX, "medium", details)]
+
+
+def _connect_timed_out() -> pl.Expr:
+    return (pl.col("exc_message").fill_null("").str.contains("timed out", literal=True)) & (
+        pl.col("text").fill_null("").str.contains("client socket", literal=True)
+    )
 
 
 def _before_going_on(job: Job, failures: pl.DataFrame) -> pl.DataFrame:

@@ -410,7 +410,7 @@ def _gpu(job: Job) -> list[Finding]:
         not len(requested)
         and step is None
         and (job.progress is None or job.progress.marks.is_empty())
-        and bool(ooms.get_column("text").str.contains("CUDA error: out of memory").any())
+        and bool(ooms.get_column("text").str.contains("(?i)CUDA error: out of memory").any())
     )
     if in_nccl:
         summary += " inside NCCL, which could not allocate its buffers"

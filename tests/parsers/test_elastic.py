@@ -321,8 +321,24 @@ def test_the_summary_before_torch_1_10():
             33054,
             None,
         ),
+        (
+            # salesforce/BLIP#90, verbatim: the script's own logging format, a space after `api:`
+            "[ERROR] 2022-08-21 20:11:07,312 api: failed (exitcode: -9) local_rank: 0 (pid: 28413) of binary: /home/xuzhiyuan/anaconda3/envs/torch19/bin/python",
+            "worker_failed",
+            -9,
+            0,
+            28413,
+            None,
+        ),
     ],
-    ids=["stdlib-sigterm", "stdlib-failed", "bracketed-failed", "glog-sigterm", "glog-failed"],
+    ids=[
+        "stdlib-sigterm",
+        "stdlib-failed",
+        "bracketed-failed",
+        "glog-sigterm",
+        "glog-failed",
+        "own-format-failed",
+    ],
 )
 def test_agent_lines_in_every_logging_era(line, event, exitcode, local_rank, pid, signal):
     (found,) = _events([line], event)

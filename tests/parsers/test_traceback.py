@@ -375,6 +375,18 @@ def test_oom_is_on_the_exception_line_and_keeps_the_rank():
     assert (oom["line"], oom["rank"], oom["severity"]) == (1, 2, "error")
 
 
+def test_the_cuda_runtime_s_out_of_memory_is_read_however_an_allocator_capitalises_it():
+    # TideDra/lmm-r1#43, verbatim: vLLM's cumem allocator waking a sleeping engine (Ray actor
+    # prefixes as Ray prints them)
+    lines = [
+        '(ActorModelRayActor pid=348952)   File "/usr/local/lib/python3.10/dist-packages/vllm/device_allocator/cumem.py", line 75, in create_and_map',
+        "(ActorModelRayActor pid=348952)     python_create_and_map(*allocation_handle)",
+        "(ActorModelRayActor pid=348952) RuntimeError: CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:62",
+    ]
+    (oom,) = _events(lines, "oom")
+    assert (oom["line"], oom["exc_type"]) == (3, "RuntimeError")
+
+
 def test_an_exception_about_memory_that_is_not_cuda_is_not_oom():
     # formats.md §8 (huggingface/trl#921): a DDP error, not an allocation failure
     line = "RuntimeError: DDP expects same model across all ranks, but Rank 0 has 382 params, while rank 1 has inconsistent 0 params."

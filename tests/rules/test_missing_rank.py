@@ -315,6 +315,34 @@ def test_a_store_connection_followed_by_training_is_no_failure(tmp_path):
     assert not [f for f in analysis.findings if f.severity == "error"]
 
 
+# OpenRLHF/OpenRLHF#265, verbatim (the poster's console wrapped at 150 columns): a vLLM worker
+# gave up connecting to the actor's store at a Docker bridge address while other actors loaded
+# on, and an actor rank then timed out in the group's first ALLREDUCE
+RAY_CONNECT_GAVE_UP = [
+    "(RayWorkerVllm pid=207931, ip=10.0.1.75) [E socket.cpp:922] [c10d] The client socket has timed out after 1800s while trying to connect to (172.17.0.2",
+    ", 44737).",
+    "(CriticModelRayActor pid=489290) ",
+    "Loading checkpoint shards: 100%|██████████| 38/38 [00:33<00:00,  1.69it/s]",
+    "Loading checkpoint shards: 100%|██████████| 38/38 [00:33<00:00,  1.15it/s] [repeated 2x across cluster]",
+    "(CriticModelRayActor pid=489290) Loading extension module cpu_adam... [repeated 3x across cluster]",
+    "(ActorModelRayActor pid=207260, ip=10.0.1.75) [E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=385",
+    "6, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800268 milliseconds before timing out.",
+]
+
+
+def test_a_connect_that_gave_up_after_its_whole_timeout_is_final_whatever_others_did(tmp_path):
+    analysis = analyze_files(tmp_path, {"comment_socket_timeout.txt": RAY_CONNECT_GAVE_UP})
+    verdict = analysis.verdict
+    assert (
+        verdict.finding.kind == "missing_rank" and verdict.finding.details["phase"] == "rendezvous"
+    )
+    assert verdict.headline.startswith(
+        "A process could not reach the rendezvous store: a process group never formed"
+    )
+    # another Ray actor's `[Rank 3]` is not the rank of the worker that gave up
+    assert verdict.finding.ranks == [] and verdict.finding.details["reporters"] == []
+
+
 # pytorch/pytorch#116974, verbatim: the store's port was held by another job; torchrun's agent
 # then completed its rendezvous and the job trained three epochs
 PORT_IN_USE_THEN_TRAINED = [
