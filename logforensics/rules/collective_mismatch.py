@@ -152,15 +152,8 @@ def _from_printed_sizes(job: Job) -> list[Finding]:
         op = str(timeout["op"] or "a collective")
         at = f" #{timeout['seq']}" if timeout["seq"] is not None else ""
         who = rank_list([timeout["rank"]]) if timeout["rank"] is not None else "A rank"
-        rows = pl.concat(
-            [
-                timeouts.filter(pl.col("line") == timeout["line"]).filter(
-                    pl.col("file") == timeout["file"]
-                ),
-                same_place,
-            ],
-            how="diagonal_relaxed",
-        )
+        the_timeout = (pl.col("file") == timeout["file"]) & (pl.col("line") == timeout["line"])
+        rows = pl.concat([timeouts.filter(the_timeout), same_place], how="diagonal_relaxed")
         summary = (
             f"{capitalized(who)} timed out in {op}{at} with {max(counts):,} elements: the size "
             f"of the printed tensor {matched.item(0, 'shape')}, which the same print shows "

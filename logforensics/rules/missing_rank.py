@@ -446,6 +446,8 @@ def _absent(job: Job) -> list[Finding]:
             ranks=absent,
             evidence=[Evidence(world.file, world.line, world.text)],
             evidence_total=1,
+            # that they never started is read from where the logs end, not from a line
+            confidence="medium" if waited else "high",
             details=details,
         )
     ]

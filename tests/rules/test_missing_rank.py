@@ -265,6 +265,7 @@ def test_a_log_that_ends_at_start_up_waits_for_the_ranks_that_never_started(tmp_
     assert "claimed_twice" not in verdict.finding.details  # each rank announced once
     assert verdict.headline == "Ranks 4-7 never started: ranks 0-3 waited for them at start-up"
     assert "srun" in verdict.finding.fix
+    assert verdict.finding.confidence == "medium"  # read from where the logs end
 
 
 def test_a_lone_rank_stuck_at_initialisation_waits_for_the_rest(tmp_path):
