@@ -194,6 +194,8 @@ def _collective_mismatch(finding: Finding, verdict: Verdict) -> Told:
         return "DETAIL's sequence numbers were out of step, not the ranks (a false mismatch)", None
     if finding.details.get("source") == "loss terms":
         return f"{_who(finding.ranks)} computed other loss terms than the others", None
+    if finding.details.get("source") == "deepspeed consistency check":
+        return f"{_who(finding.ranks)} ran another sequence than rank 0 (DeepSpeed's check)", None
     if finding.details.get("source") in ("accelerate shapes", "shape prints", "printed sizes"):
         op = finding.details.get("op") or "a collective"
         if finding.blames_nobody:

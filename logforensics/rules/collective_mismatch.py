@@ -39,6 +39,7 @@ def check(job: Job) -> list[Finding]:
         + _from_horovod_stall(job)
         + _from_process_shapes(job)
         + _from_printed_sizes(job)
+        + _from_rank_disagreement(job)
     )
 
 
@@ -176,6 +177,48 @@ def _from_printed_sizes(job: Job) -> list[Finding]:
             )
         ]
     return []
+
+
+DISAGREEMENT_FIX = (
+    "Every rank must run the same modules in the same order, so that ZeRO-3 fetches the same "
+    "parameters on each. Find the branch {who} took: a data-dependent path (mixture-of-experts "
+    "routing that leaves an expert without tokens on one rank, an `if` on the batch, generation "
+    "that stops at a different length), evaluation or saving on some ranks only. Run the "
+    "branch on every rank (for MoE, have every expert take part in each step), or train that "
+    "model without ZeRO-3."
+)
+
+
+def _from_rank_disagreement(job: Job) -> list[Finding]:
+    """DeepSpeed's check that every rank holds rank 0's list failed on some ranks
+    (hiyouga/LlamaFactory#4428: `disagreement between rank0 and rank6`, ZeRO-3 at the first
+    evaluation of a mixture-of-experts model): those ranks ran another sequence than rank 0,
+    and the collectives after it no longer pair."""
+    rows = job.events.filter(pl.col("event") == "rank_disagreement").sort("file", "line")
+    if rows.is_empty():
+        return []
+    ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
+    who = rank_list(ranks) if ranks else "a rank"
+    summary = (
+        f"DeepSpeed's check that every rank holds the same list as rank 0 failed on {who} "
+        "(`disagreement between rank0 and rank...`): under ZeRO-3 that list traces the "
+        f"parameters each rank fetched, so {who} ran other modules or another order than "
+        "rank 0, and their collectives no longer pair."
+    )
+    return [
+        placed_finding(
+            job,
+            rows,
+            kind="collective_mismatch",
+            severity="error",
+            part="departure",
+            summary=summary,
+            fix=DISAGREEMENT_FIX.format(who=who),
+            ranks=ranks,
+            confidence="medium",
+            details={"source": "deepspeed consistency check", "compared_with": 0},
+        )
+    ]
 
 
 def _process_list(ranks: list[int]) -> str:

@@ -63,6 +63,8 @@ CONSEQUENCE = (
     r"|^ccl::"
     r"|[Ww]atchdog|monitoredBarrier"
     r"|Detected mismatch between collectives|finished reduction|due to shape mismatches"
+    # DeepSpeed's cross-rank check (the collective_mismatch rule reads it)
+    r"|disagreement between rank\d+ and rank\d+"
     r"|parameters that were not used in producing the loss"
     # DDP's Join with throw_on_early_termination: a rank out of batches, and the others told
     # so (the loader_size_mismatch rule reads them)
