@@ -12,12 +12,12 @@ from typing import BinaryIO
 
 import polars as pl
 
-from logforensics import chunks, mark_pass
+from logforensics import chunks, mark_pass, wrappers
 from logforensics.attribution import compile_rank_pattern, rank_pattern
 from logforensics.errors import InputError
 from logforensics.events import ParsedBatch, finish_events, parse_batch, parse_files
 from logforensics.findings import Finding, assign_ids
-from logforensics.intake import DEFAULT_MAX_BYTES, Inventory, LogFile, discover
+from logforensics.intake import DEFAULT_MAX_BYTES, Inventory, LogFile, discover, read_lines
 from logforensics.job import Job, build_job
 from logforensics.jobs import JobFiles, split_jobs
 from logforensics.reasoner import Verdict, reason, sort_findings
@@ -238,6 +238,7 @@ def _analyze(path: Path, inventory: Inventory) -> Upload:
             if chunk.lossy and log_file.name not in lossy:
                 lossy.append(log_file.name)
             batches.append(parse_batch(chunk.lines, own=(chunk.first_line, chunk.last_line)))
+    batches = _with_wrappers_peeled(batches, small)
     inventory = inventory.without_read_ahead()
     if not batches:  # hang dumps alone: where each rank stood is evidence of its own
         no_lines = {"file": pl.String, "line": pl.UInt32, "text": pl.String}
@@ -310,6 +311,34 @@ def _analyze_job(
         label=job_files.label,
         distinct_by=job_files.distinct_by,
     )
+
+
+def _with_wrappers_peeled(
+    batches: list[ParsedBatch], files: tuple[LogFile, ...]
+) -> list[ParsedBatch]:
+    """`batches` with the files of which no line was recognised parsed again, the prefix
+    that opens nearly all of their lines (a workflow engine's, a log shipper's) taken off
+    (see `wrappers`); the files where no such prefix shows stay as they were read."""
+    if not batches:
+        return batches
+    stats = _merged_stats([batch.file_stats for batch in batches])
+    unread = stats.filter(
+        (pl.col("recognised_lines") == 0)
+        & (pl.col("lines") - pl.col("blank_lines") >= wrappers.FEWEST_LINES)
+    ).get_column("file")
+    if unread.is_empty():
+        return batches
+    candidates = tuple(f for f in files if f.name in set(unread.to_list()))
+    if not candidates:
+        return batches
+    lines = read_lines(candidates).frame
+    learned = wrappers.learned_wrappers(lines)
+    if not learned:
+        return batches
+    others = set(stats.get_column("file").to_list()) - set(learned)
+    kept = [batch.of_files(others) for batch in batches]
+    peeled = lines.filter(pl.col("file").is_in(list(learned)))
+    return [*kept, parse_batch(peeled, wrappers=learned)]
 
 
 def _merged_stats(parts: list[pl.DataFrame]) -> pl.DataFrame:

@@ -15,6 +15,7 @@ from logforensics.intake import LogFile, read_lines
 from logforensics.literals import holds_any
 from logforensics.process_map import attribute_by_process
 from logforensics.schema import conform, empty_events
+from logforensics.wrappers import peel_wrappers
 
 LINE_COLUMNS = ["file", "line", "text", "message", "prefix_rank", "prefix_local_rank"]
 
@@ -109,12 +110,17 @@ def build_events(lines: pl.DataFrame) -> EventTable:
     return finish_events([parse_batch(lines)], lines.get_column("file").unique().to_list())
 
 
-def parse_batch(lines: pl.DataFrame, own: tuple[int, int] | None = None) -> ParsedBatch:
+def parse_batch(
+    lines: pl.DataFrame,
+    own: tuple[int, int] | None = None,
+    wrappers: dict[str, str] | None = None,
+) -> ParsedBatch:
     """Frame and parse the lines of some whole files, or of one block of a large file: then
     `own` is the first and last line the block answers for, the lines around it are context
-    (events and counts of the block come from its own lines only)."""
+    (events and counts of the block come from its own lines only). `wrappers` are the learned
+    prefixes of some of the files (see `wrappers.learned_wrappers`)."""
     stats = line_stats(lines.filter(_in_block(own)))
-    return _parse(lines, stats, None, None, own, nonblank=None)
+    return _parse(lines, stats, None, None, own, nonblank=None, wrappers=wrappers)
 
 
 def parse_files(files: tuple[LogFile, ...]) -> tuple[list[ParsedBatch], tuple[str, ...]]:
@@ -187,6 +193,7 @@ def _parse(
     mark_texts: pl.DataFrame | None,
     own: tuple[int, int] | None,
     nonblank: pl.DataFrame | None,
+    wrappers: dict[str, str] | None = None,
 ) -> ParsedBatch:
     """Parse `lines`; `plain` holds the marks read apart from them and their writers
     (`file, rank, marks, last_line`), `mark_texts` the text of the writers' last marks;
@@ -194,6 +201,8 @@ def _parse(
     not all of them."""
     plain_marks, plain_writers = plain if plain is not None else (empty_marks(), None)
     framed = frame_lines(lines, nonblank)
+    if wrappers:
+        framed = peel_wrappers(framed, wrappers)
     rest, marks = _progress_marks(framed)
     parts: list[pl.DataFrame] = []
     recognised: list[pl.DataFrame] = []

@@ -1,0 +1,92 @@
+"""Prefixes no framer knows, learned from a file that is nothing but them: a workflow engine or
+log shipper that stamps every line of the job's output with its own metadata
+(databrickslabs/dolly#139, Metaflow's task prefix)::
+
+    2023-04-29 06:01:12.977 [177/train/578 (pid 28936)] [09c561ee-a44c-4795-967c-7183a83b3160] Traceback (most recent call last):
+
+Used only as a fallback, for files of which no line was recognised: a prefix shared by nearly
+every line, with numbers and identifiers masked, that holds bracketed metadata, is peeled off
+`message` and the file is parsed again. `text` keeps the line as it was.
+"""  # noqa: E501 -- a verbatim line
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+# the lines of a file read to learn its prefix
+HEAD_LINES = 200
+# the share of those lines the prefix must open, and the fewest lines that make a pattern
+SHARE = 0.9
+FEWEST_LINES = 3
+# words (space-separated) a prefix may span
+MOST_WORDS = 10
+UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+UUID_MARK = "\x00U\x00"
+NUMBER_MARK = "\x00N\x00"
+# metadata in brackets or parentheses: what tells a wrapper's prefix from a line's own words
+BRACKETED = r"\[[^\]]*\]|\([^)]*\)"
+
+
+def learned_wrappers(lines: pl.DataFrame) -> dict[str, str]:
+    """File -> a regex of the prefix that opens nearly all of its first lines (`file, text`),
+    for the files that have one."""
+    heads = (
+        lines.filter(pl.col("text").str.strip_chars() != "")
+        .group_by("file", maintain_order=True)
+        .head(HEAD_LINES)
+    )
+    masked = (
+        pl.col("text")
+        .str.replace_all(UUID, UUID_MARK)
+        .str.replace_all(r"\d+", NUMBER_MARK)
+        .str.split(" ")
+    )
+    heads = heads.with_columns(masked.alias("_words"))
+    sizes = heads.group_by("file").len("_lines")
+    found: dict[str, str] = {}
+    for words in range(MOST_WORDS, 1, -1):
+        keyed = heads.filter(~pl.col("file").is_in(list(found))).with_columns(
+            pl.col("_words").list.head(words).list.join(" ").alias("_key"),
+            (pl.col("_words").list.len() > words).alias("_more"),
+        )
+        common = (
+            keyed.filter(pl.col("_more"))
+            .group_by("file", "_key")
+            .len("_count")
+            .join(sizes, on="file")
+            .filter(
+                (pl.col("_lines") >= FEWEST_LINES) & (pl.col("_count") >= SHARE * pl.col("_lines"))
+            )
+        )
+        for file, key in common.select("file", "_key").iter_rows():
+            if re.search(BRACKETED, key.replace(NUMBER_MARK, "0").replace(UUID_MARK, "u")):
+                found[file] = _as_regex(key)
+    return found
+
+
+def _as_regex(key: str) -> str:
+    pattern = re.escape(key).replace(re.escape(NUMBER_MARK), r"\d+")
+    return "^" + pattern.replace(re.escape(UUID_MARK), UUID) + " "
+
+
+def peel_wrappers(framed: pl.DataFrame, wrappers: dict[str, str]) -> pl.DataFrame:
+    """`framed` with each file's learned prefix taken off `message`."""
+    for file, pattern in wrappers.items():
+        of_file = pl.col("file") == file
+        framed = framed.with_columns(
+            pl.when(of_file)
+            .then(pl.col("message").str.replace(pattern, ""))
+            .otherwise(pl.col("message"))
+            .alias("message"),
+            pl.when(of_file & pl.col("message").str.contains(pattern))
+            .then(
+                pl.concat_str(
+                    pl.col("framing"), pl.lit("wrapper"), separator="+", ignore_nulls=True
+                )
+            )
+            .otherwise(pl.col("framing"))
+            .alias("framing"),
+        )
+    return framed

@@ -1,0 +1,54 @@
+# ruff: noqa: E501 -- test data are verbatim log lines
+"""Prefixes learned from files that are nothing but them (logforensics/wrappers.py)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.wrappers import learned_wrappers
+from tests.builders import analyze_files
+
+# databrickslabs/dolly#139, verbatim: Metaflow stamps every line of the task's output with its
+# time, its task path and pid, and the run's id; the checkpoint save ran out of disk
+METAFLOW_TASK = [
+    "2023-04-29 06:01:12.977 [177/train/578 (pid 28936)] [09c561ee-a44c-4795-967c-7183a83b3160] 2023-04-29 06:01:12 ERROR [__main__] main failed",
+    "2023-04-29 06:01:12.977 [177/train/578 (pid 28936)] [09c561ee-a44c-4795-967c-7183a83b3160] Traceback (most recent call last):",
+    '2023-04-29 06:01:12.977 [177/train/578 (pid 28936)] [09c561ee-a44c-4795-967c-7183a83b3160]   File "/opt/conda/lib/python3.7/site-packages/torch/serialization.py", line 379, in save',
+    "2023-04-29 06:01:12.977 [177/train/578 (pid 28936)] [09c561ee-a44c-4795-967c-7183a83b3160]     _save(obj, opened_zipfile, pickle_module, pickle_protocol)",
+    '2023-04-29 06:01:12.977 [177/train/578 (pid 28936)] [09c561ee-a44c-4795-967c-7183a83b3160]   File "/opt/conda/lib/python3.7/site-packages/torch/serialization.py", line 604, in _save',
+    "2023-04-29 06:01:12.977 [177/train/578 (pid 28936)] [09c561ee-a44c-4795-967c-7183a83b3160]     zip_file.write_record(name, storage.data_ptr(), num_bytes)",
+    "2023-04-29 06:01:12.977 [177/train/578 (pid 28936)] [09c561ee-a44c-4795-967c-7183a83b3160] OSError: [Errno 28] No space left on device",
+]
+
+
+def _learned(lines: list[str]) -> dict[str, str]:
+    return learned_wrappers(pl.DataFrame({"file": "log.txt", "text": lines}))
+
+
+def test_a_prefix_on_every_line_is_learned_up_to_where_the_lines_differ():
+    (pattern,) = _learned(METAFLOW_TASK).values()
+    peeled = [pl.Series([line]).str.replace(pattern, "").item() for line in METAFLOW_TASK]
+    assert peeled[1] == "Traceback (most recent call last):"
+    assert peeled[2].startswith('  File "/opt/conda/')  # the indentation is the line's own
+    assert peeled[-1] == "OSError: [Errno 28] No space left on device"
+
+
+def test_lines_without_a_shared_bracketed_prefix_teach_nothing():
+    plain = [line.split("] ", 2)[2] for line in METAFLOW_TASK]
+    assert _learned(plain) == {}
+    # a time stamp alone on every line is no wrapper's metadata
+    stamped = [f"2023-04-29 06:01:{second:02d} {line}" for second, line in enumerate(plain)]
+    assert _learned(stamped) == {}
+
+
+def test_a_file_of_wrapped_lines_is_read_through_its_prefix_and_quoted_as_it_was(tmp_path):
+    analysis = analyze_files(tmp_path, {"log.txt": METAFLOW_TASK})
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "rank_exception"
+    assert "No space left on device" in verdict.finding.summary
+    # the evidence quotes the lines as the file holds them, prefix and all
+    assert [(e.line, e.text) for e in verdict.finding.evidence] == [
+        (2, METAFLOW_TASK[1]),
+        (7, METAFLOW_TASK[6]),
+    ]
+    assert analysis.recognised_lines == analysis.lines == 7
