@@ -17,6 +17,7 @@ from logforensics.attribution import compile_rank_pattern, rank_pattern
 from logforensics.errors import InputError
 from logforensics.events import ParsedBatch, finish_events, parse_batch, parse_files
 from logforensics.findings import Finding, assign_ids
+from logforensics.framing import frame_lines
 from logforensics.intake import DEFAULT_MAX_BYTES, Inventory, LogFile, discover, read_lines
 from logforensics.job import Job, build_job
 from logforensics.jobs import JobFiles, split_jobs
@@ -332,7 +333,9 @@ def _with_wrappers_peeled(
     if not candidates:
         return batches
     lines = read_lines(candidates).frame
-    learned = wrappers.learned_wrappers(lines)
+    # learnt from the lines as the known framers leave them (a kubectl stamp peeled first)
+    framed = frame_lines(lines).select("file", pl.col("message").alias("text"))
+    learned = wrappers.learned_wrappers(framed)
     if not learned:
         return batches
     others = set(stats.get_column("file").to_list()) - set(learned)

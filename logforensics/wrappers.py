@@ -30,8 +30,8 @@ BRACKETED = r"\[[^\]]*\]|\([^)]*\)"
 
 
 def learned_wrappers(lines: pl.DataFrame) -> dict[str, str]:
-    """File -> a regex of the prefix that opens nearly all of its first lines (`file, text`),
-    for the files that have one."""
+    """File -> a regex of the prefix that opens nearly all of its first lines (`file, text`:
+    the text as the known framers left it), for the files that have one."""
     heads = (
         lines.filter(pl.col("text").str.strip_chars() != "")
         .group_by("file", maintain_order=True)

@@ -52,3 +52,11 @@ def test_a_file_of_wrapped_lines_is_read_through_its_prefix_and_quoted_as_it_was
         (7, METAFLOW_TASK[6]),
     ]
     assert analysis.recognised_lines == analysis.lines == 7
+
+
+def test_the_prefix_is_learnt_under_the_prefixes_the_framers_know(tmp_path):
+    # the same task's output as `kubectl logs --timestamps` would relay it from a pod
+    relayed = [f"2023-04-29T06:01:12.977812345Z {line}" for line in METAFLOW_TASK]
+    verdict = analyze_files(tmp_path, {"log.txt": relayed}).verdict
+    assert verdict.finding.kind == "rank_exception"
+    assert "No space left on device" in verdict.finding.summary
