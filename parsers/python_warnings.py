@@ -20,8 +20,13 @@ import polars as pl
 from logforensics.registry import LineParser
 from parsers.log_levels import MESSAGE_CHARS, ooms_in
 
-# `path.py:446: FutureWarning: message` (a frozen module's `<frozen importlib._bootstrap>:241`)
-WARNING = r"^\s*(?:\S.*?\.pyx?|<[\w. -]+>):\d+: (?P<category>[A-Z]\w*Warning): (?P<text>.*\S)\s*$"
+# `path.py:446: FutureWarning: message` (a frozen module's `<frozen importlib._bootstrap>:241`);
+# a paste may cut the location off (kangben258/MCITrack#6: `UserWarning: Grad strides do not
+# match bucket view strides. ...`, DDP's reducer)
+WARNING = (
+    r"^\s*(?:(?:\S.*?\.pyx?|<[\w. -]+>):\d+: )?(?P<category>[A-Z]\w*Warning): "
+    r"(?P<text>.*\S)\s*$"
+)
 # the source line the warning points at: indented by two spaces, after the message's lines
 SOURCE_LINE = r"^  \S"
 MESSAGE_LINES = 2

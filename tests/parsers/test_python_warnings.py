@@ -36,3 +36,23 @@ def test_out_of_memory_inside_a_warning_is_the_gpus(tmp_path):
     assert oom.summary.startswith(
         "Rank 1 (on GPU 1) ran out of GPU memory while allocating 502 MiB"
     )
+
+
+# kangben258/MCITrack#6, verbatim: a healthy 4-process torchrun run whose paste cut the
+# warning's location off; the maintainer: the stride warning can be ignored
+STRIDES = [
+    "UserWarning: Grad strides do not match bucket view strides. This may indicate grad was not created according to the gradient layout contract, or that the param's strides changed since DDP was constructed.  This is not an error, but may impair performance.",
+    "grad.sizes() = [256, 768, 1, 1], strides() = [768, 1, 768, 768]",
+    "bucket_view.sizes() = [256, 768, 1, 1], strides() = [768, 1, 1, 1] (Triggered internally at ../torch/csrc/distributed/c10d/reducer.cpp:320.)",
+    "  Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass",
+    "data sampler bug: Input and output sizes should be greater than 0, but got input (H: 0, W: 186) output (H: 112, W: 112)",
+]
+
+
+def test_a_warning_whose_location_was_cut_off_is_still_a_warning(tmp_path):
+    warning = only(parsed_by("python_warnings", STRIDES[:1]).filter(event="python_warning"))
+    assert warning["exc_type"] == "UserWarning"
+    assert warning["exc_message"].startswith("Grad strides do not match")
+    # a DDP run's harmless warning: analysed, and no failure in it
+    analysis = analyze_files(tmp_path, {"log.txt": STRIDES})
+    assert analysis.verdict is None
