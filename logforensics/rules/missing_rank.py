@@ -658,6 +658,7 @@ def _init_never_completed(job: Job) -> list[Finding]:
     )
     elided = _init_maybe_elided(job, inits, stuck)
     stuck = [rank for rank in stuck if rank not in elided]
+    stuck = _not_cut_off(job, inits, stuck)
     if not stuck:
         return []
     with_problem = set(
@@ -689,6 +690,23 @@ def _init_never_completed(job: Job) -> list[Finding]:
         explained = sorted(with_problem)
         findings.append(_stuck_finding(job, inits, explained, completed, world, explained=True))
     return findings
+
+
+def _not_cut_off(job: Job, inits: pl.DataFrame, ranks: list[int]) -> list[int]:
+    """Those of `ranks` no interleaved write may have cut the `Init COMPLETE` of: a tail of
+    the world communicator's record that still names its rank completes that rank; tails that
+    name none complete as many ranks, which cannot be told apart, so when there are enough of
+    them for every rank left, none is called stuck (a healthy 2 x 8 run under SLURM, six
+    records cut by their node's other processes' writes)."""
+    tails = job.events.filter(pl.col("event") == "nccl_init_fragment")
+    if tails.is_empty():
+        return ranks
+    world = inits.get_column("comm_id").drop_nulls().unique().to_list()
+    tails = tails.filter(pl.col("comm_id").is_in(world) | pl.col("comm_id").is_null())
+    named = set(tails.get_column("comm_rank").drop_nulls().to_list())
+    left = [rank for rank in ranks if rank not in named]
+    unnamed = tails.filter(pl.col("comm_rank").is_null()).height
+    return [] if unnamed >= len(left) else left
 
 
 def _init_maybe_elided(job: Job, inits: pl.DataFrame, ranks: list[int]) -> set[int]:
