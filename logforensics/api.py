@@ -239,7 +239,6 @@ def _analyze(path: Path, inventory: Inventory) -> Upload:
             if chunk.lossy and log_file.name not in lossy:
                 lossy.append(log_file.name)
             batches.append(parse_batch(chunk.lines, own=(chunk.first_line, chunk.last_line)))
-    batches = _with_wrappers_peeled(batches, small)
     inventory = inventory.without_read_ahead()
     if not batches:  # hang dumps alone: where each rank stood is evidence of its own
         no_lines = {"file": pl.String, "line": pl.UInt32, "text": pl.String}
@@ -247,6 +246,10 @@ def _analyze(path: Path, inventory: Inventory) -> Upload:
     # the bytes of archive members and standard input stay: a finding may quote a line of
     # them that was not kept (a stage mark)
     stats = _merged_stats([batch.file_stats for batch in batches])
+    peeled = _with_wrappers_peeled(batches, small, stats)
+    if peeled is not batches:
+        batches = peeled
+        stats = _merged_stats([batch.file_stats for batch in batches])
     # lines a launcher prefix gives a rank are a job's output, whatever they say: the job is
     # analysed (and may show no failure) rather than refused
     prefixed = any(batch.line_writers.height for batch in batches)
@@ -315,14 +318,12 @@ def _analyze_job(
 
 
 def _with_wrappers_peeled(
-    batches: list[ParsedBatch], files: tuple[LogFile, ...]
+    batches: list[ParsedBatch], files: tuple[LogFile, ...], stats: pl.DataFrame
 ) -> list[ParsedBatch]:
-    """`batches` with the files of which no line was recognised parsed again, the prefix
-    that opens nearly all of their lines (a workflow engine's, a log shipper's) taken off
-    (see `wrappers`); the files where no such prefix shows stay as they were read."""
-    if not batches:
-        return batches
-    stats = _merged_stats([batch.file_stats for batch in batches])
+    """`batches` with the files of which no line was recognised (by `stats`, their per-file
+    counts) parsed again, the prefix that opens nearly all of their lines (a workflow
+    engine's, a log shipper's) taken off (see `wrappers`); `batches` itself when no file
+    has such a prefix."""
     unread = stats.filter(
         (pl.col("recognised_lines") == 0)
         & (pl.col("lines") - pl.col("blank_lines") >= wrappers.FEWEST_LINES)

@@ -72,15 +72,19 @@ def _as_regex(key: str) -> str:
 
 
 def peel_wrappers(framed: pl.DataFrame, wrappers: dict[str, str]) -> pl.DataFrame:
-    """`framed` with each file's learned prefix taken off `message`."""
+    """`framed` with each file's learned prefix taken off `message`: one pass per distinct
+    prefix (the files of one job share theirs, its numbers masked), not one per file."""
+    by_pattern: dict[str, list[str]] = {}
     for file, pattern in wrappers.items():
-        of_file = pl.col("file") == file
+        by_pattern.setdefault(pattern, []).append(file)
+    for pattern, files in by_pattern.items():
+        of_files = pl.col("file").is_in(files)
         framed = framed.with_columns(
-            pl.when(of_file)
+            pl.when(of_files)
             .then(pl.col("message").str.replace(pattern, ""))
             .otherwise(pl.col("message"))
             .alias("message"),
-            pl.when(of_file & pl.col("message").str.contains(pattern))
+            pl.when(of_files & pl.col("message").str.contains(pattern))
             .then(
                 pl.concat_str(
                     pl.col("framing"), pl.lit("wrapper"), separator="+", ignore_nulls=True

@@ -155,10 +155,11 @@ def _from_printed_sizes(job: Job) -> list[Finding]:
         who = rank_list([timeout["rank"]]) if timeout["rank"] is not None else "A rank"
         the_timeout = (pl.col("file") == timeout["file"]) & (pl.col("line") == timeout["line"])
         rows = pl.concat([timeouts.filter(the_timeout), same_place], how="diagonal_relaxed")
+        size = matched.item(0, "shape")
         summary = (
             f"{capitalized(who)} timed out in {op}{at} with {max(counts):,} elements: the size "
-            f"of the printed tensor {matched.item(0, 'shape')}, which the same print shows "
-            f"as {', '.join(s for s in shapes if s != matched.item(0, 'shape'))} elsewhere. "
+            f"of the printed tensor {size}, which the same print shows "
+            f"as {', '.join(s for s in shapes if s != size)} elsewhere. "
             f"The processes passed tensors of different sizes to {op}, and it hung."
         )
         return [
