@@ -406,6 +406,14 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
     if details.get("checked_in_twice"):
         twice = _ranks_of(details.get("checked_in_twice"))
         return f"{_who(twice)} was started twice", "NCCL could not form the communicator"
+    if details.get("class") == "invalid_rank":
+        asked = _ranks_of(details.get("requested"))
+        sizes = _ranks_of(details.get("nranks"))
+        world = f" of a world of {sizes[0]}" if len(sizes) == 1 else ""
+        return (
+            f"NCCL refused {rank_list(asked) if asked else 'a rank'}{world}",
+            "more processes were started than the world size says",
+        )
     if details.get("common_mode") and details.get("class") == "ib_device":
         under = rank_list(finding.ranks) if finding.ranks else "several processes"
         return f"The InfiniBand adapter under {under} failed", None

@@ -257,6 +257,11 @@ SUBSYSTEMS = (
 CHECKED_IN_TWICE = (
     r"Bootstrap Root : rank (?P<rank>\d+) of (?P<nranks>\d+) ranks has already checked in"
 )
+# A process asked NCCL for a rank past the communicator's size: more processes were started than
+# the world size says, or ranks were numbered past it (NVIDIA/nccl src/init.cc; HybrIK#47, a
+# script that ran on 8 GPUs with `--world-size 4`):
+#   ued37c44e4ea65b:6861:6861 [7] init.cc:981 NCCL WARN Invalid rank requested : 7/4
+INVALID_RANK = r"Invalid rank requested : (?P<rank>-?\d+)/(?P<nranks>\d+)"
 # NCCL's own CUDA allocation failed: `Cuda failure 'out of memory'` (2.19+: `Cuda failure 2
 # 'out of memory'`).
 NCCL_OOM = r"[Cc]uda failure (?:\d+ )?'out of memory'"
@@ -466,6 +471,7 @@ def _debug_lines(lines: pl.DataFrame) -> pl.DataFrame:
         body.str.contains(ERROR_WARN)
         | pl.col("_result").is_not_null()
         | body.str.contains(CHECKED_IN_TWICE)
+        | body.str.contains(INVALID_RANK)
     )
     is_version = body.str.contains(VERSION)
     is_layout = body.str.contains(NODE_LAYOUT)
@@ -617,9 +623,11 @@ def _duplicate_columns(events: pl.DataFrame, text: pl.Expr) -> pl.DataFrame:
 def _warnings(events: pl.DataFrame) -> pl.DataFrame:
     """`nccl_error` (network, system and CUDA failures; WARNs a return-code chain follows),
     `nccl_warn` and NCCL's `oom`: the WARN text, peer, code, and in `extra` the ncclResult_t
-    and the subsystem. A bootstrap root that saw a rank twice names it in `peer_rank`."""
+    and the subsystem. A bootstrap root that saw a rank twice names it in `peer_rank`; a rank
+    NCCL refused as past the communicator's size is `comm_rank` (with `nranks`)."""
     body = pl.col("_body")
     checked_in = body.str.extract_groups(CHECKED_IN_TWICE)
+    invalid = body.str.extract_groups(INVALID_RANK)
     details = pl.struct(
         pl.col("_result").cast(pl.Int64, strict=False).alias("result"),
         subsystem_of(pl.concat_str([pl.col("_src").fill_null(""), body], separator=" ")).alias(
@@ -638,9 +646,13 @@ def _warnings(events: pl.DataFrame) -> pl.DataFrame:
                 body.str.extract(CUDA_FAILURE, 1),
                 body.str.extract(STRERROR, 1),
             ).alias("error_code"),
-            body.str.extract(PROXY_RANK, 1).cast(pl.Int32, strict=False).alias("comm_rank"),
+            pl.coalesce(body.str.extract(PROXY_RANK, 1), invalid.struct.field("rank"))
+            .cast(pl.Int32, strict=False)
+            .alias("comm_rank"),
             checked_in.struct.field("rank").cast(pl.Int32, strict=False).alias("peer_rank"),
-            checked_in.struct.field("nranks").cast(pl.Int32, strict=False).alias("nranks"),
+            pl.coalesce(checked_in.struct.field("nranks"), invalid.struct.field("nranks"))
+            .cast(pl.Int32, strict=False)
+            .alias("nranks"),
             pl.when(pl.col("event") != "nccl_warn").then(_json(details)).alias("extra"),
         )
     )

@@ -35,7 +35,14 @@ from logforensics.placement import AFTER_MARK, earliest_time, placed_keys
 from logforensics.registry import Rule
 from logforensics.text import clipped, rank_list
 from logforensics.watchdog_abort import watchdog_abort_alone
-from parsers.nccl import ABOUT_A_PEER, IB_ASYNC_ERROR, RESULT_CODES, RESULT_WORDS, subsystem_of
+from parsers.nccl import (
+    ABOUT_A_PEER,
+    IB_ASYNC_ERROR,
+    INVALID_RANK,
+    RESULT_CODES,
+    RESULT_WORDS,
+    subsystem_of,
+)
 
 # The peer's EFA queue pair no longer exists: its process is gone, whatever the reason (a
 # container's OOM kill in awslabs/awsome-distributed-ai#312). The rank that says so is not it.
@@ -177,6 +184,14 @@ FIX_CHECKED_IN = (
     "retry loop around `init_process_group`) while the others were still setting up. Start "
     "every rank once, with its own rank, and use a fresh port per job."
 )
+FIX_INVALID_RANK = (
+    "Start exactly as many processes as the world size, each with its own rank below it: "
+    "WORLD_SIZE (or `--world-size`, `init_process_group(world_size=...)`) must equal nnodes x "
+    "nproc_per_node, and RANK must be node_rank x nproc_per_node + local_rank. A script that "
+    "takes its rank from a GPU index while more GPUs are visible than the world size counts "
+    "(set CUDA_VISIBLE_DEVICES), or a launch with more processes per node than the world size "
+    "allows, asks for ranks past the end."
+)
 FIX_AFTER_OOM = (
     "Nothing to fix here on its own: NCCL could not allocate its buffers because the GPU was "
     "full (the oom finding). Fix the memory use, then these errors go away."
@@ -291,6 +306,10 @@ def _errors(job: Job, nccl: pl.DataFrame) -> list[Finding]:
     if not (twice := errors.filter(checked_in.fill_null(False))).is_empty():
         findings.append(_checked_in_twice(twice))
         errors = errors.filter(~checked_in.fill_null(False))
+    past_the_end = pl.col("exc_message").str.contains(INVALID_RANK).fill_null(False)
+    if not (refused := errors.filter(past_the_end)).is_empty():
+        findings.append(_rank_past_the_end(refused))
+        errors = errors.filter(~past_the_end)
     sharing = nccl.filter(pl.col("event") == "duplicate_gpu").height > 0
     explained = (
         pl.col("what").str.contains(DUPLICATE_GPU)
@@ -1061,6 +1080,37 @@ def _checked_in_twice(rows: pl.DataFrame) -> Finding:
             "host": first["host"],
             "pid": first["pid"],
         },
+    )
+
+
+def _rank_past_the_end(rows: pl.DataFrame) -> Finding:
+    """NCCL refused a rank at or past the communicator's size: the launch started more processes
+    than the world has, or numbered them past it. No rank of the world is at fault."""
+    rows = rows.sort("file", "line")
+    asked = sorted(rows.get_column("comm_rank").drop_nulls().unique().to_list())
+    sizes = sorted(rows.get_column("nranks").drop_nulls().unique().to_list())
+    world = f" of a world of {sizes[0]}" if len(sizes) == 1 else ""
+    valid = f" (its ranks run from 0 to {sizes[0] - 1})" if len(sizes) == 1 and sizes[0] else ""
+    said = str(rows.item(0, "exc_message")).strip()
+    summary = (
+        f"NCCL refused {rank_list(asked) if asked else 'a rank'}{world}{valid}: `{said}`. "
+        "More processes were started than the world size says, or their ranks were numbered "
+        "past it; the communicator cannot form, and the other ranks wait in its init."
+    )
+    evidence, total = evidence_from(rows.select("file", "line", "text", "rank"))
+    return Finding(
+        kind="nccl_error",
+        severity="error",
+        part="explanation",
+        summary=summary,
+        fix=FIX_INVALID_RANK,
+        ranks=[],
+        blames_nobody=True,  # the launch's numbering, not a rank of the world
+        evidence=evidence,
+        evidence_total=total,
+        order=-1.0,  # communicator set-up, before any step
+        timestamp=earliest_time(rows),
+        details={"class": "invalid_rank", "requested": asked, "nranks": sizes},
     )
 
 

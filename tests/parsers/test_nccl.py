@@ -751,6 +751,14 @@ def test_the_bootstrap_root_names_the_rank_that_checked_in_twice():
     assert recognised([line]) == 1
 
 
+def test_a_rank_past_the_communicator_s_size_is_an_error_naming_the_rank_asked():
+    # jeffffffli/HybrIK#47: a script launched on 8 GPUs with `--world-size 4`
+    line = "ued37c44e4ea65b:6861:6861 [7] init.cc:981 NCCL WARN Invalid rank requested : 7/4"
+    row = only(parse([line]), "nccl_error")
+    assert (row["comm_rank"], row["nranks"], row["severity"]) == (7, 4, "error")
+    assert row["exc_message"] == "Invalid rank requested : 7/4"
+
+
 def test_nccl_2_4_mismatch_warning_names_the_reporting_rank():
     # facebookresearch/fairseq#1700
     line = "container-e28-1580189644036-2850-02-000003:107:189 [0] init.cc:1247 NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 13. You can use NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL to see the collective logs"

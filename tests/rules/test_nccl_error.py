@@ -421,6 +421,28 @@ def test_a_rank_that_checked_in_twice_is_blamed_at_set_up(tmp_path):
     assert analysis.verdict.finding is error and analysis.verdict.ranks == [1]
 
 
+def test_ranks_past_the_world_size_are_the_launch_s_numbering_not_a_rank_s_fault(tmp_path):
+    # jeffffffli/HybrIK#47 (verbatim): 8 processes on 8 GPUs, `--world-size 4`
+    lines = [
+        "ued37c44e4ea65b:6861:6861 [7] init.cc:981 NCCL WARN Invalid rank requested : 7/4",
+        "ued37c44e4ea65b:6859:6859 [5] init.cc:981 NCCL WARN Invalid rank requested : 5/4",
+        "ued37c44e4ea65b:6860:6860 [6] NCCL INFO Bootstrap : Using [0]enp1s0f0:10.49.66.196<0>",
+        "ued37c44e4ea65b:6860:6860 [6] NCCL INFO NET/IB : No device found.",
+        "",
+        "ued37c44e4ea65b:6860:6860 [6] init.cc:981 NCCL WARN Invalid rank requested : 6/4",
+        "ued37c44e4ea65b:6854:7877 [0] NCCL INFO Setting affinity for GPU 0 to 03,fffff000,003fffff",
+    ]
+    analysis = analyze_files(tmp_path, {"log.txt": lines})
+    (error,) = nccl_errors(analysis)
+    assert analysis.verdict.finding is error and error.part == "explanation"
+    assert error.ranks == [] and error.blames_nobody
+    assert "NCCL refused ranks 5-7 of a world of 4" in error.summary
+    assert "ranks run from 0 to 3" in error.summary
+    assert "nproc_per_node" in error.fix and "CUDA_VISIBLE_DEVICES" in error.fix
+    assert [item.line for item in error.evidence] == [1, 2, 6]
+    assert "more processes were started" in analysis.verdict.headline
+
+
 def test_errors_of_communicators_being_closed_are_teardown_not_the_cause():
     # NVIDIA/nccl#1610: ranks 13-15 timed out (two threads on one communicator); the proxies'
     # `Failed to execute operation Close` WARNs that follow are NCCL closing up, not a cause
