@@ -48,8 +48,11 @@ MAIN_RANK = 0
 NEAR = 20
 LONG_SHARE = 0.9
 # A line's rank stated by the line, its prefix or its path: not inferred for a whole file from
-# one line's content.
-_stated = pl.col("rank_from").ne_missing(pl.lit("file_content"))
+# one line's content. A writer a launcher prefix or path names by local rank (torchrun --tee's
+# `[default2]:`) is one process: its other lines' rank holds for it.
+_stated = (
+    pl.col("rank_from").ne_missing(pl.lit("file_content")) | pl.col("local_rank").is_not_null()
+)
 # A progress line's name: the line up to its first separator (`ep 1 dev eval, step 99, ...`).
 LINE_NAME = r"^\s*([^,|;]*)"
 

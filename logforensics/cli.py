@@ -447,7 +447,7 @@ INFERENCE_WORDS = {
     "path_local": "the torchrun folder (local rank)",
     "node_offset": "the local rank plus the node's first rank",
     "node_index": "the node index × --nproc_per_node",
-    "process": "the NCCL host and pid",
+    "process": "the process (host and pid) another line ties to a rank",
     "device": "the CUDA device their progress lines name (one node)",
 }
 # Why files were skipped, in a few words: the first pattern that fits the reason said.

@@ -36,6 +36,27 @@ DEV_EVAL = [
 ]
 
 
+# sample_logs/tee_eval_one_rank (a run here: torchrun --tee 3, torch 2.13.0+cpu, gloo), lines
+# 33, 37, 41-48, 64, 66, 82 and 84 of launcher.log: rank 2 evaluating alone while ranks 0 and 1
+# time out in epoch 1; every tqdm redraw is a line, and only `[default2]:` says whose bar it is
+TEE_EVAL = [
+    "[default0]:Epoch 1, Rank 0, world_size 3:   0%|          | 0/16 [00:00<?, ?batch/s][default1]:",
+    "[default1]:Epoch 1, Rank 1, world_size 3:   0%|          | 0/16 [00:00<?, ?batch/s][default2]:",
+    "[default2]:Evaluating:   0%|          | 0/20 [00:00<?, ?batch/s][default2]:",
+    "[default2]:Evaluating:   5%|5         | 1/20 [00:03<00:57,  3.00s/batch][default2]:",
+    "[default2]:Evaluating:  10%|#         | 2/20 [00:06<00:54,  3.00s/batch][default2]:",
+    "[default2]:Evaluating:  15%|#5        | 3/20 [00:09<00:51,  3.00s/batch][default2]:",
+    "[default2]:Evaluating:  20%|##        | 4/20 [00:12<00:48,  3.00s/batch][default2]:",
+    "[default2]:Evaluating:  25%|##5       | 5/20 [00:15<00:45,  3.00s/batch][default2]:",
+    "[default2]:Evaluating:  30%|###       | 6/20 [00:18<00:42,  3.00s/batch][default0]:",
+    "[default0]:Epoch 1, Rank 0, world_size 3:   0%|          | 0/16 [00:20<?, ?batch/s]",
+    "[default0]:[rank0]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:129] Timed out waiting 20000ms for send operation to complete",
+    "[default1]:Epoch 1, Rank 1, world_size 3:   0%|          | 0/16 [00:20<?, ?batch/s]",
+    "[default1]:[rank1]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 20000ms for recv operation to complete",
+    "[default2]:Evaluating:  35%|###5      | 7/20 [00:21<00:39,  3.00s/batch]W1204 05:00:09.231000 26340 torch/distributed/elastic/multiprocessing/api.py:1028] Sending process 26412 closing signal SIGTERM",
+]
+
+
 def test_an_unattributed_bar_still_running_when_rank_1_timed_out_names_the_main_rank(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": TOKENIZING})
     busy = analysis.verdict.finding
@@ -271,3 +292,13 @@ def test_a_monitored_barrier_giving_up_on_the_rank_still_mapping_the_dataset_nam
     busy = analysis.verdict.finding
     assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
     assert busy.details["work"].startswith("Map") and busy.confidence == "medium"
+
+
+def test_a_bar_under_a_tee_prefix_is_the_work_of_that_prefix_s_rank(tmp_path):
+    analysis = analyze_files(tmp_path, {"launcher.log": TEE_EVAL})
+    busy = analysis.verdict.finding
+    assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [2])
+    assert busy.details["work"] == "Evaluating"
+    assert "7 of 20" in busy.summary and "main process" not in busy.summary
+    # each redraw of `Epoch 1, Rank 0, world_size 3` is no second process announcing rank 0
+    assert "missing_rank" not in {finding.kind for finding in analysis.findings}

@@ -79,8 +79,14 @@ def _claimed_twice(job: Job) -> list[Finding]:
     stated = pl.col("text").str.extract(r"GLOBAL_RANK: (\d+)", 1).cast(pl.Int32, strict=False)
     # a claim is said once per process (a barrier's waits repeat: they are no claims)
     once = pl.col("text").str.contains("Waiting in store based barrier", literal=True)
-    claims = job.events.filter((pl.col("event") == "world_size") & ~once).with_columns(
-        pl.coalesce(stated, pl.col("rank")).alias("rank")
+    # nor is a progress line that names its rank and world (`Epoch 1, Rank 0, world_size 3:`
+    # on every redraw of a tqdm bar, sample_logs/tee_eval_one_rank)
+    is_progress = (pl.col("event") == "progress_bar") | (pl.col("family") == "progress")
+    progress = job.events.filter(is_progress).select("file", "line")
+    claims = (
+        job.events.filter((pl.col("event") == "world_size") & ~once)
+        .join(progress, on=["file", "line"], how="anti")
+        .with_columns(pl.coalesce(stated, pl.col("rank")).alias("rank"))
     )
     claims = claims.filter(pl.col("rank").is_not_null())
     if claims.is_empty():
