@@ -199,10 +199,12 @@ def collective_inside_one_rank_work(job: Job) -> list[Finding]:
 
 def _failed_elsewhere(job: Job, busy: int, stuck: pl.DataFrame) -> bool:
     """Whether a rank's own failure explains the wait better: an exception that is not a
-    wait, on a rank other than the stuck one."""
+    wait, on a rank other than the stuck one. torchrun's ChildFailedError is the launcher's
+    word that a worker failed, no failure of its own."""
     others = job.events.filter(
         (pl.col("event") == "exception")
         & pl.col("exc_type").is_not_null()
+        & ~pl.col("exc_type").str.ends_with("ChildFailedError")
         & ~exception_text().str.contains(WAITED)
         & ~pl.col("rank").eq_missing(pl.lit(busy, pl.Int32))
     ).join(stuck.select("file", "line"), on=["file", "line"], how="anti")

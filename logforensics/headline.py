@@ -586,6 +586,8 @@ def _consequence(verdict: Verdict) -> str:
             if not finding.ranks:
                 return f"another process then lost its connection to {_it(blamed)}"
             own = "its" if len(finding.ranks) == 1 else "their"
+            if set(finding.ranks) <= blamed:  # the blamed rank's own peers went
+                return f"{rank_list(finding.ranks)} then lost {own} connection to the others"
             return f"{rank_list(finding.ranks)} then lost {own} connection to {_it(blamed)}"
         if finding.kind == "collective_mismatch":
             return f"gloo aborted {rank_list(finding.ranks)}"

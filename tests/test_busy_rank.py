@@ -302,3 +302,18 @@ def test_a_bar_under_a_tee_prefix_is_the_work_of_that_prefix_s_rank(tmp_path):
     assert "7 of 20" in busy.summary and "main process" not in busy.summary
     # each redraw of `Epoch 1, Rank 0, world_size 3` is no second process announcing rank 0
     assert "missing_rank" not in {finding.kind for finding in analysis.findings}
+
+
+HF_EVAL = Path(__file__).parents[1] / "sample_logs" / "hf_eval_on_main_only" / "logs"
+
+
+def test_torchrun_s_own_failure_report_does_not_hide_the_rank_alone_in_evaluation(tmp_path):
+    # sample_logs/hf_eval_on_main_only (a run here: transformers' Trainer under torchrun, gloo):
+    # rank 0 alone in `trainer.evaluate()`'s all_gather; torchrun's ChildFailedError after it
+    lines = (HF_EVAL / "launcher.log").read_text().splitlines()
+    assert any("ChildFailedError" in line for line in lines)
+    analysis = analyze_files(tmp_path, {"launcher.log": lines})
+    alone = analysis.verdict.finding
+    assert (alone.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert alone.details["work"] == "evaluate" and alone.details["collective"] == "all_gather"
+    assert analysis.verdict.headline.endswith("rank 0 then lost its connection to the others")
