@@ -137,7 +137,7 @@ def _claimed_twice(job: Job) -> list[Finding]:
 # An exception that fails the job's start-up because a process could not reach the rendezvous
 # store: raised in the store's or rendezvous' code, or one of their own error types.
 STARTUP_FRAME = r"rendezvous|TCPStore|c10d_rendezvous|_create_c10d_store|init_process_group"
-STARTUP_TYPE = r"DistNetworkError|Rendezvous(?:Timeout|Connection|Closed)Error"
+STARTUP_TYPE = r"DistNetworkError|Rendezvous(?:Connection|Closed)Error"
 STARTUP_WORDS = (
     r"(?i)not known|host not found|no route to host|connection refused|failed to connect"
     r"|timed out .*connect|address already in use|failed to (?:bind|listen)"
@@ -173,6 +173,11 @@ def _unreachable(job: Job) -> pl.DataFrame:
 STORE_WAIT = (
     r"(?i)^(?:torch\.distributed\.)?(?:DistStoreError|RuntimeError): "
     r"(?:Socket Timeout|wait timeout)"
+    # torchrun's agent whose rendezvous join passed its deadline (`--rdzv-conf join_timeout`)
+    # with fewer nodes than `--nnodes` asks: a run here, one node of `--nnodes=2` launched
+    # (`torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError`, no message); a store
+    # it could not reach raises RendezvousConnectionError instead
+    r"|^(?:[\w.]+\.)?RendezvousTimeoutError\b"
 )
 LAUNCHER_SUMMARY = r"ChildFailedError$"
 # what shows collectives ran, so a later store wait is not the start-up's (a monitored

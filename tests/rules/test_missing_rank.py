@@ -553,3 +553,26 @@ def test_a_store_wait_at_torchrun_s_exit_barrier_is_no_start_up_failure(tmp_path
     ]
     started = analyze_files(tmp_path / "start", {"node0.log": start})
     assert started.verdict.finding.kind == "missing_rank"
+
+
+def test_a_rendezvous_join_that_timed_out_waited_for_nodes_not_for_a_store(tmp_path):
+    # sample_logs/rendezvous_node_missing (a run here: torchrun --nnodes=2, node 0 alone,
+    # join_timeout=20), the end of torchrun's traceback
+    lines = [
+        "W1204 05:14:36.490000 29959 torch/distributed/run.py:874] *****************************************",
+        "Traceback (most recent call last):",
+        '  File "/tmp/torchenv/lib/python3.11/site-packages/torch/distributed/elastic/agent/server/api.py", line 528, in _rendezvous',
+        "    rdzv_info = spec.rdzv_handler.next_rendezvous()",
+        "                ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+        '  File "/tmp/torchenv/lib/python3.11/site-packages/torch/distributed/elastic/rendezvous/dynamic_rendezvous.py", line 1171, in next_rendezvous',
+        "    self._op_executor.run(join_op, deadline, self._get_deadline)",
+        '  File "/tmp/torchenv/lib/python3.11/site-packages/torch/distributed/elastic/rendezvous/dynamic_rendezvous.py", line 680, in run',
+        "    raise RendezvousTimeoutError",
+        "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError",
+    ]
+    analysis = analyze_files(tmp_path, {"node0.log": lines})
+    missing = analysis.verdict.finding
+    assert missing.kind == "missing_rank" and missing.ranks == []
+    assert "not every process joined" in missing.summary
+    assert "could not reach" not in missing.summary
+    assert "same number of nodes" in missing.fix
