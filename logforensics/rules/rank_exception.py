@@ -752,6 +752,9 @@ def _error_exits(job: Job) -> pl.DataFrame:
 # torch.multiprocessing.spawn's parent, on a child that exited with a code and printed nothing
 # the parent saw: `ProcessExitedException: process 0 terminated with exit code 1`
 SPAWN_EXIT_CODE = r"ProcessExitedException: process \d+ terminated with exit code (\d+)"
+# ... or on a child a signal ended (a run here: `ProcessExitedException: process 1 terminated
+# with signal SIGKILL`, the child killed with no word of its own): that child's death
+SPAWN_SIGNAL = r"ProcessExitedException: process \d+ terminated with signal (SIG[A-Z]+)"
 
 
 def _spawn_exit() -> pl.Expr:
@@ -759,7 +762,7 @@ def _spawn_exit() -> pl.Expr:
     PyTorch's test harness's: parsers.process_exit): the launcher's word, no exception of the
     child's own."""
     return (pl.col("event") == "exception") & exception_text().str.contains(
-        f"{SPAWN_EXIT_CODE}|{HARNESS_EXIT}"
+        f"{SPAWN_EXIT_CODE}|{SPAWN_SIGNAL}|{HARNESS_EXIT}"
     ).fill_null(False)
 
 
@@ -1577,12 +1580,18 @@ CRASH_FIX = (
 def _signal_deaths(job: Job, explained: set[int]) -> list[Finding]:
     """Ranks that died of a signal without an exception of their own (see the module doc)."""
     events = job.events
+    spawned = events.filter(pl.col("event") == "exception").with_columns(
+        exception_text().str.extract(SPAWN_SIGNAL, 1).alias("signal")
+    )
     deaths = (
-        events.filter(pl.col("event").is_in(DEATH_EVENTS))
-        .with_columns(
-            _signal_of_death(),
-            pl.coalesce("rank", _local_is_global(job)).alias("rank"),
+        pl.concat(
+            [
+                events.filter(pl.col("event").is_in(DEATH_EVENTS)).with_columns(_signal_of_death()),
+                spawned.filter(pl.col("signal").is_not_null()),
+            ],
+            how="vertical_relaxed",
         )
+        .with_columns(pl.coalesce("rank", _local_is_global(job)).alias("rank"))
         .filter(pl.col("rank").is_not_null())
     )
     deaths = deaths.filter(pl.col("signal").is_in(list(FATAL.values()))).join(

@@ -1508,3 +1508,34 @@ def test_torchrun_s_traceback_cut_while_it_raises_is_its_report_of_a_failed_work
     failed = analysis.verdict.finding  # it had been "no failure found"
     assert failed.kind == "rank_exception" and failed.details.get("summary_cut")
     assert analysis.verdict.ranks == []
+
+
+def test_a_spawned_child_killed_by_a_signal_is_that_rank_s_death_not_an_exception(tmp_path):
+    # a run here (torch 2.13.0+cpu, gloo): torch.multiprocessing.spawn of 3 processes, process 1
+    # killed with SIGKILL at step 5; the end of the console (the parent's traceback)
+    lines = [
+        "epoch 0 step 4 loss 14.4060",
+        "epoch 0 step 4 loss 4.5260",
+        "epoch 0 step 4 loss 3.0922",
+        "W1204 05:16:20.853000 30234 torch/multiprocessing/spawn.py:165] Terminating process 30237 via signal SIGTERM",
+        "W1204 05:16:20.854000 30234 torch/multiprocessing/spawn.py:165] Terminating process 30239 via signal SIGTERM",
+        "Traceback (most recent call last):",
+        '  File "/tmp/rr/f.py", line 40, in <module>',
+        "    mp.spawn(main, args=(3,), nprocs=3)",
+        '  File "/tmp/torchenv/lib/python3.11/site-packages/torch/multiprocessing/spawn.py", line 340, in spawn',
+        '    return start_processes(fn, args, nprocs, join, daemon, start_method="spawn")',
+        "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+        '  File "/tmp/torchenv/lib/python3.11/site-packages/torch/multiprocessing/spawn.py", line 296, in start_processes',
+        "    while not context.join():",
+        "              ^^^^^^^^^^^^^^",
+        '  File "/tmp/torchenv/lib/python3.11/site-packages/torch/multiprocessing/spawn.py", line 192, in join',
+        "    raise ProcessExitedException(",
+        "torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGKILL",
+    ]
+    analysis = analyze_files(tmp_path, {"spawn.log": lines})
+    killed = analysis.verdict.finding
+    assert (killed.kind, killed.ranks) == ("oom", [1])
+    assert "SIGKILL" in killed.summary and "OOM killer" in killed.fix
+    assert not [
+        f for f in analysis.findings if f.details.get("exception") == "ProcessExitedException"
+    ]
