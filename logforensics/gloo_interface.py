@@ -41,9 +41,19 @@ def wrong_interface(job: Job) -> pl.DataFrame:
             & (loopback | (pl.col("peer").is_null() & beside_fallback))
         )
     ).sort("file", "line")
-    if wrong.filter(pl.col("event") != "loopback_fallback").is_empty():
+    if wrong.filter(pl.col("event") != "loopback_fallback").is_empty() or _formed(job):
         return wrong.clear()
     return wrong
+
+
+def _formed(job: Job) -> bool:
+    """Whether the job's processes once reached each other: it made progress, or a connection
+    to a peer broke (it had been made). Then the interface worked, and a later failed connect
+    is no fault of it (a run here: torchrun's restart after a rank's failure, whose new workers'
+    connects on the loopback of a one-host job were refused)."""
+    progressed = job.progress is not None and not job.progress.marks.is_empty()
+    broke = job.events.filter(pl.col("event").is_in(["peer_closed", "peer_reset"]))
+    return progressed or not broke.is_empty()
 
 
 def gloo_interface(job: Job) -> list[Finding]:

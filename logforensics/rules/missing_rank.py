@@ -23,6 +23,7 @@ from logforensics.gloo_interface import wrong_interface
 from logforensics.job import Job
 from logforensics.placement import earliest_time
 from logforensics.registry import Rule
+from logforensics.stopped_workers import EXIT_REPORTS
 from logforensics.store_barrier import short_at_barrier
 from logforensics.text import clipped, describe_key, rank_list
 from parsers.nccl import ABOUT_A_PEER
@@ -374,7 +375,9 @@ def _mesh_never_formed(job: Job) -> list[Finding]:
     """gloo's `connectFullMesh failed`: a process group's processes could not connect to each
     other while it formed (rwth-i6/i6_core#459: two jobs on one host sharing the rendezvous
     port). Before any training, with no rank to blame."""
-    failures = _before_going_on(job, job.events.filter(pl.col("event") == "connect_failed"))
+    failures = _at_the_start(
+        job, _before_going_on(job, job.events.filter(pl.col("event") == "connect_failed"))
+    )
     if failures.is_empty() or not wrong_interface(job).is_empty():
         return []  # gloo on the wrong interface: nccl_error says so
     failures = failures.sort("file", "line")
@@ -406,7 +409,33 @@ def _before_going_on(job: Job, failures: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _went_on(job: Job) -> pl.DataFrame:
+def _at_the_start(job: Job, failures: pl.DataFrame) -> pl.DataFrame:
+    """The `failures` before anything in their file shows the job started: progress, or the
+    launcher's report of a worker's failure. One after those is a later group's, or that of the
+    workers torchrun restarted after the failure (a run here: `--max-restarts=1`, the restarted
+    rank's full-mesh connect refused), not the job's start."""
+    if failures.is_empty():
+        return failures
+    started = (
+        pl.concat(
+            [
+                _went_on(job, first=True),
+                job.events.filter(pl.col("event").is_in(EXIT_REPORTS))
+                .group_by("file")
+                .agg(pl.col("line").min().alias("_went_on")),
+            ]
+        )
+        .group_by("file")
+        .agg(pl.col("_went_on").min())
+    )
+    return (
+        failures.join(started, on="file", how="left")
+        .filter(pl.col("_went_on").is_null() | (pl.col("line") < pl.col("_went_on")))
+        .drop("_went_on")
+    )
+
+
+def _went_on(job: Job, first: bool = False) -> pl.DataFrame:
     """Per file, the last line that shows the job past its rendezvous: torchrun's result
     (`global_world_sizes=[4, 4]`), a progress bar or mark. A store failure before it was
     overcome (pytorch#116974: port 29500 held by another job, then three epochs trained)."""
@@ -417,7 +446,8 @@ def _went_on(job: Job) -> pl.DataFrame:
     if job.progress is not None:  # the plain stage marks, read apart from the events
         marks = job.progress.marks.select(pl.col("file").cast(pl.String), "line")
         progress = pl.concat([progress, marks], how="vertical_relaxed")
-    return progress.group_by("file").agg(pl.col("line").max().alias("_went_on"))
+    line = pl.col("line").min() if first else pl.col("line").max()
+    return progress.group_by("file").agg(line.alias("_went_on"))
 
 
 def _absent(job: Job) -> list[Finding]:

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from tests.builders import analyze_files, finding, kinds, marks
+from pathlib import Path
+
+from tests.builders import analyze, analyze_files, finding, kinds, marks
 from tests.rules.test_duplicate_device import init_line
 
 
@@ -576,3 +578,18 @@ def test_a_rendezvous_join_that_timed_out_waited_for_nodes_not_for_a_store(tmp_p
     assert "not every process joined" in missing.summary
     assert "could not reach" not in missing.summary
     assert "same number of nodes" in missing.fix
+
+
+RESTART_REFUSED = Path(__file__).parents[1] / "data" / "launchers" / "torchrun" / "restart_refused"
+
+
+def test_a_restart_s_refused_connects_are_no_start_up_failure_of_the_job(tmp_path):
+    # a run here (tests/data/launchers/torchrun/restart_refused): rank 1 raised at step 3, the
+    # group trained over the loopback before; torchrun's restart then failed to form its group
+    analysis = analyze(RESTART_REFUSED)
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [1])
+    assert "illegal memory access" in analysis.verdict.finding.summary
+    # the refused connects on the loopback are neither gloo on the wrong interface (the group
+    # had formed over the same addresses) nor a job that never formed
+    assert not any(f.details.get("transport") == "gloo" for f in analysis.findings)
+    assert not any(f.details.get("phase") == "connect" for f in analysis.findings)

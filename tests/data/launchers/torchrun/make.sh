@@ -2,17 +2,21 @@
 # Regenerates this folder's logs with real torchrun runs on CPU (any cwd):
 #   restart/       --log-dir tree of a 2-process run that fails once and restarts
 #                  (attempt_0 and attempt_1), plus its --tee console (restart/console.log)
+#   restart_refused/console.log  a 3-process gloo run whose rank 1 raises at step 3; on its
+#                  restart (--max-restarts=1) the new workers' full-mesh connects are refused
 #   template_rank.log  console with TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:'
 #   template_rank_word.log  console with TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[rank${rank}]: '
 set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 TORCHRUN="${TORCHRUN:-torchrun}"
 cd "$HERE"
-rm -rf restart template_rank.log template_rank_word.log
-mkdir -p restart
+rm -rf restart restart_refused template_rank.log template_rank_word.log
+mkdir -p restart restart_refused
 FAIL_FIRST_ATTEMPT=1 $TORCHRUN --standalone --nproc_per_node=2 --max-restarts=1 \
   --log-dir restart/logs --redirects 3 --tee 3 worker.py > restart/console.log 2>&1
 TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:' $TORCHRUN --standalone --nproc_per_node=2 \
   --tee 3 worker.py > template_rank.log 2>&1
 TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[rank${rank}]: ' $TORCHRUN --standalone --nproc_per_node=2 \
   --tee 3 worker.py > template_rank_word.log 2>&1
+$TORCHRUN --standalone --nproc_per_node=3 --max-restarts=1 crash_worker.py \
+  > restart_refused/console.log 2>&1
