@@ -84,6 +84,16 @@ MAIN_FIRST_CALL = r"\bwith\b.*\b(?:local_)?main_process_first\("
 # under `if is_main_process:` reaching DeepSpeed's barrier):
 #   File ".../accelerate/accelerator.py", line 2711, in save_state
 ONE_RANK_WORK_FRAME = r"(?i) in (\w*(?:save|checkpoint|evaluat|validat)\w*)$"
+# A frame (`<path>:<line> in <func>`) of a collective, or of autograd's backward (DDP's gradient
+# all-reduce): a process interrupted there was waiting for the other ranks
+COLLECTIVE_FRAME = (
+    r"(?:distributed_c10d\.py|/distributed/[\w/]*\.py):\d+ in (?:all_reduce|all_gather\w*"
+    r"|barrier|monitored_barrier|broadcast\w*|reduce_scatter\w*|all_to_all\w*|reduce|gather"
+    r"|scatter|send|recv)$"
+    r"|autograd/(?:__init__|graph)\.py:\d+ in (?:backward|_engine_run_backward)$"
+)
+# A frame of a library or of Python itself, not of the job's own code
+LIBRARY_FRAME = r"site-packages|dist-packages|/lib/python\d|^<|[\\/]torch[\\/]"
 # Traceback (most recent call last):
 HEADER = "Traceback (most recent call last):"
 # During handling of the above exception, another exception occurred:
@@ -347,6 +357,13 @@ def _chains(rows: pl.DataFrame) -> pl.DataFrame:
             .first()
             .alias("_work"),
             pl.col("line").filter(pl.col("_body")).max().alias("_last_body"),
+            pl.col("_frame_text").filter(_own_frame()).last().alias("_own_frame"),
+            pl.col("line").filter(_own_frame()).last().alias("_own_line"),
+            pl.col("_frame_text")
+            .filter(pl.col("_body") & pl.col("_frame"))
+            .str.contains(COLLECTIVE_FRAME)
+            .any()
+            .alias("_collective"),
             pl.col("_stripped").str.extract(SPAWNED_PROCESS, 1).drop_nulls().last().alias("_spawn"),
         )
     )
@@ -370,6 +387,9 @@ def _chains(rows: pl.DataFrame) -> pl.DataFrame:
         pl.col("_frame_text").first().alias("_first_frame"),
         pl.len().alias("_blocks"),
         pl.col("_spawn").drop_nulls().last().alias("_chain_spawned"),
+        pl.col("_own_frame").drop_nulls().last().alias("_chain_own_frame"),
+        pl.col("_own_line").drop_nulls().last().alias("_chain_own_line"),
+        pl.col("_collective").any().alias("_chain_collective"),
     )
     # a chain cut before its last exception line ends in the last one it shows: the exception
     # that caused what followed (bigscience tr1's DataLoader worker killed by a bus error, then
@@ -417,6 +437,12 @@ def _mark_bare_exceptions(rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _own_frame() -> pl.Expr:
+    """A frame line of the job's own code (see LIBRARY_FRAME)."""
+    frame = pl.col("_frame_text")
+    return pl.col("_body") & pl.col("_frame") & ~frame.str.contains(LIBRARY_FRAME).fill_null(True)
+
+
 def _enters_main_first(stack: pl.Expr) -> pl.Expr:
     """Whether the `stack` lines of a group (in line order) pass through main_process_first:
     its frame, or its call site with the context manager's entry next."""
@@ -437,6 +463,11 @@ def _exception_events(rows: pl.DataFrame) -> pl.DataFrame:
     work = pl.col("_chain_work")
     # the parent quoting a spawned child's traceback: its rank is that child's alone
     spawned = pl.when(_spawned_rank(pl.col("_chain_message")).is_not_null()).then(True)
+    # where a process stood when it was interrupted: a snapshot of its stack
+    interrupted = pl.col("_chain_type").str.ends_with("KeyboardInterrupt").fill_null(False)
+    own_frame = pl.when(interrupted).then(pl.col("_chain_own_frame"))
+    own_line = pl.when(interrupted).then(pl.col("_chain_own_line"))
+    in_collective = pl.when(interrupted).then(pl.col("_chain_collective"))
     events = own.filter(pl.col("line") == pl.col("_start")).select(
         "file",
         "line",
@@ -452,6 +483,7 @@ def _exception_events(rows: pl.DataFrame) -> pl.DataFrame:
             | main_first.is_not_null()
             | work.is_not_null()
             | spawned.is_not_null()
+            | interrupted
         )
         .then(
             pl.struct(
@@ -459,6 +491,9 @@ def _exception_events(rows: pl.DataFrame) -> pl.DataFrame:
                 in_main_process_first=main_first,
                 in_work=work,
                 spawned=spawned,
+                own_frame=own_frame,
+                own_line=own_line,
+                in_collective=in_collective,
             )
             .struct.json_encode()
             .str.replace_all(r',?"\w+":null', "")

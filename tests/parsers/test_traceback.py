@@ -794,3 +794,35 @@ def test_lightnings_reraise_is_the_named_ranks_own_exception(tmp_path):
     # the console's other traceback does not take that rank
     assert other["rank"] is None
     assert analysis.verdict.ranks == [2]
+
+
+def test_an_interrupted_process_s_traceback_says_where_its_own_code_stood():
+    # a run here (tests/data/launchers/torchrun/interrupted): rank 0 in all_reduce when Ctrl-C
+    # came, its KeyboardInterrupt chained to gloo's error in the collective's wait
+    lines = [
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/tmp/torchenv/lib/python3.11/site-packages/torch/distributed/c10d_logger.py", line 83, in wrapper',
+        "[rank0]:     return func(*args, **kwargs)",
+        '[rank0]:   File "/tmp/torchenv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", line 3252, in all_reduce',
+        "[rank0]:     work.wait()",
+        "[rank0]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed by peer [127.0.0.1]:21926.",
+        "",
+        "[rank0]: During handling of the above exception, another exception occurred:",
+        "",
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/work/main/tests/data/launchers/torchrun/hang_worker.py", line 30, in <module>',
+        "[rank0]:     main()",
+        '[rank0]:   File "/work/main/tests/data/launchers/torchrun/hang_worker.py", line 23, in main',
+        "[rank0]:     dist.all_reduce(total)",
+        '[rank0]:   File "/tmp/torchenv/lib/python3.11/site-packages/torch/distributed/c10d_logger.py", line 85, in wrapper',
+        "[rank0]:     msg_dict = _get_msg_dict(func.__name__, *args, **kwargs)",
+        "[rank0]: KeyboardInterrupt",
+    ]
+    row = only(parsed_by("traceback", lines).filter(pl.col("event") == "exception"))
+    assert row["exc_type"] == "KeyboardInterrupt"
+    said = json.loads(row["extra"])
+    assert said["own_frame"] == "/work/main/tests/data/launchers/torchrun/hang_worker.py:23 in main"
+    assert said["own_line"] == 13 and said["in_collective"] is True
+    # an exception that is no interrupt keeps no snapshot
+    failed = only(parsed_by("traceback", lines[:6]).filter(pl.col("event") == "exception"))
+    assert failed["extra"] is None or "own_frame" not in failed["extra"]

@@ -4,14 +4,16 @@
 #                  (attempt_0 and attempt_1), plus its --tee console (restart/console.log)
 #   restart_refused/console.log  a 3-process gloo run whose rank 1 raises at step 3; on its
 #                  restart (--max-restarts=1) the new workers' full-mesh connects are refused
+#   interrupted/console.log  a 3-process gloo run that hangs (rank 1 blocked reading a batch)
+#                  and is stopped with Ctrl-C (SIGINT to torchrun) after 12 s
 #   template_rank.log  console with TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:'
 #   template_rank_word.log  console with TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[rank${rank}]: '
 set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 TORCHRUN="${TORCHRUN:-torchrun}"
 cd "$HERE"
-rm -rf restart restart_refused template_rank.log template_rank_word.log
-mkdir -p restart restart_refused
+rm -rf restart restart_refused interrupted template_rank.log template_rank_word.log
+mkdir -p restart restart_refused interrupted
 FAIL_FIRST_ATTEMPT=1 $TORCHRUN --standalone --nproc_per_node=2 --max-restarts=1 \
   --log-dir restart/logs --redirects 3 --tee 3 worker.py > restart/console.log 2>&1
 TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:' $TORCHRUN --standalone --nproc_per_node=2 \
@@ -20,3 +22,7 @@ TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[rank${rank}]: ' $TORCHRUN --standalone -
   --tee 3 worker.py > template_rank_word.log 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 --max-restarts=1 crash_worker.py \
   > restart_refused/console.log 2>&1
+$TORCHRUN --standalone --nproc_per_node=3 hang_worker.py > interrupted/console.log 2>&1 &
+sleep 12
+kill -INT $!
+wait $!
