@@ -83,6 +83,8 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
     if departure == "alone_in_work":
         collective, work = details.get("collective"), details.get("work")
         return f"{who} alone waited in {collective} inside {work}", None
+    if departure == "left":
+        return f"{who} left the job early, with no error", None
     if departure == "busy":
         return f"{who} was still busy with {details.get('work')} when the others gave up", None
     if departure == "file_wait":

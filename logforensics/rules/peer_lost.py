@@ -43,7 +43,7 @@ DAEMON_LOST_FIX = (
 
 
 def check(job: Job) -> list[Finding]:
-    return _node_failures(job) + _connections_lost(job)
+    return _node_failures(job) + _connections_lost(job) + _left_early(job)
 
 
 def _slurm_step_cancelled() -> pl.Expr:
@@ -162,6 +162,71 @@ def _connections_lost(job: Job) -> list[Finding]:
             evidence_total=total,
             timestamp=earliest_time(lost),
             details={"peers": peers},
+        )
+    ]
+
+
+LEFT_EARLY_FIX = (
+    "Every rank must run the same steps and collectives to the end. Find where {who}'s loop "
+    "ended early: a `return` or `break` on a condition only it met (no more data, an early "
+    "stop of its own), fewer batches on that rank (shard with DistributedSampler; "
+    "`drop_last=True`), an exit under `if rank == ...`. Decide to stop together instead: "
+    "all_reduce a stop flag (MAX) every step, and leave the loop on every rank at once."
+)
+
+
+def _left_early(job: Job) -> list[Finding]:
+    """A rank that left the job on its own while the others still waited for it in
+    collectives. torchrun's summary lists every worker of its node that failed or that it
+    stopped; here the failed ones lost their connection to a peer, and a local rank below the
+    listed ones is missing from the list and was not stopped: it had exited on its own, with
+    code 0 and no error (a run here: rank 1's early `return`, then gloo's
+    `Connection closed by peer` on ranks 0 and 2)."""
+    events = job.events
+    lost = events.filter(pl.col("event").is_in(LOST))
+    listed = events.filter(pl.col("event") == "child_failed")
+    if lost.is_empty() or listed.is_empty():
+        return []
+    stopped = set(events.filter(pl.col("event") == "worker_sigterm").get_column("pid").to_list())
+    if not stopped <= set(listed.get_column("pid").to_list()):
+        return []  # the agent stopped a worker its summary does not list: it had not left
+    if listed.get_column("host").drop_nulls().n_unique() > 1:
+        return []
+    failed = set(listed.get_column("rank").drop_nulls().to_list())
+    if not failed or failed != set(listed.get_column("local_rank").drop_nulls().to_list()):
+        return []  # the summary's ranks are not its node's local ranks: not one node
+    reporters = set(lost.get_column("rank").drop_nulls().to_list())
+    if not reporters or not reporters <= failed:
+        return []
+    left = sorted(set(range(max(failed) + 1)) - failed)
+    if not left or len(left) >= len(failed):
+        return []
+    own = events.filter(pl.col("rank").is_in(left) & (pl.col("severity") == "error"))
+    if not own.is_empty():
+        return []
+    who, others = rank_list(left), rank_list(sorted(failed))
+    summary = (
+        f"{who.capitalize()} left the job early, with no error: torchrun's summary lists "
+        f"{others} as failed or stopped and not {'it' if len(left) == 1 else 'them'}, so "
+        f"{who} had already exited on {'its' if len(left) == 1 else 'their'} own "
+        f"while {others} still waited for {'it' if len(left) == 1 else 'them'} in a "
+        "collective (they lost their connection to it)."
+    )
+    rows = pl.concat([listed, lost], how="diagonal_relaxed").sort("file", "line")
+    evidence, total = evidence_from(rows.select("file", "line", "text", "rank"))
+    return [
+        Finding(
+            kind="stage_divergence",
+            severity="error",
+            part="departure",
+            summary=summary,
+            fix=LEFT_EARLY_FIX.format(who=who),
+            ranks=left,
+            evidence=evidence,
+            evidence_total=total,
+            confidence="medium",
+            timestamp=earliest_time(lost),
+            details={"departure": "left", "other_ranks": sorted(failed)},
         )
     ]
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from tests.builders import analyze_files, finding, kinds
+from pathlib import Path
+
+from tests.builders import analyze, analyze_files, finding, kinds
 
 
 def test_a_pair_closed_by_the_ranks_own_timeout_is_no_lost_peer(tmp_path):
@@ -66,3 +68,39 @@ def test_a_node_whose_daemon_mpirun_lost_is_the_cause(tmp_path):
     assert analysis.unrecognised_lines == 0
     # the one finding there is: no talk of others that follow from it
     assert analysis.verdict.reason == "It is the only finding in the logs."
+
+
+# --- a rank that left while the others still waited for it --------------------------------
+
+LEFT_EARLY = Path(__file__).parents[1] / "data" / "launchers" / "torchrun" / "left_early"
+
+
+def test_the_worker_torchrun_neither_lists_nor_stopped_had_left_early(tmp_path):
+    # a run here: rank 1 returned from its loop at step 4 and exited 0; ranks 0 and 2 lost
+    # their connection to it in step 4's all_reduce; torchrun's summary lists ranks 2 and 0
+    analysis = analyze(LEFT_EARLY)
+    left = analysis.verdict.finding
+    assert (left.kind, left.ranks, left.part) == ("stage_divergence", [1], "departure")
+    assert left.details == {"departure": "left", "other_ranks": [0, 2]}
+    assert "`return` or `break`" in left.fix
+    assert analysis.verdict.headline == (
+        "Rank 1 left the job early, with no error; ranks 0 and 2 then lost their connection to it"
+    )
+
+
+def test_a_worker_the_summary_lists_did_not_leave_early(tmp_path):
+    # the same console with a third summary entry for local rank 1: every worker failed
+    lines = (LEFT_EARLY / "console.log").read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("Root Cause"))
+    entry = [
+        "[2]:",
+        "  time      : 2026-12-04_05:30:10",
+        "  host      : localhost",
+        "  rank      : 1 (local_rank: 1)",
+        "  exitcode  : 1 (pid: 476)",
+        "  error_file: <N/A>",
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+    ]
+    listed = lines[: at - 1] + entry + lines[at - 1 :]
+    analysis = analyze_files(tmp_path, {"console.log": listed})
+    assert not [f for f in analysis.findings if f.details.get("departure") == "left"]

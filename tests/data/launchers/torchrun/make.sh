@@ -6,14 +6,15 @@
 #                  restart (--max-restarts=1) the new workers' full-mesh connects are refused
 #   interrupted/console.log  a 3-process gloo run that hangs (rank 1 blocked reading a batch)
 #                  and is stopped with Ctrl-C (SIGINT to torchrun) after 12 s
+#   left_early/console.log  a 3-process gloo run whose rank 1 returns early at step 4
 #   template_rank.log  console with TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:'
 #   template_rank_word.log  console with TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[rank${rank}]: '
 set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 TORCHRUN="${TORCHRUN:-torchrun}"
 cd "$HERE"
-rm -rf restart restart_refused interrupted template_rank.log template_rank_word.log
-mkdir -p restart restart_refused interrupted
+rm -rf restart restart_refused interrupted left_early template_rank.log template_rank_word.log
+mkdir -p restart restart_refused interrupted left_early
 FAIL_FIRST_ATTEMPT=1 $TORCHRUN --standalone --nproc_per_node=2 --max-restarts=1 \
   --log-dir restart/logs --redirects 3 --tee 3 worker.py > restart/console.log 2>&1
 TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:' $TORCHRUN --standalone --nproc_per_node=2 \
@@ -26,3 +27,4 @@ $TORCHRUN --standalone --nproc_per_node=3 hang_worker.py > interrupted/console.l
 sleep 12
 kill -INT $!
 wait $!
+$TORCHRUN --standalone --nproc_per_node=3 early_exit_worker.py > left_early/console.log 2>&1
