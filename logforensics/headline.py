@@ -85,6 +85,8 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
         return f"{who} alone waited in {collective} inside {work}", None
     if departure == "left":
         return f"{who} left the job early, with no error", None
+    if departure == "quiet":
+        return f"{who} went first, with no error of its own", None
     if departure == "busy":
         return f"{who} was still busy with {details.get('work')} when the others gave up", None
     if departure == "file_wait":

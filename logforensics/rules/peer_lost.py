@@ -43,7 +43,7 @@ DAEMON_LOST_FIX = (
 
 
 def check(job: Job) -> list[Finding]:
-    return _node_failures(job) + _connections_lost(job) + _left_early(job)
+    return _node_failures(job) + _connections_lost(job) + (_left_early(job) or _quiet_peer(job))
 
 
 def _slurm_step_cancelled() -> pl.Expr:
@@ -227,6 +227,79 @@ def _left_early(job: Job) -> list[Finding]:
             confidence="medium",
             timestamp=earliest_time(lost),
             details={"departure": "left", "other_ranks": sorted(failed)},
+        )
+    ]
+
+
+# A lost peer as the exception that ends a rank's wait says it (gloo's, the transport's)
+LOST_WORDS = r"(?i)connection closed by peer|connection reset by peer"
+QUIET_FIX = (
+    "Read the end of {who}'s own log: if it left its loop on purpose (its last lines say it "
+    "stopped, finished or ran out of data), every rank must run the same steps to the end: "
+    "decide to stop together (all_reduce a stop flag) and shard the data evenly "
+    "(DistributedSampler, `drop_last=True`). If it stops mid-step, it was killed from outside: "
+    "look for the OOM killer on its host (`dmesg -T | grep -i -E 'killed process|out of "
+    "memory'`) or the scheduler's record of the job."
+)
+
+
+def _quiet_peer(job: Job) -> list[Finding]:
+    """The ranks whose logs hold no error while every other rank's errors are a lost peer:
+    they are the peers that went first, leaving their loop early or killed without a word (a
+    run here: torchrun --log-dir files of rank 1's early `return`; no launcher summary)."""
+    events = job.events
+    lost = events.filter(pl.col("event").is_in(LOST))
+    reporters = set(lost.get_column("rank").drop_nulls().to_list())
+    if not reporters:
+        return []
+    errors = events.filter(pl.col("severity") == "error")
+    about_a_peer = pl.col("event").is_in(LOST) | (
+        (pl.col("event") == "exception")
+        & pl.col("exc_message").str.contains(LOST_WORDS).fill_null(False)
+    )
+    if not errors.filter(~about_a_peer).is_empty():
+        return []  # an error of another kind: its own rule explains the lost peers
+    quiet = sorted(set(job.ranks_seen) - set(errors.get_column("rank").drop_nulls().to_list()))
+    if not quiet or len(quiet) >= len(reporters) or errors.get_column("rank").null_count():
+        return []
+    last = (
+        job.file_stats.filter(pl.col("rank").is_in(quiet) & pl.col("last_line").is_not_null())
+        .sort("rank", "last_line")
+        .unique("rank", keep="last", maintain_order=True)
+    )
+    who, others = rank_list(quiet), rank_list(sorted(reporters))
+    said = ""
+    if last.height == 1 and last.item(0, "last_text"):
+        said = f" {who.capitalize()}'s last line: `{str(last.item(0, 'last_text')).strip()}`."
+    summary = (
+        f"{who.capitalize()} {'has' if len(quiet) == 1 else 'have'} no error in the logs while "
+        f"{others} lost their connection to a peer: {who} went first. It left its loop early "
+        "(an early `return` or `break`, no more data) or was killed from outside without a "
+        "word (the OOM killer writes to the kernel's log, not the job's)." + said
+    )
+    rows = pl.concat(
+        [
+            last.select(
+                "file", pl.col("last_line").alias("line"), pl.col("last_text").alias("text"), "rank"
+            ),
+            lost.sort("file", "line").select("file", "line", "text", "rank"),
+        ],
+        how="vertical_relaxed",
+    )
+    evidence, total = evidence_from(rows)
+    return [
+        Finding(
+            kind="stage_divergence",
+            severity="error",
+            part="departure",
+            summary=summary,
+            fix=QUIET_FIX.format(who=who),
+            ranks=quiet,
+            evidence=evidence,
+            evidence_total=total,
+            confidence="low",
+            timestamp=earliest_time(lost),
+            details={"departure": "quiet", "other_ranks": sorted(reporters)},
         )
     ]
 

@@ -104,3 +104,17 @@ def test_a_worker_the_summary_lists_did_not_leave_early(tmp_path):
     listed = lines[: at - 1] + entry + lines[at - 1 :]
     analysis = analyze_files(tmp_path, {"console.log": listed})
     assert not [f for f in analysis.findings if f.details.get("departure") == "left"]
+
+
+LEFT_EARLY_LOGDIR = LEFT_EARLY.parent / "left_early_logdir"
+
+
+def test_the_one_rank_with_no_error_while_the_others_lost_a_peer_went_first():
+    # a run here: the same job's torchrun --log-dir tree, no launcher summary
+    analysis = analyze(LEFT_EARLY_LOGDIR)
+    quiet = analysis.verdict.finding
+    assert (quiet.kind, quiet.ranks) == ("stage_divergence", [1])
+    assert quiet.details["departure"] == "quiet" and quiet.confidence == "low"
+    assert "`no more data on this rank, stopping`" in quiet.summary
+    assert "killed from outside" in quiet.summary and "OOM killer" in quiet.fix
+    assert analysis.verdict.headline.startswith("Rank 1 went first, with no error of its own")
