@@ -91,7 +91,8 @@ def split_jobs(
     jobs: list[list[str]] = [group for group in groups if facts.has_job_signal(group)]
     unattached = sorted({f for group in groups if group not in jobs for f in group})
     still = [f for f in unattached if not _attach(f, jobs, facts)]
-    ordered = sorted(jobs, key=lambda group: sorted(group)[0])
+    alone, still = _folders_of_their_own(still, jobs)
+    ordered = sorted([*jobs, *alone], key=lambda group: sorted(group)[0])
     return Split(
         tuple(
             JobFiles(
@@ -205,6 +206,26 @@ def _attach(name: str, jobs: list[list[str]], facts: _FileFacts) -> bool:
         homes[0].append(name)
         return True
     return False
+
+
+def _folders_of_their_own(
+    files: list[str], jobs: list[list[str]]
+) -> tuple[list[list[str]], list[str]]:
+    """The files left over that share a folder no job reaches into: a job of their own, one
+    that printed no world size, run or marks (a Trainer console: sample_logs/
+    hf_eval_on_main_only); the rest stay unattached."""
+    by_folder: dict[str, list[str]] = {}
+    for name in files:
+        by_folder.setdefault("/".join(_parts(name)[:-1]), []).append(name)
+    taken = ["/".join(_parts(name)[:-1]) + "/" for group in jobs for name in group]
+    alone: list[list[str]] = []
+    left: list[str] = []
+    for folder, names in sorted(by_folder.items()):
+        if folder and not any(path.startswith(folder + "/") for path in taken):
+            alone.append(sorted(names))
+        else:
+            left.extend(names)
+    return alone, sorted(left)
 
 
 def _named_run(name: str, facts: _FileFacts) -> str | None:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from logforensics import api
@@ -141,3 +143,16 @@ def test_a_job_that_says_it_trains_distributed_is_analysed_not_refused(tmp_path)
     other = ["The world size is not the point here; local ranking of results follows."]
     with pytest.raises(api.InputError, match="nothing here looks like a training job's log"):
         analyze_files(tmp_path / "other", {"notes.txt": other})
+
+
+def test_a_folder_of_its_own_beside_other_jobs_is_a_job_even_with_no_world_size(tmp_path):
+    # three jobs in one upload: two whose logs state different world sizes, and a Trainer
+    # console (sample_logs/hf_eval_on_main_only) that states none, in a folder of its own
+    for scenario in ("uneven_loader_hang", "tqdm_rank_bars_uneven", "hf_eval_on_main_only"):
+        shutil.copytree(SAMPLE_LOGS / scenario / "logs", tmp_path / scenario)
+    upload = api.analyze_upload(tmp_path)
+    labels = sorted(job.label for job in upload.jobs)
+    assert len(labels) == 3 and labels[0].startswith("hf_eval_on_main_only")
+    trainer = next(job for job in upload.jobs if job.label.startswith("hf_eval"))
+    assert trainer.verdict.finding.kind == "stage_divergence"
+    assert not upload.unattached
