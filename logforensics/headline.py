@@ -83,6 +83,12 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
     if departure == "alone_in_work":
         collective, work = details.get("collective"), details.get("work")
         return f"{who} alone waited in {collective} inside {work}", None
+    if departure == "interrupted_elsewhere":
+        return (
+            f"{who} {_was(finding.ranks)} outside any collective when the job was interrupted, "
+            f"in {details.get('where')}",
+            f"{rank_list(others)} waited in a collective at {details.get('their_place')}",
+        )
     if departure == "left":
         return f"{who} left the job early, with no error", None
     if departure == "quiet":
@@ -530,12 +536,6 @@ def _stuck_location(finding: Finding, verdict: Verdict) -> Told:
     if not isinstance(groups, list) or len(groups) < 2:
         return f"{_who(finding.ranks)} {_are(finding.ranks)} stuck elsewhere than the others", None
     majority, odd = groups[0], groups[1]
-    if finding.details.get("source") == "interrupt tracebacks":
-        return (
-            f"{_who(finding.ranks)} {_was(finding.ranks)} outside any collective when the job "
-            f"was interrupted, in {odd['where']}",
-            f"{rank_list(majority['ranks'])} waited in a collective at {majority['where']}",
-        )
     tool = finding.details.get("source") or "py-spy"
     what = f"{_who(finding.ranks)} {_are(finding.ranks)} stuck in {_place(odd)} ({tool})"
     return what, f"{rank_list(majority['ranks'])} wait in {_place(majority)}"

@@ -84,14 +84,14 @@ MAIN_FIRST_CALL = r"\bwith\b.*\b(?:local_)?main_process_first\("
 # under `if is_main_process:` reaching DeepSpeed's barrier):
 #   File ".../accelerate/accelerator.py", line 2711, in save_state
 ONE_RANK_WORK_FRAME = r"(?i) in (\w*(?:save|checkpoint|evaluat|validat)\w*)$"
-# A frame (`<path>:<line> in <func>`) of a collective, or of autograd's backward (DDP's gradient
-# all-reduce): a process interrupted there was waiting for the other ranks
+# A frame (`<path>:<line> in <func>`) of a collective, named, or of autograd's backward (DDP's
+# gradient all-reduce): a process whose stack stood there waited for the other ranks
 COLLECTIVE_FRAME = (
-    r"(?:distributed_c10d\.py|/distributed/[\w/]*\.py):\d+ in (?:all_reduce|all_gather\w*"
+    r"(?:distributed_c10d\.py|/distributed/[\w/]*\.py):\d+ in (all_reduce|all_gather\w*"
     r"|barrier|monitored_barrier|broadcast\w*|reduce_scatter\w*|all_to_all\w*|reduce|gather"
     r"|scatter|send|recv)$"
-    r"|autograd/(?:__init__|graph)\.py:\d+ in (?:backward|_engine_run_backward)$"
 )
+BACKWARD_FRAME = r"autograd/(?:__init__|graph)\.py:\d+ in (?:backward|_engine_run_backward)$"
 # A frame of a library or of Python itself, not of the job's own code
 LIBRARY_FRAME = r"site-packages|dist-packages|/lib/python\d|^<|[\\/]torch[\\/]"
 # Traceback (most recent call last):
@@ -359,10 +359,9 @@ def _chains(rows: pl.DataFrame) -> pl.DataFrame:
             pl.col("line").filter(pl.col("_body")).max().alias("_last_body"),
             pl.col("_frame_text").filter(_own_frame()).last().alias("_own_frame"),
             pl.col("line").filter(_own_frame()).last().alias("_own_line"),
-            pl.col("_frame_text")
-            .filter(pl.col("_body") & pl.col("_frame"))
-            .str.contains(COLLECTIVE_FRAME)
-            .any()
+            _collective_name(pl.col("_frame_text").filter(pl.col("_body") & pl.col("_frame")))
+            .drop_nulls()
+            .last()
             .alias("_collective"),
             pl.col("_stripped").str.extract(SPAWNED_PROCESS, 1).drop_nulls().last().alias("_spawn"),
         )
@@ -389,7 +388,7 @@ def _chains(rows: pl.DataFrame) -> pl.DataFrame:
         pl.col("_spawn").drop_nulls().last().alias("_chain_spawned"),
         pl.col("_own_frame").drop_nulls().last().alias("_chain_own_frame"),
         pl.col("_own_line").drop_nulls().last().alias("_chain_own_line"),
-        pl.col("_collective").any().alias("_chain_collective"),
+        pl.col("_collective").drop_nulls().first().alias("_chain_collective"),
     )
     # a chain cut before its last exception line ends in the last one it shows: the exception
     # that caused what followed (bigscience tr1's DataLoader worker killed by a bus error, then
@@ -437,6 +436,14 @@ def _mark_bare_exceptions(rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _collective_name(frames: pl.Expr) -> pl.Expr:
+    """The collective a frame is in (`backward` for autograd's), null for any other frame."""
+    return pl.coalesce(
+        frames.str.extract(COLLECTIVE_FRAME, 1),
+        pl.when(frames.str.contains(BACKWARD_FRAME)).then(pl.lit("backward")),
+    )
+
+
 def _own_frame() -> pl.Expr:
     """A frame line of the job's own code (see LIBRARY_FRAME)."""
     frame = pl.col("_frame_text")
@@ -463,11 +470,13 @@ def _exception_events(rows: pl.DataFrame) -> pl.DataFrame:
     work = pl.col("_chain_work")
     # the parent quoting a spawned child's traceback: its rank is that child's alone
     spawned = pl.when(_spawned_rank(pl.col("_chain_message")).is_not_null()).then(True)
-    # where a process stood when it was interrupted: a snapshot of its stack
+    # where a process stood: the collective it waited in, or any place when it was interrupted
+    # (a snapshot of its stack), with the innermost frame of its own code
     interrupted = pl.col("_chain_type").str.ends_with("KeyboardInterrupt").fill_null(False)
-    own_frame = pl.when(interrupted).then(pl.col("_chain_own_frame"))
-    own_line = pl.when(interrupted).then(pl.col("_chain_own_line"))
-    in_collective = pl.when(interrupted).then(pl.col("_chain_collective"))
+    placed = interrupted | pl.col("_chain_collective").is_not_null()
+    own_frame = pl.when(placed).then(pl.col("_chain_own_frame"))
+    own_line = pl.when(placed).then(pl.col("_chain_own_line"))
+    in_collective = pl.when(placed).then(pl.col("_chain_collective").fill_null(""))
     events = own.filter(pl.col("line") == pl.col("_start")).select(
         "file",
         "line",
@@ -483,7 +492,7 @@ def _exception_events(rows: pl.DataFrame) -> pl.DataFrame:
             | main_first.is_not_null()
             | work.is_not_null()
             | spawned.is_not_null()
-            | interrupted
+            | placed
         )
         .then(
             pl.struct(
@@ -493,7 +502,7 @@ def _exception_events(rows: pl.DataFrame) -> pl.DataFrame:
                 spawned=spawned,
                 own_frame=own_frame,
                 own_line=own_line,
-                in_collective=in_collective,
+                collective=in_collective,
             )
             .struct.json_encode()
             .str.replace_all(r',?"\w+":null', "")

@@ -25,6 +25,7 @@ from logforensics.ras_report import named_by_ras
 from logforensics.registry import Rule
 from logforensics.store_barrier import short_at_barrier
 from logforensics.text import rank_list
+from logforensics.traceback_waits import tracebacks_apart
 from parsers.phase_banners import phase_name
 
 MAX_FINDINGS = 10
@@ -64,7 +65,19 @@ def check(job: Job) -> list[Finding]:
         + waited_for_a_file(job)
         + named_by_ras(job)
         + short_at_barrier(job, default_group=False)
+        + _from_tracebacks(job)
     )
+
+
+def _from_tracebacks(job: Job) -> list[Finding]:
+    """Where the ranks' own tracebacks left them, where nothing more exact (stage marks, a
+    watchdog's sequence numbers) placed a departure."""
+    progress = job.progress
+    if progress is not None and progress.departures:
+        return []
+    if not mixed_ops_at_one_seq(per_rank_timeouts(job.events)).is_empty():
+        return []
+    return tracebacks_apart(job)
 
 
 def _from_marks(job: Job) -> list[Finding]:

@@ -1,5 +1,4 @@
-"""Where each rank is stuck, from `py-spy dump` stacks taken while the job hung, or from the
-tracebacks the ranks printed when the hung job was interrupted (Ctrl-C: `KeyboardInterrupt`).
+"""Where each rank is stuck, from `py-spy dump` stacks taken while the job hung.
 
 Each rank's main thread is read for what it waits in (a collective, DDP's backward, the
 DataLoader, a lock, a sleep) and the innermost frame of the job's own code. Ranks standing at
@@ -28,7 +27,7 @@ FIX = (
 def check(job: Job) -> list[Finding]:
     stuck = where_stuck(job.dumps.stacks)
     if stuck.is_empty():
-        return _unclaimed_apart(job) or _interrupted(job)
+        return _unclaimed_apart(job)
     where = pl.col("user_frame").fill_null(pl.col("innermost"))
     groups = (
         stuck.with_columns(
@@ -149,106 +148,6 @@ def _unclaimed_apart(job: Job) -> list[Finding]:
             details={"source": "stack dumps", "groups": groups.height},
         )
     ]
-
-
-INTERRUPTED_FIX = (
-    "The others waited for {who} in a collective at {theirs}; {who} stood at {mine} instead. "
-    "If that is work of its own (reading data, I/O, a lock, evaluation), find why it blocked "
-    "or ran that long there; if it is another part of the loop, find the branch that took it "
-    "there (a `continue` or early `return`, an exception caught and skipped). Next time dump "
-    "every rank before stopping a hung job (`py-spy dump --pid <pid>`)."
-)
-
-
-def _interrupted(job: Job) -> list[Finding]:
-    """The ranks' tracebacks when the hung job was interrupted: each says where its rank stood
-    (parsers/traceback.py: the innermost frame of the job's own code, and whether a frame of
-    the chain is a collective's). Ranks interrupted outside any collective while most waited
-    in one are the ones the others waited for (a run here: rank 1 in its data loading's
-    `time.sleep`, ranks 0 and 2 in `dist.all_reduce`, the job stopped with Ctrl-C)."""
-    extra = pl.col("extra")
-    stopped = job.events.filter(
-        (pl.col("event") == "exception")
-        & pl.col("rank").is_not_null()
-        & pl.col("exc_type").str.ends_with("KeyboardInterrupt").fill_null(False)
-        & extra.str.contains('"own_frame"', literal=True).fill_null(False)
-    )
-    if stopped.get_column("rank").n_unique() < 2:
-        return []
-    rows = (
-        stopped.sort("file", "line")
-        .unique("rank", keep="last", maintain_order=True)
-        .select(
-            "file",
-            "rank",
-            extra.str.json_path_match("$.own_frame").alias("frame"),
-            (extra.str.json_path_match("$.own_line").cast(pl.UInt32) + 1).alias("line"),
-            (extra.str.json_path_match("$.in_collective") == "true").alias("waits"),
-        )
-    )
-    waiting, elsewhere = rows.filter(pl.col("waits")), rows.filter(~pl.col("waits"))
-    if waiting.is_empty() or elsewhere.is_empty() or elsewhere.height > waiting.height:
-        return []
-    quoted = job.quote(rows.select("file", "line", "rank")).select(
-        "file", "line", pl.col("text").str.replace(r"^\[[^\]]*\]:\s*", "").str.strip_chars()
-    )
-    rows = rows.join(quoted, on=["file", "line"], how="left")
-    odd = rows.filter(~pl.col("waits")).sort("rank")
-    majority = rows.filter(pl.col("waits")).sort("rank")
-    suspects = odd.get_column("rank").to_list()
-    waiters = majority.get_column("rank").to_list()
-    first_odd, first_waiter = odd.row(0, named=True), majority.row(0, named=True)
-    summary = (
-        f"When the job was interrupted, {_who(suspects)} stood in {_code_place(first_odd)}, "
-        f"outside any collective, while {_who(waiters)} waited in a collective at "
-        f"{_code_place(first_waiter)}: the others waited for {_who(suspects)}."
-    )
-    return [
-        Finding(
-            kind="stuck_location",
-            severity="error",
-            part="departure",
-            summary=summary,
-            fix=INTERRUPTED_FIX.format(
-                who=rank_list(suspects),
-                theirs=_frame_place(first_waiter["frame"]),
-                mine=_frame_place(first_odd["frame"]),
-            ),
-            ranks=suspects,
-            evidence=[
-                Evidence(row["file"], int(row["line"]), row["text"] or row["frame"], row["rank"])
-                for row in [*odd.iter_rows(named=True), first_waiter]
-            ],
-            evidence_total=rows.height,
-            confidence="high" if len(waiters) >= 2 * len(suspects) else "medium",
-            details={
-                "source": "interrupt tracebacks",
-                "groups": [
-                    {
-                        "ranks": waiters,
-                        "waiting": "a collective",
-                        "where": _frame_place(first_waiter["frame"]),
-                    },
-                    {
-                        "ranks": suspects,
-                        "waiting": "no collective",
-                        "where": _frame_place(first_odd["frame"]),
-                    },
-                ],
-            },
-        )
-    ]
-
-
-def _frame_place(frame: str) -> str:
-    """`load_batch (g.py:6)` from `/tmp/rr/g.py:6 in load_batch`."""
-    where, _, function = frame.rpartition(" in ")
-    return f"{function} ({where.replace(chr(92), '/').rsplit('/', 1)[-1]})"
-
-
-def _code_place(row: dict) -> str:
-    code = f": `{row['text']}`" if row["text"] else ""
-    return f"{_frame_place(row['frame'])}{code}"
 
 
 def _processes(count: int) -> str:

@@ -822,7 +822,7 @@ def test_an_interrupted_process_s_traceback_says_where_its_own_code_stood():
     assert row["exc_type"] == "KeyboardInterrupt"
     said = json.loads(row["extra"])
     assert said["own_frame"] == "/work/main/tests/data/launchers/torchrun/hang_worker.py:23 in main"
-    assert said["own_line"] == 13 and said["in_collective"] is True
-    # an exception that is no interrupt keeps no snapshot
+    assert said["own_line"] == 13 and said["collective"] == "all_reduce"
+    # the error in the collective's wait alone: its place is the collective, in no own code
     failed = only(parsed_by("traceback", lines[:6]).filter(pl.col("event") == "exception"))
-    assert failed["extra"] is None or "own_frame" not in failed["extra"]
+    assert json.loads(failed["extra"]) == {"collective": "all_reduce"}

@@ -96,36 +96,3 @@ def test_dumps_no_rank_claims_waiting_in_one_collective_say_nothing(tmp_path):
         shutil.copy(SPLIT / "step_all_reduce.txt", root / name)
     analysis = analyze(root)
     assert analysis.verdict is None or analysis.verdict.finding.kind != "collective_mismatch"
-
-
-# --- where the ranks stood when a hung job was interrupted -----------------------------------
-
-INTERRUPTED = ROOT / "tests" / "data" / "launchers" / "torchrun" / "interrupted"
-
-
-def test_the_rank_interrupted_outside_a_collective_is_the_one_the_others_waited_for():
-    # a run here: rank 1 blocked reading its batch, ranks 0 and 2 in all_reduce, then Ctrl-C
-    analysis = analyze(INTERRUPTED)
-    stuck = analysis.verdict.finding
-    assert (stuck.kind, stuck.ranks, stuck.part) == ("stuck_location", [1], "departure")
-    assert "load_batch (hang_worker.py:14)" in stuck.summary
-    assert "`time.sleep(3600)  # a read that never returns`" in stuck.summary
-    assert "`dist.all_reduce(total)`" in stuck.summary
-    assert [(item.line, item.rank) for item in stuck.evidence] == [(27, 1), (45, 0)]
-    assert analysis.verdict.headline.startswith(
-        "Rank 1 was outside any collective when the job was interrupted"
-    )
-    # gloo's lost connections on ranks 0 and 2 came after rank 1 went at the Ctrl-C
-    assert finding_roles(analysis, "peer_lost") == {"symptom"}
-
-
-def test_ranks_all_interrupted_in_collectives_single_out_none(tmp_path):
-    lines = (INTERRUPTED / "console.log").read_text().splitlines()
-    others_only = [line for line in lines if not line.startswith("[rank1]:")]
-    (tmp_path / "console.log").write_text("\n".join(others_only) + "\n")
-    analysis = analyze(tmp_path)
-    assert not [f for f in analysis.findings if f.kind == "stuck_location"]
-
-
-def finding_roles(analysis, kind: str) -> set[str]:
-    return {f.role for f in analysis.findings if f.kind == kind}

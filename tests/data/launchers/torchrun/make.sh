@@ -8,14 +8,16 @@
 #                  and is stopped with Ctrl-C (SIGINT to torchrun) after 12 s
 #   left_early/console.log  a 3-process gloo run whose rank 1 returns early at step 4
 #   left_early_logdir/  the same run's --log-dir tree alone (--redirects 3, no console)
+#   barrier_apart/console.log  a 3-process gloo run whose rank 1 breaks out of its loop into the
+#                  final barrier while the others wait in all_reduce; all time out after 15 s
 #   template_rank.log  console with TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:'
 #   template_rank_word.log  console with TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[rank${rank}]: '
 set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 TORCHRUN="${TORCHRUN:-torchrun}"
 cd "$HERE"
-rm -rf restart restart_refused interrupted left_early left_early_logdir template_rank.log template_rank_word.log
-mkdir -p restart restart_refused interrupted left_early
+rm -rf restart restart_refused interrupted left_early left_early_logdir barrier_apart template_rank.log template_rank_word.log
+mkdir -p restart restart_refused interrupted left_early barrier_apart
 FAIL_FIRST_ATTEMPT=1 $TORCHRUN --standalone --nproc_per_node=2 --max-restarts=1 \
   --log-dir restart/logs --redirects 3 --tee 3 worker.py > restart/console.log 2>&1
 TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:' $TORCHRUN --standalone --nproc_per_node=2 \
@@ -31,3 +33,4 @@ wait $!
 $TORCHRUN --standalone --nproc_per_node=3 early_exit_worker.py > left_early/console.log 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 --log-dir left_early_logdir --redirects 3 \
   early_exit_worker.py > /dev/null 2>&1
+$TORCHRUN --standalone --nproc_per_node=3 break_worker.py > barrier_apart/console.log 2>&1
