@@ -213,20 +213,15 @@ def _left_early(job: Job) -> list[Finding]:
         "collective (they lost their connection to it)."
     )
     rows = pl.concat([listed, lost], how="diagonal_relaxed").sort("file", "line")
-    evidence, total = evidence_from(rows.select("file", "line", "text", "rank"))
     return [
-        Finding(
-            kind="stage_divergence",
-            severity="error",
-            part="departure",
-            summary=summary,
-            fix=LEFT_EARLY_FIX.format(who=who),
-            ranks=left,
-            evidence=evidence,
-            evidence_total=total,
-            confidence="medium",
-            timestamp=earliest_time(lost),
-            details={"departure": "left", "other_ranks": sorted(failed)},
+        _went_first(
+            rows.select("file", "line", "text", "rank"),
+            lost,
+            summary,
+            LEFT_EARLY_FIX.format(who=who),
+            left,
+            "medium",
+            {"departure": "left", "other_ranks": sorted(failed)},
         )
     ]
 
@@ -286,22 +281,43 @@ def _quiet_peer(job: Job) -> list[Finding]:
         ],
         how="vertical_relaxed",
     )
-    evidence, total = evidence_from(rows)
     return [
-        Finding(
-            kind="stage_divergence",
-            severity="error",
-            part="departure",
-            summary=summary,
-            fix=QUIET_FIX.format(who=who),
-            ranks=quiet,
-            evidence=evidence,
-            evidence_total=total,
-            confidence="low",
-            timestamp=earliest_time(lost),
-            details={"departure": "quiet", "other_ranks": sorted(reporters)},
+        _went_first(
+            rows,
+            lost,
+            summary,
+            QUIET_FIX.format(who=who),
+            quiet,
+            "low",
+            {"departure": "quiet", "other_ranks": sorted(reporters)},
         )
     ]
+
+
+def _went_first(
+    quoted: pl.DataFrame,
+    lost: pl.DataFrame,
+    summary: str,
+    fix: str,
+    ranks: list[int],
+    confidence: Confidence,
+    details: dict[str, object],
+) -> Finding:
+    """The departure of the ranks the others lost their connection to."""
+    evidence, total = evidence_from(quoted)
+    return Finding(
+        kind="stage_divergence",
+        severity="error",
+        part="departure",
+        summary=summary,
+        fix=fix,
+        ranks=ranks,
+        evidence=evidence,
+        evidence_total=total,
+        confidence=confidence,
+        timestamp=earliest_time(lost),
+        details=details,
+    )
 
 
 RULE = Rule(kind="peer_lost", check=check)
