@@ -315,6 +315,10 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
         return f"{who} went down first: its process group's abort hung", None
     if finding.details.get("summary_cut"):
         return "A worker failed (torchrun's report)", "the logs do not say which rank or why"
+    if finding.details.get("service_report"):
+        return "The training job failed (the training service's report)", (
+            "the job's own error is not in these logs"
+        )
     if finding.details.get("spawn_cut"):
         why = ": the training's numbers diverged" if finding.details.get("numerics") else ""
         return f"A spawned worker failed{why}", None

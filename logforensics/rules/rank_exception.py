@@ -410,7 +410,7 @@ def _launcher_summary_cut(job: Job) -> list[Finding]:
     a worker failed, which one and why the logs do not say; a failure all the same, never "no
     failure found"."""
     events = job.events
-    launcher = (pl.col("event") == "exception") & _child_failed_error()
+    launcher = (pl.col("event") == "exception") & (_child_failed_error() | _service_report())
     reports = events.filter(launcher)
     listed = events.filter(pl.col("event").is_in(EXIT_REPORTS))
     if reports.is_empty() or not listed.is_empty():
@@ -420,6 +420,21 @@ def _launcher_summary_cut(job: Job) -> list[Finding]:
     )
     if not others.is_empty():
         return []
+    if not reports.filter(_service_report()).is_empty():
+        said = clipped(str(reports.filter(_service_report()).item(0, "exc_message") or ""))
+        return [
+            _unblamed(
+                reports,
+                part="explanation",
+                summary=(
+                    f"The training service reports that the job failed (`{said}`); no "
+                    "process's own error is in these logs."
+                ),
+                fix=SERVICE_FIX,
+                ranks=[],
+                details={"exception": None, "service_report": True},
+            )
+        ]
     return [
         _unblamed(
             reports,
@@ -433,6 +448,13 @@ def _launcher_summary_cut(job: Job) -> list[Finding]:
             details={"exception": None, "summary_cut": True},
         )
     ]
+
+
+SERVICE_FIX = (
+    "The job's own log holds the error: open the training job's log stream (SageMaker: "
+    "CloudWatch, `/aws/sagemaker/TrainingJobs`, one stream per host, `algo-1` ...) and read "
+    "the first traceback there; the service's message quotes only its last lines."
+)
 
 
 # torchrun's agent raising it, the traceback cut before its exception line
@@ -768,8 +790,16 @@ def _spawn_exit() -> pl.Expr:
 
 def _launchers_word() -> pl.Expr:
     """An exception that only says a worker failed: torchrun's ChildFailedError, the spawning
-    parent's report of a child's exit."""
-    return _child_failed_error() | _spawn_exit()
+    parent's report of a child's exit, a training service's report that the job failed."""
+    return _child_failed_error() | _spawn_exit() | _service_report()
+
+
+def _service_report() -> pl.Expr:
+    """The SageMaker SDK's exception for a training job that ended Failed, quoting the job's
+    error (`UnexpectedStatusException: Error for Training job ...: Failed. Reason:
+    AlgorithmError: ...`, aws/amazon-sagemaker-examples#3444): the service's word, raised in
+    the notebook that launched the job, no process of the job's own."""
+    return pl.col("exc_type").str.ends_with("UnexpectedStatusException").fill_null(False)
 
 
 AGENT_LOGGER = "torch.distributed.elastic."

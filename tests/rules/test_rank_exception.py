@@ -1539,3 +1539,37 @@ def test_a_spawned_child_killed_by_a_signal_is_that_rank_s_death_not_an_exceptio
     assert not [
         f for f in analysis.findings if f.details.get("exception") == "ProcessExitedException"
     ]
+
+
+# aws/amazon-sagemaker-examples#3444, verbatim: the SageMaker SDK's report, in the notebook
+# that launched the job, that the training job failed
+SAGEMAKER_FAILED = [
+    "2022-06-02 17:28:14 Failed - Training job failed",
+    "Traceback (most recent call last):",
+    '  File "/opt/conda/lib/python3.6/site-packages/sagemaker/session.py", line 3245, in _check_job_status',
+    "    actual_status=status,",
+    "sagemaker.exceptions.UnexpectedStatusException: Error for Training job cluster-eames-: Failed. Reason: AlgorithmError: ExecuteUserScriptError:",
+]
+
+
+def test_a_training_service_s_report_alone_is_a_failure_of_no_process(tmp_path):
+    analysis = analyze_files(tmp_path, {"notebook.log": SAGEMAKER_FAILED})
+    failed = analysis.verdict.finding
+    assert failed.kind == "rank_exception" and failed.ranks == [] and failed.blames_nobody
+    assert failed.summary.startswith("The training service reports that the job failed")
+    assert "CloudWatch" in failed.fix
+    assert analysis.verdict.headline.startswith("The training job failed")
+
+
+def test_the_error_a_service_s_report_quotes_is_the_verdict_not_the_report(tmp_path):
+    # philschmid/llm-sagemaker-sample#28, verbatim, under a collector's timestamps: the SDK's
+    # report first, then the job's own out-of-memory error it quotes
+    lines = [
+        "UnexpectedStatusException: Error for Training job gemma-9b-test-2024-09-29-13-03-11-642: Failed. Reason: AlgorithmError: ExecuteUserScriptError:",
+        "ExitCode 1",
+        'ErrorMessage "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 7.81 GiB. GPU 7 has a total capacty of 22.19 GiB of which 5.32 GiB is free. Process 55370 has 16.85 GiB memory in use. Of the allocated memory 16.09 GiB is allocated by PyTorch, and 377.60 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF',
+    ]
+    stamped = [f"2025-03-01T12:00:00.{i:06d}000Z {line}" for i, line in enumerate(lines)]
+    for name, text in (("plain.log", lines), ("stamped.log", stamped)):
+        analysis = analyze_files(tmp_path / name, {name: text})
+        assert analysis.verdict.finding.kind == "oom", name
