@@ -257,6 +257,8 @@ def _quiet_peer(job: Job) -> list[Finding]:
     quiet = sorted(set(job.ranks_seen) - set(errors.get_column("rank").drop_nulls().to_list()))
     if not quiet or len(quiet) >= len(reporters) or errors.get_column("rank").null_count():
         return []
+    if job.world_size is not None and job.world_size.value > len(job.ranks_seen):
+        return []  # the peer that went may be a rank whose log is not here
     last = (
         job.file_stats.filter(pl.col("rank").is_in(quiet) & pl.col("last_line").is_not_null())
         .sort("rank", "last_line")

@@ -118,3 +118,15 @@ def test_the_one_rank_with_no_error_while_the_others_lost_a_peer_went_first():
     assert "`no more data on this rank, stopping`" in quiet.summary
     assert "killed from outside" in quiet.summary and "OOM killer" in quiet.fix
     assert analysis.verdict.headline.startswith("Rank 1 went first, with no error of its own")
+
+
+def test_no_quiet_rank_is_blamed_when_ranks_of_the_world_are_missing(tmp_path):
+    # the same files, with a world of 8 said: the peer that went may be a rank not uploaded
+    files = {
+        path.relative_to(LEFT_EARLY_LOGDIR).as_posix(): path.read_text().splitlines()
+        for path in LEFT_EARLY_LOGDIR.rglob("*.log")
+    }
+    first = next(name for name in files if name.endswith("0/stdout.log"))
+    files[first] = ["world_size=8", *files[first]]
+    analysis = analyze_files(tmp_path, files)
+    assert not [f for f in analysis.findings if f.details.get("departure") == "quiet"]
