@@ -184,7 +184,10 @@ def _departure(
             for row in quoted
         ],
         evidence_total=total,
-        confidence="high" if total - len(ranks) >= 2 * len(ranks) else "medium",
+        # an interrupt is a snapshot: it shows a hang only because people stop hung jobs
+        confidence="high"
+        if total - len(ranks) >= 2 * len(ranks) and details["departure"] != "interrupted_elsewhere"
+        else "medium",
         details=details,
     )
 
