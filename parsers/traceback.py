@@ -56,6 +56,11 @@ instructlab/training#520):
 
     terminate called after throwing an instance of 'c10::DistBackendError'
       what():  [PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated ...
+
+An exception whose chain passes through a collective (`distributed_c10d.py ... in all_reduce`,
+autograd's backward), or that is a `KeyboardInterrupt` (Ctrl-C stops a hung job, and every
+rank prints where it stood), keeps in `extra` where its process was: `collective` (its name,
+empty for none), `own_frame` and `own_line` (the innermost frame of the job's own code).
 """
 
 from __future__ import annotations
