@@ -20,6 +20,16 @@ from logforensics.findings import Evidence, Finding
 from logforensics.job import Job
 from logforensics.text import rank_list
 
+# A frame of a call that blocks: a lock, a queue, a socket or pipe, a child process, the
+# DataLoader waiting for its workers
+BLOCKING_FRAME = (
+    r"(?:threading|queue|selectors|socket|ssl|subprocess|connection|popen_fork|dataloader)\.py"
+    r":\d+ in (?:wait|get|poll|_poll|select|recv\w*|_recv\w*|read\w*|acquire|join"
+    r"|_wait_for_tstate_lock|communicate|_try_get_data|_get_data)$"
+)
+# ... or the job's own call of one, the innermost frame (C code below it: `time.sleep(...)`,
+# `f.read()`, `queue.get()`); a computation called the same way looks alike and is no wait
+BLOCKING_CALL = r"\b(?:sleep|wait|join|acquire|recv\w*|read\w*|get|input|select|poll)\("
 INTERRUPTED_FIX = (
     "The others waited for {who} in a collective at {theirs}; {who} stood at {mine} instead. "
     "If that is work of its own (reading data, I/O, a lock, evaluation), find why it blocked "
@@ -60,6 +70,7 @@ def _places(job: Job) -> pl.DataFrame:
             schema={
                 "file": pl.String,
                 "rank": pl.Int32,
+                "innermost": pl.String,
                 "frame": pl.String,
                 "line": pl.UInt32,
                 "collective": pl.String,
@@ -73,6 +84,7 @@ def _places(job: Job) -> pl.DataFrame:
         .select(
             "file",
             "rank",
+            pl.col("frame").alias("innermost"),
             extra.str.json_path_match("$.own_frame").alias("frame"),
             (extra.str.json_path_match("$.own_line").cast(pl.UInt32) + 1).alias("line"),
             extra.str.json_path_match("$.collective").fill_null("").alias("collective"),
@@ -92,6 +104,14 @@ def _interrupted_elsewhere(job: Job, rows: pl.DataFrame) -> list[Finding]:
     odd = rows.filter(pl.col("collective") == "")
     waiting = rows.filter(pl.col("collective") != "")
     if waiting.is_empty() or odd.height >= waiting.height:
+        return []
+    # a snapshot of a running job has ranks outside collectives too, computing: only a rank
+    # blocked in a call (a sleep, a read, a library's wait) had stopped the others (runs here:
+    # healthy jobs stopped with Ctrl-C, one rank in forward, the others in the all-reduce)
+    blocked = (
+        (pl.col("innermost") == pl.col("frame")) & pl.col("code").str.contains(BLOCKING_CALL)
+    ) | pl.col("innermost").str.contains(BLOCKING_FRAME)
+    if not odd.select(blocked.fill_null(False).all()).item():
         return []
     suspects, waiters = odd.get_column("rank").to_list(), waiting.get_column("rank").to_list()
     mine, theirs = odd.row(0, named=True), waiting.row(0, named=True)

@@ -133,8 +133,38 @@ def _node_lost(
     )
 
 
+def _lost(job: Job) -> pl.DataFrame:
+    """The reports of a lost peer, but those inside a traceback that ends in Ctrl-C's
+    `KeyboardInterrupt` or below the launcher's word that it was signalled from outside: when a
+    stopped job's ranks exit one by one, the others' waits fail on the first one gone (a run
+    here, a healthy job stopped with Ctrl-C)."""
+    events = job.events
+    lost = events.filter(pl.col("event").is_in(LOST))
+    interrupts = events.filter(
+        (pl.col("event") == "exception")
+        & pl.col("exc_type").str.ends_with("KeyboardInterrupt").fill_null(False)
+        & pl.col("end_line").is_not_null()
+    ).select("file", pl.col("line").alias("_from"), pl.col("end_line").alias("_to"))
+    signalled = events.filter(pl.col("event") == "launcher_signalled").select(
+        "file", pl.col("line").alias("_from"), pl.lit(None, pl.UInt32).alias("_to")
+    )
+    interrupts = pl.concat([interrupts, signalled], how="vertical_relaxed")
+    if lost.is_empty() or interrupts.is_empty():
+        return lost
+    inside = (
+        lost.select("file", "line")
+        .join(interrupts, on="file")
+        .filter(
+            (pl.col("line") >= pl.col("_from"))
+            & (pl.col("_to").is_null() | (pl.col("line") <= pl.col("_to")))
+        )
+        .select("file", "line")
+    )
+    return lost.join(inside, on=["file", "line"], how="anti")
+
+
 def _connections_lost(job: Job) -> list[Finding]:
-    lost = job.events.filter(pl.col("event").is_in(LOST))
+    lost = _lost(job)
     if lost.is_empty():
         return []
     reporters = sorted(lost.get_column("rank").drop_nulls().unique().to_list())
@@ -183,7 +213,7 @@ def _left_early(job: Job) -> list[Finding]:
     code 0 and no error (a run here: rank 1's early `return`, then gloo's
     `Connection closed by peer` on ranks 0 and 2)."""
     events = job.events
-    lost = events.filter(pl.col("event").is_in(LOST))
+    lost = _lost(job)
     listed = events.filter(pl.col("event") == "child_failed")
     if lost.is_empty() or listed.is_empty():
         return []
@@ -243,7 +273,7 @@ def _quiet_peer(job: Job) -> list[Finding]:
     they are the peers that went first, leaving their loop early or killed without a word (a
     run here: torchrun --log-dir files of rank 1's early `return`; no launcher summary)."""
     events = job.events
-    lost = events.filter(pl.col("event").is_in(LOST))
+    lost = _lost(job)
     reporters = set(lost.get_column("rank").drop_nulls().to_list())
     if not reporters:
         return []

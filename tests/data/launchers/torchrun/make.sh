@@ -10,14 +10,16 @@
 #   left_early_logdir/  the same run's --log-dir tree alone (--redirects 3, no console)
 #   barrier_apart/console.log  a 3-process gloo run whose rank 1 breaks out of its loop into the
 #                  final barrier while the others wait in all_reduce; all time out after 15 s
+#   interrupted_healthy/<case>/console.log  a healthy 3-process gloo job stopped with Ctrl-C;
+#                  where each rank stood depends on the moment (see ../README.md)
 #   template_rank.log  console with TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:'
 #   template_rank_word.log  console with TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[rank${rank}]: '
 set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 TORCHRUN="${TORCHRUN:-torchrun}"
 cd "$HERE"
-rm -rf restart restart_refused interrupted left_early left_early_logdir barrier_apart template_rank.log template_rank_word.log
-mkdir -p restart restart_refused interrupted left_early barrier_apart
+rm -rf restart restart_refused interrupted left_early left_early_logdir barrier_apart interrupted_healthy template_rank.log template_rank_word.log
+mkdir -p restart restart_refused interrupted left_early barrier_apart interrupted_healthy/again
 FAIL_FIRST_ATTEMPT=1 $TORCHRUN --standalone --nproc_per_node=2 --max-restarts=1 \
   --log-dir restart/logs --redirects 3 --tee 3 worker.py > restart/console.log 2>&1
 TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:' $TORCHRUN --standalone --nproc_per_node=2 \
@@ -34,3 +36,7 @@ $TORCHRUN --standalone --nproc_per_node=3 early_exit_worker.py > left_early/cons
 $TORCHRUN --standalone --nproc_per_node=3 --log-dir left_early_logdir --redirects 3 \
   early_exit_worker.py > /dev/null 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 break_worker.py > barrier_apart/console.log 2>&1
+$TORCHRUN --standalone --nproc_per_node=3 healthy_worker.py > interrupted_healthy/again/console.log 2>&1 &
+sleep 15
+kill -INT $!
+wait $!
