@@ -25,6 +25,7 @@ from logforensics.desync import TIMEOUT_EVENTS
 from logforensics.findings import WAITED, Finding, exception_text
 from logforensics.job import Job
 from logforensics.placement import placed_finding
+from logforensics.stopped_workers import child_failed_error
 from logforensics.text import rank_list
 from parsers.phase_banners import phase_name
 from parsers.progress_bars import bar_name
@@ -204,7 +205,7 @@ def _failed_elsewhere(job: Job, busy: int, stuck: pl.DataFrame) -> bool:
     others = job.events.filter(
         (pl.col("event") == "exception")
         & pl.col("exc_type").is_not_null()
-        & ~pl.col("exc_type").str.ends_with("ChildFailedError")
+        & ~child_failed_error()
         & ~exception_text().str.contains(WAITED)
         & ~pl.col("rank").eq_missing(pl.lit(busy, pl.Int32))
     ).join(stuck.select("file", "line"), on=["file", "line"], how="anti")

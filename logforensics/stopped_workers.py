@@ -30,6 +30,12 @@ from logforensics.job import Job
 EXIT_REPORTS = ("child_failed", "worker_failed")
 
 
+def child_failed_error() -> pl.Expr:
+    """torchrun's ChildFailedError, raised by the launcher: its word that a worker failed, no
+    failure of its own."""
+    return pl.col("exc_type").str.ends_with("ChildFailedError").fill_null(False)
+
+
 @dataclass(frozen=True, slots=True)
 class UnstoppedWorker:
     rank: int  # its local rank, global on the single node the logs show

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from logforensics.findings import Evidence, Finding
+from logforensics.findings import Confidence, Evidence, Finding
 from logforensics.job import Job
 from logforensics.text import rank_list
 
@@ -129,6 +129,8 @@ def _interrupted_elsewhere(job: Job, rows: pl.DataFrame) -> list[Finding]:
             suspects,
             [*odd.iter_rows(named=True), theirs],
             rows.height,
+            # an interrupt is a snapshot: it shows a hang only because people stop hung jobs
+            "medium",
             {
                 "departure": "interrupted_elsewhere",
                 "other_ranks": waiters,
@@ -179,6 +181,7 @@ def _in_other_collectives(job: Job, rows: pl.DataFrame) -> list[Finding]:
             suspects,
             [*odd.iter_rows(named=True), theirs],
             rows.height,
+            "high" if rows.height - len(suspects) >= 2 * len(suspects) else "medium",
             {"departure": "other_collective", "other_ranks": waiters, "ops": ops},
         )
     ]
@@ -190,6 +193,7 @@ def _departure(
     ranks: list[int],
     quoted: list[dict],
     total: int,
+    confidence: Confidence,
     details: dict[str, object],
 ) -> Finding:
     return Finding(
@@ -204,10 +208,7 @@ def _departure(
             for row in quoted
         ],
         evidence_total=total,
-        # an interrupt is a snapshot: it shows a hang only because people stop hung jobs
-        confidence="high"
-        if total - len(ranks) >= 2 * len(ranks) and details["departure"] != "interrupted_elsewhere"
-        else "medium",
+        confidence=confidence,
         details=details,
     )
 

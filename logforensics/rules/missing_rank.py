@@ -23,7 +23,7 @@ from logforensics.gloo_interface import wrong_interface
 from logforensics.job import Job
 from logforensics.placement import earliest_time
 from logforensics.registry import Rule
-from logforensics.stopped_workers import EXIT_REPORTS
+from logforensics.stopped_workers import EXIT_REPORTS, child_failed_error
 from logforensics.store_barrier import short_at_barrier
 from logforensics.text import clipped, describe_key, rank_list
 from parsers.nccl import ABOUT_A_PEER
@@ -180,7 +180,6 @@ STORE_WAIT = (
     # it could not reach raises RendezvousConnectionError instead
     r"|^(?:[\w.]+\.)?RendezvousTimeoutError\b"
 )
-LAUNCHER_SUMMARY = r"ChildFailedError$"
 # what shows collectives ran, so a later store wait is not the start-up's (a monitored
 # barrier's report too: it runs on a process group that formed)
 RAN = (
@@ -213,7 +212,7 @@ def _store_waits(job: Job) -> pl.DataFrame:
     waits = exceptions.filter(is_wait & ~said.str.contains(LATER_GROUP_KEY).fill_null(False))
     if waits.is_empty():
         return waits
-    launcher = pl.col("exc_type").fill_null("").str.contains(LAUNCHER_SUMMARY)
+    launcher = child_failed_error()
     others = exceptions.filter(~is_wait & ~launcher & pl.col("exc_type").is_not_null())
     ran = job.events.filter(pl.col("event").is_in(RAN))
     if not others.is_empty() or not ran.is_empty() or not _went_on(job).is_empty():

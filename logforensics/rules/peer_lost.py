@@ -43,7 +43,12 @@ DAEMON_LOST_FIX = (
 
 
 def check(job: Job) -> list[Finding]:
-    return _node_failures(job) + _connections_lost(job) + (_left_early(job) or _quiet_peer(job))
+    lost = _lost(job)
+    return (
+        _node_failures(job)
+        + _connections_lost(lost)
+        + (_left_early(job, lost) or _quiet_peer(job, lost))
+    )
 
 
 def _slurm_step_cancelled() -> pl.Expr:
@@ -163,8 +168,7 @@ def _lost(job: Job) -> pl.DataFrame:
     return lost.join(inside, on=["file", "line"], how="anti")
 
 
-def _connections_lost(job: Job) -> list[Finding]:
-    lost = _lost(job)
+def _connections_lost(lost: pl.DataFrame) -> list[Finding]:
     if lost.is_empty():
         return []
     reporters = sorted(lost.get_column("rank").drop_nulls().unique().to_list())
@@ -205,7 +209,7 @@ LEFT_EARLY_FIX = (
 )
 
 
-def _left_early(job: Job) -> list[Finding]:
+def _left_early(job: Job, lost: pl.DataFrame) -> list[Finding]:
     """A rank that left the job on its own while the others still waited for it in
     collectives. torchrun's summary lists every worker of its node that failed or that it
     stopped; here the failed ones lost their connection to a peer, and a local rank below the
@@ -213,7 +217,6 @@ def _left_early(job: Job) -> list[Finding]:
     code 0 and no error (a run here: rank 1's early `return`, then gloo's
     `Connection closed by peer` on ranks 0 and 2)."""
     events = job.events
-    lost = _lost(job)
     listed = events.filter(pl.col("event") == "child_failed")
     if lost.is_empty() or listed.is_empty():
         return []
@@ -268,12 +271,11 @@ QUIET_FIX = (
 )
 
 
-def _quiet_peer(job: Job) -> list[Finding]:
+def _quiet_peer(job: Job, lost: pl.DataFrame) -> list[Finding]:
     """The ranks whose logs hold no error while every other rank's errors are a lost peer:
     they are the peers that went first, leaving their loop early or killed without a word (a
     run here: torchrun --log-dir files of rank 1's early `return`; no launcher summary)."""
     events = job.events
-    lost = _lost(job)
     reporters = set(lost.get_column("rank").drop_nulls().to_list())
     if not reporters:
         return []

@@ -45,6 +45,7 @@ from logforensics.stopped_workers import (
     ListedFailure,
     UnstoppedWorker,
     agent_stops,
+    child_failed_error,
     listed_failure,
     unstopped_worker,
 )
@@ -464,9 +465,8 @@ LAUNCH_AGENT_FRAME = r"torch/distributed/launcher/api\.py:\d+ in launch_agent$"
 
 def _child_failed_error() -> pl.Expr:
     """torchrun's own exception that a worker failed: the launcher's word, no worker's."""
-    named = pl.col("exc_type").str.ends_with("ChildFailedError")
     raising = pl.col("exc_type").is_null() & pl.col("frame").str.contains(LAUNCH_AGENT_FRAME)
-    return (named | raising).fill_null(False)
+    return child_failed_error() | raising.fill_null(False)
 
 
 LAUNCHER_CUT_FIX = (

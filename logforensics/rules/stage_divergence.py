@@ -55,9 +55,9 @@ REPEAT_FIX = (
 
 
 def check(job: Job) -> list[Finding]:
+    exact = _from_marks(job) + _from_timeouts(job)
     return (
-        _from_marks(job)
-        + _from_timeouts(job)
+        exact
         + main_rank_still_busy(job)
         + busy_past_timeout(job)
         + collective_inside_one_rank_work(job)
@@ -65,19 +65,10 @@ def check(job: Job) -> list[Finding]:
         + waited_for_a_file(job)
         + named_by_ras(job)
         + short_at_barrier(job, default_group=False)
-        + _from_tracebacks(job)
+        # where the ranks' own tracebacks left them, where nothing more exact (stage marks, a
+        # watchdog's sequence numbers) placed a departure
+        + ([] if exact else tracebacks_apart(job))
     )
-
-
-def _from_tracebacks(job: Job) -> list[Finding]:
-    """Where the ranks' own tracebacks left them, where nothing more exact (stage marks, a
-    watchdog's sequence numbers) placed a departure."""
-    progress = job.progress
-    if progress is not None and progress.departures:
-        return []
-    if not mixed_ops_at_one_seq(per_rank_timeouts(job.events)).is_empty():
-        return []
-    return tracebacks_apart(job)
 
 
 def _from_marks(job: Job) -> list[Finding]:
