@@ -327,8 +327,8 @@ def _stopped_from_outside(job: Job) -> list[Finding]:
     if by_a_person:
         summary = (
             f"The launcher received {signal} ({BY_A_PERSON[signal]}) and shut its workers down; "
-            "no worker had failed before it: the job did not fail, it was stopped from its "
-            "terminal."
+            "no worker had failed before it: it was stopped from its terminal, by no error of "
+            "its own."
         )
     else:
         summary = (

@@ -1285,7 +1285,10 @@ def test_a_launcher_its_terminal_stopped_is_no_failure_but_says_so(tmp_path, lin
     assert analysis.verdict is None
     (stopped,) = [f for f in analysis.findings if f.details.get("from_outside")]
     assert stopped.severity == "warning" and "SIGHUP" in stopped.summary
-    assert "the job did not fail" in stopped.summary and "tmux" in stopped.fix
+    assert (
+        "stopped from its terminal, by no error of its own" in stopped.summary
+        and "tmux" in stopped.fix
+    )
 
 
 def test_a_lone_rank_s_abort_with_no_timeout_is_its_own_death(tmp_path):
