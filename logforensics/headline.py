@@ -93,6 +93,9 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
         return f"{who} left the job early, with no error", None
     if departure == "quiet":
         return f"{who} went first, with no error of its own", None
+    if departure == "exited":
+        codes = ", ".join(str(code) for code in details.get("exit_codes") or [])
+        return f"{who} exited with code {codes} without an error of its own", None
     if departure == "busy":
         return f"{who} was still busy with {details.get('work')} when the others gave up", None
     if departure == "file_wait":

@@ -17,6 +17,7 @@ from logforensics.findings import Confidence, Finding, evidence_from
 from logforensics.job import Job
 from logforensics.placement import earliest_time
 from logforensics.registry import Rule
+from logforensics.stopped_workers import EXIT_REPORTS, child_failed_error
 from logforensics.text import rank_list
 
 LOST = ("peer_closed", "peer_reset")
@@ -47,7 +48,7 @@ def check(job: Job) -> list[Finding]:
     return (
         _node_failures(job)
         + _connections_lost(lost)
-        + (_left_early(job, lost) or _quiet_peer(job, lost))
+        + (_left_early(job, lost) or _exited_quietly(job, lost) or _quiet_peer(job, lost))
     )
 
 
@@ -259,8 +260,124 @@ def _left_early(job: Job, lost: pl.DataFrame) -> list[Finding]:
     ]
 
 
+EXITED_FIX = (
+    "Find where the script of {who} exits without raising: a `sys.exit({code})` or `os._exit` "
+    "under a condition met on that rank alone (a check of its data, a file it could not read, an "
+    "early stop of its own). The other ranks cannot go on alone: raise instead so that every "
+    "rank stops, or decide together (all_reduce a flag) and stop every rank at once."
+)
+
+
+def exited_quietly(job: Job) -> bool:
+    """Whether a rank the launcher reports as exited with a code left the others without an
+    error of its own, its output in the logs (the departure `check` says)."""
+    return bool(_exited_quietly(job, _lost(job)))
+
+
+def _exited_quietly(job: Job, lost: pl.DataFrame) -> list[Finding]:
+    """A rank the launcher reports as exited with a code of its own (1, not a signal's), whose
+    output is in the logs but holds no error, while every other rank's error is a lost peer:
+    it ended itself without raising (`sys.exit(1)` prints nothing), and the others, still in
+    their collective, lost their connection to it (a run here: rank 1's `sys.exit(1)` after
+    its own message, torchrun's summary naming it the root cause with exit code 1)."""
+    events = job.events
+    reporters = set(lost.get_column("rank").drop_nulls().to_list())
+    if not reporters:
+        return []
+    exits = events.filter(
+        pl.col("event").is_in(EXIT_REPORTS)
+        & (pl.col("exitcode").fill_null(0) > 0)
+        & pl.col("rank").is_not_null()
+        & ~pl.col("rank").is_in(list(reporters))
+    )
+    exited = sorted(exits.get_column("rank").unique().to_list())
+    if not exited or len(exited) > len(reporters):
+        return []
+    errors = events.filter(
+        (pl.col("severity") == "error")
+        & ~pl.col("event").is_in(EXIT_REPORTS)
+        & ~about_a_peer()
+        & ~child_failed_error()
+    )
+    if not errors.is_empty():
+        return []  # an error of another kind: its own rule explains the exit
+    own = events.filter(pl.col("rank").is_in(exited) & ~pl.col("event").is_in(EXIT_REPORTS))
+    if own.get_column("rank").n_unique() < len(exited):
+        return []  # an exited rank's output is not in the logs: its error may be elsewhere
+    last_words = _last_words(job, own, lost)
+    codes = sorted(set(exits.get_column("exitcode").to_list()))
+    who, others = rank_list(exited), rank_list(sorted(reporters))
+    one = len(exited) == 1
+    said = (
+        f" {who.capitalize()}'s last line: `{last_words.item(0, 'text').strip()}`."
+        if one and not last_words.is_empty()
+        else ""
+    )
+    summary = (
+        f"{who.capitalize()} exited with code {', '.join(map(str, codes))} and no error of "
+        f"{'its' if one else 'their'} own (no traceback, though {'its' if one else 'their'} "
+        f"output is in the logs: a `sys.exit` or a check that stopped {'it' if one else 'them'}"
+        f"), while {others} still waited for {'it' if one else 'them'} in a collective and "
+        f"lost their connection to {'it' if one else 'them'}." + said
+    )
+    quoted = pl.concat(
+        [
+            last_words,
+            exits.sort("file", "line").select("file", "line", "text", "rank"),
+            lost.sort("file", "line").select("file", "line", "text", "rank"),
+        ],
+        how="vertical_relaxed",
+    )
+    fix = EXITED_FIX.format(who=who, code=codes[0])
+    return [
+        _went_first(
+            quoted,
+            lost,
+            summary,
+            fix,
+            exited,
+            "medium",
+            {"departure": "exited", "exit_codes": codes, "other_ranks": sorted(reporters)},
+        )
+    ]
+
+
+def _last_words(job: Job, own: pl.DataFrame, lost: pl.DataFrame) -> pl.DataFrame:
+    """The line a rank printed after its last recognised one and before the others' lost
+    peers, where it names the rank (`rank 1: found corrupt shard ..., exiting`): what it said
+    as it left, which no parser reads."""
+    last = own.sort("line").tail(1)
+    file, after, rank = last.item(0, "file"), last.item(0, "line"), last.item(0, "rank")
+    before = lost.filter(pl.col("file") == file).get_column("line").min()
+    if before is None or before <= after + 1:
+        return pl.DataFrame(schema={"file": pl.String, "line": pl.UInt32, "text": pl.String})
+    between = pl.DataFrame(
+        {"file": [file] * (before - after - 1), "line": list(range(after + 1, before))},
+        schema={"file": pl.String, "line": pl.UInt32},
+    ).head(20)
+    names_it = rf"(?i)\brank[\s:=\[]*{rank}\b"
+    return (
+        job.quote(between.with_columns(pl.lit(rank, pl.Int32).alias("rank")))
+        .join(job.events.select("file", "line").unique(), on=["file", "line"], how="anti")
+        .filter(pl.col("text").fill_null("").str.contains(names_it))
+        .tail(1)
+        .select("file", "line", "text", "rank")
+    )
+
+
 # A lost peer as the exception that ends a rank's wait says it (gloo's, the transport's)
 LOST_WORDS = r"(?i)connection closed by peer|connection reset by peer"
+
+
+def about_a_peer() -> pl.Expr:
+    """A rank's report that it lost a peer: the parsers' events, or an exception that ends its
+    wait in those words."""
+    return pl.col("event").is_in(LOST) | (
+        (pl.col("event") == "exception")
+        & pl.col("exc_message").str.contains(LOST_WORDS).fill_null(False)
+    )
+
+
 QUIET_FIX = (
     "Read the end of {who}'s own log: if it left its loop on purpose (its last lines say it "
     "stopped, finished or ran out of data), every rank must run the same steps to the end: "
@@ -280,11 +397,7 @@ def _quiet_peer(job: Job, lost: pl.DataFrame) -> list[Finding]:
     if not reporters:
         return []
     errors = events.filter(pl.col("severity") == "error")
-    about_a_peer = pl.col("event").is_in(LOST) | (
-        (pl.col("event") == "exception")
-        & pl.col("exc_message").str.contains(LOST_WORDS).fill_null(False)
-    )
-    if not errors.filter(~about_a_peer).is_empty():
+    if not errors.filter(~about_a_peer()).is_empty():
         return []  # an error of another kind: its own rule explains the lost peers
     quiet = sorted(set(job.ranks_seen) - set(errors.get_column("rank").drop_nulls().to_list()))
     if not quiet or len(quiet) >= len(reporters) or errors.get_column("rank").null_count():

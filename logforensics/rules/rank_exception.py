@@ -39,7 +39,7 @@ from logforensics.placement import (
 from logforensics.registry import Rule
 from logforensics.rules.missing_rank import startup_failures
 from logforensics.rules.peer_lost import LOST as PEER_LOST
-from logforensics.rules.peer_lost import lost_a_node
+from logforensics.rules.peer_lost import about_a_peer, exited_quietly, lost_a_node
 from logforensics.stopped_workers import (
     EXIT_REPORTS,
     ListedFailure,
@@ -812,8 +812,8 @@ def _exited(job: Job) -> list[Finding]:
     finding all the same, with low confidence and no blame."""
     events = job.events
     reported = _error_exits(job)
-    if reported.is_empty():
-        return []
+    if reported.is_empty() or exited_quietly(job):
+        return []  # (an exit its own output shows had no error is peer_lost's departure)
     # (the exit's own line may be an error line of the launcher's logger too: DeepSpeed's
     # `[ERROR] [launch.py:434:sigkill_handler] [...] exits with return code = 1`)
     # (nor are the agent's other error records: `ERROR:torch.distributed.elastic.agent.server.
@@ -823,6 +823,7 @@ def _exited(job: Job) -> list[Finding]:
             (pl.col("severity") == "error")
             & (pl.col("family") != "elastic")
             & (pl.col("family") != "traceback")
+            & ~about_a_peer()
         )
         .join(reported.select("file", "line"), on=["file", "line"], how="anti")
         .filter(~pl.col("text").fill_null("").str.contains(AGENT_LOGGER, literal=True))
@@ -838,6 +839,7 @@ def _exited(job: Job) -> list[Finding]:
         & pl.col("exc_type").is_not_null()
         & ~launcher_own
         & ~shut_down
+        & ~about_a_peer()
     ).is_empty():
         return []
     exits = reported.sort("file", "line")
@@ -1026,7 +1028,9 @@ def _failed_alone(job: Job, exits: pl.DataFrame) -> bool:
     (torchrun's `Sending process 80 closing signal SIGTERM` for pids other than the failed
     one's): it failed first and alone, not with its node (modded-nanogpt#61: local rank 7 of
     8 workers on a 4-GPU machine)."""
-    if exits.height != 1 or exits.item(0, "rank") is None:
+    # (torchrun reports a failed worker twice: the agent's `failed (exitcode: 1)` line and its
+    # summary's entry, one pid)
+    if exits.select("rank", "pid").unique().height != 1 or exits.item(0, "rank") is None:
         return False
     failed_pid = exits.item(0, "pid")
     stopped = agent_stops(job).filter(pl.col("file") == exits.item(0, "file")).get_column("pid")

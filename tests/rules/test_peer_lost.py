@@ -106,6 +106,56 @@ def test_a_worker_the_summary_lists_did_not_leave_early(tmp_path):
     assert not [f for f in analysis.findings if f.details.get("departure") == "left"]
 
 
+EXITED_QUIETLY = LEFT_EARLY.parent / "exited_quietly"
+
+
+def test_a_rank_that_exited_with_a_code_but_no_error_went_first():
+    # a run here: rank 1 prints `rank 1: found corrupt shard data-00017.tar, exiting` and calls
+    # sys.exit(1) at step 3; ranks 0 and 2 lose their connection to it; torchrun's summary
+    # names rank 1 (exit code 1) the root cause and ranks 0 and 2 as stopped (-15)
+    analysis = analyze(EXITED_QUIETLY)
+    exited = analysis.verdict.finding
+    assert (exited.kind, exited.ranks, exited.part) == ("stage_divergence", [1], "departure")
+    assert exited.details["departure"] == "exited" and exited.details["exit_codes"] == [1]
+    assert "`rank 1: found corrupt shard data-00017.tar, exiting`" in exited.summary
+    assert "sys.exit(1)" in exited.fix
+    quoted = [evidence.text for evidence in exited.evidence]
+    assert any("found corrupt shard" in text for text in quoted)
+    assert any("exitcode: 1" in text or "exitcode  : 1" in text for text in quoted)
+    assert analysis.verdict.headline == (
+        "Rank 1 exited with code 1 without an error of its own; ranks 0 and 2 then lost their "
+        "connection to it"
+    )
+
+
+def test_an_exit_code_is_no_quiet_exit_when_the_ranks_output_is_not_in_the_logs(tmp_path):
+    # the same console without rank 1's own lines: its error may be where these logs are not
+    lines = (EXITED_QUIETLY / "console.log").read_text().splitlines()
+    kept = [line for line in lines if not line.startswith(("[rank 1]", "rank 1:"))]
+    analysis = analyze_files(tmp_path, {"console.log": kept})
+    assert not [f for f in analysis.findings if f.details.get("departure") == "exited"]
+    # torchrun's summary still names it: the lost peers are its exit's echo
+    assert analysis.verdict.finding.kind == "rank_exception"
+    assert analysis.verdict.ranks == [1]
+    assert "while the other workers still ran" in analysis.verdict.finding.summary
+
+
+def test_a_rank_that_raised_did_not_exit_quietly(tmp_path):
+    # the same console where rank 1's message is its traceback's end: its exception is the cause
+    lines = (EXITED_QUIETLY / "console.log").read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("rank 1:"))
+    lines[at : at + 1] = [
+        "[rank1]: Traceback (most recent call last):",
+        '[rank1]:   File "/tmp/sys_exit_worker.py", line 19, in main',
+        '[rank1]:     raise ValueError("corrupt shard data-00017.tar")',
+        "[rank1]: ValueError: corrupt shard data-00017.tar",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert analysis.verdict.finding.kind == "rank_exception"
+    assert analysis.verdict.ranks == [1]
+    assert not [f for f in analysis.findings if f.details.get("departure") == "exited"]
+
+
 LEFT_EARLY_LOGDIR = LEFT_EARLY.parent / "left_early_logdir"
 
 

@@ -8,6 +8,8 @@
 #                  and is stopped with Ctrl-C (SIGINT to torchrun) after 12 s
 #   left_early/console.log  a 3-process gloo run whose rank 1 returns early at step 4
 #   left_early_logdir/  the same run's --log-dir tree alone (--redirects 3, no console)
+#   exited_quietly/console.log  a 3-process gloo run whose rank 1 prints why and calls
+#                  sys.exit(1) at step 3 (no traceback); ranks 0 and 2 lose their connection
 #   barrier_apart/console.log  a 3-process gloo run whose rank 1 breaks out of its loop into the
 #                  final barrier while the others wait in all_reduce; all time out after 15 s
 #   interrupted_healthy/<case>/console.log  a healthy 3-process gloo job stopped with Ctrl-C;
@@ -18,8 +20,8 @@ set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 TORCHRUN="${TORCHRUN:-torchrun}"
 cd "$HERE"
-rm -rf restart restart_refused interrupted left_early left_early_logdir barrier_apart interrupted_healthy template_rank.log template_rank_word.log
-mkdir -p restart restart_refused interrupted left_early barrier_apart interrupted_healthy/again
+rm -rf restart restart_refused interrupted left_early left_early_logdir exited_quietly barrier_apart interrupted_healthy template_rank.log template_rank_word.log
+mkdir -p restart restart_refused interrupted left_early exited_quietly barrier_apart interrupted_healthy/again
 FAIL_FIRST_ATTEMPT=1 $TORCHRUN --standalone --nproc_per_node=2 --max-restarts=1 \
   --log-dir restart/logs --redirects 3 --tee 3 worker.py > restart/console.log 2>&1
 TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:' $TORCHRUN --standalone --nproc_per_node=2 \
@@ -35,6 +37,7 @@ wait $!
 $TORCHRUN --standalone --nproc_per_node=3 early_exit_worker.py > left_early/console.log 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 --log-dir left_early_logdir --redirects 3 \
   early_exit_worker.py > /dev/null 2>&1
+$TORCHRUN --standalone --nproc_per_node=3 sys_exit_worker.py > exited_quietly/console.log 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 break_worker.py > barrier_apart/console.log 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 healthy_worker.py > interrupted_healthy/again/console.log 2>&1 &
 sleep 15
