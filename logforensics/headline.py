@@ -518,7 +518,15 @@ def _peer_lost(finding: Finding, verdict: Verdict) -> Told:
         node = f"Node {', '.join(map(str, nodes))}" if nodes else "A node"
         if finding.details.get("launcher") == "mpirun":
             return f"{node} was lost under the job (mpirun lost its daemon there)", None
+        if finding.details.get("launcher") == "ray":
+            return f"{node} was lost under the job (Ray marked it dead)", None
         return f"{node} failed under the job (SLURM's node failure)", None
+    if finding.details.get("worker_died"):
+        pids = finding.details.get("pids") or []
+        who = _who(finding.ranks) if finding.ranks else "A worker process"
+        if pids and not finding.ranks:
+            who += f" (pid {', '.join(map(str, pids))})"
+        return f"{who} died without an error of its own: most likely killed for memory", None
     what = f"{_who(finding.ranks, 'Some rank')} lost the connection to a peer"
     return what, "the logs do not say why"
 

@@ -18,7 +18,7 @@ from logforensics.job import Job
 from logforensics.placement import earliest_time
 from logforensics.registry import Rule
 from logforensics.stopped_workers import EXIT_REPORTS, child_failed_error
-from logforensics.text import rank_list
+from logforensics.text import clipped, rank_list
 
 LOST = ("peer_closed", "peer_reset")
 FIX = (
@@ -47,6 +47,7 @@ def check(job: Job) -> list[Finding]:
     lost = _lost(job)
     return (
         _node_failures(job)
+        + _workers_died(job)
         + _connections_lost(lost)
         + (_left_early(job, lost) or _exited_quietly(job, lost) or _quiet_peer(job, lost))
     )
@@ -88,20 +89,93 @@ def _node_failures(job: Job) -> list[Finding]:
 
 
 def _daemons_lost(job: Job) -> list[Finding]:
-    """mpirun lost the daemon it started on a node (`ORTE has lost communication with a remote
-    daemon`, kubeflow/mpi-operator#152): that node died or its network failed, and mpirun ended
-    the job."""
+    """A launcher lost the daemon it kept on a node: mpirun's (`ORTE has lost communication
+    with a remote daemon`, kubeflow/mpi-operator#152), or Ray's, whose raylet missed its
+    heartbeats (ray-project/ray#22349: a GCP worker node shut down under Ray Train). That node
+    died or its network failed, and the workers on it with it."""
     lost = job.events.filter(pl.col("event") == "node_lost")
     if lost.is_empty():
         return []
     nodes = _nodes(lost)
+    plural = "s" if len(nodes) > 1 else ""
+    if (lost.get_column("family") == "ray_core").all():
+        summary = (
+            f"Ray marked node{plural} {', '.join(nodes)} dead while the job ran (its raylet "
+            "missed too many heartbeats): the node died or its network failed, and the workers "
+            "on it were lost with it."
+        )
+        launcher = "ray"
+    else:
+        summary = (
+            f"mpirun lost contact with its daemon on node{plural} {', '.join(nodes)} while the "
+            "job ran: the node died or its network failed, and mpirun ended the job."
+        )
+        launcher = "mpirun"
+    return [
+        _node_lost(job, lost, nodes, summary, DAEMON_LOST_FIX, "medium", {"launcher": launcher})
+    ]
+
+
+WORKER_DIED_FIX = (
+    "Read the dead worker's own log on its node (Ray keeps it under "
+    "`/tmp/ray/session_latest/logs/`, `worker-*-<pid>.out` and `.err`) and the node's kernel "
+    "log for the OOM killer (`dmesg -T | grep -i -E 'killed process|out of memory'`): most "
+    "often the process ran its host (or its container's limit) out of memory; give it more, or "
+    "load less at once (fewer DataLoader workers, no whole-dataset cache in RAM). A native "
+    "crash (SIGSEGV) shows in that `.err` file."
+)
+
+
+def _workers_died(job: Job) -> list[Finding]:
+    """A worker process the cluster's manager saw die without an error of its own: Ray's
+    `A worker died or was killed ... by an unexpected system error`, or an actor that `died
+    unexpectedly` (ray-project/ray#31828: the container's memory ran out; the poster gave it
+    more). Not where the node it ran on was lost: that explains it."""
+    events = job.events
+    # (Ray's other exit types are the worker's own doing: an exit it asked for, an error it
+    # raised in its creation task)
+    unexpected = pl.col("exc_message").is_null() | pl.col("exc_message").str.starts_with(
+        "SYSTEM_ERROR"
+    )
+    died = events.filter((pl.col("event") == "worker_died") & unexpected)
+    lost_nodes = events.filter(pl.col("event").is_in(["node_lost", "node_failure"]))
+    died = died.filter(~pl.col("host").is_in(lost_nodes.get_column("host").drop_nulls().implode()))
+    if died.is_empty():
+        return []
+    ranks = sorted(died.get_column("rank").drop_nulls().unique().to_list())
+    processes = [
+        f"pid {row['pid']}" + (f" on {row['host']}" if row["host"] else "")
+        for row in died.unique(["pid", "host"], maintain_order=True).iter_rows(named=True)
+        if row["pid"] is not None
+    ]
+    who = rank_list(ranks).capitalize() if ranks else "A worker process"
+    if processes and not ranks:
+        who += f" ({', '.join(processes)})"
+    told = died.get_column("exc_message").drop_nulls()
+    said = f" (Ray: {clipped(told.item(0), 160)})" if not told.is_empty() else ""
     summary = (
-        f"mpirun lost contact with its daemon on node{'s' if len(nodes) > 1 else ''} "
-        f"{', '.join(nodes)} while the job ran: the node died or its network failed, and "
-        "mpirun ended the job."
+        f"{who} died without an error of its own{said}: it was killed from outside (most "
+        "often by the OOM killer, as its host or container ran out of memory) or crashed in "
+        "native code."
+    )
+    evidence, total = evidence_from(
+        died.sort("file", "line").select("file", "line", "text", "rank")
     )
     return [
-        _node_lost(job, lost, nodes, summary, DAEMON_LOST_FIX, "medium", {"launcher": "mpirun"})
+        Finding(
+            kind="peer_lost",
+            severity="error",
+            part="explanation",
+            summary=summary,
+            fix=WORKER_DIED_FIX,
+            ranks=ranks,
+            evidence=evidence,
+            evidence_total=total,
+            timestamp=earliest_time(died),
+            blames_nobody=not ranks,
+            confidence="medium",
+            details={"worker_died": True, "pids": died.get_column("pid").drop_nulls().to_list()},
+        )
     ]
 
 

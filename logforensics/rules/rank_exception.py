@@ -791,7 +791,20 @@ def _spawn_exit() -> pl.Expr:
 def _launchers_word() -> pl.Expr:
     """An exception that only says a worker failed: torchrun's ChildFailedError, the spawning
     parent's report of a child's exit, a training service's report that the job failed."""
-    return _child_failed_error() | _spawn_exit() | _service_report()
+    return _child_failed_error() | _spawn_exit() | _service_report() | _actor_died()
+
+
+# Ray's exceptions that a worker process (an actor) died, raised in the driver that waited on it
+ACTOR_DIED = r"\b(?:ActorDiedError|RayActorError|WorkerCrashedError|NodeDiedError)$"
+
+
+def _actor_died() -> pl.Expr:
+    """Ray's word, raised in the driver, that an actor or worker died unexpectedly
+    (`ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.`,
+    hkust-nlp/simpleRL-reason#25): the death is the worker's, told in Ray's report below it.
+    Not an actor that died of an error raised in its creation task: that error is the cause."""
+    unexpectedly = pl.col("exc_message").str.contains("died unexpectedly", literal=True)
+    return (pl.col("exc_type").str.contains(ACTOR_DIED) & unexpectedly).fill_null(False)
 
 
 def _service_report() -> pl.Expr:

@@ -1,0 +1,85 @@
+"""Ray's reports that a node or a worker process died (parsers/ray_core.py)."""
+# ruff: noqa: E501 -- verbatim log lines
+
+from __future__ import annotations
+
+from tests.builders import analyze_files, only, parse, parsed_by
+
+# ray-project/ray#15128, verbatim: the driver's warning that a node stopped answering
+NODE_DEAD = "The node with node id: 75b2eec8a61cdafd37cc8072b1caf9abdeef9c4e74a4f24d5dfce28d and ip: 10.4.4.107 has been marked dead because the detector has missed too many heartbeats from it. This can happen when a raylet crashes unexpectedly or has lagging heartbeats."
+
+# ray-project/ray#31828, verbatim: a Ray Train worker killed as its container ran out of memory
+WORKER_DIED = [
+    "\x1b[2m\x1b[36m(RayTrainWorker pid=1942, ip=100.97.252.234)\x1b[0m 17-Jan-23 17:21:19 [Worker:0] [INFO] Returning from train func!!",
+    "2023-01-17 17:21:35,472\tWARNING worker.py:1829 -- A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the problem, check the logs for the dead worker. RayTask ID: ffffffffffffffff686c4586a18aa58bf9747eb504000000 Worker ID: 0c62b78d30f3642bc1fc9a6f3cb257202e1230b03d988031722bc993 Node ID: 38300cefdc3b42caebdba478cc1da1adbba154304cecb24fd8ba1a7e Worker IP address: 100.97.252.234 Worker port: 10016 Worker PID: 1942 Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop --force is called. (3) The worker is crashed unexpectedly due to SIGSEGV or other unexpected errors.",
+]
+
+# hkust-nlp/simpleRL-reason#25, verbatim: the driver's traceback for an actor that died, its
+# fields a tab in, then Ray's sentence for the exit type
+ACTOR_DIED = [
+    "Traceback (most recent call last):",
+    '  File "/scratch/amlt_code/train/openrlhf/cli/train_ppo_ray_box.py", line 175, in train',
+    "    ray.get(refs)",
+    '  File "/usr/local/lib/python3.10/dist-packages/ray/_private/worker.py", line 863, in get_objects',
+    "    raise value",
+    "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
+    "\tclass_name: ActorModelRayActorBOX",
+    "\tactor_id: f20da4dcf474d8bb05e952bb03000000",
+    "\tpid: 5226",
+    "\tnamespace: aa07eaa0-19a3-4a8b-9095-8872e5d243ba",
+    "\tip: 10.7.34.138",
+    "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop --force is called. (3) The worker is crashed unexpectedly due to SIGSEGV or other unexpected errors.",
+]
+
+
+def test_a_node_ray_marked_dead_is_a_node_lost_under_the_job(tmp_path):
+    lost = only(parsed_by("ray_core", [NODE_DEAD]).filter(event="node_lost"))
+    assert lost["host"] == "10.4.4.107"
+    verdict = analyze_files(tmp_path, {"driver.log": [NODE_DEAD]}).verdict
+    assert verdict.finding.kind == "peer_lost"
+    assert verdict.headline == "Node 10.4.4.107 was lost under the job (Ray marked it dead)"
+
+
+def test_a_worker_ray_saw_die_by_a_system_error_died_from_outside(tmp_path):
+    died = only(parsed_by("ray_core", WORKER_DIED).filter(event="worker_died"))
+    assert (died["pid"], died["host"]) == (1942, "100.97.252.234")
+    assert died["exc_message"].startswith("SYSTEM_ERROR: Worker unexpectedly exits")
+    analysis = analyze_files(tmp_path, {"driver.log": WORKER_DIED})
+    assert analysis.verdict.finding.kind == "peer_lost"
+    assert analysis.verdict.headline == (
+        "A worker process (pid 1942) died without an error of its own: most likely killed for "
+        "memory"
+    )
+    assert "OOM killer" in analysis.verdict.finding.fix
+
+
+def test_an_actor_that_died_is_the_workers_death_not_the_drivers_exception(tmp_path):
+    died = only(parsed_by("ray_core", ACTOR_DIED).filter(event="worker_died"))
+    assert (died["pid"], died["host"]) == (5226, "10.7.34.138")
+    assert died["exc_message"].startswith("SYSTEM_ERROR")
+    analysis = analyze_files(tmp_path, {"driver.log": ACTOR_DIED})
+    assert analysis.unrecognised_lines == 0  # the fields and the exit sentence are Ray's report
+    assert analysis.verdict.finding.kind == "peer_lost"
+    assert "pid 5226 on 10.7.34.138" in analysis.verdict.finding.summary
+
+
+def test_an_actor_that_exited_on_purpose_is_no_death_from_outside(tmp_path):
+    # the same report with another of Ray's exit types (the worker asked to exit)
+    intended = [
+        *ACTOR_DIED[:-1],
+        ACTOR_DIED[-1].split(" Worker exit type:")[0]
+        + " Worker exit type: INTENDED_USER_EXIT Worker exit detail: Worker exits by an user request.",
+    ]
+    died = only(parsed_by("ray_core", intended).filter(event="worker_died"))
+    assert died["exc_message"].startswith("INTENDED_USER_EXIT")
+    analysis = analyze_files(tmp_path, {"driver.log": intended})
+    assert not [f for f in analysis.findings if f.details.get("worker_died")]
+
+
+def test_the_node_a_worker_died_with_explains_its_death(tmp_path):
+    # the node ray#22349's worker ran on was lost: the worker's death is not a second cause
+    node = NODE_DEAD.replace("10.4.4.107", "10.7.34.138")
+    analysis = analyze_files(tmp_path, {"driver.log": [node, *ACTOR_DIED]})
+    assert analysis.verdict.headline.startswith("Node 10.7.34.138 was lost under the job")
+    assert not [f for f in analysis.findings if f.details.get("worker_died")]
+    assert parse([node, *ACTOR_DIED]).filter(event="worker_died").height == 1
