@@ -31,6 +31,7 @@ def check(job: Job) -> list[Finding]:
     return (
         _from_detail(job)
         + _from_collective_runs(job)
+        + _from_nccl_calls(job)
         + _from_nccl_warning(job)
         + _from_gloo_sizes(job)
         + _from_timeout_positions(job)
@@ -899,6 +900,117 @@ def _from_collective_runs(job: Job) -> list[Finding]:
             else "medium",
         )
     ]
+
+
+def _from_nccl_calls(job: Job) -> list[Finding]:
+    """The first operation NCCL's own trace of collective calls (`NCCL_DEBUG_SUBSYS=COLL`)
+    shows the processes calling differently: one operation count on a communicator of one size
+    with another op, count or type (NVIDIA/nccl#147: DDP's first broadcast, 25503912 float16
+    elements from GPU 0 and 53 int64 from the others; the job hung). A process's communicators
+    of one size are told apart by the order it first used them in, as every process creates
+    them in one order; point-to-point calls count per peer and are left out."""
+    calls = job.events.filter(
+        (pl.col("event") == "nccl_coll")
+        & pl.col("pid").is_not_null()
+        & pl.col("seq").is_not_null()
+        & ~pl.col("op").is_in(["SEND", "RECV"])
+    )
+    if calls.is_empty():
+        return []
+    calls = _with_process_ranks(job, calls).sort("file", "line")
+    process = pl.concat_str(
+        pl.col("host").fill_null(""), pl.col("pid").cast(pl.String), separator=":"
+    )
+    first_use = pl.col("line").min().over("_process", "comm")
+    calls = (
+        calls.with_columns(process.alias("_process"))
+        .unique(["_process", "comm", "seq"], keep="first", maintain_order=True)
+        .with_columns(
+            pl.struct(first_use.alias("_first"), pl.col("comm"))
+            .rank("dense")
+            .over("_process", "nranks")
+            .alias("_comm_index"),
+            pl.concat_str(
+                [
+                    pl.col("op"),
+                    pl.col("numel_in").cast(pl.String),
+                    pl.col("dtype").fill_null("?"),
+                ],
+                separator=" ",
+            ).alias("_call"),
+        )
+    )
+    differing = (
+        calls.group_by("nranks", "_comm_index", "seq")
+        .agg(pl.col("_call").n_unique().alias("_kinds"), pl.col("_process").n_unique())
+        .filter((pl.col("_kinds") > 1) & (pl.col("_process") > 1))
+        .sort("seq", "nranks", "_comm_index")
+    )
+    if differing.is_empty():
+        return []
+    point = differing.row(0, named=True)
+    at = calls.filter(
+        (pl.col("nranks") == point["nranks"])
+        & (pl.col("_comm_index") == point["_comm_index"])
+        & (pl.col("seq") == point["seq"])
+    )
+    groups = (
+        at.group_by("_call")
+        .agg(pl.col("_process").n_unique().alias("_n"), pl.col("rank").drop_nulls().unique())
+        .sort("_n", "_call")
+    )
+    odd, majority = groups.row(0, named=True), groups.row(-1, named=True)
+    blames_nobody = odd["_n"] == majority["_n"] or not odd["rank"]
+    culprits = sorted(odd["rank"]) if not blames_nobody else []
+
+    def who(row: dict) -> str:
+        ranks = sorted(row["rank"])
+        return rank_list(ranks) if len(ranks) == row["_n"] else f"{row['_n']} process(es)"
+
+    described = "; ".join(
+        f"{who(row)}: {row['_call']}" for row in groups.sort("_call").iter_rows(named=True)
+    )
+    summary = (
+        f"NCCL's trace of collective calls parts at operation {point['seq']} of the "
+        f"{point['nranks']}-rank communicator: {described}."
+        + (f" {rank_list(culprits).capitalize()} is the odd one out." if culprits else "")
+    )
+    return [
+        placed_finding(
+            job,
+            at,
+            kind="collective_mismatch",
+            severity="error",
+            part="departure",
+            summary=summary,
+            fix=FIX.format(who=rank_list(culprits) if culprits else "the differing ranks"),
+            ranks=sorted(at.get_column("rank").drop_nulls().unique().to_list()),
+            op=odd["_call"].split(" ")[0],
+            seq=point["seq"],
+            culprit_ranks=culprits,
+            blames_nobody=blames_nobody,
+            confidence="high" if culprits and odd["_n"] * 2 < at.height else "medium",
+            details={"source": "nccl_coll"},
+        )
+    ]
+
+
+def _with_process_ranks(job: Job, calls: pl.DataFrame) -> pl.DataFrame:
+    """The calls' ranks, else each process's GPU number where the trace shows one node, one
+    GPU per process and no number past the communicator's size (the launcher's one process per
+    GPU: NVIDIA/nccl#147's eight processes on learnfair062)."""
+    if calls.get_column("rank").null_count() == 0 or calls.get_column("host").n_unique() > 1:
+        return calls
+    devices = calls.group_by("pid").agg(pl.col("cuda_dev").drop_nulls().unique())
+    one_each = devices.get_column("cuda_dev").list.len().eq(1).all()
+    numbers = devices.get_column("cuda_dev").explode()
+    if (
+        not one_each
+        or numbers.n_unique() != devices.height
+        or numbers.max() >= calls.get_column("nranks").max()
+    ):
+        return calls
+    return calls.with_columns(pl.coalesce("rank", "cuda_dev").alias("rank"))
 
 
 def _from_nccl_warning(job: Job) -> list[Finding]:
