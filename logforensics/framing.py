@@ -166,11 +166,15 @@ NCCL_BODY = r"^(?:[\w./-]+\.(?:cc|cu|h):\d+ )?NCCL "
 # Fri Aug 11 12:31:45 2023[1,0]<stdout>:tomte401:1850301:1881341 [0] transport.cc:154 NCCL WARN
 # (format "%s[%s,%s]<%s>: ", the first %s is --timestamp-output; orterun(1), Open MPI 4.1)
 # [0]<stderr>:RuntimeError: check_rank and exit epoch=1 batch=0 start_rank=0 rank=0
+# [1,mpirank:9,algo-2]<stdout>:  File "/opt/mmclassification/mmcls/datasets/cifar.py", ...
+# (SageMaker's mpirun, the rank and the host named: open-mmlab/mmpretrain#1188,
+# aws-samples/sagemaker-distributed-training-workshop#6)
 # (horovodrun's own launcher, gloo: "{time}[{index}]<{stream}>:{line}" with the rank as index,
 # horovod/runner/common/util/safe_shell_exec.py prefix_connection; horovod/horovod#2907)
 MPIRUN_TAG = (
     r"(?P<time>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4})?"
-    r"\[(?:(?P<job>\d+),(?P<rank>\d+)\]<(?P<stream>stdout|stderr|stddiag)>: ?"
+    r"\[(?:(?P<job>\d+),(?:mpirank:)?(?P<rank>\d+)(?:,(?P<host>[A-Za-z][\w.-]*))?\]"
+    r"<(?P<stream>stdout|stderr|stddiag)>: ?"
     r"|(?P<index>\d+)\]<(?P<index_stream>stdout|stderr)>:)"  # horovodrun: no space after it
 )
 # (RayTrainWorker pid=1193, ip=10.244.4.193) [rank1]: Traceback (most recent call last):
@@ -484,6 +488,7 @@ FRAMERS: tuple[Framer, ...] = (
         lambda g: {
             "_task": _number(pl.coalesce(_group(g, "rank"), _group(g, "index"))),
             "prefix_stream": pl.coalesce(_group(g, "stream"), _group(g, "index_stream")),
+            "prefix_host": _group(g, "host"),
             "prefix_time": _ctime(g),
         },
     ),

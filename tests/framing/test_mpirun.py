@@ -32,6 +32,31 @@ def test_the_mpi_rank_is_the_global_rank():
     assert rows[2]["message"] == ""
 
 
+# open-mmlab/mmpretrain#1188, verbatim: SageMaker's mpirun names the rank and the host; rank 0 on
+# algo-1 downloads CIFAR, rank 9 on algo-2 cannot find it
+SAGEMAKER = [
+    "[1,mpirank:0,algo-1]<stdout>:Extracting data/cifar10/cifar-10-python.tar.gz to data/cifar10",
+    "[1,mpirank:9,algo-2]<stdout>:Traceback (most recent call last):",
+    '[1,mpirank:9,algo-2]<stdout>:  File "/opt/mmclassification/mmcls/datasets/cifar.py", line 65, in __init__',  # noqa: E501
+    "[1,mpirank:9,algo-2]<stdout>:    super().__init__(",
+    '[1,mpirank:9,algo-2]<stdout>:  File "/opt/mmclassification/mmcls/datasets/base_dataset.py", line 169, in full_init',  # noqa: E501
+    "[1,mpirank:9,algo-2]<stdout>:    super().full_init()",
+]
+
+
+def test_sagemakers_tag_names_the_rank_and_its_host(tmp_path):
+    rows = frame(SAGEMAKER, "log.txt")
+    assert [(row["prefix_rank"], row["prefix_host"]) for row in rows] == [
+        (0, "algo-1"),
+        *[(9, "algo-2")] * 5,
+    ]
+    assert rows[1]["message"] == "Traceback (most recent call last):"
+    path = tmp_path / "log.txt"
+    path.write_text("\n".join(SAGEMAKER) + "\n")
+    verdict = analyze(path).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [9])
+
+
 @pytest.mark.parametrize(
     ("text", "stamp"),
     [
