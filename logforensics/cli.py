@@ -504,6 +504,10 @@ def _reading_lines(report: dict[str, Any], lang: str) -> list[SummaryLine]:
         _counted(inputs["lines"], "{count} line", "{count} lines", lang)
         + t(" ({count} not recognised)", lang, count=f"{inputs['unrecognised_lines']:,}"),
     ]
+    if inputs.get("dumps"):
+        words.append(
+            _counted(len(inputs["dumps"]), "{count} stack dump", "{count} stack dumps", lang)
+        )
     said = t(", ", lang).join(words) + t("; ", lang)
     said += (
         t("ranks seen: {count} of {world}", lang, count=seen, world=world)

@@ -546,6 +546,8 @@ def _flight_recorder(finding: Finding, verdict: Verdict) -> Told:
 def _stuck_location(finding: Finding, verdict: Verdict) -> Told:
     """Where py-spy found the odd ranks and where the others wait (largest group first)."""
     groups = finding.details.get("groups")
+    if finding.details.get("unclaimed_alone"):
+        return f"The one process dumped hung waiting in {finding.details.get('waiting')}", None
     if finding.details.get("alone"):
         return f"{_who(finding.ranks)} is stuck outside any collective, the only rank dumped", None
     if not isinstance(groups, list) or len(groups) < 2:

@@ -217,6 +217,17 @@ COLLECTIVES = frozenset(
     "all_to_all_single gather scatter send recv isend irecv monitored_barrier".split()
 )
 STDLIB = frozenset(sys.stdlib_module_names)
+# Libraries' own waits for a collective, named after what they gather: DeepSpeed ZeRO-3 fetches
+# a module's parameters before its forward (an all-gather every rank must join;
+# deepspeedai/DeepSpeed#860's faulthandler stack in `fetch_sub_module` ->
+# `_synchronize_communication`)
+LIBRARY_COLLECTIVES = (
+    (
+        ("fetch_sub_module", "_synchronize_communication", "_all_gather_params"),
+        "deepspeed/runtime/zero",
+        "dist.all_gather (DeepSpeed ZeRO-3's parameter fetch)",
+    ),
+)
 
 
 def is_user_frame(source: str | None, line: int | None) -> bool:
@@ -255,6 +266,9 @@ def waiting_in(
         name = function.rsplit(".", 1)[-1]
         if name in COLLECTIVES and source and "distributed" in source:
             return f"dist.{name}"
+        for names, library, words in LIBRARY_COLLECTIVES:
+            if name in names and source and library in source:
+                return words
         if name in ("_engine_run_backward", "backward") and source and "autograd" in source:
             return "backward (DDP's gradient all-reduce)"
         if "DataLoader" in function or "_next_data" in function:
@@ -302,7 +316,11 @@ def where_stuck(stacks: pl.DataFrame) -> pl.DataFrame:
     STUCK_SCHEMA. Stacks no rank claims give a row per main thread of each file (a paste
     without `Process` headers holds no process id)."""
     own = stacks.filter(~pl.col("is_worker")) if "is_worker" in stacks.columns else stacks
-    main_thread = (pl.col("thread_name") == "MainThread") | (pl.col("thread_id") == pl.col("pid"))
+    # (a dump of one thread alone, its outer frames cut from the paste, is its process's)
+    alone = pl.col("thread_id").n_unique().over("file", "pid") == 1
+    main_thread = (
+        (pl.col("thread_name") == "MainThread") | (pl.col("thread_id") == pl.col("pid")) | alone
+    )
     threads = own.sort("rank", "file", "pid", "thread_id", "depth")
     rows = []
     # a rank's process is one row (as chosen by `load`); unclaimed ones a row per main thread

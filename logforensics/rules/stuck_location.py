@@ -112,6 +112,8 @@ def _unclaimed_apart(job: Job) -> list[Finding]:
     stuck = where_stuck(job.dumps.unranked)
     if stuck.is_empty():
         return []
+    if stuck.height == 1:
+        return _unclaimed_alone(stuck.row(0, named=True))
     in_collectives = stuck.filter(
         pl.Series([waits_for_others(waiting) for waiting in stuck.get_column("waiting")])
     )
@@ -146,6 +148,48 @@ def _unclaimed_apart(job: Job) -> list[Finding]:
             confidence="medium",
             blames_nobody=True,
             details={"source": "stack dumps", "groups": groups.height},
+        )
+    ]
+
+
+UNCLAIMED_ALONE_FIX = (
+    "The one stack dumped waits for the others in a collective: the rank that hung the job is "
+    "one that never reached it. Dump every process next time (`py-spy dump --pid <pid>` for "
+    "each, into `rank<N>.txt`, or TORCH_DISTRIBUTED_DEBUG=DETAIL) and look for the rank that "
+    "stands elsewhere: a different number of steps or forward passes (ZeRO-3 needs every rank "
+    "to run the same forwards: `synced_gpus=True` in `generate`), a branch on some ranks, an "
+    "exception caught and skipped."
+)
+
+
+def _unclaimed_alone(row: dict) -> list[Finding]:
+    """The one stack dumped, of a process no rank claims, waits in a collective
+    (deepspeedai/DeepSpeed#860: a faulthandler stack in ZeRO-3's parameter fetch inside the
+    model's forward): the job hung there, waiting for ranks that never came; which they are,
+    the dump cannot say. Outside a collective the lone stack says nothing of a hang."""
+    if not waits_for_others(row["waiting"]):
+        return []
+    where = row["user_frame"] or row["innermost"]
+    return [
+        Finding(
+            kind="stuck_location",
+            severity="error",
+            part="explanation",
+            summary=(
+                f"The one process with a stack dump waits in {row['waiting']} at {where}: the "
+                "job hung there, waiting for ranks that never joined that collective. The dump "
+                "does not say which rank it was, nor where the others stood."
+            ),
+            fix=UNCLAIMED_ALONE_FIX,
+            evidence=[Evidence(row["file"], int(row["line"] or 1), row["line_text"] or where)],
+            evidence_total=1,
+            confidence="low",
+            blames_nobody=True,
+            details={
+                "source": row["tool"] or "stack dump",
+                "unclaimed_alone": True,
+                "waiting": row["waiting"],
+            },
         )
     ]
 

@@ -96,3 +96,37 @@ def test_dumps_no_rank_claims_waiting_in_one_collective_say_nothing(tmp_path):
         shutil.copy(SPLIT / "step_all_reduce.txt", root / name)
     analysis = analyze(root)
     assert analysis.verdict is None or analysis.verdict.finding.kind != "collective_mismatch"
+
+
+# deepspeedai/DeepSpeed#860, verbatim (the first ten lines of stas00's faulthandler dump of the
+# one hung process: ZeRO-3 inference whose ranks ran different numbers of forward passes)
+ZERO3_FETCH = """\
+Thread 0x00007f57caf71740 (most recent call first):
+  File "/home/stas/anaconda3/envs/main-38/lib/python3.8/site-packages/torch/cuda/streams.py", line 95 in synchronize
+  File "/mnt/nvme1/code/github/00optimize/DeepSpeed/deepspeed/runtime/zero/stage3.py", line 490 in _synchronize_communication
+  File "/mnt/nvme1/code/github/00optimize/DeepSpeed/deepspeed/runtime/zero/stage3.py", line 406 in fetch_sub_module
+  File "/mnt/nvme1/code/github/00optimize/DeepSpeed/deepspeed/runtime/zero/stage3.py", line 1139 in pre_sub_module_forward_function
+  File "/mnt/nvme1/code/github/00optimize/DeepSpeed/deepspeed/runtime/zero/stage3.py", line 1071 in _pre_forward_module_hook
+  File "/home/stas/anaconda3/envs/main-38/lib/python3.8/site-packages/torch/nn/modules/module.py", line 881 in _call_impl
+  File "/mnt/nvme1/code/huggingface/transformers-ds-zero-3/src/transformers/models/t5/modeling_t5.py", line 451 in project
+  File "/mnt/nvme1/code/huggingface/transformers-ds-zero-3/src/transformers/models/t5/modeling_t5.py", line 474 in forward
+  File "/home/stas/anaconda3/envs/main-38/lib/python3.8/site-packages/torch/nn/modules/module.py", line 892 in _call_impl
+"""  # noqa: E501 -- verbatim
+
+
+def test_the_one_unclaimed_stack_waiting_in_a_collective_says_the_job_hung_there(tmp_path):
+    (tmp_path / "dump.txt").write_text(ZERO3_FETCH)
+    analysis = analyze(tmp_path)
+    hung = analysis.verdict.finding
+    assert (hung.kind, hung.ranks, hung.blames_nobody) == ("stuck_location", [], True)
+    assert "DeepSpeed ZeRO-3's parameter fetch" in hung.summary
+    assert "stage3.py:490" in hung.summary and hung.confidence == "low"
+    assert analysis.verdict.headline.startswith("The one process dumped hung waiting in")
+
+
+def test_the_one_unclaimed_stack_outside_a_collective_says_nothing(tmp_path):
+    # the same stack cut below the model's own forward: a thread computing, no wait
+    own_code = [line for line in ZERO3_FETCH.splitlines() if "deepspeed" not in line.lower()]
+    (tmp_path / "dump.txt").write_text("\n".join(own_code[:1] + own_code[2:]) + "\n")
+    analysis = analyze(tmp_path)
+    assert not [f for f in analysis.findings if f.kind == "stuck_location"]
