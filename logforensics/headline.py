@@ -521,6 +521,18 @@ def _peer_lost(finding: Finding, verdict: Verdict) -> Told:
         if finding.details.get("launcher") == "ray":
             return f"{node} was lost under the job (Ray marked it dead)", None
         return f"{node} failed under the job (SLURM's node failure)", None
+    if finding.details.get("hung_task"):
+        pids = ", ".join(map(str, finding.details.get("pids") or []))
+        who = _who(finding.ranks) if finding.ranks else f"Process {pids}"
+        call, waited_in = finding.details.get("call"), finding.details.get("waited_in")
+        inside = (
+            f", in a {call} to {waited_in}"
+            if call and waited_in
+            else f", in {waited_in}"
+            if waited_in
+            else ", in a system call"
+        )
+        return f"{who} hung in the kernel{inside}", None
     if finding.details.get("worker_died"):
         pids = finding.details.get("pids") or []
         who = _who(finding.ranks) if finding.ranks else "A worker process"

@@ -11,6 +11,8 @@ it is the timeout's echo and no report about the peer.
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 
 from logforensics.findings import Confidence, Finding, evidence_from
@@ -48,6 +50,7 @@ def check(job: Job) -> list[Finding]:
     return (
         _node_failures(job)
         + _workers_died(job)
+        + _hung_in_the_kernel(job)
         + _connections_lost(lost)
         + (_left_early(job, lost) or _exited_quietly(job, lost) or _quiet_peer(job, lost))
     )
@@ -175,6 +178,80 @@ def _workers_died(job: Job) -> list[Finding]:
             blames_nobody=not ranks,
             confidence="medium",
             details={"worker_died": True, "pids": died.get_column("pid").drop_nulls().to_list()},
+        )
+    ]
+
+
+HUNG_FIX = (
+    "Nothing in the job's code can end this wait: the process is in uninterruptible sleep (state "
+    "D) until {what} returns, and cannot even be killed. Check {where} on that node (its "
+    "client's health and log, the storage servers; `mmhealth node show` for GPFS), keep "
+    "checkpoints, logs and caches on local disk where the job can, and restart without the "
+    "node if it stays stuck."
+)
+# a job's own process, by the command the kernel names: the interpreter or PyTorch's threads
+JOB_COMMAND = r"^(?:python[\d.]*|pt_\w+|torchrun)$"
+
+
+def _hung_in_the_kernel(job: Job) -> list[Finding]:
+    """The kernel's hung-task report of a job's process: it stood in uninterruptible sleep for
+    minutes, inside a system call that never returned (huggingface/m4-logs tr_141: a write to
+    GPFS as the filesystem froze; the other 63 processes waited in a barrier). A process is the
+    job's where the logs name its pid elsewhere or the kernel names it by the interpreter."""
+    events = job.events
+    hung = events.filter(pl.col("event") == "hung_task")
+    if hung.is_empty():
+        return []
+    elsewhere = events.filter((pl.col("event") != "hung_task") & pl.col("pid").is_not_null())
+    known = elsewhere.get_column("pid").unique().implode()
+    hung = hung.filter(
+        pl.col("pid").is_in(known) | pl.col("exc_message").str.contains(JOB_COMMAND)
+    ).sort("file", "line")
+    if hung.is_empty():
+        return []
+    first = hung.row(0, named=True)
+    extra = hung.get_column("extra").drop_nulls()
+    said = json.loads(extra.item(0)) if not extra.is_empty() else {}
+    call, waited_in = said.get("call"), said.get("waited_in")
+    inside = (
+        f"in a {call} to {waited_in}"
+        if call and waited_in
+        else f"in {waited_in}"
+        if waited_in
+        else f"in a {call}"
+        if call
+        else "in a system call"
+    )
+    pids = hung.get_column("pid").unique(maintain_order=True).to_list()
+    who = ", ".join(f"{first['exc_message']}:{pid}" for pid in pids)
+    ranks = sorted(hung.get_column("rank").drop_nulls().unique().to_list())
+    named = f" ({rank_list(ranks)})" if ranks else ""
+    seconds = int(first["elapsed_ms"] or 0) // 1000
+    summary = (
+        f"The kernel reports process{'es' if len(pids) > 1 else ''} {who}{named} blocked for "
+        f"more than {seconds} s, {hung.height} time{'s' if hung.height > 1 else ''} (a hung "
+        f"task, in uninterruptible sleep), {inside}: the call never returned, so "
+        f"{'its rank' if len(pids) == 1 else 'their ranks'} could not reach the next "
+        "collective, and the others waited for it."
+    )
+    evidence, total = evidence_from(hung.select("file", "line", "text", "rank"))
+    return [
+        Finding(
+            kind="peer_lost",
+            severity="error",
+            part="explanation",
+            summary=summary,
+            fix=HUNG_FIX.format(
+                what=f"the {call}" if call else "the system call",
+                where=waited_in or "the filesystem or device it waits on",
+            ),
+            ranks=ranks,
+            evidence=evidence,
+            evidence_total=total,
+            timestamp=earliest_time(hung),
+            blames_nobody=not ranks,
+            confidence="medium",
+            details={"hung_task": True, "pids": pids, "call": call, "waited_in": waited_in},
         )
     ]
 

@@ -174,7 +174,7 @@ def _unclaimed_alone(row: dict) -> list[Finding]:
         Finding(
             kind="stuck_location",
             severity="error",
-            part="explanation",
+            part="consequence",
             summary=(
                 f"The one process with a stack dump waits in {row['waiting']} at {where}: the "
                 "job hung there, waiting for ranks that never joined that collective. The dump "
