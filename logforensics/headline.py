@@ -84,8 +84,9 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
         collective, work = details.get("collective"), details.get("work")
         return f"{who} alone waited in {collective} inside {work}", None
     if departure == "interrupted_elsewhere":
+        when = "its stack was dumped" if details.get("snapshot") else "the job was interrupted"
         return (
-            f"{who} {_was(finding.ranks)} outside any collective when the job was interrupted, "
+            f"{who} {_was(finding.ranks)} outside any collective when {when}, "
             f"in {details.get('where')}",
             f"{rank_list(others)} waited in a collective at {details.get('their_place')}",
         )

@@ -60,7 +60,7 @@ def _places(job: Job) -> pl.DataFrame:
     code's innermost), line (that frame's code), collective ("" for none), and its text."""
     extra = pl.col("extra")
     placed = job.events.filter(
-        (pl.col("event") == "exception")
+        pl.col("event").is_in(["exception", "stack_snapshot"])
         & pl.col("rank").is_not_null()
         & extra.str.contains('"own_frame"', literal=True).fill_null(False)
         & extra.str.contains('"collective"', literal=True).fill_null(False)
@@ -74,20 +74,30 @@ def _places(job: Job) -> pl.DataFrame:
                 "frame": pl.String,
                 "line": pl.UInt32,
                 "collective": pl.String,
+                "snapshot": pl.String,
                 "text": pl.String,
                 "code": pl.String,
             }
         )
+    snapshot = extra.str.json_path_match("$.snapshot")
+    own_line = extra.str.json_path_match("$.own_line").cast(pl.UInt32)
     rows = (
-        placed.sort("file", "line")
+        # a rank's stack snapshot, taken while it hung, over its later tracebacks; else its last
+        placed.with_columns(snapshot.alias("snapshot"))
+        .sort(pl.col("snapshot").is_not_null(), "file", "line")
         .unique("rank", keep="last", maintain_order=True)
         .select(
             "file",
             "rank",
             pl.col("frame").alias("innermost"),
             extra.str.json_path_match("$.own_frame").alias("frame"),
-            (extra.str.json_path_match("$.own_line").cast(pl.UInt32) + 1).alias("line"),
+            # a traceback's code line follows its frame; a snapshot shows frames alone
+            pl.when(pl.col("snapshot").is_null())
+            .then(own_line + 1)
+            .otherwise(own_line)
+            .alias("line"),
             extra.str.json_path_match("$.collective").fill_null("").alias("collective"),
+            "snapshot",
         )
     )
     code = job.quote(rows.select("file", "line", "rank")).select(
@@ -96,7 +106,11 @@ def _places(job: Job) -> pl.DataFrame:
         "text",
         pl.col("text").str.replace(r"^\[[^\]]*\]:\s*", "").str.strip_chars().alias("code"),
     )
-    return rows.join(code, on=["file", "line"], how="left").sort("rank")
+    return (
+        rows.join(code, on=["file", "line"], how="left")
+        .with_columns(pl.when(pl.col("snapshot").is_null()).then(pl.col("code")).alias("code"))
+        .sort("rank")
+    )
 
 
 def _interrupted_elsewhere(job: Job, rows: pl.DataFrame) -> list[Finding]:
@@ -111,12 +125,21 @@ def _interrupted_elsewhere(job: Job, rows: pl.DataFrame) -> list[Finding]:
     blocked = (
         (pl.col("innermost") == pl.col("frame")) & pl.col("code").str.contains(BLOCKING_CALL)
     ) | pl.col("innermost").str.contains(BLOCKING_FRAME)
-    if not odd.select(blocked.fill_null(False).all()).item():
+    # a watchdog's snapshot is taken because the process had stood too long; the others'
+    # waits that failed after it say the job hung there
+    snapshot = pl.col("snapshot").is_not_null()
+    watched = odd.select(snapshot.all()).item() and _waits_failed(job)
+    if not watched and not odd.select(blocked.fill_null(False).all()).item():
         return []
     suspects, waiters = odd.get_column("rank").to_list(), waiting.get_column("rank").to_list()
     mine, theirs = odd.row(0, named=True), waiting.row(0, named=True)
+    when = (
+        "When faulthandler's watchdog dumped the stacks"
+        if mine["snapshot"]
+        else "When the job was interrupted"
+    )
     summary = (
-        f"When the job was interrupted, {rank_list(suspects)} stood in {_code_place(mine)}, "
+        f"{when}, {rank_list(suspects)} stood in {_code_place(mine)}, "
         f"outside any collective, while {rank_list(waiters)} waited in {theirs['collective']} "
         f"at {_code_place(theirs)}: the others waited for {rank_list(suspects)}."
     )
@@ -136,9 +159,20 @@ def _interrupted_elsewhere(job: Job, rows: pl.DataFrame) -> list[Finding]:
                 "other_ranks": waiters,
                 "where": _place(mine),
                 "their_place": _place(theirs),
+                **({"snapshot": mine["snapshot"]} if mine["snapshot"] else {}),
             },
         )
     ]
+
+
+def _waits_failed(job: Job) -> bool:
+    """Whether a rank's wait in a collective ended in an exception (a timeout, a lost peer),
+    not in an interrupt."""
+    return not job.events.filter(
+        (pl.col("event") == "exception")
+        & ~pl.col("exc_type").str.ends_with("KeyboardInterrupt").fill_null(False)
+        & pl.col("extra").str.contains('"collective":"[a-z_]+"').fill_null(False)
+    ).is_empty()
 
 
 def _in_other_collectives(job: Job, rows: pl.DataFrame) -> list[Finding]:

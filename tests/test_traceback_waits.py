@@ -66,3 +66,37 @@ def test_a_healthy_job_stopped_with_ctrl_c_is_no_failure():
         analysis = analyze(HEALTHY / case)
         assert analysis.verdict is None, (case, analysis.verdict.headline)
         assert not [f for f in analysis.findings if f.severity == "error"], case
+
+
+WATCHDOG = TORCHRUN / "watchdog_stacks"
+
+
+def test_the_rank_a_watchdog_dump_shows_outside_a_collective_is_the_one_the_others_waited_for():
+    # a run here: faulthandler.dump_traceback_later(8) on every rank; rank 1 sleeps in
+    # load_batch at step 4, ranks 0 and 2 wait in all_reduce, then time out after 20 s
+    analysis = analyze(WATCHDOG)
+    assert analysis.unrecognised_lines == 0
+    odd = analysis.verdict.finding
+    assert (odd.kind, odd.ranks, odd.confidence) == ("stage_divergence", [1], "medium")
+    assert odd.details["departure"] == "interrupted_elsewhere"
+    assert odd.details["snapshot"] == "faulthandler"
+    assert odd.summary.startswith("When faulthandler's watchdog dumped the stacks, rank 1 stood")
+    assert "load_batch (watchdog_worker.py:19)" in odd.summary
+    assert analysis.verdict.headline.startswith(
+        "Rank 1 was outside any collective when its stack was dumped, in load_batch"
+    )
+
+
+def test_a_watchdog_dump_of_a_job_whose_waits_never_failed_is_no_failure():
+    # the same job without the hang: the watchdog fires mid-run, every rank in its loop
+    analysis = analyze(TORCHRUN / "watchdog_stacks_healthy")
+    assert analysis.unrecognised_lines == 0
+    assert analysis.verdict is None
+
+
+def test_a_watchdog_dump_alone_without_failed_waits_blames_nobody(tmp_path):
+    # the hung run's console cut before the timeouts: a snapshot, and no wait failed after it
+    lines = (WATCHDOG / "console.log").read_text().splitlines()
+    cut = next(i for i, line in enumerate(lines) if "Traceback (most recent call last)" in line)
+    analysis = analyze_files(tmp_path, {"console.log": lines[:cut]})
+    assert not [f for f in analysis.findings if f.details.get("snapshot")]

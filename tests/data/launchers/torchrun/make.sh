@@ -10,6 +10,11 @@
 #   left_early_logdir/  the same run's --log-dir tree alone (--redirects 3, no console)
 #   exited_quietly/console.log  a 3-process gloo run whose rank 1 prints why and calls
 #                  sys.exit(1) at step 3 (no traceback); ranks 0 and 2 lose their connection
+#   watchdog_stacks/console.log  a 3-process gloo run with faulthandler.dump_traceback_later(8):
+#                  rank 1 blocks reading its step-4 batch (HANG=1); the watchdog dumps every
+#                  rank's stacks, then ranks 0 and 2 time out after 20 s
+#   watchdog_stacks_healthy/console.log  the same job without the hang: the watchdog fires
+#                  mid-run and the job ends healthy
 #   barrier_apart/console.log  a 3-process gloo run whose rank 1 breaks out of its loop into the
 #                  final barrier while the others wait in all_reduce; all time out after 15 s
 #   interrupted_healthy/<case>/console.log  a healthy 3-process gloo job stopped with Ctrl-C;
@@ -20,8 +25,8 @@ set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 TORCHRUN="${TORCHRUN:-torchrun}"
 cd "$HERE"
-rm -rf restart restart_refused interrupted left_early left_early_logdir exited_quietly barrier_apart interrupted_healthy template_rank.log template_rank_word.log
-mkdir -p restart restart_refused interrupted left_early exited_quietly barrier_apart interrupted_healthy/again
+rm -rf restart restart_refused interrupted left_early left_early_logdir exited_quietly watchdog_stacks watchdog_stacks_healthy barrier_apart interrupted_healthy template_rank.log template_rank_word.log
+mkdir -p restart restart_refused interrupted left_early exited_quietly watchdog_stacks watchdog_stacks_healthy barrier_apart interrupted_healthy/again
 FAIL_FIRST_ATTEMPT=1 $TORCHRUN --standalone --nproc_per_node=2 --max-restarts=1 \
   --log-dir restart/logs --redirects 3 --tee 3 worker.py > restart/console.log 2>&1
 TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:' $TORCHRUN --standalone --nproc_per_node=2 \
@@ -38,6 +43,10 @@ $TORCHRUN --standalone --nproc_per_node=3 early_exit_worker.py > left_early/cons
 $TORCHRUN --standalone --nproc_per_node=3 --log-dir left_early_logdir --redirects 3 \
   early_exit_worker.py > /dev/null 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 sys_exit_worker.py > exited_quietly/console.log 2>&1
+HANG=1 $TORCHRUN --standalone --nproc_per_node=3 --tee 3 watchdog_worker.py \
+  > watchdog_stacks/console.log 2>&1
+$TORCHRUN --standalone --nproc_per_node=3 --tee 3 watchdog_worker.py \
+  > watchdog_stacks_healthy/console.log 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 break_worker.py > barrier_apart/console.log 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 healthy_worker.py > interrupted_healthy/again/console.log 2>&1 &
 sleep 15
