@@ -378,6 +378,13 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
 
 def _reducer(finding: Finding, verdict: Verdict) -> Told:
     who = rank_list(finding.ranks) if finding.ranks else "a rank"
+    counts = finding.details.get("parameter_counts")
+    if isinstance(counts, dict):
+        return (
+            f"{who.capitalize()} built a different model than the others ({counts['odd']} "
+            f"parameters, not {counts['others']})",
+            None,
+        )
     if "parameters" not in finding.details:
         return f"DDP's reducer failed on {who}", None
     at = f" at step {finding.step}" if finding.step is not None else ""

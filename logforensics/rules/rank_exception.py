@@ -67,6 +67,9 @@ CONSEQUENCE = (
     # DeepSpeed's cross-rank check (the collective_mismatch rule reads it)
     r"|disagreement between rank\d+ and rank\d+"
     r"|parameters that were not used in producing the loss"
+    # DDP's check at construction that every rank built the same model, raised on each rank
+    # (the reducer rule reads the counts and names the odd rank)
+    r"|DDP expects same model across all ranks"
     # DDP's Join with throw_on_early_termination: a rank out of batches, and the others told
     # so (the loader_size_mismatch rule reads them)
     r"|exhausted all inputs|exhausted inputs\. Throwing across all ranks"

@@ -93,19 +93,55 @@ def _unused(job: Job, rows: pl.DataFrame) -> Finding:
 
 def _simple(job: Job, rows: pl.DataFrame, fix: str, what: str) -> Finding:
     # `DDP expects same model ... but Rank 0 has 382 params, while rank 1 has inconsistent 0
-    # params` is printed by rank 0 about rank 1: the differing rank is the peer.
-    named = "peer_rank" if rows.item(0, "event") == "model_mismatch" else "rank"
+    # params` is printed by rank 0 about rank 1: the differing rank is the peer, unless the
+    # counts the reports give say which ranks most of them agree on
+    mismatch = rows.item(0, "event") == "model_mismatch"
+    named = "peer_rank" if mismatch else "rank"
     ranks = sorted(rows.get_column(named).drop_nulls().unique().to_list())
+    summary = f"DDP's reducer on {rank_list(ranks) if ranks else 'a rank'} {what}."
+    details: dict[str, object] = {}
+    if mismatch and (counted := _odd_counts(rows)) is not None:
+        ranks, odd_count, others, their_count = counted
+        summary = (
+            f"DDP's model on {rank_list(ranks)} has {odd_count} parameters where "
+            f"{rank_list(others)} have {their_count}: {rank_list(ranks)} {what}."
+        )
+        details = {"parameter_counts": {"odd": odd_count, "others": their_count}}
     return placed_finding(
         job,
         rows,
         kind="reducer_unused_params",
         severity="error",
         part="explanation",
-        summary=f"DDP's reducer on {rank_list(ranks) if ranks else 'a rank'} {what}.",
+        summary=summary,
         fix=fix,
         ranks=ranks,
+        details=details,
     )
+
+
+def _odd_counts(rows: pl.DataFrame) -> tuple[list[int], int, list[int], int] | None:
+    """From DDP's model-mismatch reports (each: the reporting rank's parameter count and the
+    peer's, in `values`), the ranks whose count differs from the one most ranks have (a run
+    here: ranks 0 and 2 with 4 parameters, rank 1 with 6, each rank's report naming another).
+    None where no count is held by more ranks than any other."""
+    counts: dict[int, int] = {}
+    for row in rows.iter_rows(named=True):
+        values = row["values"] or []
+        if len(values) == 2 and row["rank"] is not None and row["peer_rank"] is not None:
+            counts[row["rank"]], counts[row["peer_rank"]] = values[0], values[1]
+    by_count: dict[int, list[int]] = {}
+    for rank, count in sorted(counts.items()):
+        by_count.setdefault(count, []).append(rank)
+    if len(by_count) < 2:
+        return None
+    ordered = sorted(by_count.items(), key=lambda item: len(item[1]), reverse=True)
+    (their_count, others), (_, second) = ordered[0], ordered[1]
+    if len(others) == len(second):
+        return None
+    odd = sorted(rank for count, ranks in ordered[1:] for rank in ranks)
+    odd_count = ordered[1][0]
+    return odd, odd_count, others, their_count
 
 
 RULE = Rule(kind="reducer_unused_params", check=check, specificity=15)

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from tests.builders import analyze_files, finding, kinds
+from pathlib import Path
+
+from tests.builders import analyze, analyze_files, finding, kinds
 
 # hkchengrex/Cutie#125 (formats.md §8), verbatim
 UNFINISHED = [
@@ -37,3 +39,34 @@ def test_ready_twice(tmp_path):
 def test_healthy_log_mentioning_the_reducer_is_quiet(tmp_path):
     line = "[I reducer.cpp:1313] Reducer buckets have been rebuilt in this iteration."
     assert "reducer_unused_params" not in kinds(analyze_files(tmp_path, {"a.log": [line]}))
+
+
+MODEL_MISMATCH = (
+    Path(__file__).parents[1] / "data" / "launchers" / "torchrun" / "model_mismatch" / "console.log"
+)
+
+
+def test_the_rank_whose_parameter_count_most_ranks_do_not_share_built_another_model():
+    # a run here: rank 1 builds 6 parameters, ranks 0 and 2 build 4; every rank raises
+    # `DDP expects same model across all ranks`, each naming itself and another rank
+    analysis = analyze(MODEL_MISMATCH)
+    built = analysis.verdict.finding
+    assert (built.kind, analysis.verdict.ranks) == ("reducer_unused_params", [1])
+    assert "rank 1 has 6 parameters where ranks 0 and 2 have 4" in built.summary
+    assert analysis.verdict.headline == (
+        "Rank 1 built a different model than the others (6 parameters, not 4)"
+    )
+    # every rank raised it, but the exception is DDP's check, not three failures of their own
+    assert "rank_exception" not in kinds(analysis)
+
+
+def test_one_report_between_two_ranks_blames_the_peer_it_names(tmp_path):
+    # pytorch's own wording with two ranks, one report: no count most ranks share
+    line = (
+        "RuntimeError: DDP expects same model across all ranks, but Rank 0 has 382 params, "
+        "while rank 1 has inconsistent 0 params."
+    )
+    analysis = analyze_files(tmp_path, {"rank0.log": [line]})
+    built = analysis.verdict.finding
+    assert (built.kind, built.ranks) == ("reducer_unused_params", [1])
+    assert "parameter_counts" not in built.details
