@@ -97,6 +97,9 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
     if departure == "exited":
         codes = ", ".join(str(code) for code in details.get("exit_codes") or [])
         return f"{who} exited with code {codes} without an error of its own", None
+    if departure == "skipped_alone":
+        at = f" at step {finding.step}" if finding.step is not None else ""
+        return f"{who} alone said it skipped a batch or step{at}", None
     if departure == "busy":
         return f"{who} was still busy with {details.get('work')} when the others gave up", None
     if departure == "file_wait":
@@ -637,7 +640,8 @@ def _consequence(verdict: Verdict) -> str:
                 return f"{rank_list(finding.ranks)} then lost {own} connection to the others"
             return f"{rank_list(finding.ranks)} then lost {own} connection to {_it(blamed)}"
         if finding.kind == "collective_mismatch":
-            return f"gloo aborted {rank_list(finding.ranks)}"
+            aborted = rank_list(finding.ranks) if finding.ranks else "a rank"
+            return f"gloo aborted {aborted} on the mismatch"
         if finding.kind == "nccl_error":
             if verdict.finding.kind == "duplicate_device":
                 return "NCCL refused to start"

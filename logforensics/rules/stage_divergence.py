@@ -23,6 +23,7 @@ from logforensics.placement import earliest_time, place
 from logforensics.progress import Departure, Progress
 from logforensics.ras_report import named_by_ras
 from logforensics.registry import Rule
+from logforensics.skipped_alone import skipped_alone
 from logforensics.store_barrier import short_at_barrier
 from logforensics.text import rank_list
 from logforensics.traceback_waits import tracebacks_apart
@@ -67,7 +68,7 @@ def check(job: Job) -> list[Finding]:
         + short_at_barrier(job, default_group=False)
         # where the ranks' own tracebacks left them, where nothing more exact (stage marks, a
         # watchdog's sequence numbers) placed a departure
-        + ([] if exact else tracebacks_apart(job))
+        + ([] if exact else tracebacks_apart(job) or skipped_alone(job))
     )
 
 
