@@ -18,7 +18,7 @@ from logforensics.job import Job
 from logforensics.placement import earliest_time
 from logforensics.text import rank_list
 
-FIX = (
+SKIP_FIX = (
     "Every rank must run the same collectives in the same order. Decide a skip together: "
     "compute a local flag `skip = torch.tensor(int(bad_batch))`, call "
     "`dist.all_reduce(skip, op=dist.ReduceOp.MAX)`, and skip the step on every rank when "
@@ -55,7 +55,7 @@ def skipped_alone(job: Job) -> list[Finding]:
             severity="error",
             part="departure",
             summary=summary,
-            fix=FIX,
+            fix=SKIP_FIX,
             ranks=skippers,
             step=said["step"],
             evidence=evidence,

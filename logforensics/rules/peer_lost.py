@@ -161,25 +161,9 @@ def _workers_died(job: Job) -> list[Finding]:
         "often by the OOM killer, as its host or container ran out of memory) or crashed in "
         "native code."
     )
-    evidence, total = evidence_from(
-        died.sort("file", "line").select("file", "line", "text", "rank")
-    )
-    return [
-        Finding(
-            kind="peer_lost",
-            severity="error",
-            part="explanation",
-            summary=summary,
-            fix=WORKER_DIED_FIX,
-            ranks=ranks,
-            evidence=evidence,
-            evidence_total=total,
-            timestamp=earliest_time(died),
-            blames_nobody=not ranks,
-            confidence="medium",
-            details={"worker_died": True, "pids": died.get_column("pid").drop_nulls().to_list()},
-        )
-    ]
+    pids = died.get_column("pid").drop_nulls().to_list()
+    details = {"worker_died": True, "pids": pids}
+    return [_lost_from_outside(died, summary, WORKER_DIED_FIX, ranks, "medium", details)]
 
 
 HUNG_FIX = (
@@ -234,26 +218,12 @@ def _hung_in_the_kernel(job: Job) -> list[Finding]:
         f"{'its rank' if len(pids) == 1 else 'their ranks'} could not reach the next "
         "collective, and the others waited for it."
     )
-    evidence, total = evidence_from(hung.select("file", "line", "text", "rank"))
-    return [
-        Finding(
-            kind="peer_lost",
-            severity="error",
-            part="explanation",
-            summary=summary,
-            fix=HUNG_FIX.format(
-                what=f"the {call}" if call else "the system call",
-                where=waited_in or "the filesystem or device it waits on",
-            ),
-            ranks=ranks,
-            evidence=evidence,
-            evidence_total=total,
-            timestamp=earliest_time(hung),
-            blames_nobody=not ranks,
-            confidence="medium",
-            details={"hung_task": True, "pids": pids, "call": call, "waited_in": waited_in},
-        )
-    ]
+    fix = HUNG_FIX.format(
+        what=f"the {call}" if call else "the system call",
+        where=waited_in or "the filesystem or device it waits on",
+    )
+    details = {"hung_task": True, "pids": pids, "call": call, "waited_in": waited_in}
+    return [_lost_from_outside(hung, summary, fix, ranks, "medium", details)]
 
 
 def _nodes(rows: pl.DataFrame) -> list[str]:
@@ -272,6 +242,20 @@ def _node_lost(
     """A node lost from outside the job, blaming the ranks the logs place on it, if any."""
     on_them = job.events.filter(pl.col("host").is_in(nodes) & pl.col("rank").is_not_null())
     ranks = sorted(on_them.get_column("rank").unique().to_list())
+    return _lost_from_outside(
+        rows, summary, fix, ranks, confidence, {"node_failure": True, "nodes": nodes, **details}
+    )
+
+
+def _lost_from_outside(
+    rows: pl.DataFrame,
+    summary: str,
+    fix: str,
+    ranks: list[int],
+    confidence: Confidence,
+    details: dict[str, object],
+) -> Finding:
+    """A process or node the job lost from outside, its rows the evidence."""
     rows = rows.sort("file", "line")
     evidence, total = evidence_from(rows.select("file", "line", "text", "rank"))
     return Finding(
@@ -286,7 +270,7 @@ def _node_lost(
         timestamp=earliest_time(rows),
         blames_nobody=not ranks,
         confidence=confidence,
-        details={"node_failure": True, "nodes": nodes, **details},
+        details=details,
     )
 
 

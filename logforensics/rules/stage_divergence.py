@@ -23,7 +23,7 @@ from logforensics.placement import earliest_time, place
 from logforensics.progress import Departure, Progress
 from logforensics.ras_report import named_by_ras
 from logforensics.registry import Rule
-from logforensics.skipped_alone import skipped_alone
+from logforensics.skipped_alone import SKIP_FIX, skipped_alone
 from logforensics.store_barrier import short_at_barrier
 from logforensics.text import rank_list
 from logforensics.traceback_waits import tracebacks_apart
@@ -31,12 +31,6 @@ from parsers.phase_banners import phase_name
 
 MAX_FINDINGS = 10
 
-SKIP_FIX = (
-    "Every rank must run the same collectives in the same order. Decide a skip together: "
-    "compute a local flag `skip = torch.tensor(int(bad_batch))`, call "
-    "`dist.all_reduce(skip, op=dist.ReduceOp.MAX)`, and skip the step on every rank when "
-    "`skip.item()` is 1. Never `continue` past backward on one rank only."
-)
 STOP_FIX = (
     "Read what {who} did after {its} last mark (the last lines of {its} log are in the "
     "evidence): an exception caught and ignored, a DataLoader that ran out early (give every "
