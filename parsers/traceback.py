@@ -364,7 +364,7 @@ def _chains(rows: pl.DataFrame) -> pl.DataFrame:
             pl.col("line").filter(pl.col("_body")).max().alias("_last_body"),
             pl.col("_frame_text").filter(_own_frame()).last().alias("_own_frame"),
             pl.col("line").filter(_own_frame()).last().alias("_own_line"),
-            _collective_name(pl.col("_frame_text").filter(pl.col("_body") & pl.col("_frame")))
+            collective_name(pl.col("_frame_text").filter(pl.col("_body") & pl.col("_frame")))
             .drop_nulls()
             .last()
             .alias("_collective"),
@@ -441,7 +441,7 @@ def _mark_bare_exceptions(rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _collective_name(frames: pl.Expr) -> pl.Expr:
+def collective_name(frames: pl.Expr) -> pl.Expr:
     """The collective a frame is in (`backward` for autograd's), null for any other frame."""
     return pl.coalesce(
         frames.str.extract(COLLECTIVE_FRAME, 1),

@@ -27,7 +27,7 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.registry import LineParser
-from parsers.traceback import BACKWARD_FRAME, COLLECTIVE_FRAME, LIBRARY_FRAME, frame_text
+from parsers.traceback import LIBRARY_FRAME, collective_name, frame_text
 
 TIMEOUT = r"^Timeout \(\d+:\d{2}:\d{2}(?:\.\d+)?\)!$"
 THREAD = r"^(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):$"
@@ -61,10 +61,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         .filter(pl.col("_frame"))
         .with_columns(frame_text(message).alias("_text"))
     )
-    collective = pl.coalesce(
-        pl.col("_text").str.extract(COLLECTIVE_FRAME, 1),
-        pl.when(pl.col("_text").str.contains(BACKWARD_FRAME)).then(pl.lit("backward")),
-    )
+    collective = collective_name(pl.col("_text"))
     own = ~pl.col("_text").str.contains(LIBRARY_FRAME)
     threads = frames.group_by([*WRITER, "_dump", "_t"], maintain_order=True).agg(
         pl.col("_text").first().alias("_innermost"),

@@ -424,8 +424,9 @@ def _launcher_summary_cut(job: Job) -> list[Finding]:
     )
     if not others.is_empty():
         return []
-    if not reports.filter(_service_report()).is_empty():
-        said = clipped(str(reports.filter(_service_report()).item(0, "exc_message") or ""))
+    service = reports.filter(_service_report())
+    if not service.is_empty():
+        said = clipped(str(service.item(0, "exc_message") or ""))
         return [
             _unblamed(
                 reports,
