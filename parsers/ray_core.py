@@ -64,9 +64,10 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             message.str.extract_groups(WORKER_FIELDS).alias("_worker"),
             message.str.extract_groups(EXIT).alias("_exit"),
         )
+        .with_columns(_continues_a_report().alias("_continues"))
         .with_columns(
             # a report runs from a death's line over the fields and exit sentence below it
-            (pl.col("_death") & ~_continues_a_report()).cum_sum().over("file").alias("_report"),
+            (pl.col("_death") & ~pl.col("_continues")).cum_sum().over("file").alias("_report"),
         )
     )
     key = pl.col("_field").struct.field("key")
@@ -114,7 +115,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     )
     # the fields and an exit sentence that continues a report: recognised, no event of their own
     told = found.filter(
-        (key.is_not_null() & in_report) | (pl.col("_death") & _continues_a_report())
+        (key.is_not_null() & in_report) | (pl.col("_death") & pl.col("_continues"))
     ).select("file", "line", pl.lit(None, pl.String).alias("event"))
     recognised = pl.concat([deaths, nodes], how="diagonal_relaxed")
     told = told.join(recognised.select("file", "line"), on=["file", "line"], how="anti")
