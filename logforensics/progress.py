@@ -482,42 +482,43 @@ def _in_order(departure: Departure) -> tuple[float, int]:
 
 def _majority_at_each_position(marks: pl.DataFrame) -> pl.DataFrame:
     """`pos, key, support`: the key most ranks have at each position (the smallest on a tie)
-    and how many have it. Nearly everywhere the ranks agree, or one key stands against
-    another: one pass settles those; positions with three or more keys are counted key by
-    key."""
-    key = pl.col("key")
-    spread = marks.group_by("pos").agg(
-        key.min().alias("low"),
-        key.max().alias("high"),
-        pl.len().cast(pl.UInt32).alias("ranks"),
-        (key == key.min()).sum().cast(pl.UInt32).alias("at_low"),
-        (key == key.max()).sum().cast(pl.UInt32).alias("at_high"),
+    and how many have it. One rank of the most common length is the reference: nearly every
+    rank matches its key nearly everywhere, so only the marks that differ from it are counted
+    key by key, and the reference key's support is the ranks that reach a position less those
+    that differ there (no grouping of every mark by position)."""
+    lengths = marks.filter(pl.col("rank").ne_missing(pl.col("rank").shift(-1))).select(
+        "rank", (pl.col("pos") + 1).alias("length")
     )
-    low_wins = pl.col("at_low") * 2 >= pl.col("ranks")
-    # at most two keys where every rank has the lowest or the highest (one when they agree)
-    two_at_most = (pl.col("low") == pl.col("high")) | (
-        pl.col("at_low") + pl.col("at_high") == pl.col("ranks")
+    modal_length = lengths.get_column("length").mode().max()
+    reference = lengths.filter(pl.col("length") == modal_length).get_column("rank").first()
+    reference_keys = marks.filter(pl.col("rank") == reference).get_column("key")
+    known = reference_keys.len()
+    at_pos = pl.lit(reference_keys).gather(pl.col("pos").clip(0, known - 1))
+    differs = (pl.col("pos") >= known) | pl.col("key").ne_missing(at_pos)
+    odd = (
+        marks.filter(differs).group_by("pos", "key").agg(pl.len().cast(pl.UInt32).alias("support"))
     )
-    settled = spread.filter(two_at_most).select(
-        "pos",
-        pl.when(low_wins).then("low").otherwise("high").alias("key"),
-        pl.when(low_wins)
-        .then("at_low")
-        .otherwise(pl.col("ranks") - pl.col("at_low"))
-        .alias("support"),
+    odd_at_pos = odd.group_by("pos").agg(pl.col("support").sum().alias("_odd"))
+    # ranks reaching each position: those whose sequence is longer than it
+    ends = lengths.get_column("length").sort()
+    positions = pl.int_range(known, dtype=marks.schema["pos"], eager=True).alias("pos")
+    reaching = lengths.height - ends.search_sorted(positions.cast(ends.dtype), side="right")
+    agreeing = (
+        pl.DataFrame({"pos": positions, "key": reference_keys, "_reaching": reaching})
+        .join(odd_at_pos, on="pos", how="left")
+        .select(
+            "pos",
+            "key",
+            (pl.col("_reaching") - pl.col("_odd").fill_null(0)).cast(pl.UInt32).alias("support"),
+        )
+        .filter(pl.col("support") > 0)
     )
-    disputed = spread.filter(~two_at_most).get_column("pos")
-    if disputed.is_empty():
-        return settled
-    counted = (
-        marks.filter(pl.col("pos").is_in(disputed.implode()))
-        .group_by("pos", "key")
-        .agg(pl.len().cast(pl.UInt32).alias("support"))
+    return (
+        pl.concat([agreeing, odd.select(agreeing.columns)])
         .sort("pos", "support", "key", descending=[False, True, False])
         .group_by("pos", maintain_order=True)
         .first()
     )
-    return pl.concat([settled, counted.select(settled.columns)])
 
 
 def _own_skips(
