@@ -194,6 +194,20 @@ SKYPILOT_NODE = (
     r"\((?P<node>head|worker\d+), rank=(?P<node_rank>\d+), "
     r"(?:pid=\d+(?:, ip=(?P<ip>[^\s,()]+))?|ip=(?P<ip_first>[^\s,()]+), pid=\d+)\) "
 )
+# (LLMRayActor pid=585804) (EngineCore_DP0 pid=586112) ERROR 03-05 00:25:45 [core.py:1094] ...
+# A process vLLM spawned inside a Ray actor: vLLM's own label behind Ray's (OpenRLHF/OpenRLHF
+# #1193). The innermost label names the writer (its pid, its rank); the ip is Ray's.
+NESTED_RAY_WORKERS = f"(?:{RAY_WORKER})+"
+# ERROR 03-05 00:25:45 [core.py:1094] Traceback (most recent call last):
+# ERROR 03-05 00:25:45 [core.py:1094]   File ".../vllm/v1/engine/core.py", line 1091, in ...
+# vLLM's logger repeats a record's header on every line of a multi-line message (its
+# NewLineFormatter: `%(levelname)s %(asctime)s [%(fileinfo)s:%(lineno)d] `, before 2024
+# `%(filename)s:%(lineno)d] `, dates `%m-%d %H:%M:%S`), so a logged traceback's lines each
+# start with it. Only the repeats are peeled: the record's first line keeps its level.
+VLLM_HEADER = (
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? "
+    r"\[?[\w./-]+\.py:\d+\] "
+)
 # A worker's label that numbers it in one dimension only (`Worker_TP11`, `Worker_rank3`): its
 # rank. `Worker_DP0_TP1` numbers it in two and says no global rank.
 ACTOR_RANK = r"^[A-Za-z]+_(?:TP|[Rr]ank|RANK)(\d+)$"
@@ -503,7 +517,7 @@ FRAMERS: tuple[Framer, ...] = (
     ),
     Framer(
         "ray",
-        RAY_WORKER,
+        NESTED_RAY_WORKERS,
         lambda g: {
             "prefix_pid": _group(g, "pid").cast(pl.Int64, strict=False),
             "prefix_host": _group(g, "ip"),
@@ -523,6 +537,7 @@ FRAMERS: tuple[Framer, ...] = (
             ),
         },
     ),
+    Framer("vllm_continued", VLLM_HEADER, accept=lambda g: _repeats_the_line_before(g)),
     TORCHRUN_TEE_FRAMER,
     Framer(
         "torchrun_template",
@@ -729,6 +744,14 @@ def _peel_one(frame: pl.DataFrame, framer: Framer, nonblank: pl.DataFrame) -> pl
         .alias("framing"),
         **updates,
     ).drop("_groups", "_matched", *(["_nonblank"] if framer.per_file else []))
+
+
+def _repeats_the_line_before(groups: pl.Expr) -> pl.Expr:
+    """Whether the line right before, in the same file, starts with the same prefix (after
+    the framers before this one): a logger repeating its record's header."""
+    prefix = _group(groups, "prefix")
+    adjacent = pl.col("_row").shift(1).over("file") == pl.col("_row") - 1
+    return adjacent & (prefix.shift(1).over("file") == prefix)
 
 
 def _relayed_worker(frame: pl.DataFrame) -> pl.DataFrame:

@@ -192,7 +192,7 @@ STREAM = "_stream"
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
     rows = _mark_tracebacks(_classify(lines))
     rows = _mark_bare_exceptions(rows)
-    return pl.concat(
+    found = pl.concat(
         [
             _exception_events(rows),
             _bare_exception_events(rows),
@@ -207,6 +207,48 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         ],
         how="diagonal_relaxed",
     )
+    return _logged_by_a_logger(found, lines)
+
+
+# A logger that repeats its record's header on each line of the record (framing's
+# `vllm_continued`) printed the traceback: the process caught the exception and logged it.
+CONTINUED_RECORD = "vllm_continued"
+LOGGED = '{"logged":true}'
+
+
+def _logged_by_a_logger(found: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
+    """Exceptions with a line of a logger's continued record among theirs, marked logged
+    (`extra` gains `"logged":true`, as parsers/log_levels marks the exceptions it reads)."""
+    if not {"event", "extra"} <= set(found.columns) or "framing" not in lines.columns:
+        return found
+    continued = lines.filter(
+        pl.col("framing").str.contains(CONTINUED_RECORD, literal=True).fill_null(False)
+    ).select("file", pl.col("line").alias("_continued"))
+    if continued.is_empty():
+        return found
+    found = found.with_row_index("_event")
+    last = pl.coalesce("end_line", "line") if "end_line" in found.columns else pl.col("line")
+    exceptions = found.filter(pl.col("event") == "exception").select(
+        "_event", "file", "line", last.alias("_last")
+    )
+    logged = (
+        exceptions.join(continued, on="file")
+        .filter(pl.col("_continued").is_between(pl.col("line"), pl.col("_last")))
+        .get_column("_event")
+        .unique()
+    )
+    extra = pl.col("extra")
+    marked = (
+        pl.when(extra.is_null() | (extra == "{}"))
+        .then(pl.lit(LOGGED))
+        .otherwise(pl.concat_str(pl.lit(LOGGED[:-1] + ","), extra.str.slice(1)))
+    )
+    return found.with_columns(
+        pl.when(pl.col("_event").is_in(logged.implode()))
+        .then(marked)
+        .otherwise(extra)
+        .alias("extra")
+    ).drop("_event")
 
 
 # Launcher prefixes that tell apart processes with the same local rank on different nodes

@@ -696,9 +696,14 @@ def _no_error_but_cut_tracebacks(job: Job) -> bool:
     timeout, NCCL error, exit report, and no exception that says what it was: beside one, a
     stack cut high in the job's code is no failure of its own: see `_cut_crashes`)."""
     errors = job.events.filter(pl.col("severity") == "error")
-    return errors.filter(
-        (pl.col("event") != "exception") | pl.col("exc_type").is_not_null()
-    ).is_empty()
+    # the record a logger opened the traceback with (`logger.exception("... failed")` then the
+    # stack, vLLM's `Invocation of collective_rpc method failed`: OpenRLHF/OpenRLHF#1193) is
+    # that traceback's first line, no other error
+    openers = errors.filter((pl.col("event") == "exception") & pl.col("exc_type").is_null()).select(
+        "file", (pl.col("line") - 1).alias("line"), pl.lit("log_error").alias("event")
+    )
+    others = errors.filter((pl.col("event") != "exception") | pl.col("exc_type").is_not_null())
+    return others.join(openers, on=["file", "line", "event"], how="anti").is_empty()
 
 
 def _shared_by_all(job: Job, ranks: list[int]) -> bool:

@@ -3,7 +3,7 @@ suffixes (Ray "Configuring Logging" docs)."""
 
 from __future__ import annotations
 
-from tests.framing import frame_one
+from tests.framing import frame, frame_one
 
 # NVIDIA/nccl#1672, verbatim
 DEDUPLICATED = (
@@ -33,3 +33,37 @@ def test_train_worker_prefix_gives_pid_and_ip():
     )
     assert row["message"] == "Traceback (most recent call last):"
     assert "prefix_repeats" not in row
+
+
+# OpenRLHF/OpenRLHF#1193, verbatim: a vLLM engine process inside a Ray actor logs a caught
+# exception; vLLM's logger repeats the record's header on each of the traceback's lines
+VLLM_IN_RAY = [
+    "(LLMRayActor pid=585804) (EngineCore_DP0 pid=586112) ERROR 03-05 00:25:45 [core.py:1094] "
+    "Invocation of collective_rpc method failed",
+    "(LLMRayActor pid=585804) (EngineCore_DP0 pid=586112) ERROR 03-05 00:25:45 [core.py:1094] "
+    "Traceback (most recent call last):",
+    "(LLMRayActor pid=585804) (EngineCore_DP0 pid=586112) ERROR 03-05 00:25:45 [core.py:1094]   "
+    'File "/home/jianh/.local/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 1091, '
+    "in _handle_client_request",
+]
+
+
+def test_the_innermost_of_nested_worker_labels_names_the_writer():
+    rows = frame(VLLM_IN_RAY)
+    assert {row["prefix_pid"] for row in rows} == {586112}
+
+
+def test_a_logger_header_repeated_on_a_records_lines_is_peeled_from_the_repeats_only():
+    first, header, frame_line = (row["message"] for row in frame(VLLM_IN_RAY))
+    # the record's own line keeps its level: it is an error the log reports
+    assert first == "ERROR 03-05 00:25:45 [core.py:1094] Invocation of collective_rpc method failed"
+    assert header == "Traceback (most recent call last):"
+    assert frame_line.startswith('  File "/home/jianh/')
+
+
+def test_two_records_with_different_headers_are_left_whole():
+    lines = [
+        "INFO 03-05 00:25:40 [core.py:90] Starting engine",
+        "ERROR 03-05 00:25:45 [core.py:1094] Invocation of collective_rpc method failed",
+    ]
+    assert [row["message"] for row in frame(lines)] == lines

@@ -1576,3 +1576,25 @@ def test_the_error_a_service_s_report_quotes_is_the_verdict_not_the_report(tmp_p
     for name, text in (("plain.log", lines), ("stamped.log", stamped)):
         analysis = analyze_files(tmp_path / name, {name: text})
         assert analysis.verdict.finding.kind == "oom", name
+
+
+def test_a_cut_traceback_a_logger_opened_with_an_error_record_is_the_failure(tmp_path):
+    # OpenRLHF/OpenRLHF#1193, verbatim lines: the paste stops inside the logged stack
+    prefix = (
+        "(LLMRayActor pid=585804) (EngineCore_DP0 pid=586112) ERROR 03-05 00:25:45 [core.py:1094]"
+    )
+    lines = [
+        f"{prefix} Invocation of collective_rpc method failed",
+        f"{prefix} Traceback (most recent call last):",
+        f'{prefix}   File "/home/jianh/.local/lib/python3.12/site-packages/vllm/v1/engine/core.py", '
+        "line 1091, in _handle_client_request",
+        f"{prefix}     result = method(*self._convert_msgspec_args(method, args))",
+        f'{prefix}   File "/home/jianh/.local/lib/python3.12/site-packages/vllm/v1/engine/core.py", '
+        "line 657, in collective_rpc",
+        f"{prefix}     return self.model_executor.collective_rpc(method, timeout, args, kwargs)",
+    ]
+    analysis = analyze_files(tmp_path, {"log.txt": lines})
+    assert analysis.verdict is not None
+    found = analysis.verdict.finding
+    assert found.kind == "rank_exception"
+    assert "core.py:657 in collective_rpc" in found.summary
