@@ -747,11 +747,16 @@ def _peel_one(frame: pl.DataFrame, framer: Framer, nonblank: pl.DataFrame) -> pl
 
 
 def _repeats_the_line_before(groups: pl.Expr) -> pl.Expr:
-    """Whether the line right before, in the same file, starts with the same prefix (after
-    the framers before this one): a logger repeating its record's header."""
+    """Whether the same writer's line before (in the same file, as the framers before this one
+    told writers apart: interleaved workers write one console) starts with the same prefix: a
+    logger repeating its record's header."""
     prefix = _group(groups, "prefix")
-    adjacent = pl.col("_row").shift(1).over("file") == pl.col("_row") - 1
-    return adjacent & (prefix.shift(1).over("file") == prefix)
+    writer = [pl.col(name).cast(pl.String).fill_null("") for name in _WRITER_COLUMNS]
+    return (prefix.shift(1).over("file", *writer) == prefix).fill_null(False)
+
+
+# what tells apart the processes writing one file, as far as the framers have read
+_WRITER_COLUMNS = ("prefix_host", "prefix_pid", "prefix_local_rank", "prefix_rank", "_task")
 
 
 def _relayed_worker(frame: pl.DataFrame) -> pl.DataFrame:

@@ -463,8 +463,8 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
     who = rank_list(finding.ranks) if finding.ranks else "a process"
     if not finding.ranks and host:
         who += f" on host {host}"
-    if details.get("library") == "HCCL":
-        return f"HCCL failed on {who}", None
+    if details.get("library") in ("HCCL", "oneCCL"):
+        return f"{details['library']} failed on {who}", None
     words = NCCL_WORDS.get(str(details.get("class")), NCCL_WORDS["unknown"])
     return capitalized(words.format(who=who)), None
 

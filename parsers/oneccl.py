@@ -16,7 +16,15 @@ import polars as pl
 from logforensics.registry import LineParser
 
 # 2024:05:29-19:16:18:(202165) |CCL_ERROR| <text>
-REPORT = r"^\S+:\((?P<pid>\d+)\) \|CCL_(?P<level>ERROR|WARN)\| (?P<text>.*?)\s*$"
+# newer releases name the rank in brackets, after the time, the pid or both:
+# 2026:07:02-03:29:05:[1] |CCL_ERROR| worker.cpp:338 ccl_worker_func: ... (intel/torch-xpu-ops#4241)
+# 2026:06:11-20:54:10:3614083:[0] |CCL_WARN| topology recognition shows PCIe connection ...
+# 2267:[0] |CCL_INFO| stream: { type: gpu, in_order: 1, device: Arc Pro B60, ... }
+REPORT = (
+    r"^(?:(?:\S+:)?\((?P<pid>\d+)\)"
+    r"|(?:\d{4}:\d{2}:\d{2}-\d{2}:\d{2}:\d{2}:)?(?:(?P<rank_pid>\d+):)?\[(?P<rank>\d+)\])"
+    r" \|CCL_(?P<level>ERROR|WARN)\| (?P<text>.*?)\s*$"
+)
 OUT_OF_DEVICE_MEMORY = "OUT_OF_DEVICE_MEMORY"  # ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY
 
 
@@ -37,8 +45,15 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         .alias("event"),
         pl.when(error).then(pl.lit("error")).alias("severity"),
         pl.when(error)
-        .then(pl.col("_report").struct.field("pid").cast(pl.Int64, strict=False))
+        .then(
+            pl.coalesce(
+                pl.col("_report").struct.field("pid"), pl.col("_report").struct.field("rank_pid")
+            ).cast(pl.Int64, strict=False)
+        )
         .alias("pid"),
+        pl.when(error)
+        .then(pl.col("_report").struct.field("rank").cast(pl.Int32, strict=False))
+        .alias("rank"),
         pl.when(error).then(text).alias("exc_message"),
     )
 

@@ -156,17 +156,24 @@ CPP_FRAME = r"^frame #\d+: "
 #   [n125-011-039:288505:0:296459] Caught signal 11 (Segmentation fault: address not mapped ...
 #   [92c90024c028:157  :4:419] Caught signal 11 (Segmentation fault: address not mapped to ...
 # and Open MPI's (NVIDIA/TensorRT-LLM#997):  [ic5:133017] Signal: Segmentation fault (11)
+# A banner with no process, its native frames printed as Python's are (in vLLM, SGLang and
+# TensorRT-LLM processes: Project-HAMi/HAMi#1853, a TP worker crashing in NCCL's start-up):
+#   !!!!!!! Segfault encountered !!!!!!!
+#     File "/libvgpu/src/multiprocess/multiprocess_memory_limit.c", line 469, in add_gpu_...
 SIGNAL_NAME = r"[A-Z][a-z]+(?: [a-z]+)*"
 NATIVE_SIGNAL = (
     r"^\[(?P<host>[\w.-]+):(?P<pid>\d+) *(?::\d+(?::(?P<tid>\d+))?)?\] "
     rf"(?:Caught signal \d+ \((?P<ucx>{SIGNAL_NAME})|Signal: (?P<ompi>{SIGNAL_NAME}) \(\d+\))"
+    r"|^!+ (?P<banner>Segfault) encountered !+$"
 )
+BANNER_SIGNALS = {"Segfault": "Segmentation fault"}
 #  ==== backtrace (tid: 296459) ====     0  /usr/lib/libucs.so.0(ucs_handle_error+0x2d4) [0x7fe...]
 #   0 0x0000000000042520 __sigaction()  ???:0
 #  [ic5:133017] [ 0] /lib/x86_64-linux-gnu/libc.so.6(+0x42520)[0x7f978f9e4520]
 NATIVE_FRAME = (
     r"^(?:==== backtrace \(tid: *\d+\) ====|=+$|\d+ +(?:0x[0-9a-f]+ +\S|/\S)"
-    r"|\[[\w.-]+:\d+\] (?:\[ ?\d+\] |\*\*\* |Signal code:|Failing at))"
+    r"|\[[\w.-]+:\d+\] (?:\[ ?\d+\] |\*\*\* |Signal code:|Failing at)"
+    r'|File "[^"]*", line \d+, in )'
 )
 # Exception raised from checkTimeout at /pytorch/.../ProcessGroupNCCL.cpp:632 (most recent ...
 EXCEPTION_RAISED_FROM = "Exception raised from "
@@ -785,8 +792,20 @@ def _native_signals(rows: pl.DataFrame) -> pl.DataFrame:
     if _absent(rows, is_signal):
         return _nothing()
     run, banners = _banner_runs(rows, is_signal, text.str.contains(NATIVE_FRAME), "native")
+    # frames printed as Python's, the innermost first: where the process crashed
+    innermost = (
+        run.filter(pl.col("_frame"))
+        .sort("line")
+        .group_by(STREAM, "_native")
+        .agg(pl.col("_frame_text").first().alias("frame"))
+    )
+    banners = banners.join(innermost, on=[STREAM, "_native"], how="left")
     parts = text.str.extract_groups(NATIVE_SIGNAL)
-    name = pl.coalesce(parts.struct.field("ucx"), parts.struct.field("ompi"))
+    name = pl.coalesce(
+        parts.struct.field("ucx"),
+        parts.struct.field("ompi"),
+        parts.struct.field("banner").replace_strict(BANNER_SIGNALS, default=None),
+    )
     events = banners.select(
         "file",
         "line",
@@ -798,6 +817,7 @@ def _native_signals(rows: pl.DataFrame) -> pl.DataFrame:
         parts.struct.field("host").alias("host"),
         parts.struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
         parts.struct.field("tid").cast(pl.Int64, strict=False).alias("tid"),
+        "frame",
     )
     return pl.concat([events, _recognised(run)], how="diagonal_relaxed")
 
@@ -982,6 +1002,7 @@ PARSER = LineParser(
         "Caught signal ",
         "Signal: ",
         "terminated with the following error:",
+        " encountered !",
         "StopIteration",
         "StopAsyncIteration",
         UNHANDLED,

@@ -782,6 +782,16 @@ FIX_HCCL = (
     "`~/ascend/log`) says which peer or link failed."
 )
 
+FIX_ONECCL = (
+    "The Level Zero code at the end of oneCCL's line says what failed: "
+    "`ZE_RESULT_ERROR_DEVICE_LOST` or `ZE_RESULT_ERROR_UNKNOWN` point at the GPU, its driver or "
+    "the path between GPUs (check the GPUs with `xpu-smi` and the kernel log; GPUs passed "
+    "through to a virtual machine may not reach each other directly). Rerun with "
+    "`CCL_LOG_LEVEL=debug` to see the collective and the peer it failed on."
+)
+# the other collective libraries' names (their families), and the fix for each
+LIBRARY_NAMES = {"hccl": "HCCL", "oneccl": "oneCCL"}
+LIBRARY_FIXES = {"HCCL": FIX_HCCL, "oneCCL": FIX_ONECCL}
 
 # where a failed system call is the network's: the interface NCCL picked comes first
 NETWORK_SUBSYSTEMS = ("bootstrap", "socket", "network transport")
@@ -818,7 +828,7 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
     kind = _class_of(first)
     message = (first["exc_message"] or first["error_code"] or "").strip()
     peer = f" with peer {first['peer']}" if first["peer"] else ""
-    library = "HCCL" if first["family"] == "hccl" else "NCCL"
+    library = LIBRARY_NAMES.get(str(first["family"]), "NCCL")
     summary = f"{_describe_process(first)} hit the first {library} error{peer}: `{message[:200]}`."
     others = candidates.filter(pl.col("who") != first["who"])
     peer_gone = _matches(str(first["what"]), PEER_GONE)
@@ -827,7 +837,7 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
             " The endpoint it sent to no longer existed: the peer's process was gone (killed, "
             "crashed or exited), so the cause is on the peer's host, not on this rank."
         )
-    elif library == "NCCL":  # (HCCL's line says what failed in its own words)
+    elif library == "NCCL":  # (HCCL's and oneCCL's lines say what failed in their own words)
         summary += _class_words(first, kind)
     if not others.is_empty():
         summary += (
@@ -837,7 +847,7 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
     timed = candidates.get_column("timestamp").drop_nulls().len() > 1
     alone = others.is_empty()
     evidence, total = evidence_from(rows.select("file", "line", "text", "rank"))
-    fix = _fix(first, kind) if library == "NCCL" else FIX_HCCL
+    fix = _fix(first, kind) if library == "NCCL" else LIBRARY_FIXES[library]
     return Finding(
         kind="nccl_error",
         severity="error",

@@ -1763,10 +1763,11 @@ def _unattributed_deaths(job: Job) -> list[Finding]:
             "most often by the OOM killer or the scheduler; the others were then stopped."
         )
     else:
+        where = f", innermost in {first['frame']}" if first.get("frame") else ""
         summary = (
             f"{who} whose rank the logs do not say crashed on {first['signal']}"
             + (f" ({place})" if place else "")
-            + ": the process died in native code, and the others waited or were stopped."
+            + f"{where}: the process died in native code, and the others waited or were stopped."
         )
     return [
         _unblamed(

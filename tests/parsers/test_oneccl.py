@@ -26,3 +26,34 @@ def test_any_other_oneccl_error_is_a_collective_library_error():
         DEVICE_OOM[1].replace("ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", "ZE_RESULT_ERROR_DEVICE_LOST")
     ]
     assert only(parsed_by("oneccl", other).filter(event="nccl_error"))["pid"] == 202165
+
+
+# intel/torch-xpu-ops#4241, verbatim (two Arc Pro B60 passed through to a VMware VM): newer
+# oneCCL names the rank in brackets, where older releases gave the pid in parentheses
+BRACKETED_RANK = [
+    "[rank0] FSDP wrap OK",
+    "[rank0] step 0 FWD ok loss=13.7287  BWD begin (reduce_scatter)",
+    "2026:07:02-03:29:05:[1] |CCL_ERROR| worker.cpp:338 ccl_worker_func: worker 0 caught internal",
+    "    exception: oneCCL: ze_call.cpp:28 do_call: EXCEPTION: ze error at",
+    "    zeCommandQueueExecuteCommandLists, code: ZE_RESULT_ERROR_UNKNOWN",
+    "terminate called after throwing an instance of 'ccl::v1::exception'",
+]
+
+
+def test_newer_oneccl_reports_name_their_rank_and_the_verdict_names_the_library(tmp_path):
+    error = only(parsed_by("oneccl", BRACKETED_RANK).filter(event="nccl_error"))
+    assert (error["rank"], error["pid"]) == (1, None)
+    verdict = analyze_files(tmp_path, {"output.log": BRACKETED_RANK}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("nccl_error", [1])
+    assert verdict.headline == "oneCCL failed on rank 1"
+    assert "NCCL's own lines" not in verdict.finding.summary
+
+
+def test_a_pid_before_the_bracketed_rank_is_the_process():
+    # a CCL_WARN line from an Intel XPU benchmark log, its level made ERROR to test the parse
+    line = (
+        "2026:06:11-20:54:10:3614083:[0] |CCL_ERROR| topology recognition shows PCIe "
+        "connection between devices."
+    )
+    error = only(parsed_by("oneccl", [line]).filter(event="nccl_error"))
+    assert (error["rank"], error["pid"]) == (0, 3614083)

@@ -512,6 +512,25 @@ def test_a_native_crash_no_line_ties_to_a_rank_is_a_failure_blaming_nobody(tmp_p
     assert "crashed on SIGSEGV (host n125-011-039, pid 288505)" in crash.summary
 
 
+def test_a_segfault_banner_with_native_frames_is_a_crash_where_its_first_frame_is(tmp_path):
+    # Project-HAMi/HAMi#1853, verbatim: vLLM's two TP workers crash in the vGPU layer as NCCL
+    # starts; the banner names no process
+    lines = [
+        "(Worker pid=2245) INFO 05-11 15:34:02 [parallel_state.py:1402] world_size=2 rank=1 local_rank=1 distributed_init_method=tcp://127.0.0.1:51949 backend=nccl",
+        "(Worker pid=2244) INFO 05-11 15:34:02 [parallel_state.py:1402] world_size=2 rank=0 local_rank=0 distributed_init_method=tcp://127.0.0.1:51949 backend=nccl",
+        "(Worker pid=2244) INFO 05-11 15:34:02 [pynccl.py:111] vLLM is using nccl==2.28.9",
+        "[HAMI-core ERROR (pid:2244 thread=133445224001088 multiprocess_memory_limit.c:1255)]: Illegal device id: 31069",
+        "[HAMI-core ERROR (pid:2245 thread=123595670289984 multiprocess_memory_limit.c:1255)]: Illegal device id: 28776",
+        "!!!!!!! Segfault encountered !!!!!!!",
+        '  File "/libvgpu/src/multiprocess/multiprocess_memory_limit.c", line 469, in add_gpu_device_memory_usage',
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    crash = analysis.verdict.finding
+    assert crash.kind == "rank_exception"
+    assert "crashed on SIGSEGV, innermost in /libvgpu/src/multiprocess/" in crash.summary
+    assert "in add_gpu_device_memory_usage" in crash.summary
+
+
 def test_a_traceback_cut_before_its_exception_takes_the_same_call_s_exception(tmp_path):
     # tdrussell/diffusion-pipe#397, verbatim (DeepSpeed's pdsh prefix; the reporter's paste cuts
     # rank 22's traceback): both ranks of the second node set the device by global rank
