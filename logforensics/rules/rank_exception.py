@@ -644,9 +644,16 @@ def _unattributed_cuts(job: Job) -> list[Finding]:
         & ~frame.str.contains(LAUNCHER_FRAME)
     ).sort("file", "line")
     # a bare header a host's output ends in (EleutherAI/gpt-neox#919: `ML-02: Traceback (most
-    # recent call last):` after node ML-01's progress): a process began failing there
-    bare = thrown.filter(
-        pl.col("exc_type").is_null() & frame.is_null() & pl.col("host").is_not_null()
+    # recent call last):` after node ML-01's progress), or one an error record opened (Ray
+    # Tune's `ERROR tune_controller.py:1331 -- Trial task failed for trial ...`, the stack
+    # cut: ray-project/ray#49260): a process began failing there
+    opened = _logger_openers(job).select("file", (pl.col("line") + 1).alias("line"))
+    bare = thrown.filter(pl.col("exc_type").is_null() & frame.is_null())
+    bare = pl.concat(
+        [
+            bare.filter(pl.col("host").is_not_null()),
+            bare.filter(pl.col("host").is_null()).join(opened, on=["file", "line"], how="semi"),
+        ]
     ).sort("file", "line")
     if cut.is_empty() and bare.is_empty():
         return []
@@ -696,14 +703,24 @@ def _no_error_but_cut_tracebacks(job: Job) -> bool:
     timeout, NCCL error, exit report, and no exception that says what it was: beside one, a
     stack cut high in the job's code is no failure of its own: see `_cut_crashes`)."""
     errors = job.events.filter(pl.col("severity") == "error")
-    # the record a logger opened the traceback with (`logger.exception("... failed")` then the
-    # stack, vLLM's `Invocation of collective_rpc method failed`: OpenRLHF/OpenRLHF#1193) is
-    # that traceback's first line, no other error
-    openers = errors.filter((pl.col("event") == "exception") & pl.col("exc_type").is_null()).select(
-        "file", (pl.col("line") - 1).alias("line"), pl.lit("log_error").alias("event")
-    )
     others = errors.filter((pl.col("event") != "exception") | pl.col("exc_type").is_not_null())
-    return others.join(openers, on=["file", "line", "event"], how="anti").is_empty()
+    return others.join(_logger_openers(job), on=["file", "line", "event"], how="anti").is_empty()
+
+
+def _logger_openers(job: Job) -> pl.DataFrame:
+    """`file, line, event`: error records right before a traceback cut before its exception
+    line: a logger's record that opened it (`logger.exception("... failed")` then the stack,
+    vLLM's `Invocation of collective_rpc method failed`: OpenRLHF/OpenRLHF#1193), that
+    traceback's first line and no other error."""
+    events = job.events
+    cut_starts = events.filter(
+        (pl.col("event") == "exception") & pl.col("exc_type").is_null()
+    ).select("file", (pl.col("line") - 1).alias("line"))
+    return (
+        events.filter((pl.col("event") == "log_error") & (pl.col("severity") == "error"))
+        .join(cut_starts, on=["file", "line"], how="semi")
+        .select("file", "line", "event")
+    )
 
 
 def _shared_by_all(job: Job, ranks: list[int]) -> bool:

@@ -531,6 +531,24 @@ def test_a_segfault_banner_with_native_frames_is_a_crash_where_its_first_frame_i
     assert "in add_gpu_device_memory_usage" in crash.summary
 
 
+def test_a_bare_traceback_header_an_error_record_opened_is_a_failure(tmp_path):
+    # ray-project/ray#49260, verbatim (the paste stops at the header): Ray Tune's controller
+    # logs the trial's failure with its stack
+    lines = [
+        "(RayTrainWorker pid=1262281) Setting up process group for: env:// [rank=0, world_size=4]",
+        "(RayTrainWorker pid=1262281) Moving model to device: cuda:0",
+        "2024-12-13 11:12:48,791\tERROR tune_controller.py:1331 -- Trial task failed for trial TorchTrainer_35947_00000",
+        "Traceback (most recent call last):",
+    ]
+    analysis = analyze_files(tmp_path, {"driver.log": lines})
+    assert analysis.verdict is not None
+    assert analysis.verdict.finding.kind == "rank_exception"
+    assert "cut before its first frame" in analysis.verdict.finding.summary
+    # the same header after an informational line is no failure the logs show
+    quiet = [*lines[:2], "2024-12-13 11:12:48,791\tINFO tune.py:1 -- Trial started", lines[3]]
+    assert analyze_files(tmp_path / "quiet", {"driver.log": quiet}).verdict is None
+
+
 def test_a_traceback_cut_before_its_exception_takes_the_same_call_s_exception(tmp_path):
     # tdrussell/diffusion-pipe#397, verbatim (DeepSpeed's pdsh prefix; the reporter's paste cuts
     # rank 22's traceback): both ranks of the second node set the device by global rank
