@@ -1,0 +1,85 @@
+# ruff: noqa: E501 -- verbatim log lines are quoted whole in the docstring
+"""The Python stack of a failed collective, as ProcessGroupNCCL's watchdog prints it after a
+timeout or an error when the Flight Recorder is on (torch >= 2.5, `TORCH_NCCL_TRACE_BUFFER_SIZE`;
+pytorch/pytorch TraceUtils.h: `#<idx> <func> from <file>:<line>`, innermost first). Under its
+header (vllm-project/vllm#41160):
+
+    Stack trace of the failed collective:
+    #0 broadcast from /usr/local/lib/python3.12/dist-packages/torch/distributed/distributed_c10d.py:2968
+    #1 wrapper from /usr/local/lib/python3.12/dist-packages/torch/distributed/c10d_logger.py:83
+
+or alone where a paste kept only the frames (pytorch/torchtitan#3338, a rank stuck in the loss's
+all_reduce while another one's data download timed out):
+
+    #4 all_reduce from /home/zeus/.../torch/distributed/_functional_collectives.py:179
+    #5 _dist_reduce from /teamspace/studios/this_studio/torchtitan/torchtitan/distributed/utils.py:72
+    #7 train_step from /teamspace/studios/this_studio/torchtitan/torchtitan/trainer.py:720
+
+The watchdog prints it only for a collective that failed, so a run of these frames through a
+collective is a `collective_timeout` of its process, marked `{"inferred_from":"failed_collective"}`
+in `extra` (the report itself is not in the excerpt), `op` the collective, `frame` the innermost
+frame of the job's own code. Runs through no collective are recognised, no event.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.registry import LineParser
+from parsers.traceback import LIBRARY_FRAME, collective_name
+
+FRAME = r"^#\d+ (?P<function>\S+) from (?P<path>\S.*):(?P<number>\d+)$"
+# the frames' header, the watchdog's own line (recognised by parsers/watchdog.py)
+HEADER = "Stack trace of the failed collective"
+FROM_FAILED_COLLECTIVE = '{"inferred_from":"failed_collective"}'
+CONTEXT = 60  # frames after the header
+WRITER = ["file", "prefix_host", "prefix_pid", "prefix_rank", "prefix_local_rank"]
+
+
+def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    parts = pl.col("message").str.strip_chars().str.extract_groups(FRAME)
+    text = pl.format(
+        "{}:{} in {}",
+        parts.struct.field("path"),
+        parts.struct.field("number"),
+        parts.struct.field("function"),
+    )
+    writer = [pl.col(name) for name in WRITER if name in lines.columns]
+    frames = (
+        lines.sort("file", "line")
+        .with_columns(text.alias("_text"))
+        # a stack is a run of consecutive frame lines of one writer
+        .with_columns(
+            pl.col("_text").is_null().cum_sum().over(writer).alias("_run"),
+        )
+        .filter(pl.col("_text").is_not_null())
+    )
+    if frames.is_empty():
+        return pl.DataFrame(schema={"file": pl.String, "line": pl.UInt32, "event": pl.String})
+    own = ~pl.col("_text").str.contains(LIBRARY_FRAME)
+    stacks = frames.group_by([*writer, "_run"], maintain_order=True).agg(
+        pl.col("file").first().alias("_file"),
+        pl.col("line").first().alias("_line"),
+        pl.col("line").last().alias("_end"),
+        collective_name(pl.col("_text")).drop_nulls().first().alias("_op"),
+        pl.col("_text").filter(own).first().alias("_own"),
+        pl.len().alias("_frames"),
+    )
+    failed = stacks.filter(pl.col("_op").is_not_null() & (pl.col("_frames") >= 2))
+    events = failed.select(
+        pl.col("_file").alias("file"),
+        pl.col("_line").alias("line"),
+        pl.lit("collective_timeout").alias("event"),
+        pl.lit("error").alias("severity"),
+        pl.col("_end").alias("end_line"),
+        pl.col("_op").alias("op"),
+        pl.col("_own").alias("frame"),
+        pl.lit(FROM_FAILED_COLLECTIVE).alias("extra"),
+    )
+    told = frames.join(events.select("file", "line"), on=["file", "line"], how="anti").select(
+        "file", "line", pl.lit(None, pl.String).alias("event")
+    )
+    return pl.concat([events, told], how="diagonal_relaxed")
+
+
+PARSER = LineParser(name="failed_collective", literals=(" from ",), parse=parse)
