@@ -17,7 +17,7 @@ all_reduce while another one's data download timed out):
 
 The watchdog prints it only for a collective that failed, so a run of these frames through a
 collective is a `collective_timeout` of its process, marked `{"inferred_from":"failed_collective"}`
-in `extra` (the report itself is not in the excerpt), `op` the collective, `frame` the innermost
+in `extra` (the report itself is not in the excerpt), at the collective's frame, `op` the collective, `frame` the innermost
 frame of the job's own code. Runs through no collective are recognised, no event.
 """
 
@@ -59,7 +59,11 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     own = ~pl.col("_text").str.contains(LIBRARY_FRAME)
     stacks = frames.group_by([*writer, "_run"], maintain_order=True).agg(
         pl.col("file").first().alias("_file"),
-        pl.col("line").first().alias("_line"),
+        # the collective's own frame: the line a report quotes
+        pl.col("line")
+        .filter(collective_name(pl.col("_text")).is_not_null())
+        .first()
+        .alias("_line"),
         pl.col("line").last().alias("_end"),
         collective_name(pl.col("_text")).drop_nulls().first().alias("_op"),
         pl.col("_text").filter(own).first().alias("_own"),

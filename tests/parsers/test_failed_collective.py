@@ -20,7 +20,7 @@ PROGRESS = "[titan] 2026-05-13 00:52:16,792 - root - INFO - step: 2690  loss:  3
 
 def test_a_stack_of_frames_through_a_collective_is_that_collective_failing():
     failed = only(parsed_by("failed_collective", FRAMES).filter(event="collective_timeout"))
-    assert (failed["line"], failed["end_line"], failed["op"]) == (1, 7, "all_reduce")
+    assert (failed["line"], failed["end_line"], failed["op"]) == (2, 7, "all_reduce")
     assert failed["frame"].endswith("torchtitan/distributed/utils.py:72 in _dist_reduce")
 
 
