@@ -16,9 +16,10 @@ all_reduce while another one's data download timed out):
     #7 train_step from /teamspace/studios/this_studio/torchtitan/torchtitan/trainer.py:720
 
 The watchdog prints it only for a collective that failed, so a run of these frames through a
-collective is a `collective_timeout` of its process, marked `{"inferred_from":"failed_collective"}`
-in `extra` (the report itself is not in the excerpt), at the collective's frame, `op` the collective, `frame` the innermost
-frame of the job's own code. Runs through no collective are recognised, no event.
+collective is a `collective_timeout` of its process at the collective's frame, marked
+`{"inferred_from":"failed_collective"}` in `extra` (the report itself is not in the excerpt),
+`op` the collective, `frame` the innermost frame of the job's own code. Runs through no
+collective are recognised, no event.
 """
 
 from __future__ import annotations
