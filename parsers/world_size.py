@@ -43,6 +43,9 @@ MEMBER = r"GLOBAL_RANK: (\d+), MEMBER: \d+/(\d+)"
 # (not after `local`: the character before ` rank` is no `l`; the regex engine has no look-behind)
 RANK_OF_SIZE = r"(?:^|[^\w ]|[^l] )rank (\d+) ?/ ?size (\d+)\b"
 REGISTERED = r"All distributed processes registered\. Starting with (\d+) processes"
+# vLLM's worker as it joins the group, its rank its own (Project-HAMi/HAMi#1853, verbatim):
+# (Worker pid=2245) INFO 05-11 15:34:02 [parallel_state.py:1402] world_size=2 rank=1 local_rank=1 distributed_init_method=tcp://127.0.0.1:51949 backend=nccl
+WORKER_JOINS = r"\bworld_size=\d+ rank=(\d+) local_rank=\d+ distributed_init_method="
 # Rank 1: Completed store-based barrier for key:store_based_barrier_key:1 with 8 nodes.
 BARRIER_DONE = (
     r"(?:Rank (?P<rank>\d+): )?Completed store-based barrier for "
@@ -103,6 +106,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             pl.coalesce(
                 message.str.extract(MEMBER, 1),
                 message.str.extract(RANK_OF_SIZE, 1),
+                message.str.extract(WORKER_JOINS, 1),
                 barrier.struct.field("rank"),
             )
             .cast(pl.Int32, strict=False)

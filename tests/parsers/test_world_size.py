@@ -187,3 +187,17 @@ def test_fairseq_s_table_of_workers_states_the_world_size_and_is_read_whole(tmp_
     assert analysis.unrecognised_lines == 0
     assert analysis.job.ranks_seen == ()
     assert analysis.verdict is None
+
+
+# Project-HAMi/HAMi#1853, verbatim: vLLM's two tensor-parallel workers join the group
+VLLM_WORKERS = [
+    "(Worker pid=2245) INFO 05-11 15:34:02 [parallel_state.py:1402] world_size=2 rank=1 local_rank=1 distributed_init_method=tcp://127.0.0.1:51949 backend=nccl",
+    "(Worker pid=2244) INFO 05-11 15:34:02 [parallel_state.py:1402] world_size=2 rank=0 local_rank=0 distributed_init_method=tcp://127.0.0.1:51949 backend=nccl",
+]
+
+
+def test_a_vllm_worker_joining_states_its_own_rank(tmp_path):
+    stated = parsed_by("world_size", VLLM_WORKERS).filter(event="world_size")
+    assert stated.select("rank", "world_size").rows() == [(1, 2), (0, 2)]
+    analysis = analyze_files(tmp_path, {"console.log": VLLM_WORKERS})
+    assert sorted(analysis.job.ranks_seen) == [0, 1]
