@@ -64,6 +64,7 @@ import polars as pl
 from logforensics.literals import holds_any
 from logforensics.tracing_spans import opens_a_span_record, span_ranks
 from parsers.nccl import PROCESS as NCCL_PROCESS
+from parsers.traceback import CONTINUED_RECORD
 from parsers.traceback import HEADER as TRACEBACK_HEADER
 
 # What frame_lines adds to `file, line, text`; `message` and the first two are what parsers see.
@@ -537,7 +538,7 @@ FRAMERS: tuple[Framer, ...] = (
             ),
         },
     ),
-    Framer("vllm_continued", VLLM_HEADER, accept=lambda g: _repeats_the_line_before(g)),
+    Framer(CONTINUED_RECORD, VLLM_HEADER, accept=lambda g: _repeats_the_line_before(g)),
     TORCHRUN_TEE_FRAMER,
     Framer(
         "torchrun_template",

@@ -70,6 +70,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from logforensics.registry import LineParser
+from parsers.log_levels import LOGGED
 
 # Characters of an exception message kept in `exc_message`.
 MESSAGE_CHARS = 500
@@ -217,10 +218,9 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     return _logged_by_a_logger(found, lines)
 
 
-# A logger that repeats its record's header on each line of the record (framing's
-# `vllm_continued`) printed the traceback: the process caught the exception and logged it.
+# A logger that repeats its record's header on each line of the record (the framer named so
+# in logforensics/framing.py peels it) printed the traceback: the process caught it and logged it.
 CONTINUED_RECORD = "vllm_continued"
-LOGGED = '{"logged":true}'
 
 
 def _logged_by_a_logger(found: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
