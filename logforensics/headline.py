@@ -362,7 +362,9 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
     if finding.fix == HARDWARE_FIX:
         return f"{who} died of a GPU hardware fault ({name})", None
     if not finding.details.get("swallowed"):
-        at = f" at step {finding.step}" if finding.step is not None else ""
+        # raised after a step's last mark: the rank finished that step, not the next
+        when = "after" if finding.details.get("between_steps") else "at"
+        at = f" {when} step {finding.step}" if finding.step is not None else ""
         return f"{who} died of {exception}{at}", None
     skipped = next(
         (

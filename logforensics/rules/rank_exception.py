@@ -1925,7 +1925,10 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
     who = rank_list(ranks).capitalize()
     verb = "logged" if logged else "raised"
     text = f"{who} {verb} {exc}" + (f" ({clipped(message)})" if message else "") + where
-    if step is not None and job.progress is not None and stage == job.progress.stage_order[-1]:
+    between_steps = (
+        step is not None and job.progress is not None and stage == job.progress.stage_order[-1]
+    )
+    if between_steps:
         text += f" after step {step}"  # between two steps: after the last stage of one
     elif step is not None:
         text += f" during step {step} ({stage})"
@@ -1974,6 +1977,7 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
             "swallowed": swallowed,
             "logged": logged,
             "went_on": went_on,
+            "between_steps": between_steps,
             "frame": first["frame"],
         },
     )

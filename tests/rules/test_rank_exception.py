@@ -1635,3 +1635,16 @@ def test_a_cut_traceback_a_logger_opened_with_an_error_record_is_the_failure(tmp
     found = analysis.verdict.finding
     assert found.kind == "rank_exception"
     assert "core.py:657 in collective_rpc" in found.summary
+
+
+LOGGED_EXIT = Path(__file__).parents[1] / "data" / "launchers" / "torchrun" / "logged_exit"
+
+
+def test_an_exception_raised_between_two_steps_is_told_after_the_step_it_finished():
+    # a real run here (torchrun/logged_worker.py): rank 1 logs its ValueError before step 3's
+    # all_reduce, its last progress line step 2's, and exits
+    analysis = analyze(LOGGED_EXIT)
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [1])
+    assert analysis.verdict.headline == (
+        "Rank 1 died of a ValueError after step 2; ranks 0 and 2 then lost their connection to it"
+    )

@@ -15,6 +15,8 @@
 #                  rank's stacks, then ranks 0 and 2 time out after 20 s
 #   watchdog_stacks_healthy/console.log  the same job without the hang: the watchdog fires
 #                  mid-run and the job ends healthy
+#   logged_exit/console.log  a 3-process gloo run whose rank 1 logs a ValueError with
+#                  logging.exception at step 3 and exits with code 1; ranks 0 and 2 lose it
 #   model_mismatch/console.log  a 3-process gloo run whose rank 1 builds one layer more than the
 #                  others: every rank raises DDP's `DDP expects same model across all ranks`
 #   skipped_alone/console.log  a 3-process gloo FSDP2 run whose rank 1 says `loss is nan,
@@ -52,6 +54,7 @@ HANG=1 $TORCHRUN --standalone --nproc_per_node=3 --tee 3 watchdog_worker.py \
 $TORCHRUN --standalone --nproc_per_node=3 --tee 3 watchdog_worker.py \
   > watchdog_stacks_healthy/console.log 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 model_mismatch_worker.py > model_mismatch/console.log 2>&1
+$TORCHRUN --standalone --nproc_per_node=3 --tee 3 logged_worker.py > logged_exit/console.log 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 skip_worker.py > skipped_alone/console.log 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 break_worker.py > barrier_apart/console.log 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 healthy_worker.py > interrupted_healthy/again/console.log 2>&1 &
