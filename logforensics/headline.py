@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from logforensics.findings import Finding
 from logforensics.rules.loader_size_mismatch import JOIN_SOURCE
+from logforensics.rules.nccl_error import LIBRARY_NAMES
 from logforensics.rules.rank_exception import HARDWARE_FIX
 from logforensics.text import capitalized, duration, rank_list
 
@@ -465,7 +466,7 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
     who = rank_list(finding.ranks) if finding.ranks else "a process"
     if not finding.ranks and host:
         who += f" on host {host}"
-    if details.get("library") in ("HCCL", "oneCCL"):
+    if details.get("library") in LIBRARY_NAMES.values():
         return f"{details['library']} failed on {who}", None
     words = NCCL_WORDS.get(str(details.get("class")), NCCL_WORDS["unknown"])
     return capitalized(words.format(who=who)), None

@@ -30,10 +30,7 @@ from logforensics.registry import LineParser
 from parsers.traceback import LIBRARY_FRAME, collective_name
 
 FRAME = r"^#\d+ (?P<function>\S+) from (?P<path>\S.*):(?P<number>\d+)$"
-# the frames' header, the watchdog's own line (recognised by parsers/watchdog.py)
-HEADER = "Stack trace of the failed collective"
 FROM_FAILED_COLLECTIVE = '{"inferred_from":"failed_collective"}'
-CONTEXT = 60  # frames after the header
 WRITER = ["file", "prefix_host", "prefix_pid", "prefix_rank", "prefix_local_rank"]
 
 
@@ -54,6 +51,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             pl.col("_text").is_null().cum_sum().over(writer).alias("_run"),
         )
         .filter(pl.col("_text").is_not_null())
+        .with_columns(collective_name(pl.col("_text")).alias("_collective"))
     )
     if frames.is_empty():
         return pl.DataFrame(schema={"file": pl.String, "line": pl.UInt32, "event": pl.String})
@@ -61,12 +59,9 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     stacks = frames.group_by([*writer, "_run"], maintain_order=True).agg(
         pl.col("file").first().alias("_file"),
         # the collective's own frame: the line a report quotes
-        pl.col("line")
-        .filter(collective_name(pl.col("_text")).is_not_null())
-        .first()
-        .alias("_line"),
+        pl.col("line").filter(pl.col("_collective").is_not_null()).first().alias("_line"),
         pl.col("line").last().alias("_end"),
-        collective_name(pl.col("_text")).drop_nulls().first().alias("_op"),
+        pl.col("_collective").drop_nulls().first().alias("_op"),
         pl.col("_text").filter(own).first().alias("_own"),
         pl.len().alias("_frames"),
     )
