@@ -360,6 +360,10 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
         )
     name = _exception_name(str(finding.details.get("exception") or "exception"))
     exception = _a(name)
+    if finding.details.get("every_process"):
+        return f"Every process died of the same {name}", "a fault in what they all run"
+    if finding.details.get("alike"):
+        return f"{finding.details['alike']} processes died of the same {name}", None
     if finding.fix == HARDWARE_FIX:
         return f"{who} died of a GPU hardware fault ({name})", None
     if not finding.details.get("swallowed"):

@@ -8,6 +8,7 @@
     Horovod initialized. Hostname cluster-cn-238, pid 14531, rank 2 / size 4, ...   (RETURNN)
     distributed_backend=nccl All distributed processes registered. Starting with 4 processes
     ... | fairseq.utils | ***********************CUDA enviroments for all 8 workers*****...
+    [2023-06-09 05:17:52,629] [INFO] [launch.py:163:main] dist_world_size=16    (the DeepSpeed launcher)
 
 (the Lightning lines verbatim from its users' logs); Lightning's `GLOBAL_RANK` and RETURNN's `rank 2 / size
 4` are the rank of the process that prints it (not its `local rank 0 / local size 1`). The mapping-print dict (`'world_size': 4`) is `device_map`'s; a
@@ -68,6 +69,10 @@ BARRIER_WAITING = (
 # 2020-07-28 06:31:03 | INFO | fairseq.utils | rank   0: capabilities =  7.0  ; total memory = 15.782 GB ; name = Tesla V100-PCIE-16GB
 # Its rows are rank 0's lines about the others: read, no rank seen from them.
 CUDA_TABLE = r"CUDA enviro?n?ments for all (\d+) workers"
+# the DeepSpeed launcher's count of every node's processes (DeepSpeedExamples' committed
+# check-7b/training.log, verbatim):
+# [2023-06-09 05:17:52,629] [INFO] [launch.py:163:main] dist_world_size=16
+LAUNCHER_WORLD = r"(?:^|[\s\]])dist_world_size=(\d+)\b"
 CUDA_TABLE_ROW = r"\brank +\d+: capabilities = +\d+\.\d+ +; total memory = "
 
 
@@ -83,6 +88,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         message.str.extract(RANK_OF_SIZE, 2),
         message.str.extract(REGISTERED, 1),
         message.str.extract(CUDA_TABLE, 1),
+        message.str.extract(LAUNCHER_WORLD, 1),
         pl.when(default_group).then(barrier.struct.field("nodes")),
     ).cast(pl.Int32, strict=False)
     waits = lines.filter(is_waiting).select(

@@ -186,6 +186,15 @@ def _message_fix(texts: list[str], who: str) -> str | None:
     return None
 
 
+UNNAMED_FIX = (
+    "Find the rank the others waited for: the one whose log shows it busy or failing at that "
+    "time. Prefix each rank's output (`torchrun --tee 3`) so the next log says who raised what."
+)
+ALIKE_FIX = (
+    "The processes raised the same error at the same place: its cause is in what they all "
+    "run (that code, the model or configuration it is given, a library version), not in one "
+    "rank's data or timing. Fix it there; a run with one process most often shows it too."
+)
 COMMON_FIX = (
     "Every rank named raised the same exception: look for what they share (the data shard "
     "format, the environment, a version or a path), not for one rank's divergence."
@@ -1567,37 +1576,53 @@ def _unattributed(job: Job) -> list[Finding]:
             return []
     shown = said if not said.is_empty() else rows
     whats = list(dict.fromkeys(shown.get_column("what").str.strip_chars(": ").to_list()))
-    named = "; ".join(clipped(what) for what in whats[:3])
     count = rows.height
+    # one error told apart only by numbers (`cuda:9 and cpu!`, `cuda:15 and cpu!`): each
+    # process met the same fault, which is in what they all run (DeepSpeedExamples' 16
+    # processes' device error in apply_rotary_pos_emb)
+    alike = count > 1 and not waits and shown.select(_same_error().n_unique()).item() == 1
+    if alike:
+        whats = whats[:1]
+    named = "; ".join(clipped(what) for what in whats[:3])
     failed = None if waits or len(whats) != 1 else unstopped_worker(job) or listed_failure(job)
     if failed is not None:
         return [_of_unstopped(failed, rows, f"raised {named}", whats[0])]
     hosts = rows.get_column("host").drop_nulls().unique(maintain_order=True).to_list()
     on_hosts = f" on host{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}" if hosts else ""
-    summary = (
-        f"{'A process' if count == 1 else f'{count} processes'}{on_hosts} whose rank the logs "
-        f"do not say raised {named}"
-    )
+    who = f"{'A process' if count == 1 else f'{count} processes'}{on_hosts}"
+    if alike:
+        frames = shown.get_column("frame").drop_nulls() if "frame" in shown.columns else None
+        at = f" at {frames.item(0)}" if frames is not None and frames.n_unique() == 1 else ""
+        summary = f"{who} whose rank the logs do not say raised the same error{at}: {named}"
+    else:
+        summary = f"{who} whose rank the logs do not say raised {named}"
     summary += (
         ": a wait for other ranks that timed out, so the rank they waited for is elsewhere."
         if waits
         else ""
-        if named.endswith(("…", "."))
+        if named.endswith(("…", ".", "!"))
         else "."
     )
+    every = alike and job.world_size is not None and count >= job.world_size.value
+    if every:
+        summary += (
+            f" That is every process of the job (world size {job.world_size.value}): none "
+            "left the others' path."
+        )
     return [
         _unblamed(
             rows,
             part="consequence" if waits else "explanation",
             summary=summary,
             fix=_message_fix(whats, "a rank the logs do not name")
-            or (
-                "Find the rank the others waited for: the one whose log shows it busy or "
-                "failing at that time. Prefix each rank's output (`torchrun --tee 3`) so the "
-                "next log says who raised what."
-            ),
+            or (ALIKE_FIX if alike else UNNAMED_FIX),
             ranks=[],
-            details={"exception": whats[0] if whats else None, "waiting": waits},
+            details={
+                "exception": whats[0] if whats else None,
+                "waiting": waits,
+                "alike": count if alike else None,
+                "every_process": every,
+            },
         )
     ]
 

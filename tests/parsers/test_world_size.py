@@ -16,6 +16,9 @@ from tests.builders import analyze_files, only, parsed_by
             4,
         ),
         ("WORLD_SIZE=8", 8),
+        # the DeepSpeed launcher's count of every node's processes (DeepSpeedExamples' committed
+        # check-7b/training.log, tests/data/threads/dschat585_llama7b_16_processes.log)
+        ("[2023-06-09 05:17:52,629] [INFO] [launch.py:163:main] dist_world_size=16", 16),
     ],
 )
 def test_world_size_in_words(line, size):

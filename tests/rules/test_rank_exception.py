@@ -1648,3 +1648,31 @@ def test_an_exception_raised_between_two_steps_is_told_after_the_step_it_finishe
     assert analysis.verdict.headline == (
         "Rank 1 died of a ValueError after step 2; ranks 0 and 2 then lost their connection to it"
     )
+
+
+DSCHAT_16 = Path(__file__).parents[1] / "data" / "threads" / "dschat585_llama7b_16_processes.log"
+
+
+def test_one_error_on_every_process_is_a_fault_in_what_they_all_run(tmp_path):
+    # DeepSpeedExamples' committed log (the run behind #585): 16 unprefixed processes raise one
+    # RuntimeError told apart only by their GPU's number (`cuda:9 and cpu!`, `cuda:15 and
+    # cpu!`); the DeepSpeed launcher says `dist_world_size=16`
+    analysis = analyze_files(tmp_path, {"training.log": DSCHAT_16.read_text().splitlines()})
+    assert analysis.verdict.headline == (
+        "Every process died of the same RuntimeError; a fault in what they all run"
+    )
+    found = analysis.verdict.finding
+    assert (found.kind, found.ranks, found.blames_nobody) == ("rank_exception", [], True)
+    assert found.summary.startswith("16 processes whose rank the logs do not say raised the same")
+    assert "modeling_llama.py:136 in apply_rotary_pos_emb" in found.summary
+    assert found.summary.count("Expected all tensors") == 1
+    assert "not in one rank's data" in found.fix
+
+
+def test_one_error_on_some_processes_is_counted_not_called_every_rank(tmp_path):
+    # the same log cut after its second traceback: two of the 16 processes
+    lines = DSCHAT_16.read_text().splitlines()
+    second = [i for i, line in enumerate(lines) if line.startswith("RuntimeError: ")][1]
+    analysis = analyze_files(tmp_path, {"training.log": lines[: second + 1]})
+    assert analysis.verdict.headline.startswith("2 processes died of the same RuntimeError")
+    assert "every process" not in analysis.verdict.finding.summary
