@@ -81,7 +81,12 @@ def busy_past_timeout(job: Job) -> list[Finding]:
     not_waiting = pl.col("_writer").is_not_null() & ~pl.col("_writer").is_in(list(waiting))
     running = pl.col("_work") | (pl.lit(bool(waiting)) & pl.col("_unfinished_bar"))
     named = activity.filter(not_waiting & running)
-    unnamed = activity.filter(pl.col("_writer").is_null() & pl.col("_work"))
+    # unattributed, still inside a bar while ranks that are not the main one waited: the main
+    # process's bar, whatever its name but loading, which every rank does at start-up
+    # (open-mmlab/mmdetection3d#1635: an unnamed evaluation bar at 5853/6019, then ranks 3, 6
+    # and 7 time out)
+    loading = pl.col("_name").str.contains(LOADING).fill_null(False)
+    unnamed = activity.filter(pl.col("_writer").is_null() & (running & ~loading | pl.col("_work")))
     if named.get_column("_writer").n_unique() == 1:
         # without the waiting ranks' numbers the busy one may be among them: a guess
         confidence = "medium" if waiting else "low"

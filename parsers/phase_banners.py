@@ -28,8 +28,10 @@ PHASE_WORD = (
     r"|preprocess(?:ing)?|cach(?:e|ing)|download(?:ing)?)"
 )
 # Where a banner's words begin: the message's start, or after a log header's last separator
-# (` - `, `] `, `: `), or after a row of stars.
-CLAUSE_START = r"(?:^|\] |: | - |\*+ )"
+# (` - `, `] `, `: `), or after a row of stars, or after the header of Python logging's
+# default format, `LEVEL:logger.name:` (a torchtune console, meta-pytorch/torchtune#2651:
+# `INFO:torchtune.utils._logging:Saving checkpoint. This may take some time. ...`)
+CLAUSE_START = r"(?:^|\] |: | - |\*+ |^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:)"
 STARTER = (
     r"(?:(?:running|starting|start|begin(?:ning)?|now|doing|computing)\s+(?:[\w*-]+\s+){0,3})?"
 )
@@ -68,13 +70,17 @@ LITERALS = (
 def phase_name(message: pl.Expr) -> pl.Expr:
     """The phase a banner announces: its words, dots and stars trimmed (`Evaluating bbox`)."""
     words = message.str.extract_groups(BANNER)  # a heading's words, or a plain banner's
-    return pl.coalesce(words.struct.field("1"), words.struct.field("2")).str.strip_chars(" .*:")
+    words = pl.coalesce(words.struct.field("1"), words.struct.field("2"))
+    # its first sentence (`Saving checkpoint. This may take some time. ...`)
+    return words.str.replace(r"\. .*", "").str.strip_chars(" .*:")
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
     banners = lines.filter(
-        (message.str.len_chars() <= LONGEST) & phase_name(message).fill_null("").ne("")
+        # a terminal pads the lines it wraps with spaces to its width: they are no words
+        (message.str.strip_chars_end().str.len_chars() <= LONGEST)
+        & phase_name(message).fill_null("").ne("")
     )
     rank, world_size = stated_rank()
     return banners.select(

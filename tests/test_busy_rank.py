@@ -317,3 +317,36 @@ def test_torchrun_s_own_failure_report_does_not_hide_the_rank_alone_in_evaluatio
     assert (alone.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
     assert alone.details["work"] == "evaluate" and alone.details["collective"] == "all_gather"
     assert analysis.verdict.headline.endswith("rank 0 then lost its connection to the others")
+
+
+def test_the_main_process_s_save_announced_by_python_logging_s_default_header(tmp_path):
+    # meta-pytorch/torchtune#2651: rank 0's `INFO:torchtune.utils._logging:Saving checkpoint.
+    # ...` (lines padded with spaces by the terminal), then rank 4's wrapped watchdog timeout
+    lines = (THREADS / "torchtune2651_save_wrapped.log").read_text().splitlines()
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    found = analysis.verdict.finding
+    assert (found.kind, found.ranks, found.details["work"]) == (
+        "stage_divergence",
+        [0],
+        "Saving checkpoint",
+    )
+    assert found.details["other_ranks"] == [4]
+
+
+def test_an_unnamed_bar_unfinished_while_other_ranks_time_out_is_the_main_process_s(tmp_path):
+    # open-mmlab/mmdetection3d#1635: rank 0's evaluation bar (no name, no rank) stops at
+    # 5853/6019, then ranks 3, 6 and 7 time out in ALLREDUCE
+    lines = (THREADS / "mmdet3d1635_unnamed_eval_bar.log").read_text().splitlines()
+    analysis = analyze_files(tmp_path, {"eval.log": lines})
+    found = analysis.verdict.finding
+    assert (found.kind, found.ranks) == ("stage_divergence", [0])
+    assert found.details["other_ranks"] == [3, 6, 7]
+    assert "5,853 of 6,019" in found.summary
+
+
+def test_an_unnamed_bar_is_no_busy_rank_when_the_main_process_timed_out_too(tmp_path):
+    # the same lines with rank 0's own timeout among the others': it waited like them
+    lines = (THREADS / "mmdet3d1635_unnamed_eval_bar.log").read_text().splitlines()
+    own = lines[7].replace("[Rank 7]", "[Rank 0]")
+    analysis = analyze_files(tmp_path, {"eval.log": [*lines[:8], own, *lines[8:]]})
+    assert analysis.verdict.finding.kind == "collective_timeout"

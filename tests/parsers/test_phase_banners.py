@@ -20,9 +20,13 @@ def test_banners_of_evaluation_and_data_preparation_are_read():
         "2023-04-13 16:00:05,622 INFO [trainer.py:626] (5/8) Computing validation loss",
         # huggingface/finetrainers#114, verbatim: a heading set off by rows of `=`
         "===== Memory before validation =====",
+        # meta-pytorch/torchtune#2651, verbatim: Python logging's default `LEVEL:name:` header,
+        # the line padded with spaces by the poster's terminal
+        "INFO:torchtune.utils._logging:Saving checkpoint. This may take some time. Retrieving full model state dict..."
+        + " " * 53,
     ]
     phases = parsed_by("phase_banners", lines)
-    assert phases.get_column("line").to_list() == [1, 2, 3, 4, 5, 6]
+    assert phases.get_column("line").to_list() == [1, 2, 3, 4, 5, 6, 7]
     last = phases.row(4, named=True)
     assert (last["rank"], last["rank_from"]) == (5, "content")
     names = pl.DataFrame({"message": lines}).select(phase_name(pl.col("message")))
@@ -33,6 +37,7 @@ def test_banners_of_evaluation_and_data_preparation_are_read():
         "caching latents",
         "Computing validation loss",
         "Memory before validation",
+        "Saving checkpoint",
     ]
 
 
