@@ -463,6 +463,8 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
     host = details.get("host")
     if details.get("class") == "environment":
         owner = rank_list(finding.ranks) if finding.ranks else "a process"
+        if finding.ranks and not finding.blames_nobody:  # the others set up on it
+            return f"NCCL could not set up on {owner}{f' (host {host})' if host else ''}", None
         return (
             f"NCCL could not set up on {f'host {host}' if host else f'the host of {owner}'}",
             None,

@@ -823,6 +823,14 @@ def _describe_process(first: dict[str, object], start: bool = True) -> str:
     return who + (f" ({', '.join(where)})" if where else "")
 
 
+def _spared(job: Job, candidates: pl.DataFrame) -> bool:
+    """Whether the logs show a rank that hit no NCCL error: then a host's set-up that failed
+    one process (its /dev/shm full as it grew a segment) is that process's failure, not every
+    process's alike (ai-dynamo/dynamo#1408: rank 1 alone could not extend /dev/shm/nccl-*)."""
+    failed = set(candidates.get_column("rank").drop_nulls().to_list())
+    return bool(failed) and bool(set(job.ranks_seen) - failed)
+
+
 def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Finding:
     first = rows.row(0, named=True)
     kind = _class_of(first)
@@ -859,7 +867,7 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
         # network call say which side of its link is bad when no other process is in the logs
         # (NVIDIA/nccl#697: rank 0's `transport/net.cc:515 -> 2` alone, NCCL striping over
         # every interface, docker bridges included)
-        blames_nobody=kind == "environment"
+        blames_nobody=(kind == "environment" and not _spared(job, candidates))
         or (kind in ("system", "fabric") and len(job.ranks_seen) < 2)
         or peer_gone,
         evidence=evidence,

@@ -498,7 +498,49 @@ def test_a_fault_of_the_hosts_set_up_blames_no_rank(tmp_path):
     failed = finding(analysis, "nccl_error")
     assert failed.details["class"] == "environment" and failed.blamed == []
     assert "NCCL_SOCKET_IFNAME" in failed.fix
-    assert analysis.verdict.headline == "NCCL could not set up on the host of rank 0"
+
+
+# ai-dynamo/dynamo#1408, verbatim (vLLM TP=2 workers in a Kubernetes pod): both processes set up
+# their rings, then rank 1 (pid 15016) alone cannot grow NCCL's segment in a full /dev/shm
+SHM_FULL_ON_ONE = [
+    "ucwlai-k8snode-12-123:15016:15016 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/IPC",
+    "ucwlai-k8snode-12-123:15015:15015 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC",
+    "ucwlai-k8snode-12-123:15016:15016 [1] NCCL INFO Connected all trees",
+    "ucwlai-k8snode-12-123:15015:15015 [0] NCCL INFO Connected all trees",
+    "Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:00<00:00,  2.29it/s]",
+    "",
+    "[2025-06-06 09:52:01] ucwlai-k8snode-12-123:15016:15201 [1] misc/shmutils.cc:87 NCCL WARN "
+    "Error: failed to extend /dev/shm/nccl-YrFC5V to 33030532 bytes, error: No space left on "
+    "device (28)",
+    "",
+    "[2025-06-06 09:52:01] ucwlai-k8snode-12-123:15016:15201 [1] misc/shmutils.cc:129 NCCL WARN "
+    "Error while creating shared memory segment /dev/shm/nccl-YrFC5V (size 33030528), error: No "
+    "space left on device (28)",
+]
+
+
+def test_a_host_s_set_up_failing_one_process_while_another_set_up_names_that_rank(tmp_path):
+    analysis = analyze_files(tmp_path, {"worker.log": SHM_FULL_ON_ONE})
+    failed = analysis.verdict.finding
+    assert (failed.kind, failed.details["class"], analysis.verdict.ranks) == (
+        "nccl_error",
+        "environment",
+        [1],
+    )
+    assert "No space left on device (28)" in failed.summary
+    assert "/dev/shm" in failed.fix
+    assert analysis.verdict.headline == (
+        "NCCL could not set up on rank 1 (host ucwlai-k8snode-12-123)"
+    )
+
+
+def test_the_same_set_up_failure_on_every_process_seen_still_blames_none(tmp_path):
+    both = SHM_FULL_ON_ONE + [
+        line.replace(":15016:15201 [1]", ":15015:15202 [0]") for line in SHM_FULL_ON_ONE[6:]
+    ]
+    analysis = analyze_files(tmp_path, {"worker.log": both})
+    assert analysis.verdict.finding.blamed == []
+    assert analysis.verdict.headline == "Ranks 0 and 1 hit the same NCCL error at once"
 
 
 # aws/aws-k8s-tester PR #524, verbatim (a passing 32-rank run's launcher log, as the PR kept
