@@ -204,13 +204,12 @@ ERROR_WARN = (
     # any call the plugin reports failed with its code and the error's name (aws/aws-ofi-nccl#24:
     # `NET/OFI Couldn't open AV. RC: -22, ERROR: Invalid argument`, and the job hung)
     r"|\. RC: -?\d+, (?:Error|ERROR): "
-    # the InfiniBand device's own error event (see IB_ASYNC_ERROR)
-    r"|"
-    + IB_ASYNC_ERROR
     # a system call's failure with its errno (ai-dynamo/dynamo#1408, /dev/shm full in a pod):
     #   misc/shmutils.cc:87 NCCL WARN Error: failed to extend /dev/shm/nccl-YrFC5V to 33030532
     #   bytes, error: No space left on device (28)
-    + r"|\berror: [A-Z][a-z]+(?: [a-z]+){0,5} \(\d+\)"
+    r"|\berror: [A-Z][a-z]+(?: [a-z]+){0,5} \(\d+\)"
+    # the InfiniBand device's own error event (see IB_ASYNC_ERROR)
+    r"|" + IB_ASYNC_ERROR
 )
 # A network peer as printed: `10.200.84.247<58355>`, `gpu004.ds-a4-r02.abc.com<55693>`; the
 # network plugin names the peer's instance: `Peer host id: i-08d8a345a75ab52a0.`

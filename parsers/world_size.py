@@ -69,11 +69,11 @@ BARRIER_WAITING = (
 # 2020-07-28 06:31:03 | INFO | fairseq.utils | rank   0: capabilities =  7.0  ; total memory = 15.782 GB ; name = Tesla V100-PCIE-16GB
 # Its rows are rank 0's lines about the others: read, no rank seen from them.
 CUDA_TABLE = r"CUDA enviro?n?ments for all (\d+) workers"
+CUDA_TABLE_ROW = r"\brank +\d+: capabilities = +\d+\.\d+ +; total memory = "
 # the DeepSpeed launcher's count of every node's processes (DeepSpeedExamples' committed
 # check-7b/training.log, verbatim):
 # [2023-06-09 05:17:52,629] [INFO] [launch.py:163:main] dist_world_size=16
 LAUNCHER_WORLD = r"(?:^|[\s\]])dist_world_size=(\d+)\b"
-CUDA_TABLE_ROW = r"\brank +\d+: capabilities = +\d+\.\d+ +; total memory = "
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
