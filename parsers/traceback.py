@@ -57,6 +57,20 @@ instructlab/training#520):
     terminate called after throwing an instance of 'c10::DistBackendError'
       what():  [PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated ...
 
+rich's traceback handler (`rich.traceback.install()`, which `accelerate launch` and typer command
+lines use when rich is installed) draws the same traceback in a box, a frame's place on one
+line or, when it is too long, split over two; the exception line comes after the box, its
+message wrapped to the console's width (a run here: tests/data/launchers/torchrun/
+rich_traceback; MLI-lab/DeepDeWedge#40):
+
+    [rank1]: ╭───────────────────── Traceback (most recent call last) ──────────────────────╮
+    [rank1]: │ /work/.../rich_worker.py:20 in decode                                         │
+    [rank1]: │ ❱ 20 │   │   raise ValueError(f"corrupt sample in batch {step}: expected 8 f │
+    [rank1]: │ /tmp/torchenv/lib/python3.11/site-packages/torch/autograd/__init__.py:395 in │
+    [rank1]: │ backward                                                                     │
+    [rank1]: ╰──────────────────────────────────────────────────────────────────────────────╯
+    [rank1]: ValueError: corrupt sample in batch 3: expected 8 features
+
 An exception whose chain passes through a collective (`distributed_c10d.py ... in all_reduce`,
 autograd's backward), or that is a `KeyboardInterrupt` (Ctrl-C stops a hung job, and every
 rank prints where it stood), keeps in `extra` where its process was: `collective` (its name,
@@ -106,6 +120,14 @@ HEADER = "Traceback (most recent call last):"
 DURING_HANDLING = "During handling of the above exception, another exception occurred:"
 # The above exception was the direct cause of the following exception:
 DIRECT_CAUSE = "The above exception was the direct cause of the following exception:"
+# rich's box (see the module doc): its header, its body's border, its frames in one line or two
+RICH_HEADER = r"^╭─+ Traceback \(most recent call last\) ─+╮$"
+RICH_BORDER = ("│", "╰")
+RICH_FRAME = r"^│ (?P<path>[^│]+?\.pyx?):(?P<lineno>\d+)(?: in (?P<func>\S+))?\s*(?: in)?\s*│$"
+RICH_FUNC = r"^│ (?:in )?(?P<func>[\w<>.]+)\s*│$"
+# How many lines after an exception line with no message of its own may hold the message
+# (rich wraps a long message to the console's width, its first word on the next line)
+MESSAGE_LINES = 6
 #   File "/work/venv/lib/python3.11/site-packages/torch/_tensor.py", line 623, in backward
 #   File "/opt/conda/envs/python3.10.13/lib/python3.10/threading.py", line 324 in wait
 # (a paste may lose the indentation: `[rank24]: File "..."`, modelscope/ms-swift#4644)
@@ -285,25 +307,54 @@ def _classify(lines: pl.DataFrame) -> pl.DataFrame:
     """Sort by position and describe each line's shape."""
     message = pl.col("message").fill_null("")
     stripped = message.str.strip_chars_start()
+    # a rich box's border lines are its body: deeper than its header
+    boxed = stripped.str.starts_with(RICH_BORDER[0]) | stripped.str.starts_with(RICH_BORDER[1])
     return (
         lines.sort("file", "line")
         .with_columns(
             writer_stream(lines.columns).alias(STREAM),
             process_key(lines.columns).alias("_process"),
             stripped.alias("_stripped"),
-            (message.str.len_chars() - stripped.str.len_chars()).alias("_indent"),
-            message.str.contains(FRAME).alias("_frame"),
+            (
+                message.str.len_chars()
+                - stripped.str.len_chars()
+                + pl.when(boxed).then(2).otherwise(0)
+            ).alias("_indent"),
             pl.col("text").fill_null("").str.strip_chars().eq("").alias("_text_blank"),
         )
+        .with_columns(_rich_frame_text().alias("_rich_frame"))
         .with_columns(
+            (message.str.contains(FRAME) | pl.col("_rich_frame").is_not_null()).alias("_frame"),
             pl.col("_stripped").eq("").alias("_blank"),
-            pl.col("_stripped").str.starts_with(HEADER).alias("_header"),
+            (
+                pl.col("_stripped").str.starts_with(HEADER)
+                | pl.col("_stripped").str.contains(RICH_HEADER)
+            ).alias("_header"),
             (
                 pl.col("_stripped").str.starts_with(DURING_HANDLING)
                 | pl.col("_stripped").str.starts_with(DIRECT_CAUSE)
                 # the child's traceback mp.spawn prints in the message of the parent's exception
                 | pl.col("_stripped").str.contains(SPAWNED_PROCESS)
             ).alias("_separator"),
+        )
+    )
+
+
+def _rich_frame_text() -> pl.Expr:
+    """`<file>:<line> in <func>` of a frame in a rich box: on its line, or with its function on
+    the next line of the same stream (`...autograd/__init__.py:395 in` / `backward`)."""
+    parts = pl.col("_stripped").str.extract_groups(RICH_FRAME)
+    func = pl.coalesce(
+        parts.struct.field("func"),
+        pl.col("_stripped").shift(-1).over(STREAM).str.extract(RICH_FUNC, 1),
+    )
+    return pl.when(parts.struct.field("path").is_not_null()).then(
+        pl.concat_str(
+            parts.struct.field("path").str.strip_chars(),
+            pl.lit(":"),
+            parts.struct.field("lineno"),
+            pl.lit(" in "),
+            func.fill_null("?"),
         )
     )
 
@@ -359,9 +410,11 @@ def _mark_tracebacks(rows: pl.DataFrame) -> pl.DataFrame:
     rows = rows.with_columns(
         pl.when(pl.col("_exc")).then(exc_type).alias("_exc_type"),
         pl.when(pl.col("_exc"))
-        .then(message_after(pl.col("_stripped"), exc_type))
+        .then(pl.coalesce(message_after(pl.col("_stripped"), exc_type), _message_on_next_lines()))
         .alias("_exc_message"),
-        pl.when(pl.col("_frame")).then(frame_text(pl.col("message"))).alias("_frame_text"),
+        pl.when(pl.col("_frame"))
+        .then(pl.coalesce(frame_text(pl.col("message")), pl.col("_rich_frame")))
+        .alias("_frame_text"),
     )
     return rows.join(_chains(rows), on=[STREAM, "_chain"], how="left").with_columns(
         (
@@ -370,6 +423,20 @@ def _mark_tracebacks(rows: pl.DataFrame) -> pl.DataFrame:
             & (pl.col("line") <= pl.col("_end"))
         ).alias("_in_traceback")
     )
+
+
+def _message_on_next_lines() -> pl.Expr:
+    """The message of an exception line that has none after its colon: the stream's next lines
+    up to a blank one, joined (rich's wrapped `RuntimeError: ` / `[/__w/.../pair.cc:553]` /
+    `Connection closed by peer ...`)."""
+    following = [pl.col("_stripped").shift(-k).over(STREAM) for k in range(1, MESSAGE_LINES + 1)]
+    kept: list[pl.Expr] = []
+    going = pl.lit(True)
+    for line in following:
+        going = going & line.fill_null("").str.strip_chars().ne("")
+        kept.append(pl.when(going).then(line.str.strip_chars()))
+    joined = pl.concat_str(kept, separator=" ", ignore_nulls=True)
+    return pl.when(joined != "").then(joined.str.slice(0, MESSAGE_CHARS))
 
 
 def frame_text(line: pl.Expr) -> pl.Expr:
@@ -607,19 +674,35 @@ def _spawned_rank(message: pl.Expr) -> pl.Expr:
 LIGHTNING_RERAISED = r"DeadLock detected from rank: (\d+)"
 
 
+# How far above an exception line with no header a frame may stand to be where it was raised:
+# the frame, its code line, and Python 3.11's carets under it
+FRAME_ABOVE = 3
+
+
 def _bare_exception_events(rows: pl.DataFrame) -> pl.DataFrame:
-    return rows.filter(pl.col("_bare")).select(
-        "file",
-        "line",
-        pl.lit("exception").alias("event"),
-        pl.lit("error").alias("severity"),
-        pl.col("line").alias("end_line"),
-        pl.col("_exc_type").alias("exc_type"),
-        pl.col("_exc_message").alias("exc_message"),
-        pl.col("_exc_message")
-        .str.extract(SPAWNED_EXIT, 1)
-        .cast(pl.Int32, strict=False)
-        .alias("rank"),
+    # a paste that lost its header keeps the frames above the exception: the nearest is where
+    # it was raised (NVIDIA/Megatron-LM#343: `File ".../rendezvous.py", line 142, in
+    # _tcp_rendezvous_handler` two lines above `RuntimeError: Address already in use`)
+    above = pl.coalesce(
+        [pl.col("_frame_text").shift(k).over(STREAM) for k in range(1, FRAME_ABOVE + 1)]
+    )
+    return (
+        rows.with_columns(above.alias("_above"))
+        .filter(pl.col("_bare"))
+        .select(
+            "file",
+            "line",
+            pl.lit("exception").alias("event"),
+            pl.lit("error").alias("severity"),
+            pl.col("line").alias("end_line"),
+            pl.col("_exc_type").alias("exc_type"),
+            pl.col("_exc_message").alias("exc_message"),
+            pl.col("_above").alias("frame"),
+            pl.col("_exc_message")
+            .str.extract(SPAWNED_EXIT, 1)
+            .cast(pl.Int32, strict=False)
+            .alias("rank"),
+        )
     )
 
 
@@ -983,6 +1066,9 @@ PARSER = LineParser(
     name="traceback",
     literals=(
         "Traceback (most recent call last)",
+        # a rich box's border: its frames and code (see the module doc)
+        RICH_BORDER[0],
+        RICH_BORDER[1],
         "traceback :",
         'File "',
         "Error:",

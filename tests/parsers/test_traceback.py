@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -302,7 +303,29 @@ def test_an_exception_line_without_its_traceback(lines, exc_type, message_start)
     assert (found["line"], found["end_line"]) == (len(lines), len(lines))
     assert found["exc_type"] == exc_type
     assert found["exc_message"].startswith(message_start)
-    assert found["frame"] is None
+    # where a paste kept the frames above it, the nearest is where it was raised
+    assert found["frame"] == (
+        "/root/miniconda3/lib/python3.12/site-packages/torch/distributed/distributed_c10d.py:3200"
+        " in all_gather_into_tensor"
+        if lines is HEADLESS
+        else None
+    )
+
+
+def test_an_unindented_headerless_paste_gives_its_exception_the_frame_above(tmp_path):
+    # NVIDIA/Megatron-LM#343, verbatim: the paste lost the header and the indentation; only
+    # rank 0 starts the TCPStore server that could not bind its port
+    lines = [
+        'File "/root/miniconda3/lib/python3.8/site-packages/torch/distributed/rendezvous.py", line 142, in _tcp_rendezvous_handler',
+        "store = TCPStore(result.hostname, result.port, world_size, start_daemon, timeout)",
+        "RuntimeError: Address already in use",
+    ]
+    (found,) = _events(lines, "exception")
+    assert found["frame"].endswith("rendezvous.py:142 in _tcp_rendezvous_handler")
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    assert analysis.verdict.headline == (
+        "A process could not open the rendezvous store's port: it was taken"
+    )
 
 
 @pytest.mark.parametrize(
@@ -826,3 +849,33 @@ def test_an_interrupted_process_s_traceback_says_where_its_own_code_stood():
     # the error in the collective's wait alone: its place is the collective, in no own code
     failed = only(parsed_by("traceback", lines[:6]).filter(pl.col("event") == "exception"))
     assert json.loads(failed["extra"]) == {"collective": "all_reduce"}
+
+
+THREADS = Path(__file__).parents[1] / "data" / "threads"
+RICH_RUN = Path(__file__).parents[1] / "data" / "launchers" / "torchrun" / "rich_traceback"
+
+
+def test_a_traceback_drawn_by_rich_is_read_with_its_frames_and_wrapped_message():
+    # a real run here (torchrun/rich_worker.py): rank 1's ValueError in rich's box, and rank
+    # 2's gloo error whose message rich wrapped onto the lines after `RuntimeError: `
+    lines = (RICH_RUN / "console.log").read_text().splitlines()
+    found = parse(lines, "console.log").filter(pl.col("event") == "exception")
+    by_rank = {row["rank"]: row for row in found.iter_rows(named=True) if row["rank"] is not None}
+    assert by_rank[1]["exc_type"] == "ValueError"
+    assert by_rank[1]["frame"].endswith("rich_worker.py:20 in decode")
+    assert by_rank[2]["exc_type"] == "RuntimeError"
+    # the frame whose function rich moved to the next line
+    assert by_rank[2]["frame"].endswith("torch/autograd/graph.py:979 in _engine_run_backward")
+    assert by_rank[2]["exc_message"].startswith(
+        "[/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] "
+        "Connection closed by peer"
+    )
+
+
+def test_a_rich_traceback_cut_before_its_exception_still_names_its_rank(tmp_path):
+    # MLI-lab/DeepDeWedge#40 (tests/data/threads): rank 1's box, glued to a progress bar and
+    # cut by the excerpt inside the DataLoader's frames
+    lines = (THREADS / "deepdewedge40_rich_cut.log").read_text().splitlines()
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [1])
+    assert "_process_data" in analysis.verdict.headline

@@ -1676,3 +1676,15 @@ def test_one_error_on_some_processes_is_counted_not_called_every_rank(tmp_path):
     analysis = analyze_files(tmp_path, {"training.log": lines[: second + 1]})
     assert analysis.verdict.headline.startswith("2 processes died of the same RuntimeError")
     assert "every process" not in analysis.verdict.finding.summary
+
+
+RICH_RUN = Path(__file__).parents[1] / "data" / "launchers" / "torchrun" / "rich_traceback"
+
+
+def test_a_rank_s_exception_drawn_by_rich_is_the_cause_not_the_others_lost_peers():
+    # a real run here (torchrun/rich_worker.py): rank 1's ValueError and ranks 0 and 2's gloo
+    # `Connection closed by peer`, all in rich's boxes
+    analysis = analyze(RICH_RUN)
+    assert analysis.verdict.headline == (
+        "Rank 1 died of a ValueError after step 2; ranks 0 and 2 then lost their connection to it"
+    )

@@ -17,6 +17,8 @@
 #                  mid-run and the job ends healthy
 #   logged_exit/console.log  a 3-process gloo run whose rank 1 logs a ValueError with
 #                  logging.exception at step 3 and exits with code 1; ranks 0 and 2 lose it
+#   rich_traceback/console.log  a 3-process gloo run that draws its tracebacks with rich
+#                  (`rich.traceback.install()`): rank 1 raises a ValueError at step 3
 #   model_mismatch/console.log  a 3-process gloo run whose rank 1 builds one layer more than the
 #                  others: every rank raises DDP's `DDP expects same model across all ranks`
 #   skipped_alone/console.log  a 3-process gloo FSDP2 run whose rank 1 says `loss is nan,
@@ -31,8 +33,8 @@ set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 TORCHRUN="${TORCHRUN:-torchrun}"
 cd "$HERE"
-rm -rf restart restart_refused interrupted left_early left_early_logdir exited_quietly watchdog_stacks watchdog_stacks_healthy model_mismatch skipped_alone barrier_apart interrupted_healthy template_rank.log template_rank_word.log
-mkdir -p restart restart_refused interrupted left_early exited_quietly watchdog_stacks watchdog_stacks_healthy model_mismatch skipped_alone barrier_apart interrupted_healthy/again
+rm -rf rich_traceback restart restart_refused interrupted left_early left_early_logdir exited_quietly watchdog_stacks watchdog_stacks_healthy model_mismatch skipped_alone barrier_apart interrupted_healthy template_rank.log template_rank_word.log
+mkdir -p rich_traceback restart restart_refused interrupted left_early exited_quietly watchdog_stacks watchdog_stacks_healthy model_mismatch skipped_alone barrier_apart interrupted_healthy/again
 FAIL_FIRST_ATTEMPT=1 $TORCHRUN --standalone --nproc_per_node=2 --max-restarts=1 \
   --log-dir restart/logs --redirects 3 --tee 3 worker.py > restart/console.log 2>&1
 TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:' $TORCHRUN --standalone --nproc_per_node=2 \
@@ -55,6 +57,7 @@ $TORCHRUN --standalone --nproc_per_node=3 --tee 3 watchdog_worker.py \
   > watchdog_stacks_healthy/console.log 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 model_mismatch_worker.py > model_mismatch/console.log 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 --tee 3 logged_worker.py > logged_exit/console.log 2>&1
+$TORCHRUN --standalone --nproc_per_node=3 rich_worker.py > rich_traceback/console.log 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 skip_worker.py > skipped_alone/console.log 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 break_worker.py > barrier_apart/console.log 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 healthy_worker.py > interrupted_healthy/again/console.log 2>&1 &
