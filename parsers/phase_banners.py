@@ -44,7 +44,12 @@ PLAIN = rf"{CLAUSE_START}\s*{RANK_TAG}({STARTER}{PHASE_WORD}\b[^\r]*)"
 RULE = r"(?:={3,}|-{3,}|#{3,}|\*{3,})"
 HEADING = rf"^\s*{RULE}\s*((?:[\w-]+\s+){{0,3}}{PHASE_WORD}\b[^\r]*?)\s*{RULE}\s*"
 BANNER = rf"(?i)(?:{HEADING}|{PLAIN})$"
-LONGEST = 160
+# The longest a banner's clause may be (its log header not counted): a save's record may say
+# what it saves (ai2cm/ace#851: `Saving latest checkpoint model trained for 3 complete epochs
+# and 36738 additional batches, or 369000 total batches, with best_validation_loss ...`)
+LONGEST = 240
+# The longest name a phase keeps, cut at a word
+NAME_CHARS = 60
 # The literals a line must hold: the words' stems with their first letter left out (either
 # case then matches).
 LITERALS = (
@@ -71,15 +76,23 @@ def phase_name(message: pl.Expr) -> pl.Expr:
     """The phase a banner announces: its words, dots and stars trimmed (`Evaluating bbox`)."""
     words = message.str.extract_groups(BANNER)  # a heading's words, or a plain banner's
     words = pl.coalesce(words.struct.field("1"), words.struct.field("2"))
-    # its first sentence (`Saving checkpoint. This may take some time. ...`)
-    return words.str.replace(r"\. .*", "").str.strip_chars(" .*:")
+    # its first sentence or clause (`Saving checkpoint. This may take some time. ...`)
+    name = words.str.replace(r"(?:\. |, ).*", "").str.strip_chars(" .*:")
+    cut = name.str.slice(0, NAME_CHARS).str.replace(r"\s+\S*$", "") + pl.lit("…")
+    return pl.when(name.str.len_chars() > NAME_CHARS).then(cut).otherwise(name)
+
+
+def clause(message: pl.Expr) -> pl.Expr:
+    """A banner's words as written, from its phase word (or starter) to the line's end."""
+    words = message.str.extract_groups(BANNER)
+    return pl.coalesce(words.struct.field("1"), words.struct.field("2"), message)
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
     banners = lines.filter(
         # a terminal pads the lines it wraps with spaces to its width: they are no words
-        (message.str.strip_chars_end().str.len_chars() <= LONGEST)
+        (clause(message).str.strip_chars_end().str.len_chars() <= LONGEST)
         & phase_name(message).fill_null("").ne("")
     )
     rank, world_size = stated_rank()

@@ -350,3 +350,18 @@ def test_an_unnamed_bar_is_no_busy_rank_when_the_main_process_timed_out_too(tmp_
     own = lines[7].replace("[Rank 7]", "[Rank 0]")
     analysis = analyze_files(tmp_path, {"eval.log": [*lines[:8], own, *lines[8:]]})
     assert analysis.verdict.finding.kind == "collective_timeout"
+
+
+# ai2cm/ace#851, verbatim (a Beaker job's log, each line behind the collector's time stamp):
+# the main process announces its save, and rank 7's 20-minute watchdog fires 20 minutes later
+ACE_SAVE = [
+    "2026-02-18T10:28:25.497Z 2026-02-18 10:28:25,496 - root - INFO - Saving latest checkpoint model trained for 3 complete epochs and 36738 additional batches, or 369000 total batches, with best_validation_loss 0.20325350761413574 and best_inference_error 0.3175671041704888",
+    "2026-02-18T10:48:25.681Z [rank7]:[E218 10:48:25.033625188 ProcessGroupNCCL.cpp:632] [Rank 7] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1512677, OpType=ALLREDUCE, NumelIn=306176, NumelOut=306176, Timeout(ms)=1200000) ran for 1200027 milliseconds before timing out.",
+]
+
+
+def test_a_save_announced_at_length_is_the_main_process_s_work_its_name_cut_short(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": ACE_SAVE})
+    found = analysis.verdict.finding
+    assert (found.kind, found.ranks, found.details["other_ranks"]) == ("stage_divergence", [0], [7])
+    assert found.details["work"] == "Saving latest checkpoint model trained for 3 complete…"
