@@ -580,6 +580,12 @@ def _stuck_location(finding: Finding, verdict: Verdict) -> Told:
     groups = finding.details.get("groups")
     if finding.details.get("unclaimed_alone"):
         return f"The one process dumped hung waiting in {finding.details.get('waiting')}", None
+    if finding.details.get("outside"):
+        return (
+            f"A process is stuck in {finding.details.get('waiting')} at "
+            f"{finding.details.get('where')}, outside any collective",
+            "the others wait for it in collectives",
+        )
     if finding.details.get("alone"):
         return f"{_who(finding.ranks)} is stuck outside any collective, the only rank dumped", None
     if not isinstance(groups, list) or len(groups) < 2:

@@ -262,8 +262,14 @@ def waiting_in(
     """What a thread's frames (innermost first) say it waits in, in words. A thread idle in
     the job's own code with no known wait in its stack is blocked in a call into C (a lock,
     I/O, a device sync); a thread busy there is running."""
+    # a lock or queue the DataLoader waits on is its wait for a batch (bigscience's tr11 eval
+    # hang: `wait (threading.py:306)` / `get (queue.py:179)` / `_try_get_data
+    # (torch/utils/data/dataloader.py:1011)`)
+    in_loader = any(source and source.endswith("dataloader.py") for source in sources)
     for function, source in zip(functions, sources, strict=True):
         name = function.rsplit(".", 1)[-1]
+        if in_loader and name in ("wait", "acquire", "get"):
+            return "the DataLoader (waiting for a batch)"
         if name in COLLECTIVES and source and "distributed" in source:
             return f"dist.{name}"
         for names, library, words in LIBRARY_COLLECTIVES:

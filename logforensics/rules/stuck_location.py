@@ -114,9 +114,11 @@ def _unclaimed_apart(job: Job) -> list[Finding]:
         return []
     if stuck.height == 1:
         return _unclaimed_alone(stuck.row(0, named=True))
-    in_collectives = stuck.filter(
-        pl.Series([waits_for_others(waiting) for waiting in stuck.get_column("waiting")])
-    )
+    waits = pl.Series([waits_for_others(waiting) for waiting in stuck.get_column("waiting")])
+    in_collectives = stuck.filter(waits)
+    outside = stuck.filter(~waits)
+    if 0 < outside.height < in_collectives.height:
+        return [_unclaimed_outside(outside, in_collectives)]
     if in_collectives.get_column("waiting").n_unique() < 2:
         return []
     groups = (
@@ -150,6 +152,54 @@ def _unclaimed_apart(job: Job) -> list[Finding]:
             details={"source": "stack dumps", "groups": groups.height},
         )
     ]
+
+
+OUTSIDE_FIX = (
+    "The others wait in collectives for the process that stands elsewhere: find why it "
+    "stopped there ({mine}). A DataLoader blocked on its workers (a worker deadlocked or "
+    "died: try `num_workers=0` for that loader to confirm, then a fresh worker start method "
+    "or a timeout on the loader), I/O, a lock, or work the others do not do. Dump each "
+    "process with its rank next time (`rank<N>.txt`) so the report can name it."
+)
+
+
+def _unclaimed_outside(outside: pl.DataFrame, in_collectives: pl.DataFrame) -> Finding:
+    """Stacks no rank claims where fewer processes stand outside any collective than wait in
+    one: in a hang the waiting processes wait in collectives, so the ones elsewhere are where
+    the job stopped moving (bigscience's tr11 eval hang: one process of node 48 blocked in
+    the DataLoader's queue while its peers waited in broadcast and all_reduce)."""
+    first = outside.row(0, named=True)
+    where = first["user_frame"] or first["innermost"]
+    places = "; ".join(
+        f"in {row['waiting']} at {row['user_frame'] or row['innermost']}, dumped in {row['file']}"
+        for row in outside.unique(["waiting", "file"], maintain_order=True).iter_rows(named=True)
+    )
+    summary = (
+        f"{_processes(outside.height).capitalize()} of the stack dumps "
+        f"{'stands' if outside.height == 1 else 'stand'} outside any collective ({places}), while "
+        f"{_processes(in_collectives.height)} wait in collectives: in a hang the processes "
+        "that wait, wait in a collective, so this is where the job stopped moving. The dumps "
+        "do not say which rank it was."
+    )
+    return Finding(
+        kind="stuck_location",
+        severity="error",
+        part="departure",
+        summary=summary,
+        fix=OUTSIDE_FIX.format(mine=first["waiting"]),
+        evidence=[
+            Evidence(row["file"], int(row["line"] or 1), row["line_text"] or row["waiting"])
+            for row in outside.head(3).iter_rows(named=True)
+        ],
+        evidence_total=outside.height,
+        confidence="medium",
+        details={
+            "source": first["tool"] or "stack dump",
+            "outside": outside.height,
+            "waiting": first["waiting"],
+            "where": where,
+        },
+    )
 
 
 UNCLAIMED_ALONE_FIX = (

@@ -130,3 +130,22 @@ def test_the_one_unclaimed_stack_outside_a_collective_says_nothing(tmp_path):
     (tmp_path / "dump.txt").write_text("\n".join(own_code[:1] + own_code[2:]) + "\n")
     analysis = analyze(tmp_path)
     assert not [f for f in analysis.findings if f.kind == "stuck_location"]
+
+
+TR11_EVAL = ROOT / "tests" / "data" / "dumps" / "bigscience_tr11_eval"
+
+
+def test_the_one_unclaimed_process_outside_any_collective_is_where_the_job_stopped(tmp_path):
+    # bigscience's tr11 eval hang (tests/data/dumps/bigscience_tr11_eval): one process blocked
+    # in the DataLoader's queue, the others in broadcast, all_reduce and recv
+    root = tmp_path / "logs"
+    shutil.copytree(TR11_EVAL, root)
+    (root / "README.md").unlink()
+    analysis = analyze(root)
+    found = analysis.verdict.finding
+    assert (found.kind, found.part) == ("stuck_location", "departure")
+    assert "the DataLoader (waiting for a batch)" in found.summary
+    assert [evidence.file for evidence in found.evidence] == ["trace-node48.out"]
+    assert analysis.verdict.headline.startswith(
+        "A process is stuck in the DataLoader (waiting for a batch) at _next_batch"
+    )
