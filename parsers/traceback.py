@@ -183,12 +183,18 @@ CPP_FRAME = r"^frame #\d+: "
 # TensorRT-LLM processes: Project-HAMi/HAMi#1853, a TP worker crashing in NCCL's start-up):
 #   !!!!!!! Segfault encountered !!!!!!!
 #     File "/libvgpu/src/multiprocess/multiprocess_memory_limit.c", line 469, in add_gpu_...
+# and abseil's failure signal handler, which Ray's workers install (ray-project/ray#49252):
+#   *** SIGABRT received at time=1734086759 ***
+#   PC: @        0x19ea96600  (unknown)  __pthread_kill
+#       @        0x1046b6bf0  (unknown)  absl::lts_20230125::WriteFailureInfo()
 SIGNAL_NAME = r"[A-Z][a-z]+(?: [a-z]+)*"
 NATIVE_SIGNAL = (
     r"^\[(?P<host>[\w.-]+):(?P<pid>\d+) *(?::\d+(?::(?P<tid>\d+))?)?\] "
     rf"(?:Caught signal \d+ \((?P<ucx>{SIGNAL_NAME})|Signal: (?P<ompi>{SIGNAL_NAME}) \(\d+\))"
     r"|^!+ (?P<banner>Segfault) encountered !+$"
+    r"|^\*\*\* (?P<absl>SIG[A-Z]+) received at time=\d+(?: on cpu \d+)? \*\*\*$"
 )
+ABSL_RECEIVED = " received at time="
 BANNER_SIGNALS = {"Segfault": "Segmentation fault"}
 #  ==== backtrace (tid: 296459) ====     0  /usr/lib/libucs.so.0(ucs_handle_error+0x2d4) [0x7fe...]
 #   0 0x0000000000042520 __sigaction()  ???:0
@@ -196,7 +202,8 @@ BANNER_SIGNALS = {"Segfault": "Segmentation fault"}
 NATIVE_FRAME = (
     r"^(?:==== backtrace \(tid: *\d+\) ====|=+$|\d+ +(?:0x[0-9a-f]+ +\S|/\S)"
     r"|\[[\w.-]+:\d+\] (?:\[ ?\d+\] |\*\*\* |Signal code:|Failing at)"
-    r'|File "[^"]*", line \d+, in )'
+    r'|File "[^"]*", line \d+, in '
+    r"|(?:PC: )?@ +0x[0-9a-f]+ )"
 )
 # Exception raised from checkTimeout at /pytorch/.../ProcessGroupNCCL.cpp:632 (most recent ...
 EXCEPTION_RAISED_FROM = "Exception raised from "
@@ -889,14 +896,21 @@ def _native_signals(rows: pl.DataFrame) -> pl.DataFrame:
         parts.struct.field("ompi"),
         parts.struct.field("banner").replace_strict(BANNER_SIGNALS, default=None),
     )
+    # abseil names the signal itself; the others describe it
+    signal = pl.coalesce(
+        name.replace_strict(FATAL_SIGNALS, default=None, return_dtype=pl.String),
+        parts.struct.field("absl"),
+    )
     events = banners.select(
         "file",
         "line",
         pl.lit("fatal_signal").alias("event"),
         pl.lit("error").alias("severity"),
         "end_line",
-        name.str.slice(0, MESSAGE_CHARS).alias("exc_message"),
-        name.replace_strict(FATAL_SIGNALS, default=None, return_dtype=pl.String).alias("signal"),
+        pl.coalesce(name, parts.struct.field("absl"))
+        .str.slice(0, MESSAGE_CHARS)
+        .alias("exc_message"),
+        signal.alias("signal"),
         parts.struct.field("host").alias("host"),
         parts.struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
         parts.struct.field("tid").cast(pl.Int64, strict=False).alias("tid"),
@@ -1089,6 +1103,7 @@ PARSER = LineParser(
         "Signal: ",
         "terminated with the following error:",
         " encountered !",
+        ABSL_RECEIVED,
         "StopIteration",
         "StopAsyncIteration",
         UNHANDLED,

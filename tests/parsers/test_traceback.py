@@ -742,6 +742,24 @@ def test_open_mpi_s_crash_banner_is_a_fatal_signal():
     assert crashes.row(0, named=True)["end_line"] == 5
 
 
+def test_abseil_s_failure_signal_banner_in_a_ray_worker_is_a_fatal_signal(tmp_path):
+    # ray-project/ray#49252, verbatim (cut): a Ray Train worker aborts in gloo's libuv transport
+    lines = [
+        "(RayTrainWorker pid=7315) [/Users/runner/work/pytorch/pytorch/pytorch/third_party/gloo/gloo/transport/uv/libuv.h:596] uv_accept: invalid argument",
+        "(RayTrainWorker pid=7315) *** SIGABRT received at time=1734086759 ***",
+        "(RayTrainWorker pid=7315) PC: @        0x19ea96600  (unknown)  __pthread_kill",
+        "(RayTrainWorker pid=7315)     @        0x1046b6bf0  (unknown)  absl::lts_20230125::WriteFailureInfo()",
+        "(RayTrainWorker pid=7315)     @        0x17685ccb0  (unknown)  gloo::transport::uv::Device::listenCallback()",
+    ]
+    crashes = parse(lines).filter(pl.col("event") == "fatal_signal")
+    assert crashes.height == 1
+    crash = crashes.row(0, named=True)
+    assert (crash["signal"], crash["line"], crash["end_line"]) == ("SIGABRT", 2, 5)
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    assert analysis.verdict.finding.details["signal"] == "SIGABRT"
+    assert "pid 7315" in analysis.verdict.finding.summary
+
+
 def test_the_interpreter_s_own_fatal_error_is_an_abort():
     # pytorch/torchtitan#1066, verbatim (a compiled run's rank 0 after step 3840)
     lines = [
