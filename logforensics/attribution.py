@@ -451,7 +451,15 @@ def _file_content_ranks(events: pl.DataFrame, limit: int) -> pl.DataFrame:
     # the process a line names itself, else the one its prefix names (Ray's `(Actor pid=N)`:
     # actors of one console, openrlhf/OpenRLHF#265)
     pid = pl.coalesce("pid", "prefix_pid")
-    processes = events.group_by(WRITER).agg(pid.drop_nulls().n_unique().alias("_pids"))
+    # lines under a process's prefix and lines under none are two writers: a Ray worker's
+    # `(RayTrainWorker pid=N) ... [rank=0, world_size=4]` says nothing of the driver's own
+    # lines beside it (ray-project/ray#49260)
+    prefixed = pl.col("prefix_pid").is_not_null()
+    processes = events.group_by(WRITER).agg(
+        (pid.drop_nulls().n_unique() + (prefixed.any() & ~prefixed.all()).cast(pl.UInt32)).alias(
+            "_pids"
+        )
+    )
     return (
         events.filter(
             pl.col("prefix_rank").is_null() & believed_rank("rank", limit) & ~about_others

@@ -133,8 +133,11 @@ def _one_device_each(events: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-# events that state a process's global rank and its pid on one line or block
-STATING = ("process_id", "child_failed")
+# events that state a process's global rank and its pid on one line or block; a worker's own
+# announcement of its rank (`world_size`: vLLM's and Ray Train's joining lines) under a prefix
+# naming its pid, so a relayed error naming that pid is its (Ray's `RayTaskError(...) (pid=3653,
+# ip=...)` printed by the driver)
+STATING = ("process_id", "child_failed", "world_size")
 
 
 def _stated_ranks(events: pl.DataFrame) -> pl.DataFrame:

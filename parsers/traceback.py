@@ -219,6 +219,15 @@ SPAWNED_PROCESS = r"^-- Process (\d+) terminated with the following error:"
 # process 0 terminated with signal SIGKILL / process 1 terminated with exit code 1
 SPAWNED_EXIT = r"^process (\d+) terminated with (?:signal|exit code)"
 # Unhandled exception <class 'RuntimeError'> in thread <_MainThread(...)>, proc 2834.
+# Ray relays a task's exception to its caller naming the process that raised it; the
+# innermost of a chain is the worker whose code failed (malaysia-ai/jupyter-gpu's Ray Train
+# notebook: the driver's `(TunerInternal pid=26850)` prints rank 0's storage timeout):
+#   ray.exceptions.RayTaskError(ConnectTimeoutError): ray::_RayTrainWorker__execute.get_next()
+#   (pid=3653, ip=10.208.0.196, actor_id=b6e39fb1b5407082b2c4c92a14000000, repr=<...>)
+RAY_TASK_ERROR = (
+    r"^(?:ray\.exceptions\.)?RayTaskError\((?P<type>[\w.]+)\): .*?"
+    r"\(pid=(?P<pid>\d+), ip=(?P<ip>[\w.:-]+)"
+)
 UNHANDLED = "Unhandled exception <class '"
 UNHANDLED_TYPE = r"Unhandled exception <class '([\w.]+)'> in thread "
 UNHANDLED_PID = r", proc (\d+)\b"
@@ -241,6 +250,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             _frames_without_header(rows),
             _spawn_headers(rows),
             _unhandled_exceptions(rows),
+            _ray_task_errors(rows),
         ],
         how="diagonal_relaxed",
     )
@@ -734,6 +744,43 @@ def _unhandled_exceptions(rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _ray_task_errors(rows: pl.DataFrame) -> pl.DataFrame:
+    """`exception` in the process Ray's relayed `RayTaskError(X)` names, the innermost of
+    each stream's run of them: that process raised X, whoever printed it. Its message is
+    that of the next exception line of type X in the stream."""
+    parts = pl.col("_stripped").str.extract_groups(RAY_TASK_ERROR)
+    relayed = rows.with_columns(parts.alias("_ray")).filter(
+        pl.col("_ray").struct.field("pid").is_not_null()
+    )
+    if relayed.is_empty():
+        return _nothing()
+    innermost = relayed.group_by(STREAM, "_chain", maintain_order=True).last()
+    said = rows.filter(pl.col("_exc_type").is_not_null()).select(
+        STREAM,
+        pl.col("line").alias("_said_line"),
+        pl.col("_exc_type").str.split(".").list.last().alias("_said_type"),
+        pl.col("_exc_message").alias("_said_message"),
+    )
+    named = (
+        innermost.with_columns(pl.col("_ray").struct.field("type").alias("_said_type"))
+        .join(said, on=[STREAM, "_said_type"], how="left")
+        .filter(pl.col("_said_line").is_null() | (pl.col("_said_line") > pl.col("line")))
+        .sort("_said_line")
+        .unique(["file", "line"], keep="first", maintain_order=True)
+    )
+    return named.select(
+        "file",
+        "line",
+        pl.lit("exception").alias("event"),
+        pl.lit("error").alias("severity"),
+        pl.col("line").alias("end_line"),
+        pl.col("_ray").struct.field("type").alias("exc_type"),
+        pl.col("_said_message").alias("exc_message"),
+        pl.col("_ray").struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
+        pl.col("_ray").struct.field("ip").alias("host"),
+    )
+
+
 def _oom_events(rows: pl.DataFrame) -> pl.DataFrame:
     """`oom` on the exception line (or C++ `what():` line) that reports CUDA out of memory."""
     text = pl.col("_stripped")
@@ -1107,6 +1154,7 @@ PARSER = LineParser(
         "StopIteration",
         "StopAsyncIteration",
         UNHANDLED,
+        "RayTaskError(",
     ),
     parse=parse,
     context_after=40,

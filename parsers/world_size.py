@@ -47,6 +47,10 @@ REGISTERED = r"All distributed processes registered\. Starting with (\d+) proces
 # vLLM's worker as it joins the group, its rank its own (Project-HAMi/HAMi#1853, verbatim):
 # (Worker pid=2245) INFO 05-11 15:34:02 [parallel_state.py:1402] world_size=2 rank=1 local_rank=1 distributed_init_method=tcp://127.0.0.1:51949 backend=nccl
 WORKER_JOINS = r"\bworld_size=\d+ rank=(\d+) local_rank=\d+ distributed_init_method="
+# Ray Train's worker as it sets up its group, its rank its own (malaysia-ai/jupyter-gpu's saved
+# Ray Train notebook output, verbatim):
+# (RayTrainWorker pid=3653, ip=10.208.0.196) Setting up process group for: env:// [rank=0, world_size=2]
+RAY_TRAIN_JOINS = r"Setting up process group for: \S+ \[rank=(\d+), world_size=(\d+)\]"
 # Rank 1: Completed store-based barrier for key:store_based_barrier_key:1 with 8 nodes.
 BARRIER_DONE = (
     r"(?:Rank (?P<rank>\d+): )?Completed store-based barrier for "
@@ -89,6 +93,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         message.str.extract(REGISTERED, 1),
         message.str.extract(CUDA_TABLE, 1),
         message.str.extract(LAUNCHER_WORLD, 1),
+        message.str.extract(RAY_TRAIN_JOINS, 2),
         pl.when(default_group).then(barrier.struct.field("nodes")),
     ).cast(pl.Int32, strict=False)
     waits = lines.filter(is_waiting).select(
@@ -113,6 +118,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
                 message.str.extract(MEMBER, 1),
                 message.str.extract(RANK_OF_SIZE, 1),
                 message.str.extract(WORKER_JOINS, 1),
+                message.str.extract(RAY_TRAIN_JOINS, 1),
                 barrier.struct.field("rank"),
             )
             .cast(pl.Int32, strict=False)
@@ -158,6 +164,7 @@ PARSER = LineParser(
         "store_based_barrier_key",
         "CUDA enviro",
         "; total memory = ",
+        "Setting up process group for: ",
     ),
     parse=parse,
 )

@@ -247,8 +247,9 @@ def test_ray_trains_roster_gives_each_workers_pid_its_rank():
     assert set(analysis.job.ranks_seen) == {0, 1, 2, 3}
     events = analysis.job.events
     worker = events.filter(pl.col("event") == "world_size").row(0, named=True)
-    # `(RayTrainWorker pid=86716) Setting up process group for: env:// [rank=0, world_size=4]`
-    assert (worker["pid"], worker["rank"], worker["rank_from"]) == (86716, 0, "process")
+    # `(RayTrainWorker pid=86716) Setting up process group for: env:// [rank=0, world_size=4]`:
+    # the line states its own rank and world, as the roster does for its pid
+    assert (worker["pid"], worker["rank"], worker["world_size"]) == (86716, 0, 4)
 
 
 def test_launcher_time_is_used_only_when_the_line_has_none_of_its_own():

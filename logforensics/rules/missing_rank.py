@@ -97,8 +97,17 @@ def _claimed_twice(job: Job) -> list[Finding]:
         return []
     # twice in one stream: a process prints it once per stream (torchrun --tee copies a line
     # into the console and the rank's own file, which is not a second process)
-    per_stream = claims.group_by("file", "rank").agg(pl.len().alias("claims"))
-    twice = sorted(per_stream.filter(pl.col("claims") > 1).get_column("rank").unique().to_list())
+    # Claims from one host are one node's: its workers restarted and announced their ranks
+    # again (a Ray Train worker group restarted after a failure, new pids on the same node).
+    per_stream = claims.group_by("file", "rank").agg(
+        pl.len().alias("claims"),
+        pl.col("host").null_count().alias("_unhosted"),
+        pl.col("host").n_unique().alias("_hosts"),
+    )
+    two_nodes = (pl.col("_unhosted") > 0) | (pl.col("_hosts") > 1)
+    twice = sorted(
+        per_stream.filter((pl.col("claims") > 1) & two_nodes).get_column("rank").unique().to_list()
+    )
     # the ranks above the doubled ones: a node that took ranks already taken took those below
     # them too (each node's ranks run on from its offset), whether the logs show them or not
     unclaimed = set(range(world)) - set(claims.get_column("rank").to_list())

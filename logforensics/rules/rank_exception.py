@@ -88,9 +88,23 @@ MISUSED = (
 )
 
 
+# A service outside the job that a process called and that did not answer: its timeout or
+# lost connection is that process's own failure, not a wait for other ranks (ray-project/ray
+# via malaysia-ai/jupyter-gpu: rank 0's `botocore.exceptions.ConnectTimeoutError: Connect
+# timeout on endpoint URL: "http://minio.../checkpoints..."` while resuming from a checkpoint)
+OUTSIDE_SERVICE = (
+    r"(?i)(?:botocore|boto3|urllib3|requests|aiohttp|httpx|s3fs|gcsfs|huggingface_hub)\."
+    r"|endpoint URL|https?://"
+)
+
+
 def _a_consequence(what: pl.Expr) -> pl.Expr:
     """An exception that follows from another rank's failure, or is a wait that gave up."""
-    return what.str.contains(CONSEQUENCE) & ~what.str.contains(MISUSED)
+    return (
+        what.str.contains(CONSEQUENCE)
+        & ~what.str.contains(MISUSED)
+        & ~what.str.contains(OUTSIDE_SERVICE)
+    )
 
 
 OUT_OF_MEMORY = r"(?i)out of memory|OutOfMemoryError"

@@ -1688,3 +1688,17 @@ def test_a_rank_s_exception_drawn_by_rich_is_the_cause_not_the_others_lost_peers
     assert analysis.verdict.headline == (
         "Rank 1 died of a ValueError after step 2; ranks 0 and 2 then lost their connection to it"
     )
+
+
+RAY_MINIO = Path(__file__).parents[1] / "data" / "threads" / "ray_train_minio_restart.log"
+
+
+def test_an_error_ray_relays_is_the_rank_of_the_worker_it_names_not_a_wait(tmp_path):
+    # malaysia-ai/jupyter-gpu's Ray Train notebook (tests/data/threads): the driver prints
+    # `RayTaskError(ConnectTimeoutError): ray::_RayTrainWorker__execute.get_next() (pid=3653,
+    # ...)`, pid 3653 set up its group as rank 0, and the timeout is MinIO's, not a wait for
+    # other ranks; the worker group then restarts, rank 0 announced again on the same node
+    lines = RAY_MINIO.read_text().splitlines()
+    analysis = analyze_files(tmp_path, {"driver.log": lines})
+    assert analysis.verdict.headline == "Rank 0 died of a ConnectTimeoutError"
+    assert not [f for f in analysis.findings if "announced by two processes" in f.summary]
