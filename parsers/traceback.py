@@ -218,7 +218,6 @@ WHAT = "what():"
 SPAWNED_PROCESS = r"^-- Process (\d+) terminated with the following error:"
 # process 0 terminated with signal SIGKILL / process 1 terminated with exit code 1
 SPAWNED_EXIT = r"^process (\d+) terminated with (?:signal|exit code)"
-# Unhandled exception <class 'RuntimeError'> in thread <_MainThread(...)>, proc 2834.
 # Ray relays a task's exception to its caller naming the process that raised it; the
 # innermost of a chain is the worker whose code failed (malaysia-ai/jupyter-gpu's Ray Train
 # notebook: the driver's `(TunerInternal pid=26850)` prints rank 0's storage timeout):
@@ -228,6 +227,7 @@ RAY_TASK_ERROR = (
     r"^(?:ray\.exceptions\.)?RayTaskError\((?P<type>[\w.]+)\): .*?"
     r"\(pid=(?P<pid>\d+), ip=(?P<ip>[\w.:-]+)"
 )
+# Unhandled exception <class 'RuntimeError'> in thread <_MainThread(...)>, proc 2834.
 UNHANDLED = "Unhandled exception <class '"
 UNHANDLED_TYPE = r"Unhandled exception <class '([\w.]+)'> in thread "
 UNHANDLED_PID = r", proc (\d+)\b"
@@ -450,10 +450,13 @@ def _message_on_next_lines() -> pl.Expr:
     kept: list[pl.Expr] = []
     going = pl.lit(True)
     for line in following:
-        going = going & line.fill_null("").str.strip_chars().ne("")
+        # up to a blank line or a rule of `=`/`-` (torchrun's summary after `ChildFailedError:`)
+        going = going & ~line.fill_null("").str.contains(r"^\s*$|^[=*#-]{4,}\s*$")
         kept.append(pl.when(going).then(line.str.strip_chars()))
     joined = pl.concat_str(kept, separator=" ", ignore_nulls=True)
-    return pl.when(joined != "").then(joined.str.slice(0, MESSAGE_CHARS))
+    # only after `Type:` with nothing on its line: a bare `KeyboardInterrupt` says all it says
+    said_more = pl.col("_stripped").str.strip_chars_end().str.ends_with(":")
+    return pl.when(said_more & (joined != "")).then(joined.str.slice(0, MESSAGE_CHARS))
 
 
 def frame_text(line: pl.Expr) -> pl.Expr:

@@ -897,3 +897,21 @@ def test_a_rich_traceback_cut_before_its_exception_still_names_its_rank(tmp_path
     analysis = analyze_files(tmp_path, {"train.log": lines})
     assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [1])
     assert "_process_data" in analysis.verdict.headline
+
+
+def test_only_an_exception_line_ending_in_its_colon_takes_the_lines_after_it_as_its_message():
+    # a bare `KeyboardInterrupt` says all it says; torchrun's `ChildFailedError:` is followed by
+    # its summary's rule, not by a message (the summary's lines as torch 2.13 prints them here)
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/work/train.py", line 9, in <module>',
+        "KeyboardInterrupt",
+        "rank=0 step=3 stage=forward",
+        "Traceback (most recent call last):",
+        '  File "/tmp/torchenv/bin/torchrun", line 8, in <module>',
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "============================================================",
+        "rich_worker.py FAILED",
+    ]
+    found = parse(lines).filter(pl.col("event") == "exception").sort("line")
+    assert found.get_column("exc_message").to_list() == [None, None]
