@@ -156,7 +156,7 @@ def _unclaimed_apart(job: Job) -> list[Finding]:
 
 OUTSIDE_FIX = (
     "The others wait in collectives for the process that stands elsewhere: find why it "
-    "stopped there ({mine}). A DataLoader blocked on its workers (a worker deadlocked or "
+    "stopped in {mine}. A DataLoader blocked on its workers (a worker deadlocked or "
     "died: try `num_workers=0` for that loader to confirm, then a fresh worker start method "
     "or a timeout on the loader), I/O, a lock, or work the others do not do. Dump each "
     "process with its rank next time (`rank<N>.txt`) so the report can name it."
