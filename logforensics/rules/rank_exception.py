@@ -92,9 +92,10 @@ MISUSED = (
 # lost connection is that process's own failure, not a wait for other ranks (ray-project/ray
 # via malaysia-ai/jupyter-gpu: rank 0's `botocore.exceptions.ConnectTimeoutError: Connect
 # timeout on endpoint URL: "http://minio.../checkpoints..."` while resuming from a checkpoint)
+# (not any URL: torch's own messages point at its documentation)
 OUTSIDE_SERVICE = (
-    r"(?i)(?:botocore|boto3|urllib3|requests|aiohttp|httpx|s3fs|gcsfs|huggingface_hub)\."
-    r"|endpoint URL|https?://"
+    r"(?i)\b(?:botocore|boto3|urllib3|requests|aiohttp|httpx|s3fs|gcsfs|huggingface_hub)\."
+    r"|endpoint URL"
 )
 
 
