@@ -1702,3 +1702,21 @@ def test_an_error_ray_relays_is_the_rank_of_the_worker_it_names_not_a_wait(tmp_p
     analysis = analyze_files(tmp_path, {"driver.log": lines})
     assert analysis.verdict.headline == "Rank 0 died of a ConnectTimeoutError"
     assert not [f for f in analysis.findings if "announced by two processes" in f.summary]
+
+
+def test_a_timeout_of_a_service_outside_the_job_is_no_wait_for_other_ranks():
+    from logforensics.rules.rank_exception import _a_consequence
+
+    said = pl.DataFrame(
+        {
+            "what": [
+                # the shape of requests' timeout reaching the Hugging Face Hub
+                "requests.exceptions.ConnectTimeout: HTTPSConnectionPool(host='huggingface.co', "
+                "port=443): Max retries exceeded (connect timeout=10)",
+                'botocore.exceptions.ConnectTimeoutError: Connect timeout on endpoint URL: "http://minio:9000/x"',
+                # TCPStore's wait for the other ranks (returnn#1621)
+                "RuntimeError: Socket Timeout",
+            ]
+        }
+    )
+    assert said.select(_a_consequence(pl.col("what"))).to_series().to_list() == [False, False, True]
