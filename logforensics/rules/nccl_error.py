@@ -39,8 +39,10 @@ from parsers.nccl import (
     ABOUT_A_PEER,
     IB_ASYNC_ERROR,
     INVALID_RANK,
+    LAST_ERROR,
     RESULT_CODES,
     RESULT_WORDS,
+    WRAPPER,
     subsystem_of,
 )
 
@@ -691,13 +693,34 @@ def _who() -> pl.Expr:
 
 
 def _in_order(job: Job, errors: pl.DataFrame) -> pl.DataFrame:
-    """Errors about a peer last; then by printed time, position in the run, file position."""
+    """Errors about a peer last; then by printed time, position in the run; then a process's
+    own NCCL lines before a bare wrapper; then file position."""
     placed = placed_keys(job, errors)
     # not the remote-error code alone: NCCL returns it for a failing InfiniBand link too
     about_peer = pl.col("what").str.contains(ABOUT_A_PEER)
-    return placed.with_columns(about_peer.alias("about_peer")).sort(
-        "about_peer", "timestamp", "key", "file", "line", nulls_last=True
+    return placed.with_columns(
+        about_peer.alias("about_peer"), _bare_wrapper(job, placed).alias("_bare_wrapper")
+    ).sort("about_peer", "timestamp", "key", "_bare_wrapper", "file", "line", nulls_last=True)
+
+
+def _bare_wrapper(job: Job, errors: pl.DataFrame) -> pl.Expr:
+    """PyTorch's wrapper naming only NCCL's result class (`NCCL error in: ..., unhandled cuda
+    error`), from a process with no NCCL line of its own in the logs: nothing places it before
+    another process's WARN that says what failed, whatever the lines' order (Ray forwards each
+    worker's output in batches: ray-project/ray_lightning#24 shows pid 909597's bare wrapper
+    above pid 909608's `failed to open CUDA IPC handle : 217 peer access is not supported`)."""
+    own = (
+        job.events.filter((pl.col("family") == "nccl") & pl.col("pid").is_not_null())
+        .filter(~pl.col("text").str.contains(WRAPPER))
+        .select("pid")
+        .unique()
     )
+    wrapper = pl.col("text").str.contains(WRAPPER).fill_null(False)
+    # (not when it quotes NCCL's `Last error:`: then it says what failed too)
+    said_only_the_class = ~pl.col("what").str.contains(LAST_ERROR, literal=True).fill_null(False)
+    return (
+        wrapper & said_only_the_class & ~pl.col("pid").is_in(own.get_column("pid").implode())
+    ).fill_null(False)
 
 
 def _class_of(first: dict[str, object]) -> str:

@@ -1020,3 +1020,23 @@ def test_a_process_whose_chain_one_ranked_wrapper_raised_is_that_rank(tmp_path):
     ]
     apart = analyze_files(tmp_path / "apart", {"log.txt": other})
     assert apart.verdict.ranks == []
+
+
+# ray-project/ray_lightning#24, verbatim: one Ray worker's bare wrapper, then another worker's
+# NCCL lines with the WARN that says what failed
+RAY_WORKERS = [
+    "(pid=909597) RuntimeError: NCCL error in: /opt/conda/conda-bld/pytorch_1603729062494/work/torch/lib/c10d/ProcessGroupNCCL.cpp:784, unhandled cuda error, NCCL version 2.7.8",
+    "(pid=909608) z-pc:909608:910337 [0] NCCL INFO Channel 00/02 :    0   1",
+    "(pid=909608) z-pc:909608:910337 [0] NCCL INFO Trees [0] 1/-1/-1->0->-1|-1->0->1/-1/-1 [1] 1/-1/-1->0->-1|-1->0->1/-1/-1",
+    "(pid=909608) z-pc:909608:910337 [0] NCCL INFO Channel 00 : 0[2d000] -> 1[2e000] via P2P/IPC",
+    "(pid=909608) ",
+    "(pid=909608) z-pc:909608:910337 [0] transport/p2p.cc:238 NCCL WARN failed to open CUDA IPC handle : 217 peer access is not supported between these two devices",
+    "(pid=909608) z-pc:909608:910337 [0] NCCL INFO transport.cc:68 -> 1",
+]
+
+
+def test_a_bare_wrapper_of_a_process_with_no_nccl_line_of_its_own_is_not_placed_first(tmp_path):
+    analysis = analyze_files(tmp_path, {"ray.log": RAY_WORKERS})
+    first = analysis.verdict.finding
+    assert (first.kind, analysis.verdict.ranks) == ("nccl_error", [0])
+    assert "peer access is not supported" in first.summary
