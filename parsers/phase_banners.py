@@ -74,26 +74,29 @@ LITERALS = (
 
 def phase_name(message: pl.Expr) -> pl.Expr:
     """The phase a banner announces: its words, dots and stars trimmed (`Evaluating bbox`)."""
-    words = message.str.extract_groups(BANNER)  # a heading's words, or a plain banner's
-    words = pl.coalesce(words.struct.field("1"), words.struct.field("2"))
+    return _name_of(_banner_words(message))
+
+
+def _banner_words(message: pl.Expr) -> pl.Expr:
+    """A banner's words as written, from its phase word (or starter) to the line's end: a
+    heading's words, or a plain banner's; null for a line that is no banner."""
+    words = message.str.extract_groups(BANNER)
+    return pl.coalesce(words.struct.field("1"), words.struct.field("2"))
+
+
+def _name_of(words: pl.Expr) -> pl.Expr:
     # its first sentence or clause (`Saving checkpoint. This may take some time. ...`)
     name = words.str.replace(r"(?:\. |, ).*", "").str.strip_chars(" .*:")
     cut = name.str.slice(0, NAME_CHARS).str.replace(r"\s+\S*$", "") + pl.lit("…")
     return pl.when(name.str.len_chars() > NAME_CHARS).then(cut).otherwise(name)
 
 
-def clause(message: pl.Expr) -> pl.Expr:
-    """A banner's words as written, from its phase word (or starter) to the line's end."""
-    words = message.str.extract_groups(BANNER)
-    return pl.coalesce(words.struct.field("1"), words.struct.field("2"), message)
-
-
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
-    message = pl.col("message")
-    banners = lines.filter(
+    words = pl.col("_words")
+    banners = lines.with_columns(_banner_words(pl.col("message")).alias("_words")).filter(
         # a terminal pads the lines it wraps with spaces to its width: they are no words
-        (clause(message).str.strip_chars_end().str.len_chars() <= LONGEST)
-        & phase_name(message).fill_null("").ne("")
+        (words.str.strip_chars_end().str.len_chars() <= LONGEST)
+        & _name_of(words).fill_null("").ne("")
     )
     rank, world_size = stated_rank()
     return banners.select(

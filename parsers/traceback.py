@@ -365,14 +365,11 @@ def _rich_frame_text() -> pl.Expr:
         parts.struct.field("func"),
         pl.col("_stripped").shift(-1).over(STREAM).str.extract(RICH_FUNC, 1),
     )
-    return pl.when(parts.struct.field("path").is_not_null()).then(
-        pl.concat_str(
-            parts.struct.field("path").str.strip_chars(),
-            pl.lit(":"),
-            parts.struct.field("lineno"),
-            pl.lit(" in "),
-            func.fill_null("?"),
-        )
+    # (null where the line is no frame: the path is null then)
+    return _place(
+        parts.struct.field("path").str.strip_chars(),
+        parts.struct.field("lineno"),
+        func.fill_null("?"),
     )
 
 
@@ -462,13 +459,14 @@ def _message_on_next_lines() -> pl.Expr:
 def frame_text(line: pl.Expr) -> pl.Expr:
     """`<file>:<line> in <func>` of a frame line."""
     parts = line.str.extract_groups(FRAME)
-    return pl.concat_str(
-        parts.struct.field("path"),
-        pl.lit(":"),
-        parts.struct.field("lineno"),
-        pl.lit(" in "),
-        parts.struct.field("func"),
+    return _place(
+        parts.struct.field("path"), parts.struct.field("lineno"), parts.struct.field("func")
     )
+
+
+def _place(path: pl.Expr, lineno: pl.Expr, func: pl.Expr) -> pl.Expr:
+    """`<file>:<line> in <func>`, null when any part is."""
+    return pl.concat_str(path, pl.lit(":"), lineno, pl.lit(" in "), func)
 
 
 def message_after(line: pl.Expr, exc_type: pl.Expr) -> pl.Expr:

@@ -1606,8 +1606,8 @@ def _unattributed(job: Job) -> list[Finding]:
     on_hosts = f" on host{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}" if hosts else ""
     who = f"{'A process' if count == 1 else f'{count} processes'}{on_hosts}"
     if alike:
-        frames = shown.get_column("frame").drop_nulls() if "frame" in shown.columns else None
-        at = f" at {frames.item(0)}" if frames is not None and frames.n_unique() == 1 else ""
+        frames = shown.get_column("frame").drop_nulls()
+        at = f" at {frames.item(0)}" if frames.n_unique() == 1 else ""
         summary = f"{who} whose rank the logs do not say raised the same error{at}: {named}"
     else:
         summary = f"{who} whose rank the logs do not say raised {named}"
