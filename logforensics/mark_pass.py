@@ -63,27 +63,22 @@ def read_apart(files: tuple[LogFile, ...]) -> MarkPass | None:
         is_mark.alias("_mark"),
         "text",
     )
-    marks: list[pl.DataFrame] = []
-    rest: list[pl.DataFrame] = []
+    # one streaming query with two outputs: the scan and its columns are computed once, and the
+    # other lines' text is copied out of the read buffers (a view would keep them all alive)
+    marks_query = query.filter("_mark").select(*where, *MARK_FIELDS)
+    rest_query = query.filter(~pl.col("_mark")).select(*where, _kept_text())
     try:
-        for chunk in query.collect_batches(engine="streaming", chunk_size=CHUNK_ROWS):
-            marks.append(chunk.select(*where, *MARK_FIELDS, "_mark").filter("_mark").drop("_mark"))
-            others = chunk.select(*where, "text", "_mark").filter(~pl.col("_mark"))
-            rest.append(others.select(*where, _kept_text(others)))
+        marks_read, rest_read = pl.collect_all([marks_query, rest_query], engine="streaming")
     except pl.exceptions.ComputeError:
         return None
-    marks_read, rest_read = pl.concat(marks, rechunk=True), pl.concat(rest, rechunk=True)
     return _numbered(sources, sources.spans(marks_read, rest_read), marks_read, rest_read)
 
 
-def _kept_text(lines: pl.DataFrame) -> pl.Expr:
-    """A copy of each line's text (a view would keep the whole chunk alive), overlong lines
-    cut to their ends as the block reader cuts them (streams.MAX_LINE)."""
+def _kept_text() -> pl.Expr:
+    """A copy of each line's text, overlong lines cut to their ends as the block reader cuts
+    them (streams.MAX_LINE)."""
     text = pl.col("text")
-    longest = lines.select(text.str.len_bytes().max()).item()
-    if longest is None or longest <= streams.MAX_LINE:
-        return text + ""
-    cut = text.str.len_chars() - streams.MAX_LINE - streams.KEEP
+    cut = text.str.len_chars().cast(pl.Int64) - streams.MAX_LINE - streams.KEEP
     shortened = pl.concat_str(
         text.str.head(streams.MAX_LINE),
         pl.format(" [... {} characters of this line cut ...] ", cut),
@@ -101,7 +96,6 @@ def by_path(log_file: LogFile) -> bool:
 
 # small files are the ones intake reads whole while listing them (held up to a bound)
 LARGE_FILE = READ_AHEAD_FILE
-CHUNK_ROWS = 200_000  # rows per chunk of the streaming pass: large enough, small in memory
 MARK_FIELDS = ("rank", "step", "stage", "epoch")
 
 

@@ -13,8 +13,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from logforensics import streams
 from logforensics.events import ParsedBatch, parse_batch, parse_files
 from logforensics.intake import LogFile, discover, read_lines, tail_lines
+from logforensics.mark_pass import read_apart
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
 
@@ -91,6 +93,20 @@ def test_a_stage_name_is_cut_where_its_characters_end(tmp_path):
     assert fast.marks.select(pl.col("stage").cast(pl.String), "step").rows() == [("fwd", 38)]
     # the mark with no stage name is no mark: its line is not recognised
     assert fast.file_stats.item(0, "recognised_lines") == 1
+
+
+def test_an_overlong_line_beside_marks_keeps_its_ends_only(tmp_path):
+    # hostile input: one line of 3 MiB in a small file read by the mark pass is kept as its
+    # first MAX_LINE and last KEEP characters, as the block reader keeps it; short lines whole
+    overlong = "x" * (3 * streams.MAX_LINE) + "TAIL"
+    lines = ["rank=0 step=0 stage=fwd", "short line", overlong, "rank=0 step=1 stage=fwd"]
+    (tmp_path / "rank0.log").write_text("\n".join(lines) + "\n")
+    read = read_apart(discover(tmp_path).files)
+    texts = dict(read.rest.select("line", "text").iter_rows())
+    assert texts[2] == "short line"
+    assert "characters of this line cut" in texts[3] and texts[3].endswith("TAIL")
+    assert len(texts[3]) < streams.MAX_LINE + streams.KEEP + 100
+    assert read.marks.height == 2
 
 
 def test_a_file_that_is_not_utf8_falls_back_to_careful_reading(tmp_path):
