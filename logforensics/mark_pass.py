@@ -223,30 +223,13 @@ def _numbered(
 
 
 def _writers(marks: pl.DataFrame, names: pl.Series) -> pl.DataFrame:
-    """`file, rank, marks, last_line`, from the runs of (file, rank) in the marks (in file and
-    line order)."""
+    """`file, rank, marks, last_line`: each file's ranks with their mark counts and last lines."""
     if marks.is_empty():
         schema = {"file": pl.String, "_file": pl.UInt32, "rank": pl.Int32}
         return pl.DataFrame(schema={**schema, "marks": pl.UInt32, "last_line": pl.UInt32})
-    writer = pl.col("_file").cast(pl.Int64) * (1 << 32) + pl.col("rank").cast(pl.UInt32)
-    starts = (
-        marks.select(writer.ne_missing(writer.shift(1)).alias("_start"))
-        .with_row_index("_at")
-        .filter("_start")
-        .get_column("_at")
-    )
-    ends = pl.concat([starts.slice(1), pl.Series([marks.height], dtype=starts.dtype)]) - 1
-    runs = (
-        marks.select("_file", "rank")
-        .gather(starts)
-        .with_columns(
-            (ends - starts + 1).cast(pl.UInt32).alias("marks"),
-            marks.get_column("line").gather(ends).alias("last_line"),
-        )
-    )
     return (
-        runs.group_by("_file", "rank")
-        .agg(pl.col("marks").sum(), pl.col("last_line").max())
+        marks.group_by("_file", "rank")
+        .agg(pl.len().cast(pl.UInt32).alias("marks"), pl.col("line").max().alias("last_line"))
         .sort("_file", "rank")
         .select(pl.lit(names).gather("_file").alias("file"), "_file", "rank", "marks", "last_line")
     )
