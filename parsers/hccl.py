@@ -14,6 +14,13 @@ digits>:` line after it says what failed. A wait for another rank that timed out
     [rank1]: [ERROR] 2025-04-08-18:07:20 (PID:1292363, Device:1, RankID:1) ERR01100 OPS call acl api failed.
     [rank1]: EI0006: [PID: 1292363] 2025-04-08-18:07:20.444.436 Getting socket times out. Reason: Remote Rank did not send the data in time. Please check the reason for the rank being stuck
 
+or a device task of the collective that timed out, under the runtime's unstamped header
+(Ascend/pytorch#43, a barrier after 1836 s, `worker-1:` prefixed):
+
+    worker-1: [ERROR] 2024-07-03-11:28:40 (PID:639, Device:0, RankID:16) ERR00100 PTA call acl api failed.
+    worker-1: EI9999: Inner Error!
+    worker-1: EI9999: 2024-07-03-11:28:40.419.527  The error from device(chipId:0, dieId:0), serial number is 1, hccl fftsplus task timeout occurred during task execution, stream_id:4, ...
+
 is a `collective_timeout` of the rank that waited; any other failure an `nccl_error` (HCCL
 plays NCCL's part), with the reason as its message. Either is read at the `(PID, ...)` line.
 """
@@ -30,8 +37,10 @@ FAILED_CALL = (
     r"(?P<code>ERR\d+) (?P<what>.+?)\.?\s*$"
 )
 # EJ0001: 2024-05-21-11:57:54.167.645 Failed to initialize ...   EI0006: [PID: 1292363] ... Getting ...
-REASON = r"^\s*(?P<code>E[A-Z]\d{4}): (?:\[PID: \d+\] )?\S+ (?P<reason>.+?)\s*$"
-WAITED = r"(?i)times? out|timed out|did not send the data in time"
+# (stamped: the runtime's `EI9999: Inner Error!` header before its stamped lines says nothing)
+REASON = r"^\s*(?P<code>E[A-Z]\d{4}): (?:\[PID: \d+\] )?\d{4}-\d\d-\d\d-\S+\s+(?P<reason>.+?)\s*$"
+# a wait that gave up: a socket's or a device task's (`hccl fftsplus task timeout occurred`)
+WAITED = r"(?i)times? out|timed out|did not send the data in time|\btimeout\b"
 REASON_LINES = 3  # from the failed call to its reason, a wrapped line between
 
 

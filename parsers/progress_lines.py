@@ -64,8 +64,13 @@ COLLECTIVE_WORD = (
     r"(?i)\b(?:barrier|all_?reduce|all_?gather|broadcast|reduce_?scatter|all_?to_?all)\b"
 )
 # A line that reports a failure counts failures, not progress, whatever grows in it (a cluster
-# agent's `error: Detected 3 oom_kill events in StepId=269582.0`, then 4, then 5)
-FAILURE_WORDS = r"(?i)\b(?:error|errors|failed|failure|fatal|exception|killed|oom[-_]?kill)\b"
+# agent's `error: Detected 3 oom_kill events in StepId=269582.0`, then 4, then 5), nor does one
+# that reports a wait gone wrong (Ascend's runtime listing a timed-out task's waits: `The 0
+# stuck notify wait context info:(context_id=2, notify_id=7)`, then 1 ... 6; Ascend/pytorch#43)
+FAILURE_WORDS = (
+    r"(?i)\b(?:error|errors|failed|failure|fatal|exception|killed|oom[-_]?kill"
+    r"|stuck|timeout|timed out|hung)\b"
+)
 # Counters whose name says they number processes or devices, not progress.
 # (`Killing subprocess 31867`, torch.distributed.launch stopping its workers, is no counter)
 IDENTITY = (

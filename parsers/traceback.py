@@ -590,12 +590,16 @@ def _own_frame() -> pl.Expr:
 
 
 def _enters_main_first(stack: pl.Expr) -> pl.Expr:
-    """Whether the `stack` lines of a group (in line order) pass through main_process_first:
-    its frame, or its call site with the context manager's entry next."""
+    """Whether the `stack` lines of a group (in line order) wait on entering main_process_first:
+    its frame, or its call site with the context manager's entry next. Its frame reached from
+    the context's exit is the main process itself, its work done, waiting to release the
+    others (Ascend/pytorch#43: `contextlib.py ... in __exit__`, `next(self.gen)`, then
+    `training_args.py ... in main_process_first`): it waits for them, not they for it."""
     frames = pl.col("_frame_text").filter(stack)
     call = pl.col("_stripped").filter(stack).str.contains(MAIN_FIRST_CALL)
     entered = call & frames.shift(-1).str.ends_with(" in __enter__")
-    return frames.str.contains(MAIN_FIRST_FRAME).any() | entered.any()
+    from_exit = frames.forward_fill().shift(1).str.ends_with(" in __exit__").fill_null(False)
+    return (frames.str.contains(MAIN_FIRST_FRAME) & ~from_exit).any() | entered.any()
 
 
 def _exception_events(rows: pl.DataFrame) -> pl.DataFrame:

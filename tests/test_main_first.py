@@ -4,7 +4,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.builders import analyze_files, kinds
+
+THREADS = Path(__file__).resolve().parent / "data" / "threads"
 
 # NVIDIA/nccl#865, verbatim: rank 0's tokenizer bar at 47% after 30 minutes, and the other
 # rank's traceback in the barrier of transformers' main_process_first (cut before its
@@ -136,3 +140,15 @@ def test_stacks_cut_at_the_entry_of_main_process_first_are_waits_for_rank_0(tmp_
     (exit_report,) = [f for f in analysis.findings if f.kind == "rank_exception"]
     assert exit_report.role != "root_cause"
     assert "most likely the exit ended such a wait" in exit_report.summary
+
+
+def test_the_main_process_waiting_at_main_process_first_s_exit_blames_no_rank_0(tmp_path):
+    # Ascend/pytorch#43, verbatim frames (rank 16, a node's main process, `worker-1:`
+    # prefixed) under the header Python prints above every stack, which the paste lost: its
+    # barrier is reached from the context's exit, `next(self.gen)` in `__exit__`: its own
+    # first work is done and it waits for the others, not they for rank 0
+    stack = (THREADS / "ascend_pytorch43_barrier_task_timeout.log").read_text().splitlines()
+    lines = ["worker-1: Traceback (most recent call last):", *stack]
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    assert not [f for f in analysis.findings if f.details.get("departure") == "main_first"]
+    assert analysis.verdict.finding.kind == "collective_timeout"

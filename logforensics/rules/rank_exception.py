@@ -1415,6 +1415,7 @@ def _exceptions(job: Job) -> list[Finding]:
         # a bare C++ abort after the watchdog's report, its `what():` cut off
         # (Alpha-VLLM/LLaMA2-Accessory#147): the timeout's teardown
         .join(_watchdog_aborts(job, exceptions), on=["file", "line"], how="anti")
+        .join(_told_timeouts(job, exceptions), on=["file", "line"], how="anti")
     )
     if primary.is_empty():
         return []
@@ -1540,6 +1541,30 @@ def _watchdog_aborts(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
         aborts.join(reports, on="file", how="left")
         .filter(own_words | (pl.col("_reported_at") < pl.col("line")).fill_null(False))
         .select("file", "line")
+    )
+
+
+# How many lines from an exception its backend's own report of the same failure may stand
+REPORT_LINES = 3
+
+
+def _told_timeouts(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
+    """Exceptions whose message names no timeout but whose backend reports, on the lines next
+    to them, that the rank's collective timed out: that wait's exception, not a failure of the
+    rank's own (Ascend/pytorch#43: `RuntimeError: npuSynchronizeDevice:... NPU error, error
+    code is 107020` raised in a barrier, the runtime's `hccl fftsplus task timeout` after it)."""
+    timeouts = job.events.filter(
+        (pl.col("event") == "collective_timeout") & pl.col("rank").is_not_null()
+    ).select("file", "rank", pl.col("line").alias("_reported_at"))
+    if timeouts.is_empty():
+        return rows.select("file", "line").clear()
+    first = pl.col("line").cast(pl.Int64)  # (unsigned: the first lines would wrap)
+    last = pl.coalesce("end_line", "line").cast(pl.Int64)
+    return (
+        rows.join(timeouts, on=["file", "rank"])
+        .filter(pl.col("_reported_at").is_between(first - REPORT_LINES, last + REPORT_LINES))
+        .select("file", "line")
+        .unique()
     )
 
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from tests.builders import analyze_files, only, parsed_by
+from pathlib import Path
+
+from tests.builders import analyze_files, kinds, only, parsed_by
+
+THREADS = Path(__file__).resolve().parent.parent / "data" / "threads"
 
 # hiyouga/LLaMA-Factory#3839, verbatim: rank 3's communicator could not start, a previous
 # training process still held its NPU
@@ -38,3 +42,26 @@ def test_an_hccl_wait_that_timed_out_is_the_waiting_rank_s_timeout(tmp_path):
     assert waited["rank"] == 1 and "Remote Rank did not send" in waited["exc_message"]
     verdict = analyze_files(tmp_path, {"output.log": WAITED_FOR_A_PEER}).verdict
     assert verdict.finding.kind == "collective_timeout" and verdict.ranks == []
+
+
+# Ascend/pytorch#43: rank 16's barrier (inside main_process_first) gave up after 1836 s; the
+# paste starts mid-traceback, every line `worker-1:` prefixed
+BARRIER_TASK_TIMEOUT = (
+    (THREADS / "ascend_pytorch43_barrier_task_timeout.log").read_text().splitlines()
+)
+
+
+def test_a_device_task_of_a_collective_that_timed_out_is_the_rank_s_timeout(tmp_path):
+    waited = only(parsed_by("hccl", BARRIER_TASK_TIMEOUT).filter(event="collective_timeout"))
+    assert waited["rank"] == 16 and waited["pid"] == 639
+    # the stamped reason, not the runtime's `EI9999: Inner Error!` header above it
+    assert "hccl fftsplus task timeout occurred" in waited["exc_message"]
+
+
+def test_the_exception_the_timed_out_barrier_raised_is_that_wait_not_the_rank_s_crash(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": BARRIER_TASK_TIMEOUT})
+    assert analysis.verdict.finding.kind == "collective_timeout"
+    assert "rank_exception" not in kinds(analysis)
+    # the runtime's list of the task's stuck waits (`The 0 stuck notify wait ...`, 1 ... 6)
+    # counts nothing: no progress is read from it
+    assert analysis.job.events.filter(event="stage").is_empty()
