@@ -580,6 +580,12 @@ def _stuck_location(finding: Finding, verdict: Verdict) -> Told:
     groups = finding.details.get("groups")
     if finding.details.get("unclaimed_alone"):
         return f"The one process dumped hung waiting in {finding.details.get('waiting')}", None
+    if finding.details.get("split"):
+        return (
+            f"The stack dumps show the processes apart: some in {finding.details.get('waiting')}, "
+            f"some outside any collective at {finding.details.get('where')}",
+            None,
+        )
     if finding.details.get("outside"):
         return (
             f"A process is stuck in {finding.details.get('waiting')} at "

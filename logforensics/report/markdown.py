@@ -290,7 +290,7 @@ def _text(text: str) -> str:
     flat = MARKUP.sub(lambda found: "\\" + found.group(0), flat)
     # a bare URL would become a link
     flat = flat.replace("://", ":\\/\\/").replace("www.", "www\\.")
-    if flat[:1] in "#+-=>":  # a heading, a list item, a quote when it starts a line
+    if flat[:1] and flat[:1] in "#+-=>":  # a heading, a list item, a quote starting a line
         return "\\" + flat
     number = re.match(r"\d+(?=[.)])", flat)  # an ordered list item
     return flat[: number.end()] + "\\" + flat[number.end() :] if number else flat

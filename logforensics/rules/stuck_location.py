@@ -119,6 +119,8 @@ def _unclaimed_apart(job: Job) -> list[Finding]:
     outside = stuck.filter(~waits)
     if 0 < outside.height < in_collectives.height:
         return [_unclaimed_outside(outside, in_collectives)]
+    if outside.height and in_collectives.height:
+        return [_unclaimed_split(outside, in_collectives)]
     if in_collectives.get_column("waiting").n_unique() < 2:
         return []
     groups = (
@@ -198,6 +200,61 @@ def _unclaimed_outside(outside: pl.DataFrame, in_collectives: pl.DataFrame) -> F
             "outside": outside.height,
             "waiting": first["waiting"],
             "where": where,
+        },
+    )
+
+
+SPLIT_FIX = (
+    "The processes no longer run the same code: those in {theirs} wait for a peer that is "
+    "elsewhere, and those at {mine} are not in that collective. Find which side left the "
+    "common path: the side that did not finish what the other finished (a step, a loss "
+    "broadcast, an evaluation) is usually the one stuck; if those outside a collective sit "
+    "in a CUDA call, their collective may be running on the GPU already. Dump each process "
+    "with its rank next time (`rank<N>.txt`) so the report can name them."
+)
+
+
+def _unclaimed_split(outside: pl.DataFrame, in_collectives: pl.DataFrame) -> Finding:
+    """Stacks no rank claims split between a collective and a place outside any, with no
+    fewer outside (bigscience's 176B prequel hang: per node, 2 processes in DeepSpeed's loss
+    `broadcast`, 6 back at `train (megatron/training.py:915)`, one stack of each posted): the
+    processes parted ways; the dumps alone do not say which side stopped first."""
+    sides = [
+        (frame.unique(["waiting", "_where"], maintain_order=True), frame.height)
+        for frame in (in_collectives, outside)
+        for frame in [frame.with_columns(pl.coalesce("user_frame", "innermost").alias("_where"))]
+    ]
+    (waiting, waiting_count), (elsewhere, elsewhere_count) = sides
+    theirs = "; ".join(
+        f"{row['waiting']} at {row['_where']}" for row in waiting.iter_rows(named=True)
+    )
+    mine = "; ".join(row["_where"] for row in elsewhere.iter_rows(named=True))
+    summary = (
+        f"The stack dumps show the processes apart: {_processes(waiting_count)} "
+        f"{'waits' if waiting_count == 1 else 'wait'} in {theirs}, {_processes(elsewhere_count)} "
+        f"{'stands' if elsewhere_count == 1 else 'stand'} outside any collective at {mine}. "
+        "They no longer run the same collectives; the dumps do not say which ranks they were "
+        "nor which side stopped first."
+    )
+    rows = pl.concat([waiting.head(3), elsewhere.head(3)], how="diagonal_relaxed")
+    return Finding(
+        kind="stuck_location",
+        severity="error",
+        part="departure",
+        summary=summary,
+        fix=SPLIT_FIX.format(theirs=waiting.item(0, "waiting"), mine=elsewhere.item(0, "_where")),
+        evidence=[
+            Evidence(row["file"], int(row["line"] or 1), row["line_text"] or row["_where"])
+            for row in rows.iter_rows(named=True)
+        ],
+        evidence_total=waiting_count + elsewhere_count,
+        confidence="low",
+        blames_nobody=True,
+        details={
+            "source": outside.item(0, "tool") or "stack dump",
+            "split": True,
+            "waiting": waiting.item(0, "waiting"),
+            "where": elsewhere.item(0, "_where"),
         },
     )
 

@@ -195,3 +195,14 @@ def test_warnings_alone_claim_no_agreement_of_the_ranks(tmp_path):
     text = markdown_of(write_logs(tmp_path, {"console.log": lines}))
     assert "agree with each other" not in text
     assert "No finding of error severity" in text
+
+
+def test_a_headline_that_ends_in_code_ends_there(tmp_path):
+    # a zh headline closes with the place in a code span: nothing may follow it (an empty tail
+    # once became a stray backslash)
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    split = ROOT / "tests" / "data" / "dumps" / "bigscience_prequel_split" / "pyspy_node.log"
+    (dumps / "pyspy_node.log").write_bytes(split.read_bytes())
+    heading = markdown_of(dumps, "zh").splitlines()[0]
+    assert heading.endswith("`train (megatron/training.py:915)`")

@@ -149,3 +149,30 @@ def test_the_one_unclaimed_process_outside_any_collective_is_where_the_job_stopp
     assert analysis.verdict.headline.startswith(
         "A process is stuck in the DataLoader (waiting for a batch) at _next_batch"
     )
+
+
+PREQUEL_SPLIT = ROOT / "tests" / "data" / "dumps" / "bigscience_prequel_split"
+
+
+def test_unclaimed_stacks_split_between_a_collective_and_elsewhere_say_so(tmp_path):
+    # bigscience's prequel hang (tests/data/dumps/bigscience_prequel_split): one stack in
+    # DeepSpeed's loss broadcast, one back in Megatron's train loop, no side the fewer
+    root = tmp_path / "logs"
+    shutil.copytree(PREQUEL_SPLIT, root)
+    (root / "README.md").unlink()
+    analysis = analyze(root)
+    found = analysis.verdict.finding
+    assert (found.kind, found.severity, found.ranks) == ("stuck_location", "error", [])
+    assert "1 process waits in dist.broadcast at _aggregate_total_loss" in found.summary
+    assert "outside any collective at train (megatron/training.py:915)" in found.summary
+    assert {evidence.line for evidence in found.evidence} == {2, 8}
+    assert analysis.verdict.headline.startswith("The stack dumps show the processes apart")
+
+
+def test_unclaimed_stacks_all_outside_collectives_still_say_nothing(tmp_path):
+    # the train-loop stack alone, twice: no process waits for another
+    root = tmp_path / "logs"
+    root.mkdir()
+    stack = (PREQUEL_SPLIT / "pyspy_node.log").read_text().split("\n\n")[0]
+    (root / "pyspy_node.log").write_text(stack + "\n\n" + stack.replace("835990", "835991"))
+    assert analyze(root).verdict is None
