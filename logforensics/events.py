@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from logforensics import mark_pass, registry
+from logforensics.announced import with_announced_ranks
 from logforensics.attribution import GLOG_STAMP, attribute, glog_clock, stamp_of
 from logforensics.framing import frame_lines
 from logforensics.intake import LogFile, read_lines
@@ -226,7 +227,7 @@ def _parse(
             _run(parser, candidates, parts, recognised)
     found = pl.concat(parts, how="diagonal_relaxed") if parts else pl.DataFrame()
     if "end_line" in found.columns:
-        found = _with_end_text(found, lines)
+        found = with_announced_ranks(_with_end_text(found, lines), framed)
     event_lines = found.select("file", "line").unique() if parts else None
     # Attribution reads the framed form of the event lines and any launch command line.
     launch_lines = pl.col("message").str.contains("--n", literal=True)
