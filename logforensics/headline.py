@@ -713,8 +713,15 @@ def _number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
 
 
+# Letters whose names begin with a vowel sound: an acronym is read letter by letter (an MPI
+# error, an NCCL error, a UCX error)
+VOWEL_SOUNDING_LETTERS = "AEFHILMNORSX"
+
+
 def _a(word: str) -> str:
-    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+    acronym = word[:2].isupper() and word[:2].isalpha()
+    vowel = word[:1] in VOWEL_SOUNDING_LETTERS if acronym else word[:1].lower() in "aeiou"
+    return f"{'an' if vowel else 'a'} {word}"
 
 
 def with_headlines(report: dict[str, Any], analyses: tuple[Analysis, ...]) -> dict[str, Any]:

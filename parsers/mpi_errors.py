@@ -55,9 +55,14 @@ import polars as pl
 
 from logforensics.registry import LineParser
 
-ERROR_IN_CALL = r"^\s*\*\*\* An error occurred in (MPI_\w+)"
+# Open MPI tags each banner line with its process, `[host:pid] `, unless mpirun tags lines
+# itself (sparticlesteve/pytorch-cuda-mpi-error's Slurm output, `srun -l`: `0: [cgpu17:53890]
+# *** An error occurred in MPI_Bcast`)
+PROCESS_TAG = r"(?:\[(?P<host>[^\]\s:]+):(?P<pid>\d+)\] )?"
+ERROR_IN_CALL = r"^\s*" + PROCESS_TAG + r"\*\*\* An error occurred in (?P<call>MPI_\w+)"
 BANNER_REST = (
-    r"^\s*\*\*\* (?:on (?:a NULL communicator|communicator \S+)\s*$"
+    r"^\s*(?:\[[^\]\s:]+:\d+\] )?\*\*\* (?:on (?:a NULL communicator|communicator \S+)\s*$"
+    r"|reported by process \[\d+,\d+\]\s*$|MPI_ERR_\w+: "
     r"|MPI_ERRORS_ARE_FATAL \(|\s+and potentially your MPI job\)\s*$)"
 )
 LOCAL_ABORT = r"^\s*\[(?P<host>[^\]\s:]+):(?P<pid>\d+)\] Local abort (?:before|after) MPI_INIT"
@@ -107,18 +112,24 @@ def _lost_daemons(candidates: pl.DataFrame) -> pl.DataFrame:
 def _banners(candidates: pl.DataFrame) -> pl.DataFrame:
     """`*** An error occurred in MPI_X`, with the host and pid of the `[host:pid] Local abort`
     line that closes the banner (within its few lines, in the same file)."""
-    message = pl.col("message")
-    errors = candidates.filter(message.str.contains(ERROR_IN_CALL)).select(
-        "file",
-        "line",
-        pl.lit("exception").alias("event"),
-        pl.lit("error").alias("severity"),
-        pl.lit("MPI error").alias("exc_type"),
-        pl.format("An error occurred in {}", message.str.extract(ERROR_IN_CALL, 1)).alias(
-            "exc_message"
-        ),
+    said = pl.col("message").str.extract_groups(ERROR_IN_CALL)
+    errors = (
+        candidates.with_columns(said.alias("_said"))
+        .filter(pl.col("_said").struct.field("call").is_not_null())
+        .select(
+            "file",
+            "line",
+            pl.lit("exception").alias("event"),
+            pl.lit("error").alias("severity"),
+            pl.lit("MPI error").alias("exc_type"),
+            pl.format("An error occurred in {}", pl.col("_said").struct.field("call")).alias(
+                "exc_message"
+            ),
+            pl.col("_said").struct.field("host").alias("_tag_host"),
+            pl.col("_said").struct.field("pid").cast(pl.Int64, strict=False).alias("_tag_pid"),
+        )
     )
-    found = message.str.extract_groups(LOCAL_ABORT)
+    found = pl.col("message").str.extract_groups(LOCAL_ABORT)
     aborts = (
         candidates.with_columns(found.alias("_abort"))
         .filter(pl.col("_abort").struct.field("pid").is_not_null())
@@ -138,8 +149,11 @@ def _banners(candidates: pl.DataFrame) -> pl.DataFrame:
         tolerance=BANNER_LINES,
         check_sortedness=False,  # sorted by line: within each file too
     )
+    closed = closed.with_columns(
+        pl.coalesce("_tag_host", "host").alias("host"), pl.coalesce("_tag_pid", "pid").alias("pid")
+    ).drop("_abort_line", "_tag_host", "_tag_pid")
     recognised = aborts.select("file", "line", pl.lit(None, pl.String).alias("event"))
-    return pl.concat([closed.drop("_abort_line"), recognised], how="diagonal_relaxed")
+    return pl.concat([closed, recognised], how="diagonal_relaxed")
 
 
 BANNER_LINES = 6  # the error line to its `Local abort` line, other processes' lines between
@@ -194,6 +208,8 @@ PARSER = LineParser(
         "*** An error occurred in MPI_",
         "*** on ",
         "*** MPI_ERRORS_ARE_FATAL",
+        "*** reported by process [",
+        "*** MPI_ERR_",
         "and potentially your MPI job)",
         "] Local abort ",
         "but am not able to aggregate error messages",

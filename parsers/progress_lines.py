@@ -73,9 +73,10 @@ FAILURE_WORDS = (
 )
 # Counters whose name says they number processes or devices, not progress.
 # (`Killing subprocess 31867`, torch.distributed.launch stopping its workers, is no counter)
+# (and numbers that name a resource: `on fd 188`, `[id=176]`, `addr 0`)
 IDENTITY = (
     r"(?i)(?:^|[\s_])(?:rank|device|devices|gpu|cuda|node|pid|port|worker|thread|process"
-    r"|subprocess)$"
+    r"|subprocess|fd|id|addr|address|handle|iface|interface)$"
 )
 # The name of a counter: the words just before it (`iteration`, `total step`, `step_in_slice`)
 NAME_BEFORE = r"([A-Za-z][A-Za-z_]*(?: [A-Za-z][A-Za-z_]*)?)[^A-Za-z<]*$"
@@ -312,9 +313,16 @@ def _names(often: pl.DataFrame, counters: pl.DataFrame) -> pl.DataFrame:
     # a number that names a process or a device is who, not how far (`LOCAL_RANK: 2 -
     # CUDA_VISIBLE_DEVICES: [0,1,2,3]`, Lightning-AI/pytorch-lightning#8139)
     identity = name.str.contains(IDENTITY).fill_null(False)
-    return templates.filter((name.is_not_null() | fraction.fill_null(False)) & ~identity).select(
-        "_writer", "_template", pl.coalesce(name, pl.lit("progress")).alias("_name")
+    # nor is a number that is part of a name or an index into a list: glued to the letters
+    # before it (`mlx5_0`, `eth1`) or a word's subscript (`allocation method[0] is md 'sysv'`,
+    # then [1] ... [6]: UCX listing its setup in one burst, sparticlesteve/pytorch-cuda-mpi-error)
+    after = pl.col("_template").str.split("<N>").list.get(pl.col("_step_at") + 1, null_on_oob=True)
+    part_of_a_name = before.str.contains(r"\w$") | (
+        before.str.contains(r"\w\[$") & after.str.starts_with("]").fill_null(False)
     )
+    return templates.filter(
+        (name.is_not_null() | fraction.fill_null(False)) & ~identity & ~part_of_a_name
+    ).select("_writer", "_template", pl.coalesce(name, pl.lit("progress")).alias("_name"))
 
 
 def _nothing() -> pl.DataFrame:

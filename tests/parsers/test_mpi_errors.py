@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.builders import analyze_files, only, parsed_by
 
 # deepspeedai/DeepSpeed#935, verbatim (mpirun --tag-output on Azure ML): rank 3 alone fails to
@@ -81,3 +83,29 @@ def test_the_rank_that_invoked_mpi_abort_failed_first(tmp_path):
 def test_an_abort_notice_cut_before_its_error_code_still_names_the_rank():
     aborted = only(parsed_by("mpi_errors", ABORT_NOTICE[4:5]).filter(event="exception"))
     assert aborted["rank"] == 1 and aborted["exitcode"] is None
+
+
+# sparticlesteve/pytorch-cuda-mpi-error@3f4f8bd, slurm-422332.out: the banner tagged with its
+# process (`[cgpu17:53890] *** ...`) under `srun -l`'s rank prefix, after UCX's DEBUG output
+TAGGED_BANNER = (
+    (
+        (Path(__file__).resolve().parent.parent / "data" / "threads")
+        / "pytorch_cuda_mpi_error_slurm422332_tail.log"
+    )
+    .read_text()
+    .splitlines()
+)
+
+
+def test_a_banner_tagged_with_its_process_is_that_process_s_error(tmp_path):
+    error = only(parsed_by("mpi_errors", TAGGED_BANNER).filter(event="exception"))
+    assert (error["exc_message"], error["host"], error["pid"]) == (
+        "An error occurred in MPI_Bcast",
+        "cgpu17",
+        53890,
+    )
+    analysis = analyze_files(tmp_path, {"slurm-422332.out": TAGGED_BANNER})
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [0])
+    assert analysis.verdict.headline == "Rank 0 died of an MPI error"
+    # UCX's listing of its setup (`allocation method[0]` ... and the like) is no progress
+    assert analysis.job.events.filter(event="stage").is_empty()
