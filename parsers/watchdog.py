@@ -154,6 +154,10 @@ NCCL_ERROR = "NCCL error"
 #   I0228 14:05:56.114109 1619334 ProcessGroupNCCL.cpp:484] [Rank 3] found async exception when checking for NCCL errors: NCCL communicator encountered error set by ProcessGroupNCCL: Process Group shutdown on rank 3
 PG_SHUTDOWN = "Process Group shutdown"
 ASYNC_CHECK = "found async exception when checking for NCCL errors"
+# torch 1.10's ProcessGroupNCCL destructor naming the process's own rank as it goes
+# (huggingface/pytorch-image-models#1077, rank 0 after its device-side assert):
+#   Process Group destroyed on rank 0
+PG_DESTROYED = r"Process Group destroyed on rank (\d+)\s*$"
 
 # A watchdog timeout's C++ stack whose header (`Watchdog caught collective operation timeout`)
 # is not in the excerpt (jpata/particleflow#390 starts at the stack's first frame):
@@ -224,7 +228,10 @@ def _event() -> pl.Expr:
             | _contains_any(OWN_TIMEOUT_WORDING)
         )
         .then(pl.lit("collective_timeout"))
-        .when(_has(PG_SHUTDOWN) & (_has(ASYNC_CHECK) | _has(WATCHDOG_DIED)))
+        .when(
+            (_has(PG_SHUTDOWN) & (_has(ASYNC_CHECK) | _has(WATCHDOG_DIED)))
+            | message.str.contains(PG_DESTROYED)
+        )
         .then(pl.lit("pg_shutdown"))
         .when(message.str.contains(SOCKET_WAIT_TIMEOUT) | _poll_alone())
         .then(pl.lit("collective_timeout"))
@@ -475,7 +482,10 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             "pg",
             "comm_rank",
             pl.coalesce(
-                pl.col("_group_rank"), store.struct.field("rank"), barrier.struct.field("rank")
+                pl.col("_group_rank"),
+                store.struct.field("rank"),
+                barrier.struct.field("rank"),
+                message.str.extract(PG_DESTROYED, 1),
             )
             .cast(pl.Int32, strict=False)
             .alias("rank"),
@@ -537,6 +547,7 @@ PARSER = LineParser(
         "in store based barrier",
         "clients joined",
         "Exception raised from",
+        "Process Group destroyed on rank",
         "frame #",
         *FLIGHT_RECORDER_NOISE,
     ),

@@ -1616,7 +1616,7 @@ def _unattributed(job: Job) -> list[Finding]:
             return []
     shown = said if not said.is_empty() else rows
     whats = list(dict.fromkeys(shown.get_column("what").str.strip_chars(": ").to_list()))
-    count = rows.height
+    count = _process_count(rows)
     # one error told apart only by numbers (`cuda:9 and cpu!`, `cuda:15 and cpu!`): each
     # process met the same fault, which is in what they all run (DeepSpeedExamples' 16
     # processes' device error in apply_rotary_pos_emb)
@@ -1949,6 +1949,15 @@ def _death(job: Job, signal: str, ranks: list[int], rows: pl.DataFrame) -> Findi
         confidence="high",
         details={"exception": signal, "signal": signal, "swallowed": False, "logged": False},
     )
+
+
+def _process_count(rows: pl.DataFrame) -> int:
+    """How many processes unranked exception rows stand for: a kernel's failed assertion is
+    printed by each failing GPU thread, and the host's `device-side assert triggered` follows
+    in the same process, so a file's device-side rows (per host and pid) are one process
+    (huggingface/pytorch-image-models#1077: two threads' assertions and the RuntimeError)."""
+    device_side = rows.filter(_same_error() == CUDA_ASSERTION)
+    return rows.height - device_side.height + device_side.select("file", "host", "pid").n_unique()
 
 
 def _same_error() -> pl.Expr:

@@ -849,3 +849,21 @@ def test_one_rank_timing_out_with_several_times_is_no_process_s_rank(tmp_path):
     verdict = analysis.verdict
     assert (verdict.finding.kind, verdict.ranks) == ("collective_timeout", [])
     assert verdict.finding.summary.startswith("3 processes timed out in _ALLGATHER_BASE #65265")
+
+
+def test_the_process_group_destroyed_on_a_rank_names_the_console_s_rank(tmp_path):
+    # huggingface/pytorch-image-models#1077: rank 0's console (no prefixes) ends in torch
+    # 1.10's `Process Group destroyed on rank 0` after its device-side assert
+    lines = (
+        (
+            (Path(__file__).resolve().parent.parent / "data" / "threads")
+            / "timm1077_device_assert_pg_destroyed.log"
+        )
+        .read_text()
+        .splitlines()
+    )
+    destroyed = only(parsed_by("watchdog", lines).filter(event="pg_shutdown"))
+    assert (destroyed["rank"], destroyed["severity"]) == (0, "info")
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [0])
+    assert analysis.verdict.headline == "Rank 0 died of a CUDA assertion"

@@ -1720,3 +1720,16 @@ def test_a_timeout_of_a_service_outside_the_job_is_no_wait_for_other_ranks():
         }
     )
     assert said.select(_a_consequence(pl.col("what"))).to_series().to_list() == [False, False, True]
+
+
+def test_a_kernel_s_assertion_lines_and_its_host_error_are_one_process(tmp_path):
+    # huggingface/pytorch-image-models#1077 up to the RuntimeError (rank 0's own line
+    # naming it left out): two GPU threads' assertions, then the host's
+    # `device-side assert triggered`, printed by one process
+    path = THREADS / "timm1077_device_assert_pg_destroyed.log"
+    lines = path.read_text().splitlines()
+    ended = next(at for at, line in enumerate(lines) if "device-side assert triggered" in line)
+    analysis = analyze_files(tmp_path, {"train.log": lines[: ended + 1]})
+    found = analysis.verdict.finding
+    assert found.kind == "rank_exception" and found.ranks == []
+    assert found.summary.startswith("A process whose rank the logs do not say raised")
