@@ -87,7 +87,10 @@ FRAME_COLUMNS: tuple[str, ...] = ("message", *PREFIX_COLUMNS)
 # A file's ambiguous prefixes (pdsh, srun) count only when they prefix this share of its lines.
 AMBIGUOUS_PREFIX_SHARE = 0.5
 
-ANSI_ESCAPE = r"\x1b\[[0-9;?]*[A-Za-z]"
+# (rsyslog writes the escape character as `#033`: `#033[2m#033[33m(raylet)#033[0m`, a node's
+# syslog of Ray's coloured output, vllm-project/vllm#1160)
+ANSI_ESCAPE = r"(?:\x1b|#033)\[[0-9;?]*[A-Za-z]"
+SYSLOG_ESCAPE = "#033["
 # RFC3339 as kubectl --timestamps and CRI write it; the zone is dropped like other stamps.
 RFC3339 = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})"
 
@@ -611,7 +614,11 @@ STARTS_WITH_PREFIX = (
     + "|".join(_without_group_names(framer.pattern) for framer in FRAMERS if not framer.literals)
     + ")"
 )
-NOISE_LITERALS = ["\x1b", *(literal for framer in FRAMERS for literal in framer.literals)]
+NOISE_LITERALS = [
+    "\x1b",
+    SYSLOG_ESCAPE,
+    *(literal for framer in FRAMERS for literal in framer.literals),
+]
 
 
 def frame_lines(lines: pl.DataFrame, nonblank: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -687,7 +694,10 @@ def _nonblank_lines_per_file(lines: pl.DataFrame) -> pl.DataFrame:
 
 def _peel(frame: pl.DataFrame, nonblank: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("text")
-    if frame.select(message.str.contains("\x1b", literal=True).any()).item():
+    escaped = message.str.contains("\x1b", literal=True) | message.str.contains(
+        SYSLOG_ESCAPE, literal=True
+    )
+    if frame.select(escaped.any()).item():
         message = message.str.replace_all(ANSI_ESCAPE, "")
     frame = frame.with_columns(
         message.str.strip_chars_end("\r").alias("message"),

@@ -16,29 +16,29 @@ import polars as pl
 
 from logforensics.registry import LineParser
 
-KILLED = (
-    r"(?P<count>\d+) Workers \(tasks / actors\) killed due to memory pressure \(OOM\)"
-    r".*? at node \(ID: \w+, IP: (?P<ip>[\w.:-]+)\)"
-)
+# The report's words are enough: a terminal or a paste may wrap the line anywhere, leaving
+# the count and the node on lines of their own (vllm-project/vllm#1160: `2 Workers (tasks /`
+# then ` actors) killed due to memory pressure (OOM), ...` at 116 columns)
+KILLED_WORDS = "killed due to memory pressure (OOM)"
+COUNT = r"(\d+) Workers \(tasks / actors\) killed"
+NODE_IP = r"at node \(ID: \w+, IP: ([\w.:-]+)\)"
 ADVICE = "Refer to the documentation on how to address the out of memory issue"
 MONITOR = "Ray's memory monitor"  # the event's `exc_message`, for the oom rule's words
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
-    killed = message.str.extract_groups(KILLED)
-    kills = (
-        lines.with_columns(killed.alias("_killed"))
-        .filter(pl.col("_killed").struct.field("count").cast(pl.Int64, strict=False) > 0)
-        .select(
-            "file",
-            "line",
-            pl.lit("host_oom").alias("event"),
-            pl.lit("error").alias("severity"),
-            pl.col("_killed").struct.field("ip").alias("host"),
-            pl.col("_killed").struct.field("count").cast(pl.Int64).alias("value"),
-            pl.lit(MONITOR).alias("exc_message"),
-        )
+    count = message.str.extract(COUNT, 1).cast(pl.Int64, strict=False)
+    kills = lines.filter(
+        message.str.contains(KILLED_WORDS, literal=True) & (count.is_null() | (count > 0))
+    ).select(
+        "file",
+        "line",
+        pl.lit("host_oom").alias("event"),
+        pl.lit("error").alias("severity"),
+        message.str.extract(NODE_IP, 1).alias("host"),
+        count.alias("value"),
+        pl.lit(MONITOR).alias("exc_message"),
     )
     advice = lines.filter(message.str.contains(ADVICE, literal=True)).select(
         "file", "line", pl.lit(None, pl.String).alias("event")
@@ -46,6 +46,4 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([kills, advice], how="diagonal_relaxed")
 
 
-PARSER = LineParser(
-    name="ray_memory", literals=("killed due to memory pressure (OOM)", ADVICE), parse=parse
-)
+PARSER = LineParser(name="ray_memory", literals=(KILLED_WORDS, ADVICE), parse=parse)

@@ -100,6 +100,12 @@ def test_ansi_colours_are_removed_before_prefixes_are_read():
     assert (row["message"], row["prefix_local_rank"]) == ("WARNING rank=1 step=2", 1)
 
 
+def test_colours_a_syslog_wrote_as_escaped_text_are_removed_too():
+    # vllm-project/vllm#1160: rsyslog writes the escape character as `#033`
+    row = frame_one("#033[2m#033[33m(raylet)#033[0m Refer to the documentation on how to address")
+    assert row["message"] == "(raylet) Refer to the documentation on how to address"
+
+
 def test_a_paste_s_line_number_gutter_is_peeled_first():
     # hiyouga/LlamaFactory#8261, verbatim (the paste numbers every line)
     lines = [

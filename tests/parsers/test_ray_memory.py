@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.builders import analyze_files, only, parsed_by
+
+THREADS = Path(__file__).resolve().parent.parent / "data" / "threads"
 
 # hiyouga/EasyR1#185, verbatim: the raylet's report reaches the driver's output, then the
 # driver's own traceback for the worker it lost
@@ -26,3 +30,14 @@ def test_workers_ray_killed_for_memory_pressure_are_the_node_out_of_host_memory(
 def test_a_period_with_no_worker_killed_is_no_failure():
     quiet = [RAY_OOM[0].replace("1 Workers (tasks", "0 Workers (tasks")]
     assert parsed_by("ray_memory", quiet).filter(event="host_oom").is_empty()
+
+
+def test_a_report_wrapped_by_the_paste_is_read_from_its_words(tmp_path):
+    # vllm-project/vllm#1160: the count and the node wrapped onto lines of their own, Ray's
+    # colours written by syslog as `#033[..m`
+    lines = (THREADS / "vllm1160_raylet_wrapped_syslog.log").read_text().splitlines()
+    killed = only(parsed_by("ray_memory", lines).filter(event="host_oom"))
+    assert killed["line"] == 2 and killed["host"] is None
+    verdict = analyze_files(tmp_path, {"raylet.log": lines}).verdict
+    assert verdict.finding.kind == "oom"
+    assert verdict.headline.startswith("The job ran out of host memory")
