@@ -1575,8 +1575,13 @@ def _unattributed(job: Job) -> list[Finding]:
     timed out (`RuntimeError: Socket Timeout` from TCPStore, returnn#1621), the processes were
     waiting for another one: a consequence."""
     events = _thrown(job)
-    if events.is_empty() or events.get_column("rank").is_not_null().any():
+    # a rank's own exception is named by `_exceptions`; ranked waits that gave up are no
+    # such thing (open-mmlab/mmdetection#6779: a `FileNotFoundError` no line ties to a rank,
+    # then, after torchrun's restart, rank 1's store barrier timing out)
+    ranked = events.filter(pl.col("rank").is_not_null() & pl.col("exc_type").is_not_null())
+    if events.is_empty() or not ranked.filter(~_a_consequence(exception_text())).is_empty():
         return []
+    events = events.filter(pl.col("rank").is_null())
     startup = startup_failures(job).select("file", "line")
     launcher = (pl.col("family") == "elastic").fill_null(False) | _launchers_word()
     rows = events.filter(pl.col("exc_type").is_not_null() & ~launcher).join(

@@ -1733,3 +1733,15 @@ def test_a_kernel_s_assertion_lines_and_its_host_error_are_one_process(tmp_path)
     found = analysis.verdict.finding
     assert found.kind == "rank_exception" and found.ranks == []
     assert found.summary.startswith("A process whose rank the logs do not say raised")
+
+
+def test_an_unranked_error_is_not_hidden_by_a_ranked_wait(tmp_path):
+    # open-mmlab/mmdetection#6779: a DataLoader worker's FileNotFoundError no line ties to a
+    # rank, then, after torchrun restarted the workers, rank 1's store barrier timing out
+    # rank 1's store barrier timing out; posted as three excerpts (20, 20 and 8 lines)
+    lines = (THREADS / "mmdet6779_loader_error_then_restart.log").read_text().splitlines()
+    parts = {"part1.log": lines[:20], "part2.log": lines[20:40], "part3.log": lines[40:]}
+    analysis = analyze_files(tmp_path, parts)
+    found = analysis.verdict.finding
+    assert found.kind == "rank_exception"
+    assert "FileNotFoundError" in found.summary
