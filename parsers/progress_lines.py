@@ -100,7 +100,10 @@ def _counted(shaped: pl.DataFrame) -> pl.DataFrame:
     counters = _counters(often)
     if counters.is_empty():
         return _nothing()
-    marked = often.join(counters, on=["_writer", "_template"])
+    marked = often.join(counters, on=["_writer", "_template"]).sort("_writer", "line")
+    step = pl.col("_numbers").list.get(pl.col("_step_at"), null_on_oob=True)
+    restarted = (step.diff() < 0).fill_null(False).cast(pl.Int64)
+    rounds = restarted.cum_sum().over("_writer", "_template")
     return marked.select(
         "file",
         "line",
@@ -110,6 +113,8 @@ def _counted(shaped: pl.DataFrame) -> pl.DataFrame:
         pl.col("_numbers").list.get(pl.col("_step_at"), null_on_oob=True).alias("step"),
         pl.when(pl.col("_epoch_at").is_not_null())
         .then(pl.col("_numbers").list.get(pl.col("_epoch_at").fill_null(0), null_on_oob=True))
+        .when(pl.col("_rounds"))
+        .then(rounds)
         .alias("epoch"),
         pl.col("_name").alias("stage"),
         pl.col("_rank").alias("rank"),
@@ -245,6 +250,10 @@ def _counters(often: pl.DataFrame) -> pl.DataFrame:
         pl.col("_numbers").n_unique().alias("_values"),
         pl.col("line").filter(pl.col("_change") > 0).alias("_rise_lines"),
         pl.col("line").filter(pl.col("_change") < 0).alias("_fall_lines"),
+        # every fall back to where the counter starts: it counts rounds of its own
+        (pl.col("_numbers").filter(pl.col("_change") < 0).max() == pl.col("_numbers").min())
+        .fill_null(False)
+        .alias("_restarts"),
     )
     steady = (pl.col("_falls") <= (pl.col("_lines") * MAX_FALLING).floor()) & (
         pl.col("_lines") <= pl.col("_values") * MAX_LINES_PER_VALUE
@@ -264,8 +273,58 @@ def _counters(often: pl.DataFrame) -> pl.DataFrame:
         .select("_writer", "_template", pl.col("_at").alias("_step_at"))
         .with_columns(pl.lit(None, dtype=pl.Int64).alias("_epoch_at"))
     )
-    counters = pl.concat([plain, _per_epoch_counters(per_position, plain)])
+    counters = pl.concat(
+        [
+            plain.with_columns(pl.lit(False).alias("_rounds")),
+            _per_epoch_counters(per_position, plain).with_columns(pl.lit(False).alias("_rounds")),
+        ]
+    )
+    rounds = _round_counters(per_position, counters)
+    # a format counted in rounds is so on every writer, also where one round shows
+    counters = pl.concat(
+        [counters.join(rounds, on=["_writer", "_template"], how="anti"), rounds],
+        how="diagonal_relaxed",
+    )
     return counters.join(_names(often, counters), on=["_writer", "_template"], how="inner")
+
+
+def _round_counters(per_position: pl.DataFrame, found: pl.DataFrame) -> pl.DataFrame:
+    """A count towards a total that starts again from its first value each time it is done,
+    with no epoch on its line (`RANK 12: running step 1/10` ... `10/10`, then `1/10` again
+    after a `trial 7...` line: sparticlesteve/pytorch-nccl-hang): each restart is a round, the
+    rounds play the epoch's part."""
+    rest = per_position.join(found, on=["_writer", "_template"], how="anti")
+    total_after = (
+        pl.col("_template")
+        .str.split("<N>")
+        .list.get(pl.col("_at") + 1, null_on_oob=True)
+        .str.starts_with("/")
+        .fill_null(False)
+    )
+    rounds = rest.filter(
+        (pl.col("_values") >= MIN_LINES)
+        & (pl.col("_falls") > 0)
+        & pl.col("_restarts")
+        & (pl.col("_rises") >= (pl.col("_values") - 1) * pl.col("_falls"))
+        & total_after
+    )
+    # a template the rounds were learned from counts rounds on every writer's lines of it
+    learned = rounds.select("_template", "_at").unique()
+    rounds = per_position.join(learned, on=["_template", "_at"]).filter(
+        (pl.col("_falls") == 0) | pl.col("_restarts")
+    )
+    return (
+        rounds.sort("_at")
+        .group_by("_writer", "_template", maintain_order=True)
+        .first()
+        .select(
+            "_writer",
+            "_template",
+            pl.col("_at").alias("_step_at"),
+            pl.lit(None, dtype=pl.Int64).alias("_epoch_at"),
+            pl.lit(True).alias("_rounds"),
+        )
+    )
 
 
 def _per_epoch_counters(per_position: pl.DataFrame, plain: pl.DataFrame) -> pl.DataFrame:

@@ -235,3 +235,17 @@ def test_the_launcher_killing_its_workers_one_pid_after_another_is_no_progress(t
     # so the out-of-memory error is not read as one training went on past
     analysis = analyze_files(tmp_path, {"output.log": NNUNET_BARRIER_OOM})
     assert analysis.verdict.finding is finding(analysis, "oom")
+
+
+def test_a_count_to_a_total_that_starts_again_counts_rounds(tmp_path):
+    # sparticlesteve/pytorch-nccl-hang: each trial counts `running step 1/10` ... `10/10`
+    # afresh on every rank; in the last trial ranks 0 and 25 never print step 1
+    path = Path(__file__).resolve().parents[1] / "data" / "threads"
+    lines = (path / "pytorch_nccl_hang_slurm8384637_trials13_14.log").read_text().splitlines()
+    analysis = analyze_files(tmp_path, {"slurm-8384637.out": lines})
+    steps = analysis.job.events.filter(event="stage", stage="running step")
+    last = steps.sort("line").group_by("rank").last()
+    assert set(last.filter(epoch=1).get_column("rank").to_list()) == set(range(32)) - {0, 25}
+    assert last.filter(epoch=0).get_column("rank").sort().to_list() == [0, 25]
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("stage_divergence", [0, 25])
