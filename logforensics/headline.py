@@ -304,7 +304,8 @@ def _oom(finding: Finding, verdict: Verdict) -> Told:
 
 
 def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
-    who = _who(finding.ranks)
+    # a failure the logs tie to no rank is a process's: nothing says which rank it was
+    who = _who(finding.ranks, "A process")
     signal = finding.details.get("signal")
     if finding.details.get("from_outside"):
         return f"The launcher was sent {signal} from outside and stopped the job", None

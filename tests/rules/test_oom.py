@@ -101,7 +101,7 @@ def test_no_memory_at_start_up_beside_a_gpu_hardware_fault_is_that_fault_s_sympt
     assert "GPU hardware failing" in oom.summary
     verdict = analysis.verdict
     assert verdict.finding.kind == "rank_exception"
-    assert verdict.headline == "A rank died of a GPU hardware fault (RuntimeError)"
+    assert verdict.headline == "A process died of a GPU hardware fault (RuntimeError)"
     assert "dmesg -T | grep -i xid" in verdict.finding.fix
 
 
