@@ -35,7 +35,7 @@ import polars as pl
 import zstandard
 
 from logforensics import streams
-from logforensics.dumps import debug_server, faulthandler, flight_recorder, pyspy
+from logforensics.dumps import debug_server, faulthandler, flight_recorder, pyspy, unstamped
 from logforensics.errors import InputError
 
 SNIFF_BYTES = 8192
@@ -149,6 +149,7 @@ MAX_DUMP_BYTES = 64 * 2**20  # a dump larger than this is no dump of one rank
 def dump_kind(head: bytes) -> str | None:
     """Which hang dump a file is, from its first bytes; None for anything else."""
     form = flight_recorder.looks_like_dump(head)
+    head = unstamped(head)
     if form is not None:
         return f"fr_{form}"
     if pyspy.looks_like_text_dump(head):

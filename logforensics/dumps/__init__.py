@@ -1,2 +1,20 @@
 """Hang dumps read beside the logs: `py-spy dump` stacks and PyTorch Flight Recorder traces
 (`flight_recorder`, `pyspy`: the formats; `load`: the tables a job keeps)."""
+
+from __future__ import annotations
+
+import re
+
+# `kubectl logs --timestamps` and container runtimes put an RFC3339 stamp before every line;
+# a dump saved that way is still the dump
+CONTAINER_STAMP = re.compile(
+    rb"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2}) ", re.MULTILINE
+)
+
+
+def unstamped(data: bytes) -> bytes:
+    """`data` without a container's time stamp before each line (unchanged when its first
+    line has none)."""
+    if CONTAINER_STAMP.match(data) is None:
+        return data
+    return CONTAINER_STAMP.sub(b"", data)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from logforensics.attribution import path_ranks
-from logforensics.dumps import debug_server, faulthandler, flight_recorder, pyspy
+from logforensics.dumps import debug_server, faulthandler, flight_recorder, pyspy, unstamped
 from logforensics.intake import DumpFile, SkippedFile
 
 
@@ -227,7 +227,7 @@ def _numbered_lines(dumps: list[DumpFile]) -> pl.DataFrame:
         return pl.DataFrame(schema={"file": pl.String, "line": pl.UInt32, "text": pl.String})
     frames = []
     for dump in dumps:
-        text = dump.read().decode("utf-8", "replace")
+        text = unstamped(dump.read()).decode("utf-8", "replace")
         frames.append(
             pl.DataFrame({"text": text.splitlines()}).select(
                 pl.lit(dump.name).alias("file"),

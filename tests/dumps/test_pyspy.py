@@ -290,3 +290,17 @@ def test_a_native_thread_block_pasted_without_its_process_header_is_a_dump():
         "sched_yield",
         "ncclLaunchKernelBefore_NoUncapturedCuda",
     ]
+
+
+def test_a_dump_saved_with_container_stamps_is_still_a_dump(tmp_path):
+    # `kubectl logs --timestamps` of a pod that ran py-spy: an RFC3339 stamp before each
+    # line of bigscience's prequel stacks (tests/data/dumps/bigscience_prequel_split)
+    source = ROOT / "tests" / "data" / "dumps" / "bigscience_prequel_split" / "pyspy_node.log"
+    lines = source.read_text().splitlines()
+    stamped = [f"2024-05-08T08:00:{at:02d}.261530427Z {line}" for at, line in enumerate(lines)]
+    (tmp_path / "pyspy_node.log").write_text("\n".join(stamped) + "\n")
+    analysis = analyze(tmp_path)
+    assert [dump.kind for dump in analysis.job.inventory.dumps] == ["pyspy_text"]
+    found = analysis.verdict.finding
+    assert found.kind == "stuck_location"
+    assert "outside any collective at train (megatron/training.py:915)" in found.summary
