@@ -41,6 +41,9 @@ FAILED_CALL = (
 REASON = r"^\s*(?P<code>E[A-Z]\d{4}): (?:\[PID: \d+\] )?\d{4}-\d\d-\d\d-\S+\s+(?P<reason>.+?)\s*$"
 # a wait that gave up: a socket's or a device task's (`hccl fftsplus task timeout occurred`)
 WAITED = r"(?i)times? out|timed out|did not send the data in time|\btimeout\b"
+# the limit it gave up at: `timeout:1836.` (seconds), `timeout:30min(default)`
+TIMEOUT_SECONDS = r"\btimeout:(\d+)(?:\D|$)"
+TIMEOUT_MINUTES = r"\btimeout:(\d+)min\b"
 REASON_LINES = 3  # from the failed call to its reason, a wrapped line between
 
 
@@ -101,6 +104,14 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         "rank",
         "device",
         pl.coalesce(reason, "_said").alias("exc_message"),
+        pl.when(waited)
+        .then(
+            pl.coalesce(
+                reason.str.extract(TIMEOUT_MINUTES, 1).cast(pl.Int64, strict=False) * 60_000,
+                reason.str.extract(TIMEOUT_SECONDS, 1).cast(pl.Int64, strict=False) * 1000,
+            )
+        )
+        .alias("timeout_ms"),
         pl.col("_reason_line").alias("end_line"),
     )
     recognised = reasons.select(

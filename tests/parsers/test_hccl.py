@@ -54,6 +54,7 @@ BARRIER_TASK_TIMEOUT = (
 def test_a_device_task_of_a_collective_that_timed_out_is_the_rank_s_timeout(tmp_path):
     waited = only(parsed_by("hccl", BARRIER_TASK_TIMEOUT).filter(event="collective_timeout"))
     assert waited["rank"] == 16 and waited["pid"] == 639
+    assert waited["timeout_ms"] == 1_836_000  # `timeout:1836.`, HCCL_EXEC_TIMEOUT's seconds
     # the stamped reason, not the runtime's `EI9999: Inner Error!` header above it
     assert "hccl fftsplus task timeout occurred" in waited["exc_message"]
 
