@@ -12,7 +12,7 @@ transport between the GPUs or hosts never carried one:
 (Hoilap/O-LoRA's notes: two GPUs of one machine, fixed with `NCCL_P2P_DISABLE=1`; the same
 shape as vllm-project/vllm#5458's broken peer-to-peer.) Not when the ranks disagree on the
 collective (a mismatch, its own rule's), nor when the logs state a world larger than the ranks
-they show (a rank not in them may be the one that stayed away).
+they show, or show no rank 0 (a rank not in them may be the one that stayed away).
 """  # noqa: E501 -- verbatim lines
 
 from __future__ import annotations
@@ -45,6 +45,12 @@ def first_collective_never_completed(job: Job) -> list[Finding]:
     seen = set(job.ranks_seen)
     world = job.world_size.value if job.world_size is not None else None
     if len(seen) < 2 or (world is not None and world > len(seen)):
+        return []
+    # rank 0 absent from the logs may be the one the others waited for: it sources the
+    # broadcasts and does the work only one rank does (InternLM/xtuner#768: ranks 1-3 time out
+    # in BROADCAST #1 while rank 0 still maps the dataset). A rank missing between others is
+    # more often a line the paste cut (huggingface/picotron_tutorial#6's rank 6).
+    if 0 not in seen:
         return []
     aborted = aborted_ranks(job)
     for _, rows in timeouts.group_by("pg", maintain_order=True):
