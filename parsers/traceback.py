@@ -422,7 +422,7 @@ def _mark_tracebacks(rows: pl.DataFrame) -> pl.DataFrame:
     )
     exc_type = pl.col("_stripped").str.extract(EXCEPTION_LINE, 1)
     rows = rows.with_columns(
-        pl.when(pl.col("_exc")).then(exc_type).alias("_exc_type"),
+        pl.when(pl.col("_exc")).then(_named_once(exc_type)).alias("_exc_type"),
         pl.when(pl.col("_exc"))
         .then(pl.coalesce(message_after(pl.col("_stripped"), exc_type), _message_on_next_lines()))
         .alias("_exc_message"),
@@ -560,6 +560,16 @@ def _chains(rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _named_once(exc_type: pl.Expr) -> pl.Expr:
+    """An exception type two processes printed into each other, `RuntimeErrorRuntimeError`
+    (hustvl/Vim#61: eight processes on fewer GPUs), is the type once."""
+    half = exc_type.str.len_chars() // 2
+    doubled = (exc_type.str.len_chars() % 2 == 0) & (
+        exc_type.str.slice(0, half) == exc_type.str.slice(half)
+    )
+    return pl.when(doubled.fill_null(False)).then(exc_type.str.slice(0, half)).otherwise(exc_type)
+
+
 def _mark_bare_exceptions(rows: pl.DataFrame) -> pl.DataFrame:
     written = pl.col("message").fill_null("")
     bare = ~pl.col("_in_traceback") & written.str.contains(BARE_EXCEPTION)
@@ -567,7 +577,10 @@ def _mark_bare_exceptions(rows: pl.DataFrame) -> pl.DataFrame:
     bare_type = message.str.extract(BARE_EXCEPTION, 1)
     return rows.with_columns(
         bare.alias("_bare"),
-        pl.when(bare).then(bare_type).otherwise(pl.col("_exc_type")).alias("_exc_type"),
+        pl.when(bare)
+        .then(_named_once(bare_type))
+        .otherwise(pl.col("_exc_type"))
+        .alias("_exc_type"),
         pl.when(bare)
         .then(message_after(message, bare_type))
         .otherwise(pl.col("_exc_message"))

@@ -915,3 +915,20 @@ def test_only_an_exception_line_ending_in_its_colon_takes_the_lines_after_it_as_
     ]
     found = parse(lines).filter(pl.col("event") == "exception").sort("line")
     assert found.get_column("exc_message").to_list() == [None, None]
+
+
+# hustvl/Vim#61, verbatim: two of eight processes (more than the GPUs) printed into each other
+GLUED_TYPES = [
+    "RuntimeErrorRuntimeError: CUDA error: invalid device ordinal",
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+    ": CUDA error: invalid device ordinal",
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+]
+
+
+def test_an_exception_type_two_processes_printed_into_each_other_is_the_type_once(tmp_path):
+    error = parsed_by("traceback", GLUED_TYPES).filter(event="exception").row(0, named=True)
+    assert error["exc_type"] == "RuntimeError"
+    assert error["exc_message"] == "CUDA error: invalid device ordinal"
+    verdict = analyze_files(tmp_path, {"train.log": GLUED_TYPES}).verdict
+    assert verdict.headline == "A process died of a RuntimeError"
