@@ -74,9 +74,10 @@ FAILURE_WORDS = (
 # Counters whose name says they number processes or devices, not progress.
 # (`Killing subprocess 31867`, torch.distributed.launch stopping its workers, is no counter)
 # (and numbers that name a resource: `on fd 188`, `[id=176]`, `addr 0`)
+# (`id` alone, not `batch_id`: a script may count batches by it)
 IDENTITY = (
     r"(?i)(?:^|[\s_])(?:rank|device|devices|gpu|cuda|node|pid|port|worker|thread|process"
-    r"|subprocess|fd|id|addr|address|handle|iface|interface)$"
+    r"|subprocess|fd|addr|address|handle|iface|interface)$|(?:^|\s)id$"
 )
 # The name of a counter: the words just before it (`iteration`, `total step`, `step_in_slice`)
 NAME_BEFORE = r"([A-Za-z][A-Za-z_]*(?: [A-Za-z][A-Za-z_]*)?)[^A-Za-z<]*$"

@@ -249,3 +249,12 @@ def test_a_count_to_a_total_that_starts_again_counts_rounds(tmp_path):
     assert last.filter(epoch=0).get_column("rank").sort().to_list() == [0, 25]
     verdict = analysis.verdict
     assert (verdict.finding.kind, verdict.ranks) == ("stage_divergence", [0, 25])
+
+
+def test_a_counter_named_batch_id_is_still_progress_while_a_bare_id_is_not():
+    # constructed: a script's `batch_id` counts batches; UCX's `[id=176]` (see the resource
+    # numbers in IDENTITY) names a handler
+    lines = [f"[rank1] epoch 0 batch_id {k} loss 0.{k}" for k in range(1, 6)]
+    lines += [f"added async handler 0x5555f190e5e0 [id={k}] to hash" for k in (170, 173, 176)]
+    stages = parsed_by("progress_lines", lines).filter(event="stage")
+    assert set(stages.get_column("stage").to_list()) == {"batch_id"}
