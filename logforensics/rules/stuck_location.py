@@ -219,12 +219,8 @@ def _unclaimed_split(outside: pl.DataFrame, in_collectives: pl.DataFrame) -> Fin
     fewer outside (bigscience's 176B prequel hang: per node, 2 processes in DeepSpeed's loss
     `broadcast`, 6 back at `train (megatron/training.py:915)`, one stack of each posted): the
     processes parted ways; the dumps alone do not say which side stopped first."""
-    sides = [
-        (frame.unique(["waiting", "_where"], maintain_order=True), frame.height)
-        for frame in (in_collectives, outside)
-        for frame in [frame.with_columns(pl.coalesce("user_frame", "innermost").alias("_where"))]
-    ]
-    (waiting, waiting_count), (elsewhere, elsewhere_count) = sides
+    waiting, elsewhere = _distinct_places(in_collectives), _distinct_places(outside)
+    waiting_count, elsewhere_count = in_collectives.height, outside.height
     theirs = "; ".join(
         f"{row['waiting']} at {row['_where']}" for row in waiting.iter_rows(named=True)
     )
@@ -257,6 +253,12 @@ def _unclaimed_split(outside: pl.DataFrame, in_collectives: pl.DataFrame) -> Fin
             "where": elsewhere.item(0, "_where"),
         },
     )
+
+
+def _distinct_places(stacks: pl.DataFrame) -> pl.DataFrame:
+    """One row per place the stacks stand (`_where`: the job's own frame, else the innermost)."""
+    placed = stacks.with_columns(pl.coalesce("user_frame", "innermost").alias("_where"))
+    return placed.unique(["waiting", "_where"], maintain_order=True)
 
 
 UNCLAIMED_ALONE_FIX = (
