@@ -111,7 +111,7 @@ def _counted(shaped: pl.DataFrame) -> pl.DataFrame:
         pl.lit("stage").alias("event"),
         pl.lit("info").alias("severity"),
         pl.lit("progress").alias("family"),
-        pl.col("_numbers").list.get(pl.col("_step_at"), null_on_oob=True).alias("step"),
+        step.alias("step"),
         pl.when(pl.col("_epoch_at").is_not_null())
         .then(pl.col("_numbers").list.get(pl.col("_epoch_at").fill_null(0), null_on_oob=True))
         .when(pl.col("_rounds"))
