@@ -1416,6 +1416,7 @@ def _exceptions(job: Job) -> list[Finding]:
         # (Alpha-VLLM/LLaMA2-Accessory#147): the timeout's teardown
         .join(_watchdog_aborts(job, exceptions), on=["file", "line"], how="anti")
         .join(_told_timeouts(job, exceptions), on=["file", "line"], how="anti")
+        .join(_worker_deaths_told(job, exceptions), on=["file", "line"], how="anti")
     )
     if primary.is_empty():
         return []
@@ -1568,6 +1569,19 @@ def _told_timeouts(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _worker_deaths_told(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
+    """`DataLoader worker (pid(s) ...) exited unexpectedly` in a file where the worker told
+    how it died (`ERROR: Unexpected bus error encountered in worker.`): the worker's own
+    report is the cause, the rank's exception its symptom, in whichever order the two
+    streams reached the file (WZMIAOMIAO/deep-learning-for-image-processing#240)."""
+    told = job.events.filter(pl.col("event") == "loader_worker_crash").select("file").unique()
+    return (
+        rows.filter(exception_text().str.contains(WORKER_DIED).fill_null(False))
+        .join(told, on="file", how="semi")
+        .select("file", "line")
+    )
+
+
 def _unattributed(job: Job) -> list[Finding]:
     """Exceptions no line ties to a rank (not the launcher's summary of its children), when no
     rank's own exception is in the logs: a failure all the same (never "no failure found"
@@ -1596,7 +1610,9 @@ def _unattributed(job: Job) -> list[Finding]:
         STATES_OUT_OF_MEMORY
     )
     rows = rows.with_columns(exception_text().alias("what")).filter(~said_oom.fill_null(False))
-    rows = rows.join(_watchdog_aborts(job, rows), on=["file", "line"], how="anti")
+    rows = rows.join(_watchdog_aborts(job, rows), on=["file", "line"], how="anti").join(
+        _worker_deaths_told(job, rows), on=["file", "line"], how="anti"
+    )
     if not job.events.filter(pl.col("event") == "loss_keys").is_empty():
         # OpenMMLab's assertion is how each rank reports the loss terms it disagrees on: the
         # collective_mismatch rule reads them (its own event per rank)

@@ -1,10 +1,14 @@
 # ruff: noqa: E501 -- test data are verbatim log lines
 from __future__ import annotations
 
+from pathlib import Path
+
 from logforensics.api import analyze
 from tests.builders import analyze_files, finding, kinds
 from tests.rules.test_duplicate_device import init_line
 from tests.rules.test_nccl_error import NCCL_DATA
+
+THREADS = Path(__file__).resolve().parents[1] / "data" / "threads"
 
 # modelscope/FunASR#2006 (field sample funasr-2006), verbatim line
 OOM = "[rank2]: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 336.00 MiB. GPU 2 has a total capacity of 79.15 GiB of which 302.75 MiB is free."
@@ -378,3 +382,18 @@ def test_a_bus_error_of_a_process_no_line_ties_to_a_rank_is_shared_memory_too(tm
     assert (verdict.finding.kind, verdict.ranks) == ("oom", [])
     assert verdict.headline.startswith("The job ran out of shared memory (/dev/shm)")
     assert "pid 3039" in verdict.finding.summary and "--shm-size" in verdict.finding.fix
+
+
+def test_a_worker_s_own_report_of_its_bus_error_is_the_cause_in_either_order(tmp_path):
+    # WZMIAOMIAO/deep-learning-for-image-processing#240: the rank's `DataLoader worker ...
+    # exited unexpectedly` reached the file before the worker's bus error; stamped by the
+    # container runtime (kubectl --timestamps), the rank's exception is also the earlier
+    lines = (THREADS / "wzmiaomiao240_worker_bus_error.log").read_text().splitlines()
+    stamped = [
+        f"2024-05-08T08:00:{at:02d}.261530427Z {line}" if line else line
+        for at, line in enumerate(lines)
+    ]
+    for name, shown in (("plain", lines), ("stamped", stamped)):
+        verdict = analyze_files(tmp_path / name, {"train.log": shown}).verdict
+        assert verdict.finding.kind == "oom", name
+        assert verdict.headline == "The job ran out of shared memory (/dev/shm)"
