@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import re
 
-# `kubectl logs --timestamps` and container runtimes put an RFC3339 stamp before every line;
-# a dump saved that way is still the dump
+# `kubectl logs --timestamps` and container runtimes put an RFC3339 stamp before every line,
+# `docker compose logs` the container's name and `| ` (see logforensics/framing.py); a dump
+# saved that way is still the dump
 CONTAINER_STAMP = re.compile(
-    rb"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2}) ", re.MULTILINE
+    rb"^(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2}) "
+    rb"|[A-Za-z][\w.-]* +\| )",
+    re.MULTILINE,
 )
 
 
 def unstamped(data: bytes) -> bytes:
-    """`data` without a container's time stamp before each line (unchanged when its first
+    """`data` without a container's stamp or name before each line (unchanged when its first
     line has none)."""
     if CONTAINER_STAMP.match(data) is None:
         return data

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from logforensics.api import analyze, analyze_upload
 from logforensics.dumps import pyspy
@@ -292,13 +293,22 @@ def test_a_native_thread_block_pasted_without_its_process_header_is_a_dump():
     ]
 
 
-def test_a_dump_saved_with_container_stamps_is_still_a_dump(tmp_path):
-    # `kubectl logs --timestamps` of a pod that ran py-spy: an RFC3339 stamp before each
-    # line of bigscience's prequel stacks (tests/data/dumps/bigscience_prequel_split)
+@pytest.mark.parametrize(
+    "wrapped",
+    [
+        # `kubectl logs --timestamps` of a pod that ran py-spy
+        lambda at, line: f"2024-05-08T08:00:{at:02d}.261530427Z {line}",
+        # `docker compose logs`
+        lambda at, line: f"trainer-1  | {line}",
+    ],
+    ids=["kubectl", "compose"],
+)
+def test_a_dump_saved_with_a_container_s_wrapping_is_still_a_dump(tmp_path, wrapped):
+    # bigscience's prequel stacks (tests/data/dumps/bigscience_prequel_split), each line
+    # wrapped as the container's log shows it
     source = ROOT / "tests" / "data" / "dumps" / "bigscience_prequel_split" / "pyspy_node.log"
-    lines = source.read_text().splitlines()
-    stamped = [f"2024-05-08T08:00:{at:02d}.261530427Z {line}" for at, line in enumerate(lines)]
-    (tmp_path / "pyspy_node.log").write_text("\n".join(stamped) + "\n")
+    lines = [wrapped(at, line) for at, line in enumerate(source.read_text().splitlines())]
+    (tmp_path / "pyspy_node.log").write_text("\n".join(lines) + "\n")
     analysis = analyze(tmp_path)
     assert [dump.kind for dump in analysis.job.inventory.dumps] == ["pyspy_text"]
     found = analysis.verdict.finding
