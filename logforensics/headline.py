@@ -519,6 +519,8 @@ def _collective_timeout(finding: Finding, verdict: Verdict) -> Told:
         return what, said.format(who=rank_list(culprits))
     if details.get("culprits_from") == "the timeout setting":
         return what, "the timeout setting is too short"
+    if details.get("ops_at_same_seq"):
+        return what, "they were in different collectives at that point"
     return what, "the logs do not say why"
 
 

@@ -98,11 +98,14 @@ def _from_timeouts(job: Job) -> list[Finding]:
         said = " " + why
     else:
         said = " Nothing tells which side left the common path, so neither is blamed."
+    # with no side to blame it says how the timeout came about, not where the job failed: the
+    # timeout stays the verdict and tells the desync too (NVIDIA/nccl#1409, two ranks seen)
+    blamed = bool(odd)
     return [
         Finding(
             kind="stage_divergence",
-            severity="error",
-            part="departure",
+            severity="error" if blamed else "warning",
+            part="departure" if blamed else "context",
             summary=(
                 f"The ranks reached the same collective sequence number in different "
                 f"collectives ({describe(mixed)}): their code paths had already diverged." + said

@@ -1,6 +1,9 @@
 # ruff: noqa: E501 -- test data are verbatim log lines
 from __future__ import annotations
 
+from pathlib import Path
+
+from logforensics.api import analyze
 from tests.builders import analyze_files, finding, kinds, marks
 
 
@@ -150,3 +153,21 @@ def test_ranks_counting_at_their_own_pace_show_no_departure(tmp_path):
     # the same prints a step apart at most would be read
     in_step = [line.replace("5/3300", "5/3700").replace("5/3400", "5/3800") for line in WENET_CV]
     assert "stage_divergence" in kinds(analyze_files(tmp_path / "b", {"train.log": in_step}))
+
+
+def test_mixed_collectives_with_no_side_to_blame_leave_the_timeout_the_verdict():
+    # NVIDIA/nccl#1409 (tests/data/field_samples): rank 7 in a BROADCAST and rank 3 in an
+    # ALLREDUCE at one sequence number, no third rank to say which side left: the desync is
+    # told, but the verdict is the timeout as reported, as the sample's truth orders them
+    case = (
+        Path(__file__).resolve().parents[1]
+        / "data"
+        / "field_samples"
+        / "nccl-1409-epoch-end-mixed-ops"
+    )
+    analysis = analyze(case)
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "collective_timeout" and verdict.finding.ranks == [3, 7]
+    assert verdict.headline.endswith("they were in different collectives at that point")
+    desync = finding(analysis, "stage_divergence")
+    assert (desync.severity, desync.ranks, desync.culprit_ranks) == ("warning", [3, 7], [])
