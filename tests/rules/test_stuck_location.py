@@ -25,6 +25,14 @@ def job(tmp_path: Path, dump_of: dict[int, Path]) -> Path:
     return root
 
 
+def analyze_copy(folder: Path, tmp_path: Path):
+    """`analyze` on a copy of a dump folder, its README left out."""
+    root = tmp_path / "logs"
+    shutil.copytree(folder, root)
+    (root / "README.md").unlink()
+    return analyze(root)
+
+
 def stuck_location(analysis):
     (found,) = [f for f in analysis.findings if f.kind == "stuck_location"]
     return found
@@ -75,10 +83,7 @@ SPLIT = ROOT / "tests" / "data" / "dumps" / "deepspeed_7461"
 
 
 def test_dumps_no_rank_claims_waiting_in_different_collectives_are_a_mismatch(tmp_path):
-    root = tmp_path / "logs"
-    shutil.copytree(SPLIT, root)
-    (root / "README.md").unlink()
-    analysis = analyze(root)
+    analysis = analyze_copy(SPLIT, tmp_path)
     verdict = analysis.verdict.finding
     assert (verdict.kind, verdict.ranks, verdict.blames_nobody) == ("collective_mismatch", [], True)
     assert "dist.all_reduce" in verdict.summary
@@ -138,10 +143,7 @@ TR11_EVAL = ROOT / "tests" / "data" / "dumps" / "bigscience_tr11_eval"
 def test_the_one_unclaimed_process_outside_any_collective_is_where_the_job_stopped(tmp_path):
     # bigscience's tr11 eval hang (tests/data/dumps/bigscience_tr11_eval): one process blocked
     # in the DataLoader's queue, the others in broadcast, all_reduce and recv
-    root = tmp_path / "logs"
-    shutil.copytree(TR11_EVAL, root)
-    (root / "README.md").unlink()
-    analysis = analyze(root)
+    analysis = analyze_copy(TR11_EVAL, tmp_path)
     found = analysis.verdict.finding
     assert (found.kind, found.part) == ("stuck_location", "departure")
     assert "the DataLoader (waiting for a batch)" in found.summary
@@ -157,10 +159,7 @@ PREQUEL_SPLIT = ROOT / "tests" / "data" / "dumps" / "bigscience_prequel_split"
 def test_unclaimed_stacks_split_between_a_collective_and_elsewhere_say_so(tmp_path):
     # bigscience's prequel hang (tests/data/dumps/bigscience_prequel_split): one stack in
     # DeepSpeed's loss broadcast, one back in Megatron's train loop, no side the fewer
-    root = tmp_path / "logs"
-    shutil.copytree(PREQUEL_SPLIT, root)
-    (root / "README.md").unlink()
-    analysis = analyze(root)
+    analysis = analyze_copy(PREQUEL_SPLIT, tmp_path)
     found = analysis.verdict.finding
     assert (found.kind, found.severity, found.ranks) == ("stuck_location", "error", [])
     assert "1 process waits in dist.broadcast at _aggregate_total_loss" in found.summary
