@@ -42,6 +42,12 @@ LAUNCHER_SENTENCE = (
     r"^(?:\S*/)?(?:torchrun|srun|mpirun|mpiexec|deepspeed)\S* "
     r"(?:detected|noticed|has|was|could|is|will|failed)\b"
 )
+# torchrun's (and torch.distributed.launch's) processes: `--nproc_per_node=2` on each of
+# `--nnodes=M` nodes, one node when the flag is absent; a range (`--nnodes=1:4`, elastic) or a
+# word (`--nproc_per_node=gpu`) states no number
+TORCH_LAUNCHER = r"\btorchrun\b|-m torch\.distributed\.(?:run|launch)\b"
+PER_NODE = r"--nproc[_-]per[_-]node[= ](\d+)(?:\s|$)"
+NODES = r"--nnodes[= ](\S+)"
 # the variables worth knowing to reproduce a hang
 VARIABLE = (
     r"(TORCH_DISTRIBUTED_DEBUG|TORCH_CPP_LOG_LEVEL|TORCH_SHOW_CPP_STACKTRACES|NCCL_DEBUG|"
@@ -97,11 +103,21 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         )
         .alias("extra"),
         pl.lit("info").alias("severity"),
+        pl.when(is_command).then(_world_of_command(message)).alias("world_size"),
     )
     noise = lines.filter(
         ~message.str.contains(LAUNCH_COMMAND) & pl.col("message").str.contains(LAUNCHER_NOISE)
     ).select("file", "line", pl.lit(None, dtype=pl.String).alias("event"))
     return pl.concat([found.filter(pl.col("event").is_not_null()), noise], how="diagonal_relaxed")
+
+
+def _world_of_command(command: pl.Expr) -> pl.Expr:
+    """The processes a torchrun command line starts: per node times nodes (ufld#193:
+    `python -m torch.distributed.launch --nproc_per_node=2 train.py configs/culane.py`, 2)."""
+    per_node = command.str.extract(PER_NODE, 1).cast(pl.Int32, strict=False)
+    nodes = command.str.extract(NODES, 1)
+    node_count = pl.when(nodes.is_null()).then(1).otherwise(nodes.cast(pl.Int32, strict=False))
+    return pl.when(command.str.contains(TORCH_LAUNCHER)).then(per_node * node_count)
 
 
 PARSER = LineParser(

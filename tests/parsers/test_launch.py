@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from tests.builders import parsed_by
+from tests.builders import analyze_files, only, parsed_by
 
 
 @pytest.mark.parametrize(
@@ -72,3 +73,27 @@ def test_debug_settings(line, name, value):
 )
 def test_not_settings_or_commands(line):
     assert parsed_by("launch", [line]).is_empty()
+
+
+def test_a_torch_launch_command_states_its_world_size(tmp_path):
+    # cfzd/Ultra-Fast-Lane-Detection#193: `--nproc_per_node=2` on one node (no --nnodes)
+    path = Path(__file__).resolve().parents[1] / "data" / "threads"
+    lines = (path / "ufld193_launch_nproc2_one_gpu.log").read_text().splitlines()
+    command = only(parsed_by("launch", lines).filter(event="launch_command"))
+    assert command["world_size"] == 2
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    assert (analysis.job.world_size.value, analysis.job.world_size.source) == (2, "launch")
+
+
+@pytest.mark.parametrize(
+    ("command", "world"),
+    [
+        ("+ srun --label --ntasks-per-node=1 torchrun --nnodes=2 --nproc_per_node=2 train.py", 4),
+        ("torchrun --nnodes=1:4 --nproc_per_node=8 train.py", None),  # elastic: no one number
+        ("torchrun --nproc_per_node=gpu train.py", None),
+        ("mpirun -np 4 python train.py", None),
+    ],
+)
+def test_only_a_torch_launcher_s_plain_numbers_state_a_world(command, world):
+    found = only(parsed_by("launch", [command]).filter(event="launch_command"))
+    assert found["world_size"] == world
