@@ -351,6 +351,8 @@ def _from_all_ranks_print(job: Job) -> Lengths | None:
     prints = job.events.filter(pl.col("event") == "loader_sizes")
     for row in prints.iter_rows(named=True):
         values = row["values"] or []
+        if None in values:
+            continue  # a number too large to be a count (it did not fit an Int64): no count
         if len(set(values)) > 1:
             return Lengths(
                 by_rank=dict(enumerate(values)),
@@ -372,6 +374,7 @@ def _from_per_rank_prints(job: Job) -> Lengths | None:
     key = pl.col("names").list.first()
     name = prints.select(key.drop_nulls().mode().sort().first()).item() or "loader_len"
     latest = prints.filter(key.eq_missing(name)).group_by("rank").agg(pl.all().last())
+    latest = latest.filter(pl.col("value").is_not_null())
     by_rank = dict(zip(latest["rank"].to_list(), latest["value"].to_list(), strict=True))
     return Lengths(
         by_rank=by_rank,

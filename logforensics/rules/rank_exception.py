@@ -141,6 +141,7 @@ ORDINAL_FIX = (
 WORKER_DIED = (
     r"DataLoader worker \(pid(?:\(s\))? [\d, ]+\) (?:exited unexpectedly|is killed by signal)"
 )
+WORKER_EXITED = r"DataLoader worker \(pid(?:\(s\))? [\d, ]+\) exited unexpectedly"
 WORKER_FIX = (
     "A DataLoader worker process of {who} died, and the rank with it. The worker's own death "
     "is the cause: the OOM killer on host memory (`dmesg -T | grep -i 'killed process'` on "
@@ -1575,8 +1576,9 @@ def _worker_deaths_told(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
     report is the cause, the rank's exception its symptom, in whichever order the two
     streams reached the file (WZMIAOMIAO/deep-learning-for-image-processing#240)."""
     told = job.events.filter(pl.col("event") == "loader_worker_crash").select("file").unique()
+    # (`is killed by signal: Bus error` says how the worker died itself: no symptom)
     return (
-        rows.filter(exception_text().str.contains(WORKER_DIED).fill_null(False))
+        rows.filter(exception_text().str.contains(WORKER_EXITED).fill_null(False))
         .join(told, on="file", how="semi")
         .select("file", "line")
     )
