@@ -397,3 +397,13 @@ def test_a_worker_s_own_report_of_its_bus_error_is_the_cause_in_either_order(tmp
         verdict = analyze_files(tmp_path / name, {"train.log": shown}).verdict
         assert verdict.finding.kind == "oom", name
         assert verdict.headline == "The job ran out of shared memory (/dev/shm)"
+
+
+def test_a_one_node_launch_command_keeps_local_ranks_global(tmp_path):
+    # hpcaitech/ColossalAI#3172: `torchrun --standalone --nproc_per_node=2` states a world of
+    # 2 on one node, so torchrun's `local_rank: 0` killed with -9 is rank 0
+    lines = (THREADS / "colossalai3172_standalone_killed.log").read_text().splitlines()
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    assert analysis.job.world_size.value == 2 and analysis.job.one_node()
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("oom", [0])
