@@ -16,6 +16,7 @@ from logforensics.plausible import FLAGGED_SCHEMA, believed_rank, screen
 from logforensics.progress import Progress, build_progress
 
 # a torchrun command that starts one node: `--standalone`, `--nnodes=1`, or no `--nnodes`
+# (a world size is read from a command without one only where no multi-node launcher wraps it)
 ONE_NODE_LAUNCH = re.compile(r"--standalone\b|--nnodes[= ]1(?:\s|$)|^(?!.*--nnodes)")
 
 

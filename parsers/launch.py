@@ -48,6 +48,7 @@ LAUNCHER_SENTENCE = (
 TORCH_LAUNCHER = r"\btorchrun\b|-m torch\.distributed\.(?:run|launch)\b"
 PER_NODE = r"--nproc[_-]per[_-]node[= ](\d+)(?:\s|$)"
 NODES = r"--nnodes[= ](\S+)"
+MULTI_NODE_WRAPPER = r"\b(?:srun|mpirun|mpiexec|pdsh|sbatch)\b"
 # the variables worth knowing to reproduce a hang
 VARIABLE = (
     r"(TORCH_DISTRIBUTED_DEBUG|TORCH_CPP_LOG_LEVEL|TORCH_SHOW_CPP_STACKTRACES|NCCL_DEBUG|"
@@ -116,7 +117,12 @@ def _world_of_command(command: pl.Expr) -> pl.Expr:
     `python -m torch.distributed.launch --nproc_per_node=2 train.py configs/culane.py`, 2)."""
     per_node = command.str.extract(PER_NODE, 1).cast(pl.Int32, strict=False)
     nodes = command.str.extract(NODES, 1)
-    node_count = pl.when(nodes.is_null()).then(1).otherwise(nodes.cast(pl.Int32, strict=False))
+    # without `--nnodes` a multi-node launcher around it may set it (torchrun reads
+    # PET_NNODES): one node only when nothing wraps the command
+    wrapped = command.str.contains(MULTI_NODE_WRAPPER)
+    node_count = (
+        pl.when(nodes.is_null() & ~wrapped).then(1).otherwise(nodes.cast(pl.Int32, strict=False))
+    )
     return pl.when(command.str.contains(TORCH_LAUNCHER)).then(per_node * node_count)
 
 

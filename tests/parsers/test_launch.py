@@ -97,3 +97,10 @@ def test_a_torch_launch_command_states_its_world_size(tmp_path):
 def test_only_a_torch_launcher_s_plain_numbers_state_a_world(command, world):
     found = only(parsed_by("launch", [command]).filter(event="launch_command"))
     assert found["world_size"] == world
+
+
+def test_a_command_a_multi_node_launcher_wraps_states_no_world_without_nnodes():
+    # srun may hand torchrun its node count through the environment (PET_NNODES)
+    command = "srun --nodes=4 torchrun --nproc_per_node=4 train.py"
+    found = only(parsed_by("launch", [command]).filter(event="launch_command"))
+    assert found["world_size"] is None
