@@ -20,6 +20,8 @@ import polars as pl
 BY_ERROR = r"(?i)\b(?:error|exception|failed|failure)\b.*?\brank(?:[ _]?id)?\s*[:=#]?\s*\[?(\d+)\b"
 # the rank, then what befell it (`Rank[2] failed.`, `rank 3 raised`)
 RANK_FAILED = r"(?i)\brank\s*[:=#]?\s*\[?(\d+)\]?\s*(?:failed|raised|crashed)\b"
+# the mark in `extra` of a traceback whose rank is its own (attribution keeps the rest of its
+# console apart), as parsers/traceback.py gives a spawned child's
 OWN_RANK = '"spawned":true'
 
 

@@ -34,6 +34,7 @@ from functools import lru_cache
 
 import polars as pl
 
+from logforensics.announced import OWN_RANK
 from logforensics.errors import InputError
 from logforensics.framing import PREFIX_COLUMNS, frame_lines
 from logforensics.plausible import believed_rank, largest_world_size, rank_limit
@@ -443,7 +444,7 @@ def _file_content_ranks(events: pl.DataFrame, limit: int) -> pl.DataFrame:
         # following error:`): that child's rank, not the rank of the console's other lines
         # (fairseq#869: rank 0's caught OOM above it)
         | (
-            pl.col("extra").str.contains('"spawned":true', literal=True).fill_null(False)
+            pl.col("extra").str.contains(OWN_RANK, literal=True).fill_null(False)
             if "extra" in events.columns
             else pl.lit(False)
         )

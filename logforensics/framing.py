@@ -694,10 +694,7 @@ def _nonblank_lines_per_file(lines: pl.DataFrame) -> pl.DataFrame:
 
 def _peel(frame: pl.DataFrame, nonblank: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("text")
-    escaped = message.str.contains("\x1b", literal=True) | message.str.contains(
-        SYSLOG_ESCAPE, literal=True
-    )
-    if frame.select(escaped.any()).item():
+    if frame.select(holds_any(message, ("\x1b", SYSLOG_ESCAPE)).any()).item():
         message = message.str.replace_all(ANSI_ESCAPE, "")
     frame = frame.with_columns(
         message.str.strip_chars_end("\r").alias("message"),

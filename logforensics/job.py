@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -14,10 +13,7 @@ from logforensics.events import EventTable, empty_line_writers, empty_mark_write
 from logforensics.intake import Inventory, read_lines_at
 from logforensics.plausible import FLAGGED_SCHEMA, believed_rank, screen
 from logforensics.progress import Progress, build_progress
-
-# a torchrun command that starts one node: `--standalone`, `--nnodes=1`, or no `--nnodes`
-# (a world size is read from a command without one only where no multi-node launcher wraps it)
-ONE_NODE_LAUNCH = re.compile(r"--standalone\b|--nnodes[= ]1(?:\s|$)|^(?!.*--nnodes)")
+from parsers.launch import states_one_node
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +63,7 @@ class Job:
             return False
         local = self.events.get_column("local_rank").drop_nulls()
         world = self.world_size
-        if world is not None and world.source == "launch" and ONE_NODE_LAUNCH.search(world.text):
+        if world is not None and world.source == "launch" and states_one_node(world.text):
             return True  # the world a one-node launch command states is that node's
         return world is None or local.is_empty() or world.value <= int(local.max()) + 1
 

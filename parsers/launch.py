@@ -11,6 +11,8 @@ command, the c10d banner); advice such as `run with NCCL_DEBUG=WARN for details`
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from logforensics.registry import LineParser
@@ -124,6 +126,14 @@ def _world_of_command(command: pl.Expr) -> pl.Expr:
         pl.when(nodes.is_null() & ~wrapped).then(1).otherwise(nodes.cast(pl.Int32, strict=False))
     )
     return pl.when(command.str.contains(TORCH_LAUNCHER)).then(per_node * node_count)
+
+
+def states_one_node(command: str) -> bool:
+    """Whether a launch command starts one node: `--standalone`, `--nnodes=1`, or no
+    `--nnodes` (`_world_of_command` reads a world from one without it only where no multi-node
+    launcher wraps it)."""
+    nodes = re.search(NODES, command)
+    return nodes is None or nodes.group(1) == "1" or "--standalone" in command
 
 
 PARSER = LineParser(

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import re
 
+from logforensics.framing import COMPOSE_SERVICE, RFC3339
+
 # `kubectl logs --timestamps` and container runtimes put an RFC3339 stamp before every line,
-# `docker compose logs` the container's name and `| ` (see logforensics/framing.py); a dump
-# saved that way is still the dump
-CONTAINER_STAMP = re.compile(
-    rb"^(?:\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2}) "
-    rb"|[A-Za-z][\w.-]* +\| )",
-    re.MULTILINE,
-)
+# `docker compose logs` the container's name and `| ` (the same prefixes framing peels off log
+# lines); a dump saved that way is still the dump
+CONTAINER_STAMP = re.compile(f"^(?:{RFC3339} |{COMPOSE_SERVICE})".encode(), re.MULTILINE)
 
 
 def unstamped(data: bytes) -> bytes:
