@@ -525,7 +525,10 @@ def _routed(
     around its hits."""
     literals = sorted({literal for parser in parsers for literal in parser.literals})
     hits = framed.filter(holds_any("message", literals))
+    present = _literals_present(hits.get_column("message"), literals)
     for parser in parsers:
+        if present.isdisjoint(parser.literals):
+            continue  # most families have no line in a batch: no filter of their own
         holds = pl.col("message").str.contains_any(list(parser.literals))
         own = hits.filter(holds)
         if own.is_empty():
@@ -537,6 +540,21 @@ def _routed(
         else:  # hits everywhere (NCCL INFO): mark them in place
             marked = framed.with_columns(holds.alias("candidate"))
             yield parser, _after_hits(marked, parser.context_after)
+
+
+def _literals_present(messages: pl.Series, literals: list[str]) -> set[str]:
+    """Which of `literals` occur in `messages`, every occurrence counted (one that overlaps
+    or lies inside another too): one scan for all families, where a scan per family took
+    13 s on 2 M NCCL INFO lines. Read in slices, so that the matches of a slice are all
+    that is held at once."""
+    present: set[str] = set()
+    for start in range(0, messages.len(), PRESENCE_SLICE):
+        matched = messages.slice(start, PRESENCE_SLICE).str.extract_many(literals, overlapping=True)
+        present.update(matched.list.unique().explode().drop_nulls().unique().to_list())
+    return present
+
+
+PRESENCE_SLICE = 1 << 18
 
 
 def _windows(framed: pl.DataFrame, hits: pl.DataFrame, after: int) -> pl.DataFrame:
