@@ -67,6 +67,9 @@ CONSEQUENCE = (
     # DeepSpeed's cross-rank check (the collective_mismatch rule reads it)
     r"|disagreement between rank\d+ and rank\d+"
     r"|parameters that were not used in producing the loss"
+    # DDP's reducer finding a parameter ready twice (reentrant checkpointing, shared modules):
+    # the reducer rule reads it (modelscope/ms-swift#3171)
+    r"|marked as ready twice|mark a variable ready only once"
     # DDP's check at construction that every rank built the same model, raised on each rank
     # (the reducer rule reads the counts and names the odd rank)
     r"|DDP expects same model across all ranks"

@@ -36,6 +36,27 @@ def test_ready_twice(tmp_path):
     assert reducer.ranks == [1] and "static_graph=True" in reducer.fix
 
 
+def test_a_rank_raising_the_ready_once_error_is_the_reducers_verdict_not_an_exception(tmp_path):
+    # modelscope/ms-swift#3171 (GRPO under DDP with reentrant gradient checkpointing), verbatim
+    line = (
+        "[rank3]: RuntimeError: Expected to mark a variable ready only once. This error is "
+        "caused by one of the following reasons: 1) Use of a module parameter outside the "
+        "`forward` function. Please make sure model parameters are not shared across multiple "
+        "concurrent forward-backward passes. or try to use _set_static_graph() as a workaround "
+        "if this module graph does not change during training loop.2) Reused parameters in "
+        "multiple reentrant backward passes. For example, if you use multiple `checkpoint` "
+        "functions to wrap the same part of your model, it would result in the same set of "
+        "parameters been used by different reentrant backward passes multiple times, and hence "
+        "marking a variable ready multiple times. DDP does not support such use cases in "
+        "default. You can try to use _set_static_graph() as a workaround if your module graph "
+        "does not change over iterations."
+    )
+    analysis = analyze_files(tmp_path, {"train.log": [line]})
+    assert analysis.verdict.finding.kind == "reducer_unused_params"
+    assert analysis.verdict.finding.ranks == [3]
+    assert "rank_exception" not in kinds(analysis)
+
+
 def test_healthy_log_mentioning_the_reducer_is_quiet(tmp_path):
     line = "[I reducer.cpp:1313] Reducer buckets have been rebuilt in this iteration."
     assert "reducer_unused_params" not in kinds(analyze_files(tmp_path, {"a.log": [line]}))
