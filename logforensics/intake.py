@@ -358,7 +358,8 @@ def _disk_entries(
         yield SkippedFile(name, "not a regular file")
         return
     try:
-        with file.open("rb") as handle:
+        # the listing's own path string: a Path would build it again for every file
+        with open(entry.path if entry is not None else file, "rb") as handle:
             start = handle.read(READ_AHEAD_FILE + 1)
             head = start[:SNIFF_BYTES]
             if (kind := dump_kind(head)) is not None:
