@@ -30,6 +30,7 @@ from __future__ import annotations
 import polars as pl
 
 PROCESS = ["host", "pid"]
+DEVICE = ["host", "pid", "cuda_dev"]
 
 
 def attribute_by_process(events: pl.DataFrame) -> pl.DataFrame:
@@ -38,17 +39,21 @@ def attribute_by_process(events: pl.DataFrame) -> pl.DataFrame:
     if not {"host", "pid"} <= set(events.columns):
         return events
     mapping = _process_ranks(events)
-    if mapping.is_empty():
+    devices = _device_ranks(events)
+    if mapping.is_empty() and devices.is_empty():
         return events
     by_process = (
         events.join(mapping, on=PROCESS, how="left")
         .join(_lone_pids(mapping), on="pid", how="left")
+        .join(devices, on=DEVICE, how="left")
         .with_columns(
             pl.coalesce(
-                "process_rank", pl.when(pl.col("host").is_null()).then(pl.col("pid_rank"))
+                "process_rank",
+                "device_rank",
+                pl.when(pl.col("host").is_null()).then(pl.col("pid_rank")),
             ).alias("process_rank")
         )
-        .drop("pid_rank")
+        .drop("pid_rank", "device_rank")
     )
     # a file whose processes are of different ranks is no one rank's: the rank its name gave
     # it goes (NVIDIA/nccl#1808: `worker-9.log` holds ranks 80 and 82's NCCL lines)
@@ -173,6 +178,38 @@ def _quoted_ranks(events: pl.DataFrame) -> pl.DataFrame:
         pl.struct(PROCESS).n_unique().over("rank") == 1
     )
     return _one_rank_each(one_each, "rank")
+
+
+def _device_ranks(events: pl.DataFrame) -> pl.DataFrame:
+    """(host, pid, cuda_dev, device_rank) for a process that drives several GPUs, one rank on
+    each (nccl-tests `-g 2`, `ncclCommInitAll`; NVIDIA/nccl-tests#287: pid 4766 is rank 0 on
+    `[0]` and rank 1 on `[1]`): its lines' device says which of its ranks wrote them."""
+    if not {"nranks", "cuda_dev"} <= set(events.columns):
+        return _no_devices()
+    inits = _identified(events).filter(
+        pl.col("nranks").is_not_null() & pl.col("cuda_dev").is_not_null()
+    )
+    if inits.is_empty():
+        return _no_devices()
+    world = inits.filter(pl.col("nranks") == pl.col("nranks").max())
+    several = pl.col("comm_rank").n_unique().over(PROCESS) > 1
+    one_each = pl.col("comm_rank").n_unique().over(DEVICE) == 1
+    return (
+        world.filter(several & one_each)
+        .group_by(DEVICE)
+        .agg(pl.col("comm_rank").first().cast(pl.Int32).alias("device_rank"))
+        .with_columns(
+            pl.col("host").cast(pl.String), pl.col("pid").cast(pl.Int64), pl.col("cuda_dev")
+        )
+        # a device no two ranks share in one process
+        .filter(pl.col("device_rank").is_unique().over(PROCESS))
+    )
+
+
+def _no_devices() -> pl.DataFrame:
+    return pl.DataFrame(
+        schema={"host": pl.String, "pid": pl.Int64, "cuda_dev": pl.Int32, "device_rank": pl.Int32}
+    )
 
 
 def _world_init_ranks(events: pl.DataFrame) -> pl.DataFrame:

@@ -58,3 +58,20 @@ def test_no_offset_when_every_process_sees_device_0(tmp_path):
     remapped = [line.replace("[2]", "[0]") for line in remapped]
     analysis = analyze_files(tmp_path, {"output.log": remapped})
     assert finding(analysis, "nccl_error").ranks == []
+
+
+# NVIDIA/nccl-tests#287, verbatim: one process (pid 4766) drives both GPUs, rank 0 on device
+# 0 and rank 1 on device 1; the kernel launch fails on device 1
+ONE_PROCESS_TWO_GPUS = [
+    "GENOA-06:4766:4781 [1] NCCL INFO ncclCommInitAll comm 0x639f4c7a4290 rank 1 nranks 2 cudaDev 1 nvmlDev 1 busId 61000 commId 0x726fb0d348b9154b - Init START",
+    "GENOA-06:4766:4780 [0] NCCL INFO ncclCommInitAll comm 0x639f4c724ac0 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 21000 commId 0x726fb0d348b9154b - Init START",
+    "GENOA-06:4766:4780 [0] NCCL INFO ncclCommInitAll comm 0x639f4c724ac0 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 21000 commId 0x726fb0d348b9154b - Init COMPLETE",
+    "GENOA-06:4766:4781 [1] NCCL INFO ncclCommInitAll comm 0x639f4c7a4290 rank 1 nranks 2 cudaDev 1 nvmlDev 1 busId 61000 commId 0x726fb0d348b9154b - Init COMPLETE",
+    "GENOA-06:4766:4766 [1] enqueue.cc:1500 NCCL WARN Cuda failure 1 'invalid argument'",
+]
+
+
+def test_a_process_driving_several_gpus_gives_each_line_the_rank_of_its_device(tmp_path):
+    analysis = analyze_files(tmp_path, {"2gpu.log": ONE_PROCESS_TWO_GPUS})
+    assert finding(analysis, "nccl_error").ranks == [1]
+    assert analysis.verdict.finding.ranks == [1]
