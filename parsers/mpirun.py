@@ -32,6 +32,7 @@ SIGNAL_DEATH = (
     r"noticed that process rank (?P<rank>\d+) with PID (?P<pid>\S+) on node "
     r"(?:(?P<host>\S+) )?exited on signal (?P<signal>\d+)(?: \((?P<words>[^)]+)\))?"
 )
+WRAPPED_DEATH = r"noticed that process rank \d+ with PID \S+ on node \S+ exited(?: on)?\s*$"
 PROCESS_NAME = r"^\s*Process name: \[\[\d+,\d+\],(\d+)\]\s*$"
 EXIT_CODE = r"^\s*Exit code: +(-?\d+)\s*$"
 # signal numbers as Linux numbers them (the launchers run there)
@@ -56,15 +57,38 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
 
 
 def _signal_deaths(lines: pl.DataFrame) -> pl.DataFrame:
-    found = pl.col("message").str.extract_groups(SIGNAL_DEATH)
-    deaths = lines.filter(pl.col("candidate")).with_columns(found.alias("_death"))
+    # Open MPI 5's prterun wraps its sentence (NVIDIA/nccl-tests#295: `prterun noticed that
+    # process rank 1 with PID 820212 on node neutron-nvidia exited on` / `signal 6 (Aborted).`):
+    # the line after it is read on with it
+    message = pl.col("message")
+    following = (pl.col("file").shift(-1) == pl.col("file")) & (
+        pl.col("line").shift(-1) == pl.col("line") + 1
+    )
+    wrapped = message.str.contains(WRAPPED_DEATH) & following
+    rows = lines.sort("file", "line").with_columns(
+        pl.when(wrapped)
+        .then(pl.concat_str(message, pl.lit(" "), message.shift(-1).str.strip_chars()))
+        .otherwise(message)
+        .alias("_said"),
+        pl.when(wrapped).then(pl.col("line").shift(-1)).alias("end_line"),
+    )
+    found = pl.col("_said").str.extract_groups(SIGNAL_DEATH)
+    deaths = rows.filter(pl.col("candidate")).with_columns(found.alias("_death"))
     deaths = deaths.filter(pl.col("_death").struct.field("rank").is_not_null())
+    continued = deaths.filter(pl.col("end_line").is_not_null()).select(
+        "file", pl.col("end_line").alias("line"), pl.lit(None, pl.String).alias("event")
+    )
+    return pl.concat([_death_events(deaths), continued], how="diagonal_relaxed")
+
+
+def _death_events(deaths: pl.DataFrame) -> pl.DataFrame:
     field = pl.col("_death").struct.field
     pid = field("pid").cast(pl.Int64, strict=False)
     name = field("signal").replace_strict(SIGNAL_NAMES, default=None, return_dtype=pl.String)
     return deaths.select(
         "file",
         "line",
+        "end_line",
         pl.lit("fatal_signal").alias("event"),
         pl.when(name == "SIGTERM")
         .then(pl.lit("warning"))

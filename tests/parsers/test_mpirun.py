@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import polars as pl
+
 from tests.builders import analyze_files, only, parsed_by
 
 # horovod/horovod#1421, verbatim (mpirun under horovodrun, a process of rank 0 exited with 1)
@@ -66,3 +68,21 @@ def test_an_unknown_pid_and_node_are_left_empty():
         None,
         None,
     )
+
+
+def test_prterun_s_sentence_wrapped_onto_the_next_line_is_read_whole(tmp_path):
+    # NVIDIA/nccl-tests#295 (Open MPI 5), verbatim: the sentence breaks after `exited on`
+    lines = [
+        "prterun noticed that process rank 1 with PID 820212 on node neutron-nvidia exited on",
+        "signal 6 (Aborted).",
+    ]
+    events = parsed_by("mpirun", lines)
+    death = only(events.filter(pl.col("event") == "fatal_signal"))
+    assert (death["rank"], death["pid"], death["host"], death["signal"]) == (
+        1,
+        820212,
+        "neutron-nvidia",
+        "SIGABRT",
+    )
+    # the wrapped line is recognised with it
+    assert analyze_files(tmp_path, {"mpirun.log": lines}).recognised_lines == 2
