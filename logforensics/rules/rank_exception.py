@@ -1761,6 +1761,7 @@ def _signal_deaths(job: Job, explained: set[int]) -> list[Finding]:
     deaths = deaths.filter(pl.col("signal").is_in(list(FATAL.values()))).join(
         _stopped_by_the_agent(job).select("file", "line"), on=["file", "line"], how="anti"
     )
+    deaths = _not_of_a_rank_that_lived_on(job, deaths)
     broke = set(
         events.filter(pl.col("family").is_in(BROKEN) & (pl.col("severity") == "error"))
         .get_column("rank")
@@ -1779,6 +1780,58 @@ def _signal_deaths(job: Job, explained: set[int]) -> list[Finding]:
             continue
         findings.append(_death(job, str(signal), ranks, rows))
     return findings
+
+
+# a crash's rank read from the desync report's lagging rank (see below)
+BY_DESYNC_REPORT = "desync_report"
+
+
+def _not_of_a_rank_that_lived_on(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
+    """`deaths` with a crash the file's other lines gave a rank (`file_content`) taken from
+    that rank when its own failure report comes later in the file: it lived past the crash.
+    The crash is then the rank's that the desync report names as the one that stopped joining,
+    when it names one (NVIDIA/nccl#2213: `*** SIGSEGV received at time=... ***`, then `[Rank 0]
+    Watchdog caught collective operation timeout` and `[1] finished collective #1155873, but
+    didn't join collective #1155874`), else no rank's."""
+    by_content = pl.col("rank_from") == "file_content"
+    if deaths.is_empty() or deaths.filter(by_content).is_empty():
+        return deaths
+    reports = job.events.filter(
+        pl.col("family").is_in(BROKEN) & (pl.col("severity") == "error")
+    ).select("file", pl.col("line").alias("_report"), "rank")
+    lived_on = (
+        deaths.filter(by_content)
+        .select("file", "line", "rank")
+        .join(reports, on=["file", "rank"])
+        .filter(pl.col("_report") > pl.col("line"))
+        .select("file", "line", pl.lit(True).alias("_lived_on"))
+        .unique()
+    )
+    if lived_on.is_empty():
+        return deaths
+    lagging = (
+        job.events.filter(pl.col("event") == "desync_report")
+        .get_column("values")
+        .explode()
+        .drop_nulls()
+        .unique()
+    )
+    named = int(lagging.item()) if lagging.len() == 1 else None
+    return (
+        deaths.join(lived_on, on=["file", "line"], how="left")
+        .with_columns(
+            pl.when(pl.col("_lived_on").fill_null(False))
+            .then(pl.lit(named, dtype=pl.Int32))
+            .otherwise(pl.col("rank"))
+            .alias("rank"),
+            pl.when(pl.col("_lived_on").fill_null(False))
+            .then(pl.lit(BY_DESYNC_REPORT))
+            .otherwise(pl.col("rank_from"))
+            .alias("rank_from"),
+        )
+        .drop("_lived_on")
+        .filter(pl.col("rank").is_not_null())
+    )
 
 
 def _every_rank(aborted: list[int], broke: set[int], ranks_known: set[int]) -> bool:
@@ -1953,6 +2006,12 @@ def _death(job: Job, signal: str, ranks: list[int], rows: pl.DataFrame) -> Findi
             )
         )
     )
+    inferred = rows.filter(pl.col("rank_from") == BY_DESYNC_REPORT).height > 0
+    if inferred:
+        summary += (
+            f" The crash line names no rank: the desync report names {rank_list(ranks)} as the "
+            "one that stopped joining."
+        )
     # a launcher's summary entry opens on its bare `[0]:`: its last field line (`traceback :
     # Signal 9 (SIGKILL) received by PID 208585`) is quoted with it
     evidence, total = evidence_from(_with_exception_lines(rows))
@@ -1972,7 +2031,7 @@ def _death(job: Job, signal: str, ranks: list[int], rows: pl.DataFrame) -> Findi
         evidence_total=total,
         order=None if key.is_empty() else float(key.min()) + AFTER_MARK,
         timestamp=earliest_time(rows),
-        confidence="high",
+        confidence="medium" if inferred else "high",
         details={"exception": signal, "signal": signal, "swallowed": False, "logged": False},
     )
 

@@ -1745,3 +1745,24 @@ def test_an_unranked_error_is_not_hidden_by_a_ranked_wait(tmp_path):
     found = analysis.verdict.finding
     assert found.kind == "rank_exception"
     assert "FileNotFoundError" in found.summary
+
+
+# NVIDIA/nccl#2213, verbatim (excerpts of the reporter's debug log): a crash line no rank
+# prefix names, rank 0's timeout thirty minutes later, and the desync report naming rank 1
+CRASH_OF_THE_LAGGING_RANK = [
+    "Connected all rings, use ring PXN 0 GDR 0",
+    "",
+    "*** SIGSEGV received at time=1775734074 on cpu 19 ***",
+    "PC: @     0xe1e2567f5014  (unknown)  ncclLocalOpAppend()",
+    "",
+    "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1155874, OpType=ALLREDUCE, NumelIn=9445376, NumelOut=9445376, Timeout(ms)=1800000) ran for 1800002 milliseconds before timing out.",
+    "",
+    "[1] finished collective #1155873, but didn't join collective #1155874",
+]
+
+
+def test_a_crash_before_a_rank_s_own_timeout_is_the_lagging_rank_s_not_that_one_s(tmp_path):
+    analysis = analyze_files(tmp_path, {"debug.log": CRASH_OF_THE_LAGGING_RANK})
+    crash = analysis.verdict.finding
+    assert (crash.kind, crash.ranks, crash.details["signal"]) == ("rank_exception", [1], "SIGSEGV")
+    assert crash.confidence == "medium" and "desync report names rank 1" in crash.summary
