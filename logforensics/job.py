@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from logforensics.attempts import last_attempts
 from logforensics.attribution import path_ranks
 from logforensics.dumps.load import Dumps
 from logforensics.dumps.load import load as load_dumps
@@ -43,6 +44,8 @@ class Job:
     implausible: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=FLAGGED_SCHEMA))
     # hang dumps beside the logs: py-spy stacks and Flight Recorder entries, by rank
     dumps: Dumps = field(default_factory=Dumps)
+    # failures and progress a console printed before its agent restarted the workers
+    earlier_attempts: pl.DataFrame = field(default_factory=pl.DataFrame)
 
     @property
     def ranks_seen(self) -> tuple[int, ...]:
@@ -116,7 +119,8 @@ def build_job(table: EventTable, inventory: Inventory, line_stats: pl.DataFrame)
     The ranks, world sizes and per-rank lists no job can have are left out first (see
     `plausible`): nothing below is sized by a number a line prints."""
     screened = screen(table.events, table.marks, table.mark_writers)
-    events = screened.events
+    attempts = last_attempts(screened.events, screened.marks)
+    events = attempts.events
     line_writers = table.line_writers.filter(believed_rank("rank", screened.rank_limit))
     writers = pl.concat(
         [
@@ -129,10 +133,11 @@ def build_job(table: EventTable, inventory: Inventory, line_stats: pl.DataFrame)
         inventory=inventory,
         file_stats=_file_stats(events, line_stats, writers, screened.rank_limit),
         world_size=_world_size(events),
-        progress=build_progress(screened.marks, events, screened.mark_writers),
+        progress=build_progress(attempts.marks, events, screened.mark_writers),
         mark_writers=screened.mark_writers,
         line_writers=line_writers,
-        marks=screened.marks,
+        marks=attempts.marks,
+        earlier_attempts=attempts.earlier,
         implausible=screened.flagged,
         dumps=load_dumps(inventory.dumps, events),
     )

@@ -67,10 +67,13 @@ MEGATRON_DONE = r"^\[after training is done\] datetime: "
 # [----------] Global test environment tear-down
 GTEST_DONE = r"^\s*\[-{10}\] Global test environment tear-down"
 # INFO:torch.distributed.elastic.agent.server.api:Local worker group finished (SUCCEEDED). Waiting 300 seconds for other agents to finish
-# (torch >= 1.10 words it `[default] worker group successfully finished. Waiting ...`)
+# (torch >= 1.10 words it `[default] worker group successfully finished. Waiting ...`;
+# torchelastic 0.2 `[INFO] 2020-07-31 07:55:16,413 api: [default] All workers successfully
+# finished.`, microsoft/frameworkcontroller's elastic example)
 WORKERS_SUCCEEDED = (
     r"(?:Local worker group finished \((?:WorkerState\.)?SUCCEEDED\)"
     r"|worker group successfully finished)\. Waiting \d+ seconds for other agents"
+    r"|\] All workers successfully finished\.\s*$"
 )
 
 FINISHES = (
@@ -125,6 +128,7 @@ PARSER = LineParser(
         "Global test environment tear-down",
         "worker group finished",
         "worker group successfully finished",
+        "All workers successfully finished",
         "[exiting program at iteration ",
         "[after training is done]",
         "omplete",

@@ -54,6 +54,13 @@ from tests.builders import analyze_files, only, parsed_by
             None,
             None,
         ),
+        # torchelastic 0.2's agent (microsoft/frameworkcontroller's elastic README, step 9)
+        (
+            "[INFO] 2020-07-31 07:55:16,413 api: [default] All workers successfully finished.",
+            "workers_succeeded",
+            None,
+            None,
+        ),
         # pytorch/pytorch#97191 (its repro's output, quoted in PR #97066): a script's own line
         # saying one rank is done
         ("Rank 4 completed", "rank_done", 4, "content"),

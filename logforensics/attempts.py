@@ -1,0 +1,69 @@
+"""Attempts of a run in one console: what came before the elastic agent's last restart of
+its workers is over.
+
+torchrun with `--max-restarts` restarts every worker of a node when one fails, in the same
+console; a `--log-dir` tree keeps each attempt in a folder of its own (`attempt_<n>`, of which
+intake reads the latest). Within a file that shows the agent's restart (`workers_restarted`),
+the failures and progress printed before its last restart belong to an attempt that ended,
+when the file goes on to show the next one (a failure, progress or a finish after it):
+the findings come from the attempt after it, as they would from the latest `attempt_<n>`. The
+facts a run states once (the launch command, the world size, the device map) are kept from
+every attempt. The rule `worker_restart` says what the earlier attempt died of.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+# What an attempt that is over may not leave behind: its failures and its progress.
+OVER = pl.col("severity").is_in(["error", "warning"]) | pl.col("event").is_in(
+    ["stage", "progress_bar"]
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Attempts:
+    events: pl.DataFrame  # the last attempt's, with every attempt's facts
+    marks: pl.DataFrame  # the last attempt's
+    earlier: pl.DataFrame  # the failures and progress of attempts that are over
+
+
+def last_attempts(events: pl.DataFrame, marks: pl.DataFrame) -> Attempts:
+    """`events` and `marks` without what each file printed before its agent's last restart."""
+    restarts = events.filter(pl.col("event") == "workers_restarted").select("file", "line")
+    if restarts.is_empty():
+        return Attempts(events, marks, events.clear())
+    # a restart the file shows nothing of after it (pytorch/pytorch#147064: the paste ends at
+    # the restart line) leaves the attempt before it as the latest news
+    activity = pl.concat(
+        [
+            events.filter(OVER | (pl.col("event") == "run_finished")).select("file", "line"),
+            marks.select(pl.col("file").cast(pl.String), "line"),
+        ],
+        how="vertical_relaxed",
+    )
+    last_activity = activity.group_by("file").agg(pl.col("line").max().alias("_last"))
+    restarts = (
+        restarts.join(last_activity, on="file")
+        .filter(pl.col("line") < pl.col("_last"))
+        .group_by("file")
+        .agg(pl.col("line").max().alias("_restart"))
+    )
+    if restarts.is_empty():
+        return Attempts(events, marks, events.clear())
+    before = pl.col("line") < pl.col("_restart").fill_null(0)
+    placed = events.join(restarts, on="file", how="left")
+    over = before & OVER
+    mark_restarts = restarts.with_columns(pl.col("file").cast(marks.schema["file"]))
+    marks = (
+        marks.join(mark_restarts, on="file", how="left")
+        .filter(~before.fill_null(False))
+        .drop("_restart")
+    )
+    return Attempts(
+        placed.filter(~over.fill_null(False)).drop("_restart"),
+        marks,
+        placed.filter(over.fill_null(False)).drop("_restart"),
+    )

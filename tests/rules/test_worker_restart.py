@@ -1,0 +1,43 @@
+"""A console holding several attempts of a torchrun job (logforensics/attempts.py and the
+worker_restart rule): the findings come from the last attempt, the earlier one's failure is
+quoted as context. Lines from a run here (sample_logs/restart_recovered/logs/launcher.log,
+torch 2.13.0+cpu, `torchrun --max-restarts=1 --tee 3`)."""
+
+from __future__ import annotations
+
+from tests.builders import analyze_files, finding, kinds
+from tests.conftest import SAMPLE_LOGS
+
+CONSOLE = (SAMPLE_LOGS / "restart_recovered" / "logs" / "launcher.log").read_text().splitlines()
+RESTART = next(n for n, line in enumerate(CONSOLE) if "will restart worker group" in line)
+# rank 1's traceback of the first attempt, from its first line to its ValueError
+TRACEBACK_START = CONSOLE.index("[default1]:[rank1]: Traceback (most recent call last):")
+TRACEBACK = CONSOLE[TRACEBACK_START : TRACEBACK_START + 17]
+
+
+def test_a_failure_before_the_restart_is_context_when_the_next_attempt_finished(tmp_path):
+    analysis = analyze_files(tmp_path, {"launcher.log": CONSOLE})
+    assert analysis.verdict is None
+    assert not [f for f in analysis.findings if f.severity == "error"]
+    restart = finding(analysis, "worker_restart")
+    assert restart.ranks == [1] and restart.severity == "warning"
+    quoted = [evidence.text for evidence in restart.evidence]
+    assert quoted[0].endswith("ValueError: label out of range in batch: max |y| = 1000000000.0")
+    assert "will restart worker group" in quoted[-1]
+
+
+def test_a_failure_that_recurs_after_the_restart_is_the_verdict(tmp_path):
+    # the first attempt up to its restart, then the same failure again in the second
+    lines = CONSOLE[: RESTART + 1] + TRACEBACK
+    analysis = analyze_files(tmp_path, {"launcher.log": lines})
+    verdict = analysis.verdict.finding
+    assert verdict.kind == "rank_exception" and verdict.ranks == [1]
+    assert all(evidence.line > RESTART + 1 for evidence in verdict.evidence)
+    assert "worker_restart" in kinds(analysis)
+
+
+def test_without_a_restart_line_the_same_failure_is_the_verdict(tmp_path):
+    lines = CONSOLE[:RESTART]
+    analysis = analyze_files(tmp_path, {"launcher.log": lines})
+    assert analysis.verdict.finding.ranks == [1]
+    assert "worker_restart" not in kinds(analysis)
