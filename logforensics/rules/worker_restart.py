@@ -27,22 +27,26 @@ QUOTED = 3
 
 
 def check(job: Job) -> list[Finding]:
+    """One finding per file whose console the analysis cut at a restart: the failures of the
+    attempt just before that restart (after the one before it, if any)."""
     earlier = job.earlier_attempts
     if earlier.is_empty():
         return []
-    restarts = job.events.filter(
-        (pl.col("event") == "workers_restarted") & pl.col("extra").is_not_null()
-    )
+    restarts = job.events.filter(pl.col("event") == "workers_restarted")
     findings = []
-    for file, restart_line, restart_text in restarts.select("file", "line", "text").iter_rows():
-        failed = earlier.filter(
-            (pl.col("file") == file)
-            & (pl.col("line") < restart_line)
-            & (pl.col("severity") == "error")
+    for (file,), before in earlier.group_by("file", maintain_order=True):
+        lines = restarts.filter(pl.col("file") == file).get_column("line").sort()
+        last_before = before.get_column("line").max()
+        cut = lines.filter(lines > last_before).min()
+        previous = lines.filter(lines < last_before).max()
+        cause = restarts.filter((pl.col("file") == file) & (pl.col("line") == cut))
+        if cut is None or cause.get_column("extra").is_null().all():
+            continue  # a restart for new nodes, with no failure to tell
+        failed = before.filter(
+            (pl.col("line") > (previous or 0)) & (pl.col("severity") == "error")
         ).sort("line")
-        if failed.is_empty():
-            continue
-        findings.append(_finding(job, file, restart_line, restart_text, failed))
+        if not failed.is_empty():
+            findings.append(_finding(job, str(file), int(cut), cause.item(0, "text"), failed))
     return findings
 
 

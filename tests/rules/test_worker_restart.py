@@ -41,3 +41,14 @@ def test_without_a_restart_line_the_same_failure_is_the_verdict(tmp_path):
     analysis = analyze_files(tmp_path, {"launcher.log": lines})
     assert analysis.verdict.finding.ranks == [1]
     assert "worker_restart" not in kinds(analysis)
+
+
+def test_with_two_restarts_the_failure_quoted_is_the_attempt_s_just_before_the_last(tmp_path):
+    # the fault recurs on the second attempt, the third finishes
+    lines = CONSOLE[: RESTART + 1] + TRACEBACK + [CONSOLE[RESTART]] + CONSOLE[RESTART + 1 :]
+    analysis = analyze_files(tmp_path, {"launcher.log": lines})
+    assert analysis.verdict is None
+    (restart,) = [f for f in analysis.findings if f.kind == "worker_restart"]
+    second_attempt = range(RESTART + 2, RESTART + 2 + len(TRACEBACK))
+    assert restart.evidence[0].line in second_attempt
+    assert restart.evidence[-1].line == RESTART + 2 + len(TRACEBACK)
