@@ -25,6 +25,7 @@ VOCABULARY = {
     "nccl_error",
     "oom",
     "implausible_number",
+    "worker_restart",
     "fr_mismatch",
     "stuck_location",
 }
