@@ -23,6 +23,10 @@ OVER = pl.col("severity").is_in(["error", "warning"]) | pl.col("event").is_in(
 )
 
 
+# The agent's failure to form the next attempt: its workers never ran.
+JOINING_FAILED = r"Rendezvous\w*Error|DistStoreError|DistNetworkError"
+
+
 @dataclass(frozen=True, slots=True)
 class Attempts:
     events: pl.DataFrame  # the last attempt's, with every attempt's facts
@@ -36,10 +40,13 @@ def last_attempts(events: pl.DataFrame, marks: pl.DataFrame) -> Attempts:
     if restarts.is_empty():
         return Attempts(events, marks, events.clear())
     # a restart the file shows nothing of after it (pytorch/pytorch#147064: the paste ends at
-    # the restart line) leaves the attempt before it as the latest news
+    # the restart line), or only its own failure to form the next attempt (pytorch/pytorch
+    # #91943: `RendezvousClosedError` at the re-rendezvous), leaves the attempt before it as
+    # the latest news
+    ran = (OVER | (pl.col("event") == "run_finished")) & ~_joining_failed(events)
     activity = pl.concat(
         [
-            events.filter(OVER | (pl.col("event") == "run_finished")).select("file", "line"),
+            events.filter(ran).select("file", "line"),
             marks.select(pl.col("file").cast(pl.String), "line"),
         ],
         how="vertical_relaxed",
@@ -67,3 +74,9 @@ def last_attempts(events: pl.DataFrame, marks: pl.DataFrame) -> Attempts:
         marks,
         placed.filter(over.fill_null(False)).drop("_restart"),
     )
+
+
+def _joining_failed(events: pl.DataFrame) -> pl.Expr:
+    if "exc_type" not in events.columns:
+        return pl.lit(False)
+    return pl.col("exc_type").fill_null("").str.contains(JOINING_FAILED)

@@ -147,7 +147,9 @@ def _claimed_twice(job: Job) -> list[Finding]:
 # An exception that fails the job's start-up because a process could not reach the rendezvous
 # store: raised in the store's or rendezvous' code, or one of their own error types.
 STARTUP_FRAME = r"rendezvous|TCPStore|c10d_rendezvous|_create_c10d_store|init_process_group"
-STARTUP_TYPE = r"DistNetworkError|Rendezvous(?:Connection|Closed)Error"
+# (not RendezvousClosedError: another agent closed the rendezvous as it stopped, so the job
+# had formed and is over; pytorch/pytorch#91943 raises it at the re-rendezvous after a restart)
+STARTUP_TYPE = r"DistNetworkError|RendezvousConnectionError"
 STARTUP_WORDS = (
     r"(?i)not known|host not found|no route to host|connection refused|failed to connect"
     r"|timed out .*connect|address already in use|failed to (?:bind|listen)"

@@ -76,6 +76,9 @@ CONSEQUENCE = (
     # DDP's Join with throw_on_early_termination: a rank out of batches, and the others told
     # so (the loader_size_mismatch rule reads them)
     r"|exhausted all inputs|exhausted inputs\. Throwing across all ranks"
+    # torchrun's agent finding the rendezvous closed by another agent that stopped: the run
+    # had ended elsewhere first (pytorch/pytorch#91943, at the re-rendezvous after a restart)
+    r"|RendezvousClosedError"
     r"|KeyboardInterrupt|SignalException|Broken pipe|Socket|gloo|" + HOROVOD_SHUT_DOWN
 )
 # A collective called with what its backend cannot take is the caller's own error, whatever

@@ -593,3 +593,27 @@ def test_a_restart_s_refused_connects_are_no_start_up_failure_of_the_job(tmp_pat
     # had formed over the same addresses) nor a job that never formed
     assert not any(f.details.get("transport") == "gloo" for f in analysis.findings)
     assert not any(f.details.get("phase") == "connect" for f in analysis.findings)
+
+
+# pytorch/pytorch#91943, verbatim excerpts of worker 0's console: the run trained, a peer's
+# agent was stopped with Ctrl-C, rank 0 failed in NCCL, and its agent's re-rendezvous after
+# the restart found the rendezvous closed
+RENDEZVOUS_CLOSED = [
+    "Epoch: [0][10/68]       Time  6.651 ( 6.576)    Data  4.328 ( 4.479)    Loss 1.6200e+01 (1.1323e+01)    Acc@1   5.47 (  4.33)  Acc@5  25.00 ( 23.86)",
+    "terminate called after throwing an instance of 'std::runtime_error'",
+    "  what():  NCCL error: unhandled system error, NCCL version 21.0.3",
+    "ncclSystemError: System call (socket, malloc, munmap, etc) failed.",
+    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6) local_rank: 0 (pid: 2019) of binary: /usr/bin/python",
+    "INFO:torch.distributed.elastic.agent.server.api:[default] Worker group FAILED. 100/100 attempts left; will restart worker group",
+    '  File "/usr/local/lib/python3.6/dist-packages/torch/distributed/elastic/rendezvous/dynamic_rendezvous.py", line 1024, in next_rendezvous',
+    "    self._op_executor.run(join_op, deadline)",
+    '  File "/usr/local/lib/python3.6/dist-packages/torch/distributed/elastic/rendezvous/dynamic_rendezvous.py", line 634, in run',
+    "    raise RendezvousClosedError()",
+    "torch.distributed.elastic.rendezvous.api.RendezvousClosedError",
+]
+
+
+def test_a_rendezvous_closed_after_the_run_trained_is_no_start_up_failure(tmp_path):
+    analysis = analyze_files(tmp_path, {"worker0.log": RENDEZVOUS_CLOSED})
+    assert "missing_rank" not in kinds(analysis)
+    assert analysis.verdict.finding.kind == "nccl_error"
