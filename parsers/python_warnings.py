@@ -22,9 +22,12 @@ from parsers.log_levels import MESSAGE_CHARS, ooms_in
 
 # `path.py:446: FutureWarning: message` (a frozen module's `<frozen importlib._bootstrap>:241`);
 # a paste may cut the location off (kangben258/MCITrack#6: `UserWarning: Grad strides do not
-# match bucket view strides. ...`, DDP's reducer)
+# match bucket view strides. ...`, DDP's reducer); PyTorch's C++ warnings name their source
+# file (microsoft/frameworkcontroller's elastic example: `.../torch/csrc/utils/tensor_numpy.cpp:141:
+# UserWarning: The given NumPy array is not writeable, ...`)
 WARNING = (
-    r"^\s*(?:(?:\S.*?\.pyx?|<[\w. -]+>):\d+: )?(?P<category>[A-Z]\w*Warning): "
+    r"^\s*(?:(?:\S.*?\.(?:pyx?|cpp|cc|cu|h|hpp)|<[\w. -]+>):\d+: )?"
+    r"(?P<category>[A-Z]\w*Warning): "
     r"(?P<text>.*\S)\s*$"
 )
 # the source line the warning points at: indented by two spaces, after the message's lines

@@ -56,3 +56,17 @@ def test_a_warning_whose_location_was_cut_off_is_still_a_warning(tmp_path):
     # a DDP run's harmless warning: analysed, and no failure in it
     analysis = analyze_files(tmp_path, {"log.txt": STRIDES})
     assert analysis.verdict is None
+
+
+def test_a_warning_raised_from_torch_s_cpp_names_its_source_file():
+    # microsoft/frameworkcontroller, example/framework/scenario/pytorch/elastic/README.md
+    line = (
+        "/opt/conda/conda-bld/pytorch_1587428398394/work/torch/csrc/utils/tensor_numpy.cpp:141: "
+        "UserWarning: The given NumPy array is not writeable, and PyTorch does not support "
+        "non-writeable tensors. This means you can write to the underlying (supposedly "
+        "non-writeable) NumPy array using the tensor. You may want to copy the array to protect "
+        "its data or make it writeable before converting it to a tensor. This type of warning "
+        "will be suppressed for the rest of this program."
+    )
+    warning = only(parsed_by("python_warnings", [line]))
+    assert warning["event"] == "python_warning"
