@@ -479,7 +479,10 @@ def finish_events(batches: list[ParsedBatch], file_names: list[str]) -> EventTab
     recognised_lines = sum(
         int(batch.file_stats.get_column("recognised_lines").sum()) for batch in batches
     )
-    marks = pl.concat([batch.marks for batch in batches])
+    # one chunk per column: the streaming pass hands marks over in a thousand chunks, and every
+    # later pass over them (progress, the rules) pays for each (256 x 3,000: 0.03 s here, about
+    # 0.08 s less in build_progress alone)
+    marks = pl.concat([batch.marks for batch in batches]).rechunk()
     writers = pl.concat([batch.mark_writers for batch in batches])
     line_writers = merged_line_writers([batch.line_writers for batch in batches])
     parts = [batch.found for batch in batches if batch.found.height]
