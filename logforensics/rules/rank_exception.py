@@ -667,18 +667,27 @@ def _unattributed_cuts(job: Job) -> list[Finding]:
     if thrown.is_empty() or thrown.get_column("rank").is_not_null().any():
         return []
     frame = pl.col("frame")
-    cut = thrown.filter(
-        pl.col("exc_type").is_null()
-        & frame.is_not_null()
-        & ~_in_a_collective(frame)
-        & ~frame.str.contains(WAITING_FRAME)
-        & ~frame.str.contains(LAUNCHER_FRAME)
-    ).sort("file", "line")
     # a bare header a host's output ends in (EleutherAI/gpt-neox#919: `ML-02: Traceback (most
     # recent call last):` after node ML-01's progress), or one an error record opened (Ray
     # Tune's `ERROR tune_controller.py:1331 -- Trial task failed for trial ...`, the stack
     # cut: ray-project/ray#49260): a process began failing there
     opened = _logger_openers(job).select("file", (pl.col("line") + 1).alias("line"))
+    # a stack an error record opened was an exception's, even when it stops in a wait
+    # (facebookresearch/detectron2#3953: `ERROR [...] d2.engine.train_loop]: Exception during
+    # training:`, the stack cut in the DataLoader's `_get_data`)
+    by_record = opened.with_columns(pl.lit(True).alias("_by_record"))
+    cut = (
+        thrown.join(by_record, on=["file", "line"], how="left")
+        .filter(
+            pl.col("exc_type").is_null()
+            & frame.is_not_null()
+            & ~_in_a_collective(frame)
+            & (~frame.str.contains(WAITING_FRAME) | pl.col("_by_record").fill_null(False))
+            & ~frame.str.contains(LAUNCHER_FRAME)
+        )
+        .drop("_by_record")
+        .sort("file", "line")
+    )
     bare = thrown.filter(pl.col("exc_type").is_null() & frame.is_null())
     bare = pl.concat(
         [

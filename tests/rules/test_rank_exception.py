@@ -1766,3 +1766,26 @@ def test_a_crash_before_a_rank_s_own_timeout_is_the_lagging_rank_s_not_that_one_
     crash = analysis.verdict.finding
     assert (crash.kind, crash.ranks, crash.details["signal"]) == ("rank_exception", [1], "SIGSEGV")
     assert crash.confidence == "medium" and "desync report names rank 1" in crash.summary
+
+
+# facebookresearch/detectron2#3953, verbatim: detectron2's train loop logs the exception and its
+# stack, which the paste cuts in the DataLoader's wait for its workers (`Too many open files`
+# in the thread)
+OPENED_BY_A_RECORD = [
+    "ERROR [02/12 06:57:59 d2.engine.train_loop]: Exception during training:",
+    "Traceback (most recent call last):",
+    '  File "/data/detectron2/aaa/lib/python3.6/site-packages/detectron2/engine/train_loop.py", line 150, in train',
+    '  File "/data/detectron2/aaa/lib/python3.6/site-packages/detectron2/engine/train_loop.py", line 180, in after_step',
+    '  File "/data/detectron2/detectron2_training_scripts/lossEvalHook.py", line 70, in after_step',
+    '  File "/data/detectron2/detectron2_training_scripts/lossEvalHook.py", line 28, in _do_loss_eval',
+    '  File "/data/detectron2/aaa/lib/python3.6/site-packages/torch/utils/data/dataloader.py", line 521, in __next__',
+    '  File "/data/detectron2/aaa/lib/python3.6/site-packages/torch/utils/data/dataloader.py", line 1186, in _next_data',
+    '  File "/data/detectron2/aaa/lib/python3.6/site-packages/torch/utils/data/dataloader.py", line 1152, in _get_data',
+]
+
+
+def test_a_stack_an_error_record_opened_is_a_failure_even_cut_in_a_wait(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": OPENED_BY_A_RECORD})
+    cut = analysis.verdict.finding
+    assert cut.kind == "rank_exception" and cut.details["cut"] is True
+    assert cut.details["frame"].endswith("in _get_data")
