@@ -123,6 +123,12 @@ TEARDOWN_ONLY = (
 )
 
 
+RESTARTED = (
+    "The launcher restarted the workers after a failure, and the attempt after the restart "
+    "shows no failure (see the warning below for what the earlier attempt died of)."
+)
+
+
 FEW_RANKS = (
     "No finding of error severity; these logs show fewer than two ranks, so they cannot show "
     "whether the ranks agreed."
@@ -142,6 +148,8 @@ def _no_verdict(report: dict[str, Any], lang: str) -> list[str]:
         said = "Errors were found, but none places a cause in the run; see the findings below."
     elif teardown:
         said = TEARDOWN_ONLY
+    elif any(finding["kind"] == "worker_restart" for finding in report["findings"]):
+        said = RESTARTED
     elif len(report["inputs"]["ranks_seen"]) < 2:  # nothing to compare: claim no agreement
         said = FEW_RANKS
     elif any(finding["severity"] == "warning" for finding in report["findings"]):

@@ -224,3 +224,10 @@ def test_rank_and_cell_colours_hold_3_to_1_against_the_panel_in_light_and_dark()
         assert len(states) >= 6
         for name in states + ["cell-partial", "departed"]:
             assert contrast(palette[name], palette["panel"]) >= 3, name
+
+
+def test_a_run_a_restart_recovered_says_so_in_place_of_a_verdict():
+    page = html_for(SAMPLE_LOGS / "restart_recovered" / "logs")
+    assert "Verdict: no failure found" in page
+    assert "The launcher restarted the workers after a failure" in page
+    assert "ValueError: label out of range in batch" in page  # the earlier attempt's failure

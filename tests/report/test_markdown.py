@@ -206,3 +206,8 @@ def test_a_headline_that_ends_in_code_ends_there(tmp_path):
     (dumps / "pyspy_node.log").write_bytes(split.read_bytes())
     heading = markdown_of(dumps, "zh").splitlines()[0]
     assert heading.endswith("`train (megatron/training.py:915)`")
+
+
+def test_a_run_a_restart_recovered_says_so_in_the_summary():
+    text = markdown_of(SAMPLE_LOGS / "restart_recovered" / "logs")
+    assert "The launcher restarted the workers after a failure, and the attempt after" in text
