@@ -184,13 +184,14 @@ def _device_ranks(events: pl.DataFrame) -> pl.DataFrame:
     """(host, pid, cuda_dev, device_rank) for a process that drives several GPUs, one rank on
     each (nccl-tests `-g 2`, `ncclCommInitAll`; NVIDIA/nccl-tests#287: pid 4766 is rank 0 on
     `[0]` and rank 1 on `[1]`): its lines' device says which of its ranks wrote them."""
+    device_type = events.schema.get("cuda_dev", pl.Int32)
     if not {"nranks", "cuda_dev"} <= set(events.columns):
-        return _no_devices()
+        return _no_devices(device_type)
     inits = _identified(events).filter(
         pl.col("nranks").is_not_null() & pl.col("cuda_dev").is_not_null()
     )
     if inits.is_empty():
-        return _no_devices()
+        return _no_devices(device_type)
     world = inits.filter(pl.col("nranks") == pl.col("nranks").max())
     several = pl.col("comm_rank").n_unique().over(PROCESS) > 1
     one_each = pl.col("comm_rank").n_unique().over(DEVICE) == 1
@@ -198,17 +199,20 @@ def _device_ranks(events: pl.DataFrame) -> pl.DataFrame:
         world.filter(several & one_each)
         .group_by(DEVICE)
         .agg(pl.col("comm_rank").first().cast(pl.Int32).alias("device_rank"))
-        .with_columns(
-            pl.col("host").cast(pl.String), pl.col("pid").cast(pl.Int64), pl.col("cuda_dev")
-        )
+        .with_columns(pl.col("host").cast(pl.String), pl.col("pid").cast(pl.Int64))
         # a device no two ranks share in one process
         .filter(pl.col("device_rank").is_unique().over(PROCESS))
     )
 
 
-def _no_devices() -> pl.DataFrame:
+def _no_devices(device_type: pl.DataType) -> pl.DataFrame:
     return pl.DataFrame(
-        schema={"host": pl.String, "pid": pl.Int64, "cuda_dev": pl.Int32, "device_rank": pl.Int32}
+        schema={
+            "host": pl.String,
+            "pid": pl.Int64,
+            "cuda_dev": device_type,
+            "device_rank": pl.Int32,
+        }
     )
 
 
