@@ -27,50 +27,74 @@ QUOTED = 3
 
 
 def check(job: Job) -> list[Finding]:
-    """One finding per file whose console the analysis cut at a restart: the failures of the
-    attempt just before that restart (after the one before it, if any)."""
+    """One finding for the consoles the analysis cut at a restart: the failures of the attempt
+    just before each console's cut (after the restart before it, if any), the earliest first."""
     earlier = job.earlier_attempts
     if earlier.is_empty():
         return []
-    restarts = job.events.filter(pl.col("event") == "workers_restarted")
-    findings = []
-    for (file,), before in earlier.group_by("file", maintain_order=True):
-        lines = restarts.filter(pl.col("file") == file).get_column("line").sort()
-        last_before = before.get_column("line").max()
-        cut = lines.filter(lines > last_before).min()
-        previous = lines.filter(lines < last_before).max()
-        cause = restarts.filter((pl.col("file") == file) & (pl.col("line") == cut))
-        if cut is None or cause.get_column("extra").is_null().all():
-            continue  # a restart for new nodes, with no failure to tell
-        failed = before.filter(
-            (pl.col("line") > (previous or 0)) & (pl.col("severity") == "error")
-        ).sort("line")
-        if not failed.is_empty():
-            findings.append(_finding(job, str(file), int(cut), cause.item(0, "text"), failed))
-    return findings
+    restarts = job.events.filter(pl.col("event") == "workers_restarted").select(
+        "file", "line", "text", "extra"
+    )
+    last_before = earlier.group_by("file").agg(pl.col("line").max().alias("_last"))
+    placed = restarts.join(last_before, on="file")
+    # each console's cut: its first restart after what the analysis left out
+    cuts = (
+        placed.filter(pl.col("line") > pl.col("_last"))
+        .sort("file", "line")
+        .group_by("file", maintain_order=True)
+        .first()
+        .filter(pl.col("extra").is_not_null())  # not a restart for new nodes
+        .select("file", pl.col("line").alias("_cut"), pl.col("text").alias("_cut_text"))
+    )
+    previous = (
+        placed.filter(pl.col("line") < pl.col("_last"))
+        .group_by("file")
+        .agg(pl.col("line").max().alias("_previous"))
+    )
+    failed = (
+        earlier.join(cuts, on="file")
+        .join(previous, on="file", how="left")
+        .filter(
+            (pl.col("line") > pl.col("_previous").fill_null(0)) & (pl.col("severity") == "error")
+        )
+        .sort("file", "line")
+    )
+    if failed.is_empty():
+        return []
+    return [_finding(job, failed)]
 
 
-def _finding(
-    job: Job, file: str, restart_line: int, restart_text: str | None, failed: pl.DataFrame
-) -> Finding:
-    # a traceback is quoted at its exception line (where its block ends)
-    ends = failed.select(
-        "file",
-        pl.coalesce(_column(failed, "end_line"), "line").cast(pl.UInt32).alias("line"),
-        "rank",
-    ).unique(["file", "line"], keep="first", maintain_order=True)
-    shown = job.quote(ends.head(QUOTED))
+def _finding(job: Job, failed: pl.DataFrame) -> Finding:
+    # a traceback is quoted at its exception line (where its block ends); within a console in
+    # its order, the console whose failures were printed first (by their stamps) first
+    ends = (
+        failed.select(
+            "file",
+            pl.coalesce(_column(failed, "end_line"), "line").cast(pl.UInt32).alias("line"),
+            "rank",
+            pl.col("timestamp").min().over("file").alias("_first_time"),
+            "_cut",
+            "_cut_text",
+        )
+        .unique(["file", "line"], keep="first")
+        .sort("_first_time", "file", "line", nulls_last=True)
+    )
+    first = ends.row(0, named=True)
+    shown = job.quote(ends.head(QUOTED).select("file", "line", "rank"))
     evidence = [
         Evidence(row["file"], int(row["line"]), row["text"] or "", row["rank"])
         for row in shown.iter_rows(named=True)
     ]
-    evidence.append(Evidence(file, restart_line, restart_text or ""))
-    first = ends.row(0, named=True)
+    evidence.append(Evidence(first["file"], int(first["_cut"]), first["_cut_text"] or ""))
+    consoles = ends.get_column("file").n_unique()
+    where = f"{first['file']}:{first['_cut']}"
+    if consoles > 1:
+        where += f", and in {consoles - 1:,} other console{'s' if consoles > 2 else ''}"
     on = f" on rank {first['rank']}" if first["rank"] is not None else ""
     summary = (
-        f"The launcher restarted the workers after a failure ({file}:{restart_line}): the "
-        "other findings are those of the attempt after it. "
-        f"The attempt before it failed first at {file}:{first['line']}{on}."
+        f"The launcher restarted the workers after a failure ({where}): the other findings "
+        "are those of the attempt after it. "
+        f"The attempt before it failed first at {first['file']}:{first['line']}{on}."
     )
     return Finding(
         kind="worker_restart",
@@ -80,8 +104,8 @@ def _finding(
         fix=FIX,
         ranks=[int(first["rank"])] if first["rank"] is not None else [],
         evidence=evidence,
-        evidence_total=failed.height + 1,
-        details={"restart": {"file": file, "line": restart_line}},
+        evidence_total=failed.height + consoles,
+        details={"restart": {"file": first["file"], "line": int(first["_cut"])}},
     )
 
 

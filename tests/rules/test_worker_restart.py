@@ -52,3 +52,10 @@ def test_with_two_restarts_the_failure_quoted_is_the_attempt_s_just_before_the_l
     second_attempt = range(RESTART + 2, RESTART + 2 + len(TRACEBACK))
     assert restart.evidence[0].line in second_attempt
     assert restart.evidence[-1].line == RESTART + 2 + len(TRACEBACK)
+
+
+def test_consoles_of_several_nodes_restarted_make_one_finding(tmp_path):
+    analysis = analyze_files(tmp_path, {"node0.log": CONSOLE, "node1.log": CONSOLE})
+    (restart,) = [f for f in analysis.findings if f.kind == "worker_restart"]
+    assert "and in 1 other console)" in restart.summary
+    assert analysis.verdict is None
