@@ -43,7 +43,8 @@ def last_attempts(events: pl.DataFrame, marks: pl.DataFrame) -> Attempts:
     # the restart line), or only its own failure to form the next attempt (pytorch/pytorch
     # #91943: `RendezvousClosedError` at the re-rendezvous), leaves the attempt before it as
     # the latest news
-    ran = (OVER | (pl.col("event") == "run_finished")) & ~_joining_failed(events)
+    joining_failed = pl.col("exc_type").fill_null("").str.contains(JOINING_FAILED)
+    ran = (OVER | (pl.col("event") == "run_finished")) & ~joining_failed
     activity = pl.concat(
         [
             events.filter(ran).select("file", "line"),
@@ -74,9 +75,3 @@ def last_attempts(events: pl.DataFrame, marks: pl.DataFrame) -> Attempts:
         marks,
         placed.filter(over.fill_null(False)).drop("_restart"),
     )
-
-
-def _joining_failed(events: pl.DataFrame) -> pl.Expr:
-    if "exc_type" not in events.columns:
-        return pl.lit(False)
-    return pl.col("exc_type").fill_null("").str.contains(JOINING_FAILED)

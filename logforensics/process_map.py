@@ -185,14 +185,11 @@ def _device_ranks(events: pl.DataFrame) -> pl.DataFrame:
     each (nccl-tests `-g 2`, `ncclCommInitAll`; NVIDIA/nccl-tests#287: pid 4766 is rank 0 on
     `[0]` and rank 1 on `[1]`): its lines' device says which of its ranks wrote them."""
     device_type = events.schema.get("cuda_dev", pl.Int32)
-    if not {"nranks", "cuda_dev"} <= set(events.columns):
+    if "cuda_dev" not in events.columns:
         return _no_devices(device_type)
-    inits = _identified(events).filter(
-        pl.col("nranks").is_not_null() & pl.col("cuda_dev").is_not_null()
-    )
-    if inits.is_empty():
+    world = _world_inits(events).filter(pl.col("cuda_dev").is_not_null())
+    if world.is_empty():
         return _no_devices(device_type)
-    world = inits.filter(pl.col("nranks") == pl.col("nranks").max())
     several = pl.col("comm_rank").n_unique().over(PROCESS) > 1
     one_each = pl.col("comm_rank").n_unique().over(DEVICE) == 1
     return (
@@ -217,13 +214,16 @@ def _no_devices(device_type: pl.DataType) -> pl.DataFrame:
 
 
 def _world_init_ranks(events: pl.DataFrame) -> pl.DataFrame:
+    world = _world_inits(events)
+    return _no_processes() if world.is_empty() else _one_rank_each(world)
+
+
+def _world_inits(events: pl.DataFrame) -> pl.DataFrame:
+    """The identified init records of the world communicator (the largest one seen)."""
     if "nranks" not in events.columns:
-        return _no_processes()
+        return _identified(events).clear()
     inits = _identified(events).filter(pl.col("nranks").is_not_null())
-    if inits.is_empty():
-        return _no_processes()
-    world = inits.get_column("nranks").max()
-    return _one_rank_each(inits.filter(pl.col("nranks") == world))
+    return inits.filter(pl.col("nranks") == pl.col("nranks").max())
 
 
 # events whose `comm_rank` is the process's own rank in a communicator

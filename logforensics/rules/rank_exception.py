@@ -1773,13 +1773,9 @@ def _signal_deaths(job: Job, explained: set[int]) -> list[Finding]:
     deaths = deaths.filter(pl.col("signal").is_in(list(FATAL.values()))).join(
         _stopped_by_the_agent(job).select("file", "line"), on=["file", "line"], how="anti"
     )
-    deaths = _not_of_a_rank_that_lived_on(job, deaths)
-    broke = set(
-        events.filter(pl.col("family").is_in(BROKEN) & (pl.col("severity") == "error"))
-        .get_column("rank")
-        .drop_nulls()
-        .to_list()
-    )
+    reports = events.filter(pl.col("family").is_in(BROKEN) & (pl.col("severity") == "error"))
+    deaths = _not_of_a_rank_that_lived_on(job, deaths, reports)
+    broke = set(reports.get_column("rank").drop_nulls().to_list())
     deaths = deaths.filter(~pl.col("rank").is_in(list(explained | broke)))
     deaths = _not_after_the_watchdog(job, deaths)
     if deaths.is_empty():
@@ -1798,9 +1794,12 @@ def _signal_deaths(job: Job, explained: set[int]) -> list[Finding]:
 BY_DESYNC_REPORT = "desync_report"
 
 
-def _not_of_a_rank_that_lived_on(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
+def _not_of_a_rank_that_lived_on(
+    job: Job, deaths: pl.DataFrame, reports: pl.DataFrame
+) -> pl.DataFrame:
     """`deaths` with a crash the file's other lines gave a rank (`file_content`) taken from
-    that rank when its own failure report comes later in the file: it lived past the crash.
+    that rank when its own failure report (`reports`: the events that say a rank saw the job
+    break) comes later in the file: it lived past the crash.
     The crash is then the rank's that the desync report names as the one that stopped joining,
     when it names one (NVIDIA/nccl#2213: `*** SIGSEGV received at time=... ***`, then `[Rank 0]
     Watchdog caught collective operation timeout` and `[1] finished collective #1155873, but
@@ -1808,13 +1807,10 @@ def _not_of_a_rank_that_lived_on(job: Job, deaths: pl.DataFrame) -> pl.DataFrame
     by_content = pl.col("rank_from") == "file_content"
     if deaths.is_empty() or deaths.filter(by_content).is_empty():
         return deaths
-    reports = job.events.filter(
-        pl.col("family").is_in(BROKEN) & (pl.col("severity") == "error")
-    ).select("file", pl.col("line").alias("_report"), "rank")
     lived_on = (
         deaths.filter(by_content)
         .select("file", "line", "rank")
-        .join(reports, on=["file", "rank"])
+        .join(reports.select("file", pl.col("line").alias("_report"), "rank"), on=["file", "rank"])
         .filter(pl.col("_report") > pl.col("line"))
         .select("file", "line", pl.lit(True).alias("_lived_on"))
         .unique()

@@ -70,7 +70,7 @@ def _finding(job: Job, failed: pl.DataFrame) -> Finding:
     ends = (
         failed.select(
             "file",
-            pl.coalesce(_column(failed, "end_line"), "line").cast(pl.UInt32).alias("line"),
+            pl.coalesce("end_line", "line").cast(pl.UInt32).alias("line"),
             "rank",
             pl.col("timestamp").min().over("file").alias("_first_time"),
             "_cut",
@@ -107,10 +107,6 @@ def _finding(job: Job, failed: pl.DataFrame) -> Finding:
         evidence_total=failed.height + consoles,
         details={"restart": {"file": first["file"], "line": int(first["_cut"])}},
     )
-
-
-def _column(frame: pl.DataFrame, name: str) -> pl.Expr:
-    return pl.col(name) if name in frame.columns else pl.lit(None, dtype=pl.UInt32)
 
 
 RULE = Rule(kind="worker_restart", check=check)
