@@ -701,8 +701,16 @@ def _peel(frame: pl.DataFrame, nonblank: pl.DataFrame) -> pl.DataFrame:
         *(pl.lit(None, dtype=dtype).alias(name) for name, dtype in PREFIX_COLUMNS.items()),
         *(pl.lit(None, dtype=dtype).alias(name) for name, dtype in _SCRATCH.items()),
     )
-    for framer in FRAMERS:
-        frame = _apply(frame, framer, nonblank)
+    worth_trying: list[bool] = []  # for FRAMERS[at:], ...
+    for at, framer in enumerate(FRAMERS):
+        if not worth_trying:  # one query for the framers left while the messages stay as they are
+            worth_trying = _worth_trying(frame, FRAMERS[at:])
+        if not worth_trying.pop(0):
+            continue
+        peeled = _peel_one(frame, framer, nonblank)
+        if peeled is not None:
+            frame = framer.then(peeled) if framer.then is not None else peeled
+            worth_trying = []  # messages changed: ask again
     return _resolve_ranks(frame).select("_row", *_input_columns(frame), *FRAME_COLUMNS)
 
 
@@ -711,20 +719,25 @@ def _input_columns(frame: pl.DataFrame) -> list[str]:
     return [name for name in frame.columns if name not in produced]
 
 
-def _apply(frame: pl.DataFrame, framer: Framer, nonblank: pl.DataFrame) -> pl.DataFrame:
+def _worth_trying(frame: pl.DataFrame, framers: tuple[Framer, ...]) -> list[bool]:
+    """Whether some message could carry each framer's prefix, all asked in one query (the
+    scans run side by side on every core)."""
     message = pl.col("message")
-    maybe = (
-        message.str.contains_any(list(framer.literals))
-        if framer.literals
-        else message.str.contains(framer.regex)
+    flags = frame.select(
+        (
+            message.str.contains_any(list(framer.literals))
+            if framer.literals
+            else message.str.contains(framer.regex)
+        )
+        .any()
+        .alias(str(at))
+        for at, framer in enumerate(framers)
     )
-    if not frame.select(maybe.any()).item():
-        return frame
-    frame = _peel_one(frame, framer, nonblank)
-    return framer.then(frame) if framer.then is not None else frame
+    return list(flags.row(0))
 
 
-def _peel_one(frame: pl.DataFrame, framer: Framer, nonblank: pl.DataFrame) -> pl.DataFrame:
+def _peel_one(frame: pl.DataFrame, framer: Framer, nonblank: pl.DataFrame) -> pl.DataFrame | None:
+    """The frame with `framer`'s prefix peeled where it holds; None where it holds nowhere."""
     message = pl.col("message")
     groups = message.str.extract_groups(framer.regex)
     frame = frame.with_columns(groups.alias("_groups"))
@@ -736,6 +749,8 @@ def _peel_one(frame: pl.DataFrame, framer: Framer, nonblank: pl.DataFrame) -> pl
         frame = frame.join(nonblank, on="file", how="left")
         matched = matched & (share >= AMBIGUOUS_PREFIX_SHARE)
     frame = frame.with_columns(matched.fill_null(False).alias("_matched"))
+    if not frame.get_column("_matched").any():  # only look-alikes it refused (`[rank3]:`)
+        return None
     hit = pl.col("_matched")
     prefix_length = pl.col("_groups").struct.field("prefix").str.len_chars()
     updates = {
