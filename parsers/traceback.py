@@ -421,6 +421,7 @@ def _mark_tracebacks(rows: pl.DataFrame) -> pl.DataFrame:
         ).alias("_exc"),
     )
     exc_type = pl.col("_stripped").str.extract(EXCEPTION_LINE, 1)
+    rows = _with_following_lines(rows)
     rows = rows.with_columns(
         pl.when(pl.col("_exc")).then(_named_once(exc_type)).alias("_exc_type"),
         pl.when(pl.col("_exc"))
@@ -429,7 +430,7 @@ def _mark_tracebacks(rows: pl.DataFrame) -> pl.DataFrame:
         pl.when(pl.col("_frame"))
         .then(pl.coalesce(frame_text(pl.col("message")), pl.col("_rich_frame")))
         .alias("_frame_text"),
-    )
+    ).drop(FOLLOWING)
     return rows.join(_chains(rows), on=[STREAM, "_chain"], how="left").with_columns(
         (
             pl.col("_start").is_not_null()
@@ -439,17 +440,32 @@ def _mark_tracebacks(rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+# the stream's next lines (`_next1`, ...) that could carry on an exception line's message: null
+# from the first blank line or rule of `=`/`-` on (torchrun's summary after `ChildFailedError:`)
+FOLLOWING = [f"_next{k}" for k in range(1, MESSAGE_LINES + 1)]
+
+
+def _with_following_lines(rows: pl.DataFrame) -> pl.DataFrame:
+    """FOLLOWING as columns: made once, where an expression would shift each stream again for
+    every line it looks ahead (several times slower on traceback-dense consoles)."""
+    stripped = pl.col("_stripped")
+    stop = stripped.fill_null("").str.contains(r"^\s*$|^[=*#-]{4,}\s*$")
+    rows = rows.with_columns(pl.when(~stop).then(stripped.str.strip_chars()).alias("_carries_on"))
+    return rows.with_columns(
+        pl.col("_carries_on").shift(-k).over(STREAM).alias(name)
+        for k, name in enumerate(FOLLOWING, start=1)
+    ).drop("_carries_on")
+
+
 def _message_on_next_lines() -> pl.Expr:
     """The message of an exception line that has none after its colon: the stream's next lines
     up to a blank one, joined (rich's wrapped `RuntimeError: ` / `[/__w/.../pair.cc:553]` /
-    `Connection closed by peer ...`)."""
-    following = [pl.col("_stripped").shift(-k).over(STREAM) for k in range(1, MESSAGE_LINES + 1)]
+    `Connection closed by peer ...`). Reads the FOLLOWING columns."""
     kept: list[pl.Expr] = []
     going = pl.lit(True)
-    for line in following:
-        # up to a blank line or a rule of `=`/`-` (torchrun's summary after `ChildFailedError:`)
-        going = going & ~line.fill_null("").str.contains(r"^\s*$|^[=*#-]{4,}\s*$")
-        kept.append(pl.when(going).then(line.str.strip_chars()))
+    for name in FOLLOWING:
+        going = going & pl.col(name).is_not_null()
+        kept.append(pl.when(going).then(pl.col(name)))
     joined = pl.concat_str(kept, separator=" ", ignore_nulls=True)
     # only after `Type:` with nothing on its line: a bare `KeyboardInterrupt` says all it says
     said_more = pl.col("_stripped").str.strip_chars_end().str.ends_with(":")
