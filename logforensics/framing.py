@@ -257,9 +257,13 @@ CARRIAGE_RETURN = r".*\r"
 # #4400). The line may also be glued into the bar's unclosed postfix, where a row of `=` (never
 # in a `key=value` postfix) begins it (finetrainers#114):
 #   Steps:   2%| | 254/12184 [3:47:24<176:05:39, 53.14s/it, ...=0.011===== Memory before ...
+# A record may also cut the bar itself, before its counts: then its own bracketed header
+# follows the bar's blocks (ultralytics/yolov5#9163, rank 0's label scan at 6% when the
+# watchdog's line came):
+#   train: Scanning '/mnt/.../labels/train' images and labels...113162 found, ...:   6%|▋ [E Pr...
 TQDM_BAR = (
-    r"[^|\r]{0,160}?\d{1,3}%\|[^|\r]*\| *[\d.]+[kMGT]?/(?:[\d.]+[kMGT]?|\?) "
-    r"\[(?:[^\]\r=]|=[^\]\r=])*\]?"
+    r"[^|\r]{0,160}?\d{1,3}%\|(?:[^|\r]*\| *[\d.]+[kMGT]?/(?:[\d.]+[kMGT]?|\?) "
+    r"\[(?:[^\]\r=]|=[^\]\r=])*\]?|(?P<cut>[▏▎▍▌▋▊▉█#1-9]* *))"
 )
 # [rank7]: Traceback (most recent call last):   (torch >= 2.3 excepthook; c10 log [rank1]:[E ...)
 # A torchrun template `[rank${local_rank}]: ` in front of PyTorch's own gives two tags:
@@ -560,9 +564,7 @@ FRAMERS: tuple[Framer, ...] = (
         literals=("%|",),
         # a bar alone is a progress line (a parser may read its counts); strip it only when a
         # log line follows it on the same line (tqdm pads a bar with spaces: no line)
-        accept=lambda g: (
-            pl.col("message").str.slice(_group(g, "prefix").str.len_chars()).str.strip_chars() != ""
-        ),
+        accept=lambda g: _line_after_bar(g),
     ),
     # another process's line glued after the bar: its own torchrun prefix comes next
     # (huggingface/nanotron#204: `...[02:32<30:38, 4866.01 examples/s][default2]:[E ...`)
@@ -767,6 +769,14 @@ def _peel_one(frame: pl.DataFrame, framer: Framer, nonblank: pl.DataFrame) -> pl
         .alias("framing"),
         **updates,
     ).drop("_groups", "_matched", *(["_nonblank"] if framer.per_file else []))
+
+
+def _line_after_bar(groups: pl.Expr) -> pl.Expr:
+    """Whether a log line follows a tqdm bar on its line: anything but padding after a whole
+    bar; a record's bracketed header (`[E ...`, `[rank3]:`) after a bar cut before its counts."""
+    after = pl.col("message").str.slice(_group(groups, "prefix").str.len_chars())
+    cut = _group(groups, "cut").is_not_null()
+    return (after.str.strip_chars() != "") & (~cut | after.str.starts_with("["))
 
 
 def _repeats_the_line_before(groups: pl.Expr) -> pl.Expr:

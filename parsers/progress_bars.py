@@ -34,6 +34,9 @@ UNSIZED_BAR = (
     r"(?:^|[\s:|])(\d+)[A-Za-z]+ \[[0-9:]+,\s*[0-9.?]+(?:[A-Za-z]+/s|s/[A-Za-z]+)"
     r"(?:, [^\]\r]*)?(?:\]|$)"
 )
+# a bar a record cut before its counts (logforensics/framing.py keeps it apart): its value is
+# its percentage, its total unknown (`...0 corrupt:   6%|▋ `, ultralytics/yolov5#9163)
+CUT_BAR = r"(?:^|[\s:])(\d{1,3})%\|[▏▎▍▌▋▊▉█#1-9]* *$"
 RANK = r"(?:^|[^A-Za-z_])[Rr]ank[ :=]*(\d+)"
 WORLD_SIZE = r"world_size[ :=]*(\d+)"
 EPOCH = r"(?:^|[^A-Za-z_])[Ee]poch[ :=]*(\d+)"
@@ -59,15 +62,16 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     counts = snapshot.str.extract_groups(BAR)
     plain = snapshot.str.extract_groups(PLAIN_BAR)
     unsized = snapshot.str.extract(UNSIZED_BAR, 1)
+    percent = snapshot.str.extract(CUT_BAR, 1)
     sized = pl.coalesce(counts.struct.field("2"), plain.struct.field("2"))
     bars = lines.select(
         "file",
         "line",
-        pl.coalesce(counts.struct.field("1"), plain.struct.field("1"), unsized)
+        pl.coalesce(counts.struct.field("1"), plain.struct.field("1"), unsized, percent)
         .cast(pl.Int64, strict=False)
         .alias("value"),
         sized.cast(pl.Int64, strict=False).alias("total"),
-        (sized.is_not_null() | unsized.is_not_null()).alias("_bar"),
+        (sized.is_not_null() | unsized.is_not_null() | percent.is_not_null()).alias("_bar"),
         snapshot.str.extract(RANK, 1).cast(pl.Int32, strict=False).alias("rank"),
         snapshot.str.extract(WORLD_SIZE, 1).cast(pl.Int32, strict=False).alias("world_size"),
         snapshot.str.extract(EPOCH, 1).cast(pl.Int64, strict=False).alias("epoch"),
@@ -87,6 +91,6 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
 
 PARSER = LineParser(
     name="progress_bars",
-    literals=("/s]", "/s, ", "s/it]", "s/it, ", "s/batch]", "s/step]", "s<"),
+    literals=("/s]", "/s, ", "s/it]", "s/it, ", "s/batch]", "s/step]", "s<", "%|"),
     parse=parse,
 )

@@ -365,3 +365,15 @@ def test_a_save_announced_at_length_is_the_main_process_s_work_its_name_cut_shor
     found = analysis.verdict.finding
     assert (found.kind, found.ranks, found.details["other_ranks"]) == ("stage_divergence", [0], [7])
     assert found.details["work"] == "Saving latest checkpoint model trained for 3 complete…"
+
+
+def test_a_scan_bar_cut_by_the_watchdog_s_record_is_the_main_rank_s_work(tmp_path):
+    # ultralytics/yolov5#9163 (tests/data/threads), the whole paste: the main process's label
+    # scan stood at 6% (only local rank 0 draws it) when ranks 7, 6 and 2 timed out in the
+    # barrier after it; the watchdog's record cut the bar before its counts
+    lines = (THREADS / "yolov5_9163_label_scan.log").read_text(encoding="utf-8").splitlines()
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    busy = analysis.verdict.finding
+    assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert busy.details["other_ranks"] == [2, 6, 7]
+    assert busy.details["work"].startswith("train: Scanning")

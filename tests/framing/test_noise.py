@@ -14,6 +14,8 @@ from logforensics.api import analyze
 from tests.builders import parse
 from tests.framing import frame, frame_one
 
+THREADS = Path(__file__).parent.parent / "data" / "threads"
+
 # hiyouga/LlamaFactory#8261, verbatim (the issue truncated the line with "…")
 BAR_THEN_LOG_LINE = (
     "  1%|▏         | 24/1752 [01:08<1:22:56,  2.88s/it][rank5]:[E602 11:17:52.185053341 "
@@ -157,3 +159,28 @@ def test_a_glued_line_s_own_torchrun_prefix_is_its_rank():
     )
     assert (row["prefix_local_rank"], row["glued_local_rank"]) == (2, 0)
     assert row["message"] == "[E ProcessGroupNCCL.cpp:475] [Rank 2] Watchdog caught "
+
+
+# ultralytics/yolov5#9163, verbatim (tests/data/threads): rank 0's label scan at 6%, its bar cut
+# before its counts by the watchdog's record
+CUT_BAR = (THREADS / "yolov5_9163_label_scan.log").read_text(encoding="utf-8").splitlines()[0]
+
+
+def test_a_record_that_cut_a_bar_before_its_counts_is_a_line_of_its_own():
+    row = frame_one(CUT_BAR)
+    assert row["message"].startswith("[E ProcessGroupNCCL.cpp:414] Some NCCL operations")
+    assert row["glued"].endswith("0 corrupt:   6%|▋ ")
+    bars = parse([CUT_BAR]).filter(event="progress_bar")
+    assert bars.select("line", "values").rows() == [(1, [6, None])]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "GPU util 50%| next batch",  # no record's bracketed header after it
+        "  6%|▋         | 24/400",  # a bar that only lacks its time
+    ],
+)
+def test_a_percentage_and_a_bar_sign_alone_glue_nothing(line):
+    row = frame_one(line)
+    assert row["message"] == line and row.get("glued") is None
