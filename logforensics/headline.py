@@ -456,11 +456,6 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
     if details.get("common_mode"):
         when = " at once" if details.get("at_once") else ""
         return f"{_who(finding.ranks, 'Several processes')} hit the same NCCL error{when}", None
-    if details.get("never_completed"):
-        return (
-            f"The first collective never completed on any rank ({finding.op} #{finding.seq})",
-            "NCCL's transport never worked",
-        )
     host = details.get("host")
     if details.get("class") == "environment":
         owner = rank_list(finding.ranks) if finding.ranks else "a process"
@@ -509,6 +504,11 @@ def _collective_timeout(finding: Finding, verdict: Verdict) -> Told:
     if details.get("phase") == "heartbeat":
         who = rank_list(finding.ranks) if finding.ranks else "a rank"
         return f"The NCCL watchdog of {who} got stuck", ""
+    if details.get("never_completed"):
+        return (
+            f"The first collective never completed on any rank ({finding.op} #{finding.seq})",
+            "NCCL's transport never worked",
+        )
     processes = details.get("unranked_processes")
     nobody = f"{processes:,} processes" if isinstance(processes, int) else "Some rank"
     what = f"{_who(finding.ranks, nobody)} timed out" + _in_after(finding)

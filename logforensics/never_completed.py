@@ -1,5 +1,6 @@
-"""A process group whose first collective never completed on any rank (an explanation that
-`rules/nccl_error.py` reports).
+"""A process group whose first collective never completed on any rank (an explanation of the
+timeouts that `rules/nccl_error.py` reports: the kind stays the timeout's, which is what the
+lines show; the transport is the reading).
 
 When every rank of the logs times out in the same collective, and it is the first one of its
 group (SeqNum 1, or the watchdog says no work had completed: `last completed work: -1`), then
@@ -106,7 +107,7 @@ def _finding(
     return placed_finding(
         job,
         rows,
-        kind="nccl_error",
+        kind="collective_timeout",
         severity="error",
         part="explanation",
         summary=summary,

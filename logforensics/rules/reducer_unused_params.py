@@ -49,9 +49,49 @@ def check(job: Job) -> list[Finding]:
         ("model_mismatch", MISMATCH_FIX, "built a different model than the others"),
     ):
         rows = errors.filter(pl.col("event") == event)
-        if not rows.is_empty():
+        if rows.is_empty():
+            continue
+        if event == "model_mismatch" and _contradicted(rows):
+            findings.append(_counts_never_exchanged(job, rows))
+        else:
             findings.append(_simple(job, rows, fix, what))
     return findings
+
+
+def _contradicted(rows: pl.DataFrame) -> bool:
+    """Whether DDP's model-mismatch reports contradict each other: a rank's own count differs
+    from the count another rank's report gives it. Then no count was exchanged: the check's
+    all-gather failed and each rank read what its buffer held (a forum thread of UNIGE's HPC,
+    t/4301: ranks 0 and 2 each have 51 parameters by their own word and 0 by another's, after
+    all four ranks' first ALLGATHER timed out)."""
+    own: dict[int, int] = {}
+    said: list[tuple[int, int]] = []
+    for row in rows.iter_rows(named=True):
+        values = row["values"] or []
+        if len(values) == 2 and row["rank"] is not None and row["peer_rank"] is not None:
+            own[row["rank"]] = values[0]
+            said.append((row["peer_rank"], values[1]))
+    return any(rank in own and own[rank] != count for rank, count in said)
+
+
+def _counts_never_exchanged(job: Job, rows: pl.DataFrame) -> Finding:
+    ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
+    return placed_finding(
+        job,
+        rows,
+        kind="reducer_unused_params",
+        severity="warning",
+        part="context",
+        summary=(
+            f"DDP's model check on {rank_list(ranks) if ranks else 'a rank'} reported "
+            "parameter counts that contradict each other (a rank's own count is not what "
+            "another rank's report gives it): the check's collective failed, so the counts "
+            "were never exchanged and say nothing about the models."
+        ),
+        fix="Look at why the check's collective failed (the first collective of the job).",
+        ranks=ranks,
+        blames_nobody=True,
+    )
 
 
 def _unused(job: Job, rows: pl.DataFrame) -> Finding:

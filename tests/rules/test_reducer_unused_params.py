@@ -4,6 +4,8 @@ from pathlib import Path
 
 from tests.builders import analyze, analyze_files, finding, kinds
 
+THREADS = Path(__file__).resolve().parent.parent / "data" / "threads"
+
 # hkchengrex/Cutie#125 (formats.md §8), verbatim
 UNFINISHED = [
     "RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. This error indicates that your module has parameters that were not used in producing loss. You can enable unused parameter detection by passing the keyword argument `find_unused_parameters=True` to `torch.nn.parallel.DistributedDataParallel`, and by ",
@@ -91,3 +93,17 @@ def test_one_report_between_two_ranks_blames_the_peer_it_names(tmp_path):
     built = analysis.verdict.finding
     assert (built.kind, built.ranks) == ("reducer_unused_params", [1])
     assert "parameter_counts" not in built.details
+
+
+def test_counts_that_contradict_each_other_were_never_exchanged(tmp_path):
+    # hpc-community.unige.ch/t/4301 (tests/data/threads): DDP's check all-gather (SeqNum 1)
+    # times out on all four ranks; then rank 2 says rank 0 has 0 parameters while rank 0 says
+    # it has 51: the counts are the aborted all-gather's buffer, not two models
+    lines = (THREADS / "unige4301_gpu008_first_allgather.log").read_text(encoding="utf-8")
+    analysis = analyze_files(tmp_path, {"train.log": lines.splitlines()})
+    check = finding(analysis, "reducer_unused_params")
+    assert (check.severity, check.part, check.blames_nobody) == ("warning", "context", True)
+    assert "contradict each other" in check.summary
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "collective_timeout" and verdict.ranks == []
+    assert verdict.finding.details.get("never_completed") is True
