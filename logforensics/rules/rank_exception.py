@@ -111,7 +111,15 @@ def _a_consequence(what: pl.Expr) -> pl.Expr:
         what.str.contains(CONSEQUENCE)
         & ~what.str.contains(MISUSED)
         & ~what.str.contains(OUTSIDE_SERVICE)
+        & ~what.str.contains(KERNEL_TIMEOUT)
     )
+
+
+# A kernel the GPU's own watchdog stopped (cudaErrorLaunchTimeout, a display GPU's time limit):
+# the device's failure in this process, not a wait for other ranks, for all it says "timed out"
+# (facebookresearch/unbiased-teacher#80: `RuntimeError: CUDA error: the launch timed out and
+# was terminated` on two K80s)
+KERNEL_TIMEOUT = r"(?i)launch timed out"
 
 
 OUT_OF_MEMORY = r"(?i)out of memory|OutOfMemoryError"
@@ -167,6 +175,13 @@ HARDWARE_FIX = (
     "of the job (SLURM `--exclude`, cordon it), and on it read `dmesg -T | grep -i xid` and "
     "`nvidia-smi -q -d ECC,PAGE_RETIREMENT`; resume from the last checkpoint on healthy nodes."
 )
+KERNEL_TIMEOUT_FIX = (
+    "A GPU kernel ran longer than the GPU driver's watchdog allows and was stopped "
+    "(cudaErrorLaunchTimeout): a GPU that also drives a display, or one under Windows' WDDM "
+    "driver model, limits kernels to a few seconds. Run on GPUs without a display (TCC mode "
+    "on Windows) or shorten the work per kernel (smaller batches); on a server GPU it points "
+    "to a kernel that hung or a failing GPU (`dmesg -T | grep -i xid` on its node)."
+)
 # Training whose numbers diverged: DeepSpeed's fp16 loss scaler at its floor (every step
 # overflowed; hiyouga/LlamaFactory#251), a NaN loss a script or framework stops on.
 NUMERICS = (
@@ -200,6 +215,7 @@ def _message_fix(texts: list[str], who: str) -> str | None:
         (ORDINAL, ORDINAL_FIX.format(who=capitalized(who), its="its")),
         (WORKER_DIED, WORKER_FIX.format(who=who)),
         (HARDWARE, HARDWARE_FIX),
+        (KERNEL_TIMEOUT, KERNEL_TIMEOUT_FIX),
         (NUMERICS, NUMERICS_FIX),
         (MPI_INIT, MPI_INIT_FIX.format(who=who)),
     ):

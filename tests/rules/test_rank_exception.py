@@ -1789,3 +1789,18 @@ def test_a_stack_an_error_record_opened_is_a_failure_even_cut_in_a_wait(tmp_path
     cut = analysis.verdict.finding
     assert cut.kind == "rank_exception" and cut.details["cut"] is True
     assert cut.details["frame"].endswith("in _get_data")
+
+
+def test_a_kernel_stopped_by_the_gpu_s_watchdog_is_no_wait_for_other_ranks(tmp_path):
+    # facebookresearch/unbiased-teacher#80, verbatim (the whole paste, two K80s): "timed out"
+    # names the GPU driver's kernel time limit, not a collective's
+    lines = [
+        "RuntimeError: CUDA error: the launch timed out and was terminated",
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.",
+        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1.",
+    ]
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    crash = analysis.verdict.finding
+    assert crash.kind == "rank_exception" and not crash.details.get("waiting")
+    assert "waiting" not in verdict_headline(analysis.verdict)
+    assert "cudaErrorLaunchTimeout" in crash.fix
