@@ -116,6 +116,15 @@ BACKWARD_FRAME = r"autograd/(?:__init__|graph)\.py:\d+ in (?:backward|_engine_ru
 LIBRARY_FRAME = r"site-packages|dist-packages|/lib/python\d|^<|[\\/]torch[\\/]"
 # Traceback (most recent call last):
 HEADER = "Traceback (most recent call last):"
+# A traceback a paste or a logger put on one line, its line breaks lost or escaped as `\n`: its
+# exception is the last `Type: message` after a frame (Physical-Intelligence/openpi#868):
+#   [rank2]: Traceback (most recent call last): [rank2]: File ".../scripts/train_pytorch.py",
+#   line 332, in train_loop ... [rank2]: FileNotFoundError: [Errno 2] No such file or directory: ...
+FLATTENED = (
+    r'\bFile "[^"]*", line \d+, in .*(?:\s|\\n)'
+    r"(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit))"
+    r"(?::\s+(?P<message>.*))?$"
+)
 # During handling of the above exception, another exception occurred:
 DURING_HANDLING = "During handling of the above exception, another exception occurred:"
 # The above exception was the direct cause of the following exception:
@@ -649,14 +658,20 @@ def _exception_events(rows: pl.DataFrame) -> pl.DataFrame:
     own_frame = pl.when(placed).then(pl.col("_chain_own_frame"))
     own_line = pl.when(placed).then(pl.col("_chain_own_line"))
     in_collective = pl.when(placed).then(pl.col("_chain_collective").fill_null(""))
+    # a chain with no exception line of its own may hold the whole traceback on its header's line
+    flat = pl.when(pl.col("_chain_type").is_null()).then(
+        pl.col("_stripped").str.extract_groups(FLATTENED)
+    )
     events = own.filter(pl.col("line") == pl.col("_start")).select(
         "file",
         "line",
         pl.lit("exception").alias("event"),
         pl.lit("error").alias("severity"),
         pl.col("_end").alias("end_line"),
-        pl.col("_chain_type").alias("exc_type"),
-        pl.col("_chain_message").alias("exc_message"),
+        pl.coalesce("_chain_type", flat.struct.field("type")).alias("exc_type"),
+        pl.coalesce(
+            "_chain_message", flat.struct.field("message").str.slice(0, MESSAGE_CHARS)
+        ).alias("exc_message"),
         pl.col("_chain_frame").alias("frame"),
         _spawned_rank(pl.col("_chain_message")).alias("rank"),
         pl.when(

@@ -932,3 +932,27 @@ def test_an_exception_type_two_processes_printed_into_each_other_is_the_type_onc
     assert error["exc_message"] == "CUDA error: invalid device ordinal"
     verdict = analyze_files(tmp_path, {"train.log": GLUED_TYPES}).verdict
     assert verdict.headline == "A process died of a RuntimeError"
+
+
+# Physical-Intelligence/openpi#868, verbatim (the whole paste): rank 2's traceback, its line
+# breaks lost in the issue's text
+FLATTENED_TRACEBACK = (
+    '[rank2]: Traceback (most recent call last): [rank2]: File ".../scripts/train_pytorch.py", '
+    "line 332, in train_loop [rank2]: shutil.rmtree(config.checkpoint_dir) [rank2]: File "
+    '".../shutil.py", line 748, in rmtree [rank2]: FileNotFoundError: [Errno 2] No such file or '
+    "directory: '/path/to/checkpoint_dir"
+)
+
+
+def test_a_traceback_on_one_line_names_its_exception(tmp_path):
+    raised = only(parse([FLATTENED_TRACEBACK]).filter(event="exception"))
+    assert (raised["exc_type"], raised["rank"]) == ("FileNotFoundError", 2)
+    assert raised["exc_message"] == "[Errno 2] No such file or directory: '/path/to/checkpoint_dir"
+    analysis = analyze_files(tmp_path, {"train.log": [FLATTENED_TRACEBACK]})
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [2])
+
+
+def test_a_header_alone_names_no_exception():
+    # the same header with the rest of the traceback cut: nothing to read an exception from
+    raised = only(parse(["[rank2]: Traceback (most recent call last):"]).filter(event="exception"))
+    assert raised["exc_type"] is None
