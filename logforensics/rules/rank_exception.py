@@ -87,6 +87,9 @@ CONSEQUENCE = (
 MISUSED = (
     r"invalid tensor type|Invalid scalar type|[Uu]nsupported (?:tensor|dtype|device|scalar)"
     r"|Tensors must be (?:CUDA|CPU|contiguous|on )|No backend type associated with device type"
+    # an argument the backend does not take (huawei-noah/Efficient-Computing#90 on Windows:
+    # `RuntimeError: Function argument device_ids not supported for the selected backend gloo`)
+    r"|not supported for the selected backend"
     # a check inside PyTorch that failed in this process, whichever source file it names
     # (awslabs/keys_values: `ncclComm != nullptr INTERNAL ASSERT FAILED at ".../
     # ProcessGroupNCCL.cpp":4043, ... Parent communicator missing in eager initialization mode.`)

@@ -96,9 +96,23 @@ def test_bars_of_two_loaders_are_not_one_loader_of_uneven_length(tmp_path):
         "Val: 100%|██████████| 9/9 [09:26<00:00, 62.92s/it]",
     ]
     assert "loader_size_mismatch" not in kinds(analyze_files(tmp_path, {"console.log": bars}))
-    # one loader's bars that differ by a batch still are
-    uneven = [bars[0], bars[2].replace("7/7", "8/8")]
+    # one loader's bars that differ by a batch, the longer one never at its end, still are
+    uneven = [bars[0], bars[2].replace("100%", " 88%").replace("7/7", "7/8")]
     assert "loader_size_mismatch" in kinds(analyze_files(tmp_path / "uneven", {"c.log": uneven}))
+
+
+def test_uneven_bars_that_all_reached_their_end_held_nobody_up(tmp_path):
+    # Pein2017/CoordExp's committed control_smallfrac_launch.log, lines 1017-1018 and
+    # 1021-1022 verbatim: a healthy run's three data-parallel vLLM workers with 10, 11 and 11
+    # prompts each, every bar at its end
+    bars = [
+        "100%|██████████| 10/10 [00:12<00:00,  1.26s/it]",
+        "100%|██████████| 11/11 [00:12<00:00,  1.14s/it]",
+        "100%|██████████| 10/10 [00:13<00:00,  1.40s/it]",
+        "100%|██████████| 11/11 [00:13<00:00,  1.27s/it]",
+    ]
+    analysis = analyze_files(tmp_path, {"launch.log": bars})
+    assert "loader_size_mismatch" not in kinds(analysis) and analysis.verdict is None
 
 
 def test_ranks_that_report_an_uneven_workload_blame_no_rank_for_it(tmp_path):

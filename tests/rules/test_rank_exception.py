@@ -1804,3 +1804,15 @@ def test_a_kernel_stopped_by_the_gpu_s_watchdog_is_no_wait_for_other_ranks(tmp_p
     assert crash.kind == "rank_exception" and not crash.details.get("waiting")
     assert "waiting" not in verdict_headline(analysis.verdict)
     assert "cudaErrorLaunchTimeout" in crash.fix
+
+
+def test_an_argument_the_backend_does_not_take_is_the_caller_s_error(tmp_path):
+    # huawei-noah/Efficient-Computing#90, verbatim (the whole paste, Windows, so gloo): the
+    # message names gloo, but no peer failed; the process passed an NCCL-only argument
+    lines = [
+        "RuntimeError: Function argument device_ids not supported for the selected backend gloo",
+        r"ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 23812) of binary: E:\Conda\envs\GoldYolo\python.exe",
+    ]
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    assert analysis.verdict.finding.kind == "rank_exception"
+    assert "device_ids" in analysis.verdict.finding.summary
