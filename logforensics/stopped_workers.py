@@ -59,9 +59,11 @@ class ListedFailure:
     pid: int | None
     code: int
     stopped: pl.DataFrame  # the summary's entry (file, line, text, rank)
+    reporter: str = "summary"  # or its agent's line
 
     def why(self) -> str:
-        return f"torchrun's summary lists rank {self.rank} alone as failed (exit code {self.code})"
+        listed = f"rank {self.rank} alone as failed (exit code {self.code})"
+        return f"torchrun's {self.reporter} lists {listed}"
 
 
 def listed_failure(job: Job) -> ListedFailure | None:
@@ -78,6 +80,22 @@ def listed_failure(job: Job) -> ListedFailure | None:
         return None
     pid = listed.item(0, "pid") if "pid" in listed.columns else None
     return ListedFailure(int(rank), pid, int(listed.item(0, "exitcode")), listed.head(1))
+
+
+def agent_reported_failure(job: Job) -> ListedFailure | None:
+    """Without a summary, the one worker torchrun's agent reports failed (`failed (exitcode: 1)
+    local_rank: 0`) on a job of one node, where a local rank is the global one: whose a
+    traceback no line ties to a rank is (huawei-noah/Efficient-Computing#90: gloo's refusal
+    of `device_ids`, then the agent's line, and nothing else, on one machine). The exit alone
+    blames no one: nothing shows it failed first."""
+    failed = job.events.filter(pl.col("event").is_in(EXIT_REPORTS))
+    if failed.height != 1 or failed.item(0, "event") != "worker_failed" or not job.one_node():
+        return None
+    local_rank, code = failed.item(0, "local_rank"), failed.item(0, "exitcode")
+    if local_rank is None or code is None or code <= 0:
+        return None
+    pid = failed.item(0, "pid") if "pid" in failed.columns else None
+    return ListedFailure(int(local_rank), pid, int(code), failed, reporter="agent")
 
 
 def agent_stops(job: Job) -> pl.DataFrame:

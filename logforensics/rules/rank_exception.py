@@ -44,6 +44,7 @@ from logforensics.stopped_workers import (
     EXIT_REPORTS,
     ListedFailure,
     UnstoppedWorker,
+    agent_reported_failure,
     agent_stops,
     child_failed_error,
     listed_failure,
@@ -1681,7 +1682,11 @@ def _unattributed(job: Job) -> list[Finding]:
     if alike:
         whats = whats[:1]
     named = "; ".join(clipped(what) for what in whats[:3])
-    failed = None if waits or len(whats) != 1 else unstopped_worker(job) or listed_failure(job)
+    failed = (
+        None
+        if waits or len(whats) != 1
+        else unstopped_worker(job) or listed_failure(job) or agent_reported_failure(job)
+    )
     if failed is not None:
         return [_of_unstopped(failed, rows, f"raised {named}", whats[0])]
     hosts = rows.get_column("host").drop_nulls().unique(maintain_order=True).to_list()

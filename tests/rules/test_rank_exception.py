@@ -1816,3 +1816,8 @@ def test_an_argument_the_backend_does_not_take_is_the_caller_s_error(tmp_path):
     analysis = analyze_files(tmp_path, {"train.log": lines})
     assert analysis.verdict.finding.kind == "rank_exception"
     assert "device_ids" in analysis.verdict.finding.summary
+    # one machine, and the agent reports one worker failed: its local rank is the rank
+    assert analysis.verdict.ranks == [0]
+    assert "torchrun's agent lists rank 0 alone as failed (exit code 1)" in (
+        analysis.verdict.finding.summary
+    )
