@@ -27,6 +27,7 @@ from logforensics.stopped_workers import EXIT_REPORTS, child_failed_error
 from logforensics.store_barrier import short_at_barrier
 from logforensics.text import clipped, describe_key, rank_list
 from parsers.nccl import ABOUT_A_PEER
+from parsers.progress_bars import bar_name, last_snapshot
 
 NO_LOG_FIX = (
     "Collect the logs of every rank (all nodes' torchrun --log-dir trees or per-rank files); if "
@@ -526,7 +527,7 @@ def _ended_at_start_up(job: Job, ranked: bool = True) -> bool:
     last, the other node never launched). A job that ran, or an upload cut short of some
     nodes' files, has lines past start-up."""
     events = job.events
-    if job.progress is not None or not job.marks.is_empty():
+    if job.progress is not None or not job.marks.is_empty() or _training_advanced(events):
         return False
     if not events.filter(pl.col("severity").is_in(["error", "warning"])).is_empty():
         return False
@@ -541,6 +542,22 @@ def _ended_at_start_up(job: Job, ranked: bool = True) -> bool:
         return False  # a file that says nothing of start-up: no telling where it ended
     ends = ends.drop_nulls("_start")
     return bool((ends.get_column("last_line") - ends.get_column("_start") <= START_UP_TAIL).all())
+
+
+# A bar of the training loop, by its name (`Epoch 0:`, `Training:`, `Steps:`)
+TRAINING_BAR = r"(?i)^(?:epoch\b|train(?:ing)?\b|steps?\b)"
+
+
+def _training_advanced(events: pl.DataFrame) -> bool:
+    """Whether a training loop's bar counted a step: its collectives completed, so every rank
+    had joined, whichever start-up lines the logs kept (Lightning-AI/pytorch-lightning#4225:
+    four of sixteen ranks' `initializing ddp` lines before the excerpt ends, the epoch bar at
+    3/35 in the other file)."""
+    bars = events.filter(pl.col("event") == "progress_bar")
+    if bars.is_empty():
+        return False
+    name = bar_name(last_snapshot(pl.col("message"))).fill_null("")
+    return not bars.filter(name.str.contains(TRAINING_BAR) & (pl.col("value") >= 1)).is_empty()
 
 
 NEVER_FORMED_FIX = (

@@ -5,6 +5,8 @@ from pathlib import Path
 from tests.builders import analyze, analyze_files, finding, kinds, marks
 from tests.rules.test_duplicate_device import init_line
 
+THREADS = Path(__file__).resolve().parent.parent / "data" / "threads"
+
 
 def mapping(rank: int) -> str:
     return f"{{'rank': {rank}, 'local_rank': {rank}, 'device': {rank}, 'world_size': 4}}"
@@ -617,3 +619,19 @@ def test_a_rendezvous_closed_after_the_run_trained_is_no_start_up_failure(tmp_pa
     analysis = analyze_files(tmp_path, {"worker0.log": RENDEZVOUS_CLOSED})
     assert "missing_rank" not in kinds(analysis)
     assert analysis.verdict.finding.kind == "nccl_error"
+
+
+def test_a_training_bar_that_counted_steps_means_every_rank_had_joined(tmp_path):
+    # Lightning-AI/pytorch-lightning#4225 (tests/data/threads): a healthy 16-rank run whose
+    # paste keeps four ranks' start-up lines; the epoch bar's steps needed all sixteen
+    files = {
+        name: (THREADS / f"lightning4225_{name}").read_text(encoding="utf-8").splitlines()
+        for name in ("train.log", "progress.log")
+    }
+    analysis = analyze_files(tmp_path, files)
+    assert analysis.verdict is None
+    absent = finding(analysis, "missing_rank")
+    assert (absent.severity, absent.part) == ("warning", "context")
+    # the start-up lines alone, without the bar: the run may wait for the others
+    alone = analyze_files(tmp_path / "alone", {"train.log": files["train.log"]})
+    assert alone.verdict is not None and alone.verdict.finding.kind == "missing_rank"
