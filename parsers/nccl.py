@@ -296,8 +296,12 @@ PROCESS = r"(?P<host>[^\s:\[\]]*):(?P<pid>\d+):\d+ \[\d+\] "
 #   NCCL version 2.18.1
 #   Collective WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1000000)
 #   raised the following async exception: NCCL error: unhandled system error (...), NCCL ...
-WRAPPER = r"NCCL error(?: in: (?P<src>\S+:\d+),|:) (?P<code>[a-z][a-z ]*[a-z])"
-WRAPPER_TYPE = r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)): NCCL error"
+# torch.cuda.nccl's own check (DataParallel's broadcast, NCCL calls under CUDA graph capture)
+# names the result by its number (mit-han-lab/distrifuser#13: both processes' `what(): NCCL
+# Error 5: invalid usage (run with NCCL_DEBUG=WARN for details)`):
+#   RuntimeError: NCCL Error 2: unhandled system error
+WRAPPER = r"NCCL (?:error(?: in: (?P<src>\S+:\d+),|:)|Error \d+:) (?P<code>[a-z][a-z ]*[a-z])"
+WRAPPER_TYPE = r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)): NCCL [Ee]rror"
 WORK = r"WorkNCCL\((?:SeqNum=(?P<seq>\d+), )?OpType=(?P<op>\w+)"
 WORK_TIMEOUT = r"Timeout\(ms\)=(\d+)"
 # `ncclInvalidUsage: This usually reflects invalid usage of NCCL library.`
@@ -338,6 +342,7 @@ LITERALS = (
     "NCCL TRACE",
     "NCCL version",
     "NCCL error",
+    "NCCL Error ",
     LAST_ERROR,
     "Duplicate GPU detected",
     "the same GPU",

@@ -1534,7 +1534,9 @@ def _thrown(job: Job) -> pl.DataFrame:
     if cpp.is_empty():
         return python
     ranked = python.get_column("rank").drop_nulls().unique().implode()
-    files = python.get_column("file").unique().implode()
+    # a traceback cut before its exception, or the launcher's own, explains no C++ one
+    said = python.filter(pl.col("exc_type").is_not_null() & ~_launchers_word())
+    files = said.get_column("file").unique().implode()
     alone = cpp.filter(
         pl.when(pl.col("rank").is_not_null())
         .then(~pl.col("rank").is_in(ranked))
@@ -1801,7 +1803,7 @@ def _signal_deaths(job: Job, explained: set[int]) -> list[Finding]:
     deaths = _not_of_a_rank_that_lived_on(job, deaths, reports)
     broke = set(reports.get_column("rank").drop_nulls().to_list())
     deaths = deaths.filter(~pl.col("rank").is_in(list(explained | broke)))
-    deaths = _not_after_the_watchdog(job, deaths)
+    deaths = _not_after_a_terminate(job, _not_after_the_watchdog(job, deaths))
     if deaths.is_empty():
         return []
     findings = []
@@ -1923,6 +1925,24 @@ def _not_after_the_watchdog(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _not_after_a_terminate(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
+    """`deaths` without the SIGABRTs reported below an uncaught C++ exception in the same file
+    (`terminate called after throwing an instance of ...`): C++ aborts the process it was
+    thrown in, so the exception its `what():` names is the failure, read as one (mit-han-lab/
+    distrifuser#13: both processes' `NCCL Error 5: invalid usage`, then torchrun's `failed
+    (exitcode: -6) local_rank: 0`)."""
+    terminated = job.events.filter(pl.col("event") == "cpp_terminate")
+    if deaths.is_empty() or terminated.is_empty():
+        return deaths
+    first = terminated.group_by("file").agg(pl.col("line").min().alias("_terminate_line"))
+    below = (pl.col("signal") == "SIGABRT") & (pl.col("line") > pl.col("_terminate_line"))
+    return (
+        deaths.join(first, on="file", how="left")
+        .filter(~below.fill_null(False))
+        .drop("_terminate_line")
+    )
+
+
 def _unattributed_deaths(job: Job) -> list[Finding]:
     """A process no line ties to a rank crashed on a fatal signal (a native library's crash
     banner: UCX's `Caught signal 11 (Segmentation fault: ...)`, NVIDIA/nccl#1996), or the
@@ -1935,7 +1955,7 @@ def _unattributed_deaths(job: Job) -> list[Finding]:
         .filter(pl.col("signal").is_in(list(FATAL.values())))
         .sort("file", "line")
     )
-    crashes = _not_after_the_watchdog(job, crashes)
+    crashes = _not_after_a_terminate(job, _not_after_the_watchdog(job, crashes))
     if crashes.is_empty():
         return []
     first = crashes.row(0, named=True)

@@ -906,3 +906,11 @@ def test_an_init_s_timings_record_its_completion():
     init = only(parsed_by("nccl", [line]), "nccl_init")
     assert (init["event"], init["comm_rank"], init["nranks"]) == ("nccl_init", 3, 8)
     assert json.loads(init["extra"]) == {"phase": "complete", "api": "ncclCommInitRankConfig"}
+
+
+def test_torch_s_own_nccl_check_names_the_result_by_its_number():
+    # the exception line as a DataParallel user's traceback ends (a blog post in the code
+    # index on `RuntimeError: NCCL Error 2: unhandled system error`, verbatim)
+    error = parsed_by("nccl", ["RuntimeError: NCCL Error 2: unhandled system error"])
+    row = error.filter(pl.col("event") == "nccl_error").row(0, named=True)
+    assert (row["error_code"], row["exc_type"]) == ("unhandled system error", "RuntimeError")

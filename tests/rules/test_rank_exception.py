@@ -1821,3 +1821,13 @@ def test_an_argument_the_backend_does_not_take_is_the_caller_s_error(tmp_path):
     assert "torchrun's agent lists rank 0 alone as failed (exit code 1)" in (
         analysis.verdict.finding.summary
     )
+
+
+def test_the_abort_after_an_uncaught_cpp_exception_is_that_exception_s(tmp_path):
+    # mit-han-lab/distrifuser#13 (tests/data/threads): both processes throw `NCCL Error 5:
+    # invalid usage` under CUDA graph capture; torchrun's exit code -6 is C++'s abort of it
+    lines = (THREADS / "distrifuser13_graph_capture.log").read_text(encoding="utf-8")
+    analysis = analyze_files(tmp_path, {"train.log": lines.splitlines()})
+    assert analysis.verdict.finding.kind == "nccl_error"
+    assert "invalid usage" in analysis.verdict.finding.summary
+    assert "rank_exception" not in kinds(analysis)
