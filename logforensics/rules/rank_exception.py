@@ -1934,12 +1934,22 @@ def _not_after_a_terminate(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
     terminated = job.events.filter(pl.col("event") == "cpp_terminate")
     if deaths.is_empty() or terminated.is_empty():
         return deaths
-    first = terminated.group_by("file").agg(pl.col("line").min().alias("_terminate_line"))
-    below = (pl.col("signal") == "SIGABRT") & (pl.col("line") > pl.col("_terminate_line"))
+    # the abort of a process the terminate does not name as another's
+    terminates = terminated.select(
+        "file", pl.col("line").alias("_terminate_line"), pl.col("rank").alias("_terminate_rank")
+    )
+    own = pl.col("_terminate_rank").is_null() | pl.col("_terminate_rank").eq_missing(pl.col("rank"))
+    aborted = (
+        deaths.with_row_index("_death")
+        .join(terminates, on="file")
+        .filter((pl.col("signal") == "SIGABRT") & (pl.col("line") > pl.col("_terminate_line")))
+        .filter(own)
+        .get_column("_death")
+    )
     return (
-        deaths.join(first, on="file", how="left")
-        .filter(~below.fill_null(False))
-        .drop("_terminate_line")
+        deaths.with_row_index("_death")
+        .filter(~pl.col("_death").is_in(aborted.implode()))
+        .drop("_death")
     )
 
 
