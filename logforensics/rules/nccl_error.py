@@ -567,7 +567,7 @@ def _aborted(job: Job) -> bool:
 # the families whose lines are a collective library's own, or its transport's: NCCL's (and
 # RCCL's, in NCCL's words), Ascend's HCCL (parsers/hccl.py), Intel's oneCCL (parsers/oneccl.py),
 # the RDMA provider's (parsers/rdma.py)
-COLLECTIVE_LIBRARIES = ("nccl", "hccl", "oneccl", "rdma")
+COLLECTIVE_LIBRARIES = ("nccl", "nccl_tests", "hccl", "oneccl", "rdma")
 ABORTED_BY = ("collective_timeout", "ops_failed", "process_abort", "nccl_abort")
 
 
