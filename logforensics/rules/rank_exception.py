@@ -116,6 +116,7 @@ def _a_consequence(what: pl.Expr) -> pl.Expr:
         & ~what.str.contains(MISUSED)
         & ~what.str.contains(OUTSIDE_SERVICE)
         & ~what.str.contains(KERNEL_TIMEOUT)
+        & ~what.str.contains(UNRESOLVED_NAME)
     )
 
 
@@ -124,6 +125,14 @@ def _a_consequence(what: pl.Expr) -> pl.Expr:
 # (facebookresearch/unbiased-teacher#80: `RuntimeError: CUDA error: the launch timed out and
 # was terminated` on two K80s)
 KERNEL_TIMEOUT = r"(?i)launch timed out"
+# A host name that did not resolve: the process's own configuration or DNS, never a peer that
+# went away, for all it is a socket's error (pytorch/elastic's Kubernetes troubleshooting: the
+# rendezvous `etcd://etcd-service:2379` unknown, `socket.gaierror: [Errno -2] Name or service
+# not known` on each worker)
+UNRESOLVED_NAME = (
+    r"(?i)gaierror|Name or service not known|Temporary failure in name resolution"
+    r"|nodename nor servname"
+)
 
 
 OUT_OF_MEMORY = r"(?i)out of memory|OutOfMemoryError"

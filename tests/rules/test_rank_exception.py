@@ -1831,3 +1831,23 @@ def test_the_abort_after_an_uncaught_cpp_exception_is_that_exception_s(tmp_path)
     assert analysis.verdict.finding.kind == "nccl_error"
     assert "invalid usage" in analysis.verdict.finding.summary
     assert "rank_exception" not in kinds(analysis)
+
+
+def test_a_host_name_that_did_not_resolve_is_the_process_s_own_failure(tmp_path):
+    # pytorch/elastic's kubernetes/TROUBLESHOOTING.md, verbatim (worker-0's log from `Rank [0]`
+    # to the traceback's end; the rendezvous's `etcd-service` unknown in the cluster): a socket
+    # error, but no peer went away
+    lines = [
+        "[INFO] 2020-03-23 00:47:29,745 main: Rank [0] running on GPU [0]",
+        "Traceback (most recent call last):",
+        '  File "/opt/conda/lib/python3.6/site-packages/urllib3/connection.py", line 159, in _new_conn',
+        "    (self._dns_host, self.port), self.timeout, **extra_kw)",
+        '  File "/opt/conda/lib/python3.6/site-packages/urllib3/util/connection.py", line 57, in create_connection',
+        "    for res in socket.getaddrinfo(host, port, family, socket.SOCK_STREAM):",
+        '  File "/opt/conda/lib/python3.6/socket.py", line 745, in getaddrinfo',
+        "    for res in _socket.getaddrinfo(host, port, family, type, proto, flags):",
+        "socket.gaierror: [Errno -2] Name or service not known",
+    ]
+    analysis = analyze_files(tmp_path, {"worker-0.log": lines})
+    assert analysis.verdict.finding.kind == "rank_exception"
+    assert "Name or service not known" in analysis.verdict.finding.summary
