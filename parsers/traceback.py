@@ -449,8 +449,9 @@ def _mark_tracebacks(rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-# the stream's next lines (`_next1`, ...) that could carry on an exception line's message: null
-# from the first blank line or rule of `=`/`-` on (torchrun's summary after `ChildFailedError:`)
+# the stream's next lines (`_next1`, ...) that could carry on an exception line's message, each
+# null where that line is blank or a rule of `=`/`-` (torchrun's summary after
+# `ChildFailedError:`): the message stops at the first null
 FOLLOWING = [f"_next{k}" for k in range(1, MESSAGE_LINES + 1)]
 
 
