@@ -14,7 +14,7 @@ from logforensics.findings import Finding
 from logforensics.rules.loader_size_mismatch import JOIN_SOURCE
 from logforensics.rules.nccl_error import LIBRARY_NAMES
 from logforensics.rules.rank_exception import HARDWARE_FIX
-from logforensics.text import capitalized, duration, rank_list
+from logforensics.text import capitalized, clipped, duration, rank_list
 
 if TYPE_CHECKING:
     from logforensics.api import Analysis
@@ -41,6 +41,10 @@ def verdict_headline(verdict: Verdict | None) -> str:
     then = then if then is not None else _consequence(verdict)
     return f"{what}; {then}" if then else what
 
+
+# A bar's or progress line's name is the work a busy rank did: the headline keeps its start (a
+# label scan's bar names its folder and counts: ultralytics/yolov5#9163)
+WORK_IN_HEADLINE = 60
 
 # Each returns what happened and, when the finding itself says it, what followed (else
 # None: the verdict's chain tells).
@@ -102,7 +106,8 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
         at = f" at step {finding.step}" if finding.step is not None else ""
         return f"{who} alone said it skipped a batch or step{at}", None
     if departure == "busy":
-        return f"{who} was still busy with {details.get('work')} when the others gave up", None
+        work = clipped(str(details.get("work")), WORK_IN_HEADLINE)
+        return f"{who} was still busy with {work} when the others gave up", None
     if departure == "file_wait":
         waiters = _who(_ranks_of(details.get("other_ranks")))
         maker = "" if finding.blames_nobody else f" {rank_list(finding.blamed)} makes"

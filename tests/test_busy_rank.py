@@ -377,3 +377,6 @@ def test_a_scan_bar_cut_by_the_watchdog_s_record_is_the_main_rank_s_work(tmp_pat
     assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
     assert busy.details["other_ranks"] == [2, 6, 7]
     assert busy.details["work"].startswith("train: Scanning")
+    # the headline keeps the start of the bar's long name; the finding keeps all of it
+    assert "train: Scanning '/mnt/" in analysis.verdict.headline
+    assert "0 corrupt" not in analysis.verdict.headline and "0 corrupt" in busy.summary
