@@ -222,8 +222,8 @@ QUOTE = r">(?: |$)"
 #     * 1 x W0909 21:54:55.983000 41207 torch/distributed/elastic/multiprocessing/api.py:900] ...
 #         | [rank0]: FileNotFoundError: Caught FileNotFoundError in DataLoader worker process 2.
 # A runner's condensed error report (mila-iqia/milabench#367): each line indented behind a
-# `| ` gutter, or counted (`* 1 x `) where it repeated; outermost, and only where it frames most
-# of a file's lines
+# `| ` gutter, or counted (`* 1 x `) where it repeated; inside a collector's envelope (a kubectl
+# stamp), outside the processes' own prefixes, and only where it frames most of a file's lines
 REPORT_GUTTER = r"[ \t]+\|(?: |$)|[ \t]*\* \d+ x "
 # diffusion-nodes.cn-n001.server.mila.quebec.nolog [stderr] [rank14]: Traceback (most recent ...
 # A runner's label and the stream it read a line from (milabench's, mila-iqia/milabench#281);
@@ -408,7 +408,6 @@ TORCHRUN_TEE_FRAMER = Framer(
 
 FRAMERS: tuple[Framer, ...] = (
     Framer("quote", QUOTE, per_file=True),
-    Framer("report_gutter", REPORT_GUTTER, per_file=True),
     Framer(
         "gutter",
         LINE_NUMBER_GUTTER,
@@ -467,6 +466,7 @@ FRAMERS: tuple[Framer, ...] = (
         literals=("[rank", "]<std", " NCCL ", "]:[", ".cpp:", ".cc:"),
     ),
     Framer("console_time", CONSOLE_TIME, per_file=True),
+    Framer("report_gutter", REPORT_GUTTER, per_file=True),
     Framer(
         "determined",
         DETERMINED_TRIAL,
