@@ -18,7 +18,7 @@ SIGTERM a launcher sends the survivors. An abort on every rank is the watchdog's
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import polars as pl
@@ -1700,6 +1700,9 @@ def _unattributed(job: Job) -> list[Finding]:
     )
     if failed is not None:
         return [_of_unstopped(failed, rows, f"raised {named}", whats[0])]
+    past = None if waits or len(whats) != 1 else _past_the_gpus(job, whats[0], count)
+    if past is not None:
+        return [past.finding(rows, named, whats[0])]
     hosts = rows.get_column("host").drop_nulls().unique(maintain_order=True).to_list()
     on_hosts = f" on host{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}" if hosts else ""
     who = f"{'A process' if count == 1 else f'{count} processes'}{on_hosts}"
@@ -2033,6 +2036,45 @@ def _of_unstopped(
         confidence="medium",
         details={"exception": said, "signal": signal, "pid": failed.pid, "from_stops": True},
     )
+
+
+@dataclass(frozen=True, slots=True)
+class PastTheGpus:
+    """The processes that asked for a GPU past the node's: the highest local ranks."""
+
+    ranks: list[int]
+    started: int
+
+    def finding(self, rows: pl.DataFrame, named: str, said: str) -> Finding:
+        who = rank_list(self.ranks)
+        return _from_rows(
+            rows,
+            severity="error",
+            part="explanation",
+            summary=(
+                f"{capitalized(who)} raised {named}: the logs do not tie the error to a rank, "
+                f"but {self.started} processes were started on one node, each asking for the "
+                "GPU of its local rank, and the ones past the GPUs the node shows are the "
+                f"highest local ranks ({len(self.ranks)} of {self.started} failed)."
+            ),
+            fix=ORDINAL_FIX.format(who=capitalized(who), its="its"),
+            ranks=self.ranks,
+            confidence="medium",
+            details={"exception": said, "started": self.started},
+        )
+
+
+def _past_the_gpus(job: Job, said: str, failed: int) -> PastTheGpus | None:
+    """`invalid device ordinal` from processes no line names, on a job of one node whose launch
+    command says how many it started: devices go by local rank, so the ones that failed are the
+    highest local ranks (Ultra-Fast-Lane-Detection#193: `--nproc_per_node=2` on a machine
+    showing one GPU, one `invalid device ordinal`: local rank 1)."""
+    world = job.world_size
+    if not re.search(ORDINAL, said) or world is None or world.source != "launch":
+        return None
+    if not job.one_node() or not 0 < failed < world.value:
+        return None
+    return PastTheGpus(list(range(world.value - failed, world.value)), world.value)
 
 
 def _local_is_global(job: Job) -> pl.Expr:

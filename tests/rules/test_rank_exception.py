@@ -1851,3 +1851,20 @@ def test_a_host_name_that_did_not_resolve_is_the_process_s_own_failure(tmp_path)
     analysis = analyze_files(tmp_path, {"worker-0.log": lines})
     assert analysis.verdict.finding.kind == "rank_exception"
     assert "Name or service not known" in analysis.verdict.finding.summary
+
+
+def test_an_invalid_device_ordinal_no_line_names_is_the_highest_local_rank(tmp_path):
+    # cfzd/Ultra-Fast-Lane-Detection#193 (tests/data/threads): two processes started on a
+    # machine that shows one GPU; the one that failed asked for device 1
+    lines = (THREADS / "ufld193_invalid_ordinal.log").read_text(encoding="utf-8").splitlines()
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    crash = analysis.verdict.finding
+    assert (crash.kind, analysis.verdict.ranks, crash.confidence) == (
+        "rank_exception",
+        [1],
+        "medium",
+    )
+    assert "the highest local ranks (1 of 2 failed)" in crash.summary
+    # without the launch command nothing says how many were started: no rank
+    alone = analyze_files(tmp_path / "alone", {"train.log": lines[1:]})
+    assert alone.verdict.ranks == []
