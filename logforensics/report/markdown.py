@@ -139,24 +139,27 @@ WARNINGS_ONLY = "No finding of error severity; the warnings below place no cause
 
 
 def _no_verdict(report: dict[str, Any], lang: str) -> list[str]:
-    errors = any(finding["severity"] == "error" for finding in report["findings"])
-    teardown = any(
+    return [_text(t(no_verdict_said(report), lang)), ""]
+
+
+def no_verdict_said(report: dict[str, Any]) -> str:
+    """What a report with no verdict says instead (in English; the Markdown and the page
+    translate it)."""
+    findings = report["findings"]
+    if any(finding["severity"] == "error" for finding in findings):
+        return "Errors were found, but none places a cause in the run; see the findings below."
+    if any(
         finding["details"].get("after_finish") or finding["details"].get("exiting")
-        for finding in report["findings"]
-    )
-    if errors:
-        said = "Errors were found, but none places a cause in the run; see the findings below."
-    elif teardown:
-        said = TEARDOWN_ONLY
-    elif any(finding["kind"] == "worker_restart" for finding in report["findings"]):
-        said = RESTARTED
-    elif len(report["inputs"]["ranks_seen"]) < 2:  # nothing to compare: claim no agreement
-        said = FEW_RANKS
-    elif any(finding["severity"] == "warning" for finding in report["findings"]):
-        said = WARNINGS_ONLY
-    else:
-        said = "No finding of error severity: the ranks' logs agree with each other."
-    return [_text(t(said, lang)), ""]
+        for finding in findings
+    ):
+        return TEARDOWN_ONLY
+    if any(finding["kind"] == "worker_restart" for finding in findings):
+        return RESTARTED
+    if len(report["inputs"]["ranks_seen"]) < 2:  # nothing to compare: claim no agreement
+        return FEW_RANKS
+    if any(finding["severity"] == "warning" for finding in findings):
+        return WARNINGS_ONLY
+    return "No finding of error severity: the ranks' logs agree with each other."
 
 
 def _evidence(chain: list[dict[str, Any]], lang: str) -> list[str]:

@@ -21,6 +21,7 @@ from markupsafe import Markup, escape
 
 from logforensics.api import Analysis, Upload
 from logforensics.i18n import ENGLISH, t, translate, translator
+from logforensics.report.markdown import no_verdict_said
 from logforensics.report.picture import (
     FILL,
     Say,
@@ -153,6 +154,7 @@ def _render(
     # words the analyzer wrote that the model does not carry translated (a rank's stack)
     env.filters["translated"] = partial(translate, lang=lang)
     env.globals["t"] = page_translator(lang)
+    env.globals["no_verdict_said"] = no_verdict_said
     moment = generated_at or datetime.now(UTC)
     return env.get_template("report.html.j2").render(
         html_lang=HTML_LANG.get(lang, lang),
