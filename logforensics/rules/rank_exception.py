@@ -18,7 +18,7 @@ SIGTERM a launcher sends the survivors. An abort on every rank is the watchdog's
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import polars as pl
@@ -111,13 +111,7 @@ OUTSIDE_SERVICE = (
 
 def _a_consequence(what: pl.Expr) -> pl.Expr:
     """An exception that follows from another rank's failure, or is a wait that gave up."""
-    return (
-        what.str.contains(CONSEQUENCE)
-        & ~what.str.contains(MISUSED)
-        & ~what.str.contains(OUTSIDE_SERVICE)
-        & ~what.str.contains(KERNEL_TIMEOUT)
-        & ~what.str.contains(UNRESOLVED_NAME)
-    )
+    return what.str.contains(CONSEQUENCE) & ~what.str.contains(OWN_FAILURE)
 
 
 # A kernel the GPU's own watchdog stopped (cudaErrorLaunchTimeout, a display GPU's time limit):
@@ -132,6 +126,11 @@ KERNEL_TIMEOUT = r"(?i)launch timed out"
 UNRESOLVED_NAME = (
     r"(?i)gaierror|Name or service not known|Temporary failure in name resolution"
     r"|nodename nor servname"
+)
+# Words that make an exception the process's own failure, whatever words of a consequence it
+# holds besides (each part keeps its own flags)
+OWN_FAILURE = "|".join(
+    f"(?:{words})" for words in (MISUSED, OUTSIDE_SERVICE, KERNEL_TIMEOUT, UNRESOLVED_NAME)
 )
 
 
@@ -1693,16 +1692,12 @@ def _unattributed(job: Job) -> list[Finding]:
     if alike:
         whats = whats[:1]
     named = "; ".join(clipped(what) for what in whats[:3])
-    failed = (
-        None
-        if waits or len(whats) != 1
-        else unstopped_worker(job) or listed_failure(job) or agent_reported_failure(job)
-    )
-    if failed is not None:
-        return [_of_unstopped(failed, rows, f"raised {named}", whats[0])]
-    past = None if waits or len(whats) != 1 else _past_the_gpus(job, whats[0], count)
-    if past is not None:
-        return [past.finding(rows, named, whats[0])]
+    if not waits and len(whats) == 1:
+        failed = unstopped_worker(job) or listed_failure(job) or agent_reported_failure(job)
+        if failed is not None:
+            return [_of_unstopped(failed, rows, f"raised {named}", whats[0])]
+        if (past := _past_the_gpus(job, rows, named, whats[0], count)) is not None:
+            return [past]
     hosts = rows.get_column("host").drop_nulls().unique(maintain_order=True).to_list()
     on_hosts = f" on host{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}" if hosts else ""
     who = f"{'A process' if count == 1 else f'{count} processes'}{on_hosts}"
@@ -1815,7 +1810,7 @@ def _signal_deaths(job: Job, explained: set[int]) -> list[Finding]:
     deaths = _not_of_a_rank_that_lived_on(job, deaths, reports)
     broke = set(reports.get_column("rank").drop_nulls().to_list())
     deaths = deaths.filter(~pl.col("rank").is_in(list(explained | broke)))
-    deaths = _not_after_a_terminate(job, _not_after_the_watchdog(job, deaths))
+    deaths = _not_an_abort_told_before(job, deaths)
     if deaths.is_empty():
         return []
     findings = []
@@ -1937,6 +1932,12 @@ def _not_after_the_watchdog(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _not_an_abort_told_before(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
+    """`deaths` without the aborts a failure reported before them explains: a watchdog's
+    timeout, an uncaught C++ exception."""
+    return _not_after_a_terminate(job, _not_after_the_watchdog(job, deaths))
+
+
 def _not_after_a_terminate(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
     """`deaths` without the SIGABRTs reported below an uncaught C++ exception in the same file
     (`terminate called after throwing an instance of ...`): C++ aborts the process it was
@@ -1951,18 +1952,14 @@ def _not_after_a_terminate(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
         "file", pl.col("line").alias("_terminate_line"), pl.col("rank").alias("_terminate_rank")
     )
     own = pl.col("_terminate_rank").is_null() | pl.col("_terminate_rank").eq_missing(pl.col("rank"))
+    indexed = deaths.with_row_index("_death")
     aborted = (
-        deaths.with_row_index("_death")
-        .join(terminates, on="file")
+        indexed.join(terminates, on="file")
         .filter((pl.col("signal") == "SIGABRT") & (pl.col("line") > pl.col("_terminate_line")))
         .filter(own)
         .get_column("_death")
     )
-    return (
-        deaths.with_row_index("_death")
-        .filter(~pl.col("_death").is_in(aborted.implode()))
-        .drop("_death")
-    )
+    return indexed.filter(~pl.col("_death").is_in(aborted.implode())).drop("_death")
 
 
 def _unattributed_deaths(job: Job) -> list[Finding]:
@@ -1977,7 +1974,7 @@ def _unattributed_deaths(job: Job) -> list[Finding]:
         .filter(pl.col("signal").is_in(list(FATAL.values())))
         .sort("file", "line")
     )
-    crashes = _not_after_a_terminate(job, _not_after_the_watchdog(job, crashes))
+    crashes = _not_an_abort_told_before(job, crashes)
     if crashes.is_empty():
         return []
     first = crashes.row(0, named=True)
@@ -2038,33 +2035,9 @@ def _of_unstopped(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class PastTheGpus:
-    """The processes that asked for a GPU past the node's: the highest local ranks."""
-
-    ranks: list[int]
-    started: int
-
-    def finding(self, rows: pl.DataFrame, named: str, said: str) -> Finding:
-        who = rank_list(self.ranks)
-        return _from_rows(
-            rows,
-            severity="error",
-            part="explanation",
-            summary=(
-                f"{capitalized(who)} raised {named}: the logs do not tie the error to a rank, "
-                f"but {self.started} processes were started on one node, each asking for the "
-                "GPU of its local rank, and the ones past the GPUs the node shows are the "
-                f"highest local ranks ({len(self.ranks)} of {self.started} failed)."
-            ),
-            fix=ORDINAL_FIX.format(who=capitalized(who), its="its"),
-            ranks=self.ranks,
-            confidence="medium",
-            details={"exception": said, "started": self.started},
-        )
-
-
-def _past_the_gpus(job: Job, said: str, failed: int) -> PastTheGpus | None:
+def _past_the_gpus(
+    job: Job, rows: pl.DataFrame, named: str, said: str, failed: int
+) -> Finding | None:
     """`invalid device ordinal` from processes no line names, on a job of one node whose launch
     command says how many it started: devices go by local rank, so the ones that failed are the
     highest local ranks (Ultra-Fast-Lane-Detection#193: `--nproc_per_node=2` on a machine
@@ -2074,7 +2047,23 @@ def _past_the_gpus(job: Job, said: str, failed: int) -> PastTheGpus | None:
         return None
     if not job.one_node() or not 0 < failed < world.value:
         return None
-    return PastTheGpus(list(range(world.value - failed, world.value)), world.value)
+    ranks = list(range(world.value - failed, world.value))
+    who = rank_list(ranks)
+    return _from_rows(
+        rows,
+        severity="error",
+        part="explanation",
+        summary=(
+            f"{capitalized(who)} raised {named}: the logs do not tie the error to a rank, but "
+            f"{world.value} processes were started on one node, each asking for the GPU of its "
+            "local rank, and the ones past the GPUs the node shows are the highest local ranks "
+            f"({failed} of {world.value} failed)."
+        ),
+        fix=ORDINAL_FIX.format(who=capitalized(who), its="its"),
+        ranks=ranks,
+        confidence="medium",
+        details={"exception": said, "started": world.value},
+    )
 
 
 def _local_is_global(job: Job) -> pl.Expr:
