@@ -32,20 +32,20 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
     check = message.str.extract_groups(CHECK)
     library, words = check.struct.field("library"), check.struct.field("words")
+    read = lines.filter(library.is_not_null() | message.str.contains(RELAY))
     # NCCL >= 2.13: `<ncclGetErrorString> / <ncclGetLastError>`
-    result = words.str.split(" / ").list.first()
-    last_error = words.str.split(" / ").list.slice(1).list.join(" / ").str.strip_chars()
+    parts = words.str.split(" / ")
+    result = parts.list.first()
+    last_error = parts.list.slice(1).list.join(" / ").str.strip_chars()
     cuda, nccl = library == "CUDA", library == "NCCL"
-    return lines.select(
+    return read.select(
         "file",
         "line",
+        # a relay line is read, no event of its own
         pl.when(cuda)
         .then(pl.lit("exception"))
         .when(nccl)
         .then(pl.lit("nccl_error"))
-        .when(message.str.contains(RELAY))
-        .then(pl.lit(None, dtype=pl.String))
-        .otherwise(pl.lit("_none"))
         .alias("event"),
         pl.when(library.is_not_null()).then(pl.lit("error")).alias("severity"),
         pl.when(cuda).then(pl.lit(KIND)).alias("exc_type"),
@@ -57,7 +57,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         pl.when(nccl).then(result.str.replace(r"\s*\(run with .*$", "")).alias("error_code"),
         check.struct.field("host").alias("host"),
         pl.when(library.is_not_null()).then(check.struct.field("source")).alias("frame"),
-    ).filter(pl.col("event").ne_missing(pl.lit("_none")))
+    )
 
 
 PARSER = LineParser(
