@@ -710,16 +710,16 @@ def _peel(frame: pl.DataFrame, nonblank: pl.DataFrame) -> pl.DataFrame:
         *(pl.lit(None, dtype=dtype).alias(name) for name, dtype in PREFIX_COLUMNS.items()),
         *(pl.lit(None, dtype=dtype).alias(name) for name, dtype in _SCRATCH.items()),
     )
-    worth_trying: list[bool] = []  # for FRAMERS[at:], ...
+    worth_trying: list[bool] | None = None  # for FRAMERS[at:], asked while nothing was peeled
     for at, framer in enumerate(FRAMERS):
-        if not worth_trying:  # one query for the framers left while the messages stay as they are
+        if worth_trying is None:  # one query for the framers left
             worth_trying = _worth_trying(frame, FRAMERS[at:])
         if not worth_trying.pop(0):
             continue
         peeled = _peel_one(frame, framer, nonblank)
         if peeled is not None:
             frame = framer.then(peeled) if framer.then is not None else peeled
-            worth_trying = []  # messages changed: ask again
+            worth_trying = None  # the messages changed: ask again
     return _resolve_ranks(frame).select("_row", *_input_columns(frame), *FRAME_COLUMNS)
 
 
