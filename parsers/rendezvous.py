@@ -22,7 +22,9 @@ SOCKET_FAILURE = (
     r"to bind to|failed to listen on|timed out after \d+ms while trying to connect to|has timed "
     r"out)[^\[(]*(?P<endpoint>\[[^\]]*\]:\d+|\([^)]*\))?"
 )
-REASON = r"\(errno: (\d+) - ([^)]+)\)"
+# the system's reason, Linux's `(errno: 113 - No route to host)` or Windows' `(system error:
+# 10049 - <the message in the system's language>)` (hiyouga/LlamaFactory#7127)
+REASON = r"\((?:errno|system error): (\d+) - ([^)]+)\)"
 # a client's connection to the store made (pytorch/pytorch#81704, TORCH_CPP_LOG_LEVEL=INFO):
 #   [I socket.cpp:725] [c10d] The client socket has connected to [10-1-0-200.pytorch-simple-master-0.kubeflow.svc.cluster.local]:23456 on [pytorch-simple-worker-0]:38250.  # noqa: E501
 CONNECTED = r"\[c10d\] The client socket has connected to (\[[^\]]*\]:\d+)"

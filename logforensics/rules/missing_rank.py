@@ -245,14 +245,18 @@ def _before_exit_barriers(job: Job, waits: pl.DataFrame) -> pl.DataFrame:
     return marked.filter(pl.col("_end").is_null() | (pl.col("line") < pl.col("_end"))).drop("_end")
 
 
-# EADDRNOTAVAIL: the client's retry over an address family the host lacks (torchrun tries
-# IPv6 and IPv4 in turn); healthy runs print it and go on.
-RETRIED = 99
+# The client tries every address the store's host name resolves to, IPv6 and IPv4 in turn; an
+# address this host cannot use fails at once and the next one is tried. Healthy runs print
+# these and go on: EADDRNOTAVAIL (99; Windows' WSAEADDRNOTAVAIL, 10049), EINVAL (22: a link-
+# local IPv6 address without its interface, NVIDIA/NeMo#7351 on SLURM) and EAFNOSUPPORT (97;
+# Windows' WSAEAFNOSUPPORT, 10047). A refused, unrouted or timed-out connect says the store
+# was not there.
+RETRIED = (22, 97, 99, 10047, 10049)
 
 
 def _store_unreachable(job: Job) -> list[Finding]:
     sockets = job.events.filter(
-        (pl.col("event") == "store_unreachable") & pl.col("value").fill_null(0).ne(RETRIED)
+        (pl.col("event") == "store_unreachable") & ~pl.col("value").fill_null(0).is_in(RETRIED)
     )
     # a connect that timed out gave up after its whole timeout: no retry follows it, whatever
     # other processes went on to do (openrlhf/OpenRLHF#265: a vLLM worker's `timed out after

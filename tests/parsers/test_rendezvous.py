@@ -34,6 +34,17 @@ def test_the_endpoint_and_the_systems_reason_are_read():
     assert (failure["value"], failure["error_code"]) == (113, "No route to host")
 
 
+def test_windows_system_error_reason_is_read():
+    # hiyouga/LlamaFactory#7127, verbatim (a Windows console in Chinese)
+    line = (
+        "[W socket.cpp:697] [c10d] The client socket has failed to connect to "
+        "[WIN-57PDHSNQNT2]:28133 (system error: 10049 - 在其上文中，该请求的地址无效。)."
+    )
+    failure = only(parsed_by("rendezvous", [line], file="train.log"))
+    assert failure["peer"] == "[WIN-57PDHSNQNT2]:28133"
+    assert (failure["value"], failure["error_code"]) == (10049, "在其上文中，该请求的地址无效。")
+
+
 def test_a_connection_made_to_the_store_is_read_with_the_store_s_endpoint():
     line = CONNECTED_TO_THE_STORE[-1]
     connected = only(parsed_by("rendezvous", [line], file="worker.log"))

@@ -219,6 +219,32 @@ def test_a_retried_connect_in_a_job_that_trained_is_no_failure(tmp_path):
     assert analysis.verdict is None
 
 
+# NVIDIA/NeMo#7351, verbatim: a one-node SLURM run whose client tried an address it could not
+# use (a link-local IPv6 one) before the one it reached; the poster asked what the warning means
+ADDRESS_TRIED_IN_TURN = (
+    "[W socket.cpp:601] [c10d] The client socket has failed to connect to "
+    "[ip-26-0-146-37]:22456 (errno: 22 - Invalid argument)."
+)
+
+
+def test_addresses_a_client_could_not_use_are_retries_not_an_unreachable_store(tmp_path):
+    analysis = analyze_files(tmp_path, {"slurm.out": [ADDRESS_TRIED_IN_TURN] * 7})
+    assert analysis.verdict is None
+
+
+def test_an_unrouted_connect_beside_the_retries_is_still_an_unreachable_store(tmp_path):
+    # kubeflow/trainer#2041's line, verbatim, after a retry: that store was not there
+    unrouted = (
+        "[W socket.cpp:601] [c10d] The client socket has failed to connect to "
+        "[elastic-example-imagenet-worker-0.default.svc.cluster.local]:43461 "
+        "(errno: 113 - No route to host)."
+    )
+    analysis = analyze_files(tmp_path, {"worker-1.log": [ADDRESS_TRIED_IN_TURN, unrouted]})
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "missing_rank"
+    assert "No route to host" in verdict.finding.summary
+
+
 # Lightning-AI/pytorch-lightning#4389, verbatim: `srun python train.py --num-nodes 2 --gpus 4`
 # without --ntasks-per-node; both nodes took ranks 0-3 of 8 and the job hung at init
 SAME_RANKS_TWICE = [
