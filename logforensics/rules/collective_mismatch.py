@@ -259,13 +259,12 @@ def _from_horovod_stall(job: Job) -> list[Finding]:
         (pl.col("event") == "stall_missing") & pl.col("peer_rank").is_not_null()
     ).sort("file", "line")
     ready_rows = events.filter(pl.col("event") == "stall_ready").sort("file", "line")
-    ready_lists = [
-        {int(rank) for rank in ranks or [] if rank is not None}
-        for ranks in ready_rows.get_column("values").to_list()
-    ]
+    ready_lists = _ready_lists(ready_rows)
     ready = set().union(*ready_lists)
     if missing_rows.is_empty():
-        missing, missing_rows = _not_ready(job, ready_lists), ready_rows
+        world = _stall_world(job, ready_lists)
+        missing_rows = _majority_ops(world, ready_rows, ready_lists)
+        missing = _not_ready(world, _ready_lists(missing_rows))
     else:
         missing = sorted(set(missing_rows.get_column("peer_rank").to_list()))
     if not missing:
@@ -357,19 +356,44 @@ def _lone_submitter_finding(
     )
 
 
-def _not_ready(job: Job, ready_lists: list[set[int]]) -> list[int]:
+def _ready_lists(ready_rows: pl.DataFrame) -> list[set[int]]:
+    return [
+        {int(rank) for rank in ranks or [] if rank is not None}
+        for ranks in ready_rows.get_column("values").to_list()
+    ]
+
+
+def _stall_world(job: Job, ready_lists: list[set[int]]) -> int:
+    """The world the ready lists are of: the known one, else the ranks up to the highest ready
+    one."""
+    if job.world_size is not None:
+        return job.world_size.value
+    return max((max(ranks) for ranks in ready_lists if ranks), default=-1) + 1
+
+
+def _majority_ops(
+    world: int, ready_rows: pl.DataFrame, ready_lists: list[set[int]]
+) -> pl.DataFrame:
+    """The stalled ops that most of the world is ready on, where the ready lists split the
+    ranks between ops (each waits in its own): the ranks not ready on those are the ones that
+    left the common path (horovod/horovod#336: `HorovodAllreduce_loss_Mean_0 [ready ranks: 3]`
+    beside the gradient allreduces `[ready ranks: 2, 0, 1]`: rank 3 strayed). All the ops when
+    no op has a majority (the ranks split into groups) or the lists do not split the world."""
+    if not ready_lists or len(set().union(*ready_lists)) < world:
+        return ready_rows
+    majority = [len(ranks) * 2 > world for ranks in ready_lists]
+    if all(majority) or not any(majority):
+        return ready_rows
+    return ready_rows.filter(pl.Series(majority))
+
+
+def _not_ready(world: int, ready_lists: list[set[int]]) -> list[int]:
     """The ranks absent from some stalled op's list of ready ranks, when the inspector names
     only those (horovod/horovod#364: `allreduce.conv1.weight [ready ranks: 0, 7, 3, 2, 4, 6]`
-    in a world of 8 leaves ranks 1 and 5). The world is the known one, else the ranks up to
-    the highest ready one."""
+    in a world of 8 leaves ranks 1 and 5)."""
     ready_lists = [ranks for ranks in ready_lists if ranks]
-    if not ready_lists:
-        return []
-    world = job.world_size.value if job.world_size is not None else None
-    if world is None:
-        world = max(max(ranks) for ranks in ready_lists) + 1
-    if world > MAX_STALL_WORLD:  # a number read from the log, checked before a range is made
-        return []
+    if not ready_lists or world > MAX_STALL_WORLD:  # a number read from the log, checked
+        return []  # before a range is made
     everyone = set(range(world))
     return sorted(set().union(*(everyone - ranks for ranks in ready_lists)))
 

@@ -248,6 +248,30 @@ def test_ranks_absent_from_the_stall_inspector_s_ready_lists_are_the_ones_that_s
     assert "allreduce.conv1.weight (and 3 more)" in stalled.summary
 
 
+# horovod/horovod#336, verbatim as far as the thread's excerpt goes: four workers, rank 3 alone
+# ready on the loss's allreduce while ranks 0-2 wait in the optimizer's gradient allreduces
+SPLIT_READY_LISTS = (
+    "WARNING: One or more tensors were submitted to be reduced, gathered or broadcasted by subset "
+    "of ranks and are waiting for remainder of ranks for more than 60 seconds. This may indicate "
+    "that different ranks are trying to submit different tensors or that only subset of ranks is "
+    "submitting tensors, which will cause deadlock. Stalled ops: HorovodAllreduce_loss_Mean_0 "
+    "[ready ranks: 3], DistributedMomentumOptimizer_Allreduce/HorovodAllreduce_gradients_map_"
+    "getter_Conv_Conv2D_grad_tuple_control_dependency_1_0 [ready ranks: 2, 0, 1], "
+    "DistributedMomentumOptimizer_Allreduce/HorovodAllreduce_gradients_map_getter_Conv_BiasAdd_"
+    "grad_tuple_control_dependency_1_0 [ready ranks: 2, 0, 1]"
+)
+
+
+def test_ready_lists_that_split_the_world_blame_the_ranks_off_the_majority_s_ops(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": [SPLIT_READY_LISTS]})
+    stalled = finding(analysis, "collective_mismatch")
+    assert stalled.ranks == [3] and analysis.verdict.ranks == [3]
+    assert not stalled.blames_nobody
+    # what rank 3 never submitted: the gradients the others wait in, not the loss it is ready on
+    assert "never submitted DistributedMomentumOptimizer_Allreduce/" in stalled.summary
+    assert "(and 1 more)" in stalled.summary
+
+
 # Lightning-AI/pytorch-lightning#19045 (8 GPUs, DETAIL), verbatim, each line cut where the
 # thread's excerpt ends: ranks 1 and 2 in ModelCheckpoint's BROADCAST #152517, rank 1's report
 # naming rank 0 as the other side (rank 0 was in save_checkpoint's barrier)
