@@ -26,7 +26,8 @@ says which end it marks (`{"finish": ...}`):
 - `rank_done`: a script's own line saying that one rank is done, and nothing else (`Rank 4
   completed`, `rank 3 finished.`): that rank got past every collective before it.
 - `program_exit`: the program says it is exiting now (Megatron-LM's `[exiting program at
-  iteration 6]` at its exit interval).
+  iteration 6]` at its exit interval; a script's own `The program is closed.` as its last
+  words).
 - `tests_done`: googletest's tear-down after the last test.
 - `workers_succeeded`: torchrun's agent saw every local worker exit 0 (a line of the agent,
   not of a rank).
@@ -64,6 +65,11 @@ RANK_DONE = (
 #   [after training is done] datetime: 2022-03-11 15:20:26
 MEGATRON_EXIT = r"^\[exiting program at iteration \d+\] datetime: "
 MEGATRON_DONE = r"^\[after training is done\] datetime: "
+# A script saying, as its last words, that the program is closing (RVC's `train.py` at its last
+# epoch, before `os._exit`: RVC-Project/Retrieval-based-Voice-Conversion-WebUI#2079):
+#   INFO:yurika-test01:Training is done. The program is closed.
+# (the sentence's end only: `the program is exiting because ...` is a failure's words)
+PROGRAM_CLOSED = r"(?i)\bthe program (?:is|was) (?:now )?(?:closed|closing|exiting)\s*[.!]?\s*$"
 # [----------] Global test environment tear-down
 GTEST_DONE = r"^\s*\[-{10}\] Global test environment tear-down"
 # INFO:torch.distributed.elastic.agent.server.api:Local worker group finished (SUCCEEDED). Waiting 300 seconds for other agents to finish
@@ -84,6 +90,7 @@ FINISHES = (
     (MAX_REACHED, "max_reached"),
     (RANK_DONE, "rank_done"),
     (MEGATRON_EXIT, "program_exit"),
+    (PROGRAM_CLOSED, "program_exit"),
     (MEGATRON_DONE, "training_done"),
     (GTEST_DONE, "tests_done"),
     (WORKERS_SUCCEEDED, "workers_succeeded"),
@@ -131,6 +138,8 @@ PARSER = LineParser(
         "All workers successfully finished",
         "[exiting program at iteration ",
         "[after training is done]",
+        "rogram is ",
+        "rogram was ",
         "omplete",
         "inished",
         "done",

@@ -139,3 +139,34 @@ def test_a_launcher_s_exit_code_after_the_last_epoch_is_no_failure(tmp_path):
     exited = finding(analysis, "rank_exception")
     assert exited.severity == "warning" and exited.blames_nobody
     assert "exited with code 1 (the launcher's report)" in exited.summary
+
+
+# RVC-Project/Retrieval-based-Voice-Conversion-WebUI#2079, verbatim up to where the thread's
+# excerpt ends: rank 0 saved the final weights and called os._exit; the other GPU's process,
+# still in its last backward, printed a traceback (cut here). The project's FAQ: after this
+# line the model trained, and the error right after it is not one.
+RVC_LAST_EPOCH = [
+    "INFO:yurika-test01:Training is done. The program is closed.",
+    "INFO:yurika-test01:saving final ckpt:Success.",
+    "Process Process-2:",
+    "Traceback (most recent call last):",
+    '  File "/home/chenzhr/anaconda3/envs/rvc/lib/python3.8/multiprocessing/process.py", line 315, in _bootstrap',
+    "    self.run()",
+    '  File "/home/chenzhr/anaconda3/envs/rvc/lib/python3.8/multiprocessing/process.py", line 108, in run',
+    "    self._target(*self._args, **self._kwargs)",
+    '  File "/home/chenzhr/Retrieval-based-Voice-Conversion-WebUI/infer/modules/train/train.py", line 282, in run',
+    "    train_and_evaluate(",
+    '  File "/home/chenzhr/Retrieval-based-Voice-Conversion-WebUI/infer/modules/train/train.py", line 481, in train_and_evaluate',
+    "    scaler.scale(loss_disc).backward()",
+    '  File "/home/chenzhr/Retrieval-based-Voice-Conversion-WebUI/.venv/lib/python3.8/site-packages/torch/_tensor.py", line 525, in backward',
+    "    torch.autograd.backward(",
+    '  File "/home/chenzhr/Retrieval-based-Voice-Conversion-WebUI/.venv/lib/python3.8/site-packages/torch/autograd/__init__.py", line 267, in backward',
+    "    _engine_run_backward(",
+]
+
+
+def test_a_cut_stack_after_the_program_said_it_closed_is_teardown(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": RVC_LAST_EPOCH})
+    crash = finding(analysis, "rank_exception")
+    assert crash.severity == "warning" and crash.details["after_finish"]["line"] == 1
+    assert analysis.verdict is None

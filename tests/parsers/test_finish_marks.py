@@ -73,6 +73,14 @@ from tests.builders import analyze_files, only, parsed_by
             None,
             None,
         ),
+        # RVC-Project/Retrieval-based-Voice-Conversion-WebUI#2079: RVC's train.py before
+        # os._exit at its last epoch (behind Python logging's `LEVEL:logger:` prefix)
+        (
+            "INFO:yurika-test01:Training is done. The program is closed.",
+            "program_exit",
+            None,
+            None,
+        ),
     ],
 )
 def test_a_finish_mark_is_an_info_event(line, finish, rank, rank_from):
@@ -112,6 +120,7 @@ def test_a_run_that_finished_is_no_failure(tmp_path):
         "rank=0 epoch=3 training completed",
         "Rank 0 completed step 12",  # more than a rank's end: progress, not a finish
         "Rank 0 is the problematic rank",
+        "The program is exiting because of an unrecoverable error",  # a failure's words
     ],
 )
 def test_other_end_words_are_not_finish_marks(line):
