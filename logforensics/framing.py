@@ -176,7 +176,7 @@ NCCL_BODY = r"^(?:[\w./-]+\.(?:cc|cu|h):\d+ )?NCCL "
 # (horovodrun's own launcher, gloo: "{time}[{index}]<{stream}>:{line}" with the rank as index,
 # horovod/runner/common/util/safe_shell_exec.py prefix_connection; horovod/horovod#2907)
 MPIRUN_TAG = (
-    r"(?P<time>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4})?"
+    r"(?: ?(?P<time>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}))?"
     r"\[(?:(?P<job>\d+),(?:mpirank:)?(?P<rank>\d+)(?:,(?P<host>[A-Za-z][\w.-]*))?\]"
     r"<(?P<stream>stdout|stderr|stddiag)>: ?"
     r"|(?P<index>\d+)\]<(?P<index_stream>stdout|stderr)>:)"  # horovodrun: no space after it
@@ -274,14 +274,20 @@ TQDM_BAR = (
 # [rank7]: Traceback (most recent call last):   (torch >= 2.3 excepthook; c10 log [rank1]:[E ...)
 # A torchrun template `[rank${local_rank}]: ` in front of PyTorch's own gives two tags:
 # [rank1]: [rank5]:[E ...]  -> the outer is torchrun's local rank, the inner the global one.
-TORCH_RANK = r"\[rank(?P<rank>\d+)\]: ?(?:\[rank(?P<inner>\d+)\]: ?)*"
+# "[rank3]: ValueError: Caught ValueError in DataLoader worker process 0.
+# (a platform's error report that quotes the process's stderr in one string, its opening quote
+# before the first line's tag: SageMaker's `AlgorithmError: ... ErrorMessage "`, aws-solutions-
+# library-samples/accelerated-intelligent-document-processing-on-aws#7)
+TORCH_RANK = r"\"?\[rank(?P<rank>\d+)\]: ?(?:\[rank(?P<inner>\d+)\]: ?)*"
 # [2024-02-27T21:35:28.705869Z] fa88a9df [rank=1] || [E ProcessGroupNCCL.cpp:828] [Rank 1] ...
 # [2024-02-27T21:35:35.628581Z]          || ERROR: Trial 139 (Experiment 138) was terminated: ...
+# [2020-06-09T20:10:40Z] cf108822 [RUNNING] ||  Tue Jun  9 20:10:40 2020[1]<stderr>:*** Received ...
 # (Determined AI's trial log as its web UI and `det trial logs` print it: time, container id,
-# the worker's rank when it has one, `||`; determined-ai/determined#8915)
+# the container's state in older releases, the worker's rank when it has one, `||`;
+# determined-ai/determined#8915, horovod/horovod#2015)
 DETERMINED_TRIAL = (
     r"\[(?P<time>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z?)\] +"
-    r"(?:[0-9a-f]{6,16} )?(?:\[rank=(?P<rank>\d+)\] )?\|\| ?"
+    r"(?:[0-9a-f]{6,16} )?(?:\[[A-Z]+\] )?(?:\[rank=(?P<rank>\d+)\] )?\|\| ?"
 )
 # [rank=3] Epoch 1 ...   (Determined AI's Horovod/torch worker wrapper: f"[rank={rank}] " before
 # each line it forwards, determined-ai/determined worker_process_wrapper.py)

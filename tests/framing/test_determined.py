@@ -31,3 +31,17 @@ def test_the_workers_rank_and_the_time_are_read_and_the_frame_peeled():
     # the master's own line names no worker: no rank, but the frame is gone
     assert master.get("prefix_rank") is None
     assert master["message"].startswith("ERROR: Trial 139 (Experiment 138) was terminated")
+
+
+# horovod/horovod#2015, verbatim: an older release puts the container's state before `||`; the
+# worker's lines are horovodrun's, stamped and tagged with the rank (`...2020[1]<stderr>:`)
+STATE_AND_HOROVODRUN = [
+    "[2020-06-09T20:10:40Z] cf108822 [RUNNING] ||  Tue Jun  9 20:10:40 2020[1]<stderr>:terminate "
+    "called after throwing an instance of 'gloo::IoException'",
+]
+
+
+def test_the_containers_state_is_peeled_and_horovodruns_tag_read_after_it():
+    (line,) = frame(STATE_AND_HOROVODRUN)
+    assert line["prefix_rank"] == 1
+    assert line["message"] == "terminate called after throwing an instance of 'gloo::IoException'"

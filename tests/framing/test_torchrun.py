@@ -167,3 +167,19 @@ def test_a_torchx_label_with_a_second_number_keeps_the_first_as_the_local_rank()
         0,
         "ncclInternalError: Internal check failed.",
     )
+
+
+# aws-solutions-library-samples/accelerated-intelligent-document-processing-on-aws#7, verbatim:
+# SageMaker's failure report quotes the process's stderr in one string, its opening quote in
+# front of the first `[rank3]:` line
+QUOTED_STDERR = [
+    "AlgorithmError: ExecuteUserScriptError: ExitCode 1 ErrorMessage ",
+    '"[rank3]: ValueError: Caught ValueError in DataLoader worker process 0.',
+    "[rank3]: Original Traceback (most recent call last)",
+]
+
+
+def test_a_quote_opening_a_platforms_report_is_no_part_of_the_rank_tag():
+    _, first, second = frame(QUOTED_STDERR)
+    assert (first["prefix_rank"], second["prefix_rank"]) == (3, 3)
+    assert first["message"] == "ValueError: Caught ValueError in DataLoader worker process 0."
