@@ -59,9 +59,14 @@ class ListedFailure:
     pid: int | None
     code: int
     stopped: pl.DataFrame  # the summary's entry (file, line, text, rank)
-    reporter: str = "summary"  # or its agent's line
+    reporter: str = "summary"  # or its agent's line, or srun's
 
     def why(self) -> str:
+        if self.reporter == "srun":
+            return (
+                f"srun reports task {self.rank} alone exited with an error (exit code "
+                f"{self.code}), the others stopped after it"
+            )
         listed = f"rank {self.rank} alone as failed (exit code {self.code})"
         return f"torchrun's {self.reporter} lists {listed}"
 
@@ -96,6 +101,28 @@ def agent_reported_failure(job: Job) -> ListedFailure | None:
         return None
     pid = failed.item(0, "pid") if "pid" in failed.columns else None
     return ListedFailure(int(local_rank), pid, int(code), failed, reporter="agent")
+
+
+def srun_reported_failure(job: Job) -> ListedFailure | None:
+    """The one task srun reports exited with an error (`srun: error: nid008637: task 3: Exited
+    with exit code 1`), where srun ran the job's processes themselves (its reports name several
+    tasks on that task's node, so a task is a process and its id the rank) and no other launcher
+    reports an exit: whose a traceback no line ties to a rank is (JHPark9090/Quantum-Hydra-Mamba's
+    notes: a `FileExistsError` unprefixed, then `tasks 0-2: Terminated` after task 3's exit)."""
+    exits = job.events.filter(pl.col("event") == "task_exit")
+    if exits.is_empty() or not job.events.filter(pl.col("event").is_in(EXIT_REPORTS)).is_empty():
+        return None
+    failed = exits.filter(pl.col("exitcode").fill_null(0) > 0)
+    if failed.height != 1:
+        return None
+    tasks = failed.item(0, "values")
+    if tasks is None or len(tasks) != 1:
+        return None
+    host = failed.item(0, "host")
+    on_its_node = exits.filter(pl.col("host").eq_missing(host)).get_column("values").explode()
+    if on_its_node.drop_nulls().n_unique() < 2:
+        return None  # one task per node: srun ran a launcher there, not the ranks
+    return ListedFailure(int(tasks[0]), None, int(failed.item(0, "exitcode")), failed, "srun")
 
 
 def agent_stops(job: Job) -> pl.DataFrame:

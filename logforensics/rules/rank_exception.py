@@ -48,6 +48,7 @@ from logforensics.stopped_workers import (
     agent_stops,
     child_failed_error,
     listed_failure,
+    srun_reported_failure,
     unstopped_worker,
 )
 from logforensics.text import capitalized, clipped, duration, rank_list
@@ -1693,7 +1694,12 @@ def _unattributed(job: Job) -> list[Finding]:
         whats = whats[:1]
     named = "; ".join(clipped(what) for what in whats[:3])
     if not waits and len(whats) == 1:
-        failed = unstopped_worker(job) or listed_failure(job) or agent_reported_failure(job)
+        failed = (
+            unstopped_worker(job)
+            or listed_failure(job)
+            or agent_reported_failure(job)
+            or srun_reported_failure(job)
+        )
         if failed is not None:
             return [_of_unstopped(failed, rows, f"raised {named}", whats[0])]
         if (past := _past_the_gpus(job, rows, named, whats[0], count)) is not None:

@@ -1868,3 +1868,33 @@ def test_an_invalid_device_ordinal_no_line_names_is_the_highest_local_rank(tmp_p
     # without the launch command nothing says how many were started: no rank
     alone = analyze_files(tmp_path / "alone", {"train.log": lines[1:]})
     assert alone.verdict.ranks == []
+
+
+# JHPark9090/Quantum-Hydra-Mamba, docs/8QUBIT_RESULTS_ANALYSIS.md, verbatim: a Lightning DDP
+# job of four srun tasks on one node; every task downloaded the data into one folder, task 3
+# met a folder another had just made, and SLURM ended the others
+SRUN_ONE_TASK_FAILED = [
+    "FileExistsError: [Errno 17] File exists:",
+    "'/pscratch/sd/j/junghoon/quantum_hydra_mamba_repo/PhysioNet_EEG/MNE-eegbci-data/files/eegmmidb/1.0.0/S043'",
+    "",
+    "srun: error: nid008637: task 3: Exited with exit code 1",
+    "slurmstepd: error: *** STEP 45380617.0 ON nid008637 CANCELLED AT 2025-11-19T12:13:27 ***",
+    "srun: error: nid008637: tasks 0-2: Terminated",
+]
+
+
+def test_an_unranked_exception_is_the_one_srun_task_that_exited_with_an_error(tmp_path):
+    verdict = analyze_files(tmp_path, {"slurm.out": SRUN_ONE_TASK_FAILED}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [3])
+    assert verdict.finding.confidence == "medium"
+    assert "srun reports task 3 alone exited with an error" in verdict.finding.summary
+
+
+def test_a_task_alone_on_its_node_is_no_rank(tmp_path):
+    # huggingface/accelerate#2960's srun line: one task on its node ran a launcher there
+    lines = [
+        SRUN_ONE_TASK_FAILED[0],
+        "srun: error: SH-IDC1-10-140-24-95: task 0: Exited with exit code 1",
+    ]
+    verdict = analyze_files(tmp_path, {"slurm.out": lines}).verdict
+    assert verdict.finding.kind == "rank_exception" and verdict.ranks == []
