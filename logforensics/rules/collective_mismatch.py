@@ -266,6 +266,7 @@ def _from_horovod_stall(job: Job) -> list[Finding]:
         missing_rows = _majority_ops(world, ready_rows, ready_lists)
         missing = _not_ready(world, _ready_lists(missing_rows))
     else:
+        missing_rows = _first_report(events, missing_rows)
         missing = sorted(set(missing_rows.get_column("peer_rank").to_list()))
     if not missing:
         return []
@@ -361,6 +362,27 @@ def _ready_lists(ready_rows: pl.DataFrame) -> list[set[int]]:
         {int(rank) for rank in ranks or [] if rank is not None}
         for ranks in ready_rows.get_column("values").to_list()
     ]
+
+
+def _first_report(events: pl.DataFrame, missing_rows: pl.DataFrame) -> pl.DataFrame:
+    """The missing ranks of each file's first stall warning, where later warnings name others:
+    the first is the divergence, the later ones the ranks it then held up in their next
+    collectives (Lightning-AI/pytorch-lightning#5155: rank 0 missing from `broadcast.bool.sz`,
+    a minute later rank 1 from the training step's allreduces, which rank 0 had gone on to)."""
+    warnings = events.filter(pl.col("event") == "stall").sort("file", "line")
+    second = (
+        warnings.group_by("file", maintain_order=True)
+        .agg(pl.col("line").slice(1, 1).first().alias("_second"))
+        .drop_nulls("_second")
+    )
+    if second.is_empty():
+        return missing_rows
+    first = missing_rows.join(second, on="file", how="left").filter(
+        pl.col("_second").is_null() | (pl.col("line") < pl.col("_second"))
+    )
+    if first.is_empty():
+        return missing_rows
+    return first.drop("_second")
 
 
 def _stall_world(job: Job, ready_lists: list[set[int]]) -> int:

@@ -272,6 +272,29 @@ def test_ready_lists_that_split_the_world_blame_the_ranks_off_the_majority_s_ops
     assert "(and 1 more)" in stalled.summary
 
 
+# Lightning-AI/pytorch-lightning#5155, verbatim (two ranks under horovodrun): rank 0 never
+# joined the checkpoint callback's broadcast; a minute later rank 1, still blocked in it, is
+# missing from the training step's allreduces rank 0 had gone on to
+STALLS_ONE_AFTER_THE_OTHER = [
+    "[0]<stderr>:[2020-12-29 16:50:57.724380: W /tmp/pip-install-uk4q7bn5/horovod/horovod/common/stall_inspector.cc:105] One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds. This may indicate that different ranks are trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock.",
+    "[0]<stderr>:Missing ranks:",
+    "[0]<stderr>:0: [broadcast.bool.sz]",
+    "[0]<stderr>:[2020-12-29 16:51:57.726092: W /tmp/pip-install-uk4q7bn5/horovod/horovod/common/stall_inspector.cc:105] One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds. This may indicate that different ranks are trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock.",
+    "[0]<stderr>:Missing ranks:",
+    "[0]<stderr>:0: [broadcast.bool.sz]",
+    "[0]<stderr>:1: [allreduce.c_d1.bias, allreduce.c_d1.weight, allreduce.c_d1_bn.bias, allreduce.c_d1_bn.weight, allreduce.c_d2.bias, allreduce.c_d2.weight ...]",
+]
+
+
+def test_the_first_stall_report_names_the_rank_that_left_the_later_ones_its_consequence(
+    tmp_path,
+):
+    analysis = analyze_files(tmp_path, {"console.log": STALLS_ONE_AFTER_THE_OTHER})
+    stalled = finding(analysis, "collective_mismatch")
+    assert stalled.ranks == [0] and analysis.verdict.ranks == [0]
+    assert "rank 0 never submitted broadcast.bool.sz" in stalled.summary
+
+
 # Lightning-AI/pytorch-lightning#19045 (8 GPUs, DETAIL), verbatim, each line cut where the
 # thread's excerpt ends: ranks 1 and 2 in ModelCheckpoint's BROADCAST #152517, rank 1's report
 # naming rank 0 as the other side (rank 0 was in save_checkpoint's barrier)
