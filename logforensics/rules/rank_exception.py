@@ -1538,7 +1538,7 @@ def _thrown(job: Job) -> pl.DataFrame:
     throwing an instance of 'c10::CUDAError'` / `what():  CUDA error: unknown error`,
     bigscience tr11's dead GPU) on ranks, or in files, that printed no Python one."""
     events = job.events
-    python = events.filter(pl.col("event") == "exception")
+    python = _without_loader_rethrows(events.filter(pl.col("event") == "exception"))
     cpp = events.filter(pl.col("event") == "cpp_terminate")
     if cpp.is_empty():
         return python
@@ -1552,6 +1552,27 @@ def _thrown(job: Job) -> pl.DataFrame:
         .otherwise(~pl.col("file").is_in(files))
     )
     return pl.concat([python, alone], how="diagonal_relaxed")
+
+
+# The DataLoader raises a worker's exception again in the main process, the worker's own
+# traceback in its message: `ValueError: Caught ValueError in DataLoader worker process 0.`,
+# `Original Traceback (most recent call last):`, ..., `ValueError: Tools should either be ...`
+LOADER_RETHROW = r"^Caught (\w+) in DataLoader worker process \d+"
+
+
+def _without_loader_rethrows(exceptions: pl.DataFrame) -> pl.DataFrame:
+    """`exceptions` without the DataLoader's rethrow of a worker's exception where the worker's
+    own follows it (the same type, next in the same file and rank): one failure, told by the
+    original's message (johnson7788/RLDecisionAgent's notes: the rethrow, then the worker's
+    `ValueError: Tools should either be a JSON schema, ...`)."""
+    if exceptions.is_empty():
+        return exceptions
+    caught = pl.col("exc_message").fill_null("").str.extract(LOADER_RETHROW, 1)
+    if exceptions.select(caught.is_null().all()).item():
+        return exceptions
+    own_type = pl.col("exc_type").str.extract(r"(\w+)$", 1)
+    next_type = own_type.shift(-1).over("file", "rank", order_by="line")
+    return exceptions.filter(~(caught == next_type).fill_null(False))
 
 
 LOSS_TERMS_DIFFER = "loss log variables are different across GPUs"

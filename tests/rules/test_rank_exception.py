@@ -1898,3 +1898,14 @@ def test_a_task_alone_on_its_node_is_no_rank(tmp_path):
     ]
     verdict = analyze_files(tmp_path, {"slurm.out": lines}).verdict
     assert verdict.finding.kind == "rank_exception" and verdict.ranks == []
+
+
+def test_the_dataloaders_rethrow_and_the_workers_own_exception_are_one_failure(tmp_path):
+    # johnson7788/RLDecisionAgent's notes (tests/data/threads): the rethrow in the main process,
+    # the worker's traceback in its message, no rank on either; torchrun's summary lists rank 1
+    lines = (THREADS / "verl_sft_loader_rethrow.log").read_text(encoding="utf-8").splitlines()
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    failures = [f for f in analysis.findings if f.kind == "rank_exception"]
+    assert len(failures) == 1 and analysis.verdict.ranks == [1]
+    assert "Tools should either be a JSON schema" in analysis.verdict.finding.summary
+    assert "Caught ValueError in DataLoader worker process" not in analysis.verdict.finding.summary
