@@ -357,6 +357,9 @@ class Framer:
     literals: tuple[str, ...] = ()
     # what else this launcher did to its lines, undone before inner framers look at them
     then: Callable[[pl.DataFrame], pl.DataFrame] | None = None
+    # lines whose match `accept` always refuses, told apart by a scan where the regex cannot:
+    # a console of only such lines is not worth the framer's extraction
+    refused: str | None = None
 
     @property
     def regex(self) -> str:
@@ -409,6 +412,7 @@ TORCHRUN_TEE_FRAMER = Framer(
     lambda g: {"prefix_local_rank": _number(_group(g, "local_rank"))},
     # `[rank3]:` is PyTorch's own prefix (or a template naming a rank): the torch_rank framer
     accept=lambda g: _group(g, "role") != "rank",
+    refused=r"^\[rank\d+(?:\|\d+)?\]:",
 )
 
 
@@ -717,15 +721,21 @@ def _peel(frame: pl.DataFrame, nonblank: pl.DataFrame) -> pl.DataFrame:
         *(pl.lit(None, dtype=dtype).alias(name) for name, dtype in _SCRATCH.items()),
     )
     worth_trying: list[bool] | None = None  # for FRAMERS[at:], asked while nothing was peeled
+    # framers that refused every look-alike since the lines last changed: a framer that comes
+    # twice (torchrun's tag before and after a progress bar) would refuse them again
+    refused: set[int] = set()
     for at, framer in enumerate(FRAMERS):
         if worth_trying is None:  # one query for the framers left
             worth_trying = _worth_trying(frame, FRAMERS[at:])
-        if not worth_trying.pop(0):
+        if not worth_trying.pop(0) or id(framer) in refused:
             continue
         peeled = _peel_one(frame, framer, nonblank)
-        if peeled is not None:
-            frame = framer.then(peeled) if framer.then is not None else peeled
-            worth_trying = None  # the messages changed: ask again
+        if peeled is None:
+            refused.add(id(framer))
+            continue
+        frame = framer.then(peeled) if framer.then is not None else peeled
+        worth_trying = None  # the messages changed: ask again
+        refused.clear()
     return _resolve_ranks(frame).select("_row", *_input_columns(frame), *FRAME_COLUMNS)
 
 
@@ -738,15 +748,15 @@ def _worth_trying(frame: pl.DataFrame, framers: tuple[Framer, ...]) -> list[bool
     """Whether some message could carry each framer's prefix, all asked in one query (the
     scans run side by side on every core)."""
     message = pl.col("message")
+
+    def could_carry(framer: Framer) -> pl.Expr:
+        if framer.literals:
+            return message.str.contains_any(list(framer.literals))
+        matches = message.str.contains(framer.regex)
+        return matches & ~message.str.contains(framer.refused) if framer.refused else matches
+
     flags = frame.select(
-        (
-            message.str.contains_any(list(framer.literals))
-            if framer.literals
-            else message.str.contains(framer.regex)
-        )
-        .any()
-        .alias(str(at))
-        for at, framer in enumerate(framers)
+        could_carry(framer).any().alias(str(at)) for at, framer in enumerate(framers)
     )
     return list(flags.row(0))
 
