@@ -891,6 +891,8 @@ def _resolve_ranks(frame: pl.DataFrame) -> pl.DataFrame:
     outer_tag, inner_tag = pl.col("_rank"), pl.col("_inner_rank")
     # `[rank1]: [rank5]:` anywhere in the file: its outer `[rankN]` tags are torchrun's local ranks
     template_local = (inner_tag.is_not_null() & (inner_tag != outer_tag)).any().over("file")
+    if frame.get_column("_inner_rank").null_count() == frame.height:
+        template_local = pl.lit(False)  # (no window over every line where no tag is inner)
     torch_rank = (
         pl.when(template_local).then(inner_tag).otherwise(pl.coalesce(inner_tag, outer_tag))
     )
@@ -900,6 +902,14 @@ def _resolve_ranks(frame: pl.DataFrame) -> pl.DataFrame:
         local_rank.alias("prefix_local_rank"),
     )
     task = pl.col("_task")
+    if frame.get_column("_task").null_count() == frame.height:  # no launcher numbered tasks
+        return frame.with_columns(
+            pl.col("_torch_rank").cast(frame.schema["prefix_rank"]).alias("prefix_rank"),
+            pl.col("_node_name").cast(frame.schema["prefix_node"]).alias("prefix_node"),
+            pl.col("_node_index")
+            .cast(frame.schema["prefix_node_index"])
+            .alias("prefix_node_index"),
+        ).drop("_torch_rank", *_SCRATCH)
     wraps_agent = task.is_not_null() & (
         pl.col("prefix_local_rank").is_not_null()
         | (pl.col("_torch_rank").is_not_null() & (pl.col("_torch_rank") != task))
