@@ -152,3 +152,29 @@ def test_the_main_process_waiting_at_main_process_first_s_exit_blames_no_rank_0(
     analysis = analyze_files(tmp_path, {"train.log": lines})
     assert not [f for f in analysis.findings if f.details.get("departure") == "main_first"]
     assert analysis.verdict.finding.kind == "collective_timeout"
+
+
+# hiyouga/LlamaFactory#360, verbatim as far as the thread's excerpt goes: rank 0's tokenizer
+# at 88% after 29:55, another rank's traceback glued after the bar and cut at the entry of
+# main_process_first, no other line
+CUT_AT_THE_ENTRY_ALONE = [
+    "Running tokenizer on dataset:  88%|████████▊ | 383700/433643 [29:55<03:25, 2432.70 examples/s]Traceback (most recent call last):",
+    '  File "/workspace/LLaMA-Efficient-Tuning-dev/src/train_bash.py", line 14, in <module>',
+    "    main()",
+    '  File "/workspace/LLaMA-Efficient-Tuning-dev/src/train_bash.py", line 5, in main',
+    "    run_exp()",
+    '  File "/workspace/LLaMA-Efficient-Tuning-dev/src/llmtuner/tuner/tune.py", line 21, in run_exp',
+    "    run_sft(model_args, data_args, training_args, finetuning_args, callbacks)",
+    '  File "/workspace/LLaMA-Efficient-Tuning-dev/src/llmtuner/tuner/sft/workflow.py", line 28, in run_sft',
+    '    dataset = preprocess_dataset(dataset, tokenizer, data_args, training_args, stage="sft")',
+    '  File "/workspace/LLaMA-Efficient-Tuning-dev/src/llmtuner/dsets/preprocess.py", line 160, in preprocess_dataset',
+    '    with training_args.main_process_first(desc="dataset map pre-processing"):',
+    '  File "/workspace/local/anaconda3/envs/llama_etuning_py310/lib/python3.10/contextlib.py", line 135, in __enter__',
+    "    return next(self.gen)",
+]
+
+
+def test_a_stack_cut_entering_main_process_first_is_a_wait_not_a_crash_of_its_own(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": CUT_AT_THE_ENTRY_ALONE})
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert "rank_exception" not in kinds(analysis)

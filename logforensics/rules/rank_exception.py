@@ -713,6 +713,8 @@ def _unattributed_cuts(job: Job) -> list[Finding]:
             & ~_in_a_collective(frame)
             & (~frame.str.contains(WAITING_FRAME) | pl.col("_by_record").fill_null(False))
             & ~frame.str.contains(LAUNCHER_FRAME)
+            # entering main_process_first: waiting for the main process (main_first.py)
+            & ~pl.col("extra").fill_null("").str.contains(IN_MAIN_FIRST, literal=True)
         )
         .drop("_by_record")
         .sort("file", "line")
