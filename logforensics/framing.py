@@ -215,6 +215,10 @@ VLLM_HEADER = (
 # A worker's label that numbers it in one dimension only (`Worker_TP11`, `Worker_rank3`): its
 # rank. `Worker_DP0_TP1` numbers it in two and says no global rank.
 ACTOR_RANK = r"^[A-Za-z]+_(?:TP|[Rr]ank|RANK)(\d+)$"
+# ErrorMessage "RuntimeError: SMDDP does not support: ReduceOp
+# (SageMaker's failure report, `AlgorithmError: ExecuteUserScriptError:`, `ExitCode 1`, then the
+# tail of the process's stderr in one quoted string: Lightning-AI/pytorch-lightning#20409)
+PLATFORM_REPORT = r'ErrorMessage "'
 # > [rank1]: Traceback (most recent call last):
 # A paste quoted in Markdown or an e-mail reply (OpenBMB/MiniCPM-V#144: every line of the
 # tracebacks after `> `); outermost, and only where it quotes most of a file's lines
@@ -418,6 +422,7 @@ TORCHRUN_TEE_FRAMER = Framer(
 
 FRAMERS: tuple[Framer, ...] = (
     Framer("quote", QUOTE, per_file=True),
+    Framer("platform_report", PLATFORM_REPORT),
     Framer(
         "gutter",
         LINE_NUMBER_GUTTER,
