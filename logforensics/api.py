@@ -320,29 +320,58 @@ def _analyze_job(
 def _with_wrappers_peeled(
     batches: list[ParsedBatch], files: tuple[LogFile, ...], stats: pl.DataFrame
 ) -> list[ParsedBatch]:
-    """`batches` with the files of which no line was recognised (by `stats`, their per-file
-    counts) parsed again, the prefix that opens nearly all of their lines (a workflow
-    engine's, a log shipper's) taken off (see `wrappers`); `batches` itself when no file
+    """`batches` with the files of which fewer than half the lines were recognised (by
+    `stats`, their per-file counts) parsed again, the prefix that opens nearly all of their
+    lines (a workflow engine's, a log shipper's, a supervisor's tag) taken off (see
+    `wrappers`), where that makes more of their lines readable; `batches` itself when no file
     has such a prefix."""
+    nonblank = pl.col("lines") - pl.col("blank_lines")
     unread = stats.filter(
-        (pl.col("recognised_lines") == 0)
-        & (pl.col("lines") - pl.col("blank_lines") >= wrappers.FEWEST_LINES)
-    ).get_column("file")
+        (nonblank >= wrappers.FEWEST_LINES) & (pl.col("recognised_lines") * 2 < nonblank)
+    ).select("file", "recognised_lines")
     if unread.is_empty():
         return batches
-    candidates = tuple(f for f in files if f.name in set(unread.to_list()))
+    names = set(unread.get_column("file").to_list())
+    candidates = tuple(f for f in files if f.name in names)
     if not candidates:
         return batches
-    lines = read_lines(candidates).frame
-    # learnt from the lines as the known framers leave them (a kubectl stamp peeled first)
-    framed = frame_lines(lines).select("file", pl.col("message").alias("text"))
-    learned = wrappers.learned_wrappers(framed)
+    # learnt from the files' first lines as the known framers leave them (a kubectl stamp
+    # peeled first)
+    heads = frame_lines(_head_lines(candidates)).select("file", pl.col("message").alias("text"))
+    learned = wrappers.learned_wrappers(heads)
     if not learned:
         return batches
-    others = set(stats.get_column("file").to_list()) - set(learned)
-    kept = [batch.of_files(others) for batch in batches]
-    peeled = lines.filter(pl.col("file").is_in(list(learned)))
-    return [*kept, parse_batch(peeled, wrappers=learned)]
+    lines = read_lines(tuple(f for f in candidates if f.name in learned)).frame
+    reparsed = parse_batch(lines, wrappers=learned)
+    before = dict(unread.iter_rows())
+    after = dict(reparsed.file_stats.select("file", "recognised_lines").iter_rows())
+    better = {name for name in learned if after.get(name, 0) > before.get(name, 0)}
+    if not better:
+        return batches
+    if better != set(learned):  # parse again without the wrappers that read no more
+        chosen = {name: learned[name] for name in better}
+        reparsed = parse_batch(lines.filter(pl.col("file").is_in(list(better))), wrappers=chosen)
+    others = set(stats.get_column("file").to_list()) - better
+    return [*(batch.of_files(others) for batch in batches), reparsed]
+
+
+def _head_lines(files: tuple[LogFile, ...]) -> pl.DataFrame:
+    """`file, line, text`: the whole lines in the first HEAD_BYTES of each file."""
+    names: list[str] = []
+    texts: list[str] = []
+    for log_file in files:
+        head = _head(log_file)
+        if len(head) >= HEAD_BYTES:  # cut inside a line: keep the lines before it
+            head = head[: head.rfind(b"\n") + 1]
+        decoded = head.decode("utf-8", errors="replace").splitlines()
+        names.extend([log_file.name] * len(decoded))
+        texts.extend(decoded)
+    frame = pl.DataFrame(
+        {"file": names, "text": texts}, schema={"file": pl.String, "text": pl.String}
+    )
+    return frame.with_columns(
+        (pl.int_range(pl.len(), dtype=pl.UInt32).over("file") + 1).alias("line")
+    ).select("file", "line", "text")
 
 
 def _merged_stats(parts: list[pl.DataFrame]) -> pl.DataFrame:

@@ -16,7 +16,7 @@ from logforensics.intake import LogFile, read_lines
 from logforensics.literals import holds_any
 from logforensics.process_map import attribute_by_process
 from logforensics.schema import conform, empty_events
-from logforensics.wrappers import peel_wrappers
+from logforensics.wrappers import peel_and_frame
 
 LINE_COLUMNS = ["file", "line", "text", "message", "prefix_rank", "prefix_local_rank"]
 
@@ -203,7 +203,7 @@ def _parse(
     plain_marks, plain_writers = plain if plain is not None else (empty_marks(), None)
     framed = frame_lines(lines, nonblank)
     if wrappers:
-        framed = peel_wrappers(framed, wrappers)
+        framed = peel_and_frame(framed, wrappers)
     rest, marks = _progress_marks(framed)
     parts: list[pl.DataFrame] = []
     recognised: list[pl.DataFrame] = []

@@ -4,9 +4,11 @@ log shipper that stamps every line of the job's output with its own metadata
 
     2023-04-29 06:01:12.977 [177/train/578 (pid 28936)] [09c561ee-a44c-4795-967c-7183a83b3160] Traceback (most recent call last):
 
-Used only as a fallback, for files of which no line was recognised: a prefix shared by nearly
-every line, with numbers and identifiers masked, that holds bracketed metadata, is peeled off
-`message` and the file is parsed again. `text` keeps the line as it was.
+Used only as a fallback, for files of which fewer than half the lines were recognised: a
+prefix shared by nearly every line, with numbers and identifiers masked, that holds bracketed
+metadata, is peeled off `message` and the file is parsed again, the prefixes the wrapper held
+framed in turn (a supervisor's `[TRAINING] ` tag over torchrun's `[rank0]: ...`). The second
+reading is kept only where it recognises more lines. `text` keeps the line as it was.
 """  # noqa: E501 -- a verbatim line
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def learned_wrappers(lines: pl.DataFrame) -> dict[str, str]:
     heads = heads.with_columns(masked.alias("_words"))
     sizes = heads.group_by("file").len("_lines")
     found: dict[str, str] = {}
-    for words in range(MOST_WORDS, 1, -1):
+    for words in range(MOST_WORDS, 0, -1):
         keyed = heads.filter(~pl.col("file").is_in(list(found))).with_columns(
             pl.col("_words").list.head(words).list.join(" ").alias("_key"),
             (pl.col("_words").list.len() > words).alias("_more"),
@@ -69,6 +71,44 @@ def learned_wrappers(lines: pl.DataFrame) -> dict[str, str]:
 def _as_regex(key: str) -> str:
     pattern = re.escape(key).replace(re.escape(NUMBER_MARK), r"\d+")
     return "^" + pattern.replace(re.escape(UUID_MARK), UUID) + " "
+
+
+def peel_and_frame(framed: pl.DataFrame, wrappers: dict[str, str]) -> pl.DataFrame:
+    """`framed` with each file's learned prefix taken off, and the launcher prefixes the
+    wrapper held inside it framed in turn (a supervisor's `[TRAINING] ` tag over torchrun's
+    output: spawnaga/GeneticTrading's `[TRAINING] [rank0]: TypeError: ...`). What the inner
+    framers read (a rank, a host, a time) stands beside what the outer ones read, the inner
+    one first."""
+    from logforensics.framing import PREFIX_COLUMNS, frame_lines
+
+    peeled = peel_wrappers(framed, wrappers)
+    wrapped = pl.col("framing").str.contains("wrapper", literal=True).fill_null(False)
+    inner = peeled.filter(wrapped)
+    if inner.is_empty():
+        return peeled
+    reframed = frame_lines(inner.select("file", "line", pl.col("message").alias("text")))
+    merged = inner.drop("message", *PREFIX_COLUMNS).join(
+        reframed.select("file", "line", "message", *PREFIX_COLUMNS).rename(
+            {name: f"_inner_{name}" for name in PREFIX_COLUMNS}
+        ),
+        on=["file", "line"],
+        how="left",
+    )
+    outer = inner.select("file", "line", *PREFIX_COLUMNS)
+    merged = merged.join(outer, on=["file", "line"], how="left").with_columns(
+        *(
+            (
+                pl.concat_str(
+                    pl.col("framing"), pl.col("_inner_framing"), separator="+", ignore_nulls=True
+                )
+                if name == "framing"
+                else pl.coalesce(f"_inner_{name}", name)
+            ).alias(name)
+            for name in PREFIX_COLUMNS
+        )
+    )
+    merged = merged.select(peeled.columns)
+    return pl.concat([peeled.filter(~wrapped), merged]).sort("file", "line")
 
 
 def peel_wrappers(framed: pl.DataFrame, wrappers: dict[str, str]) -> pl.DataFrame:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import polars as pl
 
 from logforensics.wrappers import learned_wrappers
@@ -60,3 +62,16 @@ def test_the_prefix_is_learnt_under_the_prefixes_the_framers_know(tmp_path):
     verdict = analyze_files(tmp_path, {"log.txt": relayed}).verdict
     assert verdict.finding.kind == "rank_exception"
     assert "No space left on device" in verdict.finding.summary
+
+
+def test_a_supervisors_tag_over_torchrun_is_peeled_and_the_tags_inside_it_framed(tmp_path):
+    # spawnaga/GeneticTrading's committed terminal session (tests/data/threads): a supervisor
+    # script relays torchrun's output behind `[TRAINING] `; NCCL's own lines were readable
+    # through it, rank 0's `[rank0]:` traceback was not
+    threads = Path(__file__).resolve().parent / "data" / "threads"
+    lines = (threads / "genetictrading_supervisor_tag.log").read_text(encoding="utf-8")
+    analysis = analyze_files(tmp_path, {"session.log": lines.splitlines()})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [0])
+    assert "unexpected keyword argument 'elite_count'" in verdict.finding.summary
+    assert verdict.finding.evidence[0].text.startswith("[TRAINING] [rank0]: ")
