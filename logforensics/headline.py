@@ -614,7 +614,10 @@ def _exception_name(said: str) -> str:
     """`ZMQError` of `zmq.error.ZMQError: Address already in use (addr='tcp://10.0.0.58:40043')`:
     the type without its module, never a piece of the message after it."""
     name = said.split(": ", 1)[0]
-    return name.rsplit(".", 1)[-1] if re.fullmatch(r"[\w.]+", name) else said
+    if re.fullmatch(r"[\w.]+", name):
+        return name.rsplit(".", 1)[-1]
+    # a runtime's words for its failure (`CUDA failure`, `Memory access fault`)
+    return name if re.fullmatch(r"[A-Z][A-Za-z]*(?: [A-Za-z]+){1,3}", name) else said
 
 
 def _place(group: dict[str, Any]) -> str:
