@@ -302,6 +302,13 @@ PROCESS = r"(?P<host>[^\s:\[\]]*):(?P<pid>\d+):\d+ \[\d+\] "
 #   RuntimeError: NCCL Error 2: unhandled system error
 WRAPPER = r"NCCL (?:error(?: in: (?P<src>\S+:\d+),|:)|Error \d+:) (?P<code>[a-z][a-z ]*[a-z])"
 WRAPPER_TYPE = r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)): NCCL [Ee]rror"
+# PyTorch's wrapper that a paste shortened, the result's name kept (littlemex/distributed-ai's
+# EFA notes, verbatim): `torch.distributed.DistBackendError: NCCL error ... ncclInternalError:
+# Internal check failed.`, its `Last error:` on the next line
+WRAPPER_RESULT = (
+    r"NCCL error\b.*?\b(ncclUnhandledCudaError|ncclSystemError|ncclInternalError"
+    r"|ncclInvalidArgument|ncclInvalidUsage|ncclRemoteError): "
+)
 WORK = r"WorkNCCL\((?:SeqNum=(?P<seq>\d+), )?OpType=(?P<op>\w+)"
 WORK_TIMEOUT = r"Timeout\(ms\)=(\d+)"
 # `ncclInvalidUsage: This usually reflects invalid usage of NCCL library.`
@@ -740,7 +747,9 @@ def _pytorch_lines(lines: pl.DataFrame) -> pl.DataFrame:
         .alias("_last_error")
     )
     wrapper = message.str.extract_groups(WRAPPER)
-    is_wrapper = pl.col("candidate") & wrapper.struct.field("code").is_not_null()
+    is_wrapper = pl.col("candidate") & (
+        wrapper.struct.field("code").is_not_null() | message.str.contains(WRAPPER_RESULT)
+    )
     is_pair = message.str.contains(DUPLICATE_PAIR)
     is_shared = message.str.contains(SHARED_GPU)
     is_bare_version = (
@@ -881,8 +890,12 @@ def _wrappers(wrappers: pl.DataFrame, marked: pl.DataFrame) -> pl.DataFrame:
         .then(message.str.slice(inline_at + len(LAST_ERROR) + 1).str.strip_chars())
         .otherwise(None)
     )
+    result = message.str.extract(WRAPPER_RESULT, 1)
     found = wrappers.with_columns(
-        wrapper.struct.field("code").alias("error_code"),
+        pl.coalesce(
+            wrapper.struct.field("code"), result.replace_strict(RESULT_WORDS, default=None)
+        ).alias("error_code"),
+        result.alias("_result"),
         message.str.extract(VERSION, 1).alias("nccl_version"),
         message.str.extract(WRAPPER_TYPE, 1).alias("exc_type"),
         wrapper.struct.field("src").alias("frame"),
@@ -891,7 +904,14 @@ def _wrappers(wrappers: pl.DataFrame, marked: pl.DataFrame) -> pl.DataFrame:
         message.str.extract(WORK_TIMEOUT, 1).cast(pl.Int64, strict=False).alias("timeout_ms"),
         inline.alias("_inline"),
     ).join(_last_error_text(marked, 3), on=["file", "line"], how="left")
-    last_error = pl.coalesce("_inline", "_following")
+    # the shortened wrapper is its result's line: its `Last error:` comes next
+    found = found.join(
+        _last_error_text(marked, 2).rename({"_following": "_after_result"}),
+        on=["file", "line"],
+        how="left",
+    )
+    after_result = pl.when(pl.col("_result").is_not_null()).then(pl.col("_after_result"))
+    last_error = pl.coalesce("_inline", after_result, "_following")
     return found.select(
         "file",
         "line",

@@ -914,3 +914,23 @@ def test_torch_s_own_nccl_check_names_the_result_by_its_number():
     error = parsed_by("nccl", ["RuntimeError: NCCL Error 2: unhandled system error"])
     row = error.filter(pl.col("event") == "nccl_error").row(0, named=True)
     assert (row["error_code"], row["exc_type"]) == ("unhandled system error", "RuntimeError")
+
+
+# littlemex/distributed-ai, 2026-07-19-miles-training-inference-mismatch/experiment/
+# h200_results/EFA_rail_asymmetry.md (commit 1fad448), verbatim: PyTorch's wrapper shortened by
+# its author, the result's name kept, NCCL's last error on the lines after it
+SHORTENED_WRAPPER = [
+    "torch.distributed.DistBackendError: NCCL error ... ncclInternalError: Internal check failed.",
+    "Last error:",
+    "NET/OFI Unexpected number of remote rails for dev 4. Expected 1 but got 2",
+    "NET/OFI Unexpected number of remote rails for dev 0. Expected 2 but got 1",
+]
+
+
+def test_a_shortened_wrapper_that_names_the_result_is_an_nccl_error():
+    error = only(parsed_by("nccl", SHORTENED_WRAPPER), "nccl_error")
+    assert error["line"] == 1 and error["error_code"] == "internal error"
+    assert error["exc_type"] == "torch.distributed.DistBackendError"
+    assert error["exc_message"] == (
+        "NET/OFI Unexpected number of remote rails for dev 4. Expected 1 but got 2"
+    )
