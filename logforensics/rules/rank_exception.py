@@ -328,6 +328,7 @@ def _failures_of(job: Job) -> list[Finding]:
         + (deaths := _signal_deaths(job, explained))
         + (_unattributed_deaths(job) if not findings and not deaths else [])
         + _unattributed(job)
+        + (_ranked_waits(job) if not findings and not deaths else [])
         + (_unattributed_cuts(job) if not findings and not deaths else [])
         + _cut_tracebacks(job, explained)
         + _cut_and_gone(job, explained)
@@ -1401,6 +1402,49 @@ def _cut_tracebacks(job: Job, explained: set[int]) -> list[Finding]:
             ),
             ranks=ranks,
             details={"frame": frame, "cut": True},
+        )
+    ]
+
+
+WAITS_FIX = (
+    "These ranks waited for other ranks and gave up: the rank they waited for stopped, hung or "
+    "ran other code before this point. Attach the other ranks' logs (every node's), or raise "
+    "the timeout if the others were only slow (a rendezvous of many nodes, a long first step)."
+)
+
+
+def _ranked_waits(job: Job) -> list[Finding]:
+    """Ranks whose only exception is a wait for the others that timed out, in logs that hold
+    no watchdog's timeout and no failure of any rank's own: a consequence all the same, never
+    "no failure found" (horovod/horovod#2015: rank 1's `gloo::IoException` at the rendezvous
+    store, `Wait timeout for key(s): 0`, 50 nodes joining)."""
+    if not job.events.filter(pl.col("event").is_in(TIMEOUT_EVENTS)).is_empty():
+        return []
+    thrown = _thrown(job).filter(pl.col("exc_type").is_not_null())
+    waits = thrown.filter(
+        pl.col("rank").is_not_null() & exception_text().str.contains(WAITED).fill_null(False)
+    )
+    if waits.is_empty() or not thrown.filter(~_a_consequence(exception_text())).is_empty():
+        return []
+    waits = waits.join(
+        startup_failures(job).select("file", "line"), on=["file", "line"], how="anti"
+    )
+    if waits.is_empty():
+        return []
+    ranks = sorted(waits.get_column("rank").unique().to_list())
+    said = clipped(str(waits.sort("file", "line").select(exception_text()).item(0, 0)))
+    who = rank_list(ranks).capitalize()
+    return [
+        _unblamed(
+            waits.sort("file", "line"),
+            part="consequence",
+            summary=(
+                f"{who} gave up waiting for other ranks (`{said}`): the rank "
+                f"{'it' if len(ranks) == 1 else 'they'} waited for is not in these lines."
+            ),
+            fix=WAITS_FIX,
+            ranks=ranks,
+            details={"exception": said, "waiting": True},
         )
     ]
 

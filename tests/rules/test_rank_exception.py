@@ -1909,3 +1909,24 @@ def test_the_dataloaders_rethrow_and_the_workers_own_exception_are_one_failure(t
     assert len(failures) == 1 and analysis.verdict.ranks == [1]
     assert "Tools should either be a JSON schema" in analysis.verdict.finding.summary
     assert "Caught ValueError in DataLoader worker process" not in analysis.verdict.finding.summary
+
+
+# horovod/horovod#2015, verbatim (Determined's trial log over horovodrun): rank 1 gave up at
+# the gloo rendezvous store as 50 nodes joined, and nothing else is in the lines
+RANKED_WAIT_ALONE = [
+    "[2020-06-09T20:10:40Z] cf108822 [RUNNING] ||  Tue Jun  9 20:10:40 2020[1]<stderr>:terminate called after throwing an instance of 'gloo::IoException'",
+    "[2020-06-09T20:10:40Z] cf108822 [RUNNING] ||  Tue Jun  9 20:10:40 2020[1]<stderr>:  what():  [horovod/common/gloo/http_store.cc:53] [horovod/common/gloo/http_store.cc:53] Wait timeout for key(s): 0",
+    "[2020-06-09T20:10:40Z] cf108822 [RUNNING] ||  Tue Jun  9 20:10:40 2020[1]<stderr>:*** Received signal 6 ***",
+    "[2020-06-09T20:10:40Z] cf108822 [RUNNING] ||  Tue Jun  9 20:10:40 2020[1]<stderr>:*** BEGIN MANGLED STACK TRACE ***",
+    "[2020-06-09T20:10:40Z] cf108822 [RUNNING] ||  Tue Jun  9 20:10:40 2020[1]<stderr>:/opt/conda/lib/python3.6/site-packages/tensorflow/python/../libtensorflow_framework.so.1(+0xfed8db)[0x7f994dcc18db]",
+]
+
+
+def test_a_ranks_wait_that_timed_out_alone_is_a_consequence_not_no_failure(tmp_path):
+    analysis = analyze_files(tmp_path, {"trial.log": RANKED_WAIT_ALONE})
+    verdict = analysis.verdict
+    assert verdict is not None and verdict.finding.kind == "rank_exception"
+    assert verdict.finding.ranks == [1] and verdict.finding.blames_nobody
+    assert verdict.finding.part == "consequence"
+    assert "Wait timeout for key(s): 0" in verdict.finding.summary
+    assert verdict_headline(verdict).startswith("Rank 1 stopped waiting for other ranks")
