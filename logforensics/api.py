@@ -205,12 +205,12 @@ def _reports_training(inventory: Inventory) -> bool:
     return False
 
 
-def _head(log_file: LogFile) -> bytes:
+def _head(log_file: LogFile, size: int = HEAD_BYTES) -> bytes:
     if log_file.data is not None:
-        return log_file.data[:HEAD_BYTES]
+        return log_file.data[:size]
     try:
         with open(log_file.location, "rb") as handle:
-            return handle.read(HEAD_BYTES)
+            return handle.read(size)
     except OSError:
         return b""
 
@@ -356,14 +356,16 @@ def _with_wrappers_peeled(
 
 
 def _head_lines(files: tuple[LogFile, ...]) -> pl.DataFrame:
-    """`file, line, text`: the whole lines in the first HEAD_BYTES of each file."""
+    """`file, line, text`: the whole lines in the first bytes of each file (enough for the
+    lines a wrapper is learnt from)."""
     names: list[str] = []
     texts: list[str] = []
     for log_file in files:
-        head = _head(log_file)
-        if len(head) >= HEAD_BYTES:  # cut inside a line: keep the lines before it
+        head = _head(log_file, wrappers.HEAD_BYTES)
+        if len(head) == wrappers.HEAD_BYTES:  # cut inside a line: keep the lines before it
             head = head[: head.rfind(b"\n") + 1]
-        decoded = head.decode("utf-8", errors="replace").splitlines()
+        decoded = head.decode("utf-8", errors="replace").split("\n")
+        decoded = decoded[:-1] if decoded and not decoded[-1] else decoded
         names.extend([log_file.name] * len(decoded))
         texts.extend(decoded)
     frame = pl.DataFrame(

@@ -17,8 +17,11 @@ import re
 
 import polars as pl
 
-# the lines of a file read to learn its prefix
+from logforensics.framing import PREFIX_COLUMNS, frame_lines
+
+# the lines of a file read to learn its prefix, and the bytes read for them
 HEAD_LINES = 200
+HEAD_BYTES = 64 * 1024
 # the share of those lines the prefix must open, and the fewest lines that make a pattern
 SHARE = 0.9
 FEWEST_LINES = 3
@@ -79,8 +82,6 @@ def peel_and_frame(framed: pl.DataFrame, wrappers: dict[str, str]) -> pl.DataFra
     output: spawnaga/GeneticTrading's `[TRAINING] [rank0]: TypeError: ...`). What the inner
     framers read (a rank, a host, a time) stands beside what the outer ones read, the inner
     one first."""
-    from logforensics.framing import PREFIX_COLUMNS, frame_lines
-
     peeled = peel_wrappers(framed, wrappers)
     wrapped = pl.col("framing").str.contains("wrapper", literal=True).fill_null(False)
     inner = peeled.filter(wrapped)
