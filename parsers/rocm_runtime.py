@@ -7,8 +7,9 @@ runtime aborts the process (a core dump follows):
 (ROCm/aiter#5192: eight vLLM workers on MI355X, each printing one, after the faulty `top_k`
 kernel was built.) The ROCm counterpart of CUDA's `an illegal memory access was encountered`:
 an `exception` of type `Memory access fault` in the process that printed it, the runtime's
-reason its message, the GPU's HSA node and the address in `extra`. `node-N` numbers the host's HSA agents, CPUs first:
-it is no rank. The core dump handler's line is read, no event of its own.
+reason its message, the GPU's HSA node and the address in `extra`. `node-N` numbers the host's
+HSA agents, CPUs first: it is no rank. The core dump handler's lines are read, no event of
+their own.
 """  # noqa: E501 -- verbatim lines
 
 from __future__ import annotations
