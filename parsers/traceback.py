@@ -120,6 +120,10 @@ HEADER = "Traceback (most recent call last):"
 # exception is the last `Type: message` after a frame (Physical-Intelligence/openpi#868):
 #   [rank2]: Traceback (most recent call last): [rank2]: File ".../scripts/train_pytorch.py",
 #   line 332, in train_loop ... [rank2]: FileNotFoundError: [Errno 2] No such file or directory: ...
+# or one a platform's report quotes after other output, its header mid-line (SageMaker's
+# `AlgorithmError: ExecuteUserScriptError: Command "..." INFO:__main__:... Traceback (most recent
+# call last): File "mnist.py", line 257, in <module> ... RuntimeError: Dataset not found. ...`,
+# aws/amazon-sagemaker-examples#3574)
 FLATTENED = (
     r'\bFile "[^"]*", line \d+, in .*(?:\s|\\n)'
     r"(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit))"
@@ -355,6 +359,8 @@ def _classify(lines: pl.DataFrame) -> pl.DataFrame:
             (
                 pl.col("_stripped").str.starts_with(HEADER)
                 | pl.col("_stripped").str.contains(RICH_HEADER)
+                # a whole traceback flattened into a report's line (see FLATTENED)
+                | pl.col("_stripped").str.contains(HEADER + ' File "', literal=True)
             ).alias("_header"),
             (
                 pl.col("_stripped").str.starts_with(DURING_HANDLING)

@@ -956,3 +956,25 @@ def test_a_header_alone_names_no_exception():
     # the same header with the rest of the traceback cut: nothing to read an exception from
     raised = only(parse(["[rank2]: Traceback (most recent call last):"]).filter(event="exception"))
     assert raised["exc_type"] is None
+
+
+# aws/amazon-sagemaker-examples#3574, verbatim: SageMaker's failure report flattened a host's
+# output into one line, the traceback's header in the middle of it
+REPORT_WITH_A_TRACEBACK = (
+    'AlgorithmError: ExecuteUserScriptError: Command "/opt/conda/bin/python3.6 mnist.py --backe'
+    "nd gloo --epochs 1\" INFO:__main__:Initialized the distributed environment: 'gloo' backend "
+    "on 2 nodes. Current host rank is 0. Number of gpus: 0 INFO:__main__:Get train data loader "
+    'Traceback (most recent call last): File "mnist.py", line 257, in <module> train(parser.par'
+    'se_args()) File "mnist.py", line 114, in train train_loader = _get_train_data_loader(args.'
+    'batch_size, args.data_dir, is_distributed, **kwargs) File "mnist.py", line 48, in _get_tra'
+    'in_data_loader [transforms.ToTensor(), transforms.Normalize((0.1307,), (0.3081,))] File "/'
+    'opt/conda/lib/python3.6/site-packages/torchvision/datasets/mnist.py", line 83, in __init__'
+    " ' You can use download=True to download it') RuntimeError: Dataset not found. You can use"
+    " download=True to download it, exit code: 1"
+)
+
+
+def test_a_traceback_flattened_into_a_reports_line_names_its_exception():
+    raised = only(parse([REPORT_WITH_A_TRACEBACK]).filter(event="exception"))
+    assert raised["exc_type"] == "RuntimeError"
+    assert raised["exc_message"].startswith("Dataset not found. You can use download=True")
