@@ -252,7 +252,8 @@ def _parse(
             [
                 texts,
                 mark_texts.with_columns(
-                    pl.col("text").alias("message"),
+                    # a mark read behind a launcher's tag is stamped after it
+                    pl.col("text").str.replace(mark_pass.TAG, "").alias("message"),
                     pl.lit(None, pl.Datetime("us")).alias("prefix_time"),
                 ),
             ],
@@ -260,9 +261,9 @@ def _parse(
         )
     writers = _mark_writers(marks, texts)
     if plain_writers is not None and plain_writers.height:
-        with_text = _with_last_text(
-            plain_writers.with_columns(pl.lit("content").alias("rank_from")), texts
-        )
+        if "rank_from" not in plain_writers.columns:
+            plain_writers = plain_writers.with_columns(pl.lit("content").alias("rank_from"))
+        with_text = _with_last_text(plain_writers, texts)
         writers = _merged_writers(pl.concat([writers, with_text]))
     return ParsedBatch(
         found=_detached(found),
@@ -371,6 +372,9 @@ def _with_last_text(writers: pl.DataFrame, texts: pl.DataFrame) -> pl.DataFrame:
         pl.col("text").alias("last_text"),
         leading_time().alias("last_time"),
     )
+    # a line may be in `texts` twice: framed with the other lines, and read again from the
+    # file's end as its last one
+    last = last.unique(["file", "last_line"], keep="first")
     writers = writers.join(last, on=["file", "last_line"], how="left")
     return writers.select(
         pl.col(name).cast(dtype)

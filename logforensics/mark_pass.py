@@ -11,6 +11,7 @@ asking (each file's last) are read again from the files' ends.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 import polars as pl
@@ -50,28 +51,85 @@ def read_apart(files: tuple[LogFile, ...]) -> MarkPass | None:
     sources = _Sources.of(files)
     if sources is None:
         return None
-    text = pl.col("text")
-    plain = ~(holds_any(text, NOISE_LITERALS) | text.str.contains(STARTS_WITH_PREFIX))
-    is_mark = pl.col("_at_stage").is_not_null() & pl.col("_canonical") & plain
     where = sources.where
-    query = canonical_layout(sources.scan(), "text").select(
+    scan, line, tag_fields = sources.scan(), "text", []
+    if _opens_with_tags(files):
+        scan, line = _behind_tags(scan), "_body"
+        tag_fields = [
+            pl.when(pl.col("_role") != "rank").then(pl.col("_number")).alias("prefix_local_rank"),
+            (pl.col("_role") == "rank").fill_null(False).alias("_rank_tagged"),
+        ]
+    body = pl.col(line)
+    plain = ~(holds_any(body, NOISE_LITERALS) | body.str.contains(STARTS_WITH_PREFIX))
+    is_mark = pl.col("_at_stage").is_not_null() & pl.col("_canonical") & plain
+    if tag_fields:  # a `[rankN]:` tag counts where it names the mark's own rank
+        role = pl.col("_role")
+        is_mark = is_mark & (
+            role.is_null() | (role != "rank") | (pl.col("_number") == pl.col("rank"))
+        )
+    query = canonical_layout(scan, line).select(
         *where,
         "rank",
         "step",
         pl.col("stage").cast(pl.Categorical),
-        epoch("text"),
-        is_mark.alias("_mark"),
+        epoch(line),
+        *tag_fields,
+        is_mark.fill_null(False).alias("_mark"),
         "text",
     )
     # one streaming query with two outputs: the scan and its columns are computed once, and the
     # other lines' text is copied out of the read buffers (a view would keep them all alive)
-    marks_query = query.filter("_mark").select(*where, *MARK_FIELDS)
+    kept = [*MARK_FIELDS, "prefix_local_rank", "_rank_tagged"] if tag_fields else MARK_FIELDS
+    marks_query = query.filter("_mark").select(*where, *kept)
     rest_query = query.filter(~pl.col("_mark")).select(*where, _kept_text())
     try:
         marks_read, rest_read = pl.collect_all([marks_query, rest_query], engine="streaming")
     except pl.exceptions.ComputeError:
         return None
     return _numbered(sources, sources.spans(marks_read, rest_read), marks_read, rest_read)
+
+
+# `[rank3]:` (PyTorch's own tag) or `[default3]:` (torchrun --tee's role and local rank) before
+# a line: a console where a launcher tagged every rank's lines
+TAG = r"^\[(?P<role>[A-Za-z_][A-Za-z0-9_-]*?)(?P<number>\d+)\]:"
+# the first bytes of the first files looked at to tell such a console
+SNIFFED_FILES, SNIFFED_BYTES = 8, 64 * 1024
+
+
+def _opens_with_tags(files: tuple[LogFile, ...]) -> bool:
+    """Whether most of the first lines of the first files open with a launcher's tag: their
+    marks are then read behind it here, not framed one by one with the other lines (which
+    costs several times their reading). Only the speed depends on it."""
+    tags = re.compile(TAG.replace("^", "(?m)^", 1).encode())
+    tagged = lines = 0
+    for log_file in files[:SNIFFED_FILES]:
+        head = _head(log_file)
+        tagged += len(tags.findall(head))
+        lines += head.count(b"\n")
+    return lines > 0 and tagged * 2 > lines
+
+
+def _head(log_file: LogFile) -> bytes:
+    if log_file.data is not None:
+        return log_file.data[:SNIFFED_BYTES]
+    try:
+        with open(log_file.location, "rb") as handle:
+            return handle.read(SNIFFED_BYTES)
+    except OSError:
+        return b""
+
+
+def _behind_tags(scan: pl.LazyFrame) -> pl.LazyFrame:
+    """`scan` with each line's launcher tag read (`_role`, `_number`) and what follows it
+    (`_body`: the whole line where there is none)."""
+    text = pl.col("text")
+    tag = text.str.extract_groups(TAG)
+    length = text.str.extract(f"({TAG})", 1).str.len_chars().fill_null(0)
+    return scan.with_columns(
+        tag.struct.field("role").alias("_role"),
+        tag.struct.field("number").cast(pl.Int32, strict=False).alias("_number"),
+        text.str.slice(length).alias("_body"),
+    )
 
 
 def _kept_text() -> pl.Expr:
@@ -223,15 +281,40 @@ def _numbered(
 
 
 def _writers(marks: pl.DataFrame, names: pl.Series) -> pl.DataFrame:
-    """`file, rank, marks, last_line`: each file's ranks with their mark counts and last lines."""
+    """`file, rank, rank_from, prefix_local_rank, marks, last_line`: each file's writers (a rank,
+    with the local rank a launcher tag gave it) with their mark counts and last lines."""
     if marks.is_empty():
-        schema = {"file": pl.String, "_file": pl.UInt32, "rank": pl.Int32}
-        return pl.DataFrame(schema={**schema, "marks": pl.UInt32, "last_line": pl.UInt32})
+        schema = {"file": pl.String, "_file": pl.UInt32, "rank": pl.Int32, "rank_from": pl.String}
+        return pl.DataFrame(
+            schema={
+                **schema,
+                "prefix_local_rank": pl.Int32,
+                "marks": pl.UInt32,
+                "last_line": pl.UInt32,
+            }
+        )
+    if "prefix_local_rank" not in marks.columns:
+        marks = marks.with_columns(
+            pl.lit(None, dtype=pl.Int32).alias("prefix_local_rank"),
+            pl.lit(False).alias("_rank_tagged"),
+        )
     return (
-        marks.group_by("_file", "rank")
+        marks.group_by("_file", "rank", "prefix_local_rank", "_rank_tagged")
         .agg(pl.len().cast(pl.UInt32).alias("marks"), pl.col("line").max().alias("last_line"))
-        .sort("_file", "rank")
-        .select(pl.lit(names).gather("_file").alias("file"), "_file", "rank", "marks", "last_line")
+        .sort("_file", "rank", "prefix_local_rank", nulls_last=False)
+        .select(
+            pl.lit(names).gather("_file").alias("file"),
+            "_file",
+            "rank",
+            # a `[rankN]:` tag that names the mark's own rank states it, as framing would say
+            pl.when("_rank_tagged")
+            .then(pl.lit("prefix"))
+            .otherwise(pl.lit("content"))
+            .alias("rank_from"),
+            "prefix_local_rank",
+            "marks",
+            "last_line",
+        )
     )
 
 

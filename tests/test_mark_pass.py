@@ -87,6 +87,36 @@ def test_edge_shapes_read_the_same_both_ways(tmp_path):
     assert_same(*both_ways(discover(tmp_path).files))
 
 
+def test_a_console_tagged_by_its_launcher_reads_the_same_both_ways(tmp_path):
+    # torchrun --tee's console of sample_logs/skip_backward_hang: `[default1]:` before every
+    # rank's line, the marks read behind the tag in the pass
+    console = SAMPLES / "skip_backward_hang" / "logs" / "launcher.log"
+    (tmp_path / "launcher.log").write_bytes(console.read_bytes())
+    fast, careful = both_ways(discover(tmp_path).files)
+    assert fast.marks.height == 184
+    assert_same(fast, careful)
+    # the tag's local rank stays with each writer (what maps a node's local ranks to global)
+    writers = ("rank", "prefix_local_rank", "rank_from")
+    assert rows(fast.mark_writers, *writers) == rows(careful.mark_writers, *writers)
+    assert rows(fast.mark_writers, *writers)[0] == (0, 0, "content")
+
+
+def test_a_console_of_pytorchs_rank_tags_reads_the_same_both_ways(tmp_path):
+    # `[rankN]:` before each mark of the same rank (the bench's prefixed console, from the
+    # lines of sample_logs/skip_backward_hang); a tag naming another rank is left to framing
+    lines = [
+        f"[rank{rank}]:2026-11-30 15:04:31,197 INFO rank={rank} step={step} stage=before_forward"
+        for step in range(3)
+        for rank in range(4)
+    ]
+    lines.append("[rank1]:2026-11-30 15:04:31,197 INFO rank=2 step=3 stage=before_forward")
+    (tmp_path / "console.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fast, careful = both_ways(discover(tmp_path).files)
+    assert fast.marks.height == 13
+    assert_same(fast, careful)
+    assert set(fast.mark_writers.get_column("rank_from")) == {"prefix"}
+
+
 def test_a_stage_name_is_cut_where_its_characters_end(tmp_path):
     (tmp_path / "rank1.log").write_text("rank=1 step=38 stage=fwd,\nrank=1 step=39 stage=,\n")
     fast, _ = both_ways(discover(tmp_path).files)

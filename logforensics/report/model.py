@@ -265,11 +265,14 @@ def _last_lines(job: Job) -> dict[int, list[dict[str, Any]]]:
         found.setdefault(row["rank"], []).append(
             {"file": row["file"], "line": row["last_line"], "text": row["last_text"]}
         )
-    # a shared file: its last event, or a later line its launcher prefix names (a line no
-    # parser read)
+    # a shared file: its last event, its last stage mark, or a later line its launcher prefix
+    # names (a line no parser read)
     shared = pl.concat(
         [
             job.events.filter(pl.col("rank").is_not_null()).select("file", "line", "rank", "text"),
+            job.mark_writers.filter(pl.col("rank").is_not_null()).select(
+                "file", pl.col("last_line").alias("line"), "rank", pl.col("last_text").alias("text")
+            ),
             job.line_writers.select(
                 "file",
                 pl.col("last_line").alias("line"),
