@@ -293,28 +293,28 @@ def _writers(marks: pl.DataFrame, names: pl.Series) -> pl.DataFrame:
                 "last_line": pl.UInt32,
             }
         )
-    if "prefix_local_rank" not in marks.columns:
-        marks = marks.with_columns(
+    tagged = "prefix_local_rank" in marks.columns
+    keys = ["_file", "rank", *(["prefix_local_rank", "_rank_tagged"] if tagged else [])]
+    writers = marks.group_by(keys).agg(
+        pl.len().cast(pl.UInt32).alias("marks"), pl.col("line").max().alias("last_line")
+    )
+    if not tagged:  # (the columns added per writer, not per mark)
+        writers = writers.with_columns(
             pl.lit(None, dtype=pl.Int32).alias("prefix_local_rank"),
             pl.lit(False).alias("_rank_tagged"),
         )
-    return (
-        marks.group_by("_file", "rank", "prefix_local_rank", "_rank_tagged")
-        .agg(pl.len().cast(pl.UInt32).alias("marks"), pl.col("line").max().alias("last_line"))
-        .sort("_file", "rank", "prefix_local_rank", nulls_last=False)
-        .select(
-            pl.lit(names).gather("_file").alias("file"),
-            "_file",
-            "rank",
-            # a `[rankN]:` tag that names the mark's own rank states it, as framing would say
-            pl.when("_rank_tagged")
-            .then(pl.lit("prefix"))
-            .otherwise(pl.lit("content"))
-            .alias("rank_from"),
-            "prefix_local_rank",
-            "marks",
-            "last_line",
-        )
+    return writers.sort("_file", "rank", "prefix_local_rank", nulls_last=False).select(
+        pl.lit(names).gather("_file").alias("file"),
+        "_file",
+        "rank",
+        # a `[rankN]:` tag that names the mark's own rank states it, as framing would say
+        pl.when("_rank_tagged")
+        .then(pl.lit("prefix"))
+        .otherwise(pl.lit("content"))
+        .alias("rank_from"),
+        "prefix_local_rank",
+        "marks",
+        "last_line",
     )
 
 
