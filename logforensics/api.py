@@ -18,7 +18,14 @@ from logforensics.errors import InputError
 from logforensics.events import ParsedBatch, finish_events, parse_batch, parse_files
 from logforensics.findings import Finding, assign_ids
 from logforensics.framing import frame_lines
-from logforensics.intake import DEFAULT_MAX_BYTES, Inventory, LogFile, discover, read_lines
+from logforensics.intake import (
+    DEFAULT_MAX_BYTES,
+    Inventory,
+    LogFile,
+    discover,
+    head_bytes,
+    read_lines,
+)
 from logforensics.job import Job, build_job
 from logforensics.jobs import JobFiles, split_jobs
 from logforensics.reasoner import Verdict, reason, sort_findings
@@ -200,19 +207,9 @@ def _reports_training(inventory: Inventory) -> bool:
     and processes: such logs are analysed (and may show no failure), not refused as something
     else's."""
     for log_file in inventory.files[:HEAD_FILES]:
-        if TRAINING.search(_head(log_file)):
+        if TRAINING.search(head_bytes(log_file, HEAD_BYTES)):
             return True
     return False
-
-
-def _head(log_file: LogFile, size: int = HEAD_BYTES) -> bytes:
-    if log_file.data is not None:
-        return log_file.data[:size]
-    try:
-        with open(log_file.location, "rb") as handle:
-            return handle.read(size)
-    except OSError:
-        return b""
 
 
 def _analyze(path: Path, inventory: Inventory) -> Upload:
@@ -361,7 +358,7 @@ def _head_lines(files: tuple[LogFile, ...]) -> pl.DataFrame:
     names: list[str] = []
     texts: list[str] = []
     for log_file in files:
-        head = _head(log_file, wrappers.HEAD_BYTES)
+        head = head_bytes(log_file, wrappers.HEAD_BYTES)
         if len(head) == wrappers.HEAD_BYTES:  # cut inside a line: keep the lines before it
             head = head[: head.rfind(b"\n") + 1]
         decoded = head.decode("utf-8", errors="replace").split("\n")

@@ -902,6 +902,18 @@ def read_lines_at(inventory: Inventory, wanted: pl.DataFrame) -> pl.DataFrame:
     return pl.concat(parts)
 
 
+def head_bytes(log_file: LogFile, size: int) -> bytes:
+    """The first `size` bytes of a file (of its held bytes, when it has them); none when it
+    cannot be read."""
+    if log_file.data is not None:
+        return log_file.data[:size]
+    try:
+        with open(log_file.location, "rb") as handle:
+            return handle.read(size)
+    except OSError:
+        return b""
+
+
 def tail_lines(
     log_file: LogFile, total: int, numbers: list[int], data: bytes | memoryview | None = None
 ) -> dict[int, str]:

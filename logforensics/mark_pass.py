@@ -18,7 +18,7 @@ import polars as pl
 
 from logforensics import streams
 from logforensics.framing import NOISE_LITERALS, STARTS_WITH_PREFIX
-from logforensics.intake import READ_AHEAD_FILE, LogFile, tail_lines
+from logforensics.intake import READ_AHEAD_FILE, LogFile, head_bytes, tail_lines
 from logforensics.literals import holds_any
 from parsers.stage_marks import canonical_layout, epoch, valid_stages
 
@@ -103,20 +103,10 @@ def _opens_with_tags(files: tuple[LogFile, ...]) -> bool:
     tags = re.compile(TAG.replace("^", "(?m)^", 1).encode())
     tagged = lines = 0
     for log_file in files[:SNIFFED_FILES]:
-        head = _head(log_file)
+        head = head_bytes(log_file, SNIFFED_BYTES)
         tagged += len(tags.findall(head))
         lines += head.count(b"\n")
     return lines > 0 and tagged * 2 > lines
-
-
-def _head(log_file: LogFile) -> bytes:
-    if log_file.data is not None:
-        return log_file.data[:SNIFFED_BYTES]
-    try:
-        with open(log_file.location, "rb") as handle:
-            return handle.read(SNIFFED_BYTES)
-    except OSError:
-        return b""
 
 
 def _behind_tags(scan: pl.LazyFrame) -> pl.LazyFrame:
