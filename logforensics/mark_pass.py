@@ -114,10 +114,11 @@ def _behind_tags(scan: pl.LazyFrame) -> pl.LazyFrame:
     (`_body`: the whole line where there is none)."""
     text = pl.col("text")
     tag = text.str.extract_groups(TAG)
-    length = text.str.extract(f"({TAG})", 1).str.len_chars().fill_null(0)
+    role, number = tag.struct.field("role"), tag.struct.field("number")
+    length = (role.str.len_chars() + number.str.len_chars() + len("[]:")).fill_null(0)
     return scan.with_columns(
-        tag.struct.field("role").alias("_role"),
-        tag.struct.field("number").cast(pl.Int32, strict=False).alias("_number"),
+        role.alias("_role"),
+        number.cast(pl.Int32, strict=False).alias("_number"),
         text.str.slice(length).alias("_body"),
     )
 
