@@ -122,11 +122,13 @@ def build_picture(progress: Progress, say: Say = t) -> Picture:
                     last=column == group.last,
                 )
             )
-    column_labels = [
-        (x_of[column] + CELL // 2, str(steps.row(column, named=True)["step"]))
-        for column in columns
-        if column in (columns[0], columns[-1]) or steps.row(column, named=True)["step"] % 5 == 0
-    ]
+    column_labels = _apart(
+        [
+            (x_of[column] + CELL // 2, str(steps.row(column, named=True)["step"]))
+            for column in columns
+            if column in (columns[0], columns[-1]) or steps.row(column, named=True)["step"] % 5 == 0
+        ]
+    )
     hidden = groups[MAX_ROWS:]
     note = (
         say(
@@ -193,6 +195,22 @@ def _rank_groups(
     for group in groups:
         group.ranks.sort()
     return sorted(groups, key=lambda g: (g.departed is None, len(g.ranks), g.ranks[0]))
+
+
+def _apart(labels: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Column labels (centre x, text) without the ones that would overprint the label before
+    them (the first column at step 1494 beside 1495); the last column's label is kept before
+    its neighbour's."""
+    kept: list[tuple[int, str]] = []
+    for at, (x, text) in enumerate(labels):
+        if kept:
+            previous_x, previous = kept[-1]
+            if x - previous_x < (len(previous) + len(text)) * LABEL_CHAR / 2 + 2:
+                if at == len(labels) - 1 and len(kept) > 1:
+                    kept[-1] = (x, text)
+                continue
+        kept.append((x, text))
+    return kept
 
 
 def _who(ranks: list[int], label: str, say: Say) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from html.parser import HTMLParser
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from logforensics.api import analyze
 from logforensics.report.model import build_report
+from logforensics.report.picture import LABEL_CHAR, build_picture
 from logforensics.report.render import render_html
 from tests.builders import marks, write_logs
 from tests.conftest import SAMPLE_LOGS
@@ -231,3 +233,19 @@ def test_a_run_a_restart_recovered_says_so_in_place_of_a_verdict():
     assert "Verdict: no failure found" in page
     assert "The launcher restarted the workers after a failure" in page
     assert "ValueError: label out of range in batch" in page  # the earlier attempt's failure
+
+
+def test_no_step_label_of_the_progress_picture_overprints_another(tmp_path):
+    # the columns drawn around a departure at step 1500 start at step 1494: its label and
+    # 1495's stood one cell apart, printed over each other
+    files = {
+        f"rank{rank}.log": marks(
+            rank, range(1400, 1600), skip={1500: ("after_backward",)} if rank == 1 else None
+        )
+        for rank in range(2)
+    }
+    progress = analyze(write_logs(tmp_path, files)).job.progress
+    labels = build_picture(progress).column_labels
+    assert len(labels) > 2
+    for (left, left_text), (right, right_text) in itertools.pairwise(labels):
+        assert right - left >= (len(left_text) + len(right_text)) * LABEL_CHAR / 2
