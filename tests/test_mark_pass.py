@@ -17,6 +17,7 @@ from logforensics import streams
 from logforensics.events import ParsedBatch, parse_batch, parse_files
 from logforensics.intake import LogFile, discover, read_lines, tail_lines
 from logforensics.mark_pass import read_apart
+from tests.builders import analyze_files
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
 
@@ -115,6 +116,20 @@ def test_a_console_of_pytorchs_rank_tags_reads_the_same_both_ways(tmp_path):
     assert fast.marks.height == 13
     assert_same(fast, careful)
     assert set(fast.mark_writers.get_column("rank_from")) == {"prefix"}
+
+
+def test_a_framed_mark_that_ends_its_file_counts_once(tmp_path):
+    # plain marks, then a tagged one as the file's last line (EDGES' shapes): that line was both
+    # framed and read again from the file's end, and its writer counted it twice (the start of
+    # the twenty-seventh session: 4 of 3 lines recognised)
+    lines = [
+        "2026-11-30 15:24:03,403 INFO rank=2 step=0 stage=before_forward",
+        "2026-11-30 15:24:03,403 INFO rank=2 step=0 stage=after_step",
+        "[rank1]:rank=1 step=0 stage=before_forward",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert (analysis.recognised_lines, analysis.unrecognised_lines) == (3, 0)
+    assert sorted(analysis.job.mark_writers.select("rank", "marks").rows()) == [(1, 1), (2, 2)]
 
 
 def test_a_stage_name_is_cut_where_its_characters_end(tmp_path):
