@@ -88,27 +88,30 @@ def peel_and_frame(framed: pl.DataFrame, wrappers: dict[str, str]) -> pl.DataFra
     if inner.is_empty():
         return peeled
     reframed = frame_lines(inner.select("file", "line", pl.col("message").alias("text")))
-    merged = inner.drop("message", *PREFIX_COLUMNS).join(
-        reframed.select("file", "line", "message", *PREFIX_COLUMNS).rename(
-            {name: f"_inner_{name}" for name in PREFIX_COLUMNS}
-        ),
-        on=["file", "line"],
-        how="left",
-    )
-    outer = inner.select("file", "line", *PREFIX_COLUMNS)
-    merged = merged.join(outer, on=["file", "line"], how="left").with_columns(
-        *(
-            (
-                pl.concat_str(
-                    pl.col("framing"), pl.col("_inner_framing"), separator="+", ignore_nulls=True
-                )
-                if name == "framing"
-                else pl.coalesce(f"_inner_{name}", name)
-            ).alias(name)
-            for name in PREFIX_COLUMNS
+    # the inner framing's columns beside the outer ones the lines already carry
+    inner_columns = ["message", *PREFIX_COLUMNS]
+    merged = (
+        inner.drop("message")
+        .join(
+            reframed.select("file", "line", *inner_columns).rename(
+                {name: f"_inner_{name}" for name in inner_columns}
+            ),
+            on=["file", "line"],
+            how="left",
         )
+        .with_columns(
+            pl.col("_inner_message").alias("message"),
+            *(
+                (
+                    pl.concat_str("framing", "_inner_framing", separator="+", ignore_nulls=True)
+                    if name == "framing"
+                    else pl.coalesce(f"_inner_{name}", name)
+                ).alias(name)
+                for name in PREFIX_COLUMNS
+            ),
+        )
+        .select(peeled.columns)
     )
-    merged = merged.select(peeled.columns)
     return pl.concat([peeled.filter(~wrapped), merged]).sort("file", "line")
 
 
