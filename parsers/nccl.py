@@ -27,10 +27,10 @@ nvml_dev, bus_id, comm_id; `extra` phase start|complete|layout, api, nnodes, loc
 local_rank, parent, color, key); `nccl_abort` (phase abort|destroy); `duplicate_gpu`
 (comm_rank and peer_rank = the two ranks NCCL names, bus_id); `nccl_error` (peer, error_code,
 exc_message; for PyTorch's wrapper also nccl_version, exc_type and the WorkNCCL seq/op);
-`nccl_warn`; `nccl_unwind` (error_code = the ncclResult_t); `nccl_mismatch` (NCCL 2.4's
-mismatched-collective WARN, comm_rank = the reporting rank); `oom` (NCCL's own `Cuda failure
-'out of memory'`); `nccl_topology` (comm_rank = the process's own rank in a ring, tree or
-channel line). `rank` is never set here: NCCL lines name a process (host, pid), and
+`nccl_warn`; `nccl_unwind` (error_code = the ncclResult_t); `nccl_mismatch` (NCCL 2.4-2.9's
+mismatched-collective WARN, comm_rank = the reporting rank it names); `oom` (NCCL's own
+`Cuda failure 'out of memory'`); `nccl_topology` (comm_rank = the process's own rank in a
+ring, tree or channel line). `rank` is never set here: NCCL lines name a process (host, pid), and
 `logforensics.process_map` maps it to its global rank through the world communicator's init
 records, or through its topology lines when no init record names it.
 
@@ -157,10 +157,15 @@ DUPLICATE_PAIR = (
 SHARED_GPU = r"Multiple [Rr]anks (?:detected using|are using) the same GPU"
 SHARED_GPU_ALLOWED = "Multiple ranks on the same GPU detected and allowed"
 
-# NCCL 2.4 own check: `container-e28-...:105:185 [0] init.cc:1247 NCCL WARN Mismatched
-# collective detected, please check your collective calls at and around rank 11. ...`
+# NCCL's device-side check of the collectives (ncclCommGetAsyncError, 2.4 to 2.9), naming the
+# reporting process's own rank: asserted (`container-e28-...:105:185 [0] init.cc:1247 NCCL WARN
+# Mismatched collective detected, please check your collective calls at and around rank 11.
+# ...`) or suspected while it hangs (Lightning-AI/pytorch-lightning#8214: `[0] init.cc:1256 NCCL
+# WARN Your program may be hanging, this may be caused by a collective mismatch around rank 1.
+# ...`)
 MISMATCH = (
-    r"Mismatched collective detected, please check your collective calls at and around rank (\d+)"
+    r"(?:Mismatched collective detected, please check your collective calls at and around"
+    r"|may be caused by a collective mismatch around) rank (\d+)"
 )
 
 # the InfiniBand device's own error event (libibverbs' names: `port error`, `local
@@ -208,6 +213,11 @@ ERROR_WARN = (
     #   misc/shmutils.cc:87 NCCL WARN Error: failed to extend /dev/shm/nccl-YrFC5V to 33030532
     #   bytes, error: No space left on device (28)
     r"|\berror: [A-Z][a-z]+(?: [a-z]+){0,5} \(\d+\)"
+    # the peers disagree on a transfer's size (a collective called with different sizes, or
+    # different protocols): NCCL fails the operation (NVIDIA/nccl#626, #969, #1176):
+    #   transport/net_socket.cc:424 NCCL WARN NET/Socket : peer 192.168.161.30<59210> message
+    #   truncated : receiving 1048576 bytes instead of 65536
+    r"|[Mm]essage truncated|collective mismatch error"
     # the InfiniBand device's own error event (see IB_ASYNC_ERROR)
     r"|" + IB_ASYNC_ERROR
 )
@@ -683,7 +693,7 @@ def subsystem_of(text: pl.Expr) -> pl.Expr:
 
 
 def _others(events: pl.DataFrame) -> pl.DataFrame:
-    """`nccl_version`; NCCL 2.4's `nccl_mismatch` with the reporting rank (`comm_rank`)."""
+    """`nccl_version`; `nccl_mismatch` with the reporting rank it names (`comm_rank`)."""
     body = pl.col("_body")
     return _line_columns(
         events.with_columns(

@@ -2,8 +2,9 @@
 
 Sources, most direct first: TORCH_DISTRIBUTED_DEBUG=DETAIL's `Detected mismatch between
 collectives on ranks` (both fingerprints), the per-collective `Running collective` lines
-(the first sequence number at which the ranks' histories part), and NCCL's own
-`Mismatched collective detected ... at and around rank N` warning (NCCL 2.4 era).
+(the first sequence number at which the ranks' histories part), and NCCL's own device-side
+check (`Mismatched collective detected ... at and around rank N`, `... may be caused by a
+collective mismatch around rank N`; NCCL 2.4 to 2.9).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ FIX = (
     "a `continue` or early `return` on some ranks, a metric or barrier only some ranks reach, "
     "or uneven data at the epoch end."
 )
-NCCL_MISMATCH = r"Mismatched collective detected.*?rank (\d+)"
 
 
 def check(job: Job) -> list[Finding]:
@@ -1060,15 +1060,10 @@ def _with_process_ranks(job: Job, calls: pl.DataFrame) -> pl.DataFrame:
 
 
 def _from_nccl_warning(job: Job) -> list[Finding]:
-    warnings = job.events.filter(
-        (pl.col("family") == "nccl")
-        & pl.col("message").str.contains("Mismatched collective detected", literal=True)
-    ).with_columns(
-        pl.col("message").str.extract(NCCL_MISMATCH, 1).cast(pl.Int32, strict=False).alias("named")
-    )
+    warnings = job.events.filter(pl.col("event") == "nccl_mismatch")
     if warnings.is_empty():
         return []
-    named = sorted(warnings.get_column("named").drop_nulls().unique().to_list())
+    named = sorted(warnings.get_column("comm_rank").drop_nulls().unique().to_list())
     return [
         placed_finding(
             job,

@@ -62,6 +62,9 @@ ENVIRONMENT = (
     r"No space left on device|No IB device found|No device found"
 )
 CUDA = r"(?i)cuda"
+# the two sides of a transfer expected different sizes (NVIDIA/nccl#626: `NET/Socket : peer
+# 192.168.161.30<59210> message truncated : receiving 1048576 bytes instead of 65536`)
+SIZES_DISAGREE = r"(?i)message truncated|collective mismatch error"
 # A connection to NCCL's port that did not start with NCCL's magic number: not NCCL's
 FOREIGN = r"wrong magic (?P<magic>[0-9a-fA-F]{16})\b"
 DUPLICATE_GPU = r"Duplicate GPU detected|same GPU"
@@ -742,6 +745,8 @@ def _class_of(first: dict[str, object]) -> str:
         return "fabric"
     if first["result"] in RESULT_CLASSES:
         return RESULT_CLASSES[str(first["result"])]
+    if _matches(what, SIZES_DISAGREE):
+        return "usage"
     if _matches(what, CUDA):
         return "cuda"
     if first.get("subsystem") == "topology":

@@ -766,6 +766,22 @@ def test_nccl_2_4_mismatch_warning_names_the_reporting_rank():
     assert (row["comm_rank"], row["severity"]) == (13, "error")
 
 
+def test_nccl_2_9_suspected_mismatch_warning_names_the_reporting_rank():
+    # Lightning-AI/pytorch-lightning#8214: the device-side check's other wording, posted with
+    # only the device left of the identity
+    line = "[0] init.cc:1256 NCCL WARN Your program may be hanging, this may be caused by a collective mismatch around rank 1. Please check your collective calls at and around this rank. You can use NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL to see the collective logs"
+    row = only(parse([line]), "nccl_mismatch")
+    assert (row["comm_rank"], row["severity"]) == (1, "error")
+
+
+def test_a_transfer_truncated_between_peers_is_an_error():
+    # NVIDIA/nccl#626 (the poster's paste wraps the line before `receiving`)
+    line = "transport/net_socket.cc:424 NCCL WARN NET/Socket : peer 192.168.161.30<59210> message truncated :"
+    row = only(parse([line]), "nccl_error")
+    assert (row["peer"], row["severity"]) == ("192.168.161.30<59210>", "error")
+    assert extra(row) == {"subsystem": "socket"}
+
+
 # --- 3.3 PyTorch's wrappers -------------------------------------------------------------------
 
 

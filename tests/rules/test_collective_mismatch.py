@@ -382,3 +382,13 @@ def test_ranks_beyond_the_one_named_leave_the_report_undecided(tmp_path):
     analysis = analyze_files(tmp_path, files)
     mismatch = finding(analysis, "collective_mismatch")
     assert mismatch.blames_nobody and "only other rank" not in mismatch.summary
+
+
+def test_nccl_s_suspected_mismatch_names_the_rank_it_reported_from(tmp_path):
+    # Lightning-AI/pytorch-lightning#8214: a run that hung after validation; NCCL 2.9's
+    # device-side check is the only line that says why
+    line = "[0] init.cc:1256 NCCL WARN Your program may be hanging, this may be caused by a collective mismatch around rank 1. Please check your collective calls at and around this rank. You can use NCCL_DEBUG=INFO and NCCL_DEBUG_SUBSYS=COLL to see the collective logs"
+    analysis = analyze_files(tmp_path, {"train.log": [line]})
+    verdict = analysis.verdict.finding
+    assert (verdict.kind, verdict.ranks) == ("collective_mismatch", [1])
+    assert verdict.evidence[0].line == 1

@@ -329,6 +329,18 @@ def test_a_failed_nvls_set_up_points_at_the_fabric_manager(tmp_path):
 # --- what NCCL's return-code chain says -----------------------------------------------------
 
 
+def test_a_transfer_truncated_between_peers_is_invalid_usage_of_the_ranks(tmp_path):
+    # NVIDIA/nccl#626: the maintainer named two causes, collectives called with different
+    # sizes or different protocols on the two sides; no return-code chain was posted
+    lines = [
+        "transport/net_socket.cc:424 NCCL WARN NET/Socket : peer 192.168.161.30<59210> message truncated :",
+        "receiving 1048576 bytes instead of 65536",
+    ]
+    error = analyze_files(tmp_path, {"train.log": lines}).verdict.finding
+    assert (error.kind, error.details["class"]) == ("nccl_error", "usage")
+    assert "different sizes" in error.fix and "NCCL_PROTO" in error.fix
+
+
 def test_a_bootstrap_warn_with_its_chain_is_an_internal_error_of_the_bootstrap(tmp_path):
     # NVIDIA/nccl#1176 (srun --label; the job's other node prints torch's warnings as `3: `)
     lines = [
