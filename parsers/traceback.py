@@ -151,10 +151,11 @@ CARETS = r"^[\^~]+\s*$"
 # for recv operation to complete`, or a bare `KeyboardInterrupt`.
 EXCEPTION_LINE = r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)(?::[ \t]|:$|$)"
 # An exception line standing alone must look like one: `torch.distributed.DistBackendError:
-# NCCL error in: ...`; `Error: no such file` or `ncclSystemError: System call ...` (NCCL's own
+# NCCL error in: ...`, `torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:`;
+# `Error: no such file` or `ncclSystemError: System call ...` (NCCL's own
 # text under a DistBackendError) are not.
 EXCEPTION_CLASS = (
-    r"(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure)|Exception"
+    r"(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Failed)|Exception"
     # the builtins named for no error: a data iterator that ran dry (modelscope/ms-swift#4644)
     r"|Stop(?:Async)?Iteration)"
 )
@@ -440,12 +441,12 @@ def _mark_tracebacks(rows: pl.DataFrame) -> pl.DataFrame:
     rows = rows.with_columns(
         pl.when(pl.col("_exc")).then(_named_once(exc_type)).alias("_exc_type"),
         pl.when(pl.col("_exc"))
-        .then(pl.coalesce(message_after(pl.col("_stripped"), exc_type), _message_on_next_lines()))
+        .then(_message_carried_on(message_after(pl.col("_stripped"), exc_type)))
         .alias("_exc_message"),
         pl.when(pl.col("_frame"))
         .then(pl.coalesce(frame_text(pl.col("message")), pl.col("_rich_frame")))
         .alias("_frame_text"),
-    ).drop(FOLLOWING)
+    )
     return rows.join(_chains(rows), on=[STREAM, "_chain"], how="left").with_columns(
         (
             pl.col("_start").is_not_null()
@@ -462,30 +463,50 @@ FOLLOWING = [f"_next{k}" for k in range(1, MESSAGE_LINES + 1)]
 
 
 def _with_following_lines(rows: pl.DataFrame) -> pl.DataFrame:
-    """FOLLOWING as columns: made once, where an expression would shift each stream again for
-    every line it looks ahead (several times slower on traceback-dense consoles)."""
+    """FOLLOWING as columns, and `_carries_on` (the line's text where it could carry on a
+    message): made once, where an expression would shift each stream again for every line it
+    looks ahead (several times slower on traceback-dense consoles)."""
     stripped = pl.col("_stripped")
     stop = stripped.fill_null("").str.contains(r"^\s*$|^[=*#-]{4,}\s*$")
     rows = rows.with_columns(pl.when(~stop).then(stripped.str.strip_chars()).alias("_carries_on"))
     return rows.with_columns(
         pl.col("_carries_on").shift(-k).over(STREAM).alias(name)
         for k, name in enumerate(FOLLOWING, start=1)
-    ).drop("_carries_on")
+    )
 
 
-def _message_on_next_lines() -> pl.Expr:
-    """The message of an exception line that has none after its colon: the stream's next lines
-    up to a blank one, joined (rich's wrapped `RuntimeError: ` / `[/__w/.../pair.cc:553]` /
-    `Connection closed by peer ...`). Reads the FOLLOWING columns."""
+def _said_more() -> pl.Expr:
+    """An exception line that ends in a colon: its message goes on below (`RuntimeError:`
+    alone, rich's wrapping; torch._dynamo's `BackendCompilerFailed: backend='inductor'
+    raised:` over the compiler's own `RuntimeError: ...`). A bare `KeyboardInterrupt` says all
+    it says."""
+    return pl.col("_stripped").str.strip_chars_end().str.ends_with(":").fill_null(False)
+
+
+def _message_carried_on(after: pl.Expr) -> pl.Expr:
+    """An exception line's message: `after` its colon, and where the line ends in a colon, the
+    stream's next lines up to a blank one, joined (rich's wrapped `RuntimeError: ` /
+    `[/__w/.../pair.cc:553]` / `Connection closed by peer ...`). Reads the FOLLOWING columns."""
     kept: list[pl.Expr] = []
     going = pl.lit(True)
     for name in FOLLOWING:
         going = going & pl.col(name).is_not_null()
         kept.append(pl.when(going).then(pl.col(name)))
     joined = pl.concat_str(kept, separator=" ", ignore_nulls=True)
-    # only after `Type:` with nothing on its line: a bare `KeyboardInterrupt` says all it says
-    said_more = pl.col("_stripped").str.strip_chars_end().str.ends_with(":")
-    return pl.when(said_more & (joined != "")).then(joined.str.slice(0, MESSAGE_CHARS))
+    carried = pl.when(_said_more() & (joined != "")).then(joined)
+    whole = pl.concat_str(after, carried, separator=" ", ignore_nulls=True)
+    return pl.when(whole != "").then(whole.str.slice(0, MESSAGE_CHARS))
+
+
+def _carries_on_from(opens: pl.Expr) -> pl.Expr:
+    """The lines that carry on the message of a line `opens` marks (see `_message_carried_on`):
+    the stream's next lines up to a blank one, MESSAGE_LINES at most."""
+    carried = pl.lit(False)
+    going = pl.lit(True)
+    for k in range(1, MESSAGE_LINES + 1):
+        going = going & pl.col("_carries_on").shift(k - 1).over(STREAM).is_not_null()
+        carried = carried | (opens.shift(k).over(STREAM).fill_null(False) & going)
+    return carried
 
 
 def frame_text(line: pl.Expr) -> pl.Expr:
@@ -603,8 +624,19 @@ def _named_once(exc_type: pl.Expr) -> pl.Expr:
 
 
 def _mark_bare_exceptions(rows: pl.DataFrame) -> pl.DataFrame:
+    """`_bare`: an exception line outside any traceback, also where it carries on the message
+    of the one before it (an exception quoted in another's message is read as one: SageMaker's
+    report quoting the job's error, torch._dynamo's wrapping of the compiler's); `_carried`:
+    the other lines carrying on a message (see `_said_more`)."""
     written = pl.col("message").fill_null("")
     bare = ~pl.col("_in_traceback") & written.str.contains(BARE_EXCEPTION)
+    rows = rows.with_columns(
+        (
+            _carries_on_from((bare | pl.col("_exc")) & _said_more())
+            & ~bare
+            & ~pl.col("_in_traceback")
+        ).alias("_carried")
+    )
     message = written.str.strip_chars_start(" ")
     bare_type = message.str.extract(BARE_EXCEPTION, 1)
     return rows.with_columns(
@@ -614,10 +646,10 @@ def _mark_bare_exceptions(rows: pl.DataFrame) -> pl.DataFrame:
         .otherwise(pl.col("_exc_type"))
         .alias("_exc_type"),
         pl.when(bare)
-        .then(message_after(message, bare_type))
+        .then(_message_carried_on(message_after(message, bare_type)))
         .otherwise(pl.col("_exc_message"))
         .alias("_exc_message"),
-    )
+    ).drop(*FOLLOWING, "_carries_on")
 
 
 def collective_name(frames: pl.Expr) -> pl.Expr:
@@ -759,7 +791,7 @@ def _bare_exception_events(rows: pl.DataFrame) -> pl.DataFrame:
     above = pl.coalesce(
         [pl.col("_frame_text").shift(k).over(STREAM) for k in range(1, FRAME_ABOVE + 1)]
     )
-    return (
+    events = (
         rows.with_columns(above.alias("_above"))
         .filter(pl.col("_bare"))
         .select(
@@ -777,6 +809,8 @@ def _bare_exception_events(rows: pl.DataFrame) -> pl.DataFrame:
             .alias("rank"),
         )
     )
+    # the lines an exception's message carries on to
+    return pl.concat([events, _recognised(rows.filter("_carried"))], how="diagonal_relaxed")
 
 
 def _spawn_headers(rows: pl.DataFrame) -> pl.DataFrame:
@@ -1193,6 +1227,7 @@ PARSER = LineParser(
         "Exit:",
         "Interrupt",
         "Failure:",
+        "Failed:",
         DURING_HANDLING,
         DIRECT_CAUSE,
         "out of memory",

@@ -978,3 +978,38 @@ def test_a_traceback_flattened_into_a_reports_line_names_its_exception():
     raised = only(parse([REPORT_WITH_A_TRACEBACK]).filter(event="exception"))
     assert raised["exc_type"] == "RuntimeError"
     assert raised["exc_message"].startswith("Dataset not found. You can use download=True")
+
+
+# vllm-project/speculators#544 (torch 2.9, torchrun, two ranks): torch._dynamo's wrapper names
+# the compiler's own error on the lines after its `raised:`
+DYNAMO_WRAPPED = [
+    "[rank1]: torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
+    "[rank1]: RuntimeError: Not all inputs to pattern found in match.kwargs. Perhaps one of the inputs is unused? argnames=['x', 'slice_shape'], match.kwargs={'x': squeeze}",
+]
+
+
+def test_an_exception_line_ending_in_a_colon_carries_its_message_on_below():
+    # the rank's traceback header was lost under a progress bar: the lines stand alone
+    events = parse(DYNAMO_WRAPPED)
+    wrapper = events.filter(pl.col("exc_type") == "torch._dynamo.exc.BackendCompilerFailed")
+    assert wrapper.height == 1
+    message = wrapper.item(0, "exc_message")
+    assert message.startswith("backend='inductor' raised: RuntimeError: Not all inputs")
+    assert (wrapper.item(0, "rank"), wrapper.item(0, "line")) == (1, 1)
+
+
+def test_the_wrapper_s_message_is_the_same_under_a_header():
+    lines = [
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/usr/local/lib/python3.12/site-packages/torch/_inductor/pattern_matcher.py", line 1425, in check_fn',
+        "[rank0]:     raise RuntimeError(",
+        *(line.replace("[rank1]", "[rank0]") for line in DYNAMO_WRAPPED),
+    ]
+
+    def wrapper_message(events: pl.DataFrame) -> str:
+        wrapper = pl.col("exc_type") == "torch._dynamo.exc.BackendCompilerFailed"
+        return events.filter(wrapper).item(0, "exc_message")
+
+    under_header = parse(lines)
+    assert under_header.filter(pl.col("exc_type").is_not_null()).item(0, "line") == 1
+    assert wrapper_message(under_header) == wrapper_message(parse(DYNAMO_WRAPPED))

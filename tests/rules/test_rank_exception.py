@@ -1930,3 +1930,28 @@ def test_a_ranks_wait_that_timed_out_alone_is_a_consequence_not_no_failure(tmp_p
     assert verdict.finding.part == "consequence"
     assert "Wait timeout for key(s): 0" in verdict.finding.summary
     assert verdict_headline(verdict).startswith("Rank 1 stopped waiting for other ranks")
+
+
+def test_ranks_that_raised_the_same_wrapped_error_are_named_together(tmp_path):
+    # vllm-project/speculators#544, verbatim lines: rank 1's traceback header was drawn over by
+    # the progress bar, rank 0's is whole; both ranks' compiler failed alike
+    frame = '  File "/usr/local/lib/python3.12/site-packages/torch/_inductor/pattern_matcher.py", line 1425, in check_fn'
+    wrapped = [
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
+        "RuntimeError: Not all inputs to pattern found in match.kwargs. Perhaps one of the inputs is unused? argnames=['x', 'slice_shape'], match.kwargs={'x': squeeze}",
+    ]
+    lines = [
+        "Epoch 0   0% ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━",
+        f"[rank1]: {frame}",
+        "[rank1]:     raise RuntimeError(",
+        *(f"[rank1]: {line}" for line in wrapped),
+        "",
+        "[rank0]: Traceback (most recent call last):",
+        f"[rank0]: {frame}",
+        "[rank0]:     raise RuntimeError(",
+        *(f"[rank0]: {line}" for line in wrapped),
+        "E0525 14:43:32.923000 101623 site-packages/torch/distributed/elastic/multiprocessing/api.py:882] failed (exitcode: 1) local_rank: 1 (pid: 101714) of binary: /usr/local/bin/python3",
+    ]
+    verdict = analyze_files(tmp_path, {"train.log": lines}).verdict.finding
+    assert (verdict.kind, verdict.ranks) == ("rank_exception", [0, 1])
+    assert verdict.details["exception"].endswith("BackendCompilerFailed")
