@@ -369,6 +369,8 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
     if finding.details.get("every_process"):
         return f"Every process died of the same {name}", "a fault in what they all run"
     if finding.details.get("alike"):
+        if finding.ranks:
+            return f"{who} died of the same {name}", None
         return f"{finding.details['alike']} processes died of the same {name}", None
     if finding.fix == HARDWARE_FIX:
         return f"{who} died of a GPU hardware fault ({name})", None

@@ -87,6 +87,19 @@ def listed_failure(job: Job) -> ListedFailure | None:
     return ListedFailure(int(rank), pid, int(listed.item(0, "exitcode")), listed.head(1))
 
 
+def listed_failures(job: Job) -> pl.DataFrame:
+    """Every worker torchrun's summary lists as failed with an error exit code, its first
+    observed failure first (file, line, text, rank, exitcode, pid): empty when any entry names
+    no rank."""
+    listed = job.events.filter(
+        (pl.col("event") == "child_failed") & (pl.col("exitcode").fill_null(0) > 0)
+    )
+    if listed.is_empty() or listed.get_column("rank").null_count():
+        return listed.clear()
+    first = pl.col("extra").str.contains('"root_cause":true', literal=True).fill_null(False)
+    return listed.unique("rank", keep="first", maintain_order=True).sort(first, descending=True)
+
+
 def agent_reported_failure(job: Job) -> ListedFailure | None:
     """Without a summary, the one worker torchrun's agent reports failed (`failed (exitcode: 1)
     local_rank: 0`) on a job of one node, where a local rank is the global one: whose a

@@ -48,6 +48,7 @@ from logforensics.stopped_workers import (
     agent_stops,
     child_failed_error,
     listed_failure,
+    listed_failures,
     srun_reported_failure,
     unstopped_worker,
 )
@@ -1771,6 +1772,8 @@ def _unattributed(job: Job) -> list[Finding]:
             return [_of_unstopped(failed, rows, f"raised {named}", whats[0])]
         if (past := _past_the_gpus(job, rows, named, whats[0], count)) is not None:
             return [past]
+        if alike and (listed := _as_many_listed(job, rows, named, whats[0], count)) is not None:
+            return [listed]
     hosts = rows.get_column("host").drop_nulls().unique(maintain_order=True).to_list()
     on_hosts = f" on host{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}" if hosts else ""
     who = f"{'A process' if count == 1 else f'{count} processes'}{on_hosts}"
@@ -2105,6 +2108,35 @@ def _of_unstopped(
         ranks=[failed.rank],
         confidence="medium",
         details={"exception": said, "signal": signal, "pid": failed.pid, "from_stops": True},
+    )
+
+
+def _as_many_listed(
+    job: Job, rows: pl.DataFrame, named: str, said: str, count: int
+) -> Finding | None:
+    """The same error from `count` processes no line names, where torchrun's summary lists
+    exactly that many workers as failed: those are the processes, the first it observed first
+    (searobbersduck/AIGC_Note: two unprefixed rich tracebacks of one ImportError, then the
+    summary's ranks 0 and 1, both exit code 1)."""
+    listed = listed_failures(job)
+    if listed.height != count:
+        return None
+    ranks = [int(rank) for rank in listed.get_column("rank")]
+    codes = sorted({int(code) for code in listed.get_column("exitcode")})
+    said_codes = ", ".join(str(code) for code in codes)
+    return _from_rows(
+        pl.concat([rows, listed.head(3)], how="diagonal_relaxed").sort("file", "line"),
+        severity="error",
+        part="explanation",
+        summary=(
+            f"{capitalized(rank_list(sorted(ranks)))} raised the same error: {named}. The logs "
+            f"do not tie the tracebacks to ranks, but torchrun's summary lists as many workers "
+            f"as failed (exit code {said_codes}), rank {ranks[0]} first."
+        ),
+        fix=_message_fix([said], rank_list(sorted(ranks))) or ALIKE_FIX,
+        ranks=sorted(ranks),
+        confidence="medium",
+        details={"exception": said, "alike": count, "from_summary": True},
     )
 
 

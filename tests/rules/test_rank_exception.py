@@ -1955,3 +1955,45 @@ def test_ranks_that_raised_the_same_wrapped_error_are_named_together(tmp_path):
     verdict = analyze_files(tmp_path, {"train.log": lines}).verdict.finding
     assert (verdict.kind, verdict.ranks) == ("rank_exception", [0, 1])
     assert verdict.details["exception"].endswith("BackendCompilerFailed")
+
+
+def test_as_many_alike_errors_as_the_summary_lists_failed_workers_are_those_workers(tmp_path):
+    # searobbersduck/AIGC_Note (TextualInversion.md, verbatim lines): two processes' rich
+    # tracebacks of one ImportError with no rank on them, then torchrun's summary of two
+    # failed workers; the fix is the install both share
+    error = [
+        "ImportError: This example requires a source install from HuggingFace diffusers (see",
+        "`https://huggingface.co/docs/diffusers/installation#install-from-source`), but the version found is 0.14.0.",
+        "",
+    ]
+    summary = [
+        "ChildFailedError:",
+        "============================================================",
+        "textual_inversion.py FAILED",
+        "------------------------------------------------------------",
+        "Failures:",
+        "[1]:",
+        "  time      : 2023-03-13_10:28:51",
+        "  host      : rtxA6000",
+        "  rank      : 1 (local_rank: 1)",
+        "  exitcode  : 1 (pid: 8207)",
+        "  error_file: <N/A>",
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+        "------------------------------------------------------------",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  time      : 2023-03-13_10:28:51",
+        "  host      : rtxA6000",
+        "  rank      : 0 (local_rank: 0)",
+        "  exitcode  : 1 (pid: 8206)",
+        "  error_file: <N/A>",
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+    ]
+    analysis = analyze_files(tmp_path, {"train.log": error + error + summary})
+    verdict = analysis.verdict.finding
+    assert (verdict.kind, verdict.ranks) == ("rank_exception", [0, 1])
+    assert "rank 0 first" in verdict.summary
+    assert analysis.verdict.headline.startswith("Ranks 0 and 1 died of the same ImportError")
+    # more errors than listed failures: the processes stay unnamed
+    verdict = analyze_files(tmp_path / "three", {"train.log": error * 3 + summary})
+    assert verdict.verdict.finding.ranks == []
