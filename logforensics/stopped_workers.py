@@ -96,8 +96,24 @@ def listed_failures(job: Job) -> pl.DataFrame:
     )
     if listed.is_empty() or listed.get_column("rank").null_count():
         return listed.clear()
-    first = pl.col("extra").str.contains('"root_cause":true', literal=True).fill_null(False)
-    return listed.unique("rank", keep="first", maintain_order=True).sort(first, descending=True)
+    return listed.unique("rank", keep="first", maintain_order=True).sort(
+        ROOT_CAUSE, descending=True
+    )
+
+
+# the summary's `Root Cause (first observed failure)` entry
+ROOT_CAUSE = pl.col("extra").str.contains('"root_cause":true', literal=True).fill_null(False)
+
+
+def first_observed_failure(job: Job) -> int | None:
+    """The rank whose exit torchrun noticed first: its summary's `Root Cause (first observed
+    failure)`, else the one worker its agent reports failed on a job of one node (it then
+    stopped the others, still running)."""
+    listed = listed_failures(job)
+    if not listed.is_empty() and listed.filter(ROOT_CAUSE).height:
+        return int(listed.filter(ROOT_CAUSE).item(0, "rank"))
+    failed = agent_reported_failure(job)
+    return failed.rank if failed is not None else None
 
 
 def agent_reported_failure(job: Job) -> ListedFailure | None:

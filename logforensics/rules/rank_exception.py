@@ -47,6 +47,7 @@ from logforensics.stopped_workers import (
     agent_reported_failure,
     agent_stops,
     child_failed_error,
+    first_observed_failure,
     listed_failure,
     listed_failures,
     srun_reported_failure,
@@ -2124,6 +2125,8 @@ def _as_many_listed(
     ranks = [int(rank) for rank in listed.get_column("rank")]
     codes = sorted({int(code) for code in listed.get_column("exitcode")})
     said_codes = ", ".join(str(code) for code in codes)
+    first = first_observed_failure(job)
+    said_first = f", rank {first} first" if first is not None else ""
     return _from_rows(
         pl.concat([rows, listed.head(3)], how="diagonal_relaxed").sort("file", "line"),
         severity="error",
@@ -2131,10 +2134,11 @@ def _as_many_listed(
         summary=(
             f"{capitalized(rank_list(sorted(ranks)))} raised the same error: {named}. The logs "
             f"do not tie the tracebacks to ranks, but torchrun's summary lists as many workers "
-            f"as failed (exit code {said_codes}), rank {ranks[0]} first."
+            f"as failed (exit code {said_codes}){said_first}."
         ),
         fix=_message_fix([said], rank_list(sorted(ranks))) or ALIKE_FIX,
         ranks=sorted(ranks),
+        culprit_ranks=[first] if first is not None else [],
         confidence="medium",
         details={"exception": said, "alike": count, "from_summary": True},
     )
@@ -2319,6 +2323,12 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
         fix = COMMON_FIX + (f" {fix}" if fix else "")
     if on_all or shared:
         text += " Every rank raised an exception like it, so it is not one rank's divergence."
+    # when all failed alike, the one torchrun saw fail first is where to read first
+    seen_first = first_observed_failure(job) if shared else None
+    if seen_first is not None and seen_first in ranks:
+        text += f" torchrun saw rank {seen_first} fail first."
+    else:
+        seen_first = None
     evidence, total = evidence_from(_with_exception_lines(rows))
     key = rows.get_column("key").drop_nulls()
     return Finding(
@@ -2329,7 +2339,8 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
         summary=text,
         fix=fix,
         ranks=ranks,
-        blames_nobody=shared,
+        blames_nobody=shared and seen_first is None,
+        culprit_ranks=[seen_first] if seen_first is not None else [],
         step=step,
         stage=stage,
         evidence=evidence,

@@ -650,15 +650,25 @@ def test_one_of_two_ranks_crashing_is_still_that_rank_s(tmp_path):
     assert analysis.verdict.ranks == [1]
 
 
-def test_the_same_exception_on_every_rank_shown_blames_none_of_them(tmp_path):
+def test_the_same_exception_on_every_rank_shown_blames_the_one_torchrun_saw_fail_first(tmp_path):
     # WilsonCWu/build_nanogpt's README (tests/data/threads): a torch.compile error in the
     # evaluation forward on ranks 0 and 3-5, rank 2's tail of the same error and torchrun's
-    # summary of ranks 0 and 2 exiting with code 1
+    # summary of ranks 0 and 2 exiting with code 1, rank 0 its root cause
     lines = (THREADS / "build_nanogpt_compile_all_ranks.log").read_text(encoding="utf-8")
     analysis = analyze_files(tmp_path, {"console.log": lines.splitlines()})
     error = analysis.verdict.finding
-    assert (error.kind, error.ranks, analysis.verdict.ranks) == ("rank_exception", [0, 3, 4, 5], [])
+    assert (error.kind, error.ranks, analysis.verdict.ranks) == (
+        "rank_exception",
+        [0, 3, 4, 5],
+        [0],
+    )
     assert "Every rank raised an exception like it" in error.summary
+    assert error.summary.endswith("torchrun saw rank 0 fail first.")
+    # without torchrun's word, none of them is blamed
+    unreported = [line for line in lines.splitlines() if "multiprocessing" not in line]
+    unreported = unreported[: unreported.index("Root Cause (first observed failure):")]
+    analysis = analyze_files(tmp_path / "unreported", {"console.log": unreported})
+    assert analysis.verdict.ranks == []
     assert error.fix.startswith("Every rank named raised the same exception")
     assert "could only wait" not in error.fix
 
@@ -1952,9 +1962,13 @@ def test_ranks_that_raised_the_same_wrapped_error_are_named_together(tmp_path):
         *(f"[rank0]: {line}" for line in wrapped),
         "E0525 14:43:32.923000 101623 site-packages/torch/distributed/elastic/multiprocessing/api.py:882] failed (exitcode: 1) local_rank: 1 (pid: 101714) of binary: /usr/local/bin/python3",
     ]
-    verdict = analyze_files(tmp_path, {"train.log": lines}).verdict.finding
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    verdict = analysis.verdict.finding
     assert (verdict.kind, verdict.ranks) == ("rank_exception", [0, 1])
     assert verdict.details["exception"].endswith("BackendCompilerFailed")
+    # torchrun's agent reports local rank 1's exit, the one worker of this node it saw fail
+    assert analysis.verdict.ranks == [1]
+    assert verdict.summary.endswith("torchrun saw rank 1 fail first.")
 
 
 def test_as_many_alike_errors_as_the_summary_lists_failed_workers_are_those_workers(tmp_path):
