@@ -41,6 +41,7 @@ import polars as pl
 from logforensics.findings import CONFIDENCE_ORDER, SEVERITY_ORDER, Finding
 from logforensics.job import Job
 from logforensics.registry import rules
+from logforensics.stopped_workers import ROOT_CAUSE
 from logforensics.text import capitalized, duration, rank_list
 
 NO_TIME = datetime.max
@@ -678,9 +679,7 @@ def _torchrun_disagrees(job: Job | None, chosen: Finding) -> str:
     if job is None:
         return ""
     named = job.events.filter(
-        (pl.col("event") == "child_failed")
-        & pl.col("extra").str.contains('"root_cause":true', literal=True)
-        & pl.col("rank").is_not_null()
+        (pl.col("event") == "child_failed") & ROOT_CAUSE & pl.col("rank").is_not_null()
     )
     ranks = sorted(set(named.get_column("rank").to_list()))
     blamed = set(chosen.blamed)

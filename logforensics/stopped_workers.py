@@ -97,7 +97,7 @@ def listed_failures(job: Job) -> pl.DataFrame:
     if listed.is_empty() or listed.get_column("rank").null_count():
         return listed.clear()
     return listed.unique("rank", keep="first", maintain_order=True).sort(
-        ROOT_CAUSE, descending=True
+        ROOT_CAUSE, descending=True, maintain_order=True
     )
 
 
