@@ -2045,8 +2045,12 @@ def _unattributed_deaths(job: Job) -> list[Finding]:
     launcher says a worker died of one with its local rank cut off (tatsu-lab/stanford_alpaca
     #183: `failed (exitcode: -9) local_rankroot/...`): a failure all the same, never "no failure
     found", blaming nobody, said with the host and process the banner names."""
+    # a launcher's local rank on one node is a rank: `_signal_deaths` reads those
     crashes = (
-        job.events.filter(pl.col("event").is_in(DEATH_EVENTS) & pl.col("rank").is_null())
+        job.events.filter(
+            pl.col("event").is_in(DEATH_EVENTS)
+            & pl.coalesce("rank", _local_is_global(job)).is_null()
+        )
         .with_columns(_signal_of_death())
         .filter(pl.col("signal").is_in(list(FATAL.values())))
         .sort("file", "line")

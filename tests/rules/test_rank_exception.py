@@ -2011,3 +2011,21 @@ def test_as_many_alike_errors_as_the_summary_lists_failed_workers_are_those_work
     # more errors than listed failures: the processes stay unnamed
     verdict = analyze_files(tmp_path / "three", {"train.log": error * 3 + summary})
     assert verdict.verdict.finding.ranks == []
+
+
+def test_the_abort_of_the_rank_that_timed_out_is_the_timeout_s_even_in_another_file(tmp_path):
+    # QwenAudio/CosyVoice#517, verbatim: the paste's two windows, the watchdog's report in one
+    # and torchrun's word on local rank 0's exit code -6 (a one-node job) in the other
+    files = {
+        "train.log": [
+            "2024-10-18 20:48:27,683 DEBUG TRAIN Batch 15/37700 loss 1.543046 acc 0.267136 lr 0.00055927 grad_norm 0.190002 rank 0",
+            "[E ProcessGroupNCCL.cpp:828] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=377286, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1805402 milliseconds before timing out.",
+        ],
+        "train_tail.log": [
+            "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 146249 closing signal SIGTERM",
+            "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6) local_rank: 0 (pid: 146248) of binary: /home/lhw523/anaconda3/envs/cosyvoice/bin/python",
+        ],
+    }
+    analysis = analyze_files(tmp_path, files)
+    assert analysis.verdict.finding.kind == "collective_timeout"
+    assert "rank_exception" not in kinds(analysis)
