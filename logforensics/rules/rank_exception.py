@@ -2009,6 +2009,19 @@ def _not_after_the_watchdog(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _not_the_abort_of_a_broken_rank(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
+    """`deaths` without the SIGABRTs of a launcher's local rank, on a job of one node, whose rank
+    reported the job broken (its watchdog's timeout): PyTorch aborted it, wherever the paste put
+    the launcher's word (QwenAudio/CosyVoice#517: rank 0's timeout in one window of the paste,
+    torchrun's `failed (exitcode: -6) local_rank: 0` in the other)."""
+    broke = job.events.filter(
+        pl.col("family").is_in(BROKEN) & (pl.col("severity") == "error")
+    ).get_column("rank")
+    its_rank = _local_is_global(job)
+    aborted_broken = (pl.col("signal") == "SIGABRT") & its_rank.is_in(broke.drop_nulls().implode())
+    return deaths.filter(~aborted_broken.fill_null(False))
+
+
 def _not_an_abort_told_before(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
     """`deaths` without the aborts a failure reported before them explains: a watchdog's
     timeout, an uncaught C++ exception."""
@@ -2045,17 +2058,13 @@ def _unattributed_deaths(job: Job) -> list[Finding]:
     launcher says a worker died of one with its local rank cut off (tatsu-lab/stanford_alpaca
     #183: `failed (exitcode: -9) local_rankroot/...`): a failure all the same, never "no failure
     found", blaming nobody, said with the host and process the banner names."""
-    # a launcher's local rank on one node is a rank: `_signal_deaths` reads those
     crashes = (
-        job.events.filter(
-            pl.col("event").is_in(DEATH_EVENTS)
-            & pl.coalesce("rank", _local_is_global(job)).is_null()
-        )
+        job.events.filter(pl.col("event").is_in(DEATH_EVENTS) & pl.col("rank").is_null())
         .with_columns(_signal_of_death())
         .filter(pl.col("signal").is_in(list(FATAL.values())))
         .sort("file", "line")
     )
-    crashes = _not_an_abort_told_before(job, crashes)
+    crashes = _not_an_abort_told_before(job, _not_the_abort_of_a_broken_rank(job, crashes))
     if crashes.is_empty():
         return []
     first = crashes.row(0, named=True)
