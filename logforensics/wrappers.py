@@ -6,9 +6,10 @@ log shipper that stamps every line of the job's output with its own metadata
 
 Used only as a fallback, for files of which fewer than half the lines were recognised: a
 prefix shared by nearly every line, with numbers and identifiers masked, that holds bracketed
-metadata, is peeled off `message` and the file is parsed again, the prefixes the wrapper held
-framed in turn (a supervisor's `[TRAINING] ` tag over torchrun's `[rank0]: ...`). The second
-reading is kept only where it recognises more lines. `text` keeps the line as it was.
+metadata or ends in a field separator (` | `), is peeled off `message` and the file is parsed
+again, the prefixes the wrapper held framed in turn (a supervisor's `[TRAINING] ` tag over
+torchrun's `[rank0]: ...`). The second reading is kept only where it recognises more lines.
+`text` keeps the line as it was.
 """  # noqa: E501 -- a verbatim line
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ UUID_MARK = "\x00U\x00"
 NUMBER_MARK = "\x00N\x00"
 # metadata in brackets or parentheses: what tells a wrapper's prefix from a line's own words
 BRACKETED = r"\[[^\]]*\]|\([^)]*\)"
+# or fields a separator closes: a runner's `t=114.62 | stderr | ` (a Kaggle kernel's log as
+# Evan-Kim2028/open_swe_traces_research keeps it)
+FIELD_SEPARATOR = " |"
 
 
 def learned_wrappers(lines: pl.DataFrame) -> dict[str, str]:
@@ -66,7 +70,8 @@ def learned_wrappers(lines: pl.DataFrame) -> dict[str, str]:
             )
         )
         for file, key in common.select("file", "_key").iter_rows():
-            if re.search(BRACKETED, key.replace(NUMBER_MARK, "0").replace(UUID_MARK, "u")):
+            plain = key.replace(NUMBER_MARK, "0").replace(UUID_MARK, "u")
+            if re.search(BRACKETED, plain) or key.endswith(FIELD_SEPARATOR):
                 found[file] = _as_regex(key)
     return found
 

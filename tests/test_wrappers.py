@@ -75,3 +75,30 @@ def test_a_supervisors_tag_over_torchrun_is_peeled_and_the_tags_inside_it_framed
     assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [0])
     assert "unexpected keyword argument 'elite_count'" in verdict.finding.summary
     assert verdict.finding.evidence[0].text.startswith("[TRAINING] [rank0]: ")
+
+
+# Evan-Kim2028/open_swe_traces_research (experiments/curve/VALIDATION.md), verbatim: a Kaggle
+# kernel's log kept as `t=<seconds> | <stream> | `, mp.spawn's report of process 1's failure
+KAGGLE_RUN = [
+    "t=114.62 | stderr | torch.multiprocessing.spawn.ProcessRaisedException: ",
+    "t=114.62 | stderr | ",
+    "t=114.62 | stderr | -- Process 1 terminated with the following error:",
+    "t=114.62 | stderr | Traceback (most recent call last):",
+    't=114.62 | stderr |   File "/usr/local/lib/python3.12/dist-packages/torch/multiprocessing/spawn.py", line 87, in _wrap',
+    "t=114.62 | stderr |     fn(i, *args)",
+    't=114.63 | stderr |   File "/usr/local/lib/python3.12/dist-packages/transformers/models/qwen2/modeling_qwen2.py", line 30, in <module>',
+    "t=114.63 | stderr |     from ...utils.generic import maybe_autocast, merge_with_config_defaults",
+    "t=114.63 | stderr | ImportError: cannot import name 'merge_with_config_defaults' from 'transformers.utils.generic' (/usr/local/lib/python3.12/dist-packages/transformers/utils/generic.py)",
+]
+
+
+def test_fields_a_separator_closes_are_a_prefix_too(tmp_path):
+    (pattern,) = _learned(KAGGLE_RUN).values()
+    assert pl.Series([KAGGLE_RUN[3]]).str.replace(pattern, "").item() == (
+        "Traceback (most recent call last):"
+    )
+    verdict = analyze_files(tmp_path, {"log.txt": KAGGLE_RUN}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [1])
+    assert "merge_with_config_defaults" in verdict.finding.summary
+    # words a separator does not close stay the line's own
+    assert _learned([line.replace(" | ", " ") for line in KAGGLE_RUN]) == {}
