@@ -534,7 +534,9 @@ FRAMERS: tuple[Framer, ...] = (
             "prefix_stream": pl.coalesce(_group(g, "stream"), _group(g, "index_stream")),
             "prefix_host": _group(g, "host"),
             "prefix_time": _ctime(g),
+            "_own_tag": _group(g, "prefix").str.extract(r"(\[[^\]]*\]<\w+>:)", 1),
         },
+        then=lambda frame: _join_tagged_writes(frame),
     ),
     Framer(
         "skypilot",
@@ -625,6 +627,7 @@ _SCRATCH: dict[str, pl.DataType] = {
     "_node_name": pl.String(),  # a prefix that names a node outright (SkyPilot's)
     "_node_index": pl.Int32(),
     "_relay": pl.String(),  # the agent's record header a relayed traceback line was under
+    "_own_tag": pl.String(),  # Open MPI's tag of the line (`[1,19]<stderr>:`)
 }
 
 
@@ -831,6 +834,20 @@ def _relayed_worker(frame: pl.DataFrame) -> pl.DataFrame:
         .then(pl.coalesce("prefix_local_rank", named))
         .otherwise(pl.col("prefix_local_rank"))
         .alias("prefix_local_rank")
+    )
+
+
+def _join_tagged_writes(frame: pl.DataFrame) -> pl.DataFrame:
+    """Open MPI tags each write of a process, not each line: a line written in two writes holds
+    its own tag again where the second began (deepspeedai/DeepSpeed#1834: `[1,19]<stderr>:
+    RuntimeError[1,19]<stderr>:: NCCL communicator was aborted on rank 19.`). The line's own
+    tag is taken out of it; another process's tag inside it stays (their writes interleaved)."""
+    again = pl.col("_own_tag").is_not_null() & pl.col("message").str.contains("]<", literal=True)
+    if not frame.select(again.any()).item():
+        return frame
+    joined = pl.col("message").str.split(pl.col("_own_tag")).list.join("")
+    return frame.with_columns(
+        pl.when(again).then(joined).otherwise(pl.col("message")).alias("message")
     )
 
 

@@ -60,15 +60,18 @@ TIMEOUT_WORDING = ("collective operation timeout", "timed out in blocking wait")
 #   [PG 0 Rank 0] Received a timeout signal from this local rank and will start to dump ...
 #   [PG ID 0 PG GUID 0(default_pg) Rank 1] Received a dump signal due to a collective timeout
 #   from this local rank and we will try our best to dump the debug info. ...   (one line)
+#   NCCL communicator was aborted on rank 19.       (torch 1.8/1.9's re-raise in the rank's own
+#                                                   thread, its reason not yet appended)
 # (pytorch/pytorch#22834, #122850; NVIDIA/physicsnemo#691; OpenRLHF/OpenRLHF#1126;
-# vllm-project/vllm-omni#2928). `... from  rank 1 ...` is another rank's timeout: only a
-# progress report of this one.
+# vllm-project/vllm-omni#2928; deepspeedai/DeepSpeed#1834). `... from  rank 1 ...` is another
+# rank's timeout: only a progress report of this one.
 OWN_TIMEOUT_WORDING = (
     "Watchdog caught collective",
     "Timeout at NCCL work:",
     "detected by watchdog at work",
     "timeout signal from this local rank",
     "collective timeout from this local rank",
+    "NCCL communicator was aborted on rank",
 )
 
 # [PG 1 Rank 0] / [PG 0 (default_pg) Rank 7] / [PG ID 0 PG GUID 0(default_pg) Rank 1]

@@ -154,3 +154,24 @@ def test_a_hydra_labelled_run_under_kubectl_timestamps_keeps_its_ranks():
     stamped = [f"2025-04-16T22:45:40.{i:06d}Z {line}" for i, line in enumerate(HYDRA_LABELLED)]
     rows = frame(stamped, "output.log")
     assert [row.get("prefix_rank") for row in rows] == [None, 0, 2, 3, 4, 5, 7, 1, 6]
+
+
+# deepspeedai/DeepSpeed#1834, verbatim: Open MPI tags each write, so a line written in two
+# holds its own tag again where the second write began
+TWO_WRITES = "[1,19]<stderr>:RuntimeError[1,19]<stderr>:: NCCL communicator was aborted on rank 19."
+
+
+def test_a_line_s_own_tag_inside_it_is_taken_out():
+    (row,) = frame([TWO_WRITES])
+    assert (row["prefix_rank"], row["message"]) == (
+        19,
+        "RuntimeError: NCCL communicator was aborted on rank 19.",
+    )
+
+
+def test_another_process_s_tag_inside_a_line_stays():
+    mixed = TWO_WRITES.replace("RuntimeError[1,19]", "RuntimeError[1,20]")
+    (row,) = frame([mixed])
+    assert (
+        row["message"] == "RuntimeError[1,20]<stderr>:: NCCL communicator was aborted on rank 19."
+    )

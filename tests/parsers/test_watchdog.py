@@ -206,6 +206,12 @@ OWN_TIMEOUTS = [
         "[rank7]:[E901 05:20:03.124073319 ProcessGroupNCCL.cpp:2271] [PG ID 0 PG GUID 0(default_pg) Rank 7]  failure detected by watchdog at work sequence id: 460631 PG status: last enqueued work: 460631, last completed work: 460630",
         dict(rank=7, seq=460631, last_enqueued=460631, last_completed=460630),
     ),
+    # deepspeedai/DeepSpeed#1834 (torch 1.9's re-raise, no reason appended; the rank from
+    # mpirun's tag, framed off here)
+    (
+        "RuntimeError: NCCL communicator was aborted on rank 19.",
+        dict(seq=None, op=None),
+    ),
     # hiyouga/LlamaFactory#8261: cut in the report before `WorkNCCL(`, after a progress bar
     (
         "  1%|▏         | 24/1752 [01:08<1:22:56,  2.88s/it][rank5]:[E602 11:17:52.185053341 ProcessGroupNCCL.cpp:632] [Rank 5] Watchdog caught collective operati…",

@@ -544,3 +544,23 @@ def test_a_store_barrier_counting_more_than_the_world_is_an_earlier_attempt_s(tm
     assert stuck.kind == "collective_timeout" and stuck.blames_nobody
     assert "counts 8 arrivals for a world of 4" in stuck.summary
     assert "will restart worker group" in stuck.fix
+
+
+def test_a_communicator_aborted_on_a_rank_is_its_collective_that_failed(tmp_path):
+    # deepspeedai/DeepSpeed#1834, verbatim (Open MPI's tags; the paste stops inside rank 60's
+    # stack): rank 19's re-raised abort is the hang's only word; rank 60's cut traceback below
+    # it is the same abort reaching another rank, not a failure of its own
+    lines = [
+        "[1,19]<stderr>:RuntimeError[1,19]<stderr>:: NCCL communicator was aborted on rank 19.",
+        "[1,60]<stderr>:Traceback (most recent call last):",
+        '[1,60]<stderr>:  File "src/qd/qd_common.py", line 3868, in <module>',
+        "[1,60]<stderr>:    locals()[function_name](**kwargs)",
+        '[1,60]<stderr>:  File "/tmp/code/quickdetection/src/qd/opt/trainer.py", line 1540, in do',
+        "[1,60]<stderr>:    self.inner_loop()",
+    ]
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    assert (analysis.verdict.finding.kind, analysis.verdict.finding.ranks) == (
+        "collective_timeout",
+        [19],
+    )
+    assert analysis.recognised_lines == analysis.lines
