@@ -340,7 +340,7 @@ def _failures_of(job: Job) -> list[Finding]:
         + (_launcher_summary_cut(job) if not findings and not deaths and not exits else [])
         + _aborted(job, explained)
         + _shut_down(job)
-    ) or ([] if lost_a_node(job) else _stopped_from_outside(job))
+    ) or ([] if lost_a_node(job) else _stopped_from_outside(job) or _interrupted(job))
 
 
 STOPPED_FROM_OUTSIDE_FIX = (
@@ -417,6 +417,41 @@ def _stopped_from_outside(job: Job) -> list[Finding]:
                 "signal": signal,
                 "from_outside": True,
             },
+        )
+    ]
+
+
+def _interrupted(job: Job) -> list[Finding]:
+    """Ranks whose only exception is a `KeyboardInterrupt`, with no launcher's word of a signal:
+    Ctrl-C in the terminal (or SIGINT) reached the workers and stopped the run wherever each
+    stood, by no error of the job's own: a warning, so that the verdict says none
+    (VirenLoka/GlueFormer: every rank interrupted at a different place in its forward pass,
+    rank 0's loader then reset by its workers)."""
+    thrown = _thrown(job).filter(pl.col("exc_type").is_not_null() & ~_launchers_word())
+    interrupted = pl.col("exc_type").str.ends_with("KeyboardInterrupt")
+    rows = thrown.filter(interrupted)
+    # what an interrupted process's helpers raise as it goes (a DataLoader worker's pipe
+    # reset) follows from it
+    others = thrown.filter(~interrupted & ~_a_consequence(exception_text()))
+    if rows.is_empty() or not others.is_empty():
+        return []
+    ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
+    who = capitalized(rank_list(ranks)) if ranks else "The processes"
+    return [
+        _from_rows(
+            rows,
+            severity="warning",
+            part="consequence",
+            summary=(
+                f"{who} stopped on a KeyboardInterrupt ({BY_A_PERSON['SIGINT']} or SIGINT), no "
+                "rank having failed before it: the run was stopped from its terminal, by no error "
+                "of its own."
+            ),
+            fix=BY_A_PERSON_FIX,
+            ranks=ranks,
+            blames_nobody=True,
+            confidence="low",
+            details={"exception": "KeyboardInterrupt", "signal": "SIGINT", "from_outside": True},
         )
     ]
 

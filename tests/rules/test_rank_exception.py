@@ -2029,3 +2029,36 @@ def test_the_abort_of_the_rank_that_timed_out_is_the_timeout_s_even_in_another_f
     analysis = analyze_files(tmp_path, files)
     assert analysis.verdict.finding.kind == "collective_timeout"
     assert "rank_exception" not in kinds(analysis)
+
+
+def test_every_rank_interrupted_is_a_warning_that_the_run_was_stopped_not_a_failure(tmp_path):
+    # VirenLoka/GlueFormer's torchrun --log-dir run 606ed3b8 (verbatim lines): each rank's
+    # KeyboardInterrupt in its forward pass, and rank 0's pin-memory thread reset as it went
+    rank0 = [
+        '[rank0]:   File "/home/jovyan/GlueFormer/model.py", line 162, in forward',
+        "[rank0]:     positions = torch.arange(T, device=input_ids.device).unsqueeze(0)",
+        "[rank0]: KeyboardInterrupt",
+        "Exception in thread Thread-3 (_pin_memory_loop):",
+        "Traceback (most recent call last):",
+        '  File "/home/jovyan/.conda/envs/glueformer/lib/python3.14/multiprocessing/connection.py", line 412, in _recv',
+        "    chunk = read(handle, to_read)",
+        "ConnectionResetError: [Errno 104] Connection reset by peer",
+    ]
+    rank1 = [
+        "[rank1]: Traceback (most recent call last):",
+        '[rank1]:   File "/home/jovyan/GlueFormer/train.py", line 636, in <module>',
+        "[rank1]:     main()",
+        "[rank1]: KeyboardInterrupt",
+    ]
+    files = {"attempt_0/0/stderr.log": ["[rank0]: Traceback (most recent call last):", *rank0]}
+    files["attempt_0/1/stderr.log"] = rank1
+    analysis = analyze_files(tmp_path, files)
+    assert analysis.verdict is None
+    (stopped,) = [f for f in analysis.findings if f.kind == "rank_exception"]
+    assert (stopped.severity, stopped.ranks, stopped.blamed) == ("warning", [0, 1], [])
+    assert "KeyboardInterrupt" in stopped.summary and "Ctrl-C" in stopped.summary
+    # an error of its own beside the interrupts is a failure, told as before
+    files["attempt_0/1/stderr.log"] = [*rank1[:3], "[rank1]: ValueError: corrupt sample"]
+    analysis = analyze_files(tmp_path / "failed", files)
+    assert analysis.verdict.finding.kind == "rank_exception"
+    assert analysis.verdict.finding.severity == "error"
