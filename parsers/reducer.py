@@ -55,6 +55,13 @@ MODEL_MISMATCH = (
     r"while rank (?P<peer>\d+) has inconsistent (?P<peer_count>\d+) params"
 )
 
+# The unfinished-reduction error's own closing hint (reducer.cpp appends it when
+# TORCH_DISTRIBUTED_DEBUG is off): standing with no opening line above it, a paste that lost the
+# error's start (LizhenWangT/StyleAvatar#16) still names the error. The message spans fewer lines
+# than HINT_REACH.
+CUT_HINT = "did not receive gradient on this rank as part of this error"
+HINT_REACH = 20
+
 # Recognised without an event: continuation lines of the reducer error, the DEBUG hint, and
 # messages of healthy runs.
 RECOGNISED_ONLY = (
@@ -91,6 +98,16 @@ def _names() -> pl.Expr:
     return pl.when(message.str.contains(UNUSED_NAMES)).then(listed)
 
 
+def _hint_alone() -> pl.Expr:
+    """The unfinished-reduction hint with no line of the error (its opening, the unused
+    parameters it lists) in the HINT_REACH lines above it (read from `event`; the frame sorted
+    by file and line)."""
+    opened = pl.when(pl.col("event").is_not_null()).then(pl.col("line")).forward_fill().over("file")
+    far = opened.is_null() | ((pl.col("line").cast(pl.Int64) - opened) > HINT_REACH)
+    hint = pl.col("message").str.contains(CUT_HINT, literal=True)
+    return hint & pl.col("event").is_null() & far
+
+
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
     indices = message.str.extract_groups(UNUSED_INDICES)
@@ -100,8 +117,16 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         mismatch.struct.field("own").cast(pl.Int64, strict=False),
         mismatch.struct.field("peer_count").cast(pl.Int64, strict=False),
     )
-    found = lines.with_columns(_event().alias("event")).filter(
-        pl.col("event").is_not_null() | message.str.contains_any(list(RECOGNISED_ONLY))
+    found = (
+        lines.sort("file", "line")
+        .with_columns(_event().alias("event"))
+        .with_columns(
+            pl.when(_hint_alone())
+            .then(pl.lit("reducer_unfinished"))
+            .otherwise(pl.col("event"))
+            .alias("event")
+        )
+        .filter(pl.col("event").is_not_null() | message.str.contains_any(list(RECOGNISED_ONLY)))
     )
     return found.select(
         "file",

@@ -254,3 +254,30 @@ def test_a_reducer_error_cut_mid_sentence_is_still_the_reducer_error(tmp_path):
     assert (row["line"], row["event"]) == (7, "reducer_unfinished")
     verdict = analyze_files(tmp_path, {"train.log": XLM_CUT}).verdict
     assert verdict.finding.kind == "reducer_unused_params"
+
+
+def test_the_unfinished_reduction_hint_alone_names_the_error(tmp_path):
+    # LizhenWangT/StyleAvatar#16, verbatim: the paste starts at the error's closing hint, then
+    # torchrun's agent
+    lines = [
+        " In addition, you can set the environment variable TORCH_DISTRIBUTED_DEBUG to either INFO or DETAIL to print out information about which particular parameters did not receive gradient on this rank as part of this error",
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 14910) of binary: /opt/conda/envs/py38/bin/python",
+    ]
+    assert only(parsed_by("reducer", lines[:1]))["event"] == "reducer_unfinished"
+    assert analyze_files(tmp_path, {"train.log": lines}).verdict.finding.kind == (
+        "reducer_unused_params"
+    )
+
+
+def test_the_hint_below_its_error_is_no_second_error():
+    # Yusen-Peng/DRIP's README, verbatim: the message as DDP prints it on rank 3, the hint
+    # closing the error that opened above it
+    lines = [
+        "[rank3]: RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. This error indicates that your module has parameters that were not used in producing loss. You can enable unused parameter detection by passing the keyword argument `find_unused_parameters=True` to `torch.nn.parallel.DistributedDataParallel`, and by ",
+        "[rank3]: making sure all `forward` function outputs participate in calculating loss. ",
+        "[rank3]: If you already have done the above, then the distributed data parallel module wasn't able to locate the output tensors in the return value of your module's `forward` function. Please include the loss function and the structure of the return value of `forward` of your module when reporting this issue (e.g. list, dict, iterable).",
+        "[rank3]: Parameter indices which did not receive grad for rank 3: 149 150 151 152",
+        "[rank3]:  In addition, you can set the environment variable TORCH_DISTRIBUTED_DEBUG to either INFO or DETAIL to print out information about which particular parameters did not receive gradient on this rank as part of this error",
+    ]
+    events = parsed_by("reducer", lines).filter(pl.col("event").is_not_null())
+    assert events.get_column("line").to_list() == [1, 4]
