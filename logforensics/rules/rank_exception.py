@@ -1832,6 +1832,21 @@ def _unattributed(job: Job) -> list[Finding]:
             f" That is every process of the job (world size {job.world_size.value}): none "
             "left the others' path."
         )
+    # when they all failed alike, the one torchrun saw fail first is where to read first
+    seen_first = first_observed_failure(job) if alike and not waits else None
+    if seen_first is not None:
+        summary += f" torchrun saw rank {seen_first} fail first."
+        finding = _from_rows(
+            rows,
+            severity="error",
+            part="explanation",
+            summary=summary,
+            fix=_message_fix(whats, "a rank the logs do not name") or ALIKE_FIX,
+            ranks=[seen_first],
+            confidence="low",
+            details={"exception": whats[0], "alike": count, "every_process": every},
+        )
+        return [finding]
     return [
         _unblamed(
             rows,

@@ -2008,9 +2008,12 @@ def test_as_many_alike_errors_as_the_summary_lists_failed_workers_are_those_work
     assert (verdict.kind, verdict.ranks) == ("rank_exception", [0, 1])
     assert "rank 0 first" in verdict.summary
     assert analysis.verdict.headline.startswith("Ranks 0 and 1 died of the same ImportError")
-    # more errors than listed failures: the processes stay unnamed
-    verdict = analyze_files(tmp_path / "three", {"train.log": error * 3 + summary})
-    assert verdict.verdict.finding.ranks == []
+    # more errors than listed failures: the processes stay unnamed, the first one torchrun saw
+    # fail is where to read first
+    more = analyze_files(tmp_path / "three", {"train.log": error * 3 + summary}).verdict
+    assert (more.finding.details["alike"], more.ranks) == (3, [0])
+    assert more.finding.summary.endswith("torchrun saw rank 0 fail first.")
+    assert "whose rank the logs do not say" in more.finding.summary
 
 
 def test_the_abort_of_the_rank_that_timed_out_is_the_timeout_s_even_in_another_file(tmp_path):
