@@ -569,6 +569,10 @@ def _peer_lost(finding: Finding, verdict: Verdict) -> Told:
         if pids and not finding.ranks:
             who += f" (pid {', '.join(map(str, pids))})"
         return f"{who} died without an error of its own: most likely killed for memory", None
+    if finding.details.get("devices") is not None:
+        peers = ", ".join(finding.details.get("peers") or [])
+        who = _who(finding.ranks) if finding.ranks else f"Device {peers}"
+        return f"{who} went silent first: HCCL lost its heartbeat", None
     what = f"{_who(finding.ranks, 'Some rank')} lost the connection to a peer"
     return what, "the logs do not say why"
 

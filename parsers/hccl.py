@@ -45,6 +45,14 @@ WAITED = r"(?i)times? out|timed out|did not send the data in time|\btimeout\b"
 TIMEOUT_SECONDS = r"\btimeout:(\d+)(?:\D|$)"
 TIMEOUT_MINUTES = r"\btimeout:(\d+)min\b"
 REASON_LINES = 3  # from the failed call to its reason, a wrapped line between
+# HCCL's report of a device whose heartbeat stopped, under a wait that timed out (Ascend/pytorch's
+# troubleshooting case `HCCL_timeout.md`: EI0002 on device 0, device 1's process gone):
+#     Cluster Exception Location[IP/ID]:[90.90.92.240/1], Arrival Time:[Thu Nov 28 11:56:34 2024], Discoverer:[90.90.92.240/0], ExceptionType:[Heartbeat Lost Occurred], Possible Reason:1. Process has exited, 2. Network Disconnected
+HEARTBEAT_LOST = (
+    r"Cluster Exception Location\[IP/ID\]:\[(?P<host>[^/\]]+)/(?P<device>\d+)\], "
+    r"Arrival Time:\[[^\]]*\], Discoverer:\[(?P<by_host>[^/\]]+)/(?P<by_device>\d+)\], "
+    r"ExceptionType:\[Heartbeat Lost Occurred\]"
+)
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
@@ -117,12 +125,39 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     recognised = reasons.select(
         "file", pl.col("_reason_line").alias("line"), pl.lit(None, pl.String).alias("event")
     )
-    return pl.concat([failures, recognised], how="diagonal_relaxed")
+    return pl.concat([failures, recognised, _heartbeats_lost(lines)], how="diagonal_relaxed")
+
+
+def _heartbeats_lost(lines: pl.DataFrame) -> pl.DataFrame:
+    """`heartbeat_lost`: the device HCCL lost (`peer`: host/device, `device`), and in `extra`
+    the device that noticed."""
+    lost = pl.col("message").str.extract_groups(HEARTBEAT_LOST)
+    return (
+        lines.with_columns(lost.alias("_lost"))
+        .filter(pl.col("_lost").struct.field("device").is_not_null())
+        .select(
+            "file",
+            "line",
+            pl.lit("heartbeat_lost").alias("event"),
+            pl.lit("error").alias("severity"),
+            pl.format(
+                "{}/{}",
+                pl.col("_lost").struct.field("host"),
+                pl.col("_lost").struct.field("device"),
+            ).alias("peer"),
+            pl.col("_lost").struct.field("device").alias("device"),
+            pl.format(
+                '{{"by":"{}/{}"}}',
+                pl.col("_lost").struct.field("by_host"),
+                pl.col("_lost").struct.field("by_device"),
+            ).alias("extra"),
+        )
+    )
 
 
 PARSER = LineParser(
     name="hccl",
-    literals=("RankID:", "EJ0", "EI0", "EE0", "EH0", "EL0", "EZ0"),
+    literals=("RankID:", "EJ0", "EI0", "EE0", "EH0", "EL0", "EZ0", "Cluster Exception Location"),
     parse=parse,
     context_after=REASON_LINES,
 )

@@ -49,11 +49,56 @@ def check(job: Job) -> list[Finding]:
     lost = _lost(job)
     return (
         _node_failures(job)
+        + _heartbeats_lost(job)
         + _workers_died(job)
         + _hung_in_the_kernel(job)
         + _connections_lost(lost)
         + (_left_early(job, lost) or _exited_quietly(job, lost) or _quiet_peer(job, lost))
     )
+
+
+HEARTBEAT_FIX = (
+    "Find why the process on that device ended or went silent first: its own log (an "
+    "exception, an OOM kill, a core dump), the host's `dmesg -T`, and the device's state "
+    "(`npu-smi info`). If no process died, check the network between the hosts. The others "
+    "only waited for it until HCCL_EXEC_TIMEOUT."
+)
+
+
+def _heartbeats_lost(job: Job) -> list[Finding]:
+    """HCCL's word that it lost a device's heartbeat (`ExceptionType:[Heartbeat Lost
+    Occurred]`): that device's process exited or its network went down, before the others'
+    collective timed out waiting for it. The device is a rank where the reports name one host
+    only (a node's devices are its local ranks, so on one node its ranks)."""
+    lost = job.events.filter(pl.col("event") == "heartbeat_lost").sort("file", "line")
+    if lost.is_empty():
+        return []
+    peers = lost.get_column("peer").unique(maintain_order=True).to_list()
+    hosts = {peer.rsplit("/", 1)[0] for peer in peers} | {
+        json.loads(extra)["by"].rsplit("/", 1)[0] for extra in lost.get_column("extra")
+    }
+    devices = sorted({int(device) for device in lost.get_column("device")})
+    ranks = devices if len(hosts) == 1 and job.one_node() else []
+    named = ", ".join(peers[:4])
+    return [
+        Finding(
+            kind="peer_lost",
+            severity="error",
+            part="explanation",
+            summary=(
+                f"HCCL lost the heartbeat of device {named} (host/device): its process exited "
+                "or its network went down, and the others' collective timed out waiting for it."
+                + (f" On this one node that is {rank_list(ranks)}." if ranks else "")
+            ),
+            fix=HEARTBEAT_FIX,
+            ranks=ranks,
+            evidence=evidence_from(lost.select("file", "line", "text", "rank"))[0],
+            evidence_total=lost.height,
+            timestamp=earliest_time(lost),
+            confidence="medium",
+            details={"peers": peers, "devices": devices},
+        )
+    ]
 
 
 def _slurm_step_cancelled() -> pl.Expr:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
+
 from tests.builders import analyze_files, kinds, only, parsed_by
 
 THREADS = Path(__file__).resolve().parent.parent / "data" / "threads"
@@ -66,3 +68,21 @@ def test_the_exception_the_timed_out_barrier_raised_is_that_wait_not_the_rank_s_
     # the runtime's list of the task's stuck waits (`The 0 stuck notify wait ...`, 1 ... 6)
     # counts nothing: no progress is read from it
     assert analysis.job.events.filter(event="stage").is_empty()
+
+
+# Ascend/pytorch's troubleshooting case `HCCL_timeout.md` (docs/zh), verbatim: device 0's
+# AllReduce waited for a Notify until it timed out; HCCL's report names device 1 as lost
+HEARTBEAT_LOST = [
+    "EI0002: [PID: 7277] 2024-11-28-11:59:30.645.648 The wait execution of the Notify register times out. Reason: The Notify register has not received the Notify record from remote rank [unknown].base information: [streamID:[2282987520], taskID[5], tag[AllReduce_90.90.92.240%enp189s0f0_60000_0_1732766162316022], AlgType(level 0-1-2):[fullmesh-ring-ring].] task information: [",
+    "there are(is) 1 abnormal device(s):",
+    "    Cluster Exception Location[IP/ID]:[90.90.92.240/1], Arrival Time:[Thu Nov 28 11:56:34 2024], Discoverer:[90.90.92.240/0], ExceptionType:[Heartbeat Lost Occurred], Possible Reason:1. Process has exited, 2. Network Disconnected",
+    "]",
+]
+
+
+def test_a_device_whose_heartbeat_was_lost_is_named(tmp_path):
+    lost = only(parsed_by("hccl", HEARTBEAT_LOST).filter(pl.col("event") == "heartbeat_lost"))
+    assert (lost["peer"], lost["device"], lost["line"]) == ("90.90.92.240/1", "1", 3)
+    verdict = analyze_files(tmp_path, {"train.log": HEARTBEAT_LOST}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("peer_lost", [1])
+    assert verdict.headline.startswith("Rank 1 went silent first: HCCL lost its heartbeat")
