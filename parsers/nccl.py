@@ -30,9 +30,10 @@ exc_message; for PyTorch's wrapper also nccl_version, exc_type and the WorkNCCL 
 `nccl_warn`; `nccl_unwind` (error_code = the ncclResult_t); `nccl_mismatch` (NCCL 2.4-2.9's
 mismatched-collective WARN, comm_rank = the reporting rank it names); `oom` (NCCL's own
 `Cuda failure 'out of memory'`); `nccl_topology` (comm_rank = the process's own rank in a
-ring, tree or channel line). `rank` is never set here: NCCL lines name a process (host, pid), and
-`logforensics.process_map` maps it to its global rank through the world communicator's init
-records, or through its topology lines when no init record names it.
+ring, tree or channel line). `rank` is never set from NCCL's own lines: they name a process
+(host, pid), and `logforensics.process_map` maps it to its global rank through the world
+communicator's init records, or through its topology lines when no init record names it.
+PyTorch's wrapper line may carry the default group's `[Rank N]`: that is its rank.
 
 A WARN is an error when its text names a network, system or CUDA failure, or when NCCL's
 return-code chain (`misc/socket.cc:564 -> 2`) follows it in its thread: the WARN's function
@@ -936,7 +937,21 @@ def _wrappers(wrappers: pl.DataFrame, marked: pl.DataFrame) -> pl.DataFrame:
         "timeout_ms",
         pl.coalesce(last_error, pl.col("error_code")).alias("exc_message"),
         last_error.str.extract(PEER, 1).alias("peer"),
+        _wrapper_rank(),
     )
+
+
+# PyTorch's tag of the default group's rank on its own line (`[E ProcessGroupNCCL.cpp:852]
+# [Rank 16] NCCL watchdog thread terminated with exception: NCCL error: remote process exited
+# ...`, a KubeCon 2024 talk's slides, oeyoews/talks); a `[PG 1 Rank 3]` tag is a sub-group's
+RANK_TAG = r"\[Rank (\d+)\]"
+
+
+def _wrapper_rank() -> pl.Expr:
+    """The rank PyTorch's wrapper line names, unlike NCCL's own lines (see the module doc)."""
+    message = pl.col("message")
+    named = message.str.extract(RANK_TAG, 1).cast(pl.Int32, strict=False)
+    return pl.when(~message.str.contains("[PG ", literal=True)).then(named).alias("rank")
 
 
 PARSER = LineParser(name="nccl", literals=LITERALS, parse=parse, context_after=1)

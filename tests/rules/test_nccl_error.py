@@ -1052,3 +1052,20 @@ def test_a_bare_wrapper_of_a_process_with_no_nccl_line_of_its_own_is_not_placed_
     first = analysis.verdict.finding
     assert (first.kind, analysis.verdict.ranks) == ("nccl_error", [0])
     assert "peer access is not supported" in first.summary
+
+
+def test_the_rank_pytorch_s_wrapper_line_names_is_the_error_s_rank(tmp_path):
+    # oeyoews/talks (a KubeCon HK 2024 talk's slides), verbatim: rank 16's watchdog quotes NCCL's
+    # last error, an InfiniBand completion error, on the lines below its `[Rank 16]` line
+    lines = [
+        "[E ProcessGroupNCCL.cpp:852] [Rank 16] NCCL watchdog thread terminated with exception: NCCL error: remote process exited or there was a network error, NCCL version 2.19.3",
+        "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
+        "Last error:",
+        "NET/IB : Got completion from peer 10.42.0.2<47534> with error 5, opcode 48, len 32764, vendor err 244",
+    ]
+    error = analyze_files(tmp_path, {"node-1.log": lines}).verdict.finding
+    assert (error.kind, error.ranks, error.details["class"]) == ("nccl_error", [16], "infiniband")
+    # a sub-group's tag names no global rank
+    grouped = [lines[0].replace("[Rank 16]", "[PG 1 Rank 3]"), *lines[1:]]
+    error = analyze_files(tmp_path / "grouped", {"node-1.log": grouped}).verdict.finding
+    assert 3 not in error.ranks
