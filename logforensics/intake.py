@@ -924,8 +924,7 @@ def head_bytes(log_file: LogFile, size: int) -> bytes:
     if log_file.data is not None:
         return log_file.data[:size]
     try:
-        with open(log_file.location, "rb") as handle:
-            return handle.read(size)
+        return _first_bytes(log_file.location, size)
     except OSError:
         return b""
 

@@ -109,9 +109,9 @@ def first_observed_failure(job: Job) -> int | None:
     """The rank whose exit torchrun noticed first: its summary's `Root Cause (first observed
     failure)`, else the one worker its agent reports failed on a job of one node (it then
     stopped the others, still running)."""
-    listed = listed_failures(job)
-    if not listed.is_empty() and listed.filter(ROOT_CAUSE).height:
-        return int(listed.filter(ROOT_CAUSE).item(0, "rank"))
+    root_cause = listed_failures(job).filter(ROOT_CAUSE)
+    if not root_cause.is_empty():
+        return int(root_cause.item(0, "rank"))
     failed = agent_reported_failure(job)
     return failed.rank if failed is not None else None
 

@@ -52,6 +52,7 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.registry import LineParser
+from parsers.watchdog import RANK_TAG
 
 # The identity in front of every NCCL_DEBUG line, found anywhere in the message so that
 # unpeeled launcher prefixes do not hide it (mpirun `[1,2]<stdout>:`, Ray `(Worker pid=1) `):
@@ -941,14 +942,11 @@ def _wrappers(wrappers: pl.DataFrame, marked: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-# PyTorch's tag of the default group's rank on its own line (`[E ProcessGroupNCCL.cpp:852]
-# [Rank 16] NCCL watchdog thread terminated with exception: NCCL error: remote process exited
-# ...`, a KubeCon 2024 talk's slides, oeyoews/talks); a `[PG 1 Rank 3]` tag is a sub-group's
-RANK_TAG = r"\[Rank (\d+)\]"
-
-
 def _wrapper_rank() -> pl.Expr:
-    """The rank PyTorch's wrapper line names, unlike NCCL's own lines (see the module doc)."""
+    """The rank PyTorch's wrapper line names, unlike NCCL's own lines (see the module doc): its
+    tag of the default group's rank (`[E ProcessGroupNCCL.cpp:852] [Rank 16] NCCL watchdog
+    thread terminated with exception: NCCL error: remote process exited ...`, a KubeCon 2024
+    talk's slides, oeyoews/talks); a `[PG 1 Rank 3]` tag is a sub-group's."""
     message = pl.col("message")
     named = message.str.extract(RANK_TAG, 1).cast(pl.Int32, strict=False)
     return pl.when(~message.str.contains("[PG ", literal=True)).then(named).alias("rank")

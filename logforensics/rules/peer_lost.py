@@ -80,6 +80,7 @@ def _heartbeats_lost(job: Job) -> list[Finding]:
     devices = sorted({int(device) for device in lost.get_column("device")})
     ranks = devices if len(hosts) == 1 and job.one_node() else []
     named = ", ".join(peers[:4])
+    evidence, total = evidence_from(lost.select("file", "line", "text", "rank"))
     return [
         Finding(
             kind="peer_lost",
@@ -92,8 +93,8 @@ def _heartbeats_lost(job: Job) -> list[Finding]:
             ),
             fix=HEARTBEAT_FIX,
             ranks=ranks,
-            evidence=evidence_from(lost.select("file", "line", "text", "rank"))[0],
-            evidence_total=lost.height,
+            evidence=evidence,
+            evidence_total=total,
             timestamp=earliest_time(lost),
             confidence="medium",
             details={"peers": peers, "devices": devices},

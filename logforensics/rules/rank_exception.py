@@ -1836,25 +1836,17 @@ def _unattributed(job: Job) -> list[Finding]:
     seen_first = first_observed_failure(job) if alike and not waits else None
     if seen_first is not None:
         summary += f" torchrun saw rank {seen_first} fail first."
-        finding = _from_rows(
+    return [
+        _from_rows(
             rows,
             severity="error",
-            part="explanation",
-            summary=summary,
-            fix=_message_fix(whats, "a rank the logs do not name") or ALIKE_FIX,
-            ranks=[seen_first],
-            confidence="low",
-            details={"exception": whats[0], "alike": count, "every_process": every},
-        )
-        return [finding]
-    return [
-        _unblamed(
-            rows,
             part="consequence" if waits else "explanation",
             summary=summary,
             fix=_message_fix(whats, "a rank the logs do not name")
             or (ALIKE_FIX if alike else UNNAMED_FIX),
-            ranks=[],
+            ranks=[seen_first] if seen_first is not None else [],
+            blames_nobody=seen_first is None,
+            confidence="low",
             details={
                 "exception": whats[0] if whats else None,
                 "waiting": waits,
@@ -1933,7 +1925,7 @@ def _signal_deaths(job: Job, explained: set[int]) -> list[Finding]:
     deaths = deaths.filter(pl.col("signal").is_in(list(FATAL.values()))).join(
         _stopped_by_the_agent(job).select("file", "line"), on=["file", "line"], how="anti"
     )
-    reports = events.filter(pl.col("family").is_in(BROKEN) & (pl.col("severity") == "error"))
+    reports = _broken_reports(job)
     deaths = _not_of_a_rank_that_lived_on(job, deaths, reports)
     broke = set(reports.get_column("rank").drop_nulls().to_list())
     deaths = deaths.filter(~pl.col("rank").is_in(list(explained | broke)))
@@ -2059,14 +2051,17 @@ def _not_after_the_watchdog(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _broken_reports(job: Job) -> pl.DataFrame:
+    """The errors with which ranks said the job broke (BROKEN's families)."""
+    return job.events.filter(pl.col("family").is_in(BROKEN) & (pl.col("severity") == "error"))
+
+
 def _not_the_abort_of_a_broken_rank(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
     """`deaths` without the SIGABRTs of a launcher's local rank, on a job of one node, whose rank
     reported the job broken (its watchdog's timeout): PyTorch aborted it, wherever the paste put
     the launcher's word (QwenAudio/CosyVoice#517: rank 0's timeout in one window of the paste,
     torchrun's `failed (exitcode: -6) local_rank: 0` in the other)."""
-    broke = job.events.filter(
-        pl.col("family").is_in(BROKEN) & (pl.col("severity") == "error")
-    ).get_column("rank")
+    broke = _broken_reports(job).get_column("rank")
     its_rank = _local_is_global(job)
     aborted_broken = (pl.col("signal") == "SIGABRT") & its_rank.is_in(broke.drop_nulls().implode())
     return deaths.filter(~aborted_broken.fill_null(False))
