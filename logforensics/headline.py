@@ -265,6 +265,12 @@ def _duplicate_device(finding: Finding, verdict: Verdict) -> Told:
 
 
 def _oom(finding: Finding, verdict: Verdict) -> Told:
+    if finding.details.get("worker_died"):
+        pids = finding.details.get("pids") or []
+        who = _who(finding.ranks) if finding.ranks else "A worker process"
+        if pids and not finding.ranks:
+            who += f" (pid {', '.join(map(str, pids))})"
+        return f"{who} died without an error of its own: most likely killed for memory", None
     if finding.details.get("loading"):
         return "A worker died without a word while loading: most likely out of host memory", None
     if finding.details.get("killer") == "shm":  # a bus error or shared memory's own words
@@ -563,12 +569,6 @@ def _peer_lost(finding: Finding, verdict: Verdict) -> Told:
             else ", in a system call"
         )
         return f"{who} hung in the kernel{inside}", None
-    if finding.details.get("worker_died"):
-        pids = finding.details.get("pids") or []
-        who = _who(finding.ranks) if finding.ranks else "A worker process"
-        if pids and not finding.ranks:
-            who += f" (pid {', '.join(map(str, pids))})"
-        return f"{who} died without an error of its own: most likely killed for memory", None
     if finding.details.get("devices") is not None:
         peers = ", ".join(finding.details.get("peers") or [])
         who = _who(finding.ranks) if finding.ranks else f"Device {peers}"

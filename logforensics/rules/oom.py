@@ -22,7 +22,7 @@ from logforensics.job import Job
 from logforensics.placement import earliest_time, place_with_step
 from logforensics.registry import Rule
 from logforensics.rules.rank_exception import HARDWARE, out_of_host_memory, out_of_shared_memory
-from logforensics.text import capitalized, duration, rank_list, rank_ranges
+from logforensics.text import capitalized, clipped, duration, rank_list, rank_ranges
 from parsers.process_exit import FAILED_HOST_ALLOCATION
 from parsers.progress_bars import bar_name
 from parsers.ray_memory import MONITOR as RAY_MONITOR
@@ -65,7 +65,8 @@ SHARED_MEMORY_FIX = (
 def check(job: Job) -> list[Finding]:
     host = _host(job)
     return (
-        _gpu(job) + (host or _killed(job) or _loader_workers_bus_errors(job))
+        _gpu(job)
+        + (host or _killed(job) or _ray_workers_died(job) or _loader_workers_bus_errors(job))
         or _vanished_while_loading(job)
         or _memory_climb(job)
     )
@@ -169,6 +170,72 @@ def _killed(job: Job) -> list[Finding]:
     """Deaths the host running out of memory most likely caused (see
     `rank_exception.out_of_host_memory`), said as rank_exception reads them, as OOMs."""
     return [_as_oom(finding) for finding in out_of_host_memory(job)]
+
+
+WORKER_DIED_FIX = (
+    "Read the dead worker's own log on its node (Ray keeps it under "
+    "`/tmp/ray/session_latest/logs/`, `worker-*-<pid>.out` and `.err`) and the node's kernel "
+    "log for the OOM killer (`dmesg -T | grep -i -E 'killed process|out of memory'`): most "
+    "often the process ran its host (or its container's limit) out of memory; give it more, or "
+    "load less at once (fewer DataLoader workers, no whole-dataset cache in RAM). A native "
+    "crash (SIGSEGV) shows in that `.err` file."
+)
+
+
+def _ray_workers_died(job: Job) -> list[Finding]:
+    """A worker process Ray saw die without an error of its own: `A worker died or was killed
+    ... by an unexpected system error`, or an actor that `died unexpectedly`. Ray's own first
+    guess is the OOM killer (ray-project/ray#31828: the container's memory ran out; the poster
+    gave it more), its K8s wording `may have exceeded K8s pod memory limits`: read, like an
+    unexplained SIGKILL, as the host most likely running out of memory. Not where the node it
+    ran on was lost: that explains it."""
+    events = job.events
+    # (Ray's other exit types are the worker's own doing: an exit it asked for, an error it
+    # raised in its creation task)
+    unexpected = pl.col("exc_message").is_null() | pl.col("exc_message").str.starts_with(
+        "SYSTEM_ERROR"
+    )
+    died = events.filter((pl.col("event") == "worker_died") & unexpected)
+    lost_nodes = events.filter(pl.col("event").is_in(["node_lost", "node_failure"]))
+    died = died.filter(~pl.col("host").is_in(lost_nodes.get_column("host").drop_nulls().implode()))
+    if died.is_empty():
+        return []
+    ranks = sorted(died.get_column("rank").drop_nulls().unique().to_list())
+    processes = [
+        f"pid {row['pid']}" + (f" on {row['host']}" if row["host"] else "")
+        for row in died.unique(["pid", "host"], maintain_order=True).iter_rows(named=True)
+        if row["pid"] is not None
+    ]
+    who = rank_list(ranks).capitalize() if ranks else "A worker process"
+    if processes and not ranks:
+        who += f" ({', '.join(processes)})"
+    told = died.get_column("exc_message").drop_nulls()
+    said = f" (Ray: {clipped(told.item(0), 160)})" if not told.is_empty() else ""
+    summary = (
+        f"{who} died without an error of its own{said}: it was killed from outside (most "
+        "often by the OOM killer, as its host or container ran out of memory) or crashed in "
+        "native code."
+    )
+    died = died.sort("file", "line")
+    evidence, total = evidence_from(died.select("file", "line", "text", "rank"))
+    pids = died.get_column("pid").drop_nulls().to_list()
+    return [
+        Finding(
+            kind="oom",
+            severity="error",
+            part="explanation",
+            summary=summary,
+            fix=WORKER_DIED_FIX,
+            ranks=ranks,
+            evidence=evidence,
+            evidence_total=total,
+            order=place_with_step(job, died)[0],
+            timestamp=earliest_time(died),
+            blames_nobody=not ranks,
+            confidence="medium",
+            details={"worker_died": True, "pids": pids, "host_memory": True, "killer": "ray"},
+        )
+    ]
 
 
 def _as_oom(death: Finding) -> Finding:

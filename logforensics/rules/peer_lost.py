@@ -20,7 +20,7 @@ from logforensics.job import Job
 from logforensics.placement import earliest_time
 from logforensics.registry import Rule
 from logforensics.stopped_workers import EXIT_REPORTS, child_failed_error
-from logforensics.text import clipped, rank_list
+from logforensics.text import rank_list
 
 LOST = ("peer_closed", "peer_reset")
 FIX = (
@@ -50,7 +50,6 @@ def check(job: Job) -> list[Finding]:
     return (
         _node_failures(job)
         + _heartbeats_lost(job)
-        + _workers_died(job)
         + _hung_in_the_kernel(job)
         + _connections_lost(lost)
         + (_left_early(job, lost) or _exited_quietly(job, lost) or _quiet_peer(job, lost))
@@ -163,53 +162,6 @@ def _daemons_lost(job: Job) -> list[Finding]:
     return [
         _node_lost(job, lost, nodes, summary, DAEMON_LOST_FIX, "medium", {"launcher": launcher})
     ]
-
-
-WORKER_DIED_FIX = (
-    "Read the dead worker's own log on its node (Ray keeps it under "
-    "`/tmp/ray/session_latest/logs/`, `worker-*-<pid>.out` and `.err`) and the node's kernel "
-    "log for the OOM killer (`dmesg -T | grep -i -E 'killed process|out of memory'`): most "
-    "often the process ran its host (or its container's limit) out of memory; give it more, or "
-    "load less at once (fewer DataLoader workers, no whole-dataset cache in RAM). A native "
-    "crash (SIGSEGV) shows in that `.err` file."
-)
-
-
-def _workers_died(job: Job) -> list[Finding]:
-    """A worker process the cluster's manager saw die without an error of its own: Ray's
-    `A worker died or was killed ... by an unexpected system error`, or an actor that `died
-    unexpectedly` (ray-project/ray#31828: the container's memory ran out; the poster gave it
-    more). Not where the node it ran on was lost: that explains it."""
-    events = job.events
-    # (Ray's other exit types are the worker's own doing: an exit it asked for, an error it
-    # raised in its creation task)
-    unexpected = pl.col("exc_message").is_null() | pl.col("exc_message").str.starts_with(
-        "SYSTEM_ERROR"
-    )
-    died = events.filter((pl.col("event") == "worker_died") & unexpected)
-    lost_nodes = events.filter(pl.col("event").is_in(["node_lost", "node_failure"]))
-    died = died.filter(~pl.col("host").is_in(lost_nodes.get_column("host").drop_nulls().implode()))
-    if died.is_empty():
-        return []
-    ranks = sorted(died.get_column("rank").drop_nulls().unique().to_list())
-    processes = [
-        f"pid {row['pid']}" + (f" on {row['host']}" if row["host"] else "")
-        for row in died.unique(["pid", "host"], maintain_order=True).iter_rows(named=True)
-        if row["pid"] is not None
-    ]
-    who = rank_list(ranks).capitalize() if ranks else "A worker process"
-    if processes and not ranks:
-        who += f" ({', '.join(processes)})"
-    told = died.get_column("exc_message").drop_nulls()
-    said = f" (Ray: {clipped(told.item(0), 160)})" if not told.is_empty() else ""
-    summary = (
-        f"{who} died without an error of its own{said}: it was killed from outside (most "
-        "often by the OOM killer, as its host or container ran out of memory) or crashed in "
-        "native code."
-    )
-    pids = died.get_column("pid").drop_nulls().to_list()
-    details = {"worker_died": True, "pids": pids}
-    return [_lost_from_outside(died, summary, WORKER_DIED_FIX, ranks, "medium", details)]
 
 
 HUNG_FIX = (

@@ -40,12 +40,14 @@ def test_a_node_ray_marked_dead_is_a_node_lost_under_the_job(tmp_path):
     assert verdict.headline == "Node 10.4.4.107 was lost under the job (Ray marked it dead)"
 
 
-def test_a_worker_ray_saw_die_by_a_system_error_died_from_outside(tmp_path):
+def test_a_worker_ray_saw_die_by_a_system_error_most_likely_ran_out_of_memory(tmp_path):
+    # Ray's own first guess for a worker gone without an error is the OOM killer: read like
+    # a SIGKILL no report explains
     died = only(parsed_by("ray_core", WORKER_DIED).filter(event="worker_died"))
     assert (died["pid"], died["host"]) == (1942, "100.97.252.234")
     assert died["exc_message"].startswith("SYSTEM_ERROR: Worker unexpectedly exits")
     analysis = analyze_files(tmp_path, {"driver.log": WORKER_DIED})
-    assert analysis.verdict.finding.kind == "peer_lost"
+    assert analysis.verdict.finding.kind == "oom"
     assert analysis.verdict.headline == (
         "A worker process (pid 1942) died without an error of its own: most likely killed for "
         "memory"
@@ -59,8 +61,33 @@ def test_an_actor_that_died_is_the_workers_death_not_the_drivers_exception(tmp_p
     assert died["exc_message"].startswith("SYSTEM_ERROR")
     analysis = analyze_files(tmp_path, {"driver.log": ACTOR_DIED})
     assert analysis.unrecognised_lines == 0  # the fields and the exit sentence are Ray's report
-    assert analysis.verdict.finding.kind == "peer_lost"
+    assert analysis.verdict.finding.kind == "oom"
     assert "pid 5226 on 10.7.34.138" in analysis.verdict.finding.summary
+
+
+# AgentR1/Agent-R1#33, verbatim: verl's TaskRunner actor gone under Kubernetes, Ray's exit
+# detail for a worker with no exit code naming the pod's memory limit
+K8S_ACTOR_DIED = [
+    "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
+    "        class_name: TaskRunner",
+    "        actor_id: 8d1498767d305748d59d87da01000000",
+    "        pid: 319017",
+    "        namespace: 1109301e-e25e-4e12-9ae4-1dd5fc7468e4",
+    "        ip: 10.44.139.116",
+    "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker exits unexpectedly. Worker exits with an exit code None. The worker may have exceeded K8s pod memory limits.",
+]
+
+
+def test_an_actor_gone_past_its_pods_memory_limit_is_an_oom_not_the_drivers_exception(tmp_path):
+    analysis = analyze_files(tmp_path, {"driver.log": K8S_ACTOR_DIED})
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "oom"
+    assert verdict.headline == (
+        "A worker process (pid 319017) died without an error of its own: most likely killed "
+        "for memory"
+    )
+    assert "pid 319017 on 10.44.139.116" in verdict.finding.summary
+    assert [f.kind for f in analysis.findings].count("rank_exception") == 0
 
 
 def test_an_actor_that_exited_on_purpose_is_no_death_from_outside(tmp_path):
