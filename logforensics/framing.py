@@ -223,6 +223,13 @@ PLATFORM_REPORT = r'ErrorMessage "'
 # A paste quoted in Markdown or an e-mail reply (OpenBMB/MiniCPM-V#144: every line of the
 # tracebacks after `> `); outermost, and only where it quotes most of a file's lines
 QUOTE = r">(?: |$)"
+# E       -- Process 3 terminated with the following error:
+# E       Traceback (most recent call last):
+# pytest's failure report marks each line of the exception it caught with `E` and pads it to
+# the failing source line's indentation (hpcaitech/Titans' committed `log`: a spawned test's
+# ProcessRaisedException carrying process 3's traceback). The width follows that source line:
+# eight columns in a method (`E` and seven spaces), four in a function or with `--tb=short`.
+PYTEST_FAILURE = r"E(?: {7}| {3})"
 #     * 1 x W0909 21:54:55.983000 41207 torch/distributed/elastic/multiprocessing/api.py:900] ...
 #         | [rank0]: FileNotFoundError: Caught FileNotFoundError in DataLoader worker process 2.
 # A runner's condensed error report (mila-iqia/milabench#367): each line indented behind a
@@ -422,6 +429,7 @@ TORCHRUN_TEE_FRAMER = Framer(
 
 FRAMERS: tuple[Framer, ...] = (
     Framer("quote", QUOTE, per_file=True),
+    Framer("pytest", PYTEST_FAILURE),
     Framer("platform_report", PLATFORM_REPORT),
     Framer(
         "gutter",
