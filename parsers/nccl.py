@@ -314,6 +314,12 @@ PROCESS = r"(?P<host>[^\s:\[\]]*):(?P<pid>\d+):\d+ \[\d+\] "
 #   RuntimeError: NCCL Error 2: unhandled system error
 WRAPPER = r"NCCL (?:error(?: in: (?P<src>\S+:\d+),|:)|Error \d+:) (?P<code>[a-z][a-z ]*[a-z])"
 WRAPPER_TYPE = r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)): NCCL [Ee]rror"
+# The wrapper a terminal or a paste wrapped after its source location, the result's words
+# starting the next line (pytorch/pytorch#188567, a symmetric-memory rendezvous):
+#   torch.distributed.DistBackendError: NCCL error in: .../symm_mem/NCCLSymmetricMemory.cu:174,
+#   invalid argument (run with NCCL_DEBUG=WARN for details), NCCL version 2.29.7
+WRAPPER_CUT = r"NCCL error in: (?P<src>\S+:\d+),\s*$"
+CARRIED_CODE = r"^\s*([a-z][a-z ]*[a-z])(?: \(run with|,|$)"
 # PyTorch's wrapper that a paste shortened, the result's name kept (littlemex/distributed-ai's
 # EFA notes, verbatim): `torch.distributed.DistBackendError: NCCL error ... ncclInternalError:
 # Internal check failed.`, its `Last error:` on the next line
@@ -759,8 +765,20 @@ def _pytorch_lines(lines: pl.DataFrame) -> pl.DataFrame:
         .alias("_last_error")
     )
     wrapper = message.str.extract_groups(WRAPPER)
+    following = pl.when(
+        pl.col("line").shift(-1).over("file", order_by="line") == pl.col("line") + 1
+    ).then(message.shift(-1).over("file", order_by="line"))
+    carried_code = pl.when(message.str.contains(WRAPPER_CUT)).then(
+        following.str.extract(CARRIED_CODE, 1)
+    )
+    marked = marked.with_columns(
+        carried_code.alias("_carried_code"),
+        following.str.extract(VERSION, 1).alias("_carried_version"),
+    )
     is_wrapper = pl.col("candidate") & (
-        wrapper.struct.field("code").is_not_null() | message.str.contains(WRAPPER_RESULT)
+        wrapper.struct.field("code").is_not_null()
+        | message.str.contains(WRAPPER_RESULT)
+        | pl.col("_carried_code").is_not_null()
     )
     is_pair = message.str.contains(DUPLICATE_PAIR)
     is_shared = message.str.contains(SHARED_GPU)
@@ -770,6 +788,10 @@ def _pytorch_lines(lines: pl.DataFrame) -> pl.DataFrame:
         & message.str.contains(VERSION)
     )
     is_noted = pl.col("candidate") & (message.str.contains(RESULT_LINE) | (stripped == LAST_ERROR))
+    carried_on = (
+        pl.col("_carried_code").shift(1).over("file", order_by="line").is_not_null()
+        & (pl.col("line").shift(1).over("file", order_by="line") == pl.col("line") - 1)
+    ).fill_null(False)
     is_checked_in = pl.col("candidate") & message.str.contains(CHECKED_IN_TWICE)
     kind = (
         pl.when(is_wrapper)
@@ -780,7 +802,7 @@ def _pytorch_lines(lines: pl.DataFrame) -> pl.DataFrame:
         .then(pl.lit("duplicate"))
         .when(is_bare_version)
         .then(pl.lit("version"))
-        .when(pl.col("_last_error") | is_noted)
+        .when(pl.col("_last_error") | is_noted | carried_on)
         .then(pl.lit("counted"))
     )
     marked = marked.with_columns(kind.alias("_kind")).filter(pl.col("_kind").is_not_null())
@@ -905,12 +927,16 @@ def _wrappers(wrappers: pl.DataFrame, marked: pl.DataFrame) -> pl.DataFrame:
     result = message.str.extract(WRAPPER_RESULT, 1)
     found = wrappers.with_columns(
         pl.coalesce(
-            wrapper.struct.field("code"), result.replace_strict(RESULT_WORDS, default=None)
+            wrapper.struct.field("code"),
+            result.replace_strict(RESULT_WORDS, default=None),
+            "_carried_code",
         ).alias("error_code"),
         result.alias("_result"),
-        message.str.extract(VERSION, 1).alias("nccl_version"),
+        pl.coalesce(message.str.extract(VERSION, 1), "_carried_version").alias("nccl_version"),
         message.str.extract(WRAPPER_TYPE, 1).alias("exc_type"),
-        wrapper.struct.field("src").alias("frame"),
+        pl.coalesce(wrapper.struct.field("src"), message.str.extract(WRAPPER_CUT, 1)).alias(
+            "frame"
+        ),
         work.struct.field("seq").cast(pl.Int64, strict=False).alias("seq"),
         work.struct.field("op").alias("op"),
         message.str.extract(WORK_TIMEOUT, 1).cast(pl.Int64, strict=False).alias("timeout_ms"),

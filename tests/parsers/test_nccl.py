@@ -950,3 +950,32 @@ def test_a_shortened_wrapper_that_names_the_result_is_an_nccl_error():
     assert error["exc_message"] == (
         "NET/OFI Unexpected number of remote rails for dev 4. Expected 1 but got 2"
     )
+
+
+# pytorch/pytorch#188567, verbatim: the wrapper as the poster's console wrapped it after its
+# source location, the result's words on the next line (symmetric memory's rendezvous before
+# the NCCL communicator existed)
+WRAPPED_WRAPPER = [
+    "torch.distributed.DistBackendError: NCCL error in: .../torch/csrc/distributed/c10d/symm_mem/NCCLSymmetricMemory.cu:174,",
+    "invalid argument (run with NCCL_DEBUG=WARN for details), NCCL version 2.29.7",
+    "Failed to window register segment with ptr 0x..., size 20971520 on rank 0",
+]
+
+
+def test_a_wrapper_wrapped_after_its_source_takes_its_result_from_the_next_line(tmp_path):
+    error = only(parsed_by("nccl", WRAPPED_WRAPPER), "nccl_error")
+    assert (error["line"], error["error_code"], error["nccl_version"]) == (
+        1,
+        "invalid argument",
+        "2.29.7",
+    )
+    assert error["frame"].endswith("NCCLSymmetricMemory.cu:174")
+    analysis = analyze_files(tmp_path, {"train.log": WRAPPED_WRAPPER})
+    assert analysis.verdict.finding.kind == "nccl_error"
+    assert "`invalid argument`" in analysis.verdict.finding.summary
+    assert analysis.unrecognised_lines == 1  # the detail line, which no parser reads
+
+
+def test_a_wrapper_cut_at_its_source_with_no_result_after_it_is_left_alone():
+    cut = [WRAPPED_WRAPPER[0], "Traceback (most recent call last):"]
+    assert parsed_by("nccl", cut).filter(event="nccl_error").height == 0
