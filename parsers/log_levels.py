@@ -37,8 +37,9 @@ LOGGED = '{"logged":true}'
 # unittest's banner over a failed test's traceback, not a record a program logged (its own
 # exception line follows; pytorch/pytorch#38395):
 #   ERROR: test_gloo_backend_2gpu_module (__main__.DistributedDataParallelTest)
-# newer Pythons add the method to the class path
-UNITTEST_BANNER = r"^(?:ERROR|FAIL): \w+ \([\w.]+\)\s*$"
+# newer Pythons add the method to the class path; PyTorch's test runner adds the test's time
+# (pytorch/pytorch#68391: `ERROR [21.066s]: test_forward_overlap (__main__.TestForwardOverlap...)`)
+UNITTEST_BANNER = r"^(?:ERROR|FAIL)(?: \[\d+(?:\.\d+)?s\])?: \w+ \([\w.]+\)\s*$"
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:

@@ -36,6 +36,8 @@ def test_levels(line, event, rank):
         "rank=0 step=1 stage=x ERRORS=0",
         # unittest's banner over a failed test (pytorch/pytorch#38395)
         "ERROR: test_gloo_backend_2gpu_module (__main__.DistributedDataParallelTest)",
+        # and PyTorch's test runner's, with the test's time (pytorch/pytorch#68391)
+        "ERROR [21.066s]: test_forward_overlap (__main__.TestForwardOverlapWorldSizeTwo)",
     ],
 )
 def test_not_a_level(line):

@@ -123,3 +123,23 @@ def test_the_one_process_the_harness_lists_is_blamed_not_the_console(tmp_path):
     assert not any(
         finding.kind == "rank_exception" and not finding.ranks for finding in analysis.findings
     )
+
+
+def test_the_test_runners_timed_banner_does_not_hide_the_harness_report(tmp_path):
+    # pytorch/pytorch#68391, verbatim: PyTorch's runner times the test in unittest's banner;
+    # the paste stops inside process 0's own traceback
+    lines = [
+        "======================================================================",
+        "ERROR [21.066s]: test_forward_overlap (__main__.TestForwardOverlapWorldSizeTwo)",
+        "----------------------------------------------------------------------",
+        "Traceback (most recent call last):",
+        '  File "/opt/conda/lib/python3.6/site-packages/torch/testing/_internal/common_distributed.py", line 722, in _check_return_codes',
+        "    raise RuntimeError(error)",
+        "RuntimeError: Process 0 exited with error code 10 and exception:",
+        "Traceback (most recent call last):",
+        '  File "/opt/conda/lib/python3.6/site-packages/torch/testing/_internal/common_distributed.py", line 576, in run_test',
+        "    getattr(self, test_name)()",
+    ]
+    verdict = analyze_files(tmp_path, {"ci.log": lines}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [0])
+    assert "the test harness's report" in verdict.finding.summary
