@@ -429,8 +429,6 @@ TORCHRUN_TEE_FRAMER = Framer(
 
 FRAMERS: tuple[Framer, ...] = (
     Framer("quote", QUOTE, per_file=True),
-    Framer("pytest", PYTEST_FAILURE),
-    Framer("platform_report", PLATFORM_REPORT),
     Framer(
         "gutter",
         LINE_NUMBER_GUTTER,
@@ -490,6 +488,8 @@ FRAMERS: tuple[Framer, ...] = (
     ),
     Framer("console_time", CONSOLE_TIME, per_file=True),
     Framer("report_gutter", REPORT_GUTTER, per_file=True),
+    # inside a collector's envelope (a CloudWatch or kubectl stamp before it)
+    Framer("platform_report", PLATFORM_REPORT),
     Framer(
         "determined",
         DETERMINED_TRIAL,
@@ -577,6 +577,8 @@ FRAMERS: tuple[Framer, ...] = (
             ),
         },
     ),
+    # inside any launcher's label (`srun -l pytest ...`), outside the processes' own tags
+    Framer("pytest", PYTEST_FAILURE),
     Framer(CONTINUED_RECORD, VLLM_HEADER, accept=lambda g: _repeats_the_line_before(g)),
     TORCHRUN_TEE_FRAMER,
     Framer(

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import re
 
-from logforensics.framing import COMPOSE_SERVICE, RFC3339
+from logforensics.framing import COMPOSE_SERVICE, CRI_ENVELOPE, PDSH_HOST, QUOTE, RFC3339
 
-# `kubectl logs --timestamps` and container runtimes put an RFC3339 stamp before every line,
-# `docker compose logs` the container's name and `| ` (the same prefixes framing peels off log
-# lines); a dump saved that way is still the dump
-CONTAINER_STAMP = re.compile(f"^(?:{RFC3339} |{COMPOSE_SERVICE})".encode(), re.MULTILINE)
+# `kubectl logs --timestamps` and container runtimes put an RFC3339 stamp before every line (a
+# node's CRI log its stream and tag too), `docker compose logs` the container's name and `| `,
+# pdsh the host it ran a command on (`pdsh -w node[1-4] py-spy dump ...`), a Markdown paste
+# `> ` (the same prefixes framing peels off log lines); a dump saved that way is still the dump
+CONTAINER_STAMP = re.compile(
+    f"^(?:{CRI_ENVELOPE}|{RFC3339} |{COMPOSE_SERVICE}|{PDSH_HOST}|{QUOTE})".encode(), re.MULTILINE
+)
 
 
 def unstamped(data: bytes) -> bytes:

@@ -300,10 +300,16 @@ def test_a_native_thread_block_pasted_without_its_process_header_is_a_dump():
         lambda at, line: f"2024-05-08T08:00:{at:02d}.261530427Z {line}",
         # `docker compose logs`
         lambda at, line: f"trainer-1  | {line}",
+        # a node's CRI log (its stream and tag after the stamp)
+        lambda at, line: f"2024-05-08T08:00:{at:02d}.261530427Z stdout F {line}",
+        # `pdsh -w node[48-49] py-spy dump ...`: the host before each line
+        lambda at, line: f"jean-zay-iam48: {line}",
+        # a Markdown paste
+        lambda at, line: f"> {line}",
     ],
-    ids=["kubectl", "compose"],
+    ids=["kubectl", "compose", "cri", "pdsh", "quote"],
 )
-def test_a_dump_saved_with_a_container_s_wrapping_is_still_a_dump(tmp_path, wrapped):
+def test_a_dump_saved_with_a_collector_s_wrapping_is_still_a_dump(tmp_path, wrapped):
     # bigscience's prequel stacks (tests/data/dumps/bigscience_prequel_split), each line
     # wrapped as the container's log shows it
     source = ROOT / "tests" / "data" / "dumps" / "bigscience_prequel_split" / "pyspy_node.log"

@@ -26,3 +26,13 @@ def test_the_quoted_exception_is_a_failure(tmp_path):
     verdict = analyze_files(tmp_path, {"notebook.log": SAGEMAKER_REPORT}).verdict
     assert verdict is not None and verdict.finding.kind == "rank_exception"
     assert "SMDDP does not support: ReduceOp" in verdict.finding.summary
+
+
+def test_the_report_is_read_inside_a_collectors_stamp():
+    # the same report as `kubectl logs --timestamps` (or CloudWatch's stamp) relays it
+    stamped = [
+        f"2024-11-09T00:41:0{at}.000000000Z {line}" for at, line in enumerate(SAGEMAKER_REPORT)
+    ]
+    quoted = frame(stamped)[2]
+    assert quoted["message"] == "RuntimeError: SMDDP does not support: ReduceOp"
+    assert quoted["framing"] == "kubectl_timestamp+platform_report"

@@ -45,3 +45,11 @@ def test_the_spawned_process_that_failed_a_test_is_blamed(tmp_path):
     verdict = analyze_files(tmp_path, {"pytest.log": SPAWNED_TEST_FAILURE}).verdict
     assert verdict.finding.kind == "rank_exception" and verdict.finding.ranks == [3]
     assert verdict.headline == "Rank 3 died of a NameError"
+
+
+def test_the_marker_is_read_inside_a_launchers_label(tmp_path):
+    # the same failure as `srun --label pytest ...` would write it from task 0
+    labelled = [f"0: {line}" for line in SPAWNED_TEST_FAILURE]
+    rows = frame(labelled)
+    assert rows[3]["message"] == "-- Process 3 terminated with the following error:"
+    assert rows[3]["framing"] == "srun+pytest"
