@@ -52,6 +52,27 @@ def earliest_time(events: pl.DataFrame) -> datetime | None:
     return None if times.is_empty() else times.min()
 
 
+def earliest_raise(job: Job, events: pl.DataFrame) -> datetime | None:
+    """`earliest_time` of `events`, a line inside a traceback taking the time its traceback
+    began: an exception's line comes last in its traceback (a collector stamps each line), and
+    what it names happened when the traceback was printed, not some lines later."""
+    tracebacks = job.events.filter(
+        (pl.col("event") == "exception") & pl.col("end_line").is_not_null()
+    ).select(
+        "file", pl.col("line").alias("_start"), "end_line", pl.col("timestamp").alias("_began")
+    )
+    if tracebacks.is_empty():
+        return earliest_time(events)
+    began = (
+        events.select("file", "line", "timestamp")
+        .join(tracebacks, on="file")
+        .filter(pl.col("line").is_between(pl.col("_start"), pl.col("end_line")))
+        .get_column("_began")
+    )
+    times = pl.concat([events.get_column("timestamp"), began]).drop_nulls()
+    return None if times.is_empty() else times.min()
+
+
 # glog's header inside a line's text, after any prefix: `[rank0]:[E1213 17:24:49.082111648 `,
 # `E1213 17:25:50.704000 1497962 ...`
 GLOG_CLOCK = rf"(?:^|[\[\]: ]){GLOG_STAMP}"

@@ -19,7 +19,7 @@ import polars as pl
 from logforensics.busy_rank import LOADING
 from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
-from logforensics.placement import earliest_time, place_with_step
+from logforensics.placement import earliest_raise, earliest_time, place_with_step
 from logforensics.registry import Rule
 from logforensics.rules.rank_exception import HARDWARE, out_of_host_memory, out_of_shared_memory
 from logforensics.text import capitalized, clipped, duration, rank_list, rank_ranges
@@ -529,7 +529,7 @@ def _gpu(job: Job) -> list[Finding]:
             evidence=evidence,
             evidence_total=total,
             order=order,
-            timestamp=earliest_time(ooms),
+            timestamp=earliest_raise(job, ooms),
             details={"swallowed": caught, "in_nccl": in_nccl, "device": device},
         )
     ]

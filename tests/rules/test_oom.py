@@ -407,3 +407,28 @@ def test_a_one_node_launch_command_keeps_local_ranks_global(tmp_path):
     assert analysis.job.world_size.value == 2 and analysis.job.one_node()
     verdict = analysis.verdict
     assert (verdict.finding.kind, verdict.ranks) == ("oom", [0])
+
+
+# gnosia93/training-on-eks, appendix/a1-karpenter-message.md, verbatim: rank 3's traceback of
+# a CUDA OOM in a pod's log (frames between cut here)
+RANK3_OOM_TRACEBACK = [
+    "[rank3]: Traceback (most recent call last):",
+    '[rank3]:   File "/workspace/code/samples/deepspeed/llama-3-8b.py", line 156, in <module>',
+    "[rank3]:     main()",
+    '[rank3]:   File "/usr/local/lib/python3.12/site-packages/torch/nn/modules/module.py", line 1355, in convert',
+    "[rank3]:     return t.to(",
+    "[rank3]:            ^^^^^",
+    "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 112.00 MiB. GPU 0 has a total capacity of 39.49 GiB of which 119.38 MiB is free. Including non-PyTorch memory, this process has 8.38 GiB memory in use. Of the allocated memory 7.96 GiB is allocated by PyTorch, and 7.73 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+]
+
+
+def test_an_oom_a_collector_stamped_line_by_line_is_still_the_cause_not_its_traceback(tmp_path):
+    # `kubectl logs --timestamps` stamps the exception line after its traceback's first line:
+    # the OOM happened when the traceback began, and stays the verdict over the bare raise
+    stamped = [
+        f"2025-01-01T11:10:{at:02d}.826000000Z {line}"
+        for at, line in enumerate(RANK3_OOM_TRACEBACK)
+    ]
+    for lines in (RANK3_OOM_TRACEBACK, stamped):
+        verdict = analyze_files(tmp_path / str(len(lines[0])), {"rank3.log": lines}).verdict
+        assert (verdict.finding.kind, verdict.ranks) == ("oom", [3])
