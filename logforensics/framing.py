@@ -918,6 +918,28 @@ def _files_with_shared_tags(frame: pl.DataFrame) -> list[str]:
     return shared.get_column("file").unique().to_list()
 
 
+# A node's launcher speaking: torchrun's agent (its loggers and glog paths), DeepSpeed's
+# per-node launcher. Under a task's tag they make the task a node, not a rank.
+AGENT_WORDS = (
+    "torch.distributed.elastic",
+    "torch/distributed/elastic/",
+    "torch/distributed/run.py",
+    "torch.distributed.run",
+    "[launch.py:",
+)
+
+
+def _files_with_an_agent(frame: pl.DataFrame) -> list[str]:
+    """Files where a launcher's task carries a node's launcher (`srun -l torchrun ...`: task 0's
+    lines hold torchrun's own records, its failure summary naming rank 7): the task is a node,
+    and its workers' ranks are theirs to tell."""
+    tagged = frame.filter(pl.col("_task").is_not_null())
+    if tagged.is_empty():
+        return []
+    agents = tagged.filter(pl.col("message").str.contains_any(list(AGENT_WORDS)))
+    return agents.get_column("file").unique().to_list()
+
+
 def _resolve_ranks(frame: pl.DataFrame) -> pl.DataFrame:
     """Decide, per file, what the rank-like tags mean (see the module docstring)."""
     outer_tag, inner_tag = pl.col("_rank"), pl.col("_inner_rank")
@@ -947,6 +969,7 @@ def _resolve_ranks(frame: pl.DataFrame) -> pl.DataFrame:
         | (pl.col("_torch_rank").is_not_null() & (pl.col("_torch_rank") != task))
         | pl.col("_het").is_not_null()
         | pl.col("file").is_in(_files_with_shared_tags(frame))
+        | pl.col("file").is_in(_files_with_an_agent(frame))
     )
     task_is_node = wraps_agent.any().over("file")
     launcher = pl.col("framing").str.extract(r"(srun|mpirun)", 1)

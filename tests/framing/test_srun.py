@@ -54,6 +54,14 @@ def test_a_task_that_runs_torchrun_names_a_node_not_a_rank():
     assert summary["prefix_node"] == "srun task 1"
 
 
+def test_a_task_whose_lines_hold_torchruns_own_records_is_a_node_without_worker_tags():
+    # the same job's agent line and failure summary, the workers' lines untagged (no --tee):
+    # torchrun speaking under task 0 makes the tasks nodes, and the summary's rank 3 is not task 1
+    rows = frame([TWO_NODES[1], TWO_NODES[5]], "slurm-4242.out")
+    assert [row.get("prefix_rank") for row in rows] == [None, None]
+    assert [row["prefix_node"] for row in rows] == ["srun task 0", "srun task 1"]
+
+
 @pytest.mark.parametrize(
     ("text", "rank", "message"),
     [
