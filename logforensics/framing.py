@@ -61,6 +61,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from logforensics.hard_wraps import join_hard_wraps
 from logforensics.literals import holds_any
 from logforensics.tracing_spans import opens_a_span_record, span_ranks
 from parsers.nccl import PROCESS as NCCL_PROCESS
@@ -665,15 +666,17 @@ def frame_lines(lines: pl.DataFrame, nonblank: pl.DataFrame | None = None) -> pl
     `nonblank` (`file, _nonblank`) counts each file's non-blank lines when `lines` are not all
     of them (the plain stage marks were read apart).
     """
-    indexed = lines.with_row_index("_row")
+    indexed, continued = join_hard_wraps(lines.with_row_index("_row"))
     needs = holds_any("text", NOISE_LITERALS) | pl.col("text").str.contains(STARTS_WITH_PREFIX)
     to_frame = indexed.filter(needs)
     plain = indexed.filter(~needs).with_columns(
         pl.col("text").alias("message"),
         *(pl.lit(None, dtype=dtype).alias(name) for name, dtype in PREFIX_COLUMNS.items()),
     )
+    if not continued.is_empty():  # read as part of the line before them
+        plain = pl.concat([plain, _continuations(continued, plain.schema)], how="vertical")
     if to_frame.is_empty():
-        return plain.drop("_row")
+        return plain.sort("_row").drop("_row")
     framed = _peel(to_frame, nonblank if nonblank is not None else _nonblank_lines_per_file(lines))
     whole = pl.concat([plain, framed], how="vertical").sort("_row")
     if framed.select(_opens_a_logged_traceback().any()).item():
@@ -681,6 +684,19 @@ def frame_lines(lines: pl.DataFrame, nonblank: pl.DataFrame | None = None) -> pl
     if framed.select(opens_a_span_record().any()).item():
         whole = span_ranks(whole)
     return whole.drop("_row")
+
+
+def _continuations(continued: pl.DataFrame, schema: pl.Schema) -> pl.DataFrame:
+    """Pieces of a wrapped line (see `hard_wraps`): no message of their own, framed as such."""
+    return (
+        continued.with_columns(
+            pl.lit("").alias("message"),
+            *(pl.lit(None, dtype=dtype).alias(name) for name, dtype in PREFIX_COLUMNS.items()),
+        )
+        .with_columns(pl.lit("hard_wrap").alias("framing"))
+        .select(schema.names())
+        .cast(schema)
+    )
 
 
 def _opens_a_logged_traceback() -> pl.Expr:

@@ -37,7 +37,10 @@ def test_a_report_wrapped_by_the_paste_is_read_from_its_words(tmp_path):
     # colours written by syslog as `#033[..m`
     lines = (THREADS / "vllm1160_raylet_wrapped_syslog.log").read_text().splitlines()
     killed = only(parsed_by("ray_memory", lines).filter(event="host_oom"))
-    assert killed["line"] == 2 and killed["host"] is None
+    # the paste cut its lines at 116 columns: joined back, the node's address is read too
+    assert killed["line"] == 2 and killed["host"] == "10.0.167.26"
     verdict = analyze_files(tmp_path, {"raylet.log": lines}).verdict
     assert verdict.finding.kind == "oom"
-    assert verdict.headline.startswith("The job ran out of host memory")
+    assert verdict.headline == (
+        "The job ran out of host memory on 10.0.167.26 (Ray's memory monitor)"
+    )
