@@ -586,8 +586,12 @@ FRAMERS: tuple[Framer, ...] = (
         "torchrun_template",
         TORCHRUN_RANK_TEMPLATE,
         lambda g: {"_template_rank": _number(_group(g, "rank"))},
-        # ChildFailedError summaries number their entries `[0]:` alone on a line
-        accept=lambda g: pl.col("message").str.len_chars() > _group(g, "prefix").str.len_chars(),
+        # ChildFailedError summaries number their entries `[0]:` alone on a line (blanks after
+        # it, a paste's, are nothing)
+        accept=lambda g: (
+            pl.col("message").str.strip_chars_end().str.len_chars()
+            > _group(g, "prefix").str.len_chars()
+        ),
     ),
     Framer("carriage_return", CARRIAGE_RETURN, literals=("\r",)),
     Framer(
@@ -670,7 +674,8 @@ def frame_lines(lines: pl.DataFrame, nonblank: pl.DataFrame | None = None) -> pl
     needs = holds_any("text", NOISE_LITERALS) | pl.col("text").str.contains(STARTS_WITH_PREFIX)
     to_frame = indexed.filter(needs)
     plain = indexed.filter(~needs).with_columns(
-        pl.col("text").alias("message"),
+        # (trailing blanks, which a paste or a padded terminal leaves, say nothing)
+        pl.col("text").str.strip_chars_end().alias("message"),
         *(pl.lit(None, dtype=dtype).alias(name) for name, dtype in PREFIX_COLUMNS.items()),
     )
     if not continued.is_empty():  # read as part of the line before them
@@ -770,6 +775,8 @@ def _peel(frame: pl.DataFrame, nonblank: pl.DataFrame) -> pl.DataFrame:
         frame = framer.then(peeled) if framer.then is not None else peeled
         worth_trying = None  # the messages changed: ask again
         refused.clear()
+    # what the prefixes framed, without the blanks a paste or a padded terminal leaves after it
+    frame = frame.with_columns(pl.col("message").str.strip_chars_end())
     return _resolve_ranks(frame).select("_row", *_input_columns(frame), *FRAME_COLUMNS)
 
 

@@ -162,7 +162,7 @@ EXCEPTION_CLASS = (
 # A paste may indent it by a space (alibaba/Pai-Megatron-Patch#680: ` AssertionError: Rank 114:
 # found NaN in local forward loss calculation. Device: 2,`); two are torchrun's summary quoting
 # a child's traceback, deeper is code.
-BARE_EXCEPTION = rf"^ ?(?P<type>{EXCEPTION_CLASS}): "
+BARE_EXCEPTION = rf"^ ?(?P<type>{EXCEPTION_CLASS}):(?: |$)"
 # torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 336.00 MiB. GPU  has ...
 ALLOCATION = r"Tried to allocate (?P<amount>\d+(?:\.\d+)?) ?(?P<unit>[KMGT]iB|B)\b"
 # ... GPU 0 has a total capacity of 23.65 GiB ...  (torch 2.1 spelled it `capacty`)

@@ -7,7 +7,9 @@ import polars as pl
 import pytest
 
 from logforensics import framing
+from logforensics.api import analyze
 from logforensics.framing import FRAME_COLUMNS, PREFIX_COLUMNS, frame_lines
+from tests.conftest import SAMPLE_LOGS
 from tests.framing import frame, frame_one
 
 
@@ -81,3 +83,21 @@ def test_four_launchers_stacked_on_one_line():
 )
 def test_unprefixed_lines_are_left_alone(text):
     assert frame([text]) == [{"file": "job.log", "line": 1, "message": text}]
+
+
+@pytest.mark.parametrize("sample", ["two_node_slurm", "swallowed_exception", "pyspy_hang"])
+def test_blanks_a_paste_leaves_after_each_line_change_no_verdict(tmp_path, sample):
+    # the sample's files, every line ending in blanks as a paste or a padded terminal leaves them
+    source = SAMPLE_LOGS / sample / "logs"
+    for path in source.rglob("*"):
+        if path.is_file():
+            copy = tmp_path / path.relative_to(source)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            lines = path.read_text(encoding="utf-8").splitlines()
+            copy.write_text("".join(f"{line}  \t \n" for line in lines), encoding="utf-8")
+    plain, padded = analyze(source).verdict, analyze(tmp_path).verdict
+    assert (padded.finding.kind, padded.ranks, padded.headline) == (
+        plain.finding.kind,
+        plain.ranks,
+        plain.headline,
+    )

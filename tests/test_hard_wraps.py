@@ -40,7 +40,7 @@ def test_a_padded_screen_copy_is_joined_where_a_line_reached_the_edge():
     assert rows[1]["message"].endswith("use `ray logs raylet.out -ip 172.24.0.226`")
     assert (rows[2]["message"], rows[2]["framing"]) == ("", "hard_wrap")
     # a line that ends in padding had ended there
-    assert rows[0]["message"].endswith("crashed due to other reasons at ")
+    assert rows[0]["message"].endswith("crashed due to other reasons at")
 
 
 def test_a_wrapped_console_is_read_as_its_lines(tmp_path):

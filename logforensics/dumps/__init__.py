@@ -16,9 +16,14 @@ CONTAINER_STAMP = re.compile(
 )
 
 
+# blanks a paste or a padded terminal left at the ends of lines
+TRAILING_BLANKS = re.compile(rb"[ \t]+$", re.MULTILINE)
+
+
 def unstamped(data: bytes) -> bytes:
     """`data` without a container's stamp or name before each line (unchanged when its first
-    line has none)."""
+    line has none) and without blanks after them."""
+    data = TRAILING_BLANKS.sub(b"", data)
     if CONTAINER_STAMP.match(data) is None:
         return data
     return CONTAINER_STAMP.sub(b"", data)

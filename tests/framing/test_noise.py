@@ -158,7 +158,7 @@ def test_a_glued_line_s_own_torchrun_prefix_is_its_rank():
         "[default0]:Grouping texts in chunks of 2049:   8%|▊         | 726000/9672101 [02:32<30:38, 4866.01 examples/s][default2]:[E ProcessGroupNCCL.cpp:475] [Rank 2] Watchdog caught "
     )
     assert (row["prefix_local_rank"], row["glued_local_rank"]) == (2, 0)
-    assert row["message"] == "[E ProcessGroupNCCL.cpp:475] [Rank 2] Watchdog caught "
+    assert row["message"] == "[E ProcessGroupNCCL.cpp:475] [Rank 2] Watchdog caught"
 
 
 # ultralytics/yolov5#9163, verbatim (tests/data/threads): rank 0's label scan at 6%, its bar cut

@@ -492,3 +492,18 @@ def test_rich_s_level_column_before_the_agent_s_failure_line_is_read():
 def test_a_worker_killed_after_loading_under_rich_logging_is_host_memory(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": RICH_AGENT})
     assert analysis.verdict is not None and analysis.verdict.finding.kind == "oom"
+
+
+def test_the_summary_is_read_with_blanks_after_its_lines(tmp_path):
+    # the summary's table as a paste leaves it (THUDM/CogVLM#320 posted it from `Failures:` on),
+    # blanks after every line: an entry's `[1]:` is no prefix with text after it
+    table = SIGNALLED[SIGNALLED.index("Failures:") :]
+    padded = [f"{line}   " for line in table]
+    plain = analyze_files(tmp_path / "plain", {"console.log": table}).verdict
+    verdict = analyze_files(tmp_path / "padded", {"console.log": padded}).verdict
+    assert (verdict.finding.kind, verdict.ranks, verdict.headline) == (
+        plain.finding.kind,
+        plain.ranks,
+        plain.headline,
+    )
+    assert verdict.ranks == [0]
