@@ -58,8 +58,9 @@ def _wrap_widths(lines: pl.DataFrame) -> pl.DataFrame:
     text = pl.col("text")
     # first the cheap test: a file whose widest length several lines share
     length = text.str.len_chars()
+    # (distinct lines: one message repeated as the widest, as a loop prints it, is no wrap)
     widest = lines.group_by("file").agg(
-        length.max().alias("_width"), (length == length.max()).sum().alias("_at")
+        length.max().alias("_width"), text.filter(length == length.max()).n_unique().alias("_at")
     )
     maybe = widest.filter((pl.col("_width") >= MIN_WIDTH) & (pl.col("_at") >= MIN_WRAPPED))
     if maybe.is_empty():

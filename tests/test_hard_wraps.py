@@ -44,13 +44,15 @@ def test_a_padded_screen_copy_is_joined_where_a_line_reached_the_edge():
 
 
 def test_a_wrapped_console_is_read_as_its_lines(tmp_path):
-    lines = ["Starting training"] + cut(WATCHDOG, 80) * 3 + ["Done waiting"]
+    copies = [WATCHDOG.replace("12", str(rank)) for rank in (12, 13, 14)]
+    lines = ["Starting training", *(piece for copy in copies for piece in cut(copy, 80))]
+    lines.append("Done waiting")
     rows = frame(lines)
     whole = [row for row in rows if row["message"].startswith("[E ProcessGroupNCCL.cpp:475]")]
-    assert len(whole) == 3 and all(row["prefix_rank"] == 12 for row in whole)
+    assert [row["prefix_rank"] for row in whole] == [12, 13, 14]
     assert whole[0]["message"].endswith("ran for 600113 milliseconds before timing out.")
     verdict = analyze_files(tmp_path, {"console.log": lines}).verdict
-    assert (verdict.finding.kind, verdict.finding.ranks) == ("collective_timeout", [12])
+    assert (verdict.finding.kind, verdict.finding.ranks) == ("collective_timeout", [12, 13, 14])
 
 
 def test_ranks_copies_of_one_message_as_wide_as_the_file_are_not_joined():

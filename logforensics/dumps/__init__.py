@@ -23,7 +23,8 @@ TRAILING_BLANKS = re.compile(rb"[ \t]+$", re.MULTILINE)
 def unstamped(data: bytes) -> bytes:
     """`data` without a container's stamp or name before each line (unchanged when its first
     line has none) and without blanks after them."""
-    data = TRAILING_BLANKS.sub(b"", data)
+    if b" \n" in data or b"\t\n" in data:  # (a scan far cheaper than the substitution)
+        data = TRAILING_BLANKS.sub(b"", data)
     if CONTAINER_STAMP.match(data) is None:
         return data
     return CONTAINER_STAMP.sub(b"", data)
