@@ -921,26 +921,6 @@ def _join_cri_partials(frame: pl.DataFrame) -> pl.DataFrame:
     ).drop("_run")
 
 
-def _files_with_shared_tags(frame: pl.DataFrame) -> list[str]:
-    """Files where several processes write under one task's tag (NCCL's `host:pid:tid [dev]`
-    with two pids): the task is a launcher of a node's workers, not one rank (microsoft/
-    MeshTransformer#38: pids 993, 994, 997 on GPUs 3, 4, 7, all under mpirun's `[1,0]`). Only
-    tagged lines are read: a job without launcher tasks pays nothing."""
-    tagged = frame.filter(pl.col("_task").is_not_null())
-    if tagged.is_empty():
-        return []
-    pids = tagged.select(
-        "file", "_task", pl.col("message").str.extract(f"^{NCCL_PROCESS}", 2).alias("_pid")
-    )
-    shared = (
-        pids.drop_nulls("_pid")
-        .group_by("file", "_task")
-        .agg(pl.col("_pid").n_unique())
-        .filter(pl.col("_pid") > 1)
-    )
-    return shared.get_column("file").unique().to_list()
-
-
 # A node's launcher speaking: torchrun's agent (its loggers and glog paths), DeepSpeed's
 # per-node launcher. Under a task's tag they make the task a node, not a rank.
 AGENT_WORDS = (
@@ -952,15 +932,28 @@ AGENT_WORDS = (
 )
 
 
-def _files_with_an_agent(frame: pl.DataFrame) -> list[str]:
-    """Files where a launcher's task carries a node's launcher (`srun -l torchrun ...`: task 0's
-    lines hold torchrun's own records, its failure summary naming rank 7): the task is a node,
-    and its workers' ranks are theirs to tell."""
+def _files_whose_tasks_are_nodes(frame: pl.DataFrame) -> list[str]:
+    """Files where a launcher's task is a node's launcher, not one rank: several processes
+    write under one task's tag (NCCL's `host:pid:tid [dev]` with two pids; microsoft/
+    MeshTransformer#38: pids 993, 994, 997 on GPUs 3, 4, 7, all under mpirun's `[1,0]`), or
+    the task's lines hold a node launcher's own records (`srun -l torchrun ...`: task 0's lines
+    hold torchrun's, its failure summary naming rank 7), and its workers' ranks are theirs to
+    tell. Only tagged lines are read: a job without launcher tasks pays nothing."""
     tagged = frame.filter(pl.col("_task").is_not_null())
     if tagged.is_empty():
         return []
-    agents = tagged.filter(pl.col("message").str.contains_any(list(AGENT_WORDS)))
-    return agents.get_column("file").unique().to_list()
+    pids = tagged.select(
+        "file", "_task", pl.col("message").str.extract(f"^{NCCL_PROCESS}", 2).alias("_pid")
+    )
+    shared = (
+        pids.drop_nulls("_pid")
+        .group_by("file", "_task")
+        .agg(pl.col("_pid").n_unique())
+        .filter(pl.col("_pid") > 1)
+        .get_column("file")
+    )
+    agents = tagged.filter(pl.col("message").str.contains_any(list(AGENT_WORDS))).get_column("file")
+    return pl.concat([shared, agents]).unique().to_list()
 
 
 def _resolve_ranks(frame: pl.DataFrame) -> pl.DataFrame:
@@ -991,8 +984,7 @@ def _resolve_ranks(frame: pl.DataFrame) -> pl.DataFrame:
         pl.col("prefix_local_rank").is_not_null()
         | (pl.col("_torch_rank").is_not_null() & (pl.col("_torch_rank") != task))
         | pl.col("_het").is_not_null()
-        | pl.col("file").is_in(_files_with_shared_tags(frame))
-        | pl.col("file").is_in(_files_with_an_agent(frame))
+        | pl.col("file").is_in(_files_whose_tasks_are_nodes(frame))
     )
     task_is_node = wraps_agent.any().over("file")
     launcher = pl.col("framing").str.extract(r"(srun|mpirun)", 1)

@@ -29,7 +29,7 @@ def join_hard_wraps(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     if widths.is_empty():
         return lines, lines.clear()
     text, line = pl.col("text"), pl.col("line")
-    wrapped = lines.join(widths, on="file", how="semi").join(widths, on="file")
+    wrapped = lines.join(widths, on="file")
     # (in a padded copy a line at the width that ends in spaces had ended there)
     at_width = (text.str.len_chars() == pl.col("_width")) & (
         ~pl.col("_padded") | text.str.contains(r"\S$")
@@ -65,7 +65,7 @@ def _wrap_widths(lines: pl.DataFrame) -> pl.DataFrame:
     maybe = widest.filter((pl.col("_width") >= MIN_WIDTH) & (pl.col("_at") >= MIN_WRAPPED))
     if maybe.is_empty():
         return maybe.select("file", "_width", pl.lit(False).alias("_padded"))
-    lines = lines.join(maybe, on="file", how="semi")
+    lines = lines.join(maybe.select("file", "_width"), on="file")
     following = pl.when(
         pl.col("line").shift(-1).over("file", order_by="line") == pl.col("line") + 1
     ).then(text.shift(-1).over("file", order_by="line"))
@@ -73,14 +73,18 @@ def _wrap_widths(lines: pl.DataFrame) -> pl.DataFrame:
     # as this one began (records as wide as each other, ranks' copies of one message or NCCL's
     # lines of each process, each begin the same way: `node1:1234:1300 [0] NCCL INFO ...`)
     mid_word = (
-        text.str.contains(r"\w$")
-        & following.str.contains(r"^\w")
-        & (following.str.slice(0, 3) != text.str.slice(0, 3))
-    ).fill_null(False)
-    measured = lines.select(
-        "file", text, text.str.len_chars().alias("_length"), mid_word.alias("_mid_word")
+        (
+            text.str.contains(r"\w$")
+            & following.str.contains(r"^\w")
+            & (following.str.slice(0, 3) != text.str.slice(0, 3))
+        )
+        .fill_null(False)
+        .alias("_mid_word")
     )
-    at_width = pl.col("_length") == pl.col("_length").max()
+    measured = lines.select(
+        "file", "_width", text, (length == pl.col("_width")).alias("_at_width"), mid_word
+    )
+    at_width = pl.col("_at_width")
     cut = at_width & pl.col("_mid_word")
     # a copy out of a terminal's screen pads every line with spaces to the width: most lines
     # are as wide as the widest, and those that end in a letter were cut there
@@ -93,7 +97,7 @@ def _wrap_widths(lines: pl.DataFrame) -> pl.DataFrame:
     return (
         measured.group_by("file")
         .agg(
-            pl.col("_length").max().alias("_width"),
+            pl.col("_width").first(),
             at_width.sum().alias("_at"),
             (pl.col("text").str.strip_chars() != "").sum().alias("_nonblank"),
             (at_width & pl.col("text").str.contains(r"\S  +$")).sum().alias("_padding"),
@@ -101,11 +105,8 @@ def _wrap_widths(lines: pl.DataFrame) -> pl.DataFrame:
         )
         .with_columns(padded.alias("_padded"))
         .filter(
-            (pl.col("_width") >= MIN_WIDTH)
-            & (
-                pl.col("_padded")
-                | (pl.col("_cut") >= MIN_WRAPPED) & (pl.col("_cut") * CUT_SHARE >= pl.col("_at"))
-            )
+            pl.col("_padded")
+            | (pl.col("_cut") >= MIN_WRAPPED) & (pl.col("_cut") * CUT_SHARE >= pl.col("_at"))
         )
         .select("file", "_width", "_padded")
     )

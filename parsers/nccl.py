@@ -768,12 +768,10 @@ def _pytorch_lines(lines: pl.DataFrame) -> pl.DataFrame:
     following = pl.when(
         pl.col("line").shift(-1).over("file", order_by="line") == pl.col("line") + 1
     ).then(message.shift(-1).over("file", order_by="line"))
-    carried_code = pl.when(message.str.contains(WRAPPER_CUT)).then(
-        following.str.extract(CARRIED_CODE, 1)
-    )
+    cut = message.str.contains(WRAPPER_CUT)
     marked = marked.with_columns(
-        carried_code.alias("_carried_code"),
-        following.str.extract(VERSION, 1).alias("_carried_version"),
+        pl.when(cut).then(following.str.extract(CARRIED_CODE, 1)).alias("_carried_code"),
+        pl.when(cut).then(following.str.extract(VERSION, 1)).alias("_carried_version"),
     )
     is_wrapper = pl.col("candidate") & (
         wrapper.struct.field("code").is_not_null()

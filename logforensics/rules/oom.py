@@ -216,26 +216,43 @@ def _ray_workers_died(job: Job) -> list[Finding]:
         "often by the OOM killer, as its host or container ran out of memory) or crashed in "
         "native code."
     )
-    died = died.sort("file", "line")
-    evidence, total = evidence_from(died.select("file", "line", "text", "rank"))
     pids = died.get_column("pid").drop_nulls().to_list()
+    details = {"worker_died": True, "pids": pids, "host_memory": True, "killer": "ray"}
     return [
-        Finding(
-            kind="oom",
-            severity="error",
-            part="explanation",
-            summary=summary,
-            fix=WORKER_DIED_FIX,
-            ranks=ranks,
-            evidence=evidence,
-            evidence_total=total,
-            order=place_with_step(job, died)[0],
-            timestamp=earliest_time(died),
-            blames_nobody=not ranks,
-            confidence="medium",
-            details={"worker_died": True, "pids": pids, "host_memory": True, "killer": "ray"},
+        _died_for_memory(
+            job, died, summary, WORKER_DIED_FIX, ranks, details, blames_nobody=not ranks
         )
     ]
+
+
+def _died_for_memory(
+    job: Job,
+    rows: pl.DataFrame,
+    summary: str,
+    fix: str,
+    ranks: list[int],
+    details: dict[str, object],
+    blames_nobody: bool = False,
+) -> Finding:
+    """A death the host's (or node's shared) memory running out most likely caused, told by
+    `rows`, its evidence."""
+    rows = rows.sort("file", "line")
+    evidence, total = evidence_from(rows.select("file", "line", "text", "rank"))
+    return Finding(
+        kind="oom",
+        severity="error",
+        part="explanation",
+        summary=summary,
+        fix=fix,
+        ranks=ranks,
+        evidence=evidence,
+        evidence_total=total,
+        order=place_with_step(job, rows)[0],
+        timestamp=earliest_time(rows),
+        blames_nobody=blames_nobody,
+        confidence="medium",
+        details=details,
+    )
 
 
 def _as_oom(death: Finding) -> Finding:
@@ -269,23 +286,8 @@ def _loader_workers_bus_errors(job: Job) -> list[Finding]:
         "`insufficient shared memory (shm)`): the node's shared memory (/dev/shm), through "
         "which workers hand batches over, ran out, and the ranks failed with their workers."
     )
-    evidence, total = evidence_from(crashes.select("file", "line", "text", "rank"))
-    return [
-        Finding(
-            kind="oom",
-            severity="error",
-            part="explanation",
-            summary=summary,
-            fix=SHARED_MEMORY_FIX,
-            ranks=ranks,
-            evidence=evidence,
-            evidence_total=total,
-            order=place_with_step(job, crashes)[0],
-            timestamp=earliest_time(crashes),
-            confidence="medium",
-            details={"host_memory": True, "killer": "shm", "signal": "SIGBUS", "hosts": []},
-        )
-    ]
+    details = {"host_memory": True, "killer": "shm", "signal": "SIGBUS", "hosts": []}
+    return [_died_for_memory(job, crashes, summary, SHARED_MEMORY_FIX, ranks, details)]
 
 
 LOADING_FIX = (
