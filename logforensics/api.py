@@ -28,6 +28,7 @@ from logforensics.intake import (
 )
 from logforensics.job import Job, build_job
 from logforensics.jobs import JobFiles, split_jobs
+from logforensics.paste_spacing import line_maps, with_added_blanks
 from logforensics.reasoner import Verdict, reason, sort_findings
 from logforensics.registry import rules
 from logforensics.survived import mark_survived
@@ -247,6 +248,7 @@ def _analyze(path: Path, inventory: Inventory) -> Upload:
     if peeled is not batches:
         batches = peeled
         stats = _merged_stats([batch.file_stats for batch in batches])
+    stats = with_added_blanks(stats, line_maps(inventory.files))
     # lines a launcher prefix gives a rank are a job's output, whatever they say: the job is
     # analysed (and may show no failure) rather than refused
     prefixed = any(batch.line_writers.height for batch in batches)

@@ -348,6 +348,7 @@ def _write_events(upload: Upload, events_path: Path) -> None:
     import polars as pl
 
     from logforensics.outputs import write_atomically
+    from logforensics.paste_spacing import line_maps, own_numbered_events
     from logforensics.schema import with_marks, write_parquet
 
     events = pl.concat(
@@ -356,6 +357,7 @@ def _write_events(upload: Upload, events_path: Path) -> None:
             for analysis in upload.jobs
         ]
     )
+    events = own_numbered_events(events, line_maps(upload.inventory.files))
     write_atomically(events_path, lambda temporary: write_parquet(events, str(temporary)))
 
 

@@ -34,9 +34,10 @@ from typing import BinaryIO
 import polars as pl
 import zstandard
 
-from logforensics import streams
+from logforensics import paste_spacing, streams
 from logforensics.dumps import debug_server, faulthandler, flight_recorder, pyspy, unstamped
 from logforensics.errors import InputError
+from logforensics.paste_spacing import LineMap
 
 SNIFF_BYTES = 8192
 GZIP_MAGIC = b"\x1f\x8b"
@@ -100,6 +101,8 @@ class LogFile:
     # `data` is a small plain file's bytes, read whole while listing it (its first read): they
     # may be let go once parsed, the file is still on disk
     read_ahead: bool = field(default=False, repr=False, compare=False)
+    # a spaced paste read without its added blank lines: each line's own number in the file
+    line_map: LineMap | None = field(default=None, repr=False, compare=False)
 
     @property
     def location(self) -> Path:
@@ -373,7 +376,7 @@ def _disk_entries(
             with open(location, "rb") as handle:
                 yield from _container_entries(handle, head, name, file, budget, 0, notes)
             return
-        if head and streams.needs_normalising(head):
+        if head and _needs_reading_through(head):
             with open(location, "rb") as handle:
                 size = handle.seek(0, os.SEEK_END)
                 if not budget.fits(size):
@@ -733,20 +736,30 @@ def _member_entries(
         truncated = True
     if truncated:  # what came before the cut is read; the rest is listed as not read
         yield SkippedFile(name, f"truncated after {counted.read:,} bytes: the rest is lost")
+    data, line_map = spool.data(), None
+    if data is not None and paste_spacing.spaced(data[:SNIFF_BYTES]):
+        data, line_map = paste_spacing.unspaced(data)
+        said.paste_blanks = line_map.added_blanks
     if remarks := said.words():
         notes.append(SkippedFile(name, "; ".join(remarks)))
     if spool.size == 0:
         spool.discard()
         yield SkippedFile(name, "empty" + (" (only NUL bytes)" if said.holes else ""))
         return
-    yield LogFile(path, name, spool.size, spool.data(), spool.path)
+    yield LogFile(path, name, spool.size, data, spool.path, line_map=line_map)
+
+
+def _needs_reading_through(head: bytes) -> bool:
+    """Whether a text must be read a piece at a time before its lines are (see `streams`), or
+    whole to undo a paste's spacing (see `paste_spacing`)."""
+    return streams.needs_normalising(head) or paste_spacing.spaced(head)
 
 
 def _small_member(data: bytes, name: str, path: Path, budget: _Budget) -> Entry | None:
     """A small member that is plain text, read in one go (archives of thousands of tiny logs
     are common); None when it needs the careful reading (a container, binary, normalising)."""
     head = data[:SNIFF_BYTES]
-    if not head or _is_container(head, name) or streams.needs_normalising(head):
+    if not head or _is_container(head, name) or _needs_reading_through(head):
         return None
     if (kind := dump_kind(head)) is not None:
         return _dump_entry(path, name, kind, data, budget)

@@ -202,6 +202,7 @@ class TextNotes:
     cut_lines: int = 0
     utf16: bool = False
     cr_only: bool = False
+    paste_blanks: int = 0  # blank lines a spaced paste added (see `paste_spacing`)
 
     def words(self) -> list[str]:
         said = []
@@ -209,6 +210,11 @@ class TextNotes:
             said.append("decoded from UTF-16")
         if self.cr_only:
             said.append("lines ended by CR alone, split there")
+        if self.paste_blanks:
+            said.append(
+                f"a blank line after every line, as a paste spaces them: {self.paste_blanks:,} "
+                "such blank lines left out (lines keep the file's numbering)"
+            )
         if self.holes:
             said.append(f"{self.holes:,} NUL bytes (a hole, e.g. left by copytruncate) left out")
         if self.cut_lines:

@@ -12,13 +12,20 @@ from logforensics.api import Analysis, Upload
 from logforensics.dumps.pyspy import where_stuck
 from logforensics.findings import Finding
 from logforensics.job import Job
+from logforensics.paste_spacing import line_maps, own_numbers
 
 REPORT_SCHEMA = "logforensics/report@1"
 
 
 def build_upload_report(upload: Upload, input_path: str) -> dict[str, Any]:
     """The JSON document of an upload: one job's report as `build_report` makes it, or, for
-    several jobs, one such report per job under `jobs` and no verdict of the whole."""
+    several jobs, one such report per job under `jobs` and no verdict of the whole. Lines
+    are numbered as in their files (a spaced paste is read without its added blank lines)."""
+    maps = line_maps(upload.inventory.files)
+    return own_numbers(_upload_report(upload, input_path), maps)
+
+
+def _upload_report(upload: Upload, input_path: str) -> dict[str, Any]:
     if not upload.several:
         return build_report(upload.jobs[0], input_path)
     jobs = [
