@@ -246,7 +246,10 @@ STREAM_LABEL = r"(?P<label>[^\s\[\]]+) \[(?P<stream>stdout|stderr)\](?: |$)"
 # or as `cat -n` and `nl` write them (right-aligned, then a tab), here over a sample's log:
 #        1\tW1130 15:04:26.975000 4263 torch/distributed/run.py:874]
 # (not numbers and spaces alone: a native backtrace numbers its frames ` 0  /usr/lib/...`)
-LINE_NUMBER_GUTTER = r"\[(?P<number>\d{1,9})\] | *(?P<tabbed>\d{1,9})\t"
+# Kaggle's notebook log puts the seconds since the start before the number (AneKazek/malesbgt,
+# a committed Kaggle run):
+#   704.7s	1344	[rank0]: RuntimeError: [enforce fail at inline_container.cc:815] . ...
+LINE_NUMBER_GUTTER = r"\[(?P<number>\d{1,9})\] | *(?:\d{1,7}(?:\.\d+)?s\t)?(?P<tabbed>\d{1,9})\t"
 # ... Init COMPLETE [repeated 8x across cluster]   (Ray log deduplication, RAY_DEDUP_LOGS)
 RAY_DEDUP_SUFFIX = r" ?\[repeated (\d+)x across cluster\]$"
 # [2025-03-09 14:40:47 TP3] Scheduler hit an exception: Traceback (most recent call last):

@@ -119,6 +119,20 @@ def test_a_paste_s_line_number_gutter_is_peeled_first():
     assert rows[0]["framing"] == "gutter+torch_rank"
 
 
+def test_a_kaggle_log_s_seconds_and_line_number_are_a_gutter():
+    # AneKazek/malesbgt, a Kaggle notebook's log committed verbatim: the seconds since the
+    # start, the output's line number, then the line
+    lines = [
+        "704.7s\t1344\t[rank0]: RuntimeError: [enforce fail at inline_container.cc:815] . PytorchStreamWriter failed writing file data/1661: file write failed",
+        "704.7s\t1388\t[rank1]:[E325 17:13:23.163175227 ProcessGroupGloo.cpp:145] Rank 1 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0",
+        "704.7s\t1443\tE0325 17:13:24.154000 1874 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) local_rank: 0 (pid: 1886) of binary: /kaggle/working/.venv/bin/python",
+    ]
+    rows = frame(lines)
+    assert [row.get("prefix_rank") for row in rows] == [0, 1, None]
+    assert rows[0]["message"].startswith("RuntimeError: [enforce fail at inline_container.cc:815]")
+    assert rows[2]["message"].startswith("E0325 17:13:24.154000 1874 torch/distributed/")
+
+
 SAMPLES = Path(__file__).parents[2] / "sample_logs"
 
 
