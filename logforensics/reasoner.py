@@ -279,6 +279,7 @@ def _chain_key(chain: Chain) -> tuple[object, ...]:
         (head.timestamp or NO_TIME) if point is None else NO_TIME,
         -_specificity(head.kind),
         -SEVERITY_ORDER[head.severity],
+        _printed_at(head),
         head.kind,
         head.ranks,
     )
@@ -724,3 +725,15 @@ def _run_order(finding: Finding) -> tuple[object, ...]:
         finding.kind,
         finding.ranks,
     )
+
+
+def _printed_at(finding: Finding) -> tuple[str, int]:
+    """Where its first line is: of two causes nothing else orders, one console printed the
+    one that happened first first (optimum-habana#1426: rank 6's graph-compile failure, then
+    rank 2's inside the all-gather it left). Files apart have no order; their names only keep
+    the choice stable. (Symptoms keep their kind's order: a launcher's summary lists its
+    failures by rank, not by time.)"""
+    if not finding.evidence:
+        return ("\uffff", 0)
+    first = min(finding.evidence, key=lambda evidence: (evidence.file, evidence.line))
+    return (first.file, first.line)

@@ -8,6 +8,7 @@ from tests.builders import finding, write_logs
 from tests.conftest import SAMPLE_LOGS
 
 FIELD = SAMPLE_LOGS.parent / "tests" / "data" / "field_samples"
+THREADS = SAMPLE_LOGS.parent / "tests" / "data" / "threads"
 
 
 def kinds_of(chain) -> list[str]:
@@ -199,3 +200,14 @@ def test_a_job_wide_failure_the_clocks_put_after_a_departure_does_not_explain_it
     nccl = finding(analysis, "nccl_error")
     assert nccl.role == "symptom" and "by the logs' clocks" in nccl.note
     assert analysis.verdict.independent == ()
+
+
+def test_with_nothing_else_to_order_them_the_failure_printed_first_in_one_console_is_first(
+    tmp_path,
+):
+    # huggingface/optimum-habana#1426: rank 6's graph-compile failure (its traceback's head cut
+    # off by the thread's window), then rank 2's, raised inside the all-gather rank 6 left
+    console = (THREADS / "optimum_habana1426_rank6_first.log").read_text().splitlines()
+    analysis = analyze(write_logs(tmp_path, {"console.log": console}))
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [6])
+    assert [f.ranks for f in analysis.findings if f.kind == "rank_exception"] == [[6], [2]]
