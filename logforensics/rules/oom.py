@@ -461,12 +461,12 @@ def _gpu(job: Job) -> list[Finding]:
         else "a rank"
     )
     on_gpu = f"the process on GPU {devices[0]}" if len(devices) == 1 else on_host
-    from_gpu = _rank_on_gpu(job, devices[0]) if not ranks and len(devices) == 1 else None
+    from_gpu = _ranks_on_gpus(job, devices) if not ranks and devices else None
     if from_gpu is not None:
-        ranks = [from_gpu[0]]
+        ranks = sorted(from_gpu[0])
     who = rank_list(ranks) if ranks else on_gpu
     if from_gpu is not None:
-        who += f" (on GPU {devices[0]})"
+        who += f" (on GPU{'s' if len(devices) > 1 else ''} {', '.join(devices)})"
     in_nccl = bool(ooms.get_column("family").eq("nccl").any())
     in_oneccl = bool(ooms.get_column("family").eq("oneccl").any())
     summary = f"{capitalized(who)} ran out of GPU memory{asked}" + (
@@ -544,6 +544,23 @@ def _gpu_hardware_failed(job: Job) -> bool:
     same node dying of `CUDA error: out of memory` at its first barrier)."""
     said = pl.coalesce("exc_message", "text").fill_null("")
     return not job.events.filter(said.str.contains(HARDWARE)).is_empty()
+
+
+def _ranks_on_gpus(job: Job, devices: list[str]) -> tuple[list[int], str] | None:
+    """The ranks behind the GPUs unranked OOM messages name (see `_rank_on_gpu`), each
+    process's message naming its own GPU (DeepSpeed's two workers' `(GPU 1; ...)` and `(GPU 0;
+    ...)`); None unless every GPU settles its rank."""
+    found = [_rank_on_gpu(job, device) for device in devices]
+    if any(one is None for one in found):
+        return None
+    if len(found) == 1:
+        return [found[0][0]], found[0][1]
+    ranks = [one[0] for one in found]
+    return ranks, (
+        f"No line names their ranks: on a single node with one process per GPU, numbered in "
+        f"order (the launcher's convention), the processes on GPUs {', '.join(devices)} are "
+        f"ranks {', '.join(map(str, ranks))}."
+    )
 
 
 def _rank_on_gpu(job: Job, device: str) -> tuple[int, str] | None:

@@ -432,3 +432,12 @@ def test_an_oom_a_collector_stamped_line_by_line_is_still_the_cause_not_its_trac
     for lines in (RANK3_OOM_TRACEBACK, stamped):
         verdict = analyze_files(tmp_path / str(len(lines[0])), {"rank3.log": lines}).verdict
         assert (verdict.finding.kind, verdict.ranks) == ("oom", [3])
+
+
+def test_unranked_ooms_naming_two_gpus_of_one_node_are_the_ranks_on_them(tmp_path):
+    # sheldonlll/FinetuneDataFiles' LMFlow bug report: two DeepSpeed workers on one machine,
+    # each out of memory on its own GPU (`GPU 1` first, then `GPU 0`), no rank prefix
+    console = (THREADS / "lmflow_two_gpus_oom.log").read_text().splitlines()
+    verdict = analyze_files(tmp_path, {"train.log": console}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("oom", [0, 1])
+    assert "(on GPUs 0, 1)" in verdict.finding.summary
