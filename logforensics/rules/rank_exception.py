@@ -1788,7 +1788,9 @@ def _unattributed(job: Job) -> list[Finding]:
         if rows.is_empty():
             return []
     shown = said if not said.is_empty() else rows
-    whats = list(dict.fromkeys(shown.get_column("what").str.strip_chars(": ").to_list()))
+    whats = _raised_again_as_one(
+        list(dict.fromkeys(shown.get_column("what").str.strip_chars(": ").to_list()))
+    )
     count = _process_count(rows)
     # one error told apart only by numbers (`cuda:9 and cpu!`, `cuda:15 and cpu!`): each
     # process met the same fault, which is in what they all run (DeepSpeedExamples' 16
@@ -1832,8 +1834,10 @@ def _unattributed(job: Job) -> list[Finding]:
             f" That is every process of the job (world size {job.world_size.value}): none "
             "left the others' path."
         )
-    # when they all failed alike, the one torchrun saw fail first is where to read first
-    seen_first = first_observed_failure(job) if alike and not waits else None
+    # when they all failed alike (or one error is all their tangled output lets through: the
+    # tracebacks of a PanguWeather job's four workers interleaved character by character), the
+    # one torchrun saw fail first is where to read first
+    seen_first = first_observed_failure(job) if (alike or len(whats) == 1) and not waits else None
     if seen_first is not None:
         summary += f" torchrun saw rank {seen_first} fail first."
     return [
@@ -1903,6 +1907,23 @@ CRASH_FIX = (
     "SIGBUS in a container is often /dev/shm running out: give it `--shm-size` or "
     "`--ipc=host`."
 )
+
+
+def _raised_again_as_one(whats: list[str]) -> list[str]:
+    """`Type: message` texts, an error raised again with context before its message counted
+    once (the innermost): a registry that builds a model re-raises what failed inside with
+    each class's name in front (CFINet's log: `FileNotFoundError: [Errno 2] No such file or
+    directory: '0'`, then `FileNotFoundError: FasterRCNN: FIRoIHead: [Errno 2] ...`)."""
+    parts = [what.partition(": ") for what in whats]
+    innermost = []
+    for kind, _, message in parts:
+        again = any(
+            other_kind == kind and other != message and message.endswith(": " + other)
+            for other_kind, _, other in parts
+        )
+        if not again:
+            innermost.append(f"{kind}: {message}" if message else kind)
+    return innermost or whats
 
 
 def _signal_deaths(job: Job, explained: set[int]) -> list[Finding]:

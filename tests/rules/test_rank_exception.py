@@ -2065,3 +2065,22 @@ def test_every_rank_interrupted_is_a_warning_that_the_run_was_stopped_not_a_fail
     analysis = analyze_files(tmp_path / "failed", files)
     assert analysis.verdict.finding.kind == "rank_exception"
     assert analysis.verdict.finding.severity == "error"
+
+
+def test_an_error_a_registry_raised_again_with_class_names_in_front_is_one_error(tmp_path):
+    # CFINet's committed test log: one `FileNotFoundError ... '0'`, raised again by the model
+    # registry as `FIRoIHead: ...` and `FasterRCNN: FIRoIHead: ...`; torchrun lists rank 1 alone
+    console = (THREADS / "cfinet_rmtree_race_rank1.log").read_text().splitlines()
+    verdict = analyze_files(tmp_path, {"test.log": console}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [1])
+    assert "FileNotFoundError: [Errno 2] No such file or directory: '0'" in verdict.finding.summary
+    assert "FasterRCNN" not in verdict.finding.summary
+
+
+def test_an_unranked_error_of_several_failed_workers_is_blamed_on_the_first_observed(tmp_path):
+    # a PanguWeather Slurm job's output: four workers' one FileNotFoundError interleaved beyond
+    # reading; torchrun's summary lists ranks 2 and 3 failed and rank 0 as its root cause
+    console = (THREADS / "pangu_stampede3_first_observed.log").read_text().splitlines()
+    verdict = analyze_files(tmp_path, {"slurm.out": console}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [0])
+    assert verdict.finding.summary.endswith("torchrun saw rank 0 fail first.")
