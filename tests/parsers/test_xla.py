@@ -1,0 +1,79 @@
+# ruff: noqa: E501 -- test data are verbatim log lines
+"""torch_xla's `xmp.spawn` report of a process's failure (parsers/xla.py), verbatim from the
+public threads named at each."""
+
+from __future__ import annotations
+
+from tests.builders import analyze_files, parsed_by
+
+# pytorch/xla#3122 (a comment's Colab TPU console, from its start to the launcher's report):
+# only TPU:0 fails, its traceback after the launcher's line
+SESSION_LOST = [
+    "Process 0 is using TPU:0",
+    "Process 2 is using TPU:2",
+    "Epoch 1 train begin 16:10:28",
+    "Process 7 is using TPU:7",
+    "Process 4 is using TPU:4",
+    "Process 1 is using TPU:1",
+    "Process 3 is using TPU:3",
+    "Process 6 is using TPU:6",
+    "Process 5 is using TPU:5",
+    "Exception in device=TPU:0: Aborted: Session 1a625b17752b2794 is not found.",
+    "Traceback (most recent call last):",
+    '  File "/usr/local/lib/python3.7/dist-packages/torch_xla/distributed/xla_multiprocessing.py", line 329, in _mp_start_fn',
+    "    _start_fn(index, pf_cfg, fn, args)",
+    '  File "/usr/local/lib/python3.7/dist-packages/torch_xla/distributed/xla_multiprocessing.py", line 323, in _start_fn',
+    "    fn(gindex, *args)",
+    '  File "<ipython-input-9-dbc82064644c>", line 87, in _mp_fn',
+    "    train_mnist(index, {})",
+    '  File "<ipython-input-9-dbc82064644c>", line 71, in train_mnist',
+    "    total_loss = train_loop_fn(train_device_loader)",
+    '  File "<ipython-input-9-dbc82064644c>", line 48, in train_loop_fn',
+    "    total_loss += loss.item()",
+    "RuntimeError: Aborted: Session 1a625b17752b2794 is not found.",
+]
+
+# pytorch/xla#2387 (a Kaggle TPU v3-8, the description's console): TPU:6 and TPU:5 fail the
+# `loss_reduce` rendezvous, their tracebacks interleaved; the process that left is not in it
+RENDEZVOUS_CLOSED = [
+    "Exception in device=TPU:6: tensorflow/compiler/xla/xla_client/mesh_service.cc:294 : Failed to meet rendezvous 'loss_reduce': Socket closed (14)",
+    "Traceback (most recent call last):",
+    '  File "/opt/conda/lib/python3.7/site-packages/torch_xla/distributed/xla_multiprocessing.py", line 231, in _start_fn',
+    "    fn(gindex, *args)",
+    '  File "<ipython-input-4-7212b5ecb6e6>", line 6, in _mp_fn',
+    "    training(model, config)",
+    '  File "../input/common-20200730-2043/common/siim_isic_training.py", line 74, in training',
+    "    result = epoch(m_o_s, dataloaders, device, criterion)",
+    "Exception in device=TPU:5: tensorflow/compiler/xla/xla_client/mesh_service.cc:294 : Failed to meet rendezvous 'loss_reduce': Socket closed (14)",
+    '  File "../input/common-20200730-2043/common/siim_isic_epoch.py", line 35, in epoch',
+    "    train_result = train_step(config_step)",
+    "Traceback (most recent call last):",
+    '  File "/opt/conda/lib/python3.7/site-packages/torch_xla/distributed/xla_multiprocessing.py", line 231, in _start_fn',
+    "    fn(gindex, *args)",
+    '  File "<ipython-input-4-7212b5ecb6e6>", line 6, in _mp_fn',
+    "    training(model, config)",
+    '  File "../input/common-20200730-2043/common/siim_isic_train_step.py", line 72, in train_step',
+]
+
+
+def test_the_device_s_ordinal_is_the_rank_and_the_traceback_gives_the_type():
+    report = parsed_by("xla", SESSION_LOST).row(0, named=True)
+    assert (report["event"], report["rank"], report["device"]) == ("exception", 0, "TPU:0")
+    assert (report["exc_type"], report["exc_message"]) == (
+        "RuntimeError",
+        "Aborted: Session 1a625b17752b2794 is not found.",
+    )
+
+
+def test_the_failing_device_is_the_verdict(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": SESSION_LOST}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [0])
+    assert "RuntimeError" in verdict.finding.summary
+
+
+def test_a_rendezvous_whose_socket_closed_is_a_lost_peer_not_the_cause(tmp_path):
+    reports = parsed_by("xla", RENDEZVOUS_CLOSED)
+    assert reports.select("event", "rank").rows() == [("peer_closed", 6), ("peer_closed", 5)]
+    analysis = analyze_files(tmp_path, {"console.log": RENDEZVOUS_CLOSED})
+    assert (analysis.verdict.finding.kind, analysis.verdict.finding.ranks) == ("peer_lost", [5, 6])
+    assert analysis.verdict.ranks == []
