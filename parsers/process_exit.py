@@ -81,6 +81,11 @@ FAILED_HOST_ALLOCATION = "a failed host allocation"  # the event's `exc_message`
 # the harness's RuntimeError, not any tool's words about a process (another's number may be a pid)
 HARNESS_EXIT = r"RuntimeError: Process(?:es)? (\d+(?:[ ,]+\d+)*) exited with error code (-?\d+)"
 
+# Composer's launcher on the first worker it sees end with an error, by global rank; it then
+# stops the others (mosaicml/composer, composer/cli/launcher.py `_monitor_processes`;
+# mosaicml/llm-foundry#258: `ERROR:composer.cli.launcher:Rank 2 crashed with exit code -7.`)
+COMPOSER_CRASH = r"\bRank (?P<rank>\d{1,7}) crashed with exit code (?P<code>-?\d+)\."
+
 DEEPSPEED_EXIT = r"\] exits with return code = (-?\d+)\s*$"
 # the same report cut before its code by a paste: the launcher writes it at ERROR level only
 # when a worker ended with a non-zero code (deepspeedai/DeepSpeed#2946)
@@ -95,6 +100,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         _deepspeed_exits(lines),
         _launcher_signalled(lines),
         _harness_exits(lines),
+        _composer_crashes(lines),
     ]
     return pl.concat(parts, how="diagonal_relaxed")
 
@@ -114,6 +120,18 @@ def _deepspeed_exits(lines: pl.DataFrame) -> pl.DataFrame:
             "exitcode",
             pl.when("_cut").then(pl.lit('{"code_cut":true}')).alias("extra"),
         )
+    )
+
+
+def _composer_crashes(lines: pl.DataFrame) -> pl.DataFrame:
+    said = pl.col("message").str.extract_groups(COMPOSER_CRASH)
+    return lines.filter(pl.col("message").str.contains(COMPOSER_CRASH)).select(
+        "file",
+        "line",
+        pl.lit("worker_failed").alias("event"),
+        pl.lit("error").alias("severity"),
+        said.struct.field("code").cast(pl.Int32, strict=False).alias("exitcode"),
+        said.struct.field("rank").cast(pl.Int32, strict=False).alias("rank"),
     )
 
 
@@ -219,6 +237,7 @@ PARSER = LineParser(
         " bytes failed",
         "process was signaled to shutdown",
         " exited with error code ",
+        " crashed with exit code ",
     ),
     parse=parse,
 )

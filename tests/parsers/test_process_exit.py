@@ -143,3 +143,29 @@ def test_the_test_runners_timed_banner_does_not_hide_the_harness_report(tmp_path
     verdict = analyze_files(tmp_path, {"ci.log": lines}).verdict
     assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [0])
     assert "the test harness's report" in verdict.finding.summary
+
+
+@pytest.mark.parametrize(
+    ("line", "rank", "code"),
+    [
+        # mosaicml/llm-foundry#258 and mosaicml/diffusion#140, verbatim
+        ("ERROR:composer.cli.launcher:Rank 2 crashed with exit code -7.", 2, -7),
+        ("ERROR:composer.cli.launcher:Rank 0 crashed with exit code -11.", 0, -11),
+    ],
+)
+def test_composer_s_launcher_names_the_global_rank_that_crashed(line, rank, code):
+    crash = only(parsed_by("process_exit", [line]))
+    assert (crash["event"], crash["rank"], crash["exitcode"]) == ("worker_failed", rank, code)
+
+
+def test_a_rank_composer_saw_crash_on_a_signal_is_the_verdict(tmp_path):
+    # mosaicml/diffusion#140: the trainer's start-up lines, then the launcher's word (the
+    # issue's title), with nothing of the crash itself
+    console = [
+        "[2024-05-07 09:39:45,388][composer.utils.reproducibility][INFO] - Setting seed to 17",
+        "[2024-05-07 09:39:45,572][composer.trainer.trainer][INFO] - Run name: 1715045985-burrowing-goshawk",
+        "ERROR:composer.cli.launcher:Rank 0 crashed with exit code -11.",
+    ]
+    verdict = analyze_files(tmp_path, {"train.log": console}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [0])
+    assert "SIGSEGV" in verdict.finding.summary
