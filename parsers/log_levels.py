@@ -26,6 +26,7 @@ from parsers.key_values import extract_number
 LEVEL = r"^.{0,48}?(?:^|[\s\[|])(WARNING|ERROR|CRITICAL|FATAL)(?:\]|:|\s)"
 # `ValueError('...')`, `ValueError: ...`, `torch.OutOfMemoryError: ...` inside the message
 CARRIED = r"\b((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))(?:\(|: )"
+UNCAUGHT = r"(?i)\b(?:uncaught|unhandled)\b"
 OUT_OF_MEMORY = r"(?i)\bout of memory\b"
 # `Tried to allocate 3.07 GiB`
 ALLOCATION = r"Tried to allocate (\d+(?:\.\d+)?) ?([KMGT]iB)"
@@ -96,7 +97,12 @@ def _carried_exceptions(found: pl.DataFrame) -> pl.DataFrame:
             extract_number("step", pl.Int64()),
             "exc_type",
             text.str.slice(0, MESSAGE_CHARS).alias("exc_message"),
-            pl.lit(LOGGED).alias("extra"),
+            # an excepthook's record of the exception the process dies of was caught by no one
+            # (allenai/OLMo#552: `CRITICAL [olmo.util:158, rank=0] Uncaught OLMoThreadError:
+            # generator thread data thread 3 failed`)
+            pl.when(~message.str.slice(0, pl.col("_start")).str.contains(UNCAUGHT))
+            .then(pl.lit(LOGGED))
+            .alias("extra"),
         )
     )
 

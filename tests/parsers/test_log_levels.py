@@ -1,8 +1,10 @@
+# ruff: noqa: E501 -- verbatim log lines
 from __future__ import annotations
 
+import polars as pl
 import pytest
 
-from tests.builders import analyze_files, finding, marks, parsed_by
+from tests.builders import analyze_files, finding, marks, parse, parsed_by
 
 
 @pytest.mark.parametrize(
@@ -56,3 +58,16 @@ def test_the_divergence_quotes_what_the_rank_logged_as_it_left(tmp_path):
         in divergence.summary
     )
     assert any("loss is nan" in evidence.text for evidence in divergence.evidence)
+
+
+def test_an_excepthook_s_record_of_an_uncaught_exception_is_the_process_s_death(tmp_path):
+    # allenai/OLMo#552, verbatim: the last metrics, then OLMo's excepthook on rank 0
+    console = [
+        "[2024-04-18 19:06:17] INFO     [olmo.train:816, rank=0] [step=75/739328]",
+        "    train/CrossEntropyLoss=7.417",
+        "[2024-04-18 19:10:41] CRITICAL [olmo.util:158, rank=0] Uncaught OLMoThreadError: generator thread data thread 3 failed",
+    ]
+    raised = parse(console).filter(pl.col("event") == "exception").row(0, named=True)
+    assert (raised["exc_type"], raised["rank"], raised["extra"]) == ("OLMoThreadError", 0, None)
+    verdict = analyze_files(tmp_path, {"rank0.log": console}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [0])
