@@ -18,6 +18,23 @@ node exited on signal 4 (Illegal instruction).`) The process died of that signal
 (horovod/horovod#1421; E3SM-Project/scream#1762 shows `mpiexec` and `[[2663,1],3]`.) The
 process name is `[[job, step], rank]`: a `worker_failed` event of that rank with the exit code
 the next line gives. The launcher reports the first process only; the others it killed.
+
+MPICH's and Intel MPI's launcher (Hydra's `mpiexec`) frame the process that ended badly by pid
+and host, not rank (openai/jukebox#155):
+
+    ===================================================================================
+    =   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES
+    =   PID 9665 RUNNING AT NeuroRTX6000
+    =   EXIT CODE: 9
+    =   CLEANING UP REMAINING PROCESSES
+    =   YOU CAN IGNORE THE BELOW CLEANUP MESSAGES
+    ===================================================================================
+    YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)
+
+The `PID ... RUNNING AT` line is a `fatal_signal` event of that pid and host where the exit
+string names a signal (or, without one, the exit code is 128 and a signal's number: `EXIT
+CODE: 139`), else a `worker_failed` one with the exit code; the banner's other lines are
+recognised without an event.
 """
 
 from __future__ import annotations
@@ -35,6 +52,20 @@ SIGNAL_DEATH = (
 WRAPPED_DEATH = r"noticed that process rank \d+ with PID \S+ on node \S+ exited(?: on)?\s*$"
 PROCESS_NAME = r"^\s*Process name: \[\[\d+,\d+\],(\d+)\]\s*$"
 EXIT_CODE = r"^\s*Exit code: +(-?\d+)\s*$"
+HYDRA_PROCESS = r"^=\s+PID (?P<pid>\d+) RUNNING AT (?P<host>\S+)\s*$"
+HYDRA_EXIT_CODE = r"^=\s+EXIT CODE: (-?\d+)\s*$"
+HYDRA_EXIT_STRING = (
+    r"^YOUR APPLICATION TERMINATED WITH THE EXIT STRING: (?P<words>.*?) \(signal (?P<signal>\d+)\)"
+)
+HYDRA_CHATTER = (
+    r"^=\s+(?:BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES|CLEANING UP REMAINING PROCESSES"
+    r"|YOU CAN IGNORE THE BELOW CLEANUP MESSAGES)\s*$"
+    r"|^YOUR APPLICATION TERMINATED WITH THE EXIT STRING: "
+    r"|^This typically refers to a problem with your application\.\s*$"
+    r"|^Please see the FAQ page for debugging suggestions\s*$"
+)
+# the banner's lines after its `PID` line, as far as its exit string
+HYDRA_BANNER_LINES = 6
 # signal numbers as Linux numbers them (the launchers run there)
 SIGNAL_NAMES = {str(int(number)): number.name for number in signal.Signals}
 
@@ -52,7 +83,10 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     chatter = lines.filter(pl.col("candidate") & pl.col("message").str.contains(CHATTER)).select(
         "file", "line", pl.lit(None, pl.String).alias("event")
     )
-    parts = [_signal_deaths(lines), _first_exits(lines), chatter]
+    hydra_chatter = lines.filter(pl.col("message").str.contains(HYDRA_CHATTER)).select(
+        "file", "line", pl.lit(None, pl.String).alias("event")
+    )
+    parts = [_signal_deaths(lines), _first_exits(lines), _hydra_ends(lines), chatter, hydra_chatter]
     return pl.concat(parts, how="diagonal_relaxed")
 
 
@@ -135,6 +169,69 @@ def _first_exits(lines: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([failed, codes], how="diagonal_relaxed")
 
 
+def _hydra_ends(lines: pl.DataFrame) -> pl.DataFrame:
+    """Hydra's banner: the process's `PID ... RUNNING AT` line, with the exit code and the exit
+    string the lines after it give."""
+    message = pl.col("message")
+    ordered = lines.sort("file", "line")
+    processes = ordered.filter(message.str.contains(HYDRA_PROCESS)).select(
+        "file", "line", message.str.extract_groups(HYDRA_PROCESS).alias("_process")
+    )
+    if processes.is_empty():
+        return processes.select("file", "line")
+    codes = ordered.filter(message.str.contains(HYDRA_EXIT_CODE)).select(
+        "file",
+        pl.col("line").alias("_code_line"),
+        message.str.extract(HYDRA_EXIT_CODE, 1).cast(pl.Int32, strict=False).alias("_code"),
+    )
+    strings = ordered.filter(message.str.contains(HYDRA_EXIT_STRING)).select(
+        "file",
+        pl.col("line").alias("_string_line"),
+        message.str.extract_groups(HYDRA_EXIT_STRING).alias("_said"),
+    )
+    banner = pl.col("line") + HYDRA_BANNER_LINES
+    code = (
+        processes.join(codes, on="file")
+        .filter(pl.col("_code_line").is_between("line", banner))
+        .group_by("file", "line")
+        .agg(pl.col("_code").sort_by("_code_line").first())
+    )
+    said = (
+        processes.join(strings, on="file")
+        .filter(pl.col("_string_line").is_between("line", banner + 2))
+        .group_by("file", "line")
+        .agg(pl.col("_said").sort_by("_string_line").first())
+    )
+    ended = processes.join(code, on=["file", "line"], how="left").join(
+        said, on=["file", "line"], how="left"
+    )
+    # without the exit string, a code past 128 is the shell's way of saying a signal ended it
+    # (139: SIGSEGV; an Intel MPI run's banner in the code index's file 36709440416)
+    by_code = pl.when(pl.col("_code").is_between(129, 128 + 64)).then(pl.col("_code") - 128)
+    number = pl.coalesce(pl.col("_said").struct.field("signal"), by_code.cast(pl.String))
+    name = number.replace_strict(SIGNAL_NAMES, default=None, return_dtype=pl.String)
+    signalled = number.is_not_null()
+    return ended.filter(signalled | (pl.col("_code").fill_null(0) != 0)).select(
+        "file",
+        "line",
+        pl.when(signalled)
+        .then(pl.lit("fatal_signal"))
+        .otherwise(pl.lit("worker_failed"))
+        .alias("event"),
+        pl.when(name == "SIGTERM")
+        .then(pl.lit("warning"))
+        .otherwise(pl.lit("error"))
+        .alias("severity"),
+        pl.col("_process").struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
+        pl.col("_process").struct.field("host").alias("host"),
+        name.alias("signal"),
+        pl.when(signalled)
+        .then(pl.coalesce(pl.col("_said").struct.field("words"), name))
+        .alias("exc_message"),
+        pl.when(~signalled).then(pl.col("_code")).alias("exitcode"),
+    )
+
+
 PARSER = LineParser(
     name="mpirun",
     literals=(
@@ -144,7 +241,14 @@ PARSER = LineParser(
         "Per user-direction",
         "exited with non-zero status",
         "The first process to do so",
+        " RUNNING AT ",
+        "BAD TERMINATION OF ONE OF YOUR",
+        "CLEANING UP REMAINING PROCESSES",
+        "YOU CAN IGNORE THE BELOW CLEANUP",
+        "TERMINATED WITH THE EXIT STRING",
+        "This typically refers to a problem with your application",
+        "Please see the FAQ page for debugging",
     ),
     parse=parse,
-    context_after=1,
+    context_after=HYDRA_BANNER_LINES,
 )

@@ -86,3 +86,46 @@ def test_prterun_s_sentence_wrapped_onto_the_next_line_is_read_whole(tmp_path):
     )
     # the wrapped line is recognised with it
     assert analyze_files(tmp_path, {"mpirun.log": lines}).recognised_lines == 2
+
+
+# openai/jukebox#155, verbatim: MPICH's `mpiexec -n 2` on one workstation, a process killed
+HYDRA_KILLED = [
+    "===================================================================================",
+    "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
+    "=   PID 9665 RUNNING AT NeuroRTX6000",
+    "=   EXIT CODE: 9",
+    "=   CLEANING UP REMAINING PROCESSES",
+    "=   YOU CAN IGNORE THE BELOW CLEANUP MESSAGES",
+    "===================================================================================",
+    "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)",
+    "This typically refers to a problem with your application.",
+    "Please see the FAQ page for debugging suggestions",
+]
+
+
+def test_hydra_s_banner_names_the_pid_host_and_signal_that_ended_a_process(tmp_path):
+    death = only(parsed_by("mpirun", HYDRA_KILLED))
+    assert (death["event"], death["pid"], death["host"], death["signal"]) == (
+        "fatal_signal",
+        9665,
+        "NeuroRTX6000",
+        "SIGKILL",
+    )
+    analysis = analyze_files(tmp_path, {"train.log": HYDRA_KILLED})
+    assert analysis.verdict is not None and "pid 9665" in analysis.verdict.finding.summary
+    assert analysis.unrecognised_lines <= 2  # at most the banner's two rules of `=`
+
+
+def test_without_its_exit_string_a_code_past_128_is_the_signal():
+    # an Intel MPI run's banner (the code index's file 36709440416, an MKL ScaLAPACK test)
+    banner = [
+        "===================================================================================",
+        "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
+        "=   PID 31907 RUNNING AT **************************",
+        "=   EXIT CODE: 139",
+        "=   CLEANING UP REMAINING PROCESSES",
+        "=   YOU CAN IGNORE THE BELOW CLEANUP MESSAGES",
+        "===================================================================================",
+    ]
+    death = only(parsed_by("mpirun", banner))
+    assert (death["event"], death["pid"], death["signal"]) == ("fatal_signal", 31907, "SIGSEGV")
