@@ -376,14 +376,17 @@ def _never_enqueued(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> l
     """Ranks that did not time out and whose last enqueued work (their dump-signal line's `Last
     enqueued NCCL work: 77`) is below the collective the others timed out in, in the same
     group: they never issued it (Pein2017/CoordExp: ranks 0 and 4 at work 77 while the others
-    timed out in #78)."""
+    timed out in #78). Where the others' reports name no work, the one after their last
+    completed is it (TorchInferno's 8-rank server: ranks 0-6 `Last enqueued NCCL work: 59998,
+    last completed NCCL work: 59957`, rank 7 enqueued up to 59957)."""
     progress = job.events.filter(
         (pl.col("event") == "work_progress")
         & pl.col("rank").is_not_null()
         & pl.col("last_enqueued").is_not_null()
         & ~pl.col("rank").is_in(reporters)
     ).with_columns(pl.col("pg").str.extract(r"^(\d+)", 1).fill_null("0").alias("pg"))
-    timed = per_rank.filter(pl.col("seq").is_not_null()).group_by("pg").agg(pl.col("seq").min())
+    failing = pl.coalesce("seq", pl.col("last_completed") + 1).alias("seq")
+    timed = per_rank.select("pg", failing).drop_nulls("seq").group_by("pg").agg(pl.col("seq").min())
     if progress.is_empty() or timed.is_empty():
         return []
     behind = (
