@@ -19,7 +19,7 @@ import polars as pl
 from logforensics.busy_rank import LOADING
 from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
-from logforensics.placement import earliest_raise, earliest_time, place_with_step
+from logforensics.placement import earliest_raise, earliest_time, place_with_step, placed_finding
 from logforensics.registry import Rule
 from logforensics.rules.rank_exception import HARDWARE, out_of_host_memory, out_of_shared_memory
 from logforensics.text import capitalized, clipped, duration, rank_list, rank_ranges
@@ -236,19 +236,15 @@ def _died_for_memory(
 ) -> Finding:
     """A death the host's (or node's shared) memory running out most likely caused, told by
     `rows`, its evidence."""
-    rows = rows.sort("file", "line")
-    evidence, total = evidence_from(rows.select("file", "line", "text", "rank"))
-    return Finding(
+    return placed_finding(
+        job,
+        rows,
         kind="oom",
         severity="error",
         part="explanation",
         summary=summary,
         fix=fix,
         ranks=ranks,
-        evidence=evidence,
-        evidence_total=total,
-        order=place_with_step(job, rows)[0],
-        timestamp=earliest_time(rows),
         blames_nobody=blames_nobody,
         confidence="medium",
         details=details,
