@@ -26,6 +26,7 @@ import polars as pl
 
 from logforensics.findings import Evidence, Finding, evidence_from
 from logforensics.job import Job
+from logforensics.launchers import launcher_of
 from logforensics.registry import Rule
 from logforensics.text import rank_list
 
@@ -81,28 +82,6 @@ FIXES = {
     ),
 }
 ALLOWED = "NCCL_MULTI_RANK_GPU_ENABLE=1 lets these ranks share the GPU; if that was not intended, "
-# The launcher (or framework) a job's lines show, most telling first: a launch command, else
-# what the lines themselves carry (Open MPI's `--tag-output` prefix, a framework's logger).
-LAUNCHERS = (
-    ("accelerate", r"\baccelerate launch\b"),
-    ("deepspeed", r"(?i)\bdeepspeed\b"),
-    # torchrun's command, or its agent's own lines (`torch/distributed/run.py:874]`)
-    ("torchrun", r"\btorchrun\b|torch[./]distributed[./](?:run|launch|elastic)\b"),
-    ("mpirun", r"(?i)\b(?:mpirun|mpiexec|horovodrun|horovod)\b|^\[\d+,\d+\]<std(?:out|err)>:"),
-    ("srun", r"\bsrun\b"),
-)
-
-
-def launcher_of(job: Job) -> str:
-    """`torchrun`, `srun`, `mpirun` (also Horovod), `deepspeed`, `accelerate`, or "" when the
-    logs do not show how the processes were started."""
-    commands = job.events.filter(pl.col("event") == "launch_command").get_column("message")
-    texts = job.events.get_column("text")
-    for lines in (commands, texts):
-        for name, pattern in LAUNCHERS:
-            if lines.str.contains(pattern).any():
-                return name
-    return ""
 
 
 def device_fix(launcher: str, allowed: bool = False) -> str:

@@ -28,6 +28,7 @@ from logforensics.findings import WAITED, Finding, Part, evidence_from, exceptio
 from logforensics.garbled import garbled
 from logforensics.intake import read_lines_at
 from logforensics.job import Job
+from logforensics.launchers import shows_torchrun
 from logforensics.main_first import IN_MAIN_FIRST
 from logforensics.placement import (
     AFTER_MARK,
@@ -150,8 +151,12 @@ SWALLOWED_FIX = (
 )
 FATAL_FIX = (
     "Fix the exception on {who}; once {it} stopped issuing collectives, the other ranks could "
-    "only wait in their next one or be stopped by the launcher. Wrapping the script with "
-    "`torch.distributed.elastic.multiprocessing.errors.record` makes torchrun report it first."
+    "only wait in their next one or be stopped by the launcher."
+)
+# said only where torchrun's agent ran the workers (not under mpirun, `mp.spawn`, `xmp.spawn`)
+RECORD_HINT = (
+    " Wrapping the script with `torch.distributed.elastic.multiprocessing.errors.record` makes "
+    "torchrun report it first."
 )
 # A rank asked for a GPU its node does not have (tdrussell/diffusion-pipe#397:
 # `torch.cuda.set_device(dist.get_rank())` on the second node; HRNet/HRNet-Semantic-
@@ -1807,7 +1812,7 @@ def _unattributed(job: Job) -> list[Finding]:
             or srun_reported_failure(job)
         )
         if failed is not None:
-            return [_of_unstopped(failed, rows, f"raised {named}", whats[0])]
+            return [_of_unstopped(job, failed, rows, f"raised {named}", whats[0])]
         if (past := _past_the_gpus(job, rows, named, whats[0], count)) is not None:
             return [past]
         if alike and (listed := _as_many_listed(job, rows, named, whats[0], count)) is not None:
@@ -2138,7 +2143,7 @@ def _unattributed_deaths(job: Job) -> list[Finding]:
     if failed is not None and first["pid"] in (None, failed.pid):
         signal = str(first["signal"])
         what = "was killed (SIGKILL)" if signal == "SIGKILL" else f"crashed on {signal}"
-        return [_of_unstopped(failed, crashes, what, signal)]
+        return [_of_unstopped(job, failed, crashes, what, signal)]
     host, pid = first.get("host"), first.get("pid")
     place = f"host {host}, pid {pid}" if host and pid is not None else ""
     place = place or (f"pid {pid}" if pid is not None else "")
@@ -2169,8 +2174,12 @@ def _unattributed_deaths(job: Job) -> list[Finding]:
     ]
 
 
+def _fatal_fix(job: Job, who: str, it: str) -> str:
+    return FATAL_FIX.format(who=who, it=it) + (RECORD_HINT if shows_torchrun(job) else "")
+
+
 def _of_unstopped(
-    failed: UnstoppedWorker | ListedFailure, rows: pl.DataFrame, what: str, said: str
+    job: Job, failed: UnstoppedWorker | ListedFailure, rows: pl.DataFrame, what: str, said: str
 ) -> Finding:
     """A failure no line ties to a rank, pinned on the worker torchrun did not stop, or on the
     one its summary lists."""
@@ -2184,7 +2193,7 @@ def _of_unstopped(
             f"Rank {failed.rank} {what}: the logs do not tie the failure to a rank, but "
             f"{failed.why()}."
         ),
-        fix=fix or FATAL_FIX.format(who=rank_list([failed.rank]), it="it"),
+        fix=fix or _fatal_fix(job, rank_list([failed.rank]), it="it"),
         ranks=[failed.rank],
         confidence="medium",
         details={"exception": said, "signal": signal, "pid": failed.pid, "from_stops": True},
@@ -2397,7 +2406,7 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
         )
         if fix is None and not shared:  # when no rank left first, the others did not wait
             it = "it" if len(ranks) == 1 else "they"
-            fix = FATAL_FIX.format(who=rank_list(ranks), it=it)
+            fix = _fatal_fix(job, rank_list(ranks), it=it)
     if len(ranks) > 1:
         fix = COMMON_FIX + (f" {fix}" if fix else "")
     if on_all or shared:

@@ -2084,3 +2084,16 @@ def test_an_unranked_error_of_several_failed_workers_is_blamed_on_the_first_obse
     verdict = analyze_files(tmp_path, {"slurm.out": console}).verdict
     assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [0])
     assert verdict.finding.summary.endswith("torchrun saw rank 0 fail first.")
+
+
+def test_torchrun_s_record_decorator_is_advised_only_where_torchrun_ran_the_workers(tmp_path):
+    # a 4-rank torchrun job (its ChildFailedError summary, see the README): `@record` applies
+    torchrun = analyze(THREADS / "genetictrading_supervisor_tag.log").verdict.finding
+    assert torchrun.fix.startswith("Fix the exception on rank 0")
+    assert "errors.record` makes torchrun report it first" in torchrun.fix
+    # pytorch/xla#3122's `xmp.spawn` console: no torchrun to report anything
+    from tests.parsers.test_xla import SESSION_LOST
+
+    spawned = analyze_files(tmp_path, {"console.log": SESSION_LOST}).verdict.finding
+    assert spawned.fix.startswith("Fix the exception on rank 0")
+    assert "torchrun" not in spawned.fix
