@@ -27,7 +27,8 @@ Also read here, each quoted where its pattern is defined: a TCPStore socket wait
 timeout (`exception`, the error's own type and text), a watchdog timeout known only from its C++
 stack (`collective_timeout` marked `{"inferred_from": "stack"}` in `extra`), the heartbeat
 monitor killing a process whose watchdog hung (`heartbeat_timeout`), and the watchdog's report
-of the communicator a `destroy_process_group` shut down (`pg_shutdown`, info: not a failure).
+of the communicator a `destroy_process_group` shut down and that call's own steps
+(`pg_shutdown`, info: not a failure).
 """
 
 from __future__ import annotations
@@ -161,6 +162,15 @@ ASYNC_CHECK = "found async exception when checking for NCCL errors"
 # (huggingface/pytorch-image-models#1077, rank 0 after its device-side assert):
 #   Process Group destroyed on rank 0
 PG_DESTROYED = r"Process Group destroyed on rank (\d+)\s*$"
+# `destroy_process_group`'s steps as ProcessGroupNCCL logs them at TORCH_CPP_LOG_LEVEL=INFO
+# (torch 2.3+; a 2.13 reproducer's rank 1 tore its group down after an exception of its own
+# while rank 0 waited in ALLREDUCE #2, a validation record in the code index):
+#   [rank1] ... Rank 1] Watchdog joined, destroying NCCL communicators.
+SHUTDOWN_STEPS = (
+    "Starting to destroy process group, flushing operations.",
+    "Operations flushed, joining watchdog thread.",
+    "Watchdog joined, destroying NCCL communicators.",
+)
 
 # A watchdog timeout's C++ stack whose header (`Watchdog caught collective operation timeout`)
 # is not in the excerpt (jpata/particleflow#390 starts at the stack's first frame):
@@ -181,6 +191,10 @@ FLIGHT_RECORDER_NOISE = (
     "Stack trace of the failed collective",
     "Finished writing NCCLPG debug info",
     "NCCL_DESYNC_DEBUG report",  # Failed to retrieve NCCL_DESYNC_DEBUG report.  Please file ...
+    # torch 2.9+'s words for the dump written (the same validation record, rank 0):
+    #   [rank0] ... Rank 0] Flight Recorder trace successfully dumped.
+    "Flight Recorder trace successfully dumped",
+    "Finished writing Flight Recorder debug info",
 )
 
 # A rank that had not timed out itself learns through the store that another one did and
@@ -193,6 +207,10 @@ OBSERVED_DUMP = "Observed flight recorder dump signal from another rank"
 # excerpt (lsdefine/simple_GRPO#46): a `dump_signal`.
 #   [rank2]:[E723 01:58:45.511452851 ProcessGroupNCCL.cpp:2103] [PG ID 1 PG GUID 1 Rank 2] First PG on this rank to signal dumping.
 FIRST_TO_DUMP = "First PG on this rank to signal dumping"
+# torch 2.9+ says it instead as it tells the others (the same validation record, rank 0 after
+# its ALLREDUCE timeout):
+#   [rank0] ... Rank 0] Broadcasting signal exception_dump to other ranks via TCPStore.
+BROADCASTS_DUMP = "Broadcasting signal exception_dump to other ranks"
 
 # A rank aborting its process group (its process going down, after an error of its own or
 # at exit) whose abort hung (karpathy/nanochat#554: rank 6 after its download failed):
@@ -234,6 +252,7 @@ def _event() -> pl.Expr:
         .when(
             (_has(PG_SHUTDOWN) & (_has(ASYNC_CHECK) | _has(WATCHDOG_DIED)))
             | message.str.contains(PG_DESTROYED)
+            | _contains_any(SHUTDOWN_STEPS)
         )
         .then(pl.lit("pg_shutdown"))
         .when(message.str.contains(SOCKET_WAIT_TIMEOUT) | _poll_alone())
@@ -242,7 +261,7 @@ def _event() -> pl.Expr:
         .then(pl.lit("exception"))
         .when(message.str.contains(LAST_ENQUEUED))
         .then(pl.lit("work_progress"))
-        .when(_has(FIRST_TO_DUMP))
+        .when(_has(FIRST_TO_DUMP) | _has(BROADCASTS_DUMP))
         .then(pl.lit("dump_signal"))
         .when(_has(OBSERVED_DUMP))
         .then(pl.lit("dump_observed"))
@@ -539,7 +558,9 @@ PARSER = LineParser(
         OPS_FAILED,
         PROCESS_ABORT,
         FIRST_TO_DUMP,
+        BROADCASTS_DUMP,
         OBSERVED_DUMP,
+        *SHUTDOWN_STEPS,
         "Future for ProcessGroup abort timed out",
         *HEARTBEAT_WORDING,
         *OWN_TIMEOUT_WORDING,

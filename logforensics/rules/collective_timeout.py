@@ -335,6 +335,12 @@ CULPRIT_WORDS = {
         "{who} had not even enqueued this collective (a lower last enqueued work): never "
         "reached it while the others waited in it."
     ),
+    # a 2.13 reproducer (a validation record in the code index): rank 1 raised and tore its
+    # group down while rank 0 waited in ALLREDUCE #2
+    "the ranks that shut down their process group": (
+        "{who} did not time out but shut down its process group (`destroy_process_group`): it "
+        "had left the collectives the others still waited in."
+    ),
     "the ranks that only observed the dump": (
         "{who} did not time out but only observed another rank's dump signal: not waiting in "
         "this collective when the others gave up, most likely the rank they waited for, busy on "
@@ -365,6 +371,8 @@ def _culprits(
         return never, "the ranks that never enqueued it"
     if mixed.height:
         return odd_ones_out(mixed), "the odd collective"
+    if gone := _shut_down(job, reporters):
+        return gone, "the ranks that shut down their process group"
     if observers := _only_observed(job, reporters):
         return observers, "the ranks that only observed the dump"
     if job.world_size is None:
@@ -396,6 +404,18 @@ def _never_enqueued(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> l
         .filter(pl.col("last_enqueued") < pl.col("seq"))
     )
     return sorted(behind.get_column("rank").unique().to_list())
+
+
+def _shut_down(job: Job, reporters: list[int]) -> list[int]:
+    """Ranks that did not time out but tore down the default process group (the steps of
+    `destroy_process_group` as ProcessGroupNCCL logs them): a rank on its way out after an
+    error of its own, or done with a loop the others were still in, is in no collective."""
+    shut = job.events.filter(
+        (pl.col("event") == "pg_shutdown")
+        & (pl.col("pg").is_null() | pl.col("pg").str.starts_with("0"))
+    )
+    ranks = set(shut.get_column("rank").drop_nulls().to_list()) - set(reporters)
+    return sorted(ranks) if reporters else []
 
 
 def _only_observed(job: Job, reporters: list[int]) -> list[int]:

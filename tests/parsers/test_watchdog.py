@@ -873,3 +873,26 @@ def test_the_process_group_destroyed_on_a_rank_names_the_console_s_rank(tmp_path
     analysis = analyze_files(tmp_path, {"train.log": lines})
     assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [0])
     assert analysis.verdict.headline == "Rank 0 died of a CUDA assertion"
+
+
+# "Standalone ProcessGroupNCCL validation" (a record in the code index, see
+# tests/rules/test_collective_timeout.py): PyTorch 2.13's teardown, dump signal and dump lines
+@pytest.mark.parametrize(
+    ("line", "event", "rank"),
+    [
+        ("[rank1] ... Rank 1] Watchdog joined, destroying NCCL communicators.", "pg_shutdown", 1),
+        (
+            "[rank0] ... Rank 0] Broadcasting signal exception_dump to other ranks via TCPStore.",
+            "dump_signal",
+            0,
+        ),
+        ("[rank0] ... Rank 0] Flight Recorder trace successfully dumped.", None, 0),
+    ],
+)
+def test_torch_2_13_teardown_and_dump_lines(line, event, rank):
+    assert content_rows([line]).height == 1  # recognised
+    rows = parsed_by("watchdog", [line])
+    if event is None:
+        assert rows.is_empty()
+    else:
+        assert rows.select("event", "rank").row(0) == (event, rank)

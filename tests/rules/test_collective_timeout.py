@@ -585,3 +585,36 @@ def test_a_rank_whose_last_enqueued_work_is_the_others_last_completed_never_issu
     verdict = analyze_files(tmp_path, {"server.log": NEVER_ISSUED}).verdict
     assert (verdict.finding.kind, verdict.ranks) == ("collective_timeout", [7])
     assert verdict.headline.endswith("rank 7 never issued it")
+
+
+# "Standalone ProcessGroupNCCL validation", a record committed in a public repository (found in
+# the code index; the poster cut each c10d prefix to `[rankN] ... `): PyTorch 2.13, two GPUs;
+# rank 1 raised an injected error and went into `destroy_process_group` while rank 0 waited
+# in its second all-reduce
+SHUT_DOWN_WHILE_WAITED_FOR = [
+    "rank 0: all-reduce enqueued; waiting",
+    "rank 1: injecting local failure",
+    "rank 1: destroy_process_group entered",
+    "[rank1] ... Rank 1] Watchdog joined, destroying NCCL communicators.",
+    "[rank0] ... [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, "
+    "OpType=ALLREDUCE, NumelIn=16, NumelOut=16, Timeout(ms)=30000) ran for 30005 milliseconds "
+    "before timing out.",
+    "[rank0] ... Rank 0] Broadcasting signal exception_dump to other ranks via TCPStore.",
+    "[rank0] ... Rank 0] Flight Recorder trace successfully dumped.",
+]
+
+
+def test_a_rank_that_shut_its_process_group_down_is_the_one_the_others_waited_for(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": SHUT_DOWN_WHILE_WAITED_FOR})
+    timeout = analysis.verdict.finding
+    assert (timeout.kind, timeout.ranks, timeout.culprit_ranks) == ("collective_timeout", [0], [1])
+    assert analysis.verdict.ranks == [1]
+    assert analysis.verdict.headline.endswith("rank 1 had shut down its process group")
+    assert "shut down its process group (`destroy_process_group`)" in timeout.summary
+    # the rank that timed out is never its own culprit, even as it tears down after the report
+    own = [
+        *SHUT_DOWN_WHILE_WAITED_FOR[4:5],
+        "[rank0] ... Rank 0] Watchdog joined, destroying NCCL communicators.",
+    ]
+    alone = analyze_files(tmp_path / "own", {"console.log": own}).verdict.finding
+    assert alone.culprit_ranks == []
