@@ -47,6 +47,21 @@ crashed):
 
 The `Remote daemon` line is a `node_lost` event with that node as its host; the notice's other
 lines are recognised without an event.
+
+MPICH and Intel MPI abort a process whose MPI call failed with its rank in the communicator
+and the error stack under it, one call a line, the innermost saying what failed (Cray MPICH
+puts its own header first: OLCF's PyTorch on Frontier guide, MPI_Init under an mpi4py
+imported after torch; Intel MPI on EFA in aws-samples' guides):
+
+    MPICH ERROR [Rank 0] [job id 2853270.0] [Fri Dec 13 13:41:36 2024] [frontier05084] - Abort(2665871) (rank 0 in comm 0): Fatal error in PMPI_Init_thread: Other MPI error, error stack:
+    MPIR_Init_thread(170).................:
+    MPIDI_CRAY_ofi_get_nic_index(1801)....: OFI invalid value for environment variable
+    Abort(1091215) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init_thread: Other MPI error, error stack:
+
+An `exception` of type `MPI error` of that rank when the communicator is comm 0 (MPI_COMM_WORLD:
+the global rank), its message the fatal error and the stack's innermost words. Cray MPICH's
+own complaints (`MPICH ERROR: Unable to use a NIC_POLICY of 'NUMA'. Rank 4 is not confined to
+a single NUMA node.`) are errors of no rank; the stack's lines are recognised.
 """
 
 from __future__ import annotations
@@ -68,6 +83,14 @@ BANNER_REST = (
 LOCAL_ABORT = r"^\s*\[(?P<host>[^\]\s:]+):(?P<pid>\d+)\] Local abort (?:before|after) MPI_INIT"
 ABORT_INVOKED = r"MPI_ABORT was invoked on rank (\d+) in communicator (\S+)"
 ERROR_CODE = r"^\s*with errorcode (-?\d+)\.\s*$"
+MPICH_ABORT = (
+    r"Abort ?\(-?[\dX]+\)(?: on node \d+)? \(rank (?P<rank>\d+) in comm (?P<comm>\d+)\): "
+    r"(?P<message>Fatal error in \w+: [^,]*)"
+)
+# one call of the error stack: `MPIDI_CRAY_ofi_get_nic_index(1801)....: OFI invalid value ...`
+MPICH_STACK = r"^\s*[A-Za-z_]\w* ?\([\dX]+\)\.*: ?(?P<said>.*?)\s*$"
+STACK_LINES = 12  # an abort to the last of its stack, other ranks' lines between
+CRAY_ERROR = r"^\s*MPICH ERROR: (?P<said>\S.*?)\s*$"
 REMOTE_DAEMON = r"^\s*Remote daemon\s*: \[\[\d+,\d+\],\d+\] on node (\S+)\s*$"
 NOTICE_REST = (
     r"^\s*(?:ORTE has lost communication with a remote daemon\."
@@ -92,6 +115,8 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             _banners(candidates),
             _abort_notices(lines),
             _lost_daemons(candidates),
+            _mpich_aborts(lines),
+            _cray_errors(candidates),
             _recognised(candidates),
         ],
         how="diagonal_relaxed",
@@ -195,6 +220,71 @@ def _abort_notices(lines: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([invoked, codes], how="diagonal_relaxed")
 
 
+def _mpich_aborts(lines: pl.DataFrame) -> pl.DataFrame:
+    """`Abort(N) (rank R in comm C): Fatal error in ...`, its message ending in the innermost
+    words of the error stack after it (the last stack line that says something)."""
+    said = pl.col("message").str.extract_groups(MPICH_ABORT)
+    aborts = (
+        lines.filter(pl.col("candidate"))
+        .with_columns(said.alias("_said"))
+        .filter(pl.col("_said").struct.field("rank").is_not_null())
+    )
+    if aborts.is_empty():
+        return pl.DataFrame()
+    stack = lines.filter(pl.col("message").str.contains(MPICH_STACK)).select(
+        "file",
+        pl.col("line").alias("_at"),
+        pl.col("message").str.extract(MPICH_STACK, 1).alias("_words"),
+    )
+    innermost = (
+        aborts.select("file", "line")
+        .join(stack, on="file")
+        .filter((pl.col("_at") > pl.col("line")) & (pl.col("_at") <= pl.col("line") + STACK_LINES))
+        .filter(pl.col("_words") != "")
+        .group_by("file", "line")
+        .agg(pl.col("_words").sort_by("_at").last().alias("_innermost"))
+    )
+    in_world = pl.col("_said").struct.field("comm") == "0"
+    message = pl.col("_said").struct.field("message").str.strip_chars()
+    events = aborts.join(innermost, on=["file", "line"], how="left").select(
+        "file",
+        "line",
+        pl.lit("exception").alias("event"),
+        pl.lit("error").alias("severity"),
+        pl.when(in_world)
+        .then(pl.col("_said").struct.field("rank").cast(pl.Int32, strict=False))
+        .alias("rank"),
+        pl.lit("MPI error").alias("exc_type"),
+        pl.when(pl.col("_innermost").is_not_null())
+        .then(pl.format("{}: {}", message, "_innermost"))
+        .otherwise(message)
+        .alias("exc_message"),
+    )
+    recognised = stack.join(aborts.select("file", "line"), on="file").filter(
+        (pl.col("_at") > pl.col("line")) & (pl.col("_at") <= pl.col("line") + STACK_LINES)
+    )
+    recognised = recognised.select(
+        "file", pl.col("_at").alias("line"), pl.lit(None, pl.String).alias("event")
+    ).unique()
+    return pl.concat([events, recognised], how="diagonal_relaxed")
+
+
+def _cray_errors(candidates: pl.DataFrame) -> pl.DataFrame:
+    """Cray MPICH's complaint, an error of no rank; where the file holds an abort with its rank,
+    the abort is that failure (the complaint is read, no event)."""
+    said = pl.col("message").str.extract(CRAY_ERROR, 1)
+    aborted = pl.col("message").str.contains(MPICH_ABORT).any().over("file")
+    complaints = candidates.with_columns(aborted.alias("_aborted")).filter(said.is_not_null())
+    return complaints.select(
+        "file",
+        "line",
+        pl.when(~pl.col("_aborted")).then(pl.lit("exception")).alias("event"),
+        pl.lit("error").alias("severity"),
+        pl.lit("MPI error").alias("exc_type"),
+        said.alias("exc_message"),
+    )
+
+
 def _recognised(candidates: pl.DataFrame) -> pl.DataFrame:
     """The banner's and the notice's other lines: recognised, no event of their own."""
     return candidates.filter(
@@ -223,7 +313,9 @@ PARSER = LineParser(
         "daemon",
         "connection to the node",
         "therefore will terminate the job",
+        ": Fatal error in ",
+        "MPICH ERROR: ",
     ),
     parse=parse,
-    context_after=1,
+    context_after=STACK_LINES,
 )

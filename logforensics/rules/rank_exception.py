@@ -225,6 +225,18 @@ MPI_INIT_FIX = (
     "the hosts reach each other on the network interface Open MPI picks (`--mca "
     "oob_tcp_if_include` and `--mca btl_tcp_if_include` name it), then relaunch."
 )
+# MPICH's and Intel MPI's abort of a process whose MPI_Init failed (parsers/mpi_errors.py): the
+# innermost line of the error stack names the network or the process manager (OLCF's PyTorch
+# on Frontier guide: NIC selection failed with mpi4py imported after torch)
+MPICH_INIT = r"Fatal error in PMPI_Init"
+MPICH_INIT_FIX = (
+    "MPI could not start {who} (MPI_Init failed), before any training code ran: the last line "
+    "of MPI's error stack says what it could not set up, most often the network (the "
+    "libfabric provider, the NIC to use) or the process manager. Check the MPI's network and "
+    "process-manager settings on every node (`FI_PROVIDER`, `I_MPI_OFI_PROVIDER`, "
+    "`I_MPI_PMI_LIBRARY`, `MPICH_OFI_NIC_POLICY`) and the CPU binding the launcher gives each "
+    "process; where the script imports mpi4py, import it before torch."
+)
 LOGGED = '"logged":true'  # set by parsers/log_levels.py on a caught exception it logged
 
 
@@ -238,6 +250,7 @@ def _message_fix(texts: list[str], who: str) -> str | None:
         (KERNEL_TIMEOUT, KERNEL_TIMEOUT_FIX),
         (NUMERICS, NUMERICS_FIX),
         (MPI_INIT, MPI_INIT_FIX.format(who=who)),
+        (MPICH_INIT, MPICH_INIT_FIX.format(who=who)),
     ):
         if any(re.search(pattern, text) for text in texts):
             return fix

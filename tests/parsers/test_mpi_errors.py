@@ -109,3 +109,36 @@ def test_a_banner_tagged_with_its_process_is_that_process_s_error(tmp_path):
     assert analysis.verdict.headline == "Rank 0 died of an MPI error"
     # UCX's listing of its setup (`allocation method[0]` ... and the like) is no progress
     assert analysis.job.events.filter(event="stage").is_empty()
+
+
+# olcf/olcf-user-docs, software/analytics/pytorch_frontier.rst @0252320 ("MPICH mpi4py Errors"),
+# verbatim: Cray MPICH's MPI_Init fails on Frontier (mpi4py imported after torch)
+CRAY_MPI_INIT = [
+    "MPICH ERROR: Unable to use a NIC_POLICY of 'NUMA'. Rank 4 is not confined to a single NUMA node.  There are 4 numa_nodes detected (rc=0).",
+    "MPICH ERROR [Rank 0] [job id 2853270.0] [Fri Dec 13 13:41:36 2024] [frontier05084] - Abort(2665871) (rank 0 in comm 0): Fatal error in PMPI_Init_thread: Other MPI error, error stack:",
+    "MPIR_Init_thread(170).................:",
+    "MPID_Init(501)........................:",
+    "MPIDI_OFI_mpi_init_hook(580)..........:",
+    "open_fabric(1519).....................:",
+    "MPIDI_CRAY_ofi_nic_assign_policy(3548):",
+    "MPIDI_CRAY_ofi_get_nic_index(1801)....: OFI invalid value for environment variable",
+    "MPICH ERROR: Unable to use a NIC_POLICY of 'NUMA'. Rank 4 is not confined to a single NUMA node.  There are 4 numa_nodes detected (rc=0).",
+]
+
+
+def test_mpich_s_abort_is_the_mpi_error_of_its_rank_with_the_stack_s_innermost_words(tmp_path):
+    error = only(parsed_by("mpi_errors", CRAY_MPI_INIT).filter(event="exception"))
+    assert (error["line"], error["rank"], error["exc_type"]) == (2, 0, "MPI error")
+    assert error["exc_message"] == (
+        "Fatal error in PMPI_Init_thread: Other MPI error: OFI invalid value for environment variable"
+    )
+    analysis = analyze_files(tmp_path, {"train.log": CRAY_MPI_INIT})
+    assert analysis.unrecognised_lines == 0
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [0])
+    assert "MPICH_OFI_NIC_POLICY" in analysis.verdict.finding.fix
+    assert "import it before torch" in analysis.verdict.finding.fix
+
+
+def test_cray_mpich_s_complaint_alone_is_an_error_of_no_rank():
+    error = only(parsed_by("mpi_errors", CRAY_MPI_INIT[:1]).filter(event="exception"))
+    assert error["rank"] is None and error["exc_message"].startswith("Unable to use a NIC_POLICY")
