@@ -221,7 +221,13 @@ ERROR_WARN = (
     #   truncated : receiving 1048576 bytes instead of 65536
     r"|[Mm]essage truncated|collective mismatch error"
     # the InfiniBand device's own error event (see IB_ASYNC_ERROR)
-    r"|" + IB_ASYNC_ERROR
+    r"|"
+    + IB_ASYNC_ERROR
+    # a WARN that opens by calling itself an error: NCCL_NET naming a network no plugin
+    # provides (the CSCS Alps docs, `NCCL_NET="AWS Libfabric"` without the OFI plugin: NCCL
+    # cannot start), a ring that does not close
+    #   nid006365:180142:180163 [0] net.cc:626 NCCL WARN Error: network AWS Libfabric not found.
+    + r"|^Error ?: "
 )
 # A network peer as printed: `10.200.84.247<58355>`, `gpu004.ds-a4-r02.abc.com<55693>`; the
 # network plugin names the peer's instance: `Peer host id: i-08d8a345a75ab52a0.`

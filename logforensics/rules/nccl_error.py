@@ -59,7 +59,10 @@ FABRIC = r"completed with error"
 # interface found`), shared memory it cannot create or open (pytorch#37004, torchtitan#853)
 ENVIRONMENT = (
     r"(?i)no socket interface found|NCCL_SOCKET_IFNAME|/dev/shm|shm_open|shmutils|"
-    r"No space left on device|No IB device found|No device found"
+    r"No space left on device|No IB device found|No device found|"
+    # NCCL_NET naming a network no loaded plugin provides (the CSCS Alps docs:
+    # `Error: network AWS Libfabric not found.`)
+    r"\bnetwork .{1,40} not found"
 )
 CUDA = r"(?i)cuda"
 # the two sides of a transfer expected different sizes (NVIDIA/nccl#626: `NET/Socket : peer
@@ -95,7 +98,8 @@ CLASS_WORDS = {
     "system": " A system or network call inside NCCL failed on this rank.",
     "unknown": " PyTorch names only the error class; NCCL's own lines are not in the logs.",
     "environment": (
-        " It is about the host the process ran on (its network interfaces or shared memory), "
+        " It is about the host the process ran on (its network interfaces, network plugin or "
+        "shared memory), "
         "not about a rank or a peer: every process set up alike fails the same way."
     ),
     "topology": (
@@ -246,8 +250,10 @@ FIX_TOPOLOGY = (
 )
 FIX_ENVIRONMENT = (
     "Fix the host's set-up, not the code: `NCCL_SOCKET_IFNAME` must name an interface every "
-    "node has (`ip -br addr`; unset it to let NCCL choose), and containers need room in "
-    "/dev/shm (`--shm-size`, `--ipc=host`, a memory-backed emptyDir on Kubernetes)."
+    "node has (`ip -br addr`; unset it to let NCCL choose), `NCCL_NET` and "
+    "`NCCL_NET_PLUGIN` must name a network and a plugin every node has (NCCL's INFO lines say "
+    "which plugin it loaded), and containers need room in /dev/shm (`--shm-size`, "
+    "`--ipc=host`, a memory-backed emptyDir on Kubernetes)."
 )
 FIX_FOREIGN = (
     "Keep other programs off the ports NCCL listens on: bind NCCL to the job's private "

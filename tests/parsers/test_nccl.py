@@ -616,10 +616,19 @@ def test_error_unwinding_lines_carry_the_nccl_result(line, code, frame):
 
 
 def test_other_warnings_are_generic():
-    # format string of NVIDIA/nccl src/graph/rings.cc: "Error : ring %d does not loop back to start (%d != %d)"
-    line = "gpu-3:5511:5602 [2] rings.cc:38 NCCL WARN Error : ring 0 does not loop back to start (3 != 2)"
+    # HongxinXiang/pytorch-multi-GPU-training-tutorial's RUN.md (a healthy 2-node run): no
+    # InfiniBand library, NCCL goes on over sockets
+    line = "tesla-105:1475:1475 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]"
     row = only(parse([line]), "nccl_warn")
-    assert row["severity"] == "warning" and row["exc_message"].startswith("Error : ring 0")
+    assert row["severity"] == "warning" and row["exc_message"] == "Failed to open libibverbs.so[.1]"
+
+
+def test_a_warning_that_says_it_is_an_error_is_one():
+    # format string of NVIDIA/nccl src/graph/rings.cc, which returns ncclInternalError after it:
+    # "Error : ring %d does not loop back to start (%d != %d)"
+    line = "gpu-3:5511:5602 [2] rings.cc:38 NCCL WARN Error : ring 0 does not loop back to start (3 != 2)"
+    row = only(parse([line]), "nccl_error")
+    assert row["severity"] == "error" and row["exc_message"].startswith("Error : ring 0")
 
 
 @pytest.mark.parametrize(

@@ -1069,3 +1069,20 @@ def test_the_rank_pytorch_s_wrapper_line_names_is_the_error_s_rank(tmp_path):
     grouped = [lines[0].replace("[Rank 16]", "[PG 1 Rank 3]"), *lines[1:]]
     error = analyze_files(tmp_path / "grouped", {"node-1.log": grouped}).verdict.finding
     assert 3 not in error.ranks
+
+
+# eth-cscs/cscs-docs, docs/software/communication/nccl.md @2f74baf ("Do not use
+# NCCL_NET_PLUGIN="ofi" with uenvs"), verbatim: NCCL_NET names a network no plugin provides
+NETWORK_NOT_FOUND = [
+    "nid006365:180142:180163 [0] NCCL INFO NET/Plugin: Could not find: ofi libnccl-net-ofi.so. Using internal network plugin.",
+    "nid006365:180142:180163 [0] net.cc:626 NCCL WARN Error: network AWS Libfabric not found.",
+    "nid006365:179857:179897 [1] net.cc:626 NCCL WARN Error: network AWS Libfabric not found.",
+]
+
+
+def test_a_warn_that_calls_itself_an_error_is_an_nccl_error_of_the_host_s_set_up(tmp_path):
+    errors = parsed_by("nccl", NETWORK_NOT_FOUND).filter(pl.col("event") == "nccl_error")
+    assert errors.get_column("pid").to_list() == [180142, 179857]
+    failed = finding(analyze_files(tmp_path, {"info.log": NETWORK_NOT_FOUND}), "nccl_error")
+    assert failed.details["class"] == "environment"
+    assert "`NCCL_NET` and `NCCL_NET_PLUGIN` must name a network" in failed.fix
