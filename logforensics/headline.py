@@ -304,7 +304,7 @@ def _oom(finding: Finding, verdict: Verdict) -> Told:
             f"{_who(finding.ranks)} could get no GPU memory at start-up (GPU full or faulty)",
             None,
         )
-    what = f"{_who(finding.ranks)} ran out of GPU memory"
+    what = f"{_who(finding.ranks)} ran out of {finding.details.get('memory') or 'GPU memory'}"
     if finding.details.get("in_nccl"):
         what += " inside NCCL"
     if finding.step is not None:

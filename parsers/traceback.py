@@ -169,6 +169,15 @@ ALLOCATION = r"Tried to allocate (?P<amount>\d+(?:\.\d+)?) ?(?P<unit>[KMGT]iB|B)
 # ... (GPU 0; 11.17 GiB total capacity; ...                                (torch 1.x)
 OOM_DEVICE = r"GPU (?P<device>\d+)(?: has a total capac|;)"
 UNIT_BYTES = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+# XLA's runtime out of device memory (a TPU's HBM) in the status it raises or logs:
+# `RESOURCE_EXHAUSTED: Ran out of memory in memory space hbm. Used 29.80G of 7.98G hbm.`
+# (pytorch/xla#3532; after `XLA:TPU compile permanent error.` in pytorch/xla#9524),
+# `RESOURCE_EXHAUSTED: Attempting to reserve 10.51G at the bottom of memory. That was not
+# possible.` (huggingface/transformers#22328, pytorch/xla#3470)
+XLA_OUT_OF_MEMORY = (
+    r"RESOURCE_EXHAUSTED: (?:.*\bRan out of memory in memory space"
+    r"|Attempting to reserve \S+ at the bottom of memory)"
+)
 # Fatal Python error: Aborted
 FATAL = "Fatal Python error: "
 FATAL_SIGNALS = {
@@ -883,6 +892,7 @@ def _oom_events(rows: pl.DataFrame) -> pl.DataFrame:
         # the CUDA runtime's error, capitalised by some allocators (vLLM's cumem allocator:
         # `RuntimeError: CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:62`)
         | text.str.contains("(?i)CUDA error: out of memory")
+        | text.str.contains(XLA_OUT_OF_MEMORY)
     )
     what_line = text.str.starts_with(WHAT) & text.str.contains("out of memory", literal=True)
     allocation = text.str.extract_groups(ALLOCATION)

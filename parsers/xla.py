@@ -10,7 +10,16 @@ the process's global ordinal, its rank. Verbatim (pytorch/xla#3122, a Colab TPU;
     Exception in device=TPU:6: tensorflow/compiler/xla/xla_client/mesh_service.cc:294 : Failed to meet rendezvous 'init': Socket closed (14)
 
 An `exception` event of that rank, its type taken from the traceback printed after it with
-the same message (`Exception`, what the launcher caught, when none is in the lines). A
+the same message (`Exception`, what the launcher caught, when none is in the lines); an `oom`
+of that rank where the status is XLA's `RESOURCE_EXHAUSTED`, what a device out of memory
+raises (huggingface/transformers#22328, a TPU v3-8 VM under FSDP):
+
+    Exception in device=TPU:6: RESOURCE_EXHAUSTED: From /job:localservice/replica:0/task:0:
+    2 root error(s) found.
+      (0) RESOURCE_EXHAUSTED: Attempting to reserve 10.51G at the bottom of memory. That was not possible. There are 8.97G free, 0B reserved, and 8.97G reservable.
+
+XLA's own lines that say a device ran out (`XLA_OUT_OF_MEMORY`, other than a Python
+exception's line, which the traceback family reads) are `oom` events of their writer. A
 rendezvous whose socket closed under it is a process that left the mesh: a `peer_closed`
 event of the rank that waited (a maintainer, pytorch/xla#2190: "if one of the process exit
 early ... other process will wait for a while and then report Failed to meet rendezvous").
@@ -21,13 +30,15 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.registry import LineParser
-from parsers.traceback import MESSAGE_CHARS
+from parsers.traceback import BARE_EXCEPTION, MESSAGE_CHARS, XLA_OUT_OF_MEMORY
 
 EXCEPTION_IN_DEVICE = (
     r"^Exception in device=(?P<device>(?:TPU|GPU|CPU|CUDA|XPU|NEURON):(?P<ordinal>\d{1,7})):"
     r" (?P<message>.*)$"
 )
 RENDEZVOUS_SOCKET_CLOSED = r"Failed to meet rendezvous '[^']*': Socket closed"
+# the status XLA gives a device that ran out of memory
+DEVICE_EXHAUSTED = "RESOURCE_EXHAUSTED"
 # the traceback's own exception line: `RuntimeError: Aborted: Session ... is not found.`
 EXCEPTION_LINE = r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)): (?P<message>.*)$"
 # the traceback follows within this many lines (8 processes' tracebacks may interleave)
@@ -47,11 +58,14 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         said.struct.field("message").str.strip_chars().alias("_said"),
     )
     left_the_mesh = pl.col("_said").str.contains(RENDEZVOUS_SOCKET_CLOSED)
-    return (
+    out_of_memory = pl.col("_said").str.starts_with(DEVICE_EXHAUSTED)
+    reports = (
         reports.join(_raised_types(lines, reports), on=["file", "line"], how="left")
         .with_columns(
             pl.when(left_the_mesh)
             .then(pl.lit("peer_closed"))
+            .when(out_of_memory)
+            .then(pl.lit("oom"))
             .otherwise(pl.lit("exception"))
             .alias("event"),
             pl.lit("error").alias("severity"),
@@ -64,6 +78,19 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         )
         .drop("_said", "_type")
     )
+    said_by_xla = lines.filter(
+        pl.col("candidate")
+        & pl.col("message").str.contains(XLA_OUT_OF_MEMORY)
+        & ~pl.col("message").str.contains(EXCEPTION_IN_DEVICE)
+        & ~pl.col("message").str.contains(BARE_EXCEPTION)  # a Python exception: traceback's
+    ).select(
+        "file",
+        "line",
+        pl.lit("oom").alias("event"),
+        pl.lit("error").alias("severity"),
+        pl.col("message").str.extract(r"(RESOURCE_EXHAUSTED: .*)$", 1).alias("exc_message"),
+    )
+    return pl.concat([reports, said_by_xla], how="diagonal_relaxed")
 
 
 def _raised_types(lines: pl.DataFrame, reports: pl.DataFrame) -> pl.DataFrame:
@@ -86,7 +113,7 @@ def _raised_types(lines: pl.DataFrame, reports: pl.DataFrame) -> pl.DataFrame:
 
 PARSER = LineParser(
     name="xla",
-    literals=("Exception in device=",),
+    literals=("Exception in device=", "RESOURCE_EXHAUSTED: "),
     parse=parse,
     context_after=TRACEBACK_LINES,
 )

@@ -26,6 +26,7 @@ from logforensics.text import capitalized, clipped, duration, rank_list, rank_ra
 from parsers.process_exit import FAILED_HOST_ALLOCATION
 from parsers.progress_bars import bar_name
 from parsers.ray_memory import MONITOR as RAY_MONITOR
+from parsers.traceback import XLA_OUT_OF_MEMORY
 
 SKIP_FIX = (
     " Skipping a batch on one rank desynchronises the collectives: decide the skip together "
@@ -465,7 +466,11 @@ def _gpu(job: Job) -> list[Finding]:
         who += f" (on GPU{'s' if len(devices) > 1 else ''} {', '.join(devices)})"
     in_nccl = bool(ooms.get_column("family").eq("nccl").any())
     in_oneccl = bool(ooms.get_column("family").eq("oneccl").any())
-    summary = f"{capitalized(who)} ran out of GPU memory{asked}" + (
+    # XLA names the device (`TPU:6`), or only says its runtime ran out: not a GPU's words
+    on_tpu = bool(devices) and all(str(device).startswith("TPU") for device in devices)
+    said_by_xla = ooms.get_column("text").str.contains(XLA_OUT_OF_MEMORY).all()
+    memory = "TPU memory" if on_tpu else "device memory" if said_by_xla else "GPU memory"
+    summary = f"{capitalized(who)} ran out of {memory}{asked}" + (
         f" at step {step} ({stage})" if step is not None else ""
     )
     # the CUDA runtime's own `CUDA error: out of memory` (no allocation size) before the first
@@ -528,7 +533,7 @@ def _gpu(job: Job) -> list[Finding]:
             evidence_total=total,
             order=order,
             timestamp=earliest_raise(job, ooms),
-            details={"swallowed": caught, "in_nccl": in_nccl, "device": device},
+            details={"swallowed": caught, "in_nccl": in_nccl, "device": device, "memory": memory},
         )
     ]
 

@@ -4,7 +4,7 @@ public threads named at each."""
 
 from __future__ import annotations
 
-from tests.builders import analyze_files, parsed_by
+from tests.builders import analyze_files, parse, parsed_by
 
 # pytorch/xla#3122 (a comment's Colab TPU console, from its start to the launcher's report):
 # only TPU:0 fails, its traceback after the launcher's line
@@ -77,3 +77,38 @@ def test_a_rendezvous_whose_socket_closed_is_a_lost_peer_not_the_cause(tmp_path)
     analysis = analyze_files(tmp_path, {"console.log": RENDEZVOUS_CLOSED})
     assert (analysis.verdict.finding.kind, analysis.verdict.finding.ranks) == ("peer_lost", [5, 6])
     assert analysis.verdict.ranks == []
+
+
+# huggingface/transformers#22328 (PyTorch/XLA FSDP on a TPU v3-8 VM, the description's console,
+# from its excerpt's first line): XLA's allocator refuses, then the launcher's report of TPU:6
+OUT_OF_HBM = [
+    "2023-03-23 02:02:25.057202: E tensorflow/compiler/xla/xla_client/xla_util.cc:90]   OP_REQUIRES failed at tpu_execute_op.cc:266 : RESOURCE_EXHAUSTED: Attempting to reserve 10.51G at the bottom of memory. That was not possible. There are 8.97G free, 0B reserved, and 8.97G reservable.",
+    "2023-03-23 02:02:25.057209: E tensorflow/compiler/xla/xla_client/xla_util.cc:90]   OP_REQUIRES failed at tpu_execute_op.cc:266 : RESOURCE_EXHAUSTED: Attempting to reserve 10.51G at the bottom of memory. That was not possible. There are 8.97G free, 0B reserved, and 8.97G reservable.",
+    "/home/vitor_jeronymo/miniconda3/envs/torch-xla/lib/python3.8/site-packages/transformers/optimization.py:391: FutureWarning: This implementation of AdamW is deprecated and will be removed in a future version. Use the PyTorch implementation torch.optim.AdamW instead, or set `no_deprecation_warning=True` to disable this warning",
+    "  warnings.warn(",
+    "Exception in device=TPU:6: RESOURCE_EXHAUSTED: From /job:localservice/replica:0/task:0:",
+    "2 root error(s) found.",
+    "  (0) RESOURCE_EXHAUSTED: Attempting to reserve 10.51G at the bottom of memory. That was not possible. There are 8.97G free, 0B reserved, and 8.97G reservable.",
+]
+
+
+def test_a_device_that_ran_out_of_memory_is_that_rank_s_oom_on_its_tpu(tmp_path):
+    ooms = parsed_by("xla", OUT_OF_HBM)
+    assert ooms.get_column("event").to_list() == ["oom"] * 4
+    assert ooms.filter(line=5).select("rank", "device").row(0) == (6, "TPU:6")
+    verdict = analyze_files(tmp_path, {"console.log": OUT_OF_HBM}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("oom", [6])
+    assert verdict.headline == "Rank 6 ran out of TPU memory"
+
+
+def test_xla_s_status_in_a_python_exception_is_an_oom_of_device_memory(tmp_path):
+    # pytorch/xla#9524's title, the exception `xm.mark_step()` raised
+    line = (
+        "RuntimeError: Bad StatusOr access: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. "
+        "Ran out of memory in memory space vmem."
+    )
+    events = parse([line])
+    assert events.filter(event="oom").get_column("parser").to_list() == ["traceback"]
+    verdict = analyze_files(tmp_path, {"console.log": [line]}).verdict
+    assert verdict.finding.kind == "oom"
+    assert verdict.headline == "A rank ran out of device memory"
