@@ -155,8 +155,10 @@ PDSH_HOST = r"(?P<host>[A-Za-z][A-Za-z0-9_-]*\d[A-Za-z0-9._-]*|localhost|\d{1,3}
 # ray/0 (CommandActor pid=494406)   global_world_sizes=[2]
 # trainer/0 [1]:I0210 16:15:39.768000 3837215 .../train.py:830] Training starts ...
 # `torchx log`'s `<role>/<replica> ` in front of each line it fetches (pytorch/torchx#1008,
-# #492); the replica is one node's launcher, numbered by torchx, not a rank
-TORCHX_REPLICA = r"(?P<role>[A-Za-z_][\w-]*)/(?P<replica>\d+) "
+# #492); the replica is one node's launcher, numbered by torchx, not a rank. NeMo-Run's local
+# executor names the role after the task, dots and all (NVIDIA-NeMo/Speech#14348):
+# i.pretrain/0 [default2]:[rank2]: RuntimeError: Rank 2, node dcfai-xe9680-01, device 2, ...
+TORCHX_REPLICA = r"(?P<role>[A-Za-z_][\w.-]*)/(?P<replica>\d+) "
 # 11: [rank11]:[E617 15:17:35.519071987 ProcessGroupNCCL.cpp:681] [Rank 11] Some NCCL ...
 # space-padded ` 3: ` (format "P%u %*d: " / "%*d: "), zero-padded `03: ` (older
 # write_labelled_message.c), heterogeneous jobs `P0 3: ` (srun(1) --label)

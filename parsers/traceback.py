@@ -767,16 +767,26 @@ def _tee_blanks_inside(rows: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame
     return _recognised(inside)
 
 
+# Megatron's checks state the global rank that found the bad number (megatron/core: the grad
+# buffer's NaN check, the rerun state machine's):
+# `AssertionError: Rank 11: found NaN in local grad norm in backward pass before ...`
+# (alibaba/Pai-Megatron-Patch#366), `RuntimeError: Rank 2, node dcfai-xe9680-01, device 2,
+# iteration -1: Unexpected result nan (...)` (NVIDIA-NeMo/Speech#14348)
+SELF_NAMED_RANK = r"^Rank (\d+)(?:: |, node \S+, device \d+)"
+
+
 def _spawned_rank(message: pl.Expr) -> pl.Expr:
     """The process index torch.multiprocessing.spawn names: in the header inside the chain (the
     parent's traceback, then the child's), or just before it (an excerpt that starts there),
     else in the message of a child that died without a traceback; or the global rank Lightning
-    names as it re-raises the rank's own exception (see LIGHTNING_RERAISED)."""
+    names as it re-raises the rank's own exception (see LIGHTNING_RERAISED), or a check names
+    as its own (SELF_NAMED_RANK)."""
     return pl.coalesce(
         pl.col("_chain_spawned"),
         pl.col("_spawned"),
         message.str.extract(SPAWNED_EXIT, 1),
         pl.col("_reraised_rank"),
+        message.str.extract(SELF_NAMED_RANK, 1),
     ).cast(pl.Int32, strict=False)
 
 
@@ -812,8 +822,10 @@ def _bare_exception_events(rows: pl.DataFrame) -> pl.DataFrame:
             pl.col("_exc_type").alias("exc_type"),
             pl.col("_exc_message").alias("exc_message"),
             pl.col("_above").alias("frame"),
-            pl.col("_exc_message")
-            .str.extract(SPAWNED_EXIT, 1)
+            pl.coalesce(
+                pl.col("_exc_message").str.extract(SPAWNED_EXIT, 1),
+                pl.col("_exc_message").str.extract(SELF_NAMED_RANK, 1),
+            )
             .cast(pl.Int32, strict=False)
             .alias("rank"),
         )

@@ -203,9 +203,13 @@ KERNEL_TIMEOUT_FIX = (
     "to a kernel that hung or a failing GPU (`dmesg -T | grep -i xid` on its node)."
 )
 # Training whose numbers diverged: DeepSpeed's fp16 loss scaler at its floor (every step
-# overflowed; hiyouga/LlamaFactory#251), a NaN loss a script or framework stops on.
+# overflowed; hiyouga/LlamaFactory#251), a NaN loss a script or framework stops on, Megatron's
+# NaN checks of a rank's gradients (alibaba/Pai-Megatron-Patch#366: `Rank 11: found NaN in local
+# grad norm ...`; NVIDIA-NeMo/Speech#14348: `... Unexpected result nan (message='found NaN in
+# local grad norm for bucket #0 ...')`).
 NUMERICS = (
-    r"(?i)loss scale already at minimum|found NaN in (?:local )?(?:forward )?loss"
+    r"(?i)loss scale already at minimum"
+    r"|found NaN in (?:local )?(?:forward )?(?:loss|grad norm)|Unexpected result (?:nan|inf)\b"
     r"|Loss (?:is|became) (?:NaN|nan|infinite)|non-finite loss"
     r"|grad(?:ient)? scale is (?:too )?small"
 )

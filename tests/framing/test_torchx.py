@@ -50,3 +50,20 @@ def test_a_slash_and_number_on_a_few_lines_is_no_prefix():
     rows = frame(lines)
     assert not [row for row in rows if "prefix_node" in row]
     assert rows[0]["message"] == "epoch/3 done in 12 s"
+
+
+# NVIDIA-NeMo/Speech#14348, verbatim: NeMo-Run's local executor names the role after the task
+# (`i.pretrain`), then torchrun's tee prefix and PyTorch's own; Megatron's NaN check names the
+# rank that found it
+NEMO_RUN_NAN = [
+    "i.pretrain/0 [default2]:[rank2]: RuntimeError: Rank 2, node dcfai-xe9680-01, device 2, iteration -1: Unexpected result nan (message='found NaN in local grad norm for bucket #0 in backward pass before data-parallel communication collective')"
+]
+
+
+def test_a_role_named_with_dots_is_a_replica_prefix_and_the_rank_inside_it_is_read(tmp_path):
+    row = frame(NEMO_RUN_NAN)[0]
+    assert (row["prefix_node"], row.get("prefix_rank")) == ("torchx i.pretrain/0", 2)
+    assert row["message"].startswith("RuntimeError: Rank 2, node dcfai-xe9680-01")
+    verdict = analyze_files(tmp_path, {"train.log": NEMO_RUN_NAN}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [2])
+    assert verdict.finding.fix.startswith("The training's numbers diverged")

@@ -1013,3 +1013,16 @@ def test_the_wrapper_s_message_is_the_same_under_a_header():
     under_header = parse(lines)
     assert under_header.filter(pl.col("exc_type").is_not_null()).item(0, "line") == 1
     assert wrapper_message(under_header) == wrapper_message(parse(DYNAMO_WRAPPED))
+
+
+def test_megatron_s_nan_check_names_the_rank_that_raised_it(tmp_path):
+    # alibaba/Pai-Megatron-Patch#366, the description's last line, verbatim (no prefix)
+    line = (
+        "AssertionError: Rank 11: found NaN in local grad norm in backward pass before "
+        "data-parallel communication collective. Device: 3"
+    )
+    raised = only(parse([line]).filter(event="exception"))
+    assert (raised["rank"], raised["exc_type"]) == (11, "AssertionError")
+    verdict = analyze_files(tmp_path, {"train.log": [line]}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [11])
+    assert verdict.finding.fix.startswith("The training's numbers diverged")
