@@ -452,11 +452,12 @@ def _at_the_start(job: Job, failures: pl.DataFrame) -> pl.DataFrame:
 
 def _went_on(job: Job, first: bool = False) -> pl.DataFrame:
     """Per file, the last line that shows the job past its rendezvous: torchrun's result
-    (`global_world_sizes=[4, 4]`), a progress bar or mark. A store failure before it was
-    overcome (pytorch#116974: port 29500 held by another job, then three epochs trained)."""
+    (`global_world_sizes=[4, 4]`), a progress bar or mark, an epoch's start or end. A store
+    failure before it was overcome (pytorch#116974: port 29500 held by another job, then three
+    epochs trained)."""
     progress = job.events.filter(
         ((pl.col("family") == "rendezvous") & (pl.col("event") == "world_size"))
-        | pl.col("event").is_in(["stage", "progress_bar"])
+        | pl.col("event").is_in(["stage", "progress_bar", "epoch_start", "epoch_end"])
     ).select("file", "line")
     if job.progress is not None:  # the plain stage marks, read apart from the events
         marks = job.progress.marks.select(pl.col("file").cast(pl.String), "line")
