@@ -363,13 +363,7 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
             return f"{who}'s traceback stops in {call}, its exception line cut off", None
         return f"{who} was waiting in {call} when its log ends", None
     if finding.details.get("waiting"):
-        said = str(finding.details.get("exception") or "a timeout")
-        if finding.ranks:  # the ranks that waited are known, not the one they waited for
-            return f"{who} stopped waiting for other ranks ({said})", None
-        return (
-            f"A process timed out waiting for other ranks ({said})",
-            "the logs do not say its rank",
-        )
+        return _waited(finding)
     name = _exception_name(str(finding.details.get("exception") or "exception"))
     exception = _a(name)
     if finding.details.get("every_process"):
@@ -500,9 +494,22 @@ def _monitored_barrier(finding: Finding, verdict: Verdict) -> Told:
     return what, f"{rank_list(arrived)} waited for {_it(finding.ranks)}" if arrived else None
 
 
+def _waited(finding: Finding) -> Told:
+    """An exception whose words are a wait for other ranks that timed out."""
+    said = str(finding.details.get("exception") or "a timeout")
+    if finding.ranks:  # the ranks that waited are known, not the one they waited for
+        return f"{_who(finding.ranks)} stopped waiting for other ranks ({said})", ""
+    return (
+        f"A process timed out waiting for other ranks ({said})",
+        "the logs do not say its rank",
+    )
+
+
 def _collective_timeout(finding: Finding, verdict: Verdict) -> Told:
     details = finding.details
     culprits = finding.blamed
+    if details.get("waiting"):  # in an exception's words (rules/rank_exception.py)
+        return _waited(finding)
     if details.get("phase") == "rendezvous":
         if details.get("store_lost") and culprits:
             return f"Process group set-up lost the store {rank_list(culprits)} hosts", ""

@@ -1504,6 +1504,7 @@ def _ranked_waits(job: Job) -> list[Finding]:
             fix=WAITS_FIX,
             ranks=ranks,
             details={"exception": said, "waiting": True},
+            kind="collective_timeout",
         )
     ]
 
@@ -1516,10 +1517,12 @@ def _unblamed(
     fix: str,
     ranks: list[int],
     details: dict[str, object],
+    kind: str = "rank_exception",
 ) -> Finding:
     """A failure the logs do not pin on a rank: error, low confidence, blaming nobody."""
     return _from_rows(
         rows,
+        kind,
         severity="error",
         part=part,
         summary=summary,
@@ -1531,12 +1534,13 @@ def _unblamed(
     )
 
 
-def _from_rows(rows: pl.DataFrame, **fields: Any) -> Finding:
+def _from_rows(rows: pl.DataFrame, kind: str = "rank_exception", **fields: Any) -> Finding:
     """A rank_exception finding whose evidence is `rows` (each traceback's first and exception
-    lines) and whose time is their earliest printed one."""
+    lines) and whose time is their earliest printed one; a `collective_timeout` where all the
+    exceptions say is that a wait for other ranks timed out (a timeout's report in its words)."""
     evidence, total = evidence_from(_with_exception_lines(rows))
     return Finding(
-        kind="rank_exception",
+        kind=kind,
         evidence=evidence,
         evidence_total=total,
         timestamp=earliest_time(rows),
@@ -1865,6 +1869,7 @@ def _unattributed(job: Job) -> list[Finding]:
     return [
         _from_rows(
             rows,
+            "collective_timeout" if waits else "rank_exception",
             severity="error",
             part="consequence" if waits else "explanation",
             summary=summary,

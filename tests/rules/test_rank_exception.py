@@ -273,8 +273,9 @@ def test_processes_sharing_a_console_are_not_given_the_one_rank_it_names(tmp_pat
 
 
 def test_unattributed_store_timeouts_are_a_wait_that_blames_nobody(tmp_path):
+    # an exception that only says a wait for the others timed out is a timeout's report
     analysis = analyze_files(tmp_path, {"console.log": RETURNN_CONSOLE})
-    waited = finding(analysis, "rank_exception")
+    waited = finding(analysis, "collective_timeout")
     assert waited.part == "consequence" and waited.blamed == [] and waited.ranks == []
     assert "Socket Timeout" in waited.summary and waited.details["waiting"] is True
     assert analysis.verdict is not None and analysis.verdict.ranks == []
@@ -690,13 +691,20 @@ def test_a_worker_killed_by_a_bus_error_in_a_cut_chain_is_shared_memory_running_
 def test_training_numbers_that_diverged_get_the_numerics_fix(tmp_path):
     # hiyouga/LlamaFactory#251 (DeepSpeed's fp16 loss scaler at its floor) and
     # alibaba/Pai-Megatron-Patch#680 (Megatron's NaN check), verbatim
-    for line in (
-        "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
-        " AssertionError: Rank 114: found NaN in local forward loss calculation. Device: 2,",
+    # (Megatron's check names the rank that found the NaN: the verdict does too)
+    for line, ranks in (
+        (
+            "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
+            [],
+        ),
+        (
+            " AssertionError: Rank 114: found NaN in local forward loss calculation. Device: 2,",
+            [114],
+        ),
     ):
         analysis = analyze_files(tmp_path, {"train.log": [line]})
         error = analysis.verdict.finding
-        assert error.kind == "rank_exception" and analysis.verdict.ranks == []
+        assert error.kind == "rank_exception" and analysis.verdict.ranks == ranks
         assert "Train in bf16" in error.fix and "not one rank's path" in error.fix
         assert not error.summary.endswith("..")
 
@@ -1935,11 +1943,14 @@ RANKED_WAIT_ALONE = [
 def test_a_ranks_wait_that_timed_out_alone_is_a_consequence_not_no_failure(tmp_path):
     analysis = analyze_files(tmp_path, {"trial.log": RANKED_WAIT_ALONE})
     verdict = analysis.verdict
-    assert verdict is not None and verdict.finding.kind == "rank_exception"
+    assert verdict is not None and verdict.finding.kind == "collective_timeout"
     assert verdict.finding.ranks == [1] and verdict.finding.blames_nobody
     assert verdict.finding.part == "consequence"
     assert "Wait timeout for key(s): 0" in verdict.finding.summary
-    assert verdict_headline(verdict).startswith("Rank 1 stopped waiting for other ranks")
+    assert verdict_headline(verdict) == (
+        "Rank 1 stopped waiting for other ranks (gloo::IoException: [horovod/common/gloo/"
+        "http_store.cc:53] [horovod/common/gloo/http_store.cc:53] Wait timeout for key(s): 0)"
+    )
 
 
 def test_ranks_that_raised_the_same_wrapped_error_are_named_together(tmp_path):
