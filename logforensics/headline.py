@@ -111,7 +111,8 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
     if departure == "file_wait":
         waiters = _who(_ranks_of(details.get("other_ranks")))
         maker = "" if finding.blames_nobody else f" {rank_list(finding.blamed)} makes"
-        return f"{waiters} gave up waiting for a file{maker}", None
+        # (it says who waited: no clause from the chain's timeouts after it)
+        return f"{waiters} gave up waiting for a file{maker}", ""
     if departure == "garbled_payload":
         receivers = _who(_ranks_of(details.get("receivers")))
         source = "" if finding.blames_nobody else f" from {rank_list(finding.blamed)}"
