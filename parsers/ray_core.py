@@ -20,7 +20,8 @@ tab; hkust-nlp/simpleRL-reason#25 and Unakar/Logic-RL#18 for the exit type's sen
     The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file. ...
 
 is a `worker_died` event with the dead process's `pid` and `host` (so that it belongs to the
-rank that process ran, where the logs tie one to it), Ray's exit type and detail in
+rank that process ran, where the logs tie one to it, or that a verl actor's name gives), Ray's
+exit type and detail in
 `exc_message`. The fields' lines are recognised. Ray's exit type `NODE_OUT_OF_MEMORY` (its
 memory monitor's kill) is a `host_oom` event instead.
 """
@@ -47,6 +48,10 @@ EXIT = r"Worker exit type: (?P<type>[A-Z_]+)(?: Worker exit detail: (?P<detail>.
 # the actor's fields, a tab in, on the lines after ACTOR_DIED
 ACTOR_FIELD = r"^\s+(?P<key>class_name|actor_id|pid|name|namespace|ip): (?P<value>\S+)\s*$"
 OUT_OF_MEMORY = "NODE_OUT_OF_MEMORY"
+# verl names each worker actor `<prefix><class>_<placement group>:<rank in it>`; in the first
+# placement group that is the worker's rank (ypwang61/One-Shot-RLVR#14: `name:
+# 5xLRFRWorkerDict_0:5`, the sixth of eight GRPO workers on one node, killed for memory)
+ACTOR_NAME_RANK = r"WorkerDict_0:(\d+)$"
 CONTEXT = 8  # the actor's fields and the exit type's sentence after its death
 
 
@@ -86,6 +91,13 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             pl.col("_worker").struct.field("ip").drop_nulls().first().alias("_ip"),
             pl.col("_field").struct.field("value").filter(key == "pid").first().alias("_actor_pid"),
             pl.col("_field").struct.field("value").filter(key == "ip").first().alias("_actor_ip"),
+            pl.col("_field")
+            .struct.field("value")
+            .filter(key == "name")
+            .first()
+            .str.extract(ACTOR_NAME_RANK, 1)
+            .cast(pl.Int32, strict=False)
+            .alias("_actor_rank"),
             pl.col("_exit").struct.field("type").drop_nulls().first().alias("_type"),
             pl.col("_exit").struct.field("detail").drop_nulls().first().alias("_detail"),
         )
@@ -102,6 +114,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         pl.lit("error").alias("severity"),
         pl.coalesce("_pid", "_actor_pid").cast(pl.Int64, strict=False).alias("pid"),
         pl.coalesce("_ip", "_actor_ip").alias("host"),
+        pl.col("_actor_rank").alias("rank"),
         pl.when(exit_type.is_not_null())
         .then(pl.concat_str(exit_type, pl.lit(": "), pl.col("_detail").fill_null("")))
         .alias("exc_message"),

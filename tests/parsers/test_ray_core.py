@@ -110,3 +110,24 @@ def test_the_node_a_worker_died_with_explains_its_death(tmp_path):
     assert analysis.verdict.headline.startswith("Node 10.7.34.138 was lost under the job")
     assert not [f for f in analysis.findings if f.details.get("worker_died")]
     assert parse([node, *ACTOR_DIED]).filter(event="worker_died").height == 1
+
+
+# ypwang61/One-Shot-RLVR#14, the driver's report as posted (verl GRPO on 8 A100s): the dead
+# actor's name, verl's `<prefix>WorkerDict_<placement group>:<rank>`, says which worker it was
+VERL_WORKER_DIED = [
+    "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
+    "        class_name: create_colocated_worker_cls.<locals>.WorkerDict",
+    "        actor_id: d9a51a748bcef11ba6ba37d001000000",
+    "        pid: 1504364",
+    "        name: 5xLRFRWorkerDict_0:5",
+    "        namespace: 5ec414da-db2d-4513-9c40-527af00ebaaa",
+    "        ip: 172.24.67.40",
+    "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop --force is called. (3) The worker is crashed unexpectedly due to SIGSEGV or other unexpected errors.",
+]
+
+
+def test_a_verl_worker_s_actor_name_gives_its_rank(tmp_path):
+    died = only(parsed_by("ray_core", VERL_WORKER_DIED).filter(event="worker_died"))
+    assert (died["rank"], died["pid"], died["host"]) == (5, 1504364, "172.24.67.40")
+    verdict = analyze_files(tmp_path, {"driver.log": VERL_WORKER_DIED}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("oom", [5])
