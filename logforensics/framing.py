@@ -668,13 +668,49 @@ NOISE_LITERALS = [
 ]
 
 
+# A paste indented as a whole (a code block under a Markdown list item, a quoted console in a
+# doc page: OLCF's and saforem2/mmm's Aurora notes indent every line by 6) is read as the lines it
+# indents. Less than this is a traceback's own indentation (`  File ...` alone in an excerpt).
+MIN_COMMON_INDENT = 4
+
+
 def frame_lines(lines: pl.DataFrame, nonblank: pl.DataFrame | None = None) -> pl.DataFrame:
     """Add `message` and the PREFIX_COLUMNS to a frame of raw lines (`file, line, text`).
 
-    `message` is the line with every recognised prefix (and the noise around it) removed.
-    `nonblank` (`file, _nonblank`) counts each file's non-blank lines when `lines` are not all
-    of them (the plain stage marks were read apart).
+    `message` is the line with every recognised prefix (and the noise around it) removed, and
+    without the indentation every non-blank line of its file shares (MIN_COMMON_INDENT or more
+    spaces). `nonblank` (`file, _nonblank`) counts each file's non-blank lines when `lines` are
+    not all of them (the plain stage marks were read apart).
     """
+    lead = _common_indent(lines)
+    if lead is None:
+        return _frame_lines(lines, nonblank)
+    indented = lines.with_columns(lead).with_columns(
+        pl.col("text").str.slice(pl.col("_lead").str.len_chars().fill_null(0))
+    )
+    framed = _frame_lines(indented, nonblank)
+    # the line as written: its indentation back in front of it
+    text = pl.concat_str(pl.col("_lead").fill_null(""), pl.col("text"))
+    return framed.with_columns(text.alias("text")).drop("_lead")
+
+
+def _common_indent(lines: pl.DataFrame) -> pl.Expr | None:
+    """Per line, the spaces every non-blank line of its file starts with (`_lead`, null where
+    fewer than MIN_COMMON_INDENT); None when no file is indented so (a scan that costs little)."""
+    text = pl.col("text")
+    if not lines.select(text.str.starts_with(" " * MIN_COMMON_INDENT).any()).item():
+        return None
+    nonblank = text.str.strip_chars() != ""
+    spaces = text.str.len_chars() - text.str.strip_chars_start(" ").str.len_chars()
+    common = spaces.filter(nonblank).min().over("file")
+    return (
+        pl.when(common >= MIN_COMMON_INDENT)
+        .then(pl.lit(" ").str.pad_end(common.cast(pl.Int64)))
+        .alias("_lead")
+    )
+
+
+def _frame_lines(lines: pl.DataFrame, nonblank: pl.DataFrame | None) -> pl.DataFrame:
     indexed, continued = join_hard_wraps(lines.with_row_index("_row"))
     needs = holds_any("text", NOISE_LITERALS) | pl.col("text").str.contains(STARTS_WITH_PREFIX)
     to_frame = indexed.filter(needs)
