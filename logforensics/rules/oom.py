@@ -183,6 +183,9 @@ WORKER_DIED_FIX = (
 )
 
 
+OWN_GOING_DOWN = ("process_abort", "fatal_signal", "exception")
+
+
 def _ray_workers_died(job: Job) -> list[Finding]:
     """A worker process Ray saw die without an error of its own: `A worker died or was killed
     ... by an unexpected system error`, or an actor that `died unexpectedly`. Ray's own first
@@ -199,6 +202,12 @@ def _ray_workers_died(job: Job) -> list[Finding]:
     died = events.filter((pl.col("event") == "worker_died") & unexpected)
     lost_nodes = events.filter(pl.col("event").is_in(["node_lost", "node_failure"]))
     died = died.filter(~pl.col("host").is_in(lost_nodes.get_column("host").drop_nulls().implode()))
+    # nor a worker whose own lines show it going down: its watchdog taking the process down, a
+    # fatal signal, an exception (a verl SFT run: rank 1's watchdog aborted it after its timeout,
+    # then Ray saw the actor die)
+    # (by its pid: a driver's ActorDiedError may take the dead worker's rank from the file)
+    own = events.filter(pl.col("event").is_in(OWN_GOING_DOWN)).get_column("pid").drop_nulls()
+    died = died.filter(~pl.col("pid").is_in(own.implode()).fill_null(False))
     if died.is_empty():
         return []
     ranks = sorted(died.get_column("rank").drop_nulls().unique().to_list())

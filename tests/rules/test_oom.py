@@ -441,3 +441,32 @@ def test_unranked_ooms_naming_two_gpus_of_one_node_are_the_ranks_on_them(tmp_pat
     verdict = analyze_files(tmp_path, {"train.log": console}).verdict
     assert (verdict.finding.kind, verdict.ranks) == ("oom", [0, 1])
     assert "(on GPUs 0, 1)" in verdict.finding.summary
+
+
+# ZijunSong/verl-agent2, verl/workers/actor/dp_actor_modified_v1.py @5621cf8 (its docstring
+# holds the console), verbatim lines: rank 1's watchdog takes its process down after its
+# timeout, then the driver reports the actor (`WorkerDict_0:1`, pid 3490362) dead
+VERL_ABORTED_THEN_DIED = [
+    "\x1b[36m(WorkerDict pid=3490362)\x1b[0m [rank1]:[E1118 20:32:23.955028747 ProcessGroupNCCL.cpp:629] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2635, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800024 milliseconds before timing out.",
+    "\x1b[36m(WorkerDict pid=3490362)\x1b[0m [rank1]:[E1118 20:32:23.957372583 ProcessGroupNCCL.cpp:2168] [PG ID 0 PG GUID 0(default_pg) Rank 1]  failure detected by watchdog at work sequence id: 2635 PG status: last enqueued work: 2635, last completed work: 2634",
+    "\x1b[36m(WorkerDict pid=3490362)\x1b[0m [rank1]:[E1118 20:32:23.957466207 ProcessGroupNCCL.cpp:667] Stack trace of the failed collective not found, potentially because FlightRecorder is disabled. You can enable it by setting TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero value.",
+    "\x1b[36m(WorkerDict pid=3490362)\x1b[0m [rank1]:[E1118 20:32:23.957487695 ProcessGroupNCCL.cpp:681] [Rank 1] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+    "\x1b[36m(WorkerDict pid=3490362)\x1b[0m [rank1]:[E1118 20:32:23.957506340 ProcessGroupNCCL.cpp:695] [Rank 1] To avoid data inconsistency, we are taking the entire process down.",
+    "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
+    "\tclass_name: create_colocated_worker_cls.<locals>.WorkerDict",
+    "\tactor_id: f1a990bd69473060e1fe19a201000000",
+    "\tpid: 3490362",
+    "\tname: Ax01RTWorkerDict_0:1",
+    "\tnamespace: 33f02d44-619d-41b3-8a5a-51da5e92158f",
+    "\tip: 172.18.132.17",
+    "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop --force is called. (3) The worker is crashed unexpectedly due to SIGSEGV or other unexpected errors.",
+]
+
+
+def test_a_worker_whose_own_watchdog_took_it_down_did_not_die_for_memory(tmp_path):
+    analysis = analyze_files(tmp_path, {"ray_console.log": VERL_ABORTED_THEN_DIED})
+    assert "oom" not in kinds(analysis)
+    assert analysis.verdict.finding.kind == "collective_timeout"
+    # the same death with no line of the process going down is a death from outside
+    alone = analyze_files(tmp_path / "alone", {"ray_console.log": VERL_ABORTED_THEN_DIED[5:]})
+    assert (alone.verdict.finding.kind, alone.verdict.ranks) == ("oom", [1])
