@@ -670,8 +670,10 @@ NOISE_LITERALS = [
 
 # A paste indented as a whole (a code block under a Markdown list item, a quoted console in a
 # doc page: OLCF's and saforem2/mmm's Aurora notes indent every line by 6) is read as the lines it
-# indents. Less than this is a traceback's own indentation (`  File ...` alone in an excerpt).
+# indents. Less than this is a traceback's own indentation (`  File ...` alone in an excerpt);
+# a single line so indented may be a traceback's code line quoted alone.
 MIN_COMMON_INDENT = 4
+MIN_INDENTED_LINES = 2
 
 
 def frame_lines(lines: pl.DataFrame, nonblank: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -703,8 +705,9 @@ def _common_indent(lines: pl.DataFrame) -> pl.Expr | None:
     nonblank = text.str.strip_chars() != ""
     spaces = text.str.len_chars() - text.str.strip_chars_start(" ").str.len_chars()
     common = spaces.filter(nonblank).min().over("file")
+    block = nonblank.sum().over("file") >= MIN_INDENTED_LINES
     return (
-        pl.when(common >= MIN_COMMON_INDENT)
+        pl.when((common >= MIN_COMMON_INDENT) & block)
         .then(pl.lit(" ").str.pad_end(common.cast(pl.Int64)))
         .alias("_lead")
     )
