@@ -354,9 +354,17 @@ def _page_title(report: dict[str, Any], upload: dict[str, Any] | None, say: Say)
     return headline_of(report, say)
 
 
-def collapsed(evidence: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Evidence lines that say the same from different ranks (numbers aside) as one line
-    with the ranks that printed it; the JSON report keeps every line."""
+# Findings whose claim is in their evidence's numbers (one rank's 7 batches against the others'
+# 6, a shape or a sequence number that differs): their lines are never folded together.
+NUMBERS_ARE_THE_CLAIM = ("loader_size_mismatch", "collective_mismatch")
+
+
+def collapsed(finding: dict[str, Any]) -> list[dict[str, Any]]:
+    """A finding's evidence lines that say the same from different ranks (numbers aside) as one
+    line with the ranks that printed it; the JSON report keeps every line."""
+    evidence: list[dict[str, Any]] = finding["evidence"]
+    if finding.get("kind") in NUMBERS_ARE_THE_CLAIM:
+        return [{"evidence": line, "others": 0, "ranks": ""} for line in evidence]
     groups: dict[str, dict[str, Any]] = {}
     for line in evidence:
         said = re.sub(r"\d+", "#", line["text"] or "")

@@ -249,3 +249,14 @@ def test_no_step_label_of_the_progress_picture_overprints_another(tmp_path):
     assert len(labels) > 2
     for (left, left_text), (right, right_text) in itertools.pairwise(labels):
         assert right - left >= (len(left_text) + len(right_text)) * LABEL_CHAR / 2
+
+
+def test_evidence_whose_numbers_are_the_claim_is_not_folded():
+    # sample_logs/uneven_tutorial_lines: rank 2's `Steps: 7` against the others' 6 must show,
+    # not fold into "the same line from ranks 1, 2"
+    page = html_for(SAMPLE_LOGS / "uneven_tutorial_lines" / "logs")
+    assert "and the same line from ranks" not in page
+    findings_at = page.index('id="findings-title"')
+    assert "[GPU2] Epoch 1 | Batchsize: 4 | Steps: 7" in page[findings_at:]
+    # alike lines of other findings still fold (the timeouts of skip_backward_hang)
+    assert "and the same line from ranks" in html_for(SAMPLE_LOGS / "skip_backward_hang" / "logs")
