@@ -236,11 +236,14 @@ def _mpich_aborts(lines: pl.DataFrame) -> pl.DataFrame:
         pl.col("line").alias("_at"),
         pl.col("message").str.extract(MPICH_STACK, 1).alias("_words"),
     )
-    innermost = (
+    # each abort's stack lines: those within its few lines after it, in its file
+    under = (
         aborts.select("file", "line")
         .join(stack, on="file")
         .filter((pl.col("_at") > pl.col("line")) & (pl.col("_at") <= pl.col("line") + STACK_LINES))
-        .filter(pl.col("_words") != "")
+    )
+    innermost = (
+        under.filter(pl.col("_words") != "")
         .group_by("file", "line")
         .agg(pl.col("_words").sort_by("_at").last().alias("_innermost"))
     )
@@ -260,10 +263,7 @@ def _mpich_aborts(lines: pl.DataFrame) -> pl.DataFrame:
         .otherwise(message)
         .alias("exc_message"),
     )
-    recognised = stack.join(aborts.select("file", "line"), on="file").filter(
-        (pl.col("_at") > pl.col("line")) & (pl.col("_at") <= pl.col("line") + STACK_LINES)
-    )
-    recognised = recognised.select(
+    recognised = under.select(
         "file", pl.col("_at").alias("line"), pl.lit(None, pl.String).alias("event")
     ).unique()
     return pl.concat([events, recognised], how="diagonal_relaxed")

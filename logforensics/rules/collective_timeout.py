@@ -406,16 +406,19 @@ def _never_enqueued(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> l
     return sorted(behind.get_column("rank").unique().to_list())
 
 
+def _in_default_group() -> pl.Expr:
+    """A line of the default process group: no `[PG ...]` tag, or group 0."""
+    return pl.col("pg").is_null() | pl.col("pg").str.starts_with("0")
+
+
 def _shut_down(job: Job, reporters: list[int]) -> list[int]:
     """Ranks that did not time out but tore down the default process group (the steps of
     `destroy_process_group` as ProcessGroupNCCL logs them): a rank on its way out after an
     error of its own, or done with a loop the others were still in, is in no collective."""
-    shut = job.events.filter(
-        (pl.col("event") == "pg_shutdown")
-        & (pl.col("pg").is_null() | pl.col("pg").str.starts_with("0"))
-    )
-    ranks = set(shut.get_column("rank").drop_nulls().to_list()) - set(reporters)
-    return sorted(ranks) if reporters else []
+    if not reporters:
+        return []
+    shut = job.events.filter((pl.col("event") == "pg_shutdown") & _in_default_group())
+    return sorted(set(shut.get_column("rank").drop_nulls().to_list()) - set(reporters))
 
 
 def _only_observed(job: Job, reporters: list[int]) -> list[int]:
@@ -427,8 +430,7 @@ def _only_observed(job: Job, reporters: list[int]) -> list[int]:
     its signal all the same (PrimeIntellect-ai/prime-rl#3186, an expert group's all-to-all)."""
     observed = job.events.filter(pl.col("event") == "dump_observed")
     ranks = set(observed.get_column("rank").drop_nulls().to_list()) - set(reporters)
-    in_subgroup = pl.col("event").is_in(TIMEOUT_EVENTS) & pl.col("pg").is_not_null()
-    in_subgroup = in_subgroup & ~pl.col("pg").str.starts_with("0")
+    in_subgroup = pl.col("event").is_in(TIMEOUT_EVENTS) & ~_in_default_group()
     if not ranks or len(ranks) > len(reporters) or not job.events.filter(in_subgroup).is_empty():
         return []
     return sorted(ranks)
@@ -514,7 +516,7 @@ def _all_in_default_group(per_rank: pl.DataFrame, reporters: list[int]) -> pl.Da
     there, else None."""
     if not reporters:
         return None
-    default = per_rank.filter(pl.col("pg").is_null() | pl.col("pg").str.starts_with("0"))
+    default = per_rank.filter(_in_default_group())
     return default if default.get_column("rank").n_unique() == len(reporters) else None
 
 
