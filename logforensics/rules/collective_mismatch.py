@@ -12,10 +12,11 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.desync import comparable_timeout_seqs, per_rank_timeouts, points_apart
-from logforensics.findings import Finding, evidence_from
+from logforensics.findings import Finding, evidence_from, exception_text
 from logforensics.job import Job
 from logforensics.placement import earliest_time, place, placed_finding
 from logforensics.registry import Rule
+from logforensics.rules.rank_exception import CONSEQUENCE, MISUSED, with_exception_lines
 from logforensics.teardown import finished_ranks
 from logforensics.text import capitalized, rank_list
 
@@ -36,6 +37,7 @@ def check(job: Job) -> list[Finding]:
         + _from_gloo_sizes(job)
         + _from_timeout_positions(job)
         + _left_alone(job)
+        + _in_another_collective(job)
         + _from_loss_keys(job)
         + _from_horovod_stall(job)
         + _from_process_shapes(job)
@@ -531,6 +533,102 @@ def _left_alone(job: Job) -> list[Finding]:
             order=place(job, timeouts),
             timestamp=earliest_time(timeouts),
             details={"source": "ranks left alone", "finished_ranks": sorted(finished)},
+        )
+    ]
+
+
+# torch.distributed's Python calls and the op names a watchdog gives the work each issues (a
+# barrier is an ALLREDUCE of one element under NCCL)
+CALLED_OPS = {
+    "all_reduce": {"ALLREDUCE"},
+    "barrier": {"ALLREDUCE", "BARRIER"},
+    "broadcast": {"BROADCAST"},
+    "reduce": {"REDUCE"},
+    "all_gather": {"ALLGATHER", "_ALLGATHER_BASE", "ALLGATHER_COALESCED"},
+    "all_gather_into_tensor": {"ALLGATHER", "_ALLGATHER_BASE", "ALLGATHER_COALESCED"},
+    "_all_gather_base": {"ALLGATHER", "_ALLGATHER_BASE"},
+    "reduce_scatter": {"REDUCE_SCATTER", "_REDUCE_SCATTER_BASE"},
+    "reduce_scatter_tensor": {"REDUCE_SCATTER", "_REDUCE_SCATTER_BASE"},
+    "_reduce_scatter_base": {"REDUCE_SCATTER", "_REDUCE_SCATTER_BASE"},
+    "all_to_all": {"ALLTOALL", "ALLTOALL_BASE"},
+    "all_to_all_single": {"ALLTOALL", "ALLTOALL_BASE"},
+    "gather": {"GATHER"},
+    "scatter": {"SCATTER"},
+    "send": {"SEND"},
+    "recv": {"RECV", "RECV_ANY_SOURCE"},
+}
+# the innermost frame of a traceback raised inside one of them
+IN_TORCH_CALL = r"torch/distributed/distributed_c10d\.py:\d+ in (\w+)$"
+
+
+def _in_another_collective(job: Job) -> list[Finding]:
+    """Ranks that reported no timeout while the others timed out in one op, whose own
+    traceback ends inside another torch.distributed collective, torn down when the others
+    gave up: they stood in a different collective at that point (Pein2017/CoordExp's record:
+    rank 0 in a gloo `all_gather` under `_gather_rank_reports` while ranks 1-3 and 5-7 timed
+    out in BROADCAST #78). The side that is fewer left the common path; an even split blames
+    nobody."""
+    timeouts = per_rank_timeouts(job.events)
+    waited_in = {str(op).upper() for op in timeouts.get_column("op").drop_nulls().to_list()}
+    if not waited_in:
+        return []
+    waiting = sorted(set(timeouts.get_column("rank").to_list()))
+    said = exception_text()
+    inside = (
+        job.events.filter(
+            (pl.col("event") == "exception")
+            & pl.col("rank").is_not_null()
+            & ~pl.col("rank").is_in(waiting)
+            & said.str.contains(CONSEQUENCE).fill_null(False)
+            & ~said.str.contains(MISUSED).fill_null(False)
+        )
+        .with_columns(pl.col("frame").str.extract(IN_TORCH_CALL, 1).alias("_call"))
+        .filter(pl.col("_call").is_in(list(CALLED_OPS)))
+        .sort("file", "line")
+    )
+    same_op = [call for call, ops in CALLED_OPS.items() if ops & waited_in]
+    elsewhere = inside.filter(~pl.col("_call").is_in(same_op)).unique(
+        "rank", keep="first", maintain_order=True
+    )
+    if elsewhere.is_empty():
+        return []
+    ranks = sorted(elsewhere.get_column("rank").to_list())
+    calls = sorted(set(elsewhere.get_column("_call").to_list()))
+    first = timeouts.sort("file", "line").row(0, named=True)
+    at = f"{first['op']} #{first['seq']}" if first["seq"] is not None else str(first["op"])
+    who, others = rank_list(ranks), rank_list(waiting)
+    in_calls = " and ".join(f"`{call}`" for call in calls)
+    blames_nobody = len(ranks) >= len(waiting)
+    summary = (
+        f"{capitalized(who)} {'was' if len(ranks) == 1 else 'were'} inside {in_calls} (the "
+        f"innermost frame of {'its' if len(ranks) == 1 else 'their'} traceback) while "
+        f"{others} waited in {at}: the ranks were in different collectives at that point, "
+        f"not running the same calls in the same order."
+    )
+    summary += (
+        " As many ranks stood on each side, so nothing tells which side left the common path."
+        if blames_nobody
+        else f" {capitalized(who)} left the path the others took to it."
+    )
+    rows = pl.concat(
+        [with_exception_lines(elsewhere), timeouts.sort("file", "line").head(3)],
+        how="diagonal_relaxed",
+    )
+    return [
+        placed_finding(
+            job,
+            rows,
+            kind="collective_mismatch",
+            severity="error",
+            part="departure",
+            summary=summary,
+            fix=FIX.format(who=who),
+            ranks=ranks,
+            op=first["op"],
+            seq=first["seq"],
+            blames_nobody=blames_nobody,
+            confidence="low" if blames_nobody else "medium",
+            details={"source": "tracebacks in other collectives", "calls": calls},
         )
     ]
 

@@ -1538,7 +1538,7 @@ def _from_rows(rows: pl.DataFrame, kind: str = "rank_exception", **fields: Any) 
     """A rank_exception finding whose evidence is `rows` (each traceback's first and exception
     lines) and whose time is their earliest printed one; a `collective_timeout` where all the
     exceptions say is that a wait for other ranks timed out (a timeout's report in its words)."""
-    evidence, total = evidence_from(_with_exception_lines(rows))
+    evidence, total = evidence_from(with_exception_lines(rows))
     return Finding(
         kind=kind,
         evidence=evidence,
@@ -2335,7 +2335,7 @@ def _death(job: Job, signal: str, ranks: list[int], rows: pl.DataFrame) -> Findi
         )
     # a launcher's summary entry opens on its bare `[0]:`: its last field line (`traceback :
     # Signal 9 (SIGKILL) received by PID 208585`) is quoted with it
-    evidence, total = evidence_from(_with_exception_lines(rows))
+    evidence, total = evidence_from(with_exception_lines(rows))
     key = placed.get_column("key").drop_nulls()
     return Finding(
         kind="rank_exception",
@@ -2439,7 +2439,7 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
         text += f" torchrun saw rank {seen_first} fail first."
     else:
         seen_first = None
-    evidence, total = evidence_from(_with_exception_lines(rows))
+    evidence, total = evidence_from(with_exception_lines(rows))
     key = rows.get_column("key").drop_nulls()
     return Finding(
         kind="rank_exception",
@@ -2470,7 +2470,7 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
     )
 
 
-def _with_exception_lines(rows: pl.DataFrame) -> pl.DataFrame:
+def with_exception_lines(rows: pl.DataFrame) -> pl.DataFrame:
     """Each traceback's first line and its exception line: where it began and what it says."""
     ends = rows.filter(pl.col("end_text").is_not_null()).select(
         "file", pl.col("end_line").alias("line"), pl.col("end_text").alias("text"), "rank"

@@ -1,7 +1,9 @@
 # ruff: noqa: E501 -- test data are verbatim log lines
 from __future__ import annotations
 
+from logforensics.i18n import translate
 from tests.builders import analyze_files, finding, kinds
+from tests.test_i18n import english_runs
 
 # speechbrain/speechbrain#2401 (formats.md §6), verbatim
 DETAIL = (
@@ -392,3 +394,54 @@ def test_nccl_s_suspected_mismatch_names_the_rank_it_reported_from(tmp_path):
     verdict = analysis.verdict.finding
     assert (verdict.kind, verdict.ranks) == ("collective_mismatch", [1])
     assert verdict.evidence[0].line == 1
+
+
+# Pein2017/CoordExp's committed incident record (2026-08-10), per-rank stderr lines verbatim
+# (a few lines of rank 0's traceback between its first frame and the last four left out)
+IN_GLOO_GATHER = [
+    "[rank0]:[E810 03:04:11.562447118 ProcessGroupNCCL.cpp:1794] [PG ID 0 PG GUID 0(default_pg) Rank 0] Observed flight recorder dump signal from another rank via TCPStore.",
+    "[rank0]: Traceback (most recent call last):",
+    '[rank0]:   File "/data/CoordExp/.worktrees/permanent-owner-bridge/src/runtime/train_runtime.py", line 510, in _gather_rank_reports',
+    "[rank0]:     reports = tuple(self.rank_report_gatherer(local_report))",
+    '[rank0]:   File "/data/CoordExp/.worktrees/permanent-owner-bridge/src/training/pipeline.py", line 2961, in _all_gather_cpu_bytes',
+    "[rank0]:     distributed.all_gather(gathered, local, group=group)",
+    '[rank0]:   File "/root/miniconda3/envs/ms/lib/python3.12/site-packages/torch/distributed/distributed_c10d.py", line 3949, in all_gather',
+    "[rank0]:     work.wait()",
+    "[rank0]: RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:547] Connection closed by peer [192.168.7.7]:57000",
+]
+WAITED_IN_BROADCAST = "[rank{rank}]:[E810 03:04:11.061727749 ProcessGroupNCCL.cpp:683] [Rank {rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=78, OpType=BROADCAST, NumelIn=80, NumelOut=80, Timeout(ms)=600000) ran for 600096 milliseconds before timing out."
+
+
+def _waiting_in_broadcast(ranks: list[int]) -> dict[str, list[str]]:
+    return {f"rank{rank}.log": [WAITED_IN_BROADCAST.format(rank=rank)] for rank in ranks}
+
+
+def test_a_rank_torn_down_inside_another_collective_than_the_others_left_their_path(tmp_path):
+    files = {"rank0.log": IN_GLOO_GATHER, **_waiting_in_broadcast([1, 2, 3, 5, 6, 7])}
+    analysis = analyze_files(tmp_path, files)
+    mismatch = finding(analysis, "collective_mismatch")
+    assert mismatch.ranks == [0] and mismatch.op == "BROADCAST" and mismatch.seq == 78
+    assert "Rank 0 was inside `all_gather`" in mismatch.summary
+    assert "while ranks 1-3 and 5-7 waited in BROADCAST #78" in mismatch.summary
+    assert analysis.verdict.finding is mismatch and analysis.verdict.ranks == [0]
+    assert english_runs(translate(mismatch.summary, "zh")) == []
+    quoted = [item.text for item in mismatch.evidence]
+    assert IN_GLOO_GATHER[-1] in quoted and WAITED_IN_BROADCAST.format(rank=1) in quoted
+
+
+def test_a_rank_torn_down_in_the_op_the_others_waited_in_was_in_step_with_them(tmp_path):
+    # the same traceback ending in a broadcast (constructed): the rank was in the others' call
+    in_broadcast = [
+        line.replace("line 3949, in all_gather", "line 2806, in broadcast")
+        for line in IN_GLOO_GATHER
+    ]
+    files = {"rank0.log": in_broadcast, **_waiting_in_broadcast([1, 2, 3])}
+    analysis = analyze_files(tmp_path, files)
+    assert "collective_mismatch" not in kinds(analysis)
+
+
+def test_as_many_ranks_in_another_collective_as_waiting_blames_neither_side(tmp_path):
+    files = {"rank0.log": IN_GLOO_GATHER, **_waiting_in_broadcast([1])}
+    mismatch = finding(analyze_files(tmp_path, files), "collective_mismatch")
+    assert mismatch.blamed == [] and "nothing tells which side" in mismatch.summary
+    assert english_runs(translate(mismatch.summary, "zh")) == []
