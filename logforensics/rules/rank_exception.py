@@ -69,6 +69,10 @@ CONSEQUENCE = (
     r"|^ccl::"
     r"|[Ww]atchdog|monitoredBarrier"
     r"|Detected mismatch between collectives|finished reduction|due to shape mismatches"
+    # accelerate's debug-mode check of a collective's shapes, raised with its message on the
+    # lines after the type (the docs' troubleshooting page; the shapes it lists are read by the
+    # collective_mismatch rule)
+    r"|DistributedOperationException"
     # DeepSpeed's cross-rank check (the collective_mismatch rule reads it)
     r"|disagreement between rank\d+ and rank\d+"
     r"|parameters that were not used in producing the loss"

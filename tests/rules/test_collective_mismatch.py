@@ -445,3 +445,32 @@ def test_as_many_ranks_in_another_collective_as_waiting_blames_neither_side(tmp_
     mismatch = finding(analyze_files(tmp_path, files), "collective_mismatch")
     assert mismatch.blamed == [] and "nothing tells which side" in mismatch.summary
     assert english_runs(translate(mismatch.summary, "zh")) == []
+
+
+# huggingface.co/docs/accelerate/basic_tutorials/troubleshooting, verbatim: accelerate's debug
+# mode raising its shape check with the message on the lines after the exception's type
+DEBUG_MODE_SHAPES = [
+    "Traceback (most recent call last):",
+    '  File "/home/zach_mueller_huggingface_co/test.py", line 18, in <module>',
+    "    main()",
+    '  File "/home/zach_mueller_huggingface_co/test.py", line 15, in main',
+    "    broadcast_tensor = broadcast(tensor)",
+    '  File "/home/zach_mueller_huggingface_co/accelerate/src/accelerate/utils/operations.py", line 303, in wrapper',
+    "accelerate.utils.operations.DistributedOperationException:",
+    "",
+    "Cannot apply desired operation due to shape mismatches. All shapes across devices must be valid.",
+    "",
+    "Operation: `accelerate.utils.operations.broadcast`",
+    "Input shapes:",
+    "  - Process 0: [1, 5]",
+    "  - Process 1: [1, 2, 5]",
+]
+
+
+def test_accelerate_s_shape_check_is_the_mismatch_it_reports_not_an_exception_of_a_process(
+    tmp_path,
+):
+    analysis = analyze_files(tmp_path, {"console.log": DEBUG_MODE_SHAPES})
+    assert kinds(analysis) == ["collective_mismatch"]
+    assert analysis.verdict.finding.kind == "collective_mismatch" and analysis.verdict.ranks == []
+    assert "(process 0: [1, 5]; process 1: [1, 2, 5])" in analysis.verdict.finding.summary
