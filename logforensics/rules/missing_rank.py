@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from logforensics.desync import per_rank_timeouts
 from logforensics.findings import Confidence, Evidence, Finding, evidence_from, exception_text
 from logforensics.gloo_interface import wrong_interface
 from logforensics.job import Job
@@ -729,7 +730,7 @@ def _init_never_completed(job: Job) -> list[Finding]:
     stuck = sorted(
         r for r in started | (nccl_ranks - torn_down) if r not in completed and 0 <= r < world
     )
-    elided = _init_maybe_elided(job, inits, stuck)
+    elided = _init_maybe_elided(job, inits, stuck) | _had_a_communicator(job)
     stuck = [rank for rank in stuck if rank not in elided]
     stuck = _not_cut_off(job, inits, stuck)
     if not stuck:
@@ -780,6 +781,18 @@ def _not_cut_off(job: Job, inits: pl.DataFrame, ranks: list[int]) -> list[int]:
     left = [rank for rank in ranks if rank not in named]
     unnamed = tails.filter(pl.col("comm_rank").is_null()).height
     return [] if unnamed >= len(left) else left
+
+
+def _had_a_communicator(job: Job) -> set[int]:
+    """Ranks whose watchdog timed out in a numbered collective of the default group: NCCL's
+    init had completed for them, as a collective's work is queued only on a communicator that
+    exists, whatever became of the `Init COMPLETE` line (argonne-lcf/alcf-nccl-tests: ranks 0
+    and 1's records cut mid-line by their own timeouts' writes, `... rank 1 nranks 4 ... -
+    Init CO[rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught ...`)."""
+    timeouts = per_rank_timeouts(job.events).filter(
+        pl.col("seq").is_not_null() & (pl.col("pg") == "0")
+    )
+    return set(timeouts.get_column("rank").to_list())
 
 
 def _init_maybe_elided(job: Job, inits: pl.DataFrame, ranks: list[int]) -> set[int]:

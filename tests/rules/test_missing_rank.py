@@ -661,3 +661,41 @@ def test_a_training_bar_that_counted_steps_means_every_rank_had_joined(tmp_path)
     # the start-up lines alone, without the bar: the run may wait for the others
     alone = analyze_files(tmp_path / "alone", {"train.log": files["train.log"]})
     assert alone.verdict is not None and alone.verdict.finding.kind == "missing_rank"
+
+
+# argonne-lcf/alcf-nccl-tests, pytests/logs0/2024-05-02-19-06-47/n4.p2.dat (2 nodes x 2 GPUs,
+# NCCL_NET_GDR_LEVEL=PHB), verbatim: every rank's Init START, ranks 2 and 3's Init COMPLETE,
+# and ranks 0 and 1's records cut mid-line by their own watchdogs' timeouts in ALLREDUCE #1
+CUT_BY_TIMEOUTS = [
+    "x3200c0s19b1n0:191354:191473 [0] NCCL INFO comm 0x55ac57e4dd50 rank 0 nranks 4 cudaDev 0 nvmlDev 0 busId 7000 commId 0xc4e25979c91fc06d - Init START",
+    "x3200c0s19b1n0:191355:191475 [1] NCCL INFO comm 0x56123aa09c60 rank 1 nranks 4 cudaDev 1 nvmlDev 1 busId 46000 commId 0xc4e25979c91fc06d - Init START",
+    "x3200c0s1b0n0:200639:200756 [0] NCCL INFO comm 0x5579044c5850 rank 2 nranks 4 cudaDev 0 nvmlDev 0 busId 7000 commId 0xc4e25979c91fc06d - Init START",
+    "x3200c0s1b0n0:200638:200758 [1] NCCL INFO comm 0x55985f4de5d0 rank 3 nranks 4 cudaDev 1 nvmlDev 1 busId 46000 commId 0xc4e25979c91fc06d - Init START",
+    "x3200c0s1b0n0:200639:200756 [0] NCCL INFO comm 0x5579044c5850 rank 2 nranks 4 cudaDev 0 nvmlDev 0 busId 7000 commId 0xc4e25979c91fc06d - Init COMPLETE",
+    "[rank2]:[E ProcessGroupNCCL.cpp:563] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, Timeout(ms)=120000) ran for 120012 milliseconds before timing out.",
+    "x3200c0s19b1n0:191354:191473 [0] NCCL INFO comm 0x55ac57e4dd50 rank 0 nra[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, Timeout(ms)=120000) ran for 120013 milliseconds before timing out.",
+    "nks 4 cudaDev 0 nvmlDev 0 busId 7000 commId 0xc4e25979c91fc06d - Init COMPLETE",
+    "x3200c0s19b1n0:191355:191475 [1] NCCL INFO comm 0x56123aa09c60 rank 1 nranks 4 cudaDev 1 nvmlDev 1 busId 46000 commId 0xc4e25979c91fc06d - Init CO[rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, Timeout(ms)=120000) ran for 120030 milliseconds before timing out.",
+    "MPLETE",
+    "x3200c0s1b0n0:200638:200758 [1] NCCL INFO comm 0x55985f4de5d0 rank 3 nranks 4 cudaDev 1 nvmlDev 1 busId 46000 commId 0xc4e25979c91fc06d - Init COMPLETE",
+    "[rank3]:[E ProcessGroupNCCL.cpp:563] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, Timeout(ms)=120000) ran for 120083 milliseconds before timing out.",
+]
+
+
+def test_ranks_whose_watchdog_timed_out_in_a_collective_had_finished_their_init(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": CUT_BY_TIMEOUTS})
+    assert "missing_rank" not in kinds(analysis)
+    assert analysis.verdict.finding.kind == "collective_timeout"
+    assert analysis.verdict.ranks == []
+
+
+def test_a_rank_with_no_timeout_and_no_init_complete_is_still_stuck_in_its_init(tmp_path):
+    # rank 1's cut record and its timeout left out (its Init START alone), and the tail of rank
+    # 0's record that could have been rank 1's
+    lines = [
+        line
+        for line in CUT_BY_TIMEOUTS
+        if "Init CO[rank1]" not in line and not line.startswith("nks 4 ")
+    ]
+    missing = finding(analyze_files(tmp_path, {"console.log": lines}), "missing_rank")
+    assert missing.ranks == [1]
