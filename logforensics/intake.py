@@ -149,12 +149,20 @@ Entry = LogFile | SkippedFile | DumpFile
 MAX_DUMP_BYTES = 64 * 2**20  # a dump larger than this is no dump of one rank
 
 
+# What every text dump holds in its first bytes, stamped or not: a frame's `)`, a thread
+# name's `"`, py-spy's `Process ` header, the debug server's `=== Rank` section. Looked for
+# before the head is unstamped, which costs several times these scans on every file listed.
+TEXT_DUMP_MARKS = (b")", b'"', b"Process ", b"=== Rank")
+
+
 def dump_kind(head: bytes) -> str | None:
     """Which hang dump a file is, from its first bytes; None for anything else."""
     form = flight_recorder.looks_like_dump(head)
-    head = unstamped(head)
     if form is not None:
         return f"fr_{form}"
+    if not any(mark in head for mark in TEXT_DUMP_MARKS):
+        return None
+    head = unstamped(head)
     if pyspy.looks_like_text_dump(head):
         return "pyspy_text"
     if pyspy.looks_like_json_dump(head):
