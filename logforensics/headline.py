@@ -591,6 +591,9 @@ def _peer_lost(finding: Finding, verdict: Verdict) -> Told:
 def _flight_recorder(finding: Finding, verdict: Verdict) -> Told:
     """The first collective the Flight Recorder dumps disagree on (the rule always names it)."""
     who, number = _who(finding.ranks), f"#{finding.seq}"
+    if finding.seq is None:  # an analysis that names the group's collective, not its number
+        what = f"`{finding.op}`" if finding.op else "a collective"
+        return f"{who} never joined {what}, which the other ranks did (Flight Recorder)", None
     code = finding.details.get("code_line")
     if finding.details.get("stopped") or finding.details.get("skipped"):
         verb = "never issued" if finding.details.get("stopped") else "skipped"

@@ -26,7 +26,7 @@ from logforensics.text import rank_list, rank_ranges
 
 FIX = (
     "Every rank must issue the same collectives in the same order with the same shapes. Look "
-    "at the code path that issues collective #{seq} on {who}: a `continue` or early `return` "
+    "at the code path that issues {collective} on {who}: a `continue` or early `return` "
     "on some ranks, a data-dependent branch, a metric or barrier only some ranks reach."
 )
 MAJORITY = (
@@ -58,7 +58,7 @@ def _from_analysis(job: Job) -> list[Finding]:
     if reports.is_empty():
         return []
     first = reports.row(0, named=True)
-    missing = sorted(set(first["values"] or []))
+    missing = sorted(set(first["values"] or []) | _missing_from_other_groups(reports, first["pg"]))
     seq, op = first["seq"], first["op"]
     number = f" #{seq}" if seq is not None else ""
     what = f" ({op})" if op else ""
@@ -74,7 +74,7 @@ def _from_analysis(job: Job) -> list[Finding]:
             severity="error",
             part="departure",
             summary=summary,
-            fix=FIX.format(seq=seq if seq is not None else "?", who=who),
+            fix=FIX.format(collective=_collective(seq, op), who=who),
             ranks=missing,
             op=op,
             seq=seq,
@@ -85,6 +85,24 @@ def _from_analysis(job: Job) -> list[Finding]:
             details={"source": "flight recorder analysis", "stopped": missing},
         )
     ]
+
+
+def _collective(seq: int | None, op: str | None) -> str:
+    """The collective a fix points at: by its number, else by its op."""
+    if seq is not None:
+        return f"collective #{seq}"
+    return f"`{op}`" if op else "that collective"
+
+
+def _missing_from_other_groups(reports: pl.DataFrame, pg: str | None) -> set[int]:
+    """The ranks an analysis that compares every process group found missing from the others
+    than the first report's (nvidia-resiliency-ext's attribution: rank 10 missing from PG 73,
+    rank 15 from PG 74, two stopped ranks in two expert groups); none where the reports name
+    no group (PyTorch's analyzer: its later reports of one group follow from the first)."""
+    if pg is None:
+        return set()
+    others = reports.filter(pl.col("pg").is_not_null() & (pl.col("pg") != pg))
+    return set(others.get_column("values").explode().drop_nulls().to_list())
 
 
 def _disagreements(job: Job, pg: str, entries: pl.DataFrame) -> list[Finding]:
@@ -172,7 +190,7 @@ def _mismatch(
         severity="error",
         part="departure",
         summary=summary,
-        fix=FIX.format(seq=seq, who=rank_list(odd)),
+        fix=FIX.format(collective=_collective(seq, None), who=rank_list(odd)),
         ranks=odd,
         op=expected[seq].split("|", 1)[0],
         seq=seq,
@@ -212,7 +230,7 @@ def _never_joined(
         severity="error",
         part="departure",
         summary=summary,
-        fix=FIX.format(seq=seq, who=rank_list(absent)),
+        fix=FIX.format(collective=_collective(seq, None), who=rank_list(absent)),
         ranks=absent,
         op=expected[seq].split("|", 1)[0],
         seq=seq,
