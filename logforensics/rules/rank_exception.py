@@ -282,9 +282,29 @@ COMMON_FIX = (
 
 def check(job: Job) -> list[Finding]:
     failures = _failures(job)
+    if lost_a_node(job):
+        failures = [_seen_from_a_lost_node(finding) for finding in failures]
     if _scheduler_ended(job):
         return failures
     return [finding for finding in failures if not _host_memory(finding)]
+
+
+LOST_NODE_SEEN = (
+    " The scheduler lost a node under the job: a GPU failing this way with no rank to place it "
+    "elsewhere is most likely that node's failure seen from its processes."
+)
+
+
+def _seen_from_a_lost_node(finding: Finding) -> Finding:
+    """A GPU's hardware failure no line places on a rank, in a job the scheduler says lost a
+    node: the node failing, seen from its processes, not a cause of its own
+    (huggingface/m4-logs tr_141 num_workers_02: two `CUDA error: unknown error` aborts in
+    ProcessGroupNCCL's cleanup loop, then `srun: error: Node failure on jean-zay-iam49`)."""
+    if finding.ranks or finding.part != "explanation":
+        return finding
+    if re.search(HARDWARE, _message(finding)) is None:
+        return finding
+    return replace(finding, part="consequence", summary=finding.summary + LOST_NODE_SEEN)
 
 
 def out_of_host_memory(job: Job) -> list[Finding]:

@@ -2108,3 +2108,36 @@ def test_torchrun_s_record_decorator_is_advised_only_where_torchrun_ran_the_work
     spawned = analyze_files(tmp_path, {"console.log": SESSION_LOST}).verdict.finding
     assert spawned.fix.startswith("Fix the exception on rank 0")
     assert "torchrun" not in spawned.fix
+
+
+# huggingface/m4-logs, tr_141-hanging/..._num_workers_02/README.md (at 7a31dce), verbatim: a
+# process's abort in ProcessGroupNCCL's cleanup loop, then SLURM's word that a node failed
+LOST_NODE_ABORT = [
+    "terminate called after throwing an instance of 'c10::CUDAError'",
+    "  what():  CUDA error: unknown error",
+    "Exception raised from query at ../aten/src/ATen/cuda/CUDAEvent.h:91 (most recent call first):",
+    "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x3e (0x14c5bad6d20e in /gpfswork/rech/cnw/commun/conda/shared-m4-2023-02-28/lib/python3.8/site-packages/torch/lib/libc10.so)",
+    "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::finishedGPUExecutionInternal() const + 0x13c (0x14c5fcb6d78c in /gpfswork/rech/cnw/commun/conda/shared-m4-2023-02-28/lib/python3.8/site-packages/torch/lib/libtorch_cuda_cpp.so)",
+    "frame #2: c10d::ProcessGroupNCCL::WorkNCCL::isCompleted() + 0x58 (0x14c5fcb6f768 in /gpfswork/rech/cnw/commun/conda/shared-m4-2023-02-28/lib/python3.8/site-packages/torch/lib/libtorch_cuda_cpp.so)",
+    "frame #3: c10d::ProcessGroupNCCL::workCleanupLoop() + 0x221 (0x14c5fcb70cf1 in /gpfswork/rech/cnw/commun/conda/shared-m4-2023-02-28/lib/python3.8/site-packages/torch/lib/libtorch_cuda_cpp.so)",
+    "frame #4: <unknown function> + 0xc2ba3 (0x14c60c8f8ba3 in /lib64/libstdc++.so.6)",
+    "frame #5: <unknown function> + 0x81cf (0x14c62b3941cf in /lib64/libpthread.so.0)",
+    "frame #6: clone + 0x43 (0x14c62a876dd3 in /lib64/libc.so.6)",
+    "",
+    "srun: error: Node failure on jean-zay-iam49",
+    "srun: Job step aborted: Waiting up to 62 seconds for job step to finish.",
+]
+
+
+def test_a_gpu_failure_of_no_rank_in_a_job_that_lost_a_node_is_the_node_failing(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": LOST_NODE_ABORT})
+    assert analysis.verdict.finding.kind == "peer_lost"
+    seen = finding(analysis, "rank_exception")
+    assert seen.part == "consequence" and "most likely that node's failure" in seen.summary
+
+
+def test_a_gpu_failure_of_no_rank_is_the_cause_where_no_node_was_lost(tmp_path):
+    aborts = [line for line in LOST_NODE_ABORT if not line.startswith("srun:")]
+    analysis = analyze_files(tmp_path, {"console.log": aborts})
+    assert analysis.verdict.finding.kind == "rank_exception"
+    assert analysis.verdict.finding.part == "explanation"
