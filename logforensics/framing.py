@@ -191,6 +191,14 @@ RAY_WORKER = (
     r"\((?:(?P<actor>[A-Za-z_][\w.:-]*) )?(?:rank=(?P<rank>\d+) )?pid=(?P<pid>\d+)"
     r"(?:, ip=(?P<ip>\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]+))?\)(?: |$)"  # `$`: an empty line
 )
+# 2021-07-08 08:28:12 10.164.0.33 [0] torch.multiprocessing.spawn.ProcessExitedException: ...
+# torch_xla's TPU pod launcher (`python -m torch_xla.distributed.xla_dist`) before each line a
+# worker VM's processes print: its time, the VM's internal address and the VM's index (a node's,
+# never a process's; pytorch/xla#3028)
+XLA_DIST_WORKER = (
+    r"(?P<time>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}) (?P<ip>\d{1,3}(?:\.\d{1,3}){3}) "
+    r"\[(?P<worker>\d{1,5})\] "
+)
 # (head, rank=0, pid=5634) [nccl-e9ef-7d4f-0:3]:nccl-e9ef-7d4f-0:11172:11249 [3] misc/socket.cc ...
 # (worker1, rank=1, pid=4888, ip=10.60.0.4)   rank      : 7 (local_rank: 3)
 # SkyPilot's prefix on a multi-node task's output (skypilot-org/skypilot#4448; its log streaming
@@ -560,6 +568,19 @@ FRAMERS: tuple[Framer, ...] = (
             "_node_index": _number(_group(g, "node_rank")),
             "prefix_host": pl.coalesce(_group(g, "ip"), _group(g, "ip_first")),
         },
+    ),
+    Framer(
+        "xla_dist",
+        XLA_DIST_WORKER,
+        lambda g: {
+            "_node_name": pl.concat_str(pl.lit("xla_dist worker "), _group(g, "worker")),
+            "_node_index": _number(_group(g, "worker")),
+            "prefix_host": _group(g, "ip"),
+            "prefix_time": _group(g, "time").str.to_datetime(
+                "%Y-%m-%d %H:%M:%S", strict=False, time_unit="us"
+            ),
+        },
+        per_file=True,
     ),
     Framer(
         "ray",
