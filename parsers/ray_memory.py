@@ -8,6 +8,13 @@ it to the driver (hiyouga/EasyR1#185, a verl-style RL trainer on Ray):
 A `host_oom` event of that node (`host` is its IP), the number killed in `value`: the host ran
 out of memory, whatever the training processes printed as they lost the worker. The advice
 line after it is recognised.
+
+The caller's side of one such kill, under Ray's `ray.exceptions.OutOfMemoryError: Task was
+killed due to the node running low on memory.` (957944173/GAP's launcher log, verl on Ray):
+
+    Memory on the node (IP: 10.29.128.7, ID: 38fa2a92ea532d8f01c076ded57079b07bd160d36c7ef5b2b9241f33) where the task (actor ID: f5a0d2adb7b8ec8fd0d857c001000000, name=TaskRunner.__init__, pid=1466649, memory used=1.42GB) was running was 121.35GB / 125.53GB (0.966714), which exceeds the memory usage threshold of 0.95. ...
+
+is a `host_oom` event of that node and that task's process (`pid`), one killed.
 """
 
 from __future__ import annotations
@@ -23,6 +30,9 @@ KILLED_WORDS = "killed due to memory pressure (OOM)"
 COUNT = r"(\d+) Workers \(tasks / actors\) killed"
 NODE_IP = r"at node \(ID: \w+, IP: ([\w.:-]+)\)"
 ADVICE = "Refer to the documentation on how to address the out of memory issue"
+TASK_KILLED = "Memory on the node (IP: "
+TASK_NODE = r"^Memory on the node \(IP: ([\w.:-]+),"
+TASK_PID = r"\bwhere the task \([^)]*?\bpid=(\d+)"
 MONITOR = "Ray's memory monitor"  # the event's `exc_message`, for the oom rule's words
 
 
@@ -40,10 +50,20 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         count.alias("value"),
         pl.lit(MONITOR).alias("exc_message"),
     )
+    task = lines.filter(message.str.contains(TASK_NODE)).select(
+        "file",
+        "line",
+        pl.lit("host_oom").alias("event"),
+        pl.lit("error").alias("severity"),
+        message.str.extract(TASK_NODE, 1).alias("host"),
+        message.str.extract(TASK_PID, 1).cast(pl.Int64, strict=False).alias("pid"),
+        pl.lit(1, pl.Int64).alias("value"),
+        pl.lit(MONITOR).alias("exc_message"),
+    )
     advice = lines.filter(message.str.contains(ADVICE, literal=True)).select(
         "file", "line", pl.lit(None, pl.String).alias("event")
     )
-    return pl.concat([kills, advice], how="diagonal_relaxed")
+    return pl.concat([kills, task, advice], how="diagonal_relaxed")
 
 
-PARSER = LineParser(name="ray_memory", literals=(KILLED_WORDS, ADVICE), parse=parse)
+PARSER = LineParser(name="ray_memory", literals=(KILLED_WORDS, ADVICE, TASK_KILLED), parse=parse)

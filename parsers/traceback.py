@@ -85,6 +85,7 @@ import polars as pl
 
 from logforensics.registry import LineParser
 from parsers.log_levels import LOGGED
+from parsers.ray_memory import MONITOR as RAY_MONITOR
 
 # Characters of an exception message kept in `exc_message`.
 MESSAGE_CHARS = 500
@@ -174,6 +175,8 @@ UNIT_BYTES = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 # (pytorch/xla#3532; after `XLA:TPU compile permanent error.` in pytorch/xla#9524),
 # `RESOURCE_EXHAUSTED: Attempting to reserve 10.51G at the bottom of memory. That was not
 # possible.` (huggingface/transformers#22328, pytorch/xla#3470)
+# `ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.`
+RAY_OUT_OF_MEMORY = "ray.exceptions.OutOfMemoryError"
 XLA_OUT_OF_MEMORY = (
     r"RESOURCE_EXHAUSTED: (?:.*\bRan out of memory in memory space"
     r"|Attempting to reserve \S+ at the bottom of memory)"
@@ -912,13 +915,18 @@ def _oom_events(rows: pl.DataFrame) -> pl.DataFrame:
         UNIT_BYTES, default=None, return_dtype=pl.Int64
     )
     requested = allocation.struct.field("amount").cast(pl.Float64, strict=False) * bytes_per_unit
+    # Ray's memory monitor killed the task for the node's memory, not the GPU's
+    of_the_node = pl.col("_exc_type").fill_null("").str.ends_with(RAY_OUT_OF_MEMORY)
     return rows.filter((exception_line & out_of_memory) | what_line).select(
         "file",
         "line",
-        pl.lit("oom").alias("event"),
+        pl.when(of_the_node).then(pl.lit("host_oom")).otherwise(pl.lit("oom")).alias("event"),
         pl.lit("error").alias("severity"),
         pl.col("_exc_type").alias("exc_type"),
-        pl.col("_exc_message").alias("exc_message"),
+        pl.when(of_the_node)
+        .then(pl.lit(RAY_MONITOR))
+        .otherwise(pl.col("_exc_message"))
+        .alias("exc_message"),
         requested.round(0).cast(pl.Int64, strict=False).alias("value"),
         text.str.extract(OOM_DEVICE, 1).alias("device"),
     )

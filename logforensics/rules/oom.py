@@ -380,9 +380,11 @@ def _host(job: Job) -> list[Finding]:
         )
         return [_host_finding(job, killed, summary, where, ranks, "allocation", hosts)]
     if killed.get_column("exc_message").eq(RAY_MONITOR).all():
+        # (the caller's `OutOfMemoryError` counts no worker: the monitor's lines do)
         workers = int(killed.get_column("value").fill_null(0).sum())
+        killed_what = f"{workers} worker{'s' if workers != 1 else ''}" if workers else "a task"
         summary = (
-            f"Ray's memory monitor killed {workers} worker{'s' if workers != 1 else ''} on "
+            f"Ray's memory monitor killed {killed_what} on "
             f"{where} for memory pressure: the host ran out of memory (not the GPU); the "
             "training's errors about a lost worker follow from it."
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.builders import analyze_files, only, parsed_by
+from tests.builders import analyze_files, finding, kinds, only, parsed_by
 
 THREADS = Path(__file__).resolve().parent.parent / "data" / "threads"
 
@@ -44,3 +44,33 @@ def test_a_report_wrapped_by_the_paste_is_read_from_its_words(tmp_path):
     assert verdict.headline == (
         "The job ran out of host memory on 10.0.167.26 (Ray's memory monitor)"
     )
+
+
+# 957944173/GAP, E1-0/runs/20260910_step60to70_e10/logs/launcher_attempt10_ram_oom_crash.log
+# (at 1a8d7f5), verbatim: verl's driver raising Ray's OutOfMemoryError for its TaskRunner, and
+# the monitor's words on the node and the task under it
+TASK_KILLED = [
+    '  File "/home/nf5468m6/miniconda3/envs/parallel-agent/lib/python3.10/site-packages/ray/_private/client_mode_hook.py", line 103, in wrapper',
+    "    return func(*args, **kwargs)",
+    '  File "/home/nf5468m6/miniconda3/envs/parallel-agent/lib/python3.10/site-packages/ray/_private/worker.py", line 2771, in get',
+    "    values, debugger_breakpoint = worker.get_objects(object_refs, timeout=timeout)",
+    '  File "/home/nf5468m6/miniconda3/envs/parallel-agent/lib/python3.10/site-packages/ray/_private/worker.py", line 921, in get_objects',
+    "    raise value",
+    "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.",
+    "Memory on the node (IP: 10.29.128.7, ID: 38fa2a92ea532d8f01c076ded57079b07bd160d36c7ef5b2b9241f33) where the task (actor ID: f5a0d2adb7b8ec8fd0d857c001000000, name=TaskRunner.__init__, pid=1466649, memory used=1.42GB) was running was 121.35GB / 125.53GB (0.966714), which exceeds the memory usage threshold of 0.95. Ray killed this worker (ID: ba25116d6e85db6fd165a0cd107652d31d2d6fbc5f142f379dae1cbd) because it was the most recently scheduled task; to see more information about memory usage on this node, use `ray logs raylet.out -ip 10.29.128.7`. To see the logs of the worker, use `ray logs worker-ba25116d6e85db6fd165a0cd107652d31d2d6fbc5f142f379dae1cbd*out -ip 10.29.128.7. Top 10 memory users:",
+]
+
+
+def test_ray_s_out_of_memory_error_is_the_node_out_of_host_memory_not_the_gpu(tmp_path):
+    killed = only(parsed_by("ray_memory", TASK_KILLED).filter(event="host_oom"))
+    assert (killed["host"], killed["pid"], killed["value"]) == ("10.29.128.7", 1466649, 1)
+    analysis = analyze_files(tmp_path, {"launcher.log": TASK_KILLED})
+    assert analysis.verdict.headline.endswith("on 10.29.128.7 (Ray's memory monitor)")
+    assert "GPU memory" not in analysis.verdict.headline
+    assert kinds(analysis) == ["oom"]
+
+
+def test_ray_s_out_of_memory_error_alone_is_still_the_host_s(tmp_path):
+    error_only = TASK_KILLED[:-1]
+    oom = finding(analyze_files(tmp_path, {"launcher.log": error_only}), "oom")
+    assert oom.details["host_memory"] and "killed a task on the node" in oom.summary
