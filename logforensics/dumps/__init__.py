@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import re
 
-from logforensics.framing import COMPOSE_SERVICE, CRI_ENVELOPE, PDSH_HOST, QUOTE, RFC3339
+from logforensics.framing import (
+    COMPOSE_SERVICE,
+    CRI_ENVELOPE,
+    MIN_COMMON_INDENT,
+    MIN_INDENTED_LINES,
+    PDSH_HOST,
+    QUOTE,
+    RFC3339,
+)
 
 # `kubectl logs --timestamps` and container runtimes put an RFC3339 stamp before every line (a
 # node's CRI log its stream and tag too), `docker compose logs` the container's name and `| `,
@@ -22,9 +30,25 @@ TRAILING_BLANKS = re.compile(rb"[ \t]+$", re.MULTILINE)
 
 def unstamped(data: bytes) -> bytes:
     """`data` without a container's stamp or name before each line (unchanged when its first
-    line has none) and without blanks after them."""
+    line has none), without blanks after them, and without the indentation a paste gave the
+    whole of it (a dump quoted in a Markdown list: see `framing.MIN_COMMON_INDENT`)."""
     if b" \n" in data or b"\t\n" in data:  # (a scan far cheaper than the substitution)
         data = TRAILING_BLANKS.sub(b"", data)
-    if CONTAINER_STAMP.match(data) is None:
+    if CONTAINER_STAMP.match(data) is not None:
+        data = CONTAINER_STAMP.sub(b"", data)
+    return _dedented(data)
+
+
+def _dedented(data: bytes) -> bytes:
+    """`data` without the spaces every line with text opens with, when they are
+    MIN_COMMON_INDENT or more over MIN_INDENTED_LINES lines or more."""
+    if not data.lstrip(b"\r\n").startswith(b" " * MIN_COMMON_INDENT):  # (most texts: at once)
         return data
-    return CONTAINER_STAMP.sub(b"", data)
+    lines = data.split(b"\n")
+    filled = [line for line in lines if line.strip()]
+    if len(filled) < MIN_INDENTED_LINES:
+        return data
+    indent = min(len(line) - len(line.lstrip(b" ")) for line in filled)
+    if indent < MIN_COMMON_INDENT:
+        return data
+    return b"\n".join(line[indent:] if line.strip() else line for line in lines)

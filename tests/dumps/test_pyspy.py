@@ -308,8 +308,10 @@ def test_a_native_thread_block_pasted_without_its_process_header_is_a_dump():
         lambda at, line: f"> {line}",
         # blanks after each line, as a padded terminal's copy leaves them
         lambda at, line: f"{line}    ",
+        # a console block under a Markdown list item (saforem2/mmm's Aurora notes indent by 6)
+        lambda at, line: f"      {line}" if line.strip() else line,
     ],
-    ids=["kubectl", "compose", "cri", "pdsh", "quote", "padded"],
+    ids=["kubectl", "compose", "cri", "pdsh", "quote", "padded", "indented"],
 )
 def test_a_dump_saved_with_a_collector_s_wrapping_is_still_a_dump(tmp_path, wrapped):
     # bigscience's prequel stacks (tests/data/dumps/bigscience_prequel_split), each line
