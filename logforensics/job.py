@@ -200,11 +200,13 @@ def _file_stats(
 
 def _world_size(events: pl.DataFrame) -> WorldSize | None:
     """The world size most events state (ties go to the larger value); else the size of the
-    largest NCCL communicator, which is the world. `events` are screened: every size in them
-    is believed (at most MAX_WORLD_SIZE)."""
+    largest NCCL communicator, which is the world (its init records, or those of its teardown:
+    `comm 0x3d5abb40 rank 1 nranks 2 cudaDev 1 busId 99000 - Abort COMPLETE`). `events` are
+    screened: every size in them is believed (at most MAX_WORLD_SIZE)."""
     stated = events.filter(pl.col("world_size").is_not_null())
     if stated.is_empty():
-        inits = events.filter((pl.col("event") == "nccl_init") & pl.col("nranks").is_not_null())
+        records = pl.col("event").is_in(["nccl_init", "nccl_abort"])
+        inits = events.filter(records & pl.col("nranks").is_not_null())
         if inits.is_empty():
             return None
         largest = inits.filter(pl.col("nranks") == inits.get_column("nranks").max()).row(

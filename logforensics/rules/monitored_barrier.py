@@ -84,8 +84,17 @@ def _from_waiting_side(job: Job) -> list[Finding]:
     waited_for = sorted(waiting.get_column("peer_rank").unique().to_list())
     arrived = sorted(waiting.get_column("rank").drop_nulls().unique().to_list())
     own_log = set(waited_for) <= set(job.ranks_seen)
+    # every other rank of the world arrived: none was left for the coordinator to find missing
+    world = job.world_size.value if job.world_size is not None else None
+    all_others = world is not None and set(arrived) | set(waited_for) == set(range(world))
     who = rank_list(arrived).capitalize() if arrived else "Some ranks"
-    if own_log:
+    if all_others and not own_log:
+        summary = (
+            f"{who} reached the monitored barrier and got errors waiting for "
+            f"{rank_list(waited_for)}, which coordinates it: every other rank of the "
+            f"{world} had arrived, so {'it' if len(waited_for) == 1 else 'they'} never did."
+        )
+    elif own_log:
         summary = (
             f"{who} reached the monitored barrier and got errors waiting for "
             f"{rank_list(waited_for)}, which coordinates it: "
@@ -109,8 +118,8 @@ def _from_waiting_side(job: Job) -> list[Finding]:
             summary=summary,
             fix=WAITING_FIX.format(who=rank_list(waited_for)),
             ranks=waited_for,
-            blames_nobody=not own_log,
-            confidence="high" if own_log else "low",
+            blames_nobody=not (own_log or all_others),
+            confidence="high" if own_log else "medium" if all_others else "low",
             details={"ranks_that_arrived": arrived, "seen_from": "the waiting ranks"},
         )
     ]

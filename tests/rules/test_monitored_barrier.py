@@ -67,3 +67,41 @@ def test_a_store_wait_for_a_later_group_is_no_start_up_failure(tmp_path):
     analysis = analyze_files(tmp_path, {"output.log": lines})
     assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("monitored_barrier", [0])
     assert "missing_rank" not in kinds(analysis)
+
+
+# HorizonRobotics/RoboOrchardLab#33, verbatim (the reporter's excerpt, its `...` elisions
+# kept): rank 1's wait for the coordinator, torchrun's summary, and rank 1's NCCL teardown,
+# whose communicator of 2 is the world
+TWO_RANK_WORLD = [
+    "RuntimeError: Rank 1 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.",
+    "...",
+    "Original exception:",
+    "[/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:129]",
+    "Timed out waiting 600000ms for send operation to complete",
+    "...",
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
+    "============================================================",
+    "train.py FAILED",
+    "------------------------------------------------------------",
+    "Root Cause (first observed failure):",
+    "rank : 1 (local_rank: 1)",
+    "exitcode : 1",
+    "============================================================",
+    "NCCL INFO misc/socket.cc:863 -> 3",
+    "NCCL INFO comm 0x3d5abb40 rank 1 nranks 2 cudaDev 1 busId 99000 - Abort COMPLETE",
+]
+
+
+def test_the_coordinator_of_a_world_whose_other_ranks_all_arrived_never_did(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": TWO_RANK_WORLD})
+    assert analysis.job.world_size.value == 2
+    barrier = finding(analysis, "monitored_barrier")
+    assert barrier.ranks == [0] and barrier.blamed == [0]
+    assert "every other rank of the 2 had arrived" in barrier.summary
+    assert analysis.verdict.ranks == [0]
+
+
+def test_without_the_world_size_the_coordinator_is_not_blamed(tmp_path):
+    lines = [line for line in TWO_RANK_WORLD if "nranks 2" not in line]
+    barrier = finding(analyze_files(tmp_path, {"console.log": lines}), "monitored_barrier")
+    assert barrier.blamed == []
