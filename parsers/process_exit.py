@@ -38,6 +38,16 @@ reports its processes that exited with an error code, older and newer wording (p
 a `worker_failed` event per process named, with its rank, an error whatever the code (the
 harness's own 10 means the test raised).
 
+HPE Cray PALS's `mpiexec` (ALCF's Polaris and Aurora) reports each rank that ended badly, by
+global rank, after the host it ran on (argonne-lcf/conda_install_scripts' Polaris smoke test;
+argonne-lcf/alcf-nccl-tests; saforem2/mmm's Aurora notes):
+
+    x3200c0s13b0n0.hsn.cm.sirius.alcf.anl.gov: rank 0 died from signal 11 and dumped core
+    x3200c0s13b0n0.hsn.cm.sirius.alcf.anl.gov: rank 3 died from signal 15
+    x4512c5s2b0n0: rank 6 exited with code 1
+
+a `worker_failed` event of that rank and host, a signal as its negative exit code.
+
 The kernel's own report of an OOM kill, pasted from `dmesg` (mm/oom_kill.c: "%s: Killed process
 %d (%s) total-vm:%lukB, ..." after `Out of memory` or `Memory cgroup out of memory`), is a
 `host_oom` event with the killed pid, which the logs' pid map turns into a rank; its first line
@@ -86,6 +96,11 @@ HARNESS_EXIT = r"RuntimeError: Process(?:es)? (\d+(?:[ ,]+\d+)*) exited with err
 # mosaicml/llm-foundry#258: `ERROR:composer.cli.launcher:Rank 2 crashed with exit code -7.`)
 COMPOSER_CRASH = r"\bRank (?P<rank>\d{1,7}) crashed with exit code (?P<code>-?\d+)\."
 
+PALS_REPORT = (
+    r"^(?:(?P<host>[A-Za-z][\w.-]*): )?rank (?P<rank>\d{1,7}) (?:died from signal "
+    r"(?P<signal>\d{1,2})(?: and dumped core)?|exited with code (?P<code>-?\d+))\s*$"
+)
+
 DEEPSPEED_EXIT = r"\] exits with return code = (-?\d+)\s*$"
 # the same report cut before its code by a paste: the launcher writes it at ERROR level only
 # when a worker ended with a non-zero code (deepspeedai/DeepSpeed#2946)
@@ -101,8 +116,28 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         _launcher_signalled(lines),
         _harness_exits(lines),
         _composer_crashes(lines),
+        _pals_reports(lines),
     ]
     return pl.concat(parts, how="diagonal_relaxed")
+
+
+def _pals_reports(lines: pl.DataFrame) -> pl.DataFrame:
+    said = pl.col("message").str.extract_groups(PALS_REPORT)
+    signal = said.struct.field("signal").cast(pl.Int32, strict=False)
+    code = pl.coalesce(-signal, said.struct.field("code").cast(pl.Int32, strict=False))
+    return (
+        lines.with_columns(said.alias("_pals"), code.alias("exitcode"))
+        .filter(pl.col("exitcode").is_not_null() & (pl.col("exitcode") != 0))
+        .select(
+            "file",
+            "line",
+            pl.lit("worker_failed").alias("event"),
+            pl.lit("error").alias("severity"),
+            "exitcode",
+            pl.col("_pals").struct.field("rank").cast(pl.Int32, strict=False).alias("rank"),
+            pl.col("_pals").struct.field("host").alias("host"),
+        )
+    )
 
 
 def _deepspeed_exits(lines: pl.DataFrame) -> pl.DataFrame:
@@ -238,6 +273,8 @@ PARSER = LineParser(
         "process was signaled to shutdown",
         " exited with error code ",
         " crashed with exit code ",
+        " died from signal ",
+        " exited with code ",
     ),
     parse=parse,
 )

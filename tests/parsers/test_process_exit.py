@@ -169,3 +169,41 @@ def test_a_rank_composer_saw_crash_on_a_signal_is_the_verdict(tmp_path):
     verdict = analyze_files(tmp_path, {"train.log": console}).verdict
     assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [0])
     assert "SIGSEGV" in verdict.finding.summary
+
+
+@pytest.mark.parametrize(
+    ("line", "rank", "code", "host"),
+    [
+        # argonne-lcf/conda_install_scripts, alcf_polaris/tests/job-2026-09-17.run1-fa-segv.out
+        (
+            "x3200c0s13b0n0.hsn.cm.sirius.alcf.anl.gov: rank 0 died from signal 11 and dumped core",
+            0,
+            -11,
+            "x3200c0s13b0n0.hsn.cm.sirius.alcf.anl.gov",
+        ),
+        # argonne-lcf/alcf-nccl-tests, pytests/logs0/2024-05-02-19-06-47/n4.p2.dat
+        ("x3200c0s19b1n0.hsn.cm.sirius.alcf.anl.gov: rank 1 exited with code 134", 1, 134, None),
+        # saforem2/mmm, docs/torch-on-aurora.md (Aurora)
+        ("x4512c5s2b0n0: rank 11 died from signal 15", 11, -15, "x4512c5s2b0n0"),
+    ],
+)
+def test_pals_mpiexec_names_the_global_rank_that_ended_badly(line, rank, code, host):
+    ended = only(parsed_by("process_exit", [line]))
+    assert (ended["event"], ended["rank"], ended["exitcode"]) == ("worker_failed", rank, code)
+    assert host is None or ended["host"] in (host, None)
+
+
+def test_the_rank_pals_saw_die_first_of_a_signal_is_the_verdict(tmp_path):
+    # argonne-lcf/conda_install_scripts' Polaris smoke test (job-2026-09-17.run1-fa-segv.out),
+    # its last lines verbatim: rank 0 crashed in a check it alone ran; the launcher then
+    # stopped rank 3
+    console = [
+        "[rank 0 x3200c0s13b0n0] tensorflow GPU OK tf 2.21.0 gpus=1 r=134217728.0",
+        "[rank 0 x3200c0s13b0n0] jax GPU OK jax 0.11.1 devices=[CudaDevice(id=0)] r=65536.0",
+        "x3200c0s13b0n0.hsn.cm.sirius.alcf.anl.gov: rank 0 died from signal 11 and dumped core",
+        "x3200c0s13b0n0.hsn.cm.sirius.alcf.anl.gov: rank 3 died from signal 15",
+        "exit=143",
+    ]
+    verdict = analyze_files(tmp_path, {"job.out": console}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [0])
+    assert "SIGSEGV" in verdict.finding.summary
