@@ -181,6 +181,13 @@ XLA_OUT_OF_MEMORY = (
     r"RESOURCE_EXHAUSTED: (?:.*\bRan out of memory in memory space"
     r"|Attempting to reserve \S+ at the bottom of memory)"
 )
+# vLLM's engine finding no GPU memory left for its KV cache at start-up (its kv_cache_utils
+# check; RL trainers start it beside the training model on the same GPUs):
+# `ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`
+# when initializing the engine.`
+KV_CACHE_OUT_OF_MEMORY = (
+    r"No available memory for the cache blocks|larger than the available KV cache memory"
+)
 # Fatal Python error: Aborted
 FATAL = "Fatal Python error: "
 FATAL_SIGNALS = {
@@ -908,6 +915,7 @@ def _oom_events(rows: pl.DataFrame) -> pl.DataFrame:
         # `RuntimeError: CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:62`)
         | text.str.contains("(?i)CUDA error: out of memory")
         | text.str.contains(XLA_OUT_OF_MEMORY)
+        | text.str.contains(KV_CACHE_OUT_OF_MEMORY)
     )
     what_line = text.str.starts_with(WHAT) & text.str.contains("out of memory", literal=True)
     allocation = text.str.extract_groups(ALLOCATION)

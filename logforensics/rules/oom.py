@@ -26,7 +26,7 @@ from logforensics.text import capitalized, clipped, duration, rank_list, rank_ra
 from parsers.process_exit import FAILED_HOST_ALLOCATION
 from parsers.progress_bars import bar_name
 from parsers.ray_memory import MONITOR as RAY_MONITOR
-from parsers.traceback import XLA_OUT_OF_MEMORY
+from parsers.traceback import KV_CACHE_OUT_OF_MEMORY, XLA_OUT_OF_MEMORY
 
 SKIP_FIX = (
     " Skipping a batch on one rank desynchronises the collectives: decide the skip together "
@@ -42,6 +42,13 @@ FIX = (
     "Reduce the memory {who} needs at that step: a smaller (or length-capped) batch, gradient "
     "accumulation, activation checkpointing, or freeing references kept across steps. A rank "
     "that needs more than the others often sees longer sequences or a larger shard of data."
+)
+
+
+KV_CACHE_FIX = (
+    " Here vLLM's engine found no GPU memory left for its KV cache as it started: free what "
+    "the training model holds on the same GPUs before the engine starts (offload it), raise "
+    "`gpu_memory_utilization`, or lower `max_model_len`."
 )
 
 
@@ -480,6 +487,7 @@ def _gpu(job: Job) -> list[Finding]:
     # XLA names the device (`TPU:6`), or only says its runtime ran out: not a GPU's words
     on_tpu = bool(devices) and all(str(device).startswith("TPU") for device in devices)
     said_by_xla = ooms.get_column("text").str.contains(XLA_OUT_OF_MEMORY).all()
+    for_kv_cache = bool(ooms.get_column("text").str.contains(KV_CACHE_OUT_OF_MEMORY).any())
     memory = "TPU memory" if on_tpu else "device memory" if said_by_xla else "GPU memory"
     summary = f"{capitalized(who)} ran out of {memory}{asked}" + (
         f" at step {step} ({stage})" if step is not None else ""
@@ -535,7 +543,10 @@ def _gpu(job: Job) -> list[Finding]:
             summary=summary,
             fix=DEVICE_FIX
             if device
-            else FIX.format(who=who) + (NCCL_FIX if in_nccl else "") + (SKIP_FIX if caught else ""),
+            else FIX.format(who=who)
+            + (NCCL_FIX if in_nccl else "")
+            + (SKIP_FIX if caught else "")
+            + (KV_CACHE_FIX if for_kv_cache else ""),
             confidence="medium" if device or stalled or from_gpu else "high",
             ranks=ranks,
             step=step,

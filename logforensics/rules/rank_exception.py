@@ -57,6 +57,7 @@ from logforensics.stopped_workers import (
 from logforensics.text import capitalized, clipped, duration, rank_list
 from parsers.cuda_assert import KIND as CUDA_ASSERTION
 from parsers.process_exit import HARNESS_EXIT
+from parsers.traceback import KV_CACHE_OUT_OF_MEMORY
 
 # Horovod's word on every rank once one rank failed or finished early: "Horovod has been shut
 # down. This was caused by an exception on one of the ranks or an attempt to allreduce,
@@ -1808,8 +1809,10 @@ def _unattributed(job: Job) -> list[Finding]:
     # an out-of-memory error is the oom rule's; a message that only names running out of
     # memory as a possible cause is not one (fairseq#1088: "Workers can fall out of sync if
     # one of them runs out of memory")
-    said_oom = pl.col("exc_type").str.contains(OUT_OF_MEMORY) | pl.col("exc_message").str.contains(
-        STATES_OUT_OF_MEMORY
+    said_oom = (
+        pl.col("exc_type").str.contains(OUT_OF_MEMORY)
+        | pl.col("exc_message").str.contains(STATES_OUT_OF_MEMORY)
+        | pl.col("exc_message").str.contains(KV_CACHE_OUT_OF_MEMORY)
     )
     rows = rows.with_columns(exception_text().alias("what")).filter(~said_oom.fill_null(False))
     rows = rows.join(_watchdog_aborts(job, rows), on=["file", "line"], how="anti").join(

@@ -470,3 +470,22 @@ def test_a_worker_whose_own_watchdog_took_it_down_did_not_die_for_memory(tmp_pat
     # the same death with no line of the process going down is a death from outside
     alone = analyze_files(tmp_path / "alone", {"ray_console.log": VERL_ABORTED_THEN_DIED[5:]})
     assert (alone.verdict.finding.kind, alone.verdict.ranks) == ("oom", [1])
+
+
+# johnson7788/RLDecisionAgent, docs/Error.md section 14 (at 3201ede), verbatim: verl's rollout
+# worker starting vLLM beside the training model
+KV_CACHE = [
+    '  File "/usr/local/lib/python3.10/dist-packages/vllm/v1/core/kv_cache_utils.py", line 699, in get_kv_cache_config',
+    "    check_enough_kv_cache_memory(vllm_config, kv_cache_spec, available_memory)",
+    '  File "/usr/local/lib/python3.10/dist-packages/vllm/v1/core/kv_cache_utils.py", line 527, in check_enough_kv_cache_memory',
+    '    raise ValueError("No available memory for the cache blocks. "',
+    "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.",
+]
+
+
+def test_vllm_finding_no_memory_for_its_kv_cache_is_the_gpu_out_of_memory(tmp_path):
+    analysis = analyze_files(
+        tmp_path, {"console.log": ["Traceback (most recent call last):", *KV_CACHE]}
+    )
+    assert kinds(analysis) == ["oom"]
+    assert "`gpu_memory_utilization`" in analysis.verdict.finding.fix
