@@ -193,6 +193,9 @@ WORKER_DIED_FIX = (
 OWN_GOING_DOWN = ("process_abort", "fatal_signal", "exception")
 
 
+TERMINATED_WORKER = r"\bThe process receives a SIG(?:TERM|INT)\b"
+
+
 def _ray_workers_died(job: Job) -> list[Finding]:
     """A worker process Ray saw die without an error of its own: `A worker died or was killed
     ... by an unexpected system error`, or an actor that `died unexpectedly`. Ray's own first
@@ -206,7 +209,11 @@ def _ray_workers_died(job: Job) -> list[Finding]:
     unexpected = pl.col("exc_message").is_null() | pl.col("exc_message").str.starts_with(
         "SYSTEM_ERROR"
     )
-    died = events.filter((pl.col("event") == "worker_died") & unexpected)
+    # Ray's detail of a worker that a SIGTERM ended (its shutdown, a person, the scheduler):
+    # asked to stop, not killed for memory, whose killer sends SIGKILL (johnson7788/
+    # RLDecisionAgent's verl notes: `... The process receives a SIGTERM.` after the run ended)
+    terminated = pl.col("text").str.contains(TERMINATED_WORKER).fill_null(False)
+    died = events.filter((pl.col("event") == "worker_died") & unexpected & ~terminated)
     lost_nodes = events.filter(pl.col("event").is_in(["node_lost", "node_failure"]))
     died = died.filter(~pl.col("host").is_in(lost_nodes.get_column("host").drop_nulls().implode()))
     # nor a worker whose own lines show it going down: its watchdog taking the process down, a

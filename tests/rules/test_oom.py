@@ -489,3 +489,18 @@ def test_vllm_finding_no_memory_for_its_kv_cache_is_the_gpu_out_of_memory(tmp_pa
     )
     assert kinds(analysis) == ["oom"]
     assert "`gpu_memory_utilization`" in analysis.verdict.finding.fix
+
+
+# johnson7788/RLDecisionAgent, docs/Error.md section 15 (at 3201ede), verbatim: a verl run's
+# final validation, then Ray's word on a worker a SIGTERM ended as the job shut down
+TERMINATED_AT_THE_END = [
+    "(TaskRunner pid=267532) (\"Final validation metrics: {'val-aux/char_count/reward/mean@1': \"",
+    "(raylet) A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the problem, check the logs for the dead worker. RayTask ID: ffffffffffffffffc90bbe1574830f10a33b147c01000000 Worker ID: f7ea96b1e8e804f578390a97c97d6bf28b5bc9fed13f0ef433e444c7 Node ID: cc69c4cc97291a2847bc91bcfbd1f19c419b6e6fbe86aad345f2f665 Worker IP address: 192.168.100.8 Worker port: 41497 Worker PID: 269812 Worker exit type: SYSTEM_ERROR Worker exit detail: Worker exits unexpectedly by a signal. SystemExit is raised (sys.exit is called). Exit code: 1. The process receives a SIGTERM.",
+]
+
+
+def test_a_ray_worker_a_sigterm_ended_was_asked_to_stop_not_killed_for_memory(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": TERMINATED_AT_THE_END})
+    assert "oom" not in kinds(analysis)
+    sigkill = [TERMINATED_AT_THE_END[0], TERMINATED_AT_THE_END[1].replace("SIGTERM", "SIGKILL")]
+    assert "oom" in kinds(analyze_files(tmp_path / "killed", {"console.log": sigkill}))
