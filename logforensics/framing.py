@@ -319,7 +319,9 @@ DETERMINED_TRIAL = (
 # [rank: 1] Seed set to 42   (Lightning's rank-prefixed messages)
 # [rank8] Warning: Unable to resolve hostname ...   (a script's or wrapper's own f"[rank{rank}] "
 # tag, without the colon of PyTorch's; aws-samples/aws-do-eks#50)
-RANK_EQUALS = r"\[rank(?:=|: )?(?P<rank>\d+)\] "
+# [rank 0 x3200c0s13b0n0] torch.cuda OK ...   (a script's f"[rank {rank} {host}] ": the rank and
+# the host it ran on; argonne-lcf/conda_install_scripts' Polaris smoke test)
+RANK_EQUALS = r"\[rank(?:=|: | )?(?P<rank>\d+)(?: (?P<host>[A-Za-z][\w.-]*))?\] "
 # torchrun's agent logs a failed function worker's traceback in the record that reports it
 # (torch/distributed/elastic/multiprocessing/api.py: `logger.exception("failed (exitcode: %s)
 # local_rank: %s (pid: %s) of fn: %s (start_method: %s)", ...)`), and torch's log formatter
@@ -634,7 +636,11 @@ FRAMERS: tuple[Framer, ...] = (
     # another process's line glued after the bar: its own torchrun prefix comes next
     # (huggingface/nanotron#204: `...[02:32<30:38, 4866.01 examples/s][default2]:[E ...`)
     TORCHRUN_TEE_FRAMER,
-    Framer("rank_equals", RANK_EQUALS, lambda g: {"_task": _number(_group(g, "rank"))}),
+    Framer(
+        "rank_equals",
+        RANK_EQUALS,
+        lambda g: {"_task": _number(_group(g, "rank")), "prefix_host": _group(g, "host")},
+    ),
     Framer(
         "elastic_relay",
         ELASTIC_RELAY,

@@ -149,6 +149,17 @@ def test_lightnings_rank_prefix_carries_the_rank():
     assert (row["prefix_rank"], row["message"]) == (0, "Seed set to 42")
 
 
+def test_a_script_s_rank_and_host_tag_carries_both():
+    # argonne-lcf/conda_install_scripts, alcf_polaris/tests/job-2026-09-17.run1-fa-segv.out
+    (row,) = frame(
+        [
+            "[rank 7 x3200c0s19b1n0] torch.distributed NCCL OK nccl (2, 30, 7) allreduce over 8 ranks ok"
+        ]
+    )
+    assert (row["prefix_rank"], row["prefix_host"]) == (7, "x3200c0s19b1n0")
+    assert row["message"] == "torch.distributed NCCL OK nccl (2, 30, 7) allreduce over 8 ranks ok"
+
+
 def test_a_script_s_own_rank_tag_without_a_colon_carries_the_rank():
     # aws-samples/aws-do-eks#50, verbatim (vLLM workers' lines as the PR quotes them)
     (row,) = frame(
