@@ -652,6 +652,15 @@ def _are(ranks: list[int]) -> str:
     return "is" if len(ranks) == 1 else "are"
 
 
+def _implausible_number(finding: Finding, verdict: Verdict) -> Told:
+    """Processes that joined the group beyond the world size (the only verdict of the kind)."""
+    values = finding.details.get("values") or []
+    if finding.details.get("extra_processes") and values:
+        ranks = ", ".join(str(value) for value in values)
+        return f"More processes were started than the world size (rank {ranks} joined)", None
+    return _generic(finding, verdict)
+
+
 def _generic(finding: Finding, verdict: Verdict) -> Told:
     ranks = finding.blamed or finding.ranks
     return f"{finding.kind} on {rank_list(ranks)}" if ranks else finding.kind, None
@@ -672,6 +681,7 @@ WHAT: dict[str, Callable[[Finding, Verdict], Told]] = {
     "peer_lost": _peer_lost,
     "fr_mismatch": _flight_recorder,
     "stuck_location": _stuck_location,
+    "implausible_number": _implausible_number,
 }
 
 

@@ -45,6 +45,7 @@ FLAGGED_SCHEMA: dict[str, pl.DataType] = {
     "value": pl.Int64(),  # the number as read (a list: its length)
     "limit": pl.Int64(),  # the largest value believed (a rank: at least 0 as well)
     "source": pl.String(),  # the event or rank source that read it
+    "event": pl.String(),  # the event of the line (a stage mark's: stage_mark)
 }
 
 
@@ -184,6 +185,7 @@ def _marks_not_believed(marks: pl.DataFrame, limit: int) -> pl.DataFrame:
         pl.col("rank").cast(pl.Int64).alias("value"),
         pl.lit(limit - 1, dtype=pl.Int64).alias("limit"),
         pl.lit("stage mark").alias("source"),
+        pl.lit("stage_mark").alias("event"),
     )
 
 
@@ -200,4 +202,5 @@ def _flag(rows: pl.DataFrame, number: str, value: pl.Expr, limit: int, source: s
         value.cast(pl.Int64).alias("value"),
         pl.lit(limit, dtype=pl.Int64).alias("limit"),
         pl.col(source).cast(pl.String).alias("source"),
+        pl.col("event").cast(pl.String).alias("event"),
     )

@@ -66,14 +66,68 @@ MAX_QUOTE_CHARS = 2000
 SHOWN_VALUES = 3
 
 
+# A process's own word as it joins the group (the store-based barrier's check-in, NCCL's
+# communicator init): the rank is no misprint, a process ran with it.
+JOINS = ("store_barrier_joined", "nccl_init")
+EXTRA_PROCESS_FIX = (
+    "Start exactly as many processes as the world size: compare the launcher's processes "
+    "(`--nproc_per_node` times `--nnodes`, `srun`'s tasks, `mpirun -np`) with the world size the "
+    "job sets (an explicit `world_size=` to `init_process_group`, a model-parallel setting that "
+    "sizes it, a stale `WORLD_SIZE` or `RANK` in the environment), and look for a process of an "
+    "earlier launch still running against the same store."
+)
+
+
 def check(job: Job) -> list[Finding]:
     flagged = job.implausible
     findings = []
+    # (with no world size stated, the limit is the analyzer's own: no process is extra)
+    if job.world_size is not None:
+        joined = (pl.col("number") == "rank") & pl.col("event").is_in(JOINS)
+        extra = flagged.filter(joined & (pl.col("value") >= 0)).sort("file", "line")
+        if not extra.is_empty():
+            findings.append(_extra_processes(job, extra))
+            flagged = flagged.join(extra.select("file", "line"), on=["file", "line"], how="anti")
     for group, numbers in GROUPS.items():
         rows = flagged.filter(pl.col("number").is_in(numbers)).sort("file", "line")
         if not rows.is_empty():
             findings.append(_finding(job, group, rows))
     return findings
+
+
+def _extra_processes(job: Job, rows: pl.DataFrame) -> Finding:
+    """Processes that joined the group with ranks at or above the world size the job states
+    (facebookresearch/metaseq#86: `Added key: store_based_barrier_key:1 to store for rank: 2`
+    while rank 1 `Completed store-based barrier ... with 2 nodes`): the launch started more
+    processes than the world has ranks, and the group formed without some of them or never
+    formed. Blames no rank: the launch."""
+    world = job.world_size.value if job.world_size is not None else 0
+    values = sorted(set(rows.get_column("value").to_list()))
+    named = ", ".join(_number(value) for value in values[:SHOWN_VALUES])
+    first = rows.row(0, named=True)
+    summary = (
+        f"A process joined the process group as rank{'s' if len(values) > 1 else ''} {named} "
+        f"({first['file']}:{first['line']}), but the job's world size is {world:,} (ranks "
+        f"0-{world - 1:,}): more processes were started than the world has ranks, so the group "
+        "formed without some of them or never formed."
+    )
+    lines = rows.unique(["file", "line"], keep="first", maintain_order=True)
+    quoted = job.quote(lines.head(EVIDENCE_CAP))
+    evidence = [
+        Evidence(row["file"], int(row["line"]), _cut(row["text"]), row["rank"])
+        for row in quoted.iter_rows(named=True)
+    ]
+    return Finding(
+        kind="implausible_number",
+        severity="error",
+        part="explanation",
+        summary=summary,
+        fix=EXTRA_PROCESS_FIX,
+        evidence=evidence,
+        evidence_total=lines.height,
+        confidence="medium",
+        details={"numbers": "rank", "values": values[:EVIDENCE_CAP], "extra_processes": True},
+    )
 
 
 def _finding(job: Job, group: str, rows: pl.DataFrame) -> Finding:
