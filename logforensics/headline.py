@@ -319,6 +319,8 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
     # a failure the logs tie to no rank is a process's: nothing says which rank it was
     who = _who(finding.ranks, "A process")
     signal = finding.details.get("signal")
+    if finding.details.get("time_limit"):
+        return "SLURM ended the job at its time limit, no rank having failed before", None
     if finding.details.get("from_outside"):
         return f"The launcher was sent {signal} from outside and stopped the job", None
     if signal == "SIGKILL":

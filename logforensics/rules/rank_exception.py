@@ -387,7 +387,11 @@ def _failures_of(job: Job) -> list[Finding]:
         + (_launcher_summary_cut(job) if not findings and not deaths and not exits else [])
         + _aborted(job, explained)
         + _shut_down(job)
-    ) or ([] if lost_a_node(job) else _stopped_from_outside(job) or _interrupted(job))
+    ) or (
+        []
+        if lost_a_node(job)
+        else _stopped_from_outside(job) or _interrupted(job) or _time_limit(job)
+    )
 
 
 STOPPED_FROM_OUTSIDE_FIX = (
@@ -424,6 +428,45 @@ def _launcher_signals(job: Job) -> pl.DataFrame:
     return job.events.filter(
         (pl.col("event") == "worker_sigterm") & pl.col("signal").is_in(list(BY_A_PERSON))
     ).sort("file", "line")
+
+
+TIME_LIMIT = "TIME LIMIT"  # the reason SLURM gives for a step it ended at the job's time limit
+TIME_LIMIT_FIX = (
+    "If the run was still making progress when it was cancelled (its last steps at the usual "
+    "pace), it only ran out of time: give it more (`#SBATCH --time`), or resume it from its "
+    "last checkpoint, saving checkpoints often enough to lose little. If it had stopped making "
+    "progress well before, the hang's cause is in the lines before the cancellation."
+)
+
+
+def _time_limit(job: Job) -> list[Finding]:
+    """SLURM ended the step at the job's time limit, no rank having failed before it
+    (bigscience-workshop/bigscience's meg_gpt2 n64 benchmark: `*** STEP 1809655.0 ON r6i4n3
+    CANCELLED AT 2021-05-24T09:50:34 DUE TO TIME LIMIT ***` after healthy iterations): the run
+    was cut short by its allocation, not broken; what the job was doing until then tells a
+    slow run from a hung one."""
+    rows = job.events.filter(
+        (pl.col("event") == "step_cancelled") & (pl.col("exc_message") == TIME_LIMIT)
+    ).sort("file", "line")
+    if rows.is_empty():
+        return []
+    summary = (
+        "SLURM cancelled the job step at its time limit; no rank had failed before it: the run "
+        "was ended by its allocation running out, not by an error of its own."
+    )
+    return [
+        _from_rows(
+            rows.head(1),
+            severity="error",
+            part="consequence",
+            summary=summary,
+            fix=TIME_LIMIT_FIX,
+            ranks=[],
+            blames_nobody=True,
+            confidence="low",
+            details={"exception": "the time limit", "from_outside": True, "time_limit": True},
+        )
+    ]
 
 
 def _stopped_from_outside(job: Job) -> list[Finding]:

@@ -2141,3 +2141,30 @@ def test_a_gpu_failure_of_no_rank_is_the_cause_where_no_node_was_lost(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": aborts})
     assert analysis.verdict.finding.kind == "rank_exception"
     assert analysis.verdict.finding.part == "explanation"
+
+
+# bigscience-workshop/bigscience, experiments/gpt2-meg/meg_gpt2_base_n64_dp1_tp4_pp64-1809655.out
+# (at 6980df2), verbatim lines: iterations at their usual pace, then SLURM's time limit
+TIME_LIMIT = [
+    " iteration       50/    1000 | consumed samples:          200 | elapsed time per iteration (ms): 6715.3 | learning rate: 1.497E-04 | global batch size:     4 | lm loss: 2.114738E+01 | loss scale: 16384.0 | grad norm: 13.290 | number of skipped iterations:   0 | number of nan iterations:   0 |",
+    " iteration       60/    1000 | consumed samples:          240 | elapsed time per iteration (ms): 6703.7 | learning rate: 1.494E-04 | global batch size:     4 | lm loss: 1.696940E+01 | loss scale: 16384.0 | grad norm: 14.171 | number of skipped iterations:   0 | number of nan iterations:   0 |",
+    "srun: Job step aborted: Waiting up to 62 seconds for job step to finish.",
+    "Killing subprocess 43950",
+    "slurmstepd: error: *** STEP 1809655.0 ON r6i4n3 CANCELLED AT 2021-05-24T09:50:34 DUE TO TIME LIMIT ***",
+    "Main process received SIGTERM, exiting",
+    "slurmstepd: error: *** JOB 1809655 ON r6i4n3 CANCELLED AT 2021-05-24T09:50:34 DUE TO TIME LIMIT ***",
+]
+
+
+def test_a_step_slurm_ended_at_its_time_limit_with_no_failure_before_says_so(tmp_path):
+    analysis = analyze_files(tmp_path, {"job.out": TIME_LIMIT})
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "rank_exception" and verdict.ranks == []
+    assert verdict.headline.startswith("SLURM ended the job at its time limit")
+    assert "#SBATCH --time" in verdict.finding.fix
+
+
+def test_a_step_cancelled_for_no_stated_reason_is_not_a_time_limit(tmp_path):
+    lines = [line.replace(" DUE TO TIME LIMIT", "") for line in TIME_LIMIT]
+    analysis = analyze_files(tmp_path, {"job.out": lines})
+    assert all("time limit" not in item.summary for item in analysis.findings)
