@@ -31,7 +31,11 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     return lines.select(
         "file",
         "line",
-        message.str.extract(RANK, 1).cast(pl.Int32, strict=False).alias("rank"),
+        # (or the rank its writer's tag gives: `[rank 3] pid: 4242`, the tag framed off)
+        pl.coalesce(
+            message.str.extract(RANK, 1).cast(pl.Int32, strict=False),
+            pl.col("prefix_rank").cast(pl.Int32),
+        ).alias("rank"),
         message.str.extract(PID, 1).cast(pl.Int64, strict=False).alias("pid"),
         message.str.extract(IP, 1).alias("host"),
         pl.lit("process_id").alias("event"),
