@@ -1,6 +1,5 @@
-"""A rank still busy with work of its own when the others gave up waiting for it: the rank
-their timeout waited for (a departure of kind collective_timeout that `rules/stage_divergence.py`
-reports with the other departures).
+"""A rank still busy with work of its own when the others gave up waiting for it (a departure
+that `rules/stage_divergence.py` reports).
 
 Evaluation, checkpoint saving and data preparation often run on one rank only (`if rank ==
 0:`, the main process's tokenizer, a framework's rank-zero evaluation). The other ranks go on
@@ -123,11 +122,10 @@ def busy_past_timeout(job: Job) -> list[Finding]:
     )
     evidence = pl.concat([rows.select(waits.columns), waits.head(3)])
     return [
-        # the ranks' timeout, with the rank they waited for named: the timeout's own kind
         placed_finding(
             job,
             evidence,
-            kind="collective_timeout",
+            kind="stage_divergence",
             severity="error",
             part="departure",
             summary=summary,

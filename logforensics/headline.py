@@ -513,8 +513,6 @@ def _collective_timeout(finding: Finding, verdict: Verdict) -> Told:
     culprits = finding.blamed
     if details.get("waiting"):  # in an exception's words (rules/rank_exception.py)
         return _waited(finding)
-    if details.get("departure") == "busy":  # the rank they waited for (busy_rank.py)
-        return _stage_divergence(finding, verdict)
     if details.get("phase") == "rendezvous":
         if details.get("store_lost") and culprits:
             return f"Process group set-up lost the store {rank_list(culprits)} hosts", ""
