@@ -108,6 +108,11 @@ WORKER_SIGTERM = r"Sending process (?P<pid>\d+) closing(?: signal (?P<signal>SIG
 DEATH_SIGNAL = (
     r"Received (?:Signals\.)?(?P<signal>SIG[A-Z0-9]+|\d{1,2}) death signal, shutting down workers"
 )
+# ... the same signal as the exception torchrun's agent raises on it, which is all a console
+# keeps where the warning itself failed to format (brendansu/CAV-Agent-Defense's transcript: a
+# `--- Logging error ---` around it, under SLURM's preemption):
+# torch.distributed.elastic.multiprocessing.api.SignalException: Process 3045566 got signal: 15
+SIGNAL_EXCEPTION = r"\bSignalException: Process \d+ got signal: (?P<signal>\d{1,2})\b"
 # W1130 15:04:26.975000 4263 torch/distributed/run.py:874] *****************************************
 # WARNING:torch.distributed.run:
 RUN_LOGGER = r"torch[./]distributed[./]run(?:\.py:\d+\]|:)"
@@ -338,7 +343,10 @@ def _sigterms(rows: pl.DataFrame) -> pl.DataFrame:
 def _death_signals(rows: pl.DataFrame) -> pl.DataFrame:
     """`launcher_signalled`: the agent was sent a signal (a scheduler, a user, the host) and
     shuts its workers down."""
-    said = pl.col("_message").str.extract(DEATH_SIGNAL, 1)
+    message = pl.col("_message")
+    said = pl.coalesce(
+        message.str.extract(DEATH_SIGNAL, 1), message.str.extract(SIGNAL_EXCEPTION, 1)
+    )
     signal = said.replace(SIGNAL_NAMES)  # a number by its name
     return rows.filter(said.is_not_null()).select(
         "file",
@@ -387,6 +395,7 @@ PARSER = LineParser(
         'File "',
         "closing signal",
         "death signal",
+        " got signal: ",
         "ProcessFailure(",
         "Sending process ",
         "torch/distributed/run.py",

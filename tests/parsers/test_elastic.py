@@ -464,6 +464,38 @@ def test_a_death_signal_by_its_number_is_named():
     assert (signalled["event"], signalled["signal"]) == ("launcher_signalled", "SIGTERM")
 
 
+# brendansu/CAV-Agent-Defense, doc/transcripts/2026-03-27_gridsybil-pseudo-first-training-treatment-
+# try-7b-model.md (at a6183a8), verbatim: under SLURM's preemption the agent's warning failed to
+# format, leaving its SignalException and the stops of its workers
+AGENT_SIGNAL_EXCEPTION = [
+    "--- Logging error ---",
+    "Traceback (most recent call last):",
+    '  File "/home/haotias/.conda/envs/veremi/lib/python3.13/site-packages/torch/distributed/elastic/agent/server/api.py", line 731, in run',
+    "    result = self._invoke_run(role)",
+    '  File "/home/haotias/.conda/envs/veremi/lib/python3.13/site-packages/torch/distributed/elastic/agent/server/api.py", line 908, in _invoke_run',
+    "    time.sleep(monitor_interval)",
+    "    ~~~~~~~~~~^^^^^^^^^^^^^^^^^^",
+    '  File "/home/haotias/.conda/envs/veremi/lib/python3.13/site-packages/torch/distributed/elastic/multiprocessing/api.py", line 86, in _terminate_process_handler',
+    '    raise SignalException(f"Process {os.getpid()} got signal: {sigval}", sigval=sigval)',
+    "torch.distributed.elastic.multiprocessing.api.SignalException: Process 3045566 got signal: 15",
+    "",
+    "Message: 'Received %s death signal, shutting down workers'",
+    "Arguments: (<Signals.SIGTERM: 15>,)",
+    "W0325 10:34:07.578000 3045566 site-packages/torch/distributed/elastic/multiprocessing/api.py:1010] Sending process 3045680 closing signal SIGTERM",
+    "W0325 10:34:07.578000 3045566 site-packages/torch/distributed/elastic/multiprocessing/api.py:1010] Sending process 3045681 closing signal SIGTERM",
+    "W0325 10:34:07.579000 3045566 site-packages/torch/distributed/elastic/multiprocessing/api.py:1010] Sending process 3045682 closing signal SIGTERM",
+]
+
+
+def test_the_agent_s_signal_exception_is_its_death_signal(tmp_path):
+    signalled = parsed_by("elastic", AGENT_SIGNAL_EXCEPTION).filter(
+        pl.col("event") == "launcher_signalled"
+    )
+    assert signalled.get_column("signal").unique().to_list() == ["SIGTERM"]
+    verdict = analyze_files(tmp_path, {"console.log": AGENT_SIGNAL_EXCEPTION}).verdict
+    assert verdict.headline == "The launcher was sent SIGTERM from outside and stopped the job"
+
+
 # huggingface/accelerate#1214, verbatim: `accelerate launch` logs through Rich, the level in a
 # column before the message and the source after it; the failed worker's tail wraps
 RICH_AGENT = [
