@@ -220,6 +220,11 @@ def _collective_mismatch(finding: Finding, verdict: Verdict) -> Told:
         return f"{_who(finding.ranks)} computed other loss terms than the others", None
     if finding.details.get("source") == "deepspeed consistency check":
         return f"{_who(finding.ranks)} ran another sequence than rank 0 (DeepSpeed's check)", None
+    if finding.details.get("source") == "DETAIL shape check":
+        return (
+            f"The ranks passed tensors of different shapes to {finding.op or 'a collective'}",
+            None,
+        )
     if finding.details.get("source") in ("accelerate shapes", "shape prints", "printed sizes"):
         op = finding.details.get("op") or "a collective"
         if finding.blames_nobody:

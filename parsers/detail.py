@@ -10,6 +10,13 @@
 and, from the source, `ProcessGroupWrapper: Monitored Barrier encountered error running
 collective: <fingerprint>. Error: ` with the monitored barrier's error on the next line.
 
+Its check of the tensors' shapes across ranks before a collective (PyTorch's distributed docs,
+"TORCH_DISTRIBUTED_DEBUG", verbatim):
+
+    RuntimeError: Error when verifying shape tensors for collective ALLREDUCE on rank 0. This likely indicates that input shapes into the collective are mismatched across ranks. Got shapes:  10
+
+a `shape_check_failed` event of the rank that raised it, with the collective's op.
+
 Versions: torch <= 1.11 prints one side only ("Rank 0 is running inconsistent collective: ..."),
 1.12 names only the other side's op ("but Rank 1 is running collective: REDUCE."), ~2.0 added
 SequenceNumber, and a fingerprint without tensors is printed without the comma
@@ -47,6 +54,8 @@ RUNNING = r"\[Rank (?P<rank>\d+)\] Running collective: " + FINGERPRINT
 BARRIER_ERROR = r"Monitored Barrier encountered error running collective: " + FINGERPRINT
 
 MISMATCH_WORDING = "Detected mismatch between collectives on ranks"
+SHAPE_CHECK_WORDING = "Error when verifying shape tensors for collective"
+SHAPE_CHECK = SHAPE_CHECK_WORDING + r" (?P<op>\w+) on rank (?P<rank>\d+)\b"
 # torch 1.10-1.11 print the fingerprint one field per line under the sentence
 # (huggingface/transformers#20366):
 #   Detected mismatch between collectives on ranks. Rank 1 is running inconsistent collective:
@@ -134,11 +143,28 @@ def _barrier_errors(lines: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _shape_checks(lines: pl.DataFrame) -> pl.DataFrame:
+    failed = pl.col("message").str.extract_groups(SHAPE_CHECK)
+    return lines.filter(pl.col("message").str.contains(SHAPE_CHECK)).select(
+        "file",
+        "line",
+        pl.lit("shape_check_failed").alias("event"),
+        pl.lit("error").alias("severity"),
+        failed.struct.field("rank").cast(pl.Int32, strict=False).alias("rank"),
+        failed.struct.field("op").alias("op"),
+    )
+
+
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
     # the lines after each candidate are read only as a mismatch's fingerprint
     candidates = lines.filter(pl.col("candidate"))
     return pl.concat(
-        [_mismatches(lines), _runs(candidates), _barrier_errors(candidates)],
+        [
+            _mismatches(lines),
+            _runs(candidates),
+            _barrier_errors(candidates),
+            _shape_checks(candidates),
+        ],
         how="diagonal_relaxed",
     )
 
@@ -149,6 +175,7 @@ PARSER = LineParser(
         MISMATCH_WORDING,
         "Running collective: CollectiveFingerPrint",
         "Monitored Barrier encountered error running collective",
+        SHAPE_CHECK_WORDING,
     ),
     parse=parse,
     context_after=FINGERPRINT_LINES,

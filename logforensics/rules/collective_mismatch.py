@@ -31,6 +31,7 @@ FIX = (
 def check(job: Job) -> list[Finding]:
     return (
         _from_detail(job)
+        + _from_shape_check(job)
         + _from_collective_runs(job)
         + _from_nccl_calls(job)
         + _from_nccl_warning(job)
@@ -763,6 +764,51 @@ def _from_gloo_sizes(job: Job) -> list[Finding]:
             fix=FIX.format(who=who),
             ranks=ranks,
             confidence="medium",
+        )
+    ]
+
+
+SHAPE_CHECK_FIX = (
+    "Every rank must pass a tensor of the same shape to `{op}`. Print each rank's shape before "
+    "that call: the rank whose shape differs took another path to it (a last, shorter batch, "
+    "per-rank lengths, a tensor built from its own data), or the ranks were at different calls."
+)
+
+
+def _from_shape_check(job: Job) -> list[Finding]:
+    """TORCH_DISTRIBUTED_DEBUG=DETAIL's check of the shapes the ranks pass to a collective
+    (PyTorch's distributed docs: `Error when verifying shape tensors for collective ALLREDUCE on
+    rank 0. ...`): the ranks passed different shapes; the rank that raised it noticed, which
+    says nothing of which rank's shape was the odd one. Where DETAIL's fingerprints are in
+    the logs too, `_from_detail` reads them."""
+    checks = job.events.filter(pl.col("event") == "shape_check_failed").sort("file", "line")
+    if (
+        checks.is_empty()
+        or not job.events.filter(pl.col("event") == "collective_mismatch").is_empty()
+    ):
+        return []
+    ranks = sorted(checks.get_column("rank").drop_nulls().unique().to_list())
+    op = checks.item(0, "op") or "a collective"
+    raised = f" (raised on {rank_list(ranks)})" if ranks else ""
+    summary = (
+        f"TORCH_DISTRIBUTED_DEBUG=DETAIL's check found the ranks passing tensors of different "
+        f"shapes to {op}{raised}: they were not making the same call with the same data. The "
+        "check does not say which rank's shape was the odd one."
+    )
+    return [
+        placed_finding(
+            job,
+            checks,
+            kind="collective_mismatch",
+            severity="error",
+            part="departure",
+            summary=summary,
+            fix=SHAPE_CHECK_FIX.format(op=op),
+            ranks=ranks,
+            op=checks.item(0, "op"),
+            blames_nobody=True,
+            confidence="medium",
+            details={"source": "DETAIL shape check"},
         )
     ]
 

@@ -70,6 +70,7 @@ CONSEQUENCE = (
     r"|^ccl::"
     r"|[Ww]atchdog|monitoredBarrier"
     r"|Detected mismatch between collectives|finished reduction|due to shape mismatches"
+    r"|Error when verifying shape tensors for collective"
     # accelerate's debug-mode check of a collective's shapes, raised with its message on the
     # lines after the type (the docs' troubleshooting page; the shapes it lists are read by the
     # collective_mismatch rule)

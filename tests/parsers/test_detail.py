@@ -7,7 +7,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from tests.builders import only, parsed_by
+from tests.builders import analyze_files, kinds, only, parsed_by
 
 FIELDS = ("rank", "comm_rank", "seq", "op", "shape", "dtype")
 PEER_FIELDS = ("peer_rank", "peer_seq", "peer_op", "peer_shape", "peer_dtype")
@@ -152,3 +152,22 @@ def test_the_next_sentence_is_not_taken_for_a_fingerprint():
     lines = [FINGERPRINT_BELOW[0], "", "Traceback (most recent call last):"]
     mismatch = only(parsed_by("detail", lines))
     assert (mismatch["rank"], mismatch["op"]) == (1, None)
+
+
+# PyTorch's distributed docs, "Debugging torch.distributed applications", TORCH_DISTRIBUTED_DEBUG
+# (docs/source/distributed.md at 0015d6b5), verbatim: DETAIL's shape check on a 2-rank job
+SHAPE_CHECK = [
+    "work = default_pg.allreduce([tensor], opts)",
+    "RuntimeError: Error when verifying shape tensors for collective ALLREDUCE on rank 0. This likely indicates that input shapes into the collective are mismatched across ranks. Got shapes:  10",
+    "[ torch.LongTensor{1} ]",
+]
+
+
+def test_detail_s_shape_check_is_the_ranks_passing_different_shapes_to_one_collective(tmp_path):
+    failed = only(parsed_by("detail", SHAPE_CHECK).filter(event="shape_check_failed"))
+    assert (failed["rank"], failed["op"]) == (0, "ALLREDUCE")
+    analysis = analyze_files(tmp_path, {"console.log": SHAPE_CHECK})
+    assert kinds(analysis) == ["collective_mismatch"]
+    mismatch = analysis.verdict.finding
+    assert mismatch.blamed == [] and "different shapes to ALLREDUCE" in mismatch.summary
+    assert analysis.verdict.headline == "The ranks passed tensors of different shapes to ALLREDUCE"
