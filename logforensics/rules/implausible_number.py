@@ -86,7 +86,7 @@ def check(job: Job) -> list[Finding]:
         joined = (pl.col("number") == "rank") & pl.col("event").is_in(JOINS)
         extra = flagged.filter(joined & (pl.col("value") >= 0)).sort("file", "line")
         if not extra.is_empty():
-            findings.append(_extra_processes(job, extra))
+            findings.append(_extra_processes(job, extra, job.world_size.value))
             flagged = flagged.join(extra.select("file", "line"), on=["file", "line"], how="anti")
     for group, numbers in GROUPS.items():
         rows = flagged.filter(pl.col("number").is_in(numbers)).sort("file", "line")
@@ -95,13 +95,12 @@ def check(job: Job) -> list[Finding]:
     return findings
 
 
-def _extra_processes(job: Job, rows: pl.DataFrame) -> Finding:
+def _extra_processes(job: Job, rows: pl.DataFrame, world: int) -> Finding:
     """Processes that joined the group with ranks at or above the world size the job states
     (facebookresearch/metaseq#86: `Added key: store_based_barrier_key:1 to store for rank: 2`
     while rank 1 `Completed store-based barrier ... with 2 nodes`): the launch started more
     processes than the world has ranks, and the group formed without some of them or never
     formed. Blames no rank: the launch."""
-    world = job.world_size.value if job.world_size is not None else 0
     values = sorted(set(rows.get_column("value").to_list()))
     named = ", ".join(_number(value) for value in values[:SHOWN_VALUES])
     first = rows.row(0, named=True)
@@ -111,12 +110,7 @@ def _extra_processes(job: Job, rows: pl.DataFrame) -> Finding:
         f"0-{world - 1:,}): more processes were started than the world has ranks, so the group "
         "formed without some of them or never formed."
     )
-    lines = rows.unique(["file", "line"], keep="first", maintain_order=True)
-    quoted = job.quote(lines.head(EVIDENCE_CAP))
-    evidence = [
-        Evidence(row["file"], int(row["line"]), _cut(row["text"]), row["rank"])
-        for row in quoted.iter_rows(named=True)
-    ]
+    evidence, total = _quoted(job, rows)
     return Finding(
         kind="implausible_number",
         severity="error",
@@ -124,19 +118,26 @@ def _extra_processes(job: Job, rows: pl.DataFrame) -> Finding:
         summary=summary,
         fix=EXTRA_PROCESS_FIX,
         evidence=evidence,
-        evidence_total=lines.height,
+        evidence_total=total,
         confidence="medium",
         details={"numbers": "rank", "values": values[:EVIDENCE_CAP], "extra_processes": True},
     )
 
 
-def _finding(job: Job, group: str, rows: pl.DataFrame) -> Finding:
+def _quoted(job: Job, rows: pl.DataFrame) -> tuple[list[Evidence], int]:
+    """The flagged lines as evidence (each once, capped), and how many there are."""
     lines = rows.unique(["file", "line"], keep="first", maintain_order=True)
     quoted = job.quote(lines.head(EVIDENCE_CAP))
     evidence = [
         Evidence(row["file"], int(row["line"]), _cut(row["text"]), row["rank"])
         for row in quoted.iter_rows(named=True)
     ]
+    return evidence, lines.height
+
+
+def _finding(job: Job, group: str, rows: pl.DataFrame) -> Finding:
+    lines = rows.unique(["file", "line"], keep="first", maintain_order=True)
+    evidence, total = _quoted(job, rows)
     first = lines.row(0, named=True)
     values = lines.get_column("value").unique(maintain_order=True).to_list()
     shown = ", ".join(_number(value) for value in values[:SHOWN_VALUES])
@@ -157,7 +158,7 @@ def _finding(job: Job, group: str, rows: pl.DataFrame) -> Finding:
         summary=summary,
         fix=FIX,
         evidence=evidence,
-        evidence_total=lines.height,
+        evidence_total=total,
         details={
             "numbers": group,
             "values": values[:EVIDENCE_CAP],
