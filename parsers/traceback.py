@@ -170,13 +170,14 @@ ALLOCATION = r"Tried to allocate (?P<amount>\d+(?:\.\d+)?) ?(?P<unit>[KMGT]iB|B)
 # ... (GPU 0; 11.17 GiB total capacity; ...                                (torch 1.x)
 OOM_DEVICE = r"GPU (?P<device>\d+)(?: has a total capac|;)"
 UNIT_BYTES = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+# Ray's memory monitor's kill as the caller sees it: the node's memory ran out, not a GPU's
+# `ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.`
+RAY_OUT_OF_MEMORY = "ray.exceptions.OutOfMemoryError"
 # XLA's runtime out of device memory (a TPU's HBM) in the status it raises or logs:
 # `RESOURCE_EXHAUSTED: Ran out of memory in memory space hbm. Used 29.80G of 7.98G hbm.`
 # (pytorch/xla#3532; after `XLA:TPU compile permanent error.` in pytorch/xla#9524),
 # `RESOURCE_EXHAUSTED: Attempting to reserve 10.51G at the bottom of memory. That was not
 # possible.` (huggingface/transformers#22328, pytorch/xla#3470)
-# `ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.`
-RAY_OUT_OF_MEMORY = "ray.exceptions.OutOfMemoryError"
 XLA_OUT_OF_MEMORY = (
     r"RESOURCE_EXHAUSTED: (?:.*\bRan out of memory in memory space"
     r"|Attempting to reserve \S+ at the bottom of memory)"

@@ -569,7 +569,7 @@ def _in_another_collective(job: Job) -> list[Finding]:
     rank 0 in a gloo `all_gather` under `_gather_rank_reports` while ranks 1-3 and 5-7 timed
     out in BROADCAST #78). The side that is fewer left the common path; an even split blames
     nobody."""
-    timeouts = per_rank_timeouts(job.events)
+    timeouts = per_rank_timeouts(job.events).sort("file", "line")
     waited_in = {str(op).upper() for op in timeouts.get_column("op").drop_nulls().to_list()}
     if not waited_in:
         return []
@@ -595,7 +595,7 @@ def _in_another_collective(job: Job) -> list[Finding]:
         return []
     ranks = sorted(elsewhere.get_column("rank").to_list())
     calls = sorted(set(elsewhere.get_column("_call").to_list()))
-    first = timeouts.sort("file", "line").row(0, named=True)
+    first = timeouts.row(0, named=True)
     at = f"{first['op']} #{first['seq']}" if first["seq"] is not None else str(first["op"])
     who, others = rank_list(ranks), rank_list(waiting)
     in_calls = " and ".join(f"`{call}`" for call in calls)
@@ -612,7 +612,7 @@ def _in_another_collective(job: Job) -> list[Finding]:
         else f" {capitalized(who)} left the path the others took to it."
     )
     rows = pl.concat(
-        [with_exception_lines(elsewhere), timeouts.sort("file", "line").head(3)],
+        [with_exception_lines(elsewhere), timeouts.head(3)],
         how="diagonal_relaxed",
     )
     return [
