@@ -181,6 +181,11 @@ def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
         at = f" at {endpoint}" if endpoint else ""
         if finding.details.get("side") == "server":
             return f"{who} could not open the rendezvous store's port{at}: it was taken", None
+        if finding.details.get("side") == "dropped":
+            return (
+                f"{who} lost its connection to the rendezvous store{at}: the job never started",
+                None,
+            )
         if finding.details.get("side") == "wait":
             return f"{who} timed out waiting at the rendezvous store: the job never formed", None
         never = (

@@ -172,13 +172,32 @@ def startup_failures(job: Job) -> pl.DataFrame:
     return pl.concat([_unreachable(job), _store_waits(job)], how="diagonal_relaxed")
 
 
+# A connection dropped under a process while it formed the group: the store's server (or the
+# peer it was meeting) went away or refused it (kubeflow/trainer#2008: the worker pod's
+# `RuntimeError: Connection reset by peer` raised in `init_process_group`, the master pod up).
+# Only a start-up failure when nothing else failed: a peer that died first explains the drop.
+STARTUP_DROPPED = r"(?i)connection (?:reset|closed) by peer|broken pipe"
+
+
 def _unreachable(job: Job) -> pl.DataFrame:
     exceptions = job.events.filter(pl.col("event") == "exception")
-    frame = pl.col("frame").fill_null("")
-    return exceptions.filter(
+    at_startup = pl.col("frame").fill_null("").str.contains(STARTUP_FRAME)
+    said = exception_text()
+    unreachable = exceptions.filter(
         pl.col("exc_type").fill_null("").str.contains(STARTUP_TYPE)
-        | (frame.str.contains(STARTUP_FRAME) & exception_text().str.contains(STARTUP_WORDS))
+        | (at_startup & said.str.contains(STARTUP_WORDS))
     )
+    is_dropped = (at_startup & said.str.contains(STARTUP_DROPPED)).fill_null(False)
+    dropped = exceptions.filter(is_dropped)
+    if dropped.is_empty():
+        return unreachable
+    others = exceptions.filter(
+        ~is_dropped & ~child_failed_error() & pl.col("exc_type").is_not_null()
+    )
+    ran = job.events.filter(pl.col("event").is_in(RAN))
+    if not others.is_empty() or not ran.is_empty() or not _went_on(job).is_empty():
+        return unreachable
+    return pl.concat([unreachable, dropped]).unique(["file", "line"], maintain_order=True)
 
 
 # A wait at the TCPStore that gave up without naming whom it waited for
@@ -286,6 +305,14 @@ def _store_unreachable(job: Job) -> list[Finding]:
         )
         details["side"] = "server"
         return [_start_up_failure(failures, summary, PORT_HELD_FIX, "high", details)]
+    if failures.select(exception_text().str.contains(STARTUP_DROPPED).all()).item():
+        summary = (
+            f"{who} lost its connection to the rendezvous store{where} while the job was "
+            f"starting (`{clipped(reason)}`): the host that serves it closed it or went down, or "
+            "something between the nodes dropped it. No collective ran; no rank is to blame."
+        )
+        details["side"] = "dropped"
+        return [_start_up_failure(failures, summary, STORE_FIX, "medium", details)]
     ran = not job.events.filter(pl.col("event").is_in(RAN)).is_empty()
     summary = (
         f"{who} could not reach the rendezvous store{where} while "

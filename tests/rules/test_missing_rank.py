@@ -190,6 +190,47 @@ def test_a_store_nobody_could_reach_is_the_cause_and_blames_no_rank(tmp_path):
     assert "MASTER_ADDR" in verdict.finding.fix
 
 
+# kubeflow/trainer#2008, verbatim: the stock PyTorchJob example's worker pod dying in
+# `init_process_group`, the master pod up ("my mater pod is working well")
+WORKER_CONNECTION_RESET = [
+    "Traceback (most recent call last):",
+    '  File "/opt/pytorch-mnist/mnist.py", line 171, in <module>',
+    "    main()",
+    '  File "/opt/pytorch-mnist/mnist.py", line 132, in main',
+    "    dist.init_process_group(backend=args.backend)",
+    '  File "/opt/conda/lib/python3.6/site-packages/torch/distributed/distributed_c10d.py", line 360, in init_process_group',
+    "    timeout=timeout)",
+    "RuntimeError: Connection reset by peer",
+]
+
+
+def test_a_connection_dropped_while_the_group_formed_is_a_job_that_never_formed(tmp_path):
+    analysis = analyze_files(tmp_path, {"pytorch-simple-worker-0.log": WORKER_CONNECTION_RESET})
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "missing_rank" and verdict.ranks == []
+    assert verdict.finding.details["side"] == "dropped"
+    assert "lost its connection to the rendezvous store" in verdict.headline
+    assert "`Connection reset by peer`" in verdict.finding.summary
+    assert "rank_exception" not in kinds(analysis)
+
+
+def test_a_connection_dropped_after_a_peer_failed_leaves_the_cause_to_that_peer(tmp_path):
+    # the same worker's lines beside another process's own error (nharada/mosaic-streaming-
+    # crash-ddp's committed log, verbatim): the peer that went away first dropped the connection
+    files = {
+        "pytorch-simple-master-0.log": [
+            "Traceback (most recent call last):",
+            '  File "/home/nharada/Software/mambaforge/envs/mosaic-streaming-crash-ddp/lib/python3.10/genericpath.py", line 50, in getsize',
+            "    return os.stat(filename).st_size",
+            "FileNotFoundError: [Errno 2] No such file or directory: '/tmp/streaming/ef5956/shuffle.npy'",
+        ],
+        "pytorch-simple-worker-0.log": WORKER_CONNECTION_RESET,
+    }
+    analysis = analyze_files(tmp_path, files)
+    assert analysis.verdict.finding.kind == "rank_exception"
+    assert not [f for f in analysis.findings if f.details.get("side") == "dropped"]
+
+
 def test_a_store_that_could_not_bind_its_port_was_beaten_to_it_by_another_process(tmp_path):
     # wenet-e2e/wekws#93, verbatim: a second job on the host already held port 29400
     lines = [
