@@ -79,6 +79,9 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
             number = f" #{finding.seq}" if finding.seq is not None else ""
             if mine and theirs and mine != theirs:
                 return f"{who} ran {mine} as collective{number} where the others ran {theirs}", None
+            if mine and mine == theirs and details.get("called_from"):
+                place = details["called_from"]
+                return f"{who} called {mine} from {place}, not where the others called it", None
             if mine and mine == theirs:
                 return f"{who} ran a different {mine} as collective{number} from the others", None
         return f"{_who(finding.ranks)} were in different collectives{seq}", None

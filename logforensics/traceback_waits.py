@@ -60,7 +60,7 @@ def _places(job: Job) -> pl.DataFrame:
     code's innermost), line (that frame's code), collective ("" for none), and its text."""
     extra = pl.col("extra")
     placed = job.events.filter(
-        pl.col("event").is_in(["exception", "stack_snapshot"])
+        pl.col("event").is_in(["exception", "stack_snapshot", "collective_timeout"])
         & pl.col("rank").is_not_null()
         & extra.str.contains('"own_frame"', literal=True).fill_null(False)
         & extra.str.contains('"collective"', literal=True).fill_null(False)
@@ -193,13 +193,30 @@ def _in_other_collectives(job: Job, rows: pl.DataFrame) -> list[Finding]:
     suspects = odd.get_column("rank").to_list()
     theirs = rows.filter(pl.col("rank") == waiters[0]).row(0, named=True)
     mine = odd.row(0, named=True)
-    said = "; ".join(
-        f"{rank_list(group.get_column('rank').to_list())} in {_wait(group.row(0, named=True))}"
-        for _, group in odd.group_by("collective", "frame", maintain_order=True)
-    )
+    # (Flight Recorder's stacks of the failed collective are frames alone, no traceback)
+    told = "stacks" if rows.get_column("snapshot").is_not_null().all() else "tracebacks"
+    one_op = rows.get_column("collective").n_unique() == 1
+    if one_op:  # one collective, called from different places
+        said = "; ".join(
+            f"{rank_list(group.get_column('rank').to_list())} at "
+            f"{_code_place(group.row(0, named=True))}"
+            for _, group in odd.group_by("frame", maintain_order=True)
+        )
+        opening = (
+            f"The ranks' {told} stop at different calls of {mine['collective']}: {said}, while "
+            f"{rank_list(waiters)} waited at {_code_place(theirs)}."
+        )
+    else:
+        said = "; ".join(
+            f"{rank_list(group.get_column('rank').to_list())} in {_wait(group.row(0, named=True))}"
+            for _, group in odd.group_by("collective", "frame", maintain_order=True)
+        )
+        opening = (
+            f"The ranks' {told} stop in different collectives: {said}, while "
+            f"{rank_list(waiters)} waited in {_wait(theirs)}."
+        )
     summary = (
-        f"The ranks' tracebacks stop in different collectives: {said}, while "
-        f"{rank_list(waiters)} waited in {_wait(theirs)}. {rank_list(suspects).capitalize()} "
+        f"{opening} {rank_list(suspects).capitalize()} "
         f"had left the path the others kept: the collectives no longer matched."
     )
     ops = {str(row["rank"]): row["collective"] for row in rows.iter_rows(named=True)}
@@ -216,7 +233,12 @@ def _in_other_collectives(job: Job, rows: pl.DataFrame) -> list[Finding]:
             [*odd.iter_rows(named=True), theirs],
             rows.height,
             "high" if rows.height - len(suspects) >= 2 * len(suspects) else "medium",
-            {"departure": "other_collective", "other_ranks": waiters, "ops": ops},
+            {
+                "departure": "other_collective",
+                "other_ranks": waiters,
+                "ops": ops,
+                **({"called_from": _place(mine)} if one_op else {}),
+            },
         )
     ]
 

@@ -17,9 +17,19 @@ all_reduce while another one's data download timed out):
 
 The watchdog prints it only for a collective that failed, so a run of these frames through a
 collective is a `collective_timeout` of its process at the collective's frame, marked
-`{"inferred_from":"failed_collective"}` in `extra` (the report itself is not in the excerpt),
-`op` the collective, `frame` the innermost frame of the job's own code. Runs through no
-collective are recognised, no event.
+`"inferred_from":"failed_collective"` in `extra` (the report itself may not be in the excerpt),
+`op` the collective, `frame` the innermost frame of the job's own code; `extra` also says
+where the stack stood as parsers/traceback.py does for a traceback (`collective`,
+`own_frame`, its line `own_line`, and `"snapshot":"flight_recorder"`: frames alone, no code
+lines). Runs through no collective are recognised, no event.
+
+The header is the rank's own record and its frames come unprefixed below it
+(bobrenjc93/inference-bench's committed run summary of a TP=4 server, torch 2.x):
+
+    [rank3]:[E725 02:39:41.244128842 ProcessGroupNCCL.cpp:733] Stack trace of the failed collective:
+    #0 all_reduce from /workspace/.../torch/distributed/distributed_c10d.py:3068
+
+so a stack right below a rank's header is that rank's, and a header ends the stack above it.
 """
 
 from __future__ import annotations
@@ -30,7 +40,7 @@ from logforensics.registry import LineParser
 from parsers.traceback import LIBRARY_FRAME, collective_name
 
 FRAME = r"^#\d+ (?P<function>\S+) from (?P<path>\S.*):(?P<number>\d+)$"
-FROM_FAILED_COLLECTIVE = '{"inferred_from":"failed_collective"}'
+HEADER = "Stack trace of the failed collective:"
 WRITER = ["file", "prefix_host", "prefix_pid", "prefix_rank", "prefix_local_rank"]
 
 
@@ -43,14 +53,29 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         parts.struct.field("function"),
     )
     writer = [pl.col(name) for name in WRITER if name in lines.columns]
+    header = pl.col("message").str.strip_chars_end().str.ends_with(HEADER)
+    header_rank = pl.col("prefix_rank") if "prefix_rank" in lines.columns else pl.lit(None)
+    is_frame = pl.col("_text").is_not_null()
     frames = (
         lines.sort("file", "line")
-        .with_columns(text.alias("_text"))
-        # a stack is a run of consecutive frame lines of one writer
+        .with_columns(text.alias("_text"), header.alias("_header"))
         .with_columns(
-            pl.col("_text").is_null().cum_sum().over(writer).alias("_run"),
+            # a stack is a run of frame lines of one writer, no other line of the family between
+            (~is_frame | pl.struct(writer).ne_missing(pl.struct(writer).shift(1)))
+            .cum_sum()
+            .over("file")
+            .alias("_run"),
+            # the rank of the header right above a run (-1 below any other line)
+            pl.when(pl.col("_header"))
+            .then(header_rank.cast(pl.Int32).fill_null(-1))
+            .when(is_frame)
+            .then(None)
+            .otherwise(-1)
+            .forward_fill()
+            .over("file")
+            .alias("_header_rank"),
         )
-        .filter(pl.col("_text").is_not_null())
+        .filter(is_frame)
         .with_columns(collective_name(pl.col("_text")).alias("_collective"))
     )
     if frames.is_empty():
@@ -63,6 +88,8 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         pl.col("line").last().alias("_end"),
         pl.col("_collective").drop_nulls().first().alias("_op"),
         pl.col("_text").filter(own).first().alias("_own"),
+        pl.col("line").filter(own).first().alias("_own_line"),
+        pl.col("_header_rank").first().alias("_rank"),
         pl.len().alias("_frames"),
     )
     failed = stacks.filter(pl.col("_op").is_not_null() & (pl.col("_frames") >= 2))
@@ -74,7 +101,17 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         pl.col("_end").alias("end_line"),
         pl.col("_op").alias("op"),
         pl.col("_own").alias("frame"),
-        pl.lit(FROM_FAILED_COLLECTIVE).alias("extra"),
+        pl.when(pl.col("_rank") >= 0).then(pl.col("_rank")).alias("rank"),
+        pl.struct(
+            inferred_from=pl.lit("failed_collective"),
+            snapshot=pl.lit("flight_recorder"),
+            collective=pl.col("_op"),
+            own_frame=pl.col("_own"),
+            own_line=pl.col("_own_line"),
+        )
+        .struct.json_encode()
+        .str.replace_all(r',?"\w+":null', "")
+        .alias("extra"),
     )
     told = frames.join(events.select("file", "line"), on=["file", "line"], how="anti").select(
         "file", "line", pl.lit(None, pl.String).alias("event")
@@ -82,4 +119,4 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([events, told], how="diagonal_relaxed")
 
 
-PARSER = LineParser(name="failed_collective", literals=(" from ",), parse=parse)
+PARSER = LineParser(name="failed_collective", literals=(" from ", HEADER), parse=parse)
