@@ -24,6 +24,14 @@ rank that process ran, where the logs tie one to it, or that a verl actor's name
 exit type and detail in
 `exc_message`. The fields' lines are recognised. Ray's exit type `NODE_OUT_OF_MEMORY` (its
 memory monitor's kill) is a `host_oom` event instead.
+
+Ray Train's word on which of its workers that was, right after (ray-project/ray#47461, a
+release test's console; the worker's index in Ray Train is its global rank):
+
+    (TorchTrainer pid=89392) Worker 0 has failed.
+
+is a `train_worker_failed` event with the worker's rank as `value` (the line is the trainer's,
+not the worker's: it belongs to no rank).
 """
 
 from __future__ import annotations
@@ -53,6 +61,7 @@ OUT_OF_MEMORY = "NODE_OUT_OF_MEMORY"
 # 5xLRFRWorkerDict_0:5`, the sixth of eight GRPO workers on one node, killed for memory)
 ACTOR_NAME_RANK = r"WorkerDict_0:(\d+)$"
 CONTEXT = 8  # the actor's fields and the exit type's sentence after its death
+TRAIN_WORKER_FAILED = r"\bWorker (\d+) has failed\."
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
@@ -130,7 +139,18 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     told = found.filter(
         (key.is_not_null() & in_report) | (pl.col("_death") & pl.col("_continues"))
     ).select("file", "line", pl.lit(None, pl.String).alias("event"))
-    recognised = pl.concat([deaths, nodes], how="diagonal_relaxed")
+    failed_workers = (
+        lines.with_columns(message.str.extract(TRAIN_WORKER_FAILED, 1).alias("_worker_rank"))
+        .filter(pl.col("_worker_rank").is_not_null())
+        .select(
+            "file",
+            "line",
+            pl.lit("train_worker_failed").alias("event"),
+            pl.lit("error").alias("severity"),
+            pl.col("_worker_rank").cast(pl.Int64, strict=False).alias("value"),
+        )
+    )
+    recognised = pl.concat([deaths, nodes, failed_workers], how="diagonal_relaxed")
     told = told.join(recognised.select("file", "line"), on=["file", "line"], how="anti")
     return pl.concat([recognised, told], how="diagonal_relaxed")
 
@@ -151,6 +171,7 @@ PARSER = LineParser(
         ACTOR_DIED,
         ACTOR_DEAD,
         WORKER_CRASHED,
+        " has failed.",
     ),
     parse=parse,
     context_after=CONTEXT,

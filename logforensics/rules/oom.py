@@ -224,7 +224,9 @@ def _ray_workers_died(job: Job) -> list[Finding]:
     died = died.filter(~pl.col("pid").is_in(own.implode()).fill_null(False))
     if died.is_empty():
         return []
-    ranks = sorted(died.get_column("rank").drop_nulls().unique().to_list())
+    ranks = sorted(died.get_column("rank").drop_nulls().unique().to_list()) or _failed_in_train(
+        events, died
+    )
     processes = [
         f"pid {row['pid']}" + (f" on {row['host']}" if row["host"] else "")
         for row in died.unique(["pid", "host"], maintain_order=True).iter_rows(named=True)
@@ -247,6 +249,21 @@ def _ray_workers_died(job: Job) -> list[Finding]:
             job, died, summary, WORKER_DIED_FIX, ranks, details, blames_nobody=not ranks
         )
     ]
+
+
+def _failed_in_train(events: pl.DataFrame, died: pl.DataFrame) -> list[int]:
+    """The rank Ray Train names for the one worker process that died (`Worker 0 has failed.`,
+    after the death in the same console: ray-project/ray#47461), when one died and one is
+    named; else none."""
+    if died.get_column("pid").n_unique() != 1:
+        return []
+    first = died.sort("line").row(0, named=True)
+    named = events.filter(
+        (pl.col("event") == "train_worker_failed")
+        & (pl.col("file") == first["file"])
+        & (pl.col("line") > first["line"])
+    ).get_column("value")
+    return [int(named.item(0))] if named.n_unique() == 1 else []
 
 
 def _died_for_memory(

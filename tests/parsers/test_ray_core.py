@@ -131,3 +131,29 @@ def test_a_verl_worker_s_actor_name_gives_its_rank(tmp_path):
     assert (died["rank"], died["pid"], died["host"]) == (5, 1504364, "172.24.67.40")
     verdict = analyze_files(tmp_path, {"driver.log": VERL_WORKER_DIED}).verdict
     assert (verdict.finding.kind, verdict.ranks) == ("oom", [5])
+
+
+# ray-project/ray#47461, verbatim: a release test's console, the raylet's report of a worker gone
+# without an error, then Ray Train naming the worker (the trainer's line, padded as posted)
+TRAIN_WORKER_FAILED = [
+    "(raylet) A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the problem, check the logs for the dead worker. RayTask ID: ffffffffffffffff3fe85624f7ebc8f28d076a0702000000 Worker ID: fead2dfe78eeee17dd8922f0569f798cf51660782f4222a9acfc8fbe Node ID: 201f2cc4bc593d830338a3ed774649489389d8695222912df0994e79 Worker IP address: 10.0.7.57 Worker port: 10046 Worker PID: 89513 Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop --force is called. (3) The worker is crashed unexpectedly due to SIGSEGV or other unexpected errors.",
+    "(TorchTrainer pid=89392) Worker 0 has failed.                                                                                                 ",
+]
+
+
+def test_ray_trains_word_on_the_failed_worker_gives_the_dead_process_its_rank(tmp_path):
+    failed = only(parsed_by("ray_core", TRAIN_WORKER_FAILED).filter(event="train_worker_failed"))
+    assert (failed["line"], failed["value"], failed["rank"]) == (2, 0, None)
+    analysis = analyze_files(tmp_path, {"console.log": TRAIN_WORKER_FAILED})
+    assert analysis.unrecognised_lines == 0
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "oom" and verdict.ranks == [0]
+    assert (
+        verdict.headline == "Rank 0 died without an error of its own: most likely killed for memory"
+    )
+
+
+def test_a_failed_worker_named_before_the_death_does_not_name_it(tmp_path):
+    # the same lines in the other order: Ray Train's word is about an earlier failure
+    analysis = analyze_files(tmp_path, {"console.log": TRAIN_WORKER_FAILED[::-1]})
+    assert analysis.verdict.finding.kind == "oom" and analysis.verdict.ranks == []
