@@ -192,6 +192,11 @@ ABOUT_A_PEER = (
 #   [Proxy Service 9] Failed to execute operation Connect from rank 9, retcode 6
 #   Cuda failure 'named symbol not found'
 ERROR_WARN = (
+    # a socket's connect that failed for good: NCCL retries a refused or timed-out one with an
+    # INFO line, and warns only when it gives up (wenet-e2e/wenet#1891, NCCL 2.7's
+    # `include/socket.h:403 NCCL WARN Connect to fe80::...%6<57335> failed : Network is
+    # unreachable`; newer NCCL's `socketStartConnect: Connect to ... failed : ...`)
+    r"Connect to \S+ failed|"
     r"Net ?: |NET/\w+ ?: Got completion|Got completion from peer|[Cc]onnection closed|"
     r"[Cc]onnection refused|[Cc]onnection reset|Broken pipe|remote peer|socketProgress|"
     r"socketPoll|socketWait|Call to \w+|\[Proxy \w+ \d+\] Failed|[Cc]uda failure|CUDA failure|"

@@ -903,7 +903,9 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
         # every interface, docker bridges included)
         blames_nobody=(kind == "environment" and not _spared(job, candidates))
         or (kind in ("system", "fabric") and len(job.ranks_seen) < 2)
-        or peer_gone,
+        or peer_gone
+        # an address no other host can route to was the peer's to give: the interfaces' set-up
+        or re.search(LINK_LOCAL, str(first["what"])) is not None,
         evidence=evidence,
         evidence_total=total,
         confidence="high" if kind != "peer" and (timed or alone) else "medium",

@@ -1086,3 +1086,21 @@ def test_a_warn_that_calls_itself_an_error_is_an_nccl_error_of_the_host_s_set_up
     failed = finding(analyze_files(tmp_path, {"info.log": NETWORK_NOT_FOUND}), "nccl_error")
     assert failed.details["class"] == "environment"
     assert "`NCCL_NET` and `NCCL_NET_PLUGIN` must name a network" in failed.fix
+
+
+def test_a_connect_nccl_gave_up_on_is_an_error_and_a_link_local_address_blames_no_rank(tmp_path):
+    # wenet-e2e/wenet#1891, verbatim (one node's console, NCCL 2.7; lines left out between):
+    # rank 1's connect to its peer on the other node, at the address that peer gave, failed
+    lines = [
+        "voicec105:90736:90736 [0] NCCL INFO NET/Socket : Using [0]eno1:172.16.20.105<0>",
+        "voicec105:90736:90736 [0] NCCL INFO Using network Socket",
+        "voicec105:90736:91655 [0] NCCL INFO Trees [0] 2/-1/-1->1->0|0->1->2/-1/-1 [1] -1/-1/-1->1->0|0->1->-1/-1/-1",
+        "",
+        "voicec105:90736:91655 [0] include/socket.h:403 NCCL WARN Connect to fe80::c4eb:49ff:fe04:e32d%6<57335> failed : Network is unreachable",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    error = finding(analysis, "nccl_error")
+    assert error.ranks == [1] and error.details["error_code"] == "Network is unreachable"
+    assert "`fe80::c4eb:49ff:fe04:e32d%6`, is link-local" in error.summary
+    assert analysis.verdict.finding is error and analysis.verdict.ranks == []
+    assert "NCCL_SOCKET_IFNAME" in error.fix
