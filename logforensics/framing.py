@@ -304,6 +304,14 @@ TQDM_BAR = (
 # before the first line's tag: SageMaker's `AlgorithmError: ... ErrorMessage "`, aws-solutions-
 # library-samples/accelerated-intelligent-document-processing-on-aws#7)
 TORCH_RANK = r"\"?\[rank(?P<rank>\d+)\]: ?(?:\[rank(?P<inner>\d+)\]: ?)*"
+# [2023-11-14 06:36:20,890] torch.testing._internal.common_distributed: [ERROR] AssertionError: ...
+# (PyTorch 2.1's own log records, `torch._logging`'s format, which repeats the header before
+# every line of a record, a traceback's included, behind `[rank1]:` once a group is up:
+# pytorch/pytorch#113620's CI run)
+TORCH_LOGGER = (
+    r"\[(?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] torch(?:\.\w+)+: "
+    r"\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ?"
+)
 # [2024-02-27T21:35:28.705869Z] fa88a9df [rank=1] || [E ProcessGroupNCCL.cpp:828] [Rank 1] ...
 # [2024-02-27T21:35:35.628581Z]          || ERROR: Trial 139 (Experiment 138) was terminated: ...
 # [2020-06-09T20:10:40Z] cf108822 [RUNNING] ||  Tue Jun  9 20:10:40 2020[1]<stderr>:*** Received ...
@@ -660,6 +668,16 @@ FRAMERS: tuple[Framer, ...] = (
             "_rank": _number(_group(g, "rank")),
             "_inner_rank": _number(_group(g, "inner")),
         },
+    ),
+    Framer(
+        "torch_logger",
+        TORCH_LOGGER,
+        lambda g: {
+            "prefix_time": _group(g, "time").str.to_datetime(
+                "%Y-%m-%d %H:%M:%S,%3f", strict=False, time_unit="us"
+            )
+        },
+        literals=("] torch.",),
     ),
 )
 

@@ -36,7 +36,11 @@ reports its processes that exited with an error code, older and newer wording (p
     RuntimeError: Process 2 exited with error code 10 and exception:
 
 a `worker_failed` event per process named, with its rank, an error whatever the code (the
-harness's own 10 means the test raised).
+harness's own 10 means the test raised). So is the process's own last word, the end of the
+record it logs with the traceback it caught (pytorch/pytorch#113620, a CI run's `[rank1]:`
+lines):
+
+    [rank1]:[2023-11-14 06:36:20,890] torch.testing._internal.common_distributed: [ERROR]  exiting process 1 with exit code: 10
 
 HPE Cray PALS's `mpiexec` (ALCF's Polaris and Aurora) reports each rank that ended badly, by
 global rank, after the host it ran on (argonne-lcf/conda_install_scripts' Polaris smoke test;
@@ -90,6 +94,9 @@ FAILED_HOST_ALLOCATION = "a failed host allocation"  # the event's `exc_message`
 
 # the harness's RuntimeError, not any tool's words about a process (another's number may be a pid)
 HARNESS_EXIT = r"RuntimeError: Process(?:es)? (\d+(?:[ ,]+\d+)*) exited with error code (-?\d+)"
+
+# the child's own report as it exits (torch/testing/_internal/common_distributed.py)
+HARNESS_CHILD_EXIT = r"\bexiting process (\d+) with exit code: (-?\d+)"
 
 # Composer's launcher on the first worker it sees end with an error, by global rank; it then
 # stops the others (mosaicml/composer, composer/cli/launcher.py `_monitor_processes`;
@@ -171,7 +178,10 @@ def _composer_crashes(lines: pl.DataFrame) -> pl.DataFrame:
 
 
 def _harness_exits(lines: pl.DataFrame) -> pl.DataFrame:
-    said = pl.col("message").str.extract_groups(HARNESS_EXIT)
+    said = pl.col("message").str.extract_groups(f"{HARNESS_EXIT}|{HARNESS_CHILD_EXIT}")
+    ranks = pl.coalesce(said.struct.field("1"), said.struct.field("3"))
+    code = pl.coalesce(said.struct.field("2"), said.struct.field("4"))
+    said = pl.struct(ranks.alias("1"), code.alias("2"))
     return (
         lines.with_columns(said.alias("_said"))
         .filter(pl.col("_said").struct.field("1").is_not_null())
@@ -272,6 +282,7 @@ PARSER = LineParser(
         " bytes failed",
         "process was signaled to shutdown",
         " exited with error code ",
+        "exiting process ",
         " crashed with exit code ",
         " died from signal ",
         " exited with code ",

@@ -91,6 +91,8 @@ def test_the_inference_launcher_s_signal_number_is_the_signal(line, signal):
     [
         ("09:34:27 RuntimeError: Processes 1 exited with error code 10", [1], 10),
         ("RuntimeError: Process 2 exited with error code 10 and exception:", [2], 10),
+        # the process's own last word (pytorch/pytorch#113620's CI run, its prefixes peeled)
+        ("exiting process 1 with exit code: 10", [1], 10),
     ],
 )
 def test_the_test_harness_names_the_processes_that_failed(line, ranks, code):
