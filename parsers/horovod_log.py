@@ -7,6 +7,14 @@ Horovod shut down. NVIDIA-Merlin/NVTabular#1320, verbatim:
 
 An `exception` event of the rank in brackets (Horovod's rank), its words as `exc_message`: the
 rank's own failure, which the others' `Horovod has been shut down` follows.
+
+`horovodrun`'s gloo launcher on a process that ended with a non-zero code, by its rank
+(horovod/runner/gloo_run.py; horovod/horovod#3472, a process killed for memory):
+
+    Process 0 exit with status code 137.
+
+a `worker_failed` event of that rank with the code, or, past 128 (the shell's way of saying a
+signal ended it), a `fatal_signal` event naming the signal, as Open MPI's reports are read.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.registry import LineParser
+from parsers.mpirun import SIGNAL_NAMES
 
 BACKGROUND_DIED = "Horovod background loop uncaught exception"
 # `[<date> <time>: E <source>:<line>] [<rank>]: ` before Horovod's words (the microseconds may
@@ -24,9 +33,42 @@ RECORD = (
     + r": ?(?P<what>.*)$"
 )
 MESSAGE_CHARS = 300
+GLOO_EXIT = r"^Process (?P<rank>\d{1,7}) exit with status code (?P<code>-?\d+)\.$"
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    return pl.concat([_background_deaths(lines), _gloo_exits(lines)], how="diagonal_relaxed")
+
+
+def _gloo_exits(lines: pl.DataFrame) -> pl.DataFrame:
+    said = pl.col("message").str.strip_chars_end().str.extract_groups(GLOO_EXIT)
+    code = said.struct.field("code").cast(pl.Int32, strict=False)
+    number = pl.when(code.is_between(129, 128 + 64)).then(code - 128).cast(pl.String)
+    name = number.replace_strict(SIGNAL_NAMES, default=None, return_dtype=pl.String)
+    signalled = name.is_not_null()
+    return (
+        lines.with_columns(said.alias("_said"))
+        .filter(pl.col("_said").struct.field("rank").is_not_null())
+        .select(
+            "file",
+            "line",
+            pl.when(signalled)
+            .then(pl.lit("fatal_signal"))
+            .otherwise(pl.lit("worker_failed"))
+            .alias("event"),
+            pl.when(name == "SIGTERM")
+            .then(pl.lit("warning"))
+            .otherwise(pl.lit("error"))
+            .alias("severity"),
+            pl.col("_said").struct.field("rank").cast(pl.Int32, strict=False).alias("rank"),
+            name.alias("signal"),
+            pl.when(signalled).then(pl.format("exit status code {}", code)).alias("exc_message"),
+            pl.when(~signalled).then(code).alias("exitcode"),
+        )
+    )
+
+
+def _background_deaths(lines: pl.DataFrame) -> pl.DataFrame:
     record = pl.col("message").str.extract_groups(RECORD)
     return (
         lines.with_columns(record.alias("_record"))
@@ -47,4 +89,6 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-PARSER = LineParser(name="horovod_log", literals=(BACKGROUND_DIED,), parse=parse)
+PARSER = LineParser(
+    name="horovod_log", literals=(BACKGROUND_DIED, " exit with status code "), parse=parse
+)

@@ -33,3 +33,32 @@ def test_it_is_the_cause_the_shut_down_follows(tmp_path):
     assert "CUDA error: invalid configuration argument" in verdict.finding.summary
     (shut_down,) = [f for f in analysis.findings if "Horovod had shut down" in f.summary]
     assert shut_down.summary.endswith("error is reported above.")
+
+
+# horovod/horovod#3472, verbatim: `horovodrun -np 2` with its gloo launcher, then the launcher's own
+# traceback (cut where the stored copy ends)
+GLOO_EXIT = [
+    "Process 0 exit with status code 137.",
+    "Traceback (most recent call last):",
+    '  File "/home/shangyw/virtualenv/torch/bin/horovodrun", line 8, in <module>',
+    "    sys.exit(run_commandline())",
+    '  File "/home/shangyw/virtualenv/torch/lib/python3.6/site-packages/horovod/runner/launch.py", line 773, in run_commandline',
+    "    _run(args)",
+    '  File "/home/shangyw/virtualenv/torch/lib/python3.6/site-packages/horovod/runner/launch.py", line 763, in _run',
+    "    return _run_static(args)",
+]
+
+
+def test_the_gloo_launchers_report_names_the_process_by_its_rank():
+    ended = only(parsed_by("horovod_log", GLOO_EXIT[:1]))
+    assert (ended["event"], ended["rank"], ended["signal"]) == ("fatal_signal", 0, "SIGKILL")
+    other = only(parsed_by("horovod_log", ["Process 3 exit with status code 1."]))
+    assert (other["event"], other["rank"], other["exitcode"]) == ("worker_failed", 3, 1)
+
+
+def test_a_process_the_launcher_saw_killed_with_nothing_before_most_likely_ran_out_of_memory(
+    tmp_path,
+):
+    verdict = analyze_files(tmp_path, {"console.log": GLOO_EXIT}).verdict
+    assert verdict.finding.kind == "oom" and verdict.ranks == [0]
+    assert "`exit status code 137`" in verdict.finding.summary
