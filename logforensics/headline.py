@@ -228,6 +228,11 @@ def _collective_mismatch(finding: Finding, verdict: Verdict) -> Told:
         return f"{_who(finding.ranks)} computed other loss terms than the others", None
     if finding.details.get("source") == "deepspeed consistency check":
         return f"{_who(finding.ranks)} ran another sequence than rank 0 (DeepSpeed's check)", None
+    if finding.details.get("source") == "FSDP order check":
+        if finding.blames_nobody:
+            who = _who(finding.ranks)
+            return f"{who} all-gathered different parameters in their forward (FSDP)", None
+        return f"{_who(finding.ranks)} all-gathered other parameters than the others (FSDP)", None
     if finding.details.get("source") == "DETAIL shape check":
         return (
             f"The ranks passed tensors of different shapes to {finding.op or 'a collective'}",

@@ -32,6 +32,7 @@ def check(job: Job) -> list[Finding]:
     return (
         _from_detail(job)
         + _from_shape_check(job)
+        + _from_fsdp_order(job)
         + _from_collective_runs(job)
         + _from_nccl_calls(job)
         + _from_nccl_warning(job)
@@ -222,6 +223,60 @@ def _from_rank_disagreement(job: Job) -> list[Finding]:
             ranks=ranks,
             confidence="medium",
             details={"source": "deepspeed consistency check", "compared_with": 0},
+        )
+    ]
+
+
+FSDP_ORDER_FIX = (
+    "Every rank must run the same FSDP modules in the same order in its forward. Find why "
+    "{who} did not: a branch on the data or the rank that skips or adds a wrapped module, a "
+    "model built or wrapped differently on that rank (its config, its checkpoint after a "
+    "resume, a module frozen only there), or a collective of its own that put it out of step "
+    "(a count no model has, negative or huge, says the check's own all-gather met another "
+    "collective there)."
+)
+
+
+def _from_fsdp_order(job: Job) -> list[Finding]:
+    """FSDP's forward-order check (TORCH_DISTRIBUTED_DEBUG): it compares pairs in rank order,
+    (0, 1), (0, 2), ..., and raises at the first that differs, so the ranks between 0 and the
+    second one named agreed with rank 0 (mosaicml/diffusion#44: `rank 0 is all-gathering 1
+    parameters while rank 4 is all-gathering -2142209024 parameters`: ranks 1-3 agreed with
+    rank 0, rank 4 had left). Rank 0 against rank 1 says nothing of which one left."""
+    rows = job.events.filter(pl.col("event") == "fsdp_order_mismatch").sort("file", "line")
+    if rows.is_empty():
+        return []
+    first = rows.row(0, named=True)
+    low, high = first["values"]
+    theirs, mine = first["names"]
+    agreed = list(range(low + 1, high))
+    told = f"rank {low} was all-gathering {theirs} while rank {high} was all-gathering {mine}"
+    if agreed:
+        summary = (
+            f"FSDP's check of the forward order found the ranks all-gathering different "
+            f"parameters: {told}, and {rank_list(agreed)} agreed with rank {low}. Rank {high} "
+            "had left the path the others kept: its collectives no longer pair with theirs."
+        )
+        ranks, blames_nobody, who = [high], False, f"rank {high}"
+    else:
+        summary = (
+            f"FSDP's check of the forward order found the ranks all-gathering different "
+            f"parameters: {told}. The check does not say which of the two left the others' path."
+        )
+        ranks, blames_nobody, who = [low, high], True, f"rank {low} or rank {high}"
+    return [
+        placed_finding(
+            job,
+            rows,
+            kind="collective_mismatch",
+            severity="error",
+            part="departure",
+            summary=summary,
+            fix=FSDP_ORDER_FIX.format(who=who),
+            ranks=ranks,
+            blames_nobody=blames_nobody,
+            confidence="high" if agreed else "medium",
+            details={"source": "FSDP order check", "pair": [low, high], "agreed": agreed},
         )
     ]
 

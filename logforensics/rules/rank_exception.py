@@ -71,6 +71,8 @@ CONSEQUENCE = (
     r"|[Ww]atchdog|monitoredBarrier"
     r"|Detected mismatch between collectives|finished reduction|due to shape mismatches"
     r"|Error when verifying shape tensors for collective"
+    # FSDP's forward-order check across ranks (the collective_mismatch rule reads it)
+    r"|Forward order differs across ranks"
     # accelerate's debug-mode check of a collective's shapes, raised with its message on the
     # lines after the type (the docs' troubleshooting page; the shapes it lists are read by the
     # collective_mismatch rule)
@@ -195,6 +197,8 @@ WORKER_FIX = (
 HARDWARE = (
     r"(?i)uncorrectable ECC|ECC error|CUDA error: unknown error|fell off the bus|\bXid\b"
     r"|GPU is lost|unspecified launch failure"
+    # the ROCm runtime's `HW Exception by GPU node-9 ... reason :GPU Hang` (parsers/rocm_runtime)
+    r"|^HW Exception: "
 )
 HARDWARE_FIX = (
     "This error comes from the GPU or its node, not from the training code: take the node out "
