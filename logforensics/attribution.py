@@ -456,10 +456,15 @@ def _file_content_ranks(events: pl.DataFrame, limit: int) -> pl.DataFrame:
     # `(RayTrainWorker pid=N) ... [rank=0, world_size=4]` says nothing of the driver's own
     # lines beside it (ray-project/ray#49260)
     prefixed = pl.col("prefix_pid").is_not_null()
+    # a console where PyTorch's `[rankN]:` tags name several ranks is several processes' too:
+    # one rank its untagged lines name says nothing of the others (ROCm/ROCm#4021: `[Rank 2]`
+    # in a watchdog line the tag had not framed, the runtime's unranked reports around it)
+    tagged_ranks = pl.col("prefix_rank").drop_nulls().n_unique()
     processes = events.group_by(WRITER).agg(
         (pid.drop_nulls().n_unique() + (prefixed.any() & ~prefixed.all()).cast(pl.UInt32)).alias(
             "_pids"
-        )
+        ),
+        tagged_ranks.alias("_tagged"),
     )
     return (
         events.filter(
@@ -469,7 +474,7 @@ def _file_content_ranks(events: pl.DataFrame, limit: int) -> pl.DataFrame:
         .agg(pl.col("rank").unique().alias("_ranks"))
         .filter(pl.col("_ranks").list.len() == 1)
         .join(processes, on=WRITER, how="left", nulls_equal=True)
-        .filter(pl.col("_pids").fill_null(0) < 2)
+        .filter((pl.col("_pids").fill_null(0) < 2) & (pl.col("_tagged").fill_null(0) < 2))
         .select(*WRITER, pl.col("_ranks").list.first().alias("file_content_rank"))
     )
 

@@ -276,6 +276,11 @@ SGLANG_RANK = r"^ TP(\d+)$"
 # [trainer3]:... (header f"[{name}{local_rank}]:", torch/distributed/elastic/.../tail_log.py)
 # [trainer0|0]:ncclInternalError: ...   (a torchx console, NVIDIA/nccl#1837: a second number after
 # a bar, whose meaning is not documented, is kept out of the rank)
+# (axolotl) 134 hotaisle@ENC1-CLS01-SVR14:~/shisa-v2/train/ablations$ [rank2]:[E1109 ...
+# A shell's prompt (its conda env, the last exit status) the job's processes went on writing
+# after, once the launcher had returned: peeled only before a rank's tag (ROCm/ROCm#4021)
+SHELL_PROMPT = r"(?:\([\w.-]+\) )?(?:\d{1,3} )?[\w.-]+@[\w.-]+:[^\s$#]*[$#] "
+TAG_AFTER_PROMPT = r"^\[(?:rank|[A-Za-z_][\w-]*?)\d+\]:"
 TORCHRUN_TEE = r"\[(?P<role>[A-Za-z_][A-Za-z0-9_-]*?)(?P<local_rank>\d+)(?:\|\d+)?\]:"
 # [1]:rank=1 local_rank=1 attempt=0 hello   (TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:',
 # the global-rank example of torch/distributed/elastic/agent/server/local_elastic_agent.py)
@@ -616,6 +621,16 @@ FRAMERS: tuple[Framer, ...] = (
     ),
     # inside any launcher's label (`srun -l pytest ...`), outside the processes' own tags
     Framer("pytest", PYTEST_FAILURE),
+    Framer(
+        "shell_prompt",
+        SHELL_PROMPT,
+        accept=lambda g: (
+            pl.col("message")
+            .str.slice(_group(g, "prefix").str.len_chars())
+            .str.contains(TAG_AFTER_PROMPT)
+        ),
+        literals=("$ [", "# ["),
+    ),
     Framer(CONTINUED_RECORD, VLLM_HEADER, accept=lambda g: _repeats_the_line_before(g)),
     TORCHRUN_TEE_FRAMER,
     Framer(

@@ -10,6 +10,14 @@ an `exception` of type `Memory access fault` in the process that printed it, the
 reason its message, the GPU's HSA node and the address in `extra`. `node-N` numbers the host's
 HSA agents, CPUs first: it is no rank. The core dump handler's lines are read, no event of
 their own.
+
+The runtime's report of a GPU that stopped answering, before it aborts the process
+(ROCm/ROCm#4021: eight MI300X ranks 5 h into an axolotl run, one line per process, then
+`Aborted (core dumped)`; the node's dmesg showed an uncorrectable hardware error):
+
+    HW Exception by GPU node-9 (Agent handle: 0x64ff272d8ab0) reason :GPU Hang
+
+an `exception` of type `HW Exception`, its reason the message: a hardware fault.
 """  # noqa: E501 -- verbatim lines
 
 from __future__ import annotations
@@ -24,9 +32,35 @@ FAULT = (
 )
 COREDUMP = r"^GPU coredump: "
 KIND = "Memory access fault"
+HW_EXCEPTION = (
+    r"HW Exception by GPU (?P<node>node-\d+) \(Agent handle: 0x[0-9a-fA-F]+\) reason ?:"
+    r" ?(?P<reason>.*?)\s*$"
+)
+HW_KIND = "HW Exception"
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    return pl.concat([_faults(lines), _hardware_exceptions(lines)], how="diagonal_relaxed")
+
+
+def _hardware_exceptions(lines: pl.DataFrame) -> pl.DataFrame:
+    said = pl.col("message").str.extract_groups(HW_EXCEPTION)
+    return (
+        lines.with_columns(said.alias("_said"))
+        .filter(pl.col("_said").struct.field("node").is_not_null())
+        .select(
+            "file",
+            "line",
+            pl.lit("exception").alias("event"),
+            pl.lit("error").alias("severity"),
+            pl.lit(HW_KIND).alias("exc_type"),
+            pl.col("_said").struct.field("reason").alias("exc_message"),
+            pl.format('{{"gpu_node":"{}"}}', pl.col("_said").struct.field("node")).alias("extra"),
+        )
+    )
+
+
+def _faults(lines: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
     fault = message.str.extract_groups(FAULT)
     found = fault.struct.field("node").is_not_null()
@@ -55,6 +89,6 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
 
 PARSER = LineParser(
     name="rocm_runtime",
-    literals=("Memory access fault by GPU ", "GPU coredump: "),
+    literals=("Memory access fault by GPU ", "GPU coredump: ", "HW Exception by GPU "),
     parse=parse,
 )

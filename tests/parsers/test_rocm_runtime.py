@@ -39,3 +39,38 @@ def test_faults_on_every_gpu_are_one_error_in_what_they_all_run(tmp_path):
     verdict = analysis.verdict
     assert verdict.finding.kind == "rank_exception" and verdict.ranks == []
     assert verdict.headline == "3 processes died of the same Memory access fault"
+
+
+# ROCm/ROCm#4021, verbatim (lines left out between): eight MI300X ranks of an axolotl run, 5 h in,
+# the runtime's report of the hung GPU from each process, the abort, then a shell prompt the
+# surviving ranks' watchdog reports were written after
+GPU_HANG = [
+    "HW Exception by GPU node-9 (Agent handle: 0x64ff272d8ab0) reason :GPU Hang",
+    "HW Exception by GPU node-9 (Agent handle: 0x565d634d8610) reason :GPU Hang",
+    "HW Exception by GPU node-9 (Agent handle: 0x5ea50312c910) reason :GPU Hang",
+    "Aborted (core dumped)",
+    "(axolotl) 134 hotaisle@ENC1-CLS01-SVR14:~/shisa-v2/train/ablations$ [rank2]:[E1109 16:13:20.222288244 ProcessGroupNCCL.cpp:616] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=500045, OpType=_REDUCE_SCATTER_BASE, NumelIn=67108864, NumelOut=8388608, Timeout(ms)=600000) ran for 600038 milliseconds before timing out.",
+    "[rank2]:[E1109 16:13:20.222705810 ProcessGroupNCCL.cpp:1785] [PG ID 1 PG GUID 1 Rank 2] Exception (either an error or timeout) detected by watchdog at work: 500045, last enqueued NCCL work: 500047, last completed NCCL work: 500044.",
+    "[rank7]:[E1109 16:13:20.230357202 ProcessGroupNCCL.cpp:616] [Rank 7] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=500045, OpType=_REDUCE_SCATTER_BASE, NumelIn=67108864, NumelOut=8388608, Timeout(ms)=600000) ran for 600046 milliseconds before timing out.",
+    "[rank7]:[E1109 16:13:20.230674458 ProcessGroupNCCL.cpp:1785] [PG ID 1 PG GUID 1 Rank 7] Exception (either an error or timeout) detected by watchdog at work: 500045, last enqueued NCCL work: 500047, last completed NCCL work: 500044.",
+]
+
+
+def test_the_runtimes_report_of_a_hung_gpu_is_a_hardware_fault():
+    hang = parsed_by("rocm_runtime", GPU_HANG[:1]).row(0, named=True)
+    assert (hang["event"], hang["exc_type"], hang["exc_message"]) == (
+        "exception",
+        "HW Exception",
+        "GPU Hang",
+    )
+
+
+def test_a_hung_gpu_is_the_cause_of_the_others_timeouts_and_no_rank_is_guessed(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": GPU_HANG})
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "rank_exception" and verdict.ranks == []
+    assert "died of the same HW Exception" in verdict.headline
+    assert "dmesg" in verdict.finding.fix
+    # the untagged reports are no rank's: the console holds several ranks' tagged lines
+    hangs = analysis.job.events.filter(exc_type="HW Exception")
+    assert hangs.get_column("rank").null_count() == hangs.height
