@@ -26,6 +26,11 @@ from parsers.key_values import extract_number
 LEVEL = r"^.{0,48}?(?:^|[\s\[|])(WARNING|ERROR|CRITICAL|FATAL)(?:\]|:|\s)"
 # `ValueError('...')`, `ValueError: ...`, `torch.OutOfMemoryError: ...` inside the message
 CARRIED = r"\b((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))(?:\(|: )"
+CARRIED_AND_AFTER = r"\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)((?:\(|: ).*)$"
+# an OSError's own words, `[Errno 5] Input/output error`, with no type before them
+# (THUDM/slime#326: `ERROR: megatron.core.dist_checkpointing.strategies.filesystem_async: Local
+# process 0 encountered an error: [Errno 5] Input/output error`, a checkpoint's async writer)
+OS_ERROR = r"\[Errno \d+\] \S"
 UNCAUGHT = r"(?i)\b(?:uncaught|unhandled)\b"
 OUT_OF_MEMORY = r"(?i)\bout of memory\b"
 # `Tried to allocate 3.07 GiB`
@@ -75,9 +80,21 @@ def _severity() -> pl.Expr:
 
 def _carried_exceptions(found: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
-    exc_type = message.str.extract(CARRIED, 1)
-    start = message.str.find(CARRIED)
-    after = message.str.slice(pl.col("_start") + pl.col("exc_type").str.len_chars())
+    typed = message.str.extract(CARRIED, 1)
+    os_error = typed.is_null() & message.str.contains(OS_ERROR)
+    exc_type = pl.when(os_error).then(pl.lit("OSError")).otherwise(typed)
+    # what stands before and after the type (an OSError's words are its message whole), by
+    # matches: `find` counts bytes and `slice` characters, which differ after an emoji
+    before = (
+        pl.when(os_error)
+        .then(message.str.extract(f"^(.*?){OS_ERROR}", 1))
+        .otherwise(message.str.extract(f"^(.*?){CARRIED}", 1))
+    )
+    after = (
+        pl.when(os_error)
+        .then(message.str.extract(f"({OS_ERROR}.*)$", 1))
+        .otherwise(message.str.extract(CARRIED_AND_AFTER, 1))
+    )
     # `ValueError('...')` is a repr: its parentheses and quotes go; after `ValueError: ` the
     # message is kept whole (`Address already in use (addr='tcp://10.0.0.58:40043')`)
     text = (
@@ -86,7 +103,7 @@ def _carried_exceptions(found: pl.DataFrame) -> pl.DataFrame:
         .otherwise(after.str.strip_chars_start(": "))
     )
     return (
-        found.with_columns(exc_type.alias("exc_type"), start.alias("_start"))
+        found.with_columns(exc_type.alias("exc_type"), before.alias("_before"))
         .filter(pl.col("exc_type").is_not_null())
         .select(
             "file",
@@ -100,7 +117,7 @@ def _carried_exceptions(found: pl.DataFrame) -> pl.DataFrame:
             # an excepthook's record of the exception the process dies of was caught by no one
             # (allenai/OLMo#552: `CRITICAL [olmo.util:158, rank=0] Uncaught OLMoThreadError:
             # generator thread data thread 3 failed`)
-            pl.when(~message.str.slice(0, pl.col("_start")).str.contains(UNCAUGHT))
+            pl.when(~pl.col("_before").str.contains(UNCAUGHT).fill_null(False))
             .then(pl.lit(LOGGED))
             .alias("extra"),
         )

@@ -251,6 +251,20 @@ MPICH_INIT_FIX = (
     "`I_MPI_PMI_LIBRARY`, `MPICH_OFI_NIC_POLICY`) and the CPU binding the launcher gives each "
     "process; where the script imports mpi4py, import it before torch."
 )
+# The file system under a write or a read failed: an I/O error, a full disk, a quota, a handle
+# a network file system dropped (THUDM/slime#326: `[Errno 5] Input/output error` from a
+# checkpoint's async writer; the maintainer: "looks like a filesystem problem")
+STORAGE = (
+    r"\[Errno (?:5|28|116|122)\]|Input/output error|No space left on device"
+    r"|Disk quota exceeded|Stale file handle"
+)
+STORAGE_FIX = (
+    "The file system failed the job's write or read (an I/O error, a full disk or quota, a "
+    "dropped network mount), not the training code: on that node check the folder it writes "
+    "to (`df -h`, the quota, `dmesg -T` for I/O errors), that a shared file system takes the "
+    "writes of every rank at once (a checkpoint's parallel writers), and resume from the last "
+    "complete checkpoint."
+)
 LOGGED = '"logged":true'  # set by parsers/log_levels.py on a caught exception it logged
 
 
@@ -261,6 +275,7 @@ def _message_fix(texts: list[str], who: str) -> str | None:
         (ORDINAL, ORDINAL_FIX.format(who=capitalized(who), its="its")),
         (WORKER_DIED, WORKER_FIX.format(who=who)),
         (HARDWARE, HARDWARE_FIX),
+        (STORAGE, STORAGE_FIX),
         (KERNEL_TIMEOUT, KERNEL_TIMEOUT_FIX),
         (NUMERICS, NUMERICS_FIX),
         (MPI_INIT, MPI_INIT_FIX.format(who=who)),
@@ -1833,6 +1848,34 @@ def _worker_deaths_told(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+# what shows a job going on: its progress, a phase it entered
+PROGRESS_EVENTS = ("stage", "phase")
+
+
+def _logged_and_went_on(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
+    """Errors a process caught and logged, no line tying them to a rank, after which its file
+    shows the job's progress and no failure: they stopped nothing (spawnaga/GeneticTrading: a
+    dashboard's `Failed to start web server: [Errno 98] Address already in use`, then three
+    more training rounds and every communicator destroyed in order)."""
+    logged = rows.filter(pl.col("extra").str.contains(LOGGED, literal=True).fill_null(False))
+    if logged.is_empty():
+        return logged.select("file", "line")
+    later = job.events.select(
+        "file",
+        pl.col("line").alias("_later"),
+        pl.col("event").is_in(PROGRESS_EVENTS).alias("_progress"),
+        (pl.col("severity") == "error").alias("_failure"),
+    )
+    after = (
+        logged.select("file", "line")
+        .join(later, on="file")
+        .filter(pl.col("_later") > pl.col("line"))
+        .group_by("file", "line")
+        .agg(pl.col("_progress").any(), pl.col("_failure").any())
+    )
+    return after.filter(pl.col("_progress") & ~pl.col("_failure")).select("file", "line")
+
+
 def _unattributed(job: Job) -> list[Finding]:
     """Exceptions no line ties to a rank (not the launcher's summary of its children), when no
     rank's own exception is in the logs: a failure all the same (never "no failure found"
@@ -1863,8 +1906,10 @@ def _unattributed(job: Job) -> list[Finding]:
         | pl.col("exc_message").str.contains(KV_CACHE_OUT_OF_MEMORY)
     )
     rows = rows.with_columns(exception_text().alias("what")).filter(~said_oom.fill_null(False))
-    rows = rows.join(_watchdog_aborts(job, rows), on=["file", "line"], how="anti").join(
-        _worker_deaths_told(job, rows), on=["file", "line"], how="anti"
+    rows = (
+        rows.join(_watchdog_aborts(job, rows), on=["file", "line"], how="anti")
+        .join(_worker_deaths_told(job, rows), on=["file", "line"], how="anti")
+        .join(_logged_and_went_on(job, rows), on=["file", "line"], how="anti")
     )
     if not job.events.filter(pl.col("event") == "loss_keys").is_empty():
         # OpenMMLab's assertion is how each rank reports the loss terms it disagrees on: the

@@ -4,7 +4,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from tests.builders import analyze_files, finding, marks, parse, parsed_by
+from tests.builders import analyze_files, finding, kinds, marks, only, parse, parsed_by
 
 
 @pytest.mark.parametrize(
@@ -71,3 +71,64 @@ def test_an_excepthook_s_record_of_an_uncaught_exception_is_the_process_s_death(
     assert (raised["exc_type"], raised["rank"], raised["extra"]) == ("OLMoThreadError", 0, None)
     verdict = analyze_files(tmp_path, {"rank0.log": console}).verdict
     assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [0])
+
+
+# THUDM/slime#326, verbatim: a Megatron checkpoint's async writer on a two-node run
+ASYNC_WRITER_EIO = "ERROR: megatron.core.dist_checkpointing.strategies.filesystem_async: Local process 0 encountered an error: [Errno 5] Input/output error"
+
+
+def test_an_os_errors_own_words_in_a_logged_error_are_an_oserror():
+    caught = only(parsed_by("log_levels", [ASYNC_WRITER_EIO]).filter(event="exception"))
+    assert (caught["exc_type"], caught["exc_message"]) == (
+        "OSError",
+        "[Errno 5] Input/output error",
+    )
+    assert caught["rank"] is None  # `Local process 0` is the writer's, no rank
+
+
+def test_a_failed_write_to_the_file_system_gets_the_storage_fix(tmp_path):
+    verdict = analyze_files(tmp_path, {"train.log": [ASYNC_WRITER_EIO]}).verdict
+    assert verdict.finding.kind == "rank_exception" and verdict.ranks == []
+    assert "OSError" in verdict.headline
+    assert verdict.finding.fix.startswith("The file system failed the job's write or read")
+
+
+# spawnaga/GeneticTrading's committed console of a 4-rank run that finished (attached_assets,
+# commit 3ccecc8), verbatim, lines left out between: rank 0's dashboard could not bind its port,
+# the training went on and every communicator was destroyed in order
+DASHBOARD_PORT_TAKEN = [
+    "2025-07-10 20:50:25 [ERROR   ] 🔸 VISUALIZATION  : ❌ Failed to start web server: [Errno 98] Address already in use",
+    "[GA] Evaluated 5/15 individuals                                                                                         ",
+    "[GA] Evaluated 10/15 individuals                                                                                        ",
+    "[GA] Evaluated 15/15 individuals                                                                                        ",
+    "[GA] Saved GA model to models/ga_models/adaptive_ga_model.pth                                                           ",
+    "[GA] Evaluated 5/15 individuals                                                                                         ",
+    "[GA] Evaluated 10/15 individuals                                                                                        ",
+    "[GA] Evaluated 15/15 individuals                                                                                        ",
+    "[GA] Saved GA model to models/ga_models/adaptive_ga_model.pth                                                           ",
+    "[GA] Evaluated 5/15 individuals                                                                                         ",
+    "[GA] Evaluated 10/15 individuals                                                                                        ",
+    "[GA] Evaluated 15/15 individuals                                                                                        ",
+    "[GA] Saved GA model to models/ga_models/adaptive_ga_model.pth                                                           ",
+    "[GA] Evaluated 5/15 individuals                                                                                         ",
+    "[GA] Evaluated 10/15 individuals                                                                                        ",
+    "[GA] Evaluated 15/15 individuals                                                                                        ",
+    "alex-System-Product-Name:20673:21182 [3] NCCL INFO comm 0x638d42266930 rank 3 nranks 4 cudaDev 3 busId 9000 - Destroy COMPLETE",
+    "alex-System-Product-Name:20671:21181 [1] NCCL INFO comm 0x5b75eb8c3530 rank 1 nranks 4 cudaDev 1 busId 5000 - Destroy COMPLETE",
+    "alex-System-Product-Name:20672:21184 [2] NCCL INFO comm 0x5fbd164046b0 rank 2 nranks 4 cudaDev 2 busId 8000 - Destroy COMPLETE",
+    "alex-System-Product-Name:20670:21183 [0] NCCL INFO comm 0x6076c4cdeeb0 rank 0 nranks 4 cudaDev 0 busId 1000 - Destroy COMPLETE",
+]
+
+
+def test_an_error_logged_with_an_emoji_before_it_keeps_its_words():
+    caught = only(parsed_by("log_levels", DASHBOARD_PORT_TAKEN[:1]).filter(event="exception"))
+    assert (caught["exc_type"], caught["exc_message"]) == (
+        "OSError",
+        "[Errno 98] Address already in use",
+    )
+
+
+def test_an_error_logged_before_the_job_went_on_and_finished_stopped_nothing(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": DASHBOARD_PORT_TAKEN})
+    assert analysis.verdict is None
+    assert "rank_exception" not in kinds(analysis)
