@@ -15,6 +15,7 @@ from logforensics.desync import comparable_timeout_seqs, per_rank_timeouts, poin
 from logforensics.findings import Finding, evidence_from, exception_text
 from logforensics.job import Job
 from logforensics.placement import earliest_time, place, placed_finding
+from logforensics.plausible import rank_limit
 from logforensics.registry import Rule
 from logforensics.rules.rank_exception import CONSEQUENCE, MISUSED, with_exception_lines
 from logforensics.teardown import finished_ranks
@@ -249,6 +250,9 @@ def _from_fsdp_order(job: Job) -> list[Finding]:
     first = rows.row(0, named=True)
     low, high = first["values"]
     theirs, mine = first["names"]
+    world = job.world_size.value if job.world_size is not None else None
+    if low is None or high is None or high >= rank_limit(world):
+        return []  # no rank a job has (`plausible`)
     agreed = list(range(low + 1, high))
     told = f"rank {low} was all-gathering {theirs} while rank {high} was all-gathering {mine}"
     if agreed:

@@ -263,6 +263,7 @@ def _failed_in_train(events: pl.DataFrame, died: pl.DataFrame) -> list[int]:
         & (pl.col("file") == first["file"])
         & (pl.col("line") > first["line"])
     ).get_column("value")
+    named = named.drop_nulls()  # (a number past an Int64 names no worker)
     return [int(named.item(0))] if named.n_unique() == 1 else []
 
 

@@ -45,3 +45,10 @@ def test_rank_0_against_rank_1_blames_neither(tmp_path):
 def test_an_order_that_changed_after_the_first_iteration_is_no_mismatch(tmp_path):
     assert parsed_by("fsdp_order", ORDER_CHANGED).filter(event="fsdp_order_mismatch").is_empty()
     assert "collective_mismatch" not in kinds(analyze_files(tmp_path, {"run.log": ORDER_CHANGED}))
+
+
+def test_a_pair_past_any_rank_a_job_has_is_not_read_as_one(tmp_path):
+    # the check's words with a rank no job has (hostile or garbled input)
+    line = TWO_RANKS.replace("rank 1 is", "rank 9999999 is")
+    analysis = analyze_files(tmp_path, {"console.log": [line]})
+    assert "collective_mismatch" not in kinds(analysis)

@@ -157,3 +157,13 @@ def test_a_failed_worker_named_before_the_death_does_not_name_it(tmp_path):
     # the same lines in the other order: Ray Train's word is about an earlier failure
     analysis = analyze_files(tmp_path, {"console.log": TRAIN_WORKER_FAILED[::-1]})
     assert analysis.verdict.finding.kind == "oom" and analysis.verdict.ranks == []
+
+
+def test_a_worker_number_past_any_integer_names_no_rank(tmp_path):
+    # the trainer's words with a number no rank has (hostile or garbled input)
+    lines = [
+        TRAIN_WORKER_FAILED[0],
+        "(TorchTrainer pid=89392) Worker 99999999999999999999999 has failed.",
+    ]
+    verdict = analyze_files(tmp_path, {"console.log": lines}).verdict
+    assert verdict.finding.kind == "oom" and verdict.ranks == []
