@@ -22,7 +22,7 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.registry import LineParser
-from parsers.mpirun import SIGNAL_NAMES
+from parsers.mpirun import SIGNAL_NAMES, how_it_ended, signal_in_code
 
 BACKGROUND_DIED = "Horovod background loop uncaught exception"
 # `[<date> <time>: E <source>:<line>] [<rank>]: ` before Horovod's words (the microseconds may
@@ -43,8 +43,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
 def _gloo_exits(lines: pl.DataFrame) -> pl.DataFrame:
     said = pl.col("message").str.strip_chars_end().str.extract_groups(GLOO_EXIT)
     code = said.struct.field("code").cast(pl.Int32, strict=False)
-    number = pl.when(code.is_between(129, 128 + 64)).then(code - 128).cast(pl.String)
-    name = number.replace_strict(SIGNAL_NAMES, default=None, return_dtype=pl.String)
+    name = signal_in_code(code).replace_strict(SIGNAL_NAMES, default=None, return_dtype=pl.String)
     signalled = name.is_not_null()
     return (
         lines.with_columns(said.alias("_said"))
@@ -52,14 +51,7 @@ def _gloo_exits(lines: pl.DataFrame) -> pl.DataFrame:
         .select(
             "file",
             "line",
-            pl.when(signalled)
-            .then(pl.lit("fatal_signal"))
-            .otherwise(pl.lit("worker_failed"))
-            .alias("event"),
-            pl.when(name == "SIGTERM")
-            .then(pl.lit("warning"))
-            .otherwise(pl.lit("error"))
-            .alias("severity"),
+            *how_it_ended(signalled, name),
             pl.col("_said").struct.field("rank").cast(pl.Int32, strict=False).alias("rank"),
             name.alias("signal"),
             pl.when(signalled).then(pl.format("exit status code {}", code)).alias("exc_message"),

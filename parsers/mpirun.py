@@ -207,13 +207,33 @@ def _hydra_ends(lines: pl.DataFrame) -> pl.DataFrame:
     )
     # without the exit string, a code past 128 is the shell's way of saying a signal ended it
     # (139: SIGSEGV; an Intel MPI run's banner in the code index's file 36709440416)
-    by_code = pl.when(pl.col("_code").is_between(129, 128 + 64)).then(pl.col("_code") - 128)
-    number = pl.coalesce(pl.col("_said").struct.field("signal"), by_code.cast(pl.String))
+    number = pl.coalesce(pl.col("_said").struct.field("signal"), signal_in_code(pl.col("_code")))
     name = number.replace_strict(SIGNAL_NAMES, default=None, return_dtype=pl.String)
     signalled = number.is_not_null()
     return ended.filter(signalled | (pl.col("_code").fill_null(0) != 0)).select(
         "file",
         "line",
+        *how_it_ended(signalled, name),
+        pl.col("_process").struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
+        pl.col("_process").struct.field("host").alias("host"),
+        name.alias("signal"),
+        pl.when(signalled)
+        .then(pl.coalesce(pl.col("_said").struct.field("words"), name))
+        .alias("exc_message"),
+        pl.when(~signalled).then(pl.col("_code")).alias("exitcode"),
+    )
+
+
+def signal_in_code(code: pl.Expr) -> pl.Expr:
+    """The signal's number (a string, SIGNAL_NAMES' key) a shell's exit code past 128 says
+    ended the process; null for any other code."""
+    return pl.when(code.is_between(129, 128 + 64)).then(code - 128).cast(pl.String)
+
+
+def how_it_ended(signalled: pl.Expr, name: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """`event` and `severity` of a launcher's report of a process that ended: a fatal signal
+    (a SIGTERM only a warning: the launcher's own, or the scheduler's) or a failed worker."""
+    return (
         pl.when(signalled)
         .then(pl.lit("fatal_signal"))
         .otherwise(pl.lit("worker_failed"))
@@ -222,13 +242,6 @@ def _hydra_ends(lines: pl.DataFrame) -> pl.DataFrame:
         .then(pl.lit("warning"))
         .otherwise(pl.lit("error"))
         .alias("severity"),
-        pl.col("_process").struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
-        pl.col("_process").struct.field("host").alias("host"),
-        name.alias("signal"),
-        pl.when(signalled)
-        .then(pl.coalesce(pl.col("_said").struct.field("words"), name))
-        .alias("exc_message"),
-        pl.when(~signalled).then(pl.col("_code")).alias("exitcode"),
     )
 
 
