@@ -60,11 +60,10 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         lines.sort("file", "line")
         .with_columns(text.alias("_text"), header.alias("_header"))
         .with_columns(
-            # a stack is a run of frame lines of one writer, no other line of the family between
-            (~is_frame | pl.struct(writer).ne_missing(pl.struct(writer).shift(1)))
-            .cum_sum()
-            .over("file")
-            .alias("_run"),
+            # a stack is a run of frame lines of one writer, no other line of that writer's
+            # between, and no header (any writer's) either
+            (~is_frame).cum_sum().over(writer).alias("_run"),
+            pl.col("_header").cum_sum().over("file").alias("_headers_above"),
             # the rank of the header right above a run (-1 below any other line)
             pl.when(pl.col("_header"))
             .then(header_rank.cast(pl.Int32).fill_null(-1))
@@ -81,7 +80,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     if frames.is_empty():
         return pl.DataFrame(schema={"file": pl.String, "line": pl.UInt32, "event": pl.String})
     own = ~pl.col("_text").str.contains(LIBRARY_FRAME)
-    stacks = frames.group_by([*writer, "_run"], maintain_order=True).agg(
+    stacks = frames.group_by([*writer, "_run", "_headers_above"], maintain_order=True).agg(
         pl.col("file").first().alias("_file"),
         # the collective's own frame: the line a report quotes
         pl.col("line").filter(pl.col("_collective").is_not_null()).first().alias("_line"),
