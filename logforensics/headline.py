@@ -250,6 +250,11 @@ def _collective_mismatch(finding: Finding, verdict: Verdict) -> Told:
     if finding.part == "consequence":
         aborted = rank_list(finding.ranks) if finding.ranks else "a rank"
         return f"gloo aborted {aborted}: the ranks were in different collectives", ""
+    if finding.details.get("shapes_only"):
+        op = finding.op or "a collective"
+        if finding.culprit_ranks:
+            return f"{_who(finding.culprit_ranks)} passed a tensor of another shape to {op}", None
+        return f"The ranks passed tensors of different shapes to {op}", None
     if finding.culprit_ranks:
         return f"{_who(finding.culprit_ranks)} called another collective than the others", None
     if finding.blames_nobody:

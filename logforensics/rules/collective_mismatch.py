@@ -962,9 +962,26 @@ def _from_detail(job: Job) -> list[Finding]:
             culprit_ranks=sorted(common),
             blames_nobody=not common,
             confidence="medium" if (one_sided and not common) or against or below else "high",
-            details={"fingerprints": {str(rank): printed for rank, printed in described.items()}},
+            details={
+                "fingerprints": {str(rank): printed for rank, printed in described.items()},
+                **({"shapes_only": True} if _shapes_only(reports) else {}),
+            },
         )
     ]
+
+
+def _shapes_only(reports: pl.DataFrame) -> bool:
+    """Whether every report names the same collective, at the same number, on both sides,
+    and only the tensors' shapes differ (aurekaresearch/OpenDDE#23: `_ALLGATHER_BASE` #0 with
+    `[359, 1, 1435, 16]` on rank 1 and `[359, 1, 1436, 16]` on rank 2)."""
+    same = (
+        pl.col("op").eq_missing(pl.col("peer_op"))
+        & pl.col("seq").eq_missing(pl.col("peer_seq"))
+        & pl.col("shape").is_not_null()
+        & pl.col("peer_shape").is_not_null()
+        & pl.col("shape").ne_missing(pl.col("peer_shape"))
+    )
+    return bool(reports.select(same.fill_null(False).all()).item())
 
 
 # Ranks of one job stand a few collectives apart at most (every collective waits for all);

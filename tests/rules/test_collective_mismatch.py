@@ -474,3 +474,15 @@ def test_accelerate_s_shape_check_is_the_mismatch_it_reports_not_an_exception_of
     assert kinds(analysis) == ["collective_mismatch"]
     assert analysis.verdict.finding.kind == "collective_mismatch" and analysis.verdict.ranks == []
     assert "(process 0: [1, 5]; process 1: [1, 2, 5])" in analysis.verdict.finding.summary
+
+
+# aurekaresearch/OpenDDE#23, as the stored copy of the issue holds it (cut after the second
+# fingerprint's dtype): the same all-gather at the same number, the shapes one apart
+SHAPES_APART = "RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=0, OpType=_ALLGATHER_BASE, TensorShape=[359, 1, 1435, 16], TensorDtypes=BFloat16, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda, layout=Strided (default), requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt))), but Rank 2 is running collective: CollectiveFingerPrint(SequenceNumber=0, OpType=_ALLGATHER_BASE, TensorShape=[359, 1, 1436, 16], TensorDtypes=BFloat16, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda, layout=Strided (default), requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt)))."
+
+
+def test_the_same_collective_with_other_shapes_is_named_as_such(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": [SHAPES_APART]}).verdict
+    assert verdict.finding.kind == "collective_mismatch" and verdict.ranks == []
+    assert verdict.headline == "The ranks passed tensors of different shapes to _ALLGATHER_BASE"
+    assert "[359, 1, 1435, 16]" in verdict.finding.summary
