@@ -1036,7 +1036,25 @@ def _spawn_exit() -> pl.Expr:
 def _launchers_word() -> pl.Expr:
     """An exception that only says a worker failed: torchrun's ChildFailedError, the spawning
     parent's report of a child's exit, a training service's report that the job failed."""
-    return _child_failed_error() | _spawn_exit() | _service_report() | _actor_died()
+    return (
+        _child_failed_error() | _spawn_exit() | _launch_exit() | _service_report() | _actor_died()
+    )
+
+
+# the frame the old launchers raise a worker's exit status from: torch.distributed.launch before
+# torchrun, and torchelastic's copy of it
+LAUNCH_FRAME = r"distributed/launch\.py:\d+ in (?:main|wrapper_fn)$"
+
+
+def _launch_exit() -> pl.Expr:
+    """The old launchers' report of a worker's exit status, raised as the command's
+    `subprocess.CalledProcessError` (microsoft/frameworkcontroller's elastic example: `Command
+    '['/opt/conda/bin/python', '-u', '/workspace/examples/imagenet/main.py', ...]' returned
+    non-zero exit status 1.` after the worker's own `NCCL error: unhandled system error`)."""
+    return (
+        pl.col("exc_type").str.ends_with("CalledProcessError")
+        & pl.col("frame").str.contains(LAUNCH_FRAME)
+    ).fill_null(False)
 
 
 # Ray's exceptions that a worker process (an actor) died, raised in the driver that waited on it
@@ -1652,7 +1670,9 @@ def _exceptions(job: Job) -> list[Finding]:
     # an exception from using a collective's garbled payload is the desync's symptom
     # (logforensics/garbled.py)
     primary = (
-        exceptions.filter(~_a_consequence(pl.col("what")) & ~garbled() & ~_spawn_exit())
+        exceptions.filter(
+            ~_a_consequence(pl.col("what")) & ~garbled() & ~_spawn_exit() & ~_launch_exit()
+        )
         .join(startup, on=["file", "line"], how="anti")
         # a bare C++ abort after the watchdog's report, its `what():` cut off
         # (Alpha-VLLM/LLaMA2-Accessory#147): the timeout's teardown

@@ -2168,3 +2168,46 @@ def test_a_step_cancelled_for_no_stated_reason_is_not_a_time_limit(tmp_path):
     lines = [line.replace(" DUE TO TIME LIMIT", "") for line in TIME_LIMIT]
     analysis = analyze_files(tmp_path, {"job.out": lines})
     assert all("time limit" not in item.summary for item in analysis.findings)
+
+
+# microsoft/frameworkcontroller's PyTorch elastic example (its README at c612696, verbatim): a
+# worker's own NCCL error after the operator removed two pods, then torchelastic's agent
+# reporting the worker's exit status as the command's CalledProcessError
+OLD_LAUNCHER_EXIT = [
+    "Traceback (most recent call last):",
+    '  File "/workspace/examples/imagenet/main.py", line 603, in <module>',
+    "    main()",
+    '  File "/workspace/examples/imagenet/main.py", line 188, in main',
+    "    train(train_loader, model, criterion, optimizer, epoch, device_id, print_freq)",
+    '  File "/workspace/examples/imagenet/main.py", line 471, in train',
+    "    loss.backward()",
+    '  File "/opt/conda/lib/python3.7/site-packages/torch/tensor.py", line 198, in backward',
+    "    torch.autograd.backward(self, gradient, retain_graph, create_graph)",
+    '  File "/opt/conda/lib/python3.7/site-packages/torch/autograd/__init__.py", line 100, in backward',
+    "    allow_unreachable=True)  # allow_unreachable flag",
+    "RuntimeError: NCCL error: unhandled system error, NCCL version 2.4.8",
+    "[ERROR] 2020-07-31 07:15:34,783 local_elastic_agent: [default] Worker group failed",
+    "Traceback (most recent call last):",
+    '  File "/opt/conda/lib/python3.7/site-packages/torchelastic/agent/server/local_elastic_agent.py", line 190, in _monitor_workers',
+    "    if self._process_context.join(timeout=-1):",
+    '  File "/opt/conda/lib/python3.7/site-packages/torch/multiprocessing/spawn.py", line 119, in join',
+    "    raise Exception(msg)",
+    "Exception: ",
+    "",
+    "-- Process 0 terminated with the following error:",
+    "Traceback (most recent call last):",
+    '  File "/opt/conda/lib/python3.7/site-packages/torch/multiprocessing/spawn.py", line 20, in _wrap',
+    "    fn(i, *args)",
+    '  File "/opt/conda/lib/python3.7/site-packages/torchelastic/agent/server/local_elastic_agent.py", line 79, in _wrap',
+    "    ret = fn(*args)",
+    '  File "/opt/conda/lib/python3.7/site-packages/torchelastic/distributed/launch.py", line 392, in wrapper_fn',
+    "    raise subprocess.CalledProcessError(returncode=process.returncode, cmd=cmd)",
+    "subprocess.CalledProcessError: Command '['/opt/conda/bin/python', '-u', '/workspace/examples/imagenet/main.py', '--arch=resnet18', '--batch-size=32', '--epochs=2', '/workspace/data/tiny-imagenet-200']' returned non-zero exit status 1.",
+]
+
+
+def test_the_old_launchers_report_of_a_workers_exit_status_is_not_the_workers_error(tmp_path):
+    analysis = analyze_files(tmp_path, {"worker.log": OLD_LAUNCHER_EXIT})
+    assert not [f for f in analysis.findings if "CalledProcessError" in f.summary]
+    assert analysis.verdict.finding.kind == "nccl_error"
+    assert "unhandled system error" in analysis.verdict.finding.summary
