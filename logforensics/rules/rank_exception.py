@@ -1981,12 +1981,19 @@ def _unattributed(job: Job) -> list[Finding]:
     hosts = rows.get_column("host").drop_nulls().unique(maintain_order=True).to_list()
     on_hosts = f" on host{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}" if hosts else ""
     who = f"{'A process' if count == 1 else f'{count} processes'}{on_hosts}"
+    # caught and logged (an error record), with nothing after it: what the line says, no more
+    logged = not waits and bool(
+        rows.select(
+            pl.col("extra").str.contains(LOGGED, literal=True).fill_null(False).all()
+        ).item()
+    )
+    verb = "logged" if logged else "raised"
     if alike:
         frames = shown.get_column("frame").drop_nulls()
         at = f" at {frames.item(0)}" if frames.n_unique() == 1 else ""
         summary = f"{who} whose rank the logs do not say raised the same error{at}: {named}"
     else:
-        summary = f"{who} whose rank the logs do not say raised {named}"
+        summary = f"{who} whose rank the logs do not say {verb} {named}"
     summary += (
         ": a wait for other ranks that timed out, so the rank they waited for is elsewhere."
         if waits
@@ -2023,6 +2030,7 @@ def _unattributed(job: Job) -> list[Finding]:
                 "waiting": waits,
                 "alike": count if alike else None,
                 "every_process": every,
+                **({"swallowed": True, "logged": True, "went_on": False} if logged else {}),
             },
         )
     ]
