@@ -191,13 +191,18 @@ def _unreachable(job: Job) -> pl.DataFrame:
     dropped = exceptions.filter(is_dropped)
     if dropped.is_empty():
         return unreachable
-    others = exceptions.filter(
-        ~is_dropped & ~child_failed_error() & pl.col("exc_type").is_not_null()
-    )
-    ran = job.events.filter(pl.col("event").is_in(RAN))
-    if not others.is_empty() or not ran.is_empty() or not _went_on(job).is_empty():
+    if not _nothing_else_at_startup(job, exceptions, is_dropped):
         return unreachable
     return pl.concat([unreachable, dropped]).unique(["file", "line"], maintain_order=True)
+
+
+def _nothing_else_at_startup(job: Job, exceptions: pl.DataFrame, own: pl.Expr) -> bool:
+    """Whether the logs show nothing but the `own` exceptions going wrong, and the job never
+    past its start-up: no other process raised anything (the launcher's report of its children
+    aside), no collective ran, no progress."""
+    others = exceptions.filter(~own & ~child_failed_error() & pl.col("exc_type").is_not_null())
+    ran = job.events.filter(pl.col("event").is_in(RAN))
+    return others.is_empty() and ran.is_empty() and _went_on(job).is_empty()
 
 
 # A wait at the TCPStore that gave up without naming whom it waited for
@@ -244,10 +249,7 @@ def _store_waits(job: Job) -> pl.DataFrame:
     waits = exceptions.filter(is_wait & ~said.str.contains(LATER_GROUP_KEY).fill_null(False))
     if waits.is_empty():
         return waits
-    launcher = child_failed_error()
-    others = exceptions.filter(~is_wait & ~launcher & pl.col("exc_type").is_not_null())
-    ran = job.events.filter(pl.col("event").is_in(RAN))
-    if not others.is_empty() or not ran.is_empty() or not _went_on(job).is_empty():
+    if not _nothing_else_at_startup(job, exceptions, is_wait):
         return waits.clear()
     return _before_exit_barriers(job, waits)
 
