@@ -268,6 +268,11 @@ STORAGE_FIX = (
 LOGGED = '"logged":true'  # set by parsers/log_levels.py on a caught exception it logged
 
 
+def _logged() -> pl.Expr:
+    """Whether an exception event is one a process caught and logged (see LOGGED)."""
+    return pl.col("extra").str.contains(LOGGED, literal=True).fill_null(False)
+
+
 def _message_fix(texts: list[str], who: str) -> str | None:
     """The fix the words of an exception call for, whoever raised it (`who`): a dead DataLoader
     worker, a GPU or node that failed, training numbers that diverged; None for other words."""
@@ -1663,7 +1668,7 @@ def _exceptions(job: Job) -> list[Finding]:
         )
         .with_columns(
             exception_text().alias("what"),
-            pl.col("extra").str.contains(LOGGED, literal=True).fill_null(False).alias("logged"),
+            _logged().alias("logged"),
         )
     )
     startup = startup_failures(job).select("file", "line")
@@ -1877,7 +1882,7 @@ def _logged_and_went_on(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
     shows the job's progress and no failure: they stopped nothing (spawnaga/GeneticTrading: a
     dashboard's `Failed to start web server: [Errno 98] Address already in use`, then three
     more training rounds and every communicator destroyed in order)."""
-    logged = rows.filter(pl.col("extra").str.contains(LOGGED, literal=True).fill_null(False))
+    logged = rows.filter(_logged())
     if logged.is_empty():
         return logged.select("file", "line")
     later = job.events.select(
@@ -1982,11 +1987,7 @@ def _unattributed(job: Job) -> list[Finding]:
     on_hosts = f" on host{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}" if hosts else ""
     who = f"{'A process' if count == 1 else f'{count} processes'}{on_hosts}"
     # caught and logged (an error record), with nothing after it: what the line says, no more
-    logged = not waits and bool(
-        rows.select(
-            pl.col("extra").str.contains(LOGGED, literal=True).fill_null(False).all()
-        ).item()
-    )
+    logged = not waits and bool(rows.select(_logged().all()).item())
     verb = "logged" if logged else "raised"
     if alike:
         frames = shown.get_column("frame").drop_nulls()
