@@ -233,11 +233,6 @@ def _collective_mismatch(finding: Finding, verdict: Verdict) -> Told:
             who = _who(finding.ranks)
             return f"{who} all-gathered different parameters in their forward (FSDP)", None
         return f"{_who(finding.ranks)} all-gathered other parameters than the others (FSDP)", None
-    if finding.details.get("source") == "DETAIL shape check":
-        return (
-            f"The ranks passed tensors of different shapes to {finding.op or 'a collective'}",
-            None,
-        )
     if finding.details.get("source") in ("accelerate shapes", "shape prints", "printed sizes"):
         op = finding.details.get("op") or "a collective"
         if finding.blames_nobody:

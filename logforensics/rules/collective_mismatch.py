@@ -867,7 +867,7 @@ def _from_shape_check(job: Job) -> list[Finding]:
             op=checks.item(0, "op"),
             blames_nobody=True,
             confidence="medium",
-            details={"source": "DETAIL shape check"},
+            details={"source": "DETAIL shape check", "shapes_only": True},
         )
     ]
 
