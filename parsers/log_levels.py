@@ -25,8 +25,9 @@ from parsers.key_values import extract_number
 # the level as a word near the start: after a timestamp, a bracket, a logger name
 LEVEL = r"^.{0,48}?(?:^|[\s\[|])(WARNING|ERROR|CRITICAL|FATAL)(?:\]|:|\s)"
 # `ValueError('...')`, `ValueError: ...`, `torch.OutOfMemoryError: ...` inside the message
-CARRIED = r"\b((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))(?:\(|: )"
-CARRIED_AND_AFTER = r"\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)((?:\(|: ).*)$"
+EXCEPTION_TYPE = r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)"
+CARRIED = rf"\b({EXCEPTION_TYPE})(?:\(|: )"
+CARRIED_AND_AFTER = rf"\b{EXCEPTION_TYPE}((?:\(|: ).*)$"
 # an OSError's own words, `[Errno 5] Input/output error`, with no type before them
 # (THUDM/slime#326: `ERROR: megatron.core.dist_checkpointing.strategies.filesystem_async: Local
 # process 0 encountered an error: [Errno 5] Input/output error`, a checkpoint's async writer)
