@@ -178,24 +178,23 @@ def _composer_crashes(lines: pl.DataFrame) -> pl.DataFrame:
 
 
 def _harness_exits(lines: pl.DataFrame) -> pl.DataFrame:
+    # the parent's report (groups 1, 2) or the child's own (3, 4)
     said = pl.col("message").str.extract_groups(f"{HARNESS_EXIT}|{HARNESS_CHILD_EXIT}")
     ranks = pl.coalesce(said.struct.field("1"), said.struct.field("3"))
     code = pl.coalesce(said.struct.field("2"), said.struct.field("4"))
-    said = pl.struct(ranks.alias("1"), code.alias("2"))
     return (
-        lines.with_columns(said.alias("_said"))
-        .filter(pl.col("_said").struct.field("1").is_not_null())
+        lines.with_columns(ranks.alias("_ranks"), code.alias("_code"))
+        .filter(pl.col("_ranks").is_not_null())
         .select(
             "file",
             "line",
             pl.lit("worker_failed").alias("event"),
             pl.lit("error").alias("severity"),
-            pl.col("_said").struct.field("2").cast(pl.Int32, strict=False).alias("exitcode"),
+            pl.col("_code").cast(pl.Int32, strict=False).alias("exitcode"),
             # the parent's word about a child (not the rank of the console's other lines), and
             # an error whatever the code (the harness's own 10: the test raised)
             pl.lit('{"spawned":true,"error_exit":true}').alias("extra"),
-            pl.col("_said")
-            .struct.field("1")
+            pl.col("_ranks")
             .str.extract_all(r"\d+")
             .list.eval(pl.element().cast(pl.Int32, strict=False))
             .alias("rank"),
