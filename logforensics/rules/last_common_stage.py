@@ -15,13 +15,9 @@ def check(job: Job) -> list[Finding]:
     if progress is None:
         return []
     rank_count = len(progress.ranks)
-    reached_by_all = (
-        progress.marks.group_by("key")
-        .agg(pl.col("rank").n_unique().alias("ranks"))
-        .filter(pl.col("ranks") == rank_count)
-    )
+    common_key = _last_reached_by_all(progress.marks, rank_count)
     last = progress.last_key()
-    if reached_by_all.is_empty():
+    if common_key is None:
         return [
             Finding(
                 kind="last_common_stage",
@@ -32,7 +28,6 @@ def check(job: Job) -> list[Finding]:
                 ranks=list(progress.ranks),
             )
         ]
-    common_key = int(reached_by_all.get_column("key").max())
     common = progress.key_of(common_key)
     stuck = last.filter(pl.col("key") == common_key)
     further = last.filter(pl.col("key") > common_key)
@@ -87,6 +82,28 @@ def check(job: Job) -> list[Finding]:
             details={"ranks_further": further_ranks, "ranks_stopped_here": stuck_ranks},
         )
     ]
+
+
+# Keys looked at first, below the highest key every rank could have reached: a hang leaves
+# the ranks within a step or two of each other, so the answer is nearly always among them
+NEAR_THE_END = 256
+
+
+def _last_reached_by_all(marks: pl.DataFrame, rank_count: int) -> int | None:
+    """The highest key every rank has a mark at, None when there is none. It is at most the
+    lowest of the ranks' highest keys; the keys just below that are counted first, so a run's
+    millions of earlier marks are grouped only when none of those is shared."""
+    ceiling = marks.group_by("rank").agg(pl.col("key").max()).get_column("key").min()
+    near = pl.col("key").is_between(int(ceiling) - NEAR_THE_END, int(ceiling))
+    for candidates in (marks.filter(near), marks):
+        shared = (
+            candidates.group_by("key")
+            .agg(pl.col("rank").n_unique().alias("ranks"))
+            .filter(pl.col("ranks") == rank_count)
+        )
+        if not shared.is_empty():
+            return int(shared.get_column("key").max())
+    return None
 
 
 RULE = Rule(kind="last_common_stage", check=check)

@@ -45,3 +45,15 @@ def test_every_rank_means_every_rank_that_printed_progress(tmp_path):
     files["rank2.log"] = ["rank=2 world_size=4 local_rank=2"]
     common = finding(analyze_files(tmp_path, files), "last_common_stage")
     assert common.summary.startswith("Every rank that printed progress (2 of ")
+
+
+def test_the_last_shared_point_is_found_far_below_where_the_ranks_stopped(tmp_path):
+    # rank 0 jumped from step 1 to step 200 and ran on; rank 1 ran steps 0-150 and stopped:
+    # the last point both printed is step 1, hundreds of marks below either one's end
+    files = {
+        "rank0.log": marks(0, [0, 1, *range(200, 260)]),
+        "rank1.log": marks(1, range(151)),
+    }
+    common = finding(analyze_files(tmp_path, files), "last_common_stage")
+    assert (common.step, common.stage) == (1, "after_step")
+    assert common.details["ranks_further"] == [0, 1]
