@@ -26,12 +26,42 @@ def per_rank_timeouts(events: pl.DataFrame) -> pl.DataFrame:
         pl.col("event").is_in(TIMEOUT_EVENTS) & pl.col("rank").is_not_null()
     ).with_columns(
         pl.col("pg").is_not_null().alias("pg_tagged"),
+        (untagged & ~other_group.fill_null(False)).alias("_untagged"),
         pl.when(other_group.fill_null(False))
         .then(pl.format("? of rank {}", pl.col("rank")))
         .otherwise(pl.col("pg").str.extract(r"^(\d+)", 1).fill_null("0"))
         .alias("pg"),
     )
-    return timeouts.unique(subset=["rank", "pg", "seq", "op"], keep="first", maintain_order=True)
+    return (
+        _one_failure_told_twice(timeouts)
+        .drop("_untagged")
+        .unique(subset=["rank", "pg", "seq", "op"], keep="first", maintain_order=True)
+    )
+
+
+def _one_failure_told_twice(timeouts: pl.DataFrame) -> pl.DataFrame:
+    """Torch 2.5-2.7 tells one timeout twice: `[Rank 0] Watchdog caught ... (SeqNum=5730,
+    OpType=BROADCAST ...)` with no group, then `[PG ID 4 PG GUID 67 Rank 0] failure detected
+    by watchdog at work sequence id: 5730` with no op (vllm-project/vllm#23448). Where a rank's
+    untagged report and the tagged ones at its number name one group, they are one failure:
+    the untagged report is in that group, and the group's report has its op."""
+    at = ("rank", "seq")
+    tagged_pg = pl.when(pl.col("pg_tagged")).then(pl.col("pg"))
+    one_group = (tagged_pg.drop_nulls().n_unique().over(at) == 1) & pl.col("seq").is_not_null()
+    adopted = pl.col("_untagged") & one_group
+    timeouts = timeouts.with_columns(
+        pl.when(adopted).then(tagged_pg.drop_nulls().first().over(at)).otherwise("pg").alias("pg"),
+        (pl.col("pg_tagged") | adopted).alias("pg_tagged"),
+    )
+    within = ("rank", "pg", "seq")
+    named_op = pl.col("op").drop_nulls()
+    one_op = (named_op.n_unique().over(within) == 1) & pl.col("seq").is_not_null()
+    return timeouts.with_columns(
+        pl.when(pl.col("op").is_null() & one_op)
+        .then(named_op.first().over(within))
+        .otherwise("op")
+        .alias("op")
+    )
 
 
 def _fingerprint() -> pl.Expr:

@@ -231,6 +231,25 @@ def test_ranks_behind_in_a_broadcast_the_others_completed_are_no_mismatch(tmp_pa
     assert analysis.verdict.finding.kind == "collective_timeout"
 
 
+# vllm-project/vllm#23448, verbatim (cut): torch tells each timeout twice, the watchdog's line
+# with the op and no group, the next with the group and no op
+TOLD_TWICE = [
+    "[rank0]:[E822 16:31:16.131931664 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5730, OpType=BROADCAST, NumelIn=3612672, NumelOut=3612672, Timeout(ms)=600000) ran for 600009 milliseconds before timing out.",
+    "[rank0]:[E822 16:31:16.132547721 ProcessGroupNCCL.cpp:2271] [PG ID 4 PG GUID 67 Rank 0]  failure detected by watchdog at work sequence id: 5730 PG status: last enqueued work: 6464, last completed work: 5729",
+    "[rank3]:[E822 16:31:16.135435629 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5729, OpType=BROADCAST, NumelIn=3612672, NumelOut=3612672, Timeout(ms)=600000) ran for 600008 milliseconds before timing out.",
+    "[rank3]:[E822 16:31:16.137270546 ProcessGroupNCCL.cpp:2271] [PG ID 4 PG GUID 67 Rank 3]  failure detected by watchdog at work sequence id: 5729 PG status: last enqueued work: 6464, last completed work: 5728",
+]
+
+
+def test_a_timeout_told_with_its_op_and_again_with_its_group_is_one_broadcast(tmp_path):
+    # rank 0 completed broadcast #5729 and rank 3 did not: a broadcast completes up its chain,
+    # which proves no other call at that number
+    analysis = analyze_files(tmp_path, {"console.log": TOLD_TWICE})
+    assert "collective_mismatch" not in kinds(analysis)
+    assert analysis.verdict.finding.kind == "collective_timeout"
+    assert "rank 3: BROADCAST #5729; rank 0: BROADCAST #5730" in analysis.verdict.finding.summary
+
+
 # horovod/horovod#364, verbatim (the paste's own line breaks and spaces): eight ranks, one per
 # node; every stalled allreduce lists six ready ranks, never 1 or 5
 READY_ONLY = [
