@@ -1930,7 +1930,11 @@ def _unattributed(job: Job) -> list[Finding]:
         | pl.col("exc_message").str.contains(STATES_OUT_OF_MEMORY)
         | pl.col("exc_message").str.contains(KV_CACHE_OUT_OF_MEMORY)
     )
-    rows = rows.with_columns(exception_text().alias("what")).filter(~said_oom.fill_null(False))
+    # an exception from using a collective's garbled payload is the desync's symptom, whoever
+    # raised it (logforensics/garbled.py)
+    rows = rows.with_columns(exception_text().alias("what")).filter(
+        ~said_oom.fill_null(False) & ~garbled()
+    )
     rows = (
         rows.join(_watchdog_aborts(job, rows), on=["file", "line"], how="anti")
         .join(_worker_deaths_told(job, rows), on=["file", "line"], how="anti")
