@@ -339,6 +339,12 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
     signal = finding.details.get("signal")
     if finding.details.get("time_limit"):
         return "SLURM ended the job at its time limit, no rank having failed before", None
+    if "cancelled" in finding.details:
+        reason = str(finding.details["cancelled"])
+        if reason == "preemption":
+            return "SLURM preempted the job, no rank having failed before", None
+        said = f" ({reason})" if reason else " (no reason given: scancel)"
+        return f"SLURM cancelled the job{said}, no rank having failed before", None
     if finding.details.get("from_outside"):
         return f"The launcher was sent {signal} from outside and stopped the job", None
     if signal == "SIGKILL":

@@ -415,7 +415,7 @@ def _failures_of(job: Job) -> list[Finding]:
     ) or (
         []
         if lost_a_node(job)
-        else _stopped_from_outside(job) or _interrupted(job) or _time_limit(job)
+        else _stopped_from_outside(job) or _interrupted(job) or _cancelled_by_slurm(job)
     )
 
 
@@ -456,6 +456,7 @@ def _launcher_signals(job: Job) -> pl.DataFrame:
 
 
 TIME_LIMIT = "TIME LIMIT"  # the reason SLURM gives for a step it ended at the job's time limit
+NODE_FAILURE = "NODE FAILURE"  # a node lost under the step: rules/peer_lost.py reads it
 TIME_LIMIT_FIX = (
     "If the run was still making progress when it was cancelled (its last steps at the usual "
     "pace), it only ran out of time: give it more (`#SBATCH --time`), or resume it from its "
@@ -464,34 +465,87 @@ TIME_LIMIT_FIX = (
 )
 
 
-def _time_limit(job: Job) -> list[Finding]:
-    """SLURM ended the step at the job's time limit, no rank having failed before it
+PREEMPTION = "PREEMPTION"
+PREEMPTION_FIX = (
+    "Nothing failed in the job: the scheduler gave its nodes to another job. Make the run "
+    "resumable (checkpoints often enough to lose little, `#SBATCH --requeue` with a resume from "
+    "the last checkpoint on start), or run it where it is not preempted (another partition or "
+    "QOS). If it had stopped making progress well before, the hang's cause is in the lines "
+    "before the cancellation."
+)
+
+
+def _cancelled_by_slurm(job: Job) -> list[Finding]:
+    """SLURM cancelled the step, no rank having failed before it: at the job's time limit
     (bigscience-workshop/bigscience's meg_gpt2 n64 benchmark: `*** STEP 1809655.0 ON r6i4n3
-    CANCELLED AT 2021-05-24T09:50:34 DUE TO TIME LIMIT ***` after healthy iterations): the run
-    was cut short by its allocation, not broken; what the job was doing until then tells a
-    slow run from a hung one."""
+    CANCELLED AT 2021-05-24T09:50:34 DUE TO TIME LIMIT ***` after healthy iterations), for a
+    preemption, or with no reason of SLURM's own, which is `scancel` by a user, an administrator
+    or a workflow (the same benchmark's n8 run). The run was ended from outside, not broken;
+    what it was doing until then tells a slow run from a hung one. A node failure is
+    `peer_lost`'s."""
     rows = job.events.filter(
-        (pl.col("event") == "step_cancelled") & (pl.col("exc_message") == TIME_LIMIT)
+        (pl.col("event") == "step_cancelled")
+        & (pl.col("exc_message").is_null() | (pl.col("exc_message") != NODE_FAILURE))
     ).sort("file", "line")
     if rows.is_empty():
         return []
-    summary = (
-        "SLURM cancelled the job step at its time limit; no rank had failed before it: the run "
-        "was ended by its allocation running out, not by an error of its own."
-    )
+    reasons = rows.get_column("exc_message")
+    for reason in (TIME_LIMIT, PREEMPTION, None):
+        chosen = rows.filter(reasons.is_null() if reason is None else reasons == reason)
+        if not chosen.is_empty():
+            break
+    else:
+        reason, chosen = reasons.item(0), rows
+    if reason != TIME_LIMIT and _srun_told_of_tasks(job):
+        return []  # srun's word on its tasks (an exit, an OOM kill) says what ended the step
+    if reason == TIME_LIMIT:
+        summary = (
+            "SLURM cancelled the job step at its time limit; no rank had failed before it: the "
+            "run was ended by its allocation running out, not by an error of its own."
+        )
+        fix = TIME_LIMIT_FIX
+    elif reason == PREEMPTION:
+        summary = (
+            "SLURM preempted the job step (another job took its nodes); no rank had failed "
+            "before it: the run was ended from outside, not by an error of its own."
+        )
+        fix = PREEMPTION_FIX
+    elif reason is None:
+        summary = (
+            "SLURM cancelled the job step and gave no reason of its own (it names the ones it "
+            "has: a limit reached, a preemption, a node failure): `scancel` by a user, an "
+            "administrator or a workflow; no rank had failed before it."
+        )
+        fix = STOPPED_FROM_OUTSIDE_FIX
+    else:
+        summary = (
+            f"SLURM cancelled the job step ({reason.lower()}); no rank had failed before it: "
+            "the run was ended from outside, not by an error of its own."
+        )
+        fix = STOPPED_FROM_OUTSIDE_FIX
     return [
         _from_rows(
-            rows.head(1),
+            chosen.head(1),
             severity="error",
             part="consequence",
             summary=summary,
-            fix=TIME_LIMIT_FIX,
+            fix=fix,
             ranks=[],
             blames_nobody=True,
             confidence="low",
-            details={"exception": "the time limit", "from_outside": True, "time_limit": True},
+            details={
+                "exception": "the time limit" if reason == TIME_LIMIT else "SLURM's cancellation",
+                "from_outside": True,
+                "time_limit": reason == TIME_LIMIT,
+                "cancelled": (reason or "").lower(),
+            },
         )
     ]
+
+
+def _srun_told_of_tasks(job: Job) -> bool:
+    told = pl.col("event").is_in(["task_exit", "host_oom", "node_failure"])
+    return not job.events.filter(told).is_empty()
 
 
 def _stopped_from_outside(job: Job) -> list[Finding]:

@@ -2168,6 +2168,33 @@ def test_a_step_cancelled_for_no_stated_reason_is_not_a_time_limit(tmp_path):
     lines = [line.replace(" DUE TO TIME LIMIT", "") for line in TIME_LIMIT]
     analysis = analyze_files(tmp_path, {"job.out": lines})
     assert all("time limit" not in item.summary for item in analysis.findings)
+    # bigscience's n8 run of the same benchmark (meg_gpt2_base_n8_dp1_tp4_pp8-1809562.out):
+    # SLURM names no reason when a person or a workflow ran scancel
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [])
+    assert verdict.headline == (
+        "SLURM cancelled the job (no reason given: scancel), no rank having failed before"
+    )
+    assert "sacct -j" in verdict.finding.fix
+
+
+def test_a_step_slurm_preempted_says_so_and_how_to_resume(tmp_path):
+    lines = [line.replace("TIME LIMIT", "PREEMPTION") for line in TIME_LIMIT]
+    verdict = analyze_files(tmp_path, {"job.out": lines}).verdict
+    assert verdict.headline == "SLURM preempted the job, no rank having failed before"
+    assert "--requeue" in verdict.finding.fix
+
+
+def test_a_cancelled_step_after_srun_told_a_task_s_end_is_not_said_again(tmp_path):
+    # chrisknewman/tusas#149 (parsers/slurm.py): the cgroup's OOM killer, then the cancellation
+    lines = [
+        "slurmstepd: error: Detected 1 oom_kill event in StepId=440575.0. Some of the step tasks have been OOM Killed.",
+        "srun: error: nid001277: tasks 1-3: Out Of Memory",
+        "slurmstepd: error: *** STEP 440575.0 ON nid001277 CANCELLED AT 2023-12-05T07:16:01 ***",
+    ]
+    analysis = analyze_files(tmp_path, {"job.out": lines})
+    assert analysis.verdict.finding.kind == "oom"
+    assert all("SLURM cancelled" not in item.summary for item in analysis.findings)
 
 
 # microsoft/frameworkcontroller's PyTorch elastic example (its README at c612696, verbatim): a
