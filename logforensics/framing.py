@@ -234,6 +234,12 @@ PLATFORM_REPORT = r'ErrorMessage "'
 # A paste quoted in Markdown or an e-mail reply (OpenBMB/MiniCPM-V#144: every line of the
 # tracebacks after `> `); outermost, and only where it quotes most of a file's lines
 QUOTE = r">(?: |$)"
+# │ [2025-02-28 09:28:25 TP7] Scheduler hit an exception: Traceback (most recent call last):   │
+# A console drawn inside a box, a border before and after each line (a terminal UI's or a
+# renderer's frame; sgl-project/sglang#4017's paste); outermost, and only where it frames most
+# of a file's lines. The right border, after the padding, goes too (`_without_right_border`)
+BOX_SIDE = r"[│┃║](?: |$)"
+BOX_RIGHT = r"\s*[│┃║]\s*$"
 # E       -- Process 3 terminated with the following error:
 # E       Traceback (most recent call last):
 # pytest's failure report marks each line of the exception it caught with `E` and pads it to
@@ -458,6 +464,7 @@ TORCHRUN_TEE_FRAMER = Framer(
 
 FRAMERS: tuple[Framer, ...] = (
     Framer("quote", QUOTE, per_file=True),
+    Framer("box", BOX_SIDE, per_file=True, then=lambda frame: _without_right_border(frame)),
     Framer(
         "gutter",
         LINE_NUMBER_GUTTER,
@@ -822,9 +829,12 @@ def _logged_tracebacks_continued(frame: pl.DataFrame) -> pl.DataFrame:
     """The traceback a rank-prefixed record opens is that rank's: its indented frame lines and
     the exception line right after them, unprefixed, take the record's rank. A collector's
     envelope around every line (a kubectl time stamp) is no prefix of the process's own."""
-    envelope = pl.col("framing").str.replace(r"\+?sglang.*$", "").fill_null("")
+    # a paste's own decoration (a quote, a box) says nothing of who wrote a line, and a box's
+    # first line may have lost its border with what came before it
+    written = pl.col("framing").fill_null("").str.replace(r"^(?:quote|box)(?:\+|$)", "")
+    envelope = written.str.replace(r"\+?sglang.*$", "")
     opened_in = pl.when(_opens_a_logged_traceback()).then(envelope).forward_fill().over("file")
-    unframed = pl.col("framing").fill_null("") == opened_in.fill_null("")
+    unframed = written == opened_in.fill_null("")
     indented = pl.col("message").str.contains(r"^\s+\S")
     # the rank of the last line that is no unprefixed frame line, -1 when it opened nothing
     carried = (
@@ -985,6 +995,20 @@ def _join_tagged_writes(frame: pl.DataFrame) -> pl.DataFrame:
     joined = pl.col("message").str.split(pl.col("_own_tag")).list.join("")
     return frame.with_columns(
         pl.when(again).then(joined).otherwise(pl.col("message")).alias("message")
+    )
+
+
+def _without_right_border(frame: pl.DataFrame) -> pl.DataFrame:
+    """A box's right border and the padding before it, on every line of a file the box frames
+    (its first line may open inside the box, the left border cut off with what came before)."""
+    boxed = (
+        pl.col("framing").str.contains(r"(?:^|\+)box(?:\+|$)").fill_null(False).any().over("file")
+    )
+    return frame.with_columns(
+        pl.when(boxed)
+        .then(pl.col("message").str.replace(BOX_RIGHT, ""))
+        .otherwise(pl.col("message"))
+        .alias("message")
     )
 
 
