@@ -2595,6 +2595,28 @@ def _same_error() -> pl.Expr:
     )
 
 
+# An exception that ends a process by pointing back at another's error (vLLM's engine after a
+# worker logged its traceback and exited: `Exception: WorkerProc initialization failed due to an
+# exception in a background process. See stack trace for root cause.`; vllm-project/vllm#20670)
+POINTS_BACK = r"(?i)\broot cause\b|exception in a background process"
+
+
+def _ended_by(job: Job, rows: pl.DataFrame) -> str | None:
+    """What ended the job because of an error a process logged (`rows`): an exception after the
+    first of them, raised rather than logged, that points back at another process's error;
+    None when no such exception follows (the error may have been caught and the run went on)."""
+    first = rows.sort("file", "line").row(0, named=True)
+    later = _thrown(job).filter(
+        (pl.col("file") == first["file"])
+        & (pl.col("line") > first["line"])
+        & ~_logged()
+        & exception_text().str.contains(POINTS_BACK)
+    )
+    if later.is_empty():
+        return None
+    return later.sort("line").select(exception_text()).item(0, 0)
+
+
 def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding:
     first = rows.row(0, named=True)
     ranks = sorted(rows.get_column("rank").unique().to_list())
@@ -2604,7 +2626,8 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
     after = [_after_effect(job, int(row["rank"]), row["key"]) for row in rows.iter_rows(named=True)]
     logged = bool(rows.get_column("logged").all())
     went_on = all(kept_going for kept_going, _, _ in after)
-    swallowed = logged or went_on
+    ended_by = _ended_by(job, rows) if logged and not went_on else None
+    swallowed = (logged and ended_by is None) or went_on
     step, stage = next(((s, st) for _, s, st in after if s is not None), (None, None))
     everyone = set(all_primary.get_column("rank").unique().to_list())
     on_all = job.progress is not None and set(job.progress.ranks) <= everyone
@@ -2626,6 +2649,8 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
         text += ", caught it and kept going." if went_on else "."
         fix = SWALLOWED_FIX
     else:
+        if ended_by is not None:
+            text += f"; the job then ended on it (`{clipped(ended_by)}`)"
         text += "."
         its = "its" if len(ranks) == 1 else "their"
         fix = (
@@ -2651,7 +2676,8 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
     return Finding(
         kind="rank_exception",
         # caught and logged, it is a failure only if the rank left the path (the reasoner says)
-        severity="warning" if logged else "error",
+        # or what ended the job points back at it
+        severity="warning" if swallowed and logged else "error",
         part="explanation",
         summary=text,
         fix=fix,

@@ -2238,3 +2238,40 @@ def test_the_old_launchers_report_of_a_workers_exit_status_is_not_the_workers_er
     assert not [f for f in analysis.findings if "CalledProcessError" in f.summary]
     assert analysis.verdict.finding.kind == "nccl_error"
     assert "unhandled system error" in analysis.verdict.finding.summary
+
+
+# vllm-project/vllm#20670, verbatim (cut): worker rank 1 logs its traceback and exits; the engine
+# then dies of an exception that points back at it
+WORKER_LOGGED_THEN_ENGINE_DIED = [
+    "(VllmWorker rank=1 pid=213) ERROR 07-09 00:57:28 [multiproc_executor.py:487] WorkerProc failed to start.",
+    "(VllmWorker rank=1 pid=213) ERROR 07-09 00:57:28 [multiproc_executor.py:487] Traceback (most recent call last):",
+    '(VllmWorker rank=1 pid=213) ERROR 07-09 00:57:28 [multiproc_executor.py:487]   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/executor/multiproc_executor.py", line 461, in worker_main',
+    '(VllmWorker rank=1 pid=213) ERROR 07-09 00:57:28 [multiproc_executor.py:487]   File "/usr/local/lib/python3.12/dist-packages/vllm/model_executor/models/adapters.py", line 351, in load_weights_using_from_2_way_softmax',
+    "(VllmWorker rank=1 pid=213) ERROR 07-09 00:57:28 [multiproc_executor.py:487]     model.score.weight.data.copy_(weight)",
+    "(VllmWorker rank=1 pid=213) ERROR 07-09 00:57:28 [multiproc_executor.py:487] RuntimeError: The size of tensor a (1280) must match the size of tensor b (2560) at non-singleton dimension 1",
+    "Process EngineCore_0:",
+    "Traceback (most recent call last):",
+    '  File "/usr/lib/python3.12/multiprocessing/process.py", line 314, in _bootstrap',
+    "    self.run()",
+    '  File "/usr/lib/python3.12/multiprocessing/process.py", line 108, in run',
+    "    self._target(*self._args, **self._kwargs)",
+    '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", line 590, in run_engine_core',
+    "    raise e",
+    "Exception: WorkerProc initialization failed due to an exception in a background process. See stack trace for root cause.",
+]
+
+
+def test_a_logged_error_the_exception_that_ended_the_job_points_back_at_is_the_cause(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": WORKER_LOGGED_THEN_ENGINE_DIED})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [1])
+    assert verdict.finding.severity == "error"
+    assert "the job then ended on it (`Exception: WorkerProc initialization failed" in (
+        verdict.finding.summary
+    )
+
+
+def test_a_logged_error_with_nothing_pointing_back_at_it_stays_context(tmp_path):
+    logged_alone = WORKER_LOGGED_THEN_ENGINE_DIED[:6]
+    analysis = analyze_files(tmp_path, {"console.log": logged_alone})
+    assert analysis.verdict is None
