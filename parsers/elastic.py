@@ -113,6 +113,11 @@ DEATH_SIGNAL = (
 # `--- Logging error ---` around it, under SLURM's preemption):
 # torch.distributed.elastic.multiprocessing.api.SignalException: Process 3045566 got signal: 15
 SIGNAL_EXCEPTION = r"\bSignalException: Process \d+ got signal: (?P<signal>\d{1,2})\b"
+# ... the older launchers' own words for it (torch.distributed.launch before torchrun, and
+# DeepSpeed's launch.py), after `Killing subprocess N` for each worker (bigscience-workshop/
+# bigscience's meg_gpt2 benchmarks, under SLURM's cancellation): `Main process received SIGTERM,
+# exiting`
+OLD_LAUNCHER_SIGNAL = r"Main process received (?P<signal>SIG[A-Z0-9]+), exiting"
 # W1130 15:04:26.975000 4263 torch/distributed/run.py:874] *****************************************
 # WARNING:torch.distributed.run:
 RUN_LOGGER = r"torch[./]distributed[./]run(?:\.py:\d+\]|:)"
@@ -345,7 +350,9 @@ def _death_signals(rows: pl.DataFrame) -> pl.DataFrame:
     shuts its workers down."""
     message = pl.col("_message")
     said = pl.coalesce(
-        message.str.extract(DEATH_SIGNAL, 1), message.str.extract(SIGNAL_EXCEPTION, 1)
+        message.str.extract(DEATH_SIGNAL, 1),
+        message.str.extract(SIGNAL_EXCEPTION, 1),
+        message.str.extract(OLD_LAUNCHER_SIGNAL, 1),
     )
     signal = said.replace(SIGNAL_NAMES)  # a number by its name
     return rows.filter(said.is_not_null()).select(
@@ -396,6 +403,7 @@ PARSER = LineParser(
         "closing signal",
         "death signal",
         " got signal: ",
+        "Main process received ",
         "ProcessFailure(",
         "Sending process ",
         "torch/distributed/run.py",

@@ -56,6 +56,7 @@ from logforensics.stopped_workers import (
 )
 from logforensics.text import capitalized, clipped, duration, rank_list
 from parsers.cuda_assert import KIND as CUDA_ASSERTION
+from parsers.elastic import OLD_LAUNCHER_SIGNAL
 from parsers.process_exit import HARNESS_EXIT
 from parsers.traceback import KV_CACHE_OUT_OF_MEMORY
 
@@ -415,7 +416,7 @@ def _failures_of(job: Job) -> list[Finding]:
     ) or (
         []
         if lost_a_node(job)
-        else _stopped_from_outside(job) or _interrupted(job) or _cancelled_by_slurm(job)
+        else _cancelled_by_slurm(job) or _stopped_from_outside(job) or _interrupted(job)
     )
 
 
@@ -566,10 +567,14 @@ def _stopped_from_outside(job: Job) -> list[Finding]:
             "its own."
         )
     else:
+        # torchrun's agent names itself in its words; the older launchers print a bare line
+        older = rows.select(pl.col("text").str.contains(OLD_LAUNCHER_SIGNAL).any()).item()
+        launcher = "The launcher" if older else "torchrun's agent"
         summary = (
-            f"torchrun's agent received {signal} from outside the job and shut its workers "
-            "down; no worker had failed before it: whoever sent the signal ended the job "
-            "(the scheduler's time limit or preemption, a user, the host)."
+            f"{launcher} received "
+            f"{signal} from outside the job and shut its workers down; no worker had failed "
+            "before it: whoever sent the signal ended the job (the scheduler's time limit or "
+            "preemption, a user, the host)."
         )
     return [
         _from_rows(

@@ -464,6 +464,18 @@ def test_a_death_signal_by_its_number_is_named():
     assert (signalled["event"], signalled["signal"]) == ("launcher_signalled", "SIGTERM")
 
 
+def test_the_older_launchers_word_that_it_was_signalled_is_read():
+    # bigscience-workshop/bigscience, experiments/gpt2-meg/meg_gpt2_base_n8_dp1_tp4_pp8-1809562.out
+    # (at 6980df2), verbatim: torch.distributed.launch stopping its workers when SLURM cancelled
+    lines = ["Killing subprocess 748", "Main process received SIGTERM, exiting"]
+    signalled = only(parsed_by("elastic", lines))
+    assert (signalled["event"], signalled["line"], signalled["signal"]) == (
+        "launcher_signalled",
+        2,
+        "SIGTERM",
+    )
+
+
 # brendansu/CAV-Agent-Defense, doc/transcripts/2026-03-27_gridsybil-pseudo-first-training-treatment-
 # try-7b-model.md (at a6183a8), verbatim: under SLURM's preemption the agent's warning failed to
 # format, leaving its SignalException and the stops of its workers

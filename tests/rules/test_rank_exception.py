@@ -2178,6 +2178,20 @@ def test_a_step_cancelled_for_no_stated_reason_is_not_a_time_limit(tmp_path):
     assert "sacct -j" in verdict.finding.fix
 
 
+def test_the_older_launchers_word_that_it_was_signalled_ends_a_healthy_run(tmp_path):
+    # the same benchmark's lines without SLURM's: torch.distributed.launch's own handler
+    lines = [line for line in TIME_LIMIT if "slurmstepd" not in line and "srun" not in line]
+    verdict = analyze_files(tmp_path, {"job.out": lines}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [])
+    assert verdict.finding.summary.startswith("The launcher received SIGTERM from outside")
+    assert verdict.headline == "The launcher was sent SIGTERM from outside and stopped the job"
+
+
+def test_slurm_s_reason_speaks_before_the_launcher_s_signal(tmp_path):
+    verdict = analyze_files(tmp_path, {"job.out": TIME_LIMIT}).verdict
+    assert "launcher" not in verdict.finding.summary
+
+
 def test_a_step_slurm_preempted_says_so_and_how_to_resume(tmp_path):
     lines = [line.replace("TIME LIMIT", "PREEMPTION") for line in TIME_LIMIT]
     verdict = analyze_files(tmp_path, {"job.out": lines}).verdict
