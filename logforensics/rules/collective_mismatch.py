@@ -310,6 +310,61 @@ STALL_SPLIT_FIX = (
 )
 
 
+STALL_EVENTS = ("stall", "stall_missing", "stall_ready")
+
+
+def _stall_got_past(job: Job) -> pl.DataFrame | None:
+    """The line that shows the job went on past the stall inspector's last report, nothing
+    having failed: a progress bar that ran to its end, or a finish mark, later in the file of
+    that report. The inspector warns of any tensor that waited a minute; ranks that were only
+    slow get past it (ChenRocks/UNITER#33: `Stalled ranks: 0: [allgather.noname.1]` at 97% of
+    an evaluation that then finished). None when nothing shows it."""
+    events = job.events
+    if not events.filter(pl.col("severity") == "error").is_empty():
+        return None
+    last = (
+        events.filter(pl.col("event").is_in(STALL_EVENTS))
+        .group_by("file")
+        .agg(pl.col("line").max().alias("_last"))
+    )
+    values = pl.col("values")
+    ran_out = (
+        (pl.col("event") == "progress_bar")
+        & (values.list.len() == 2)
+        & (values.list.get(0, null_on_oob=True) == values.list.get(1, null_on_oob=True))
+        & (values.list.get(1, null_on_oob=True) > 0)
+    )
+    after = events.join(last, on="file").filter(
+        (pl.col("line") > pl.col("_last"))
+        & (ran_out.fill_null(False) | (pl.col("event") == "run_finished"))
+    )
+    return None if after.is_empty() else after.sort("file", "line").head(1)
+
+
+def _stall_passed(
+    job: Job, missing_rows: pl.DataFrame, missing: list[int], past: pl.DataFrame
+) -> Finding:
+    who = rank_list(missing)
+    summary = (
+        f"Horovod's stall inspector reported {who} behind the others, and the job got past it "
+        "(it went on to the end of its work with nothing failing): a rank that was slow for a "
+        "while, not a hang."
+    )
+    return placed_finding(
+        job,
+        pl.concat([missing_rows, past], how="diagonal_relaxed"),
+        kind="collective_mismatch",
+        severity="warning",
+        part="context",
+        summary=summary,
+        fix="",
+        ranks=missing,
+        blames_nobody=True,
+        confidence="medium",
+        details={"source": "horovod stall", "got_past": True},
+    )
+
+
 def _from_horovod_stall(job: Job) -> list[Finding]:
     """Horovod's stall inspector names the ranks that have not submitted a tensor the others
     wait on. One missing rank, or a minority of the world (known, or at least as large as the
@@ -332,6 +387,9 @@ def _from_horovod_stall(job: Job) -> list[Finding]:
         missing = sorted(set(missing_rows.get_column("peer_rank").to_list()))
     if not missing:
         return []
+    past = _stall_got_past(job)
+    if past is not None:
+        return [_stall_passed(job, missing_rows, missing, past)]
     if job.world_size is not None:
         blamed = len(missing) * 2 < job.world_size.value
     elif ready:

@@ -505,3 +505,29 @@ def test_the_same_collective_with_other_shapes_is_named_as_such(tmp_path):
     assert verdict.finding.kind == "collective_mismatch" and verdict.ranks == []
     assert verdict.headline == "The ranks passed tensors of different shapes to _ALLGATHER_BASE"
     assert "[359, 1, 1435, 16]" in verdict.finding.summary
+
+
+# ChenRocks/UNITER#33, verbatim (cut): Horovod's stall inspector names rank 0 at 97% of an
+# evaluation that then ran to its end
+STALL_GOT_PAST = [
+    "[1,0]<stderr>:Stalled ranks:",
+    "[1,0]<stderr>:0: [allgather.noname.1]",
+    " 97%|█████████▋| 1222/1264 [18:55<00:35,  1.19it/s][1,0]<stderr>:[2020-09-22 17:25:14.668682: W horovod/common/operations.cc:779] One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds. This may indicate that different ranks are trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock. ",
+    "[1,0]<stderr>:Stalled ranks:",
+    "[1,0]<stderr>:0: [allgather.noname.1]",
+    "100%|██████████| 1264/1264 [19:28<00:00,  1.76it/s][1,0]<stderr>:09/22/2020 17:25:47 - INFO - __main__ -   **evaluation finished in 1168 seconds, score_qa: 0.00 score_qar: 0.00 score: 0.00** ",
+]
+
+
+def test_a_stall_the_job_got_past_is_no_hang(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": STALL_GOT_PAST})
+    assert analysis.verdict is None
+    passed = finding(analysis, "collective_mismatch")
+    assert passed.severity == "warning" and passed.details["got_past"]
+    assert passed.summary.startswith("Horovod's stall inspector reported rank 0 behind the others")
+
+
+def test_a_stall_with_no_end_after_it_is_still_the_departure(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": STALL_GOT_PAST[:-1]})
+    assert analysis.verdict.finding.kind == "collective_mismatch"
+    assert analysis.verdict.ranks == [0]
