@@ -44,6 +44,11 @@ MEMBER = r"GLOBAL_RANK: (\d+), MEMBER: \d+/(\d+)"
 # (not after `local`: the character before ` rank` is no `l`; the regex engine has no look-behind)
 RANK_OF_SIZE = r"(?:^|[^\w ]|[^l] )rank (\d+) ?/ ?size (\d+)\b"
 REGISTERED = r"All distributed processes registered\. Starting with (\d+) processes"
+# a process's own rank stated beside the world's size in one line, as scripts print when the
+# group is up (msr-fiddle/pipedream#34, verbatim):
+# Finished initializing process group; backend: gloo, rank: 14, world_size: 16
+# (not `local_rank: 0, world_size: 8`: no word character before `rank`)
+RANK_BESIDE_SIZE = r"(?i)(?:^|[^\w])rank\s*[:=]\s*(\d+)\s*,\s*world[ _]size\s*[:=]\s*\d+\b"
 # vLLM's worker as it joins the group, its rank its own (Project-HAMi/HAMi#1853, verbatim):
 # (Worker pid=2245) INFO 05-11 15:34:02 [parallel_state.py:1402] world_size=2 rank=1 local_rank=1 distributed_init_method=tcp://127.0.0.1:51949 backend=nccl
 WORKER_JOINS = r"\bworld_size=\d+ rank=(\d+) local_rank=\d+ distributed_init_method="
@@ -119,6 +124,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
                 message.str.extract(RANK_OF_SIZE, 1),
                 message.str.extract(WORKER_JOINS, 1),
                 message.str.extract(RAY_TRAIN_JOINS, 1),
+                message.str.extract(RANK_BESIDE_SIZE, 1),
                 barrier.struct.field("rank"),
             )
             .cast(pl.Int32, strict=False)

@@ -204,3 +204,26 @@ def test_a_vllm_worker_joining_states_its_own_rank(tmp_path):
     assert stated.select("rank", "world_size").rows() == [(1, 2), (0, 2)]
     analysis = analyze_files(tmp_path, {"console.log": VLLM_WORKERS})
     assert sorted(analysis.job.ranks_seen) == [0, 1]
+
+
+# msr-fiddle/pipedream#34, verbatim (cut): the only process whose log was posted, its rank stated
+# beside the world's size, then its traceback
+PIPEDREAM_RANK = [
+    "Finished initializing process group; backend: gloo, rank: 14, world_size: 16",
+    "Traceback (most recent call last):",
+    '  File "../communication.py", line 496, in get_messaging_index',
+    "    self.fwd_messaging_scheduling_row][",
+    "IndexError: list index out of range",
+]
+
+
+def test_a_rank_stated_beside_the_world_size_is_the_writers():
+    stated = only(parsed_by("world_size", PIPEDREAM_RANK[:1]))
+    assert (stated["rank"], stated["world_size"]) == (14, 16)
+    local = only(parsed_by("world_size", ["local_rank: 3, world_size: 16"]))
+    assert local["rank"] is None and local["world_size"] == 16
+
+
+def test_the_console_s_traceback_is_the_rank_its_set_up_line_states(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": PIPEDREAM_RANK}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [14])
