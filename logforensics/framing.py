@@ -140,7 +140,10 @@ COLLECTOR_TIME = (
 AFTER_COLLECTOR_TIME = (
     r"^(?:\[rank\d+\]:|\[\d+,\d+\]<std|[\w.-]*:\d+:\d+ \[\d+\] |[EWIF]\d{4} \d\d:|\[[EWIF]\d{4} "
     r"|\[[EWIF] [\w./-]+\.(?:cpp|cc|h|py):\d+\] "
-    r"|\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\] [\w.-]*:\d+:\d+ \[)"
+    r"|\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\] [\w.-]*:\d+:\d+ \["
+    # Open MPI's signal handler's report of a crashed process (NVIDIA/nccl#2380, under a
+    # Kubernetes console's stamp): `[k8s-slave03:00956] Signal: Segmentation fault (11)`
+    r"|\[[\w.-]+:\d+\] (?:\*\*\* |Signal|Failing at|Associated errno|\[ ?\d+\] ))"
 )
 # 02:21:53 RuntimeError: Broken pipe   (Jenkins' timestamper, pytorch/pytorch#11364)
 # Dec 03 17:59:26 Traceback (most recent call last):   (CircleCI's stamp, pytorch/pytorch#30676)
@@ -520,7 +523,15 @@ FRAMERS: tuple[Framer, ...] = (
             .str.contains(AFTER_COLLECTOR_TIME)
         ),
         # what may follow it; a scan of every dated line would cost more
-        literals=("[rank", "]<std", " NCCL ", "]:[", ".cpp:", ".cc:"),
+        literals=(
+            "[rank",
+            "]<std",
+            " NCCL ",
+            "]:[",
+            ".cpp:",
+            ".cc:",
+            *("] *** ", "] Signal", "] Failing at", "] Associated errno", "] [ "),
+        ),
     ),
     Framer("console_time", CONSOLE_TIME, per_file=True),
     Framer("report_gutter", REPORT_GUTTER, per_file=True),

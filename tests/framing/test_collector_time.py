@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from tests.builders import analyze_files
 from tests.framing import frame
 
 # NVIDIA/nccl#1610, verbatim (tests/data/nccl/nccl-1610-two-threads)
@@ -75,3 +76,22 @@ def test_a_stamp_with_a_colon_after_it_is_peeled_before_the_mpirun_tag():
     )
     assert row["prefix_rank"] == 12
     assert row["message"].startswith("container-e275-1553839402050-12124-01-000057:815:864 [0]")
+
+
+# NVIDIA/nccl#2380, verbatim (its first lines): Open MPI's signal handler reporting a crashed
+# nccl-tests process, under a Kubernetes console's date
+STAMPED_SIGNAL_REPORT = [
+    "2026-08-31 12:27:50 [k8s-slave03:00956] *** Process received signal ***",
+    "2026-08-31 12:27:50 [k8s-slave03:00956] Signal: Segmentation fault (11)",
+    "2026-08-31 12:27:50 [k8s-slave03:00956] Signal code:  (-6)",
+    "2026-08-31 12:27:50 [k8s-slave03:00956] Failing at address: 0x3bc",
+    "2026-08-31 12:27:50 [k8s-slave03:00956] [ 0] /usr/lib/x86_64-linux-gnu/libc.so.6(+0x45330)[0x7d1d0c3eb330]",
+]
+
+
+def test_open_mpi_s_crash_report_under_a_date_is_read(tmp_path):
+    rows = frame(STAMPED_SIGNAL_REPORT)
+    assert rows[1]["message"] == "[k8s-slave03:00956] Signal: Segmentation fault (11)"
+    verdict = analyze_files(tmp_path, {"console.log": STAMPED_SIGNAL_REPORT}).verdict
+    assert verdict.finding.kind == "rank_exception"
+    assert "SIGSEGV (host k8s-slave03, pid 956)" in verdict.finding.summary
