@@ -201,7 +201,9 @@ def _nothing_else_at_startup(job: Job, exceptions: pl.DataFrame, own: pl.Expr) -
     past its start-up: no other process raised anything (the launcher's report of its children
     aside), no collective ran, no progress."""
     others = exceptions.filter(~own & ~child_failed_error() & pl.col("exc_type").is_not_null())
-    ran = job.events.filter(pl.col("event").is_in(RAN))
+    # the store's count of the processes that joined it is a wait at start-up, not a collective
+    at_the_store = pl.col("text").str.contains(CLIENTS_WAIT).fill_null(False)
+    ran = job.events.filter(pl.col("event").is_in(RAN) & ~at_the_store)
     return others.is_empty() and ran.is_empty() and _went_on(job).is_empty()
 
 
@@ -217,6 +219,12 @@ STORE_WAIT = (
     # it could not reach raises RendezvousConnectionError instead
     r"|^(?:[\w.]+\.)?RendezvousTimeoutError\b"
 )
+# The store's host giving up on the processes it waited for as the group formed: they never all
+# met there, whatever count follows (hurryingauto3/navsim-ijepa-planning-agent's notes:
+# `DistStoreError: Timed out after 3601 seconds waiting for clients.` then `1/16 clients
+# joined.`, srun missing from the launch). The wait ends as soon as enough have joined, so it
+# never times out with more than the world.
+CLIENTS_WAIT = r"Timed out after \d+ seconds waiting for clients"
 # what shows collectives ran, so a later store wait is not the start-up's (a monitored
 # barrier's report too: it runs on a process group that formed)
 RAN = (
@@ -245,7 +253,7 @@ def _store_waits(job: Job) -> pl.DataFrame:
     other settings."""
     exceptions = job.events.filter(pl.col("event") == "exception")
     said = exception_text()
-    is_wait = said.str.contains(STORE_WAIT).fill_null(False)
+    is_wait = (said.str.contains(STORE_WAIT) | said.str.contains(CLIENTS_WAIT)).fill_null(False)
     waits = exceptions.filter(is_wait & ~said.str.contains(LATER_GROUP_KEY).fill_null(False))
     if waits.is_empty():
         return waits

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.builders import analyze, analyze_files, finding, kinds, marks
 from tests.rules.test_duplicate_device import init_line
 
@@ -509,6 +511,28 @@ def test_a_store_wait_that_timed_out_at_start_up_is_a_job_that_never_formed(tmp_
     assert "not every process joined the store" in verdict.finding.summary
     assert "`torch.distributed.DistStoreError: Socket Timeout`" in verdict.finding.summary
     assert "number of nodes" in verdict.finding.fix
+    assert verdict.headline.startswith("A process timed out waiting at the rendezvous store")
+
+
+# hurryingauto3/navsim-ijepa-planning-agent, summaries/SRUN_FIX_EXPLAINED.md (at f1ced82),
+# verbatim, the post's line break kept: the store's host gave up on the 15 processes srun never
+# started; and the same wait as torch prints it, on one line (parsers/watchdog.py)
+CLIENTS_NEVER_CAME = [
+    "torch.distributed.DistStoreError: Timed out after 3601 seconds waiting for clients. ",
+    "1/16 clients joined.",
+]
+CLIENTS_ONE_LINE = [
+    "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 1/3 clients joined."
+]
+
+
+@pytest.mark.parametrize(
+    "lines", [CLIENTS_NEVER_CAME, CLIENTS_ONE_LINE], ids=["wrapped", "one_line"]
+)
+def test_the_store_giving_up_on_its_clients_is_a_job_that_never_formed(tmp_path, lines):
+    verdict = analyze_files(tmp_path, {"console.log": lines}).verdict
+    assert verdict.finding.kind == "missing_rank" and verdict.ranks == []
+    assert verdict.finding.details["side"] == "wait"
     assert verdict.headline.startswith("A process timed out waiting at the rendezvous store")
 
 
