@@ -86,6 +86,9 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
                 return f"{who} ran a different {mine} as collective{number} from the others", None
         return f"{_who(finding.ranks)} were in different collectives{seq}", None
     others = _ranks_of(details.get("other_ranks"))
+    if departure == "never_issued":
+        collective = f"{finding.op} #{finding.seq}" if finding.op else f"collective #{finding.seq}"
+        return f"{who} never issued {collective}", None
     if departure == "main_first":
         return f"{who} was still busy inside main_process_first when the others gave up", None
     if departure == "alone_in_work":

@@ -22,6 +22,7 @@ from logforensics.desync import (
 from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
 from logforensics.never_completed import aborted_ranks
+from logforensics.never_issued import never_enqueued
 from logforensics.placement import earliest_time, place, placed_finding
 from logforensics.registry import Rule
 from logforensics.store_barrier import overcounted_barrier
@@ -367,7 +368,7 @@ def _culprits(
         return named, "the desync report"
     if laggards := _laggards(job, per_rank):
         return laggards, "the sequence numbers"
-    if never := _never_enqueued(job, per_rank, reporters):
+    if never := never_enqueued(job, per_rank, reporters):
         return never, "the ranks that never enqueued it"
     if mixed.height:
         return odd_ones_out(mixed), "the odd collective"
@@ -378,32 +379,6 @@ def _culprits(
     if job.world_size is None:
         return _own_logs_but_no_report(job, reporters)
     return _never_joined(job, reporters, seq)
-
-
-def _never_enqueued(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> list[int]:
-    """Ranks that did not time out and whose last enqueued work (their dump-signal line's `Last
-    enqueued NCCL work: 77`) is below the collective the others timed out in, in the same
-    group: they never issued it (Pein2017/CoordExp: ranks 0 and 4 at work 77 while the others
-    timed out in #78). Where the others' reports name no work, the one after their last
-    completed is it (TorchInferno's 8-rank server: ranks 0-6 `Last enqueued NCCL work: 59998,
-    last completed NCCL work: 59957`, rank 7 enqueued up to 59957)."""
-    progress = job.events.filter(
-        (pl.col("event") == "work_progress")
-        & pl.col("rank").is_not_null()
-        & pl.col("last_enqueued").is_not_null()
-        & ~pl.col("rank").is_in(reporters)
-    ).with_columns(pl.col("pg").str.extract(r"^(\d+)", 1).fill_null("0").alias("pg"))
-    failing = pl.coalesce("seq", pl.col("last_completed") + 1).alias("seq")
-    timed = per_rank.select("pg", failing).drop_nulls("seq").group_by("pg").agg(pl.col("seq").min())
-    if progress.is_empty() or timed.is_empty():
-        return []
-    behind = (
-        progress.group_by("pg", "rank")
-        .agg(pl.col("last_enqueued").max())
-        .join(timed, on="pg")
-        .filter(pl.col("last_enqueued") < pl.col("seq"))
-    )
-    return sorted(behind.get_column("rank").unique().to_list())
 
 
 def _in_default_group() -> pl.Expr:

@@ -19,6 +19,7 @@ from logforensics.findings import EVIDENCE_CAP, Evidence, Finding, evidence_from
 from logforensics.garbled import garbled_payload
 from logforensics.job import Job
 from logforensics.main_first import main_rank_still_busy
+from logforensics.never_issued import never_issued
 from logforensics.placement import earliest_time, place
 from logforensics.progress import Departure, Progress
 from logforensics.ras_report import named_by_ras
@@ -54,6 +55,7 @@ def check(job: Job) -> list[Finding]:
     return (
         exact
         + main_rank_still_busy(job)
+        + never_issued(job)
         + busy_past_timeout(job)
         + collective_inside_one_rank_work(job)
         + garbled_payload(job)

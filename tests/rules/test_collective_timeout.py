@@ -582,9 +582,12 @@ NEVER_ISSUED = [
 
 
 def test_a_rank_whose_last_enqueued_work_is_the_others_last_completed_never_issued_it(tmp_path):
-    verdict = analyze_files(tmp_path, {"server.log": NEVER_ISSUED}).verdict
-    assert (verdict.finding.kind, verdict.ranks) == ("collective_timeout", [7])
-    assert verdict.headline.endswith("rank 7 never issued it")
+    analysis = analyze_files(tmp_path, {"server.log": NEVER_ISSUED})
+    timeout = finding(analysis, "collective_timeout")
+    assert timeout.blamed == [7] and timeout.role == "symptom"
+    assert timeout.details["culprits_from"] == "the ranks that never enqueued it"
+    # the departure itself is the verdict (tests/test_never_issued.py)
+    assert analysis.verdict.finding.kind == "stage_divergence"
 
 
 # "Standalone ProcessGroupNCCL validation", a record committed in a public repository (found in

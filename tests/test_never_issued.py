@@ -1,0 +1,48 @@
+# ruff: noqa: E501 -- test data are verbatim log lines
+"""Ranks that never issued the collective the others timed out in (logforensics/never_issued.py,
+reported by rules/stage_divergence.py)."""
+
+from __future__ import annotations
+
+from tests.builders import analyze_files, finding
+from tests.rules.test_collective_timeout import NEVER_ISSUED
+
+# deveshpat/Ouroboros, kaggle-utils.ipynb (at 4dd9488), the failing cell's output, verbatim
+# (three of its lines): rank 1 timed out in ALLREDUCE #58725 while rank 0's own record stops at #58724 (it ran
+# validation, the author's note the next day says)
+RANK_ZERO_ELSEWHERE = [
+    "[rank1]:[E417 17:14:43.399819004 ProcessGroupNCCL.cpp:688] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=58725, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=3600000) ran for 3600001 milliseconds before timing out.",
+    "[rank1]:[E417 17:14:43.412850617 ProcessGroupNCCL.cpp:2277] [PG ID 0 PG GUID 0(default_pg) Rank 1]  failure detected by watchdog at work sequence id: 58725 PG status: last enqueued work: 58725, last completed work: 58724",
+    "[rank0]:[E417 17:14:43.474434548 ProcessGroupNCCL.cpp:1890] [PG ID 0 PG GUID 0(default_pg) Rank 0] Received a dump signal due to a collective timeout from  rank 1 and we will try our best to dump the debug info. Last enqueued NCCL work: 58724, last completed NCCL work: 58724.This is most likely caused by incorrect usages of collectives, e.g., wrong sizes used across ranks, the order of collectives is not same for all ranks or the scheduled collective, for some reason, didn't run. Additionally, this can be caused by GIL deadlock or other reasons such as network errors or bugs in the communications library (e.g. NCCL), etc. ",
+]
+
+
+def test_a_rank_whose_own_record_stops_below_the_others_collective_departed(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": RANK_ZERO_ELSEWHERE})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("stage_divergence", [0])
+    assert verdict.finding.details["departure"] == "never_issued"
+    assert (verdict.finding.op, verdict.finding.seq) == ("ALLREDUCE", 58725)
+    assert verdict.headline.startswith("Rank 0 never issued ALLREDUCE #58725; rank 1 waited")
+    assert "stops at work #58724" in verdict.finding.summary
+    assert "all_reduce(MAX)" in verdict.finding.fix
+    assert finding(analysis, "collective_timeout").role == "symptom"
+
+
+def test_the_others_last_completed_work_names_the_collective_where_no_report_does(tmp_path):
+    # TorchInferno's server: only dump-signal lines, ranks 0-6 completed #59957 and enqueued on
+    verdict = analyze_files(tmp_path, {"server.log": NEVER_ISSUED}).verdict
+    assert (verdict.finding.kind, verdict.ranks, verdict.finding.seq) == (
+        "stage_divergence",
+        [7],
+        59958,
+    )
+
+
+def test_a_rank_that_enqueued_the_collective_is_no_departure(tmp_path):
+    lines = [
+        line.replace("Last enqueued NCCL work: 58724", "Last enqueued NCCL work: 58725")
+        for line in RANK_ZERO_ELSEWHERE
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert all(f.details.get("departure") != "never_issued" for f in analysis.findings)
