@@ -80,8 +80,12 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         )
         .with_columns(_continues_a_report().alias("_continues"))
         .with_columns(
-            # a report runs from a death's line over the fields and exit sentence below it
-            (pl.col("_death") & ~pl.col("_continues")).cum_sum().over("file").alias("_report"),
+            # a report runs from a death's line over the fields and exit sentence below it; an
+            # excerpt cut inside one opens at its fields
+            ((pl.col("_death") & ~pl.col("_continues")) | _opens_at_fields())
+            .cum_sum()
+            .over("file")
+            .alias("_report"),
         )
     )
     key = pl.col("_field").struct.field("key")
@@ -155,6 +159,17 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([recognised, told], how="diagonal_relaxed")
 
 
+def _opens_at_fields() -> pl.Expr:
+    """An actor's field before any death in the file, with no field on the line before it: a
+    report whose first line the excerpt left out (verl-project/verl#3987: the fields and the
+    exit sentence, the `ActorDiedError` line above them cut). Fields after a death are its."""
+    field = pl.col("_field").struct.field("key").is_not_null()
+    no_death_yet = pl.col("_death").cast(pl.Int32).cum_sum().over("file") == 0
+    before = field.shift(1).over("file").fill_null(False)
+    next_line = pl.col("line").shift(1).over("file") == pl.col("line") - 1
+    return (field & no_death_yet & ~(before & next_line.fill_null(False))).fill_null(False)
+
+
 def _continues_a_report() -> pl.Expr:
     """The exit type's sentence right after an actor's death and its fields: the same death."""
     after_fields = pl.col("_field").struct.field("key").shift(1).over("file").is_not_null()
@@ -172,6 +187,8 @@ PARSER = LineParser(
         ACTOR_DEAD,
         WORKER_CRASHED,
         " has failed.",
+        # an actor's fields, where an excerpt starts inside its report
+        "actor_id: ",
     ),
     parse=parse,
     context_after=CONTEXT,

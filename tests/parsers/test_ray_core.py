@@ -167,3 +167,23 @@ def test_a_worker_number_past_any_integer_names_no_rank(tmp_path):
     ]
     verdict = analyze_files(tmp_path, {"console.log": lines}).verdict
     assert verdict.finding.kind == "oom" and verdict.ranks == []
+
+
+# verl-project/verl#3987, verbatim (cut as posted): the excerpt starts inside Ray's report, the
+# `ActorDiedError` line above the actor's fields left out
+REPORT_CUT_ABOVE_FIELDS = [
+    "(FullyAsyncTaskRunner pid=130397)       actor_id: 1bc865d7417ba6d5182635e30a000000",
+    "(FullyAsyncTaskRunner pid=130397)       pid: 132182",
+    "(FullyAsyncTaskRunner pid=130397)       name: ra0GdtWorkerDict_0:1",
+    "(FullyAsyncTaskRunner pid=130397)       namespace: 31d1e1ed-4eeb-4a83-b235-4847d56a68c7",
+    "(FullyAsyncTaskRunner pid=130397)       ip: 172.16.2.252",
+    "(FullyAsyncTaskRunner pid=130397) The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop --force is called. (3) The worker is crashed unexpectedly due to SIGSEGV or other unexpected errors.",
+    "(FullyAsyncTaskRunner pid=130397) [ASYNC MAIN] Training completed or interrupted",
+    "(WorkerDict pid=132181) dlca1ik21m92lu3n-master-0:132181:134952 [0] NCCL INFO [Service thread] Connection closed by localRank 1 [repeated 9x across cluster]",
+]
+
+
+def test_a_report_the_excerpt_cut_above_its_fields_still_names_the_worker(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": REPORT_CUT_ABOVE_FIELDS}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("oom", [1])
+    assert verdict.headline.startswith("Rank 1 died without an error of its own")
