@@ -168,7 +168,12 @@ BARE_EXCEPTION = rf"^ ?(?P<type>{EXCEPTION_CLASS}):(?: |$)"
 ALLOCATION = r"Tried to allocate (?P<amount>\d+(?:\.\d+)?) ?(?P<unit>[KMGT]iB|B)\b"
 # ... GPU 0 has a total capacity of 23.65 GiB ...  (torch 2.1 spelled it `capacty`)
 # ... (GPU 0; 11.17 GiB total capacity; ...                                (torch 1.x)
-OOM_DEVICE = r"GPU (?P<device>\d+)(?: has a total capac|;)"
+OOM_DEVICE = r"(?:GPU|NPU|XPU) (?P<device>\d+)(?: has a total capac|;)"
+# Other accelerators' allocators say it as CUDA's does, their device's name first
+# (vllm-project/vllm-ascend#3357: `RuntimeError: NPU out of memory. Tried to allocate 11.50 GiB
+# (NPU 15; 60.97 GiB total capacity; ...)`, torch_npu on Ascend; Intel's XPU allocator the same)
+OTHER_DEVICE_OUT_OF_MEMORY = r"\b(?:NPU|XPU) out of memory"
+DEVICE_OUT_OF_MEMORY = rf"\bCUDA out of memory|{OTHER_DEVICE_OUT_OF_MEMORY}"
 UNIT_BYTES = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 # Ray's memory monitor's kill as the caller sees it: the node's memory ran out, not a GPU's
 # `ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.`
@@ -911,7 +916,7 @@ def _oom_events(rows: pl.DataFrame) -> pl.DataFrame:
     )
     out_of_memory = (
         pl.col("_exc_type").fill_null("").str.ends_with("OutOfMemoryError")
-        | text.str.contains("CUDA out of memory", literal=True)
+        | text.str.contains(DEVICE_OUT_OF_MEMORY)
         # the CUDA runtime's error, capitalised by some allocators (vLLM's cumem allocator:
         # `RuntimeError: CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:62`)
         | text.str.contains("(?i)CUDA error: out of memory")

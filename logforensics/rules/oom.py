@@ -26,7 +26,11 @@ from logforensics.text import capitalized, clipped, duration, rank_list, rank_ra
 from parsers.process_exit import FAILED_HOST_ALLOCATION
 from parsers.progress_bars import bar_name
 from parsers.ray_memory import MONITOR as RAY_MONITOR
-from parsers.traceback import KV_CACHE_OUT_OF_MEMORY, XLA_OUT_OF_MEMORY
+from parsers.traceback import (
+    KV_CACHE_OUT_OF_MEMORY,
+    OTHER_DEVICE_OUT_OF_MEMORY,
+    XLA_OUT_OF_MEMORY,
+)
 
 SKIP_FIX = (
     " Skipping a batch on one rank desynchronises the collectives: decide the skip together "
@@ -513,7 +517,11 @@ def _gpu(job: Job) -> list[Finding]:
     on_tpu = bool(devices) and all(str(device).startswith("TPU") for device in devices)
     said_by_xla = ooms.get_column("text").str.contains(XLA_OUT_OF_MEMORY).all()
     for_kv_cache = bool(ooms.get_column("text").str.contains(KV_CACHE_OUT_OF_MEMORY).any())
-    memory = "TPU memory" if on_tpu else "device memory" if said_by_xla else "GPU memory"
+    # an NPU's or XPU's allocator says so in CUDA's words with its device's name
+    other_device = ooms.get_column("text").str.contains(OTHER_DEVICE_OUT_OF_MEMORY).all()
+    memory = (
+        "TPU memory" if on_tpu else "device memory" if said_by_xla or other_device else "GPU memory"
+    )
     summary = f"{capitalized(who)} ran out of {memory}{asked}" + (
         f" at step {step} ({stage})" if step is not None else ""
     )

@@ -150,7 +150,9 @@ OWN_FAILURE = "|".join(
 OUT_OF_MEMORY = r"(?i)out of memory|OutOfMemoryError"
 # A message that is an out-of-memory error (`CUDA out of memory. Tried to allocate ...`,
 # `CUDA error: out of memory`), not one that names it among possible causes
-STATES_OUT_OF_MEMORY = r"(?i)^\s*(?:CUDA (?:error: )?)?out of memory|CUDA out of memory"
+STATES_OUT_OF_MEMORY = (
+    r"(?i)^\s*(?:CUDA (?:error: )?)?out of memory|\b(?:CUDA|NPU|XPU) out of memory"
+)
 SWALLOWED_FIX = (
     "The exception was caught and the rank carried on, skipping collectives the other ranks "
     "still issue. Either let it propagate (re-raise it: the job fails fast instead of "

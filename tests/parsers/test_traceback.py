@@ -1026,3 +1026,29 @@ def test_megatron_s_nan_check_names_the_rank_that_raised_it(tmp_path):
     verdict = analyze_files(tmp_path, {"train.log": [line]}).verdict
     assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [11])
     assert verdict.finding.fix.startswith("The training's numbers diverged")
+
+
+# vllm-project/vllm-ascend#3357, verbatim (cut): torch_npu's allocator in CUDA's words, four
+# tensor-parallel workers at once on one long prompt, then the engine's word on it
+NPU_OUT_OF_MEMORY = [
+    '(Worker_TP15 pid=1177) ERROR 10-10 11:32:51 [multiproc_executor.py:671]   File "/cache/lib/python3.11/site-packages/vllm_ascend/attention/attention_mask.py", line 101, in get_splitfuse_attn_mask',
+    "(Worker_TP15 pid=1177) ERROR 10-10 11:32:51 [multiproc_executor.py:671]     return attn_mask.contiguous().to(device, non_blocking=True)",
+    "(Worker_TP15 pid=1177) ERROR 10-10 11:32:51 [multiproc_executor.py:671]            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+    "(Worker_TP15 pid=1177) ERROR 10-10 11:32:51 [multiproc_executor.py:671] RuntimeError: NPU out of memory. Tried to allocate 11.50 GiB (NPU 15; 60.97 GiB total capacity; 55.29 GiB already allocated; 55.29 GiB current active; 4.64 GiB free; 55.46 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.",
+    "(Worker_TP9 pid=1171) ERROR 10-10 11:32:51 [multiproc_executor.py:671] RuntimeError: NPU out of memory. Tried to allocate 11.50 GiB (NPU 9; 60.97 GiB total capacity; 55.28 GiB already allocated; 55.28 GiB current active; 4.65 GiB free; 55.44 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.",
+    "(Worker_TP5 pid=1167) ERROR 10-10 11:32:51 [multiproc_executor.py:671] RuntimeError: NPU out of memory. Tried to allocate 11.50 GiB (NPU 5; 60.97 GiB total capacity; 55.28 GiB already allocated; 55.28 GiB current active; 4.65 GiB free; 55.44 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.",
+    "(Worker_TP0 pid=1162) ERROR 10-10 11:32:51 [multiproc_executor.py:671] RuntimeError: NPU out of memory. Tried to allocate 11.50 GiB (NPU 0; 60.97 GiB total capacity; 54.10 GiB already allocated; 54.10 GiB current active; 4.64 GiB free; 54.27 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.",
+    "(EngineCore_DP0 pid=1020) ERROR 10-10 11:32:51 [core.py:710] RuntimeError: Worker failed with error 'NPU out of memory. Tried to allocate 11.50 GiB (NPU 0; 60.97 GiB total capacity; 54.10 GiB already allocated; 54.10 GiB current active; 4.64 GiB free; 54.27 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.', please check the stack trace above for the root cause",
+]
+
+
+def test_an_npu_out_of_memory_is_an_oom_of_the_device():
+    # the traceback's own exception line (TP15's); the bare lines after it are log records
+    oom = only(parsed_by("traceback", NPU_OUT_OF_MEMORY).filter(pl.col("event") == "oom"))
+    assert (oom["device"], oom["value"]) == ("15", 11.5 * 2**30)
+
+
+def test_the_npus_out_of_memory_is_the_verdict_in_the_device_s_words(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": NPU_OUT_OF_MEMORY}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("oom", [0, 5, 9, 15])
+    assert verdict.headline == "Ranks 0, 5, 9 and 15 ran out of device memory"
