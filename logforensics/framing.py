@@ -236,7 +236,7 @@ PLATFORM_REPORT = r'ErrorMessage "'
 # > [rank1]: Traceback (most recent call last):
 # A paste quoted in Markdown or an e-mail reply (OpenBMB/MiniCPM-V#144: every line of the
 # tracebacks after `> `); outermost, and only where it quotes most of a file's lines
-QUOTE = r">(?: |$)"
+QUOTE = r">(?: ?>)*(?: |$)"  # a quote of a quote too (`> > `, `>> `)
 # │ [2025-02-28 09:28:25 TP7] Scheduler hit an exception: Traceback (most recent call last):   │
 # A console drawn inside a box, a border before and after each line (a terminal UI's or a
 # renderer's frame; sgl-project/sglang#4017's paste); outermost, and only where it frames most
@@ -752,6 +752,7 @@ NOISE_LITERALS = [
 # a single line so indented may be a traceback's code line quoted alone.
 MIN_COMMON_INDENT = 4
 MIN_INDENTED_LINES = 2
+INDENTED_TAG = r"^\s+\[(?:rank|[A-Za-z_][\w-]*?)\d+\]:"
 
 
 def frame_lines(lines: pl.DataFrame, nonblank: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -783,7 +784,10 @@ def _common_indent(lines: pl.DataFrame) -> pl.Expr | None:
     nonblank = text.str.strip_chars() != ""
     spaces = text.str.len_chars() - text.str.strip_chars_start(" ").str.len_chars()
     common = spaces.filter(nonblank).min().over("file")
-    block = nonblank.sum().over("file") >= MIN_INDENTED_LINES
+    # a launcher's tag opens the line its process wrote: one line indented before it is a
+    # paste's indentation too, no code line quoted alone
+    tagged = text.str.contains(INDENTED_TAG).filter(nonblank).all().over("file")
+    block = (nonblank.sum().over("file") >= MIN_INDENTED_LINES) | tagged
     return (
         pl.when((common >= MIN_COMMON_INDENT) & block)
         .then(pl.lit(" ").str.pad_end(common.cast(pl.Int64)))
@@ -842,7 +846,7 @@ def _logged_tracebacks_continued(frame: pl.DataFrame) -> pl.DataFrame:
     envelope around every line (a kubectl time stamp) is no prefix of the process's own."""
     # a paste's own decoration (a quote, a box) says nothing of who wrote a line, and a box's
     # first line may have lost its border with what came before it
-    written = pl.col("framing").fill_null("").str.replace(r"^(?:quote|box)(?:\+|$)", "")
+    written = pl.col("framing").fill_null("").str.replace(r"^(?:(?:quote|box)(?:\+|$))+", "")
     envelope = written.str.replace(r"\+?sglang.*$", "")
     opened_in = pl.when(_opens_a_logged_traceback()).then(envelope).forward_fill().over("file")
     unframed = written == opened_in.fill_null("")

@@ -35,3 +35,9 @@ def test_the_boxed_traceback_is_the_rank_s_its_record_names(tmp_path):
     verdict = analyze_files(tmp_path, {"console.log": BOXED_TRACEBACK}).verdict
     assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [7])
     assert "ValueError ('type' must be a string)" in verdict.finding.summary
+
+
+def test_a_quoted_box_is_read_as_the_box(tmp_path):
+    quoted = ["> " + line for line in BOXED_TRACEBACK]
+    verdict = analyze_files(tmp_path, {"console.log": quoted}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [7])

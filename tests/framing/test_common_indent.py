@@ -36,3 +36,20 @@ def test_the_indent_every_line_shares_is_no_part_of_the_lines(tmp_path):
 
 def test_a_traceback_s_own_indentation_stays():
     assert frame(FRAMES_ALONE)[0]["message"].startswith('  File "/opt/conda/')
+
+
+# modelscope/ms-swift#9791, verbatim: a commenter's one line; here indented as a Markdown list
+# item's code block would (constructed)
+ONE_TAGGED_LINE = "[rank15]: RuntimeError: Rank 15, node n122-122-099, device 15, iteration -1: Unexpected result nan (message='found NaN in local grad norm for bucket #0 in backward pass before data-parallel communication collective')"
+
+
+def test_one_indented_line_that_opens_with_a_rank_tag_is_the_paste_s_indentation(tmp_path):
+    (row,) = frame(["      " + ONE_TAGGED_LINE])
+    assert row["prefix_rank"] == 15
+    verdict = analyze_files(tmp_path, {"comment.txt": ["      " + ONE_TAGGED_LINE]}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [15])
+
+
+def test_one_indented_line_of_code_is_left_as_it_is():
+    (row,) = frame(["      loss = model(batch)"])
+    assert row["message"] == "      loss = model(batch)"

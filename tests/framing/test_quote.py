@@ -34,3 +34,19 @@ def test_a_quoted_paste_is_analysed(tmp_path):
     analysis = analyze_files(tmp_path, {"issue.txt": QUOTED_TRACEBACKS})
     cut = finding(analysis, "rank_exception")
     assert cut.ranks == [] and "_save_checkpoint" in cut.summary
+
+
+# NVIDIA/nccl#2106, verbatim (its first lines, quoted by the reporter); here quoted once more,
+# as a reply quotes a quote (constructed)
+QUOTED_TWICE = [
+    "> > !!!!!!! Segfault encountered !!!!!!!",
+    '> >   File "./signal/../sysdeps/unix/sysv/linux/x86_64/libc_sigaction.c", line 0, in 0x00007d8764c4532f',
+    '> >   File "./nptl/pthread_kill.c", line 44, in __pthread_kill_implementation',
+]
+
+
+def test_a_quote_of_a_quote_is_peeled_whole():
+    rows = frame(QUOTED_TWICE)
+    assert rows[0]["message"] == "!!!!!!! Segfault encountered !!!!!!!"
+    assert rows[1]["message"].startswith('  File "./signal/')
+    assert frame([">> x", ">> y"])[0]["message"] == "x"
