@@ -25,7 +25,14 @@ KIND = "CUDA assertion"
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
-    found = pl.col("message").str.extract_groups(KERNEL_ASSERT)
+    return assertion_events(lines, KERNEL_ASSERT, KIND)
+
+
+def assertion_events(lines: pl.DataFrame, pattern: str, kind: str) -> pl.DataFrame:
+    """An `exception` event of type `kind` for each line `pattern` matches (its groups:
+    `source`, `at`, `condition`), its message the condition with the source file's name and
+    line (`parsers/native_assert.py` reads the C library's assertions with it too)."""
+    found = pl.col("message").str.extract_groups(pattern)
     source = found.struct.field("source").str.split("/").list.last()
     return (
         lines.select(
@@ -33,7 +40,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             "line",
             pl.lit("exception").alias("event"),
             pl.lit("error").alias("severity"),
-            pl.lit(KIND).alias("exc_type"),
+            pl.lit(kind).alias("exc_type"),
             pl.format(
                 "Assertion `{}` failed ({}:{})",
                 found.struct.field("condition"),

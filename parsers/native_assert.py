@@ -16,6 +16,7 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.registry import LineParser
+from parsers.cuda_assert import assertion_events
 
 # `<program>: <file>:<line>: <function>: Assertion `<condition>' failed.` (glibc's wording)
 FAILED_ASSERTION = (
@@ -26,26 +27,7 @@ KIND = "C assertion"
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
-    found = pl.col("message").str.extract_groups(FAILED_ASSERTION)
-    source = found.struct.field("source").str.split("/").list.last()
-    return (
-        lines.select(
-            "file",
-            "line",
-            pl.lit("exception").alias("event"),
-            pl.lit("error").alias("severity"),
-            pl.lit(KIND).alias("exc_type"),
-            pl.format(
-                "Assertion `{}` failed ({}:{})",
-                found.struct.field("condition"),
-                source,
-                found.struct.field("at"),
-            ).alias("exc_message"),
-            found.struct.field("condition").alias("_condition"),
-        )
-        .filter(pl.col("_condition").is_not_null())
-        .drop("_condition")
-    )
+    return assertion_events(lines, FAILED_ASSERTION, KIND)
 
 
 PARSER = LineParser(name="native_assert", literals=("' failed.",), parse=parse)
