@@ -21,7 +21,7 @@ from logforensics.placement import placed_finding
 from logforensics.text import rank_list
 
 FIX = (
-    "{who} stopped issuing collectives before this one while the others went on into it. Find "
+    "{Who} stopped issuing collectives before this one while the others went on into it. Find "
     "what {who} did instead at that point (work only {it} {does}: an evaluation, a checkpoint, "
     "a log upload; a step {it} skipped; an exception {it} caught and went on from) in {its} "
     "last lines, and make every rank issue the same collectives in the same order (decide a "
@@ -88,7 +88,8 @@ def never_issued(job: Job) -> list[Finding]:
         "before that collective."
     )
     records = _own_records(job).filter(pl.col("rank").is_in(never))
-    shown = pl.concat([records, timeouts], how="diagonal_relaxed")
+    # their own records first among few of the others' reports: the evidence is capped
+    shown = pl.concat([records, timeouts.sort("file", "line").head(2)], how="diagonal_relaxed")
     it, its, does = ("it", "its", "does") if one else ("they", "their", "do")
     return [
         placed_finding(
@@ -98,7 +99,7 @@ def never_issued(job: Job) -> list[Finding]:
             severity="error",
             part="departure",
             summary=summary,
-            fix=FIX.format(who=who.capitalize(), it=it, its=its, does=does),
+            fix=FIX.format(Who=who.capitalize(), who=who, it=it, its=its, does=does),
             ranks=never,
             culprit_ranks=never,
             seq=seq,
