@@ -37,6 +37,11 @@ CANCELLED = (
     r"(?: DUE TO (?P<why>[A-Z][A-Z ]*?))?(?:, SEE SLURMCTLD LOG FOR DETAILS)? \*\*\*"
 )
 NODE_FAILURE = r"srun: error: Node failure on (\S+)"
+# reasons SLURM gives for a step it cancelled (`... CANCELLED AT <time> DUE TO <reason> ***`),
+# as `exc_message` holds them; none given: `scancel` by a user, an administrator or a workflow
+DUE_TO_TIME_LIMIT = "TIME LIMIT"
+DUE_TO_PREEMPTION = "PREEMPTION"
+DUE_TO_NODE_FAILURE = "NODE FAILURE"
 OUT_OF_MEMORY = "Out Of Memory"
 # srun ending the step: recognised, no event
 TERMINATING = r"srun: Terminating StepId=|srun: Job step aborted: Waiting up to \d+ seconds"

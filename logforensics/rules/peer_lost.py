@@ -21,6 +21,7 @@ from logforensics.placement import earliest_time
 from logforensics.registry import Rule
 from logforensics.stopped_workers import EXIT_REPORTS, child_failed_error
 from logforensics.text import rank_list
+from parsers.slurm import DUE_TO_NODE_FAILURE
 
 LOST = ("peer_closed", "peer_reset")
 FIX = (
@@ -102,7 +103,7 @@ def _heartbeats_lost(job: Job) -> list[Finding]:
 
 
 def _slurm_step_cancelled() -> pl.Expr:
-    return (pl.col("event") == "step_cancelled") & (pl.col("exc_message") == "NODE FAILURE")
+    return (pl.col("event") == "step_cancelled") & (pl.col("exc_message") == DUE_TO_NODE_FAILURE)
 
 
 def lost_a_node(job: Job) -> bool:

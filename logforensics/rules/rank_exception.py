@@ -58,6 +58,7 @@ from logforensics.text import capitalized, clipped, duration, rank_list
 from parsers.cuda_assert import KIND as CUDA_ASSERTION
 from parsers.elastic import OLD_LAUNCHER_SIGNAL
 from parsers.process_exit import HARNESS_EXIT
+from parsers.slurm import DUE_TO_NODE_FAILURE, DUE_TO_PREEMPTION, DUE_TO_TIME_LIMIT
 from parsers.traceback import KV_CACHE_OUT_OF_MEMORY
 
 # Horovod's word on every rank once one rank failed or finished early: "Horovod has been shut
@@ -458,8 +459,6 @@ def _launcher_signals(job: Job) -> pl.DataFrame:
     ).sort("file", "line")
 
 
-TIME_LIMIT = "TIME LIMIT"  # the reason SLURM gives for a step it ended at the job's time limit
-NODE_FAILURE = "NODE FAILURE"  # a node lost under the step: rules/peer_lost.py reads it
 TIME_LIMIT_FIX = (
     "If the run was still making progress when it was cancelled (its last steps at the usual "
     "pace), it only ran out of time: give it more (`#SBATCH --time`), or resume it from its "
@@ -468,7 +467,6 @@ TIME_LIMIT_FIX = (
 )
 
 
-PREEMPTION = "PREEMPTION"
 PREEMPTION_FIX = (
     "Nothing failed in the job: the scheduler gave its nodes to another job. Make the run "
     "resumable (checkpoints often enough to lose little, `#SBATCH --requeue` with a resume from "
@@ -488,26 +486,26 @@ def _cancelled_by_slurm(job: Job) -> list[Finding]:
     `peer_lost`'s."""
     rows = job.events.filter(
         (pl.col("event") == "step_cancelled")
-        & (pl.col("exc_message").is_null() | (pl.col("exc_message") != NODE_FAILURE))
+        & (pl.col("exc_message").is_null() | (pl.col("exc_message") != DUE_TO_NODE_FAILURE))
     ).sort("file", "line")
     if rows.is_empty():
         return []
     reasons = rows.get_column("exc_message")
-    for reason in (TIME_LIMIT, PREEMPTION, None):
+    for reason in (DUE_TO_TIME_LIMIT, DUE_TO_PREEMPTION, None):
         chosen = rows.filter(reasons.is_null() if reason is None else reasons == reason)
         if not chosen.is_empty():
             break
     else:
         reason, chosen = reasons.item(0), rows
-    if reason != TIME_LIMIT and _srun_told_of_tasks(job):
+    if reason != DUE_TO_TIME_LIMIT and _srun_told_of_tasks(job):
         return []  # srun's word on its tasks (an exit, an OOM kill) says what ended the step
-    if reason == TIME_LIMIT:
+    if reason == DUE_TO_TIME_LIMIT:
         summary = (
             "SLURM cancelled the job step at its time limit; no rank had failed before it: the "
             "run was ended by its allocation running out, not by an error of its own."
         )
         fix = TIME_LIMIT_FIX
-    elif reason == PREEMPTION:
+    elif reason == DUE_TO_PREEMPTION:
         summary = (
             "SLURM preempted the job step (another job took its nodes); no rank had failed "
             "before it: the run was ended from outside, not by an error of its own."
@@ -537,9 +535,11 @@ def _cancelled_by_slurm(job: Job) -> list[Finding]:
             blames_nobody=True,
             confidence="low",
             details={
-                "exception": "the time limit" if reason == TIME_LIMIT else "SLURM's cancellation",
+                "exception": "the time limit"
+                if reason == DUE_TO_TIME_LIMIT
+                else "SLURM's cancellation",
                 "from_outside": True,
-                "time_limit": reason == TIME_LIMIT,
+                "time_limit": reason == DUE_TO_TIME_LIMIT,
                 "cancelled": (reason or "").lower(),
             },
         )
