@@ -1013,12 +1013,15 @@ def _join_tagged_writes(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _framed_by(name: str) -> pl.Expr:
+    """Whether a line's prefixes, as peeled so far, include the framer `name`'s."""
+    return pl.col("framing").str.contains(rf"(?:^|\+){name}(?:\+|$)").fill_null(False)
+
+
 def _without_right_border(frame: pl.DataFrame) -> pl.DataFrame:
     """A box's right border and the padding before it, on every line of a file the box frames
     (its first line may open inside the box, the left border cut off with what came before)."""
-    boxed = (
-        pl.col("framing").str.contains(r"(?:^|\+)box(?:\+|$)").fill_null(False).any().over("file")
-    )
+    boxed = _framed_by("box").any().over("file")
     return frame.with_columns(
         pl.when(boxed)
         .then(pl.col("message").str.replace(BOX_RIGHT, ""))
@@ -1029,7 +1032,7 @@ def _without_right_border(frame: pl.DataFrame) -> pl.DataFrame:
 
 def _strip_ray_dedup(frame: pl.DataFrame) -> pl.DataFrame:
     """`... [repeated 8x across cluster]`: keep the count, drop the suffix from the message."""
-    is_ray = pl.col("framing").str.contains(r"(?:^|\+)ray(?:\+|$)").fill_null(False)
+    is_ray = _framed_by("ray")
     if not frame.select(is_ray.any()).item():
         return frame
     repeats = _number(pl.col("message").str.extract(RAY_DEDUP_SUFFIX, 1))

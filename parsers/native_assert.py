@@ -7,8 +7,8 @@ aborts the process (SIGABRT):
 empty.) The program's name, the source file and line, the function, then the condition between
 a backquote and a quote. Each line is an `exception` of type `C assertion` (the C library's
 `assert`, in C++ too) whose message is the condition with the file and line: the process that
-printed it died of its own check, whatever follows. CUDA's device-side assertions (a kernel's block and thread before `Assertion`) are
-`parsers/cuda_assert.py`'s.
+printed it died of its own check, whatever follows. CUDA's device-side assertions (a kernel's
+block and thread before `Assertion`) are `parsers/cuda_assert.py`'s.
 """  # noqa: E501 -- verbatim lines
 
 from __future__ import annotations
