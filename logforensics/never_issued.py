@@ -42,7 +42,13 @@ def never_enqueued(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> li
 def _behind(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> pl.DataFrame:
     """`pg, rank, last_enqueued, seq` of the ranks that never enqueued the timed-out work."""
     progress = _own_records(job).filter(~pl.col("rank").is_in(reporters))
-    failing = pl.coalesce("seq", pl.col("last_completed") + 1).alias("seq")
+    # the work after the last completed is the one that timed out only where the reporter had
+    # enqueued it: a record level at both (`Last enqueued NCCL work: 233659, last completed NCCL
+    # work: 233659`) says nothing was pending in that group, the timeout was in another
+    # (vllm-project/vllm-omni#2928: the dump signal on PG 0, the watchdog's ALLREDUCE on PG 11)
+    enqueued, completed = pl.col("last_enqueued"), pl.col("last_completed")
+    pending = enqueued.is_null() | (enqueued > completed)
+    failing = pl.coalesce("seq", pl.when(pending).then(completed + 1)).alias("seq")
     timed = per_rank.select("pg", failing).drop_nulls("seq").group_by("pg").agg(pl.col("seq").min())
     if progress.is_empty() or timed.is_empty():
         return pl.DataFrame(schema={"pg": pl.String, "rank": pl.Int32})

@@ -46,3 +46,24 @@ def test_a_rank_that_enqueued_the_collective_is_no_departure(tmp_path):
     ]
     analysis = analyze_files(tmp_path, {"console.log": lines})
     assert all(f.details.get("departure") != "never_issued" for f in analysis.findings)
+
+
+# vllm-project/vllm-omni#2928 (a 14-hour serving test that hung), verbatim: rank 1's watchdog
+# timed out in ALLREDUCE #5524 of PG 11; its dump signal is tagged with PG 0, where both ranks'
+# records stand level at #233659 with nothing pending
+OTHER_GROUP_TIMED_OUT = [
+    "[rank1]:[E418 01:32:50.907313453 ProcessGroupNCCL.cpp:1890] [PG ID 0 PG GUID 0(default_pg) Rank 1] Received a dump signal due to a collective timeout from this local rank and we will try our best to dump the debug info. Last enqueued NCCL work: 233659, last completed NCCL work: 233659.This is most likely caused by incorrect usages of collectives, e.g., wrong sizes used across ranks, the order of collectives is not same for all ranks or the scheduled collective, for some reason, didn't run. Additionally, this can be caused by GIL deadlock or other reasons such as network errors or bugs in the communications library (e.g. NCCL), etc.",
+    "[rank0]:[E418 01:32:50.907342463 ProcessGroupNCCL.cpp:1890] [PG ID 0 PG GUID 0(default_pg) Rank 0] Received a dump signal due to a collective timeout from  rank 1 and we will try our best to dump the debug info. Last enqueued NCCL work: 233659, last completed NCCL work: 233659.This is most likely caused by incorrect usages of collectives, e.g., wrong sizes used across ranks, the order of collectives is not same for all ranks or the scheduled collective, for some reason, didn't run. Additionally, this can be caused by GIL deadlock or other reasons such as network errors or bugs in the communications library (e.g. NCCL), etc.",
+    "  what():  [PG ID 11 PG GUID 47 Rank 1] Process group watchdog thread terminated with exception: [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5524, OpType=ALLREDUCE, NumelIn=6, NumelOut=6, Timeout(ms)=600000) ran for 600066 milliseconds before timing out.",
+]
+
+
+def test_a_group_with_nothing_pending_names_no_collective_never_issued(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": OTHER_GROUP_TIMED_OUT})
+    verdict = analysis.verdict
+    assert all(f.details.get("departure") != "never_issued" for f in analysis.findings)
+    assert (verdict.finding.kind, verdict.finding.seq, verdict.ranks) == (
+        "collective_timeout",
+        5524,
+        [],
+    )
