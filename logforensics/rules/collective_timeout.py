@@ -414,12 +414,25 @@ def _only_observed(job: Job, reporters: list[int]) -> list[int]:
 def _own_logs_but_no_report(job: Job, reporters: list[int]) -> tuple[list[int], str]:
     """No world size stated, but every rank has its own log here: the ranks whose logs
     report no failure while the others timed out are the ones that never joined
-    (elasticdl#1895: worker 0 kept logging `No tasks for now` while worker 1 timed out)."""
-    owned = set(job.file_stats.get_column("rank").drop_nulls().to_list())
-    if not reporters or not set(reporters) < owned or len(owned) > MAX_WORLD_FOR_SUSPECTS:
+    (elasticdl#1895: worker 0 kept logging `No tasks for now` while worker 1 timed out).
+    One console that shows each rank from 0 up to the highest by its own lines is as whole:
+    a rank that wrote there but reported nothing while the others timed out in that same
+    stream never joined (a 2-process SLURM job's `[rank: 0] pinned to GPU 0` and rank 1's
+    ALLREDUCE timeout alone); never more silent ranks than reporting ones."""
+    if not reporters:
         return [], ""
-    silent = sorted(owned - set(reporters) - _ranks_that_failed(job))
-    return (silent, "the ranks that never reported") if silent else ([], "")
+    owned = set(job.file_stats.get_column("rank").drop_nulls().to_list())
+    if set(reporters) < owned and len(owned) <= MAX_WORLD_FOR_SUSPECTS:
+        silent = sorted(owned - set(reporters) - _ranks_that_failed(job))
+        return (silent, "the ranks that never reported") if silent else ([], "")
+    seen = set(job.ranks_seen)
+    whole = bool(seen) and seen == set(range(max(seen) + 1))
+    if not whole or not set(reporters) < seen or len(seen) > MAX_WORLD_FOR_SUSPECTS:
+        return [], ""
+    silent = sorted(seen - set(reporters) - _ranks_that_failed(job))
+    if not silent or len(silent) > len(reporters):
+        return [], ""
+    return silent, "the ranks that never reported"
 
 
 # Ops whose sizes give the group's size: an all-gather's output is `size` inputs, a reduce-

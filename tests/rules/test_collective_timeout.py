@@ -621,3 +621,33 @@ def test_a_rank_that_shut_its_process_group_down_is_the_one_the_others_waited_fo
     ]
     alone = analyze_files(tmp_path / "own", {"console.log": own}).verdict.finding
     assert alone.culprit_ranks == []
+
+
+# MarioPasc/MU-Diff, error_logs/log_mudiff_t2.13920881.{out,err} (at 929d505), verbatim: a
+# 2-process SLURM job; both ranks announce themselves on stdout, then only rank 1's watchdog
+# reports, an hour into training
+SLURM_OUT = [
+    "Node rank 0, local proc 0, global proc 0",
+    "Node rank 0, local proc 1, global proc 1",
+    "[rank: 0] pre-pinning to GPU, CUDA_VISIBLE_DEVICES=6,7",
+    "[rank: 1] pre-pinning to GPU, CUDA_VISIBLE_DEVICES=6,7",
+    "[rank: 0] pinned to GPU 0, CUDA_VISIBLE_DEVICES=6",
+    "[rank: 1] pinned to GPU 0, CUDA_VISIBLE_DEVICES=7",
+]
+SLURM_ERR = [
+    "[rank1]:[E1012 20:28:49.057051422 ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=668, OpType=ALLREDUCE, NumelIn=52, NumelOut=52, Timeout(ms)=600000) ran for 600097 milliseconds before timing out.",
+    "[rank1]:[E1012 20:28:49.067761202 ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank 1] Exception (either an error or timeout) detected by watchdog at work: 668, last enqueued NCCL work: 669, last completed NCCL work: 667.",
+    "[rank1]:[E1012 20:28:49.069012768 ProcessGroupNCCL.cpp:1709] [PG 0 (default_pg) Rank 1] Timeout at NCCL work: 668, last enqueued NCCL work: 669, last completed NCCL work: 667.",
+]
+
+
+def test_a_rank_seen_in_the_console_that_reported_nothing_never_joined(tmp_path):
+    analysis = analyze_files(tmp_path, {"job.out": SLURM_OUT, "job.err": SLURM_ERR})
+    timeout = finding(analysis, "collective_timeout")
+    assert (timeout.ranks, timeout.culprit_ranks) == ([1], [0])
+    assert analysis.verdict.headline.endswith("rank 0 most likely never joined")
+
+
+def test_a_console_without_the_silent_rank_s_lines_names_no_one(tmp_path):
+    analysis = analyze_files(tmp_path, {"job.err": SLURM_ERR})
+    assert finding(analysis, "collective_timeout").culprit_ranks == []
