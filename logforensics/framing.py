@@ -357,10 +357,14 @@ ELASTIC_RELAY = (
     r"[EW]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ +\S*torch/distributed/elastic/multiprocessing/"
     r"api\.py:\d+\] "
 )
-# what of a traceback follows the header: its first line, a frame or code line, the exception
+# what of a traceback follows the header: its first line, a frame or code line, the exception,
+# and where the worker was a function run under spawn, the child's own traceback that spawn's
+# exception carries (`-- Process 1 terminated with the following error:`, a run here:
+# tests/data/launchers/elastic_function)
 RELAYED_TRACEBACK = (
     r"^(?:Traceback \(most recent call last\):|\s+\S|\s*$"
-    r"|[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure)(?::|$))"
+    r"|[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure)(?::|$)"
+    r"|-- Process \d+ terminated with the following error:$)"
 )
 # the record that opens the relay names the worker: `failed (exitcode: 1) local_rank: 0 (pid: 240)`
 RELAY_OPENING = r"\] failed \(exitcode: -?\d+\) local_rank: (\d+)"

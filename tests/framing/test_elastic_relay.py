@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from logforensics.api import analyze
 from tests.builders import analyze_files
 from tests.framing import frame
 
@@ -61,3 +64,20 @@ def test_the_traceback_is_the_one_worker_the_summary_lists(tmp_path):
     assert (failed.kind, analysis.verdict.ranks) == ("rank_exception", [0])
     assert "Cannot re-initialize CUDA in forked subprocess" in failed.summary
     assert "lists rank 0 alone as failed (exit code 1)" in failed.summary
+
+
+ELASTIC_FUNCTION = Path(__file__).parents[1] / "data" / "launchers" / "elastic_function"
+
+
+def test_spawn_s_child_traceback_under_the_header_is_the_worker_s(tmp_path):
+    # a run here (tests/data/launchers/elastic_function): the agent relays spawn's
+    # ProcessRaisedException, which carries rank 1's own traceback after `-- Process 1
+    # terminated with the following error:`
+    lines = (ELASTIC_FUNCTION / "console.log").read_text().splitlines()
+    header = next(row for row in frame(lines) if "-- Process 1 terminated" in row["message"])
+    assert header["message"] == "-- Process 1 terminated with the following error:"
+    assert header["framing"] == "elastic_relay"
+    verdict = analyze(ELASTIC_FUNCTION).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [1])
+    assert verdict.finding.details["exception"] == "ValueError"
+    assert verdict.headline == "Rank 1 died of a ValueError"
