@@ -171,6 +171,11 @@ def unstopped_worker(job: Job) -> UnstoppedWorker | None:
     if len(pids) < 2 or high - low != len(pids):
         return None  # not one run of pids with exactly one missing inside it
     missing = sorted(set(range(low, high + 1)) - set(pids.to_list()))
+    # the agent's own word of the failed worker's pid outranks the gap: the lowest pid stopped
+    # is then no local rank 0 (shihao1895/MemoryVLA#20: 73-76 and 78 stopped, 71 failed)
+    named = job.events.filter(pl.col("event").is_in(EXIT_REPORTS)).get_column("pid")
+    if (named.drop_nulls() != missing[0]).any():
+        return None
     local_rank = missing[0] - low
     world = job.world_size
     if world is not None and world.value != len(pids) + 1:

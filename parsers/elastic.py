@@ -89,9 +89,12 @@ TRACEBACK_FIELD = r"^\s+traceback\s*:"
 # (huggingface/accelerate#1214; the tail wraps to the next line). A logging format of the
 # script's own puts a space after the logger's name (salesforce/BLIP#90:
 # `[ERROR] 2022-08-21 20:11:07,312 api: failed (exitcode: -9) local_rank: 0 (pid: 28413) ...`)
+# A build that names the binary first (shihao1895/MemoryVLA#20, on PAI-DLC): `failed (exitcode:
+# -9) for binary located at /mnt/.../bin/python3.10 with local_rank: 0 (process ID: 71)`
 WORKER_FAILED = (
     r"(?:api: ?|\] |^|^\s*ERROR +)failed \(exitcode: (?P<exitcode>-?\d+)\)"
-    r"(?: local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\))?"
+    r"(?:(?: for binary located at \S+ with)? local_rank: (?P<local_rank>\d+) "
+    r"\((?:pid|process ID): (?P<pid>\d+)\))?"
 )
 # ProcessFailure(local_rank=0, pid=54, exitcode=-7, error_file='<N/A>', ...): torchelastic's
 # record of a failed worker, printed as it is by launchers that log it
@@ -100,7 +103,15 @@ PROCESS_FAILURE = (
     r"exitcode=(?P<exitcode>-?\d+)"
 )
 # ... Sending process 886321 closing signal SIGTERM    (the same tolerance: `... 53038 closing`)
-WORKER_SIGTERM = r"Sending process (?P<pid>\d+) closing(?: signal (?P<signal>SIG[A-Z0-9]+))?"
+# ... Sending process 73 the closing signal SIGTERM    (shihao1895/MemoryVLA#20, a PAI-DLC pod)
+# ... api.py:766] Closing process 293866 via signal SIGTERM   (a worker run as a function:
+#     NVIDIA/nvidia-resiliency-ext#18)
+# ... spawn.py:165] Terminating process 3276 via signal SIGTERM   (torch.multiprocessing.spawn
+#     stopping the others after one failed: tests/data/launchers/elastic_function, a run here)
+WORKER_SIGTERM = (
+    r"(?:Sending process (?P<pid>\d+) (?:the )?closing"
+    r"|(?:Closing|Terminating) process (?P<via_pid>\d+) via)(?: signal (?P<signal>SIG[A-Z0-9]+))?"
+)
 # The agent itself signalled from outside, before it stops its workers
 # (modelscope/ms-swift#8193: `Received Signals.SIGTERM death signal, shutting down workers`;
 # newer torch prints the number: `api.py:719] Received 15 death signal, shutting down workers`,
@@ -340,7 +351,9 @@ def _sigterms(rows: pl.DataFrame) -> pl.DataFrame:
         "line",
         pl.lit("worker_sigterm").alias("event"),
         pl.lit("warning").alias("severity"),
-        found.struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
+        pl.coalesce(found.struct.field("pid"), found.struct.field("via_pid"))
+        .cast(pl.Int64, strict=False)
+        .alias("pid"),
         found.struct.field("signal").alias("signal"),
     )
 
@@ -406,6 +419,8 @@ PARSER = LineParser(
         "Main process received ",
         "ProcessFailure(",
         "Sending process ",
+        "Closing process ",
+        "Terminating process ",
         "torch/distributed/run.py",
         "torch.distributed.run",
         "OMP_NUM_THREADS",

@@ -6,6 +6,7 @@ import json
 import polars as pl
 import pytest
 
+from logforensics.stopped_workers import unstopped_worker
 from tests.builders import analyze_files, only, parse, parsed_by
 
 # formats.md §9.2 (open-mmlab/mmsegmentation#3106; the excerpt ends after the root cause's
@@ -551,3 +552,45 @@ def test_the_summary_is_read_with_blanks_after_its_lines(tmp_path):
         plain.headline,
     )
     assert verdict.ranks == [0]
+
+
+# shihao1895/MemoryVLA#20, verbatim (a PAI-DLC pod's console; the viewer glued the traceback's
+# first line to the agent's record): this build words the stop `the closing signal` and names
+# the failed worker's binary before its local rank
+DLC_CONSOLE = [
+    "[dlc1mtq58q0821ib-master-0] [2026-03-30 19:24:35,966] torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 73 the closing signal SIGTERM",
+    "[dlc1mtq58q0821ib-master-0] [2026-03-30 19:24:35,967] torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 74 the closing signal SIGTERM",
+    "[dlc1mtq58q0821ib-master-0] [2026-03-30 19:24:35,970] torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 75 the closing signal SIGTERM",
+    "[dlc1mtq58q0821ib-master-0] [2026-03-30 19:24:35,972] torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 76 the closing signal SIGTERM",
+    "[dlc1mtq58q0821ib-master-0] [2026-03-30 19:24:35,973] torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 78 the closing signal SIGTERM",
+    "[dlc1mtq58q0821ib-master-0] [2026-03-30 19:24:42,731] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -9) for binary located at /mnt/data/miniconda3/envs/memvla/bin/python3.10 with local_rank: 0 (process ID: 71) [dlc1mtq58q0821ib-master-0] Traceback (",
+]
+# NVIDIA/nvidia-resiliency-ext#18, verbatim: the agent of a worker run as a function
+CLOSING_VIA = "W0227 17:39:41.936000 293814 site-packages/torch/distributed/elastic/multiprocessing/api.py:766] Closing process 293866 via signal SIGTERM"
+# torch.multiprocessing.spawn stopping the other child (tests/data/launchers/elastic_function)
+TERMINATING_VIA = "W1206 00:50:24.284000 3271 torch/multiprocessing/spawn.py:165] Terminating process 3276 via signal SIGTERM"
+
+
+def test_every_wording_of_a_worker_stopped_is_read():
+    stops = _events(DLC_CONSOLE, "worker_sigterm")
+    assert [(row["pid"], row["signal"]) for row in stops] == [
+        (pid, "SIGTERM") for pid in (73, 74, 75, 76, 78)
+    ]
+    for line, pid in ((CLOSING_VIA, 293866), (TERMINATING_VIA, 3276)):
+        (stop,) = _events([line], "worker_sigterm")
+        assert (stop["pid"], stop["signal"]) == (pid, "SIGTERM")
+
+
+def test_the_failed_worker_named_after_its_binary_is_read():
+    (failed,) = _events(DLC_CONSOLE, "worker_failed")
+    assert (failed["exitcode"], failed["local_rank"], failed["pid"]) == (-9, 0, 71)
+
+
+def test_the_agent_s_word_of_the_failed_pid_outranks_the_gap_in_its_stops(tmp_path):
+    # 71, 72 and 77 were not stopped: the gap at 77 is no failed worker
+    verdict = analyze_files(tmp_path, {"console.log": DLC_CONSOLE}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("oom", [0])
+
+
+def test_no_gap_in_the_stops_is_read_as_the_failed_worker_when_the_agent_names_another(tmp_path):
+    assert unstopped_worker(analyze_files(tmp_path, {"console.log": DLC_CONSOLE}).job) is None
