@@ -1083,11 +1083,14 @@ def _error_exits(job: Job) -> pl.DataFrame:
 
 
 # torch.multiprocessing.spawn's parent, on a child that exited with a code and printed nothing
-# the parent saw: `ProcessExitedException: process 0 terminated with exit code 1`
-SPAWN_EXIT_CODE = r"ProcessExitedException: process \d+ terminated with exit code (\d+)"
+# the parent saw: `ProcessExitedException: process 0 terminated with exit code 1`; before torch
+# 1.5 the parent raised a bare `Exception` in the same words (HRNet/HigherHRNet-Human-Pose-
+# Estimation#47: `Exception: process 1 terminated with signal SIGKILL`)
+SPAWN_PARENT = r"(?:ProcessExitedException|^Exception): process \d+ terminated with "
+SPAWN_EXIT_CODE = SPAWN_PARENT + r"exit code (\d+)"
 # ... or on a child a signal ended (a run here: `ProcessExitedException: process 1 terminated
 # with signal SIGKILL`, the child killed with no word of its own): that child's death
-SPAWN_SIGNAL = r"ProcessExitedException: process \d+ terminated with signal (SIG[A-Z]+)"
+SPAWN_SIGNAL = SPAWN_PARENT + r"signal (SIG[A-Z]+)"
 
 
 def _spawn_exit() -> pl.Expr:

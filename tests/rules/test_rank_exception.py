@@ -2289,3 +2289,28 @@ def test_a_logged_error_with_nothing_pointing_back_at_it_stays_context(tmp_path)
     logged_alone = WORKER_LOGGED_THEN_ENGINE_DIED[:6]
     analysis = analyze_files(tmp_path, {"console.log": logged_alone})
     assert analysis.verdict is None
+
+
+# HRNet/HigherHRNet-Human-Pose-Estimation#47, verbatim: torch 1.x's spawn parent raised a bare
+# Exception in the words ProcessExitedException took later
+OLD_SPAWN_KILLED = [
+    "Epoch: [19][300/7922]\tTime: 0.630s (0.682s)\tSpeed: 12.7 samples/s\tData: 0.000s (0.173s)\tStage0-heatmaps: 1.333e-04 (2.700e-04)\tStage1-heatmaps: 5.821e-05 (1.006e-04)\tStage0-push: 1.250e-04 (2.166e-04)\tStage1-push: 0.000e+00 (0.000e+00)\tStage0-pull: 5.478e-10 (1.137e-09)\tStage1-pull: 0.000e+00 (0.000e+00)\t",
+    "Traceback (most recent call last):",
+    '  File "tools/dist_train.py", line 425, in <module>',
+    "    main()",
+    '  File "tools/dist_train.py", line 114, in main',
+    "    args=(ngpus_per_node, args, final_output_dir, tb_log_dir)",
+    '  File "/home/hiperdyne/.local/lib/python3.6/site-packages/torch/multiprocessing/spawn.py", line 171, in spawn',
+    "    while not spawn_context.join():",
+    '  File "/home/hiperdyne/.local/lib/python3.6/site-packages/torch/multiprocessing/spawn.py", line 107, in join',
+    "    (error_index, name)",
+    "Exception: process 1 terminated with signal SIGKILL",
+]
+
+
+def test_spawn_s_bare_exception_of_a_killed_child_is_its_death_before_torch_1_5(tmp_path):
+    analysis = analyze_files(tmp_path, {"spawn.log": OLD_SPAWN_KILLED})
+    killed = analysis.verdict.finding
+    assert (killed.kind, killed.ranks) == ("oom", [1])
+    assert "SIGKILL" in killed.summary
+    assert not [f for f in analysis.findings if f.details.get("exception") == "Exception"]
