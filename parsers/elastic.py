@@ -38,7 +38,15 @@ with `failed (exitcode: -6) local_rank: 1 (pid: 886322) of binary: <python>` and
 33051 closing signal SIGTERM` as their tails (NVIDIA/nccl#1438, speechbrain/speechbrain#2401,
 OEvortex/unsloth#10). An agent signalled itself says so before stopping its workers
 (`agent/server/api.py:725] Received Signals.SIGTERM death signal, shutting down workers`).
-"""
+
+The launcher before torchrun (`python -m torch.distributed.launch`, torch 1.x) ends by raising
+its worker's exit as a `subprocess.CalledProcessError` whose command names the worker by its
+`--local_rank=N` (microsoft/Swin-Transformer#267, verbatim):
+
+    subprocess.CalledProcessError: Command '['/usr/bin/python3', '-u', 'main.py', '--local_rank=3', ...]' died with <Signals.SIGKILL: 9>.
+
+read as that worker's failure, a signal as its negative exit code as torchrun gives it.
+"""  # noqa: E501 -- verbatim lines
 
 from __future__ import annotations
 
@@ -96,6 +104,13 @@ WORKER_FAILED = (
     r"(?:(?: for binary located at \S+ with)? local_rank: (?P<local_rank>\d+) "
     r"\((?:pid|process ID): (?P<pid>\d+)\))?"
 )
+# subprocess.CalledProcessError: Command '[..., '--local_rank=3', ...]' returned non-zero exit
+# status 1. / ... died with <Signals.SIGKILL: 9>.
+LEGACY_WORKER_EXIT = (
+    r"CalledProcessError: Command '\[.*?'--local[_-]rank=(?P<local_rank>\d+)'.*?\]' "
+    r"(?:returned non-zero exit status (?P<status>\d+)|died with <Signals\.SIG[A-Z0-9]+: "
+    r"(?P<signal>\d+)>)"
+)
 # ProcessFailure(local_rank=0, pid=54, exitcode=-7, error_file='<N/A>', ...): torchelastic's
 # record of a failed worker, printed as it is by launchers that log it
 PROCESS_FAILURE = (
@@ -149,6 +164,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         [
             _summary(rows),
             _worker_failures(rows),
+            _legacy_worker_exits(rows),
             _process_failures(rows),
             _sigterms(rows),
             _death_signals(rows),
@@ -331,6 +347,17 @@ def _failed_workers(rows: pl.DataFrame, found: pl.Expr) -> pl.DataFrame:
     )
 
 
+def _legacy_worker_exits(rows: pl.DataFrame) -> pl.DataFrame:
+    """`worker_failed` from the old launcher's CalledProcessError (see LEGACY_WORKER_EXIT)."""
+    said = pl.col("_message").str.extract_groups(LEGACY_WORKER_EXIT)
+    status, signal = said.struct.field("status"), said.struct.field("signal")
+    code = pl.coalesce(
+        status.cast(pl.Int32, strict=False), -signal.cast(pl.Int32, strict=False)
+    ).alias("exitcode")
+    found = pl.struct(code, said.struct.field("local_rank"), pl.lit(None).alias("pid"))
+    return _failed_workers(rows.filter(pl.col("_message").str.contains(LEGACY_WORKER_EXIT)), found)
+
+
 def _process_failures(rows: pl.DataFrame) -> pl.DataFrame:
     """Each `ProcessFailure(...)` repr on a line (a launcher built on torchelastic logging its
     failures dict, intelligent-machine-learning/dlrover#1046: `{0: ProcessFailure(local_rank=0,
@@ -418,6 +445,7 @@ PARSER = LineParser(
         " got signal: ",
         "Main process received ",
         "ProcessFailure(",
+        "CalledProcessError: Command ",
         "Sending process ",
         "Closing process ",
         "Terminating process ",

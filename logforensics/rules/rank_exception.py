@@ -1119,11 +1119,18 @@ def _launch_exit() -> pl.Expr:
     """The old launchers' report of a worker's exit status, raised as the command's
     `subprocess.CalledProcessError` (microsoft/frameworkcontroller's elastic example: `Command
     '['/opt/conda/bin/python', '-u', '/workspace/examples/imagenet/main.py', ...]' returned
-    non-zero exit status 1.` after the worker's own `NCCL error: unhandled system error`)."""
+    non-zero exit status 1.` after the worker's own `NCCL error: unhandled system error`); known
+    by the frame it is raised from, or, where the paste kept the exception line alone, by the
+    worker's `--local_rank=N` in the command (parsers/elastic.py reads that exit)."""
+    command_of_a_worker = pl.col("exc_message").str.contains(LEGACY_WORKER_EXIT_COMMAND)
     return (
         pl.col("exc_type").str.ends_with("CalledProcessError")
-        & pl.col("frame").str.contains(LAUNCH_FRAME)
+        & (pl.col("frame").str.contains(LAUNCH_FRAME).fill_null(False) | command_of_a_worker)
     ).fill_null(False)
+
+
+# the command the old launcher ran for one worker: `Command '[..., '--local_rank=3', ...]'`
+LEGACY_WORKER_EXIT_COMMAND = r"^Command '\[.*'--local[_-]rank=\d+'"
 
 
 # Ray's exceptions that a worker process (an actor) died, raised in the driver that waited on it

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from logforensics.stopped_workers import unstopped_worker
-from tests.builders import analyze_files, only, parse, parsed_by
+from tests.builders import analyze_files, kinds, only, parse, parsed_by
 
 # formats.md §9.2 (open-mmlab/mmsegmentation#3106; the excerpt ends after the root cause's
 # error_file).
@@ -594,3 +594,22 @@ def test_the_agent_s_word_of_the_failed_pid_outranks_the_gap_in_its_stops(tmp_pa
 
 def test_no_gap_in_the_stops_is_read_as_the_failed_worker_when_the_agent_names_another(tmp_path):
     assert unstopped_worker(analyze_files(tmp_path, {"console.log": DLC_CONSOLE}).job) is None
+
+
+# microsoft/Swin-Transformer#267, verbatim: torch.distributed.launch's end, all the paste kept
+LEGACY_KILLED = "subprocess.CalledProcessError: Command '['/usr/bin/python3', '-u', 'main.py', '--local_rank=3', '--cfg', 'configs/swin/swin_tiny_patch4_window7_224.yaml', '--data-path', '/content/Swin-Transformer/dataset/cats_and_dogs_filtered', '--batch-size', '32']' died with <Signals.SIGKILL: 9>."
+# open-mmlab/mmdetection#6261's error as a committed note quotes it, verbatim
+LEGACY_EXIT = "subprocess.CalledProcessError: Command '['/usr/local/bin/python', '-u', 'tools/train.py', '--local_rank=0', 'configs/depthformer/depthformer_swint_w7_nyu.py', '--launcher', 'pytorch']' returned non-zero exit status 1."
+
+
+def test_the_old_launcher_s_exit_names_its_worker_by_local_rank():
+    (killed,) = _events([LEGACY_KILLED], "worker_failed")
+    assert (killed["local_rank"], killed["exitcode"]) == (3, -9)
+    (failed,) = _events([LEGACY_EXIT], "worker_failed")
+    assert (failed["local_rank"], failed["exitcode"]) == (0, 1)
+
+
+def test_the_old_launcher_s_report_of_a_killed_worker_is_its_death(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": [LEGACY_KILLED]})
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("oom", [3])
+    assert kinds(analysis) == ["oom"]
