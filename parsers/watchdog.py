@@ -28,7 +28,8 @@ timeout (`exception`, the error's own type and text), a watchdog timeout known o
 stack (`collective_timeout` marked `{"inferred_from": "stack"}` in `extra`), the heartbeat
 monitor killing a process whose watchdog hung (`heartbeat_timeout`), and the watchdog's report
 of the communicator a `destroy_process_group` shut down and that call's own steps
-(`pg_shutdown`, info: not a failure).
+(`pg_shutdown`, info: not a failure), and its warning that the program exited without that
+call (`program_exit`, info: the process was leaving).
 """
 
 from __future__ import annotations
@@ -171,6 +172,16 @@ SHUTDOWN_STEPS = (
     "Operations flushed, joining watchdog thread.",
     "Watchdog joined, destroying NCCL communicators.",
 )
+# The process group destructed as its program exits without `destroy_process_group`: the
+# process was leaving (NVIDIA/nccl#1504: rank 0's pipeline stage exited, then rank 1 waited 30
+# minutes in its first send/recv):
+#   [rank0]:[W1106 04:13:02.107228334 ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group has NOT been destroyed before we destruct ProcessGroupNCCL. ...
+#   [rank1]:[W326 09:37:44.752383442 ProcessGroupNCCL.cpp:1487] Warning: WARNING: destroy_process_group() was not called before program exit, which can leak resources. ...
+# (torch 2.4-2.5 words it `... before it is being destructed.`: parsers/c10_log.py)
+PROGRAM_EXIT = (
+    "process group has NOT been destroyed before",
+    "destroy_process_group() was not called before program exit",
+)
 
 # A watchdog timeout's C++ stack whose header (`Watchdog caught collective operation timeout`)
 # is not in the excerpt (jpata/particleflow#390 starts at the stack's first frame):
@@ -255,6 +266,8 @@ def _event() -> pl.Expr:
             | _contains_any(SHUTDOWN_STEPS)
         )
         .then(pl.lit("pg_shutdown"))
+        .when(_contains_any(PROGRAM_EXIT))
+        .then(pl.lit("program_exit"))
         .when(message.str.contains(SOCKET_WAIT_TIMEOUT) | _poll_alone())
         .then(pl.lit("collective_timeout"))
         .when(_thrown().struct.field("type").is_not_null())
@@ -463,7 +476,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             "file",
             "line",
             "event",
-            pl.when(pl.col("event") == "pg_shutdown")
+            pl.when(pl.col("event").is_in(["pg_shutdown", "program_exit"]))
             .then(pl.lit("info"))
             .when(pl.col("event").is_not_null())
             .then(pl.lit("error"))
@@ -561,6 +574,7 @@ PARSER = LineParser(
         BROADCASTS_DUMP,
         OBSERVED_DUMP,
         *SHUTDOWN_STEPS,
+        *PROGRAM_EXIT,
         "Future for ProcessGroup abort timed out",
         *HEARTBEAT_WORDING,
         *OWN_TIMEOUT_WORDING,

@@ -14,6 +14,7 @@ import polars as pl
 from logforensics.attribution import stamp_of
 from logforensics.busy_rank import busy_past_timeout, collective_inside_one_rank_work
 from logforensics.desync import describe, mixed_ops_at_one_seq, odd_ones_out, per_rank_timeouts
+from logforensics.exited_first import exited_first
 from logforensics.file_wait import waited_for_a_file
 from logforensics.findings import EVIDENCE_CAP, Evidence, Finding, evidence_from
 from logforensics.garbled import garbled_payload
@@ -56,6 +57,7 @@ def check(job: Job) -> list[Finding]:
         exact
         + main_rank_still_busy(job)
         + never_issued(job)
+        + exited_first(job)
         + busy_past_timeout(job)
         + collective_inside_one_rank_work(job)
         + garbled_payload(job)
