@@ -21,7 +21,7 @@ import polars as pl
 
 from logforensics.findings import Finding, exception_said, exception_text
 from logforensics.job import Job
-from logforensics.placement import guessed_departure
+from logforensics.placement import guessed_departure, placed_finding
 from logforensics.text import rank_list
 
 # What a receiver says when a collective's payload is no state it can use: an RNG state that
@@ -36,17 +36,86 @@ FIX = (
 )
 
 
+# An object collective pickles each rank's object into a byte buffer and unpickles what the
+# others sent: bytes no unpickler can read were no object, the ranks were in different calls
+# (fairseq's all_gather_list says so itself: `Unable to unpickle data from other workers.
+# all_gather_list requires all workers to enter the function together, so this error usually
+# indicates that the workers have fallen out of sync somehow.`, wxjiao/Data-Rejuvenation#1,
+# under `_pickle.UnpicklingError: invalid load key, '\xe2'.` in all_gather_list).
+OUT_OF_SYNC_OBJECTS = r"Unable to unpickle data from other workers"
+OBJECT_COLLECTIVE_FRAME = (
+    r" in (?:all_gather_list|all_gather_object|gather_object|broadcast_object_list"
+    r"|scatter_object_list|recv_object_list|_tensor_to_object)$"
+)
+UNDECODED_FIX = (
+    "Every rank must enter the same object collective together (`all_gather_object`, "
+    "`broadcast_object_list`, fairseq's `all_gather_list`), in the same order: a rank that skips "
+    "one, calls it under `if rank == ...`, or runs a collective of its own before it hands the "
+    "others bytes that are no object. Find the branch that sends one rank elsewhere (a "
+    "validation or logging step on some ranks only, a `continue` on a bad batch) and run it on "
+    "every rank."
+)
+
+
 def garbled() -> pl.Expr:
     """True on exception events raised by using a collective's payload that was not meant for
     the call (see the module doc)."""
+    return (_garbled_state() | _undecoded_objects()).fill_null(False)
+
+
+def _garbled_state() -> pl.Expr:
     return exception_text().str.contains(GARBLED_STATE).fill_null(False)
+
+
+def _undecoded_objects() -> pl.Expr:
+    """An object collective's payload no unpickler could read (see OUT_OF_SYNC_OBJECTS)."""
+    unpickled = pl.col("exc_type").str.ends_with("UnpicklingError") & pl.col("frame").str.contains(
+        OBJECT_COLLECTIVE_FRAME
+    )
+    return (exception_text().str.contains(OUT_OF_SYNC_OBJECTS) | unpickled).fill_null(False)
+
+
+def undecoded_objects(job: Job) -> list[Finding]:
+    """The ranks' object collectives out of step: a collective_mismatch that blames no rank
+    (the one that failed to decode is only the one that noticed)."""
+    events = job.events
+    if "exc_type" not in events.columns:
+        return []
+    received = events.filter((pl.col("event") == "exception") & _undecoded_objects())
+    if received.is_empty():
+        return []
+    received = received.sort("file", "line")
+    receivers = sorted(received.get_column("rank").drop_nulls().unique().to_list())
+    who = rank_list(receivers).capitalize() if receivers else "A process the logs do not name"
+    summary = (
+        f"{who} could not unpickle the objects an object collective gathered "
+        f"({exception_said(received.row(0, named=True))}): the bytes were no object, so the "
+        "ranks were in different collectives; nothing in the logs says which rank left the "
+        "path."
+    )
+    return [
+        placed_finding(
+            job,
+            received,
+            kind="collective_mismatch",
+            severity="error",
+            part="departure",
+            summary=summary,
+            fix=UNDECODED_FIX,
+            ranks=receivers,
+            blames_nobody=True,
+            confidence="medium",
+            details={"departure": "undecoded_objects", "receivers": receivers},
+        )
+    ]
 
 
 def garbled_payload(job: Job) -> list[Finding]:
     events = job.events
     if "exc_type" not in events.columns:
         return []
-    received = events.filter((pl.col("event") == "exception") & garbled()).sort("file", "line")
+    received = events.filter((pl.col("event") == "exception") & _garbled_state())
+    received = received.sort("file", "line")
     if received.is_empty():
         return []
     receivers = sorted(received.get_column("rank").drop_nulls().unique().to_list())

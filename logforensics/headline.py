@@ -225,6 +225,12 @@ def _collective_mismatch(finding: Finding, verdict: Verdict) -> Told:
         return f"{_who(finding.ranks)} never submitted the tensor the others waited on", None
     if finding.details.get("source") == "stack dumps":
         return "The stack dumps show processes waiting in different collectives", None
+    if finding.details.get("departure") == "undecoded_objects":
+        who = _who(_ranks_of(finding.details.get("receivers")), nobody="A process")
+        return (
+            f"{who} could not unpickle an object collective's data: the ranks were out of step",
+            None,
+        )
     if finding.details.get("source") == "sequence bookkeeping":
         return "DETAIL's sequence numbers were out of step, not the ranks (a false mismatch)", None
     if finding.details.get("source") == "loss terms":

@@ -4,7 +4,9 @@ rules/stage_divergence.py)."""
 # ruff: noqa: E501 -- test data are verbatim log lines
 from __future__ import annotations
 
+from logforensics.i18n import translate, translate_headline
 from tests.builders import analyze_files, kinds
+from tests.test_i18n import english_runs
 
 # huggingface/accelerate#190, verbatim (vegetable-lion's comment): rank 0 ran inference alone,
 # rank 1's RNG sync received bytes of another collective
@@ -50,3 +52,41 @@ def test_a_garbled_state_no_line_ties_to_a_rank_is_still_the_desync_s_symptom(tm
     assert (verdict.finding.kind, verdict.ranks) == ("stage_divergence", [0])
     assert "rank_exception" not in kinds(analysis)
     assert verdict.headline.startswith("A rank got another collective's data from rank 0")
+
+
+# wxjiao/Data-Rejuvenation#1, verbatim (fairseq under torch.multiprocessing.spawn; the paste
+# starts inside the spawned child's report and ends mid-sentence)
+UNDECODED_GATHER = [
+    "Process 0 terminated with the following error:",
+    "Traceback (most recent call last):",
+    '  File "/home/luxiuzhi/luxiuzhi/Data-Rejuvenation/fairseq/fairseq/distributed_utils.py", line 177, in all_gather_list',
+    "    result.append(pickle.loads(bytes(out_buffer[header_size:header_size + enc_size].tolist())))",
+    "_pickle.UnpicklingError: invalid load key, '\\xe2'.",
+    "",
+    "Exception: Unable to unpickle data from other workers. all_gather_list requires all workers to enter the function together, so this error usually indicates that the workers have fallen out of sync somehow. Workers can fall out of sync if one of them runs out of memory, or if there are other conditions in your training script that can cause one worker to finish an epoch while other workers are still iterating over their portions of the data.",
+]
+
+
+def test_objects_no_worker_could_unpickle_are_a_mismatch_that_blames_nobody(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": UNDECODED_GATHER})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("collective_mismatch", [])
+    assert verdict.finding.details["departure"] == "undecoded_objects"
+    assert verdict.headline == (
+        "A process could not unpickle an object collective's data: the ranks were out of step"
+    )
+    assert "rank_exception" not in kinds(analysis)
+    assert english_runs(translate_headline(verdict.headline, "zh")) == []
+    for text in (verdict.finding.summary, verdict.finding.fix):
+        assert english_runs(translate(text, "zh")) == []
+
+
+def test_an_unpickling_error_outside_a_collective_is_the_rank_s_own(tmp_path):
+    # MCZhi/GameFormer#17, verbatim: a DataLoader worker's unpickling error on rank 6
+    lines = [
+        '[rank6]:   File "/opt/conda/envs/gameformer/lib/python3.8/site-packages/torch/_utils.py", line 706, in reraise',
+        "[rank6]:     raise exception",
+        "[rank6]: _pickle.UnpicklingError: Caught UnpicklingError in DataLoader worker process 0.",
+    ]
+    verdict = analyze_files(tmp_path, {"train.log": lines}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [6])

@@ -13,6 +13,7 @@ import polars as pl
 
 from logforensics.desync import comparable_timeout_seqs, per_rank_timeouts, points_apart
 from logforensics.findings import Finding, evidence_from, exception_text
+from logforensics.garbled import undecoded_objects
 from logforensics.job import Job
 from logforensics.placement import earliest_time, place, placed_finding
 from logforensics.plausible import rank_limit
@@ -46,6 +47,7 @@ def check(job: Job) -> list[Finding]:
         + _from_process_shapes(job)
         + _from_printed_sizes(job)
         + _from_rank_disagreement(job)
+        + undecoded_objects(job)
     )
 
 
