@@ -18,7 +18,7 @@ import polars as pl
 from logforensics.desync import TIMEOUT_EVENTS
 from logforensics.findings import Finding
 from logforensics.job import Job
-from logforensics.placement import placed_finding
+from logforensics.placement import departure_over_timeouts
 from logforensics.text import rank_list
 
 FIX = (
@@ -53,21 +53,15 @@ def exited_first(job: Job) -> list[Finding]:
         f"`destroy_process_group` was not called) before {others} reported a timeout, so "
         f"{others} waited in a collective {who} would never join."
     )
-    first_reports = timeouts.sort("file", "line").head(2)
-    shown = pl.concat([exits, first_reports], how="diagonal_relaxed")
     it, its = ("it", "its") if one else ("they", "their")
     return [
-        placed_finding(
+        departure_over_timeouts(
             job,
-            shown,
-            kind="stage_divergence",
-            severity="error",
-            part="departure",
+            exits,
+            timeouts,
+            left,
             summary=summary,
             fix=FIX.format(who=who, it=it, its=its),
-            ranks=left,
-            culprit_ranks=left,
-            confidence="medium",
             details={"departure": "left", "other_ranks": reporters},
         )
     ]

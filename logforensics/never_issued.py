@@ -17,7 +17,7 @@ import polars as pl
 from logforensics.desync import TIMEOUT_EVENTS, per_rank_timeouts
 from logforensics.findings import Finding
 from logforensics.job import Job
-from logforensics.placement import placed_finding
+from logforensics.placement import departure_over_timeouts
 from logforensics.text import rank_list
 
 FIX = (
@@ -94,23 +94,17 @@ def never_issued(job: Job) -> list[Finding]:
         "before that collective."
     )
     records = _own_records(job).filter(pl.col("rank").is_in(never))
-    # their own records first among few of the others' reports: the evidence is capped
-    shown = pl.concat([records, timeouts.sort("file", "line").head(2)], how="diagonal_relaxed")
     it, its, does = ("it", "its", "does") if one else ("they", "their", "do")
     return [
-        placed_finding(
+        departure_over_timeouts(
             job,
-            shown,
-            kind="stage_divergence",
-            severity="error",
-            part="departure",
+            records,
+            timeouts,
+            never,
             summary=summary,
             fix=FIX.format(Who=who.capitalize(), who=who, it=it, its=its, does=does),
-            ranks=never,
-            culprit_ranks=never,
             seq=seq,
             op=op,
-            confidence="medium",
             details={
                 "departure": "never_issued",
                 "other_ranks": reporters,

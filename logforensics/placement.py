@@ -141,3 +141,22 @@ def placed_finding(job: Job, rows: pl.DataFrame, **fields: Any) -> Finding:
         timestamp=earliest_time(rows),
         **fields,
     )
+
+
+def departure_over_timeouts(
+    job: Job, own: pl.DataFrame, timeouts: pl.DataFrame, ranks: list[int], **fields: Any
+) -> Finding:
+    """The departure of `ranks` the others' timeouts point to: their own lines first as its
+    evidence, then two of the others' reports (the evidence is capped), with medium confidence."""
+    shown = pl.concat([own, timeouts.sort("file", "line").head(2)], how="diagonal_relaxed")
+    return placed_finding(
+        job,
+        shown,
+        kind="stage_divergence",
+        severity="error",
+        part="departure",
+        ranks=ranks,
+        culprit_ranks=ranks,
+        confidence="medium",
+        **fields,
+    )
