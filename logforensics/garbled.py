@@ -13,6 +13,10 @@ state they expect, and fail using them:
 
 (huggingface/accelerate#190: rank 0 ran inference alone.) The exception is the symptom; the
 rank to look at is the source of the broadcast: rank 0 for both, said as a guess.
+
+An object collective's pickled payload that no receiver could unpickle proves the same desync
+without a source to guess at (every rank sends in an all-gather): `rules/collective_mismatch.py`
+reports it, blaming no rank (see OUT_OF_SYNC_OBJECTS).
 """
 
 from __future__ import annotations
