@@ -9,6 +9,14 @@ a backquote and a quote. Each line is an `exception` of type `C assertion` (the 
 `assert`, in C++ too) whose message is the condition with the file and line: the process that
 printed it died of its own check, whatever follows. CUDA's device-side assertions (a kernel's
 block and thread before `Assertion`) are `parsers/cuda_assert.py`'s.
+
+A paste may break the line before `Assertion` with a trailing backslash (deepspeedai/DeepSpeed
+#1070, verbatim: the same check on a parameter swap file):
+
+    python: /usr/local/lib/python3.6/dist-packages/deepspeed/ops/csrc/aio/py_lib/deepspeed_py_aio_handle.cpp:223: int deepspeed_aio_handle_t::pread(const at::Tensor&, const char*, bool, bool): \
+    Assertion `static_cast<long long int>(buffer.nbytes()) == num_file_bytes' failed.
+
+read as the one line it was, the event on its first line.
 """  # noqa: E501 -- verbatim lines
 
 from __future__ import annotations
@@ -26,8 +34,40 @@ FAILED_ASSERTION = (
 KIND = "C assertion"
 
 
+# the end of a line a paste continued with a backslash, and the start of its continuation
+CONTINUED = r"\s\\\s*$"
+CONTINUATION = "Assertion `"
+
+
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
-    return assertion_events(lines, FAILED_ASSERTION, KIND)
+    joined, continuations = _joined(lines)
+    return pl.concat(
+        [assertion_events(joined, FAILED_ASSERTION, KIND), continuations], how="diagonal_relaxed"
+    )
 
 
-PARSER = LineParser(name="native_assert", literals=("' failed.",), parse=parse)
+def _joined(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """`lines` with each line a backslash continues joined to the assertion on the next line,
+    and the continuation lines themselves (`file, line`: read, no event of their own)."""
+    message = pl.col("message")
+    following = pl.col("line").shift(-1).over("file") == pl.col("line") + 1
+    next_message = message.shift(-1).over("file")
+    continued = (
+        message.str.contains(CONTINUED) & following & next_message.str.starts_with(CONTINUATION)
+    ).fill_null(False)
+    ordered = lines.sort("file", "line").with_columns(continued.alias("_continued"))
+    whole = message.str.replace(CONTINUED, " ") + next_message
+    joined = ordered.with_columns(
+        pl.when("_continued").then(whole).otherwise(message).alias("message")
+    )
+    after = pl.col("_continued").shift(1).over("file").fill_null(False)
+    continuations = ordered.filter(after).select("file", "line")
+    return joined.drop("_continued"), continuations
+
+
+PARSER = LineParser(
+    name="native_assert",
+    literals=("' failed.", "): \\"),  # the second: a line a paste continued (see _joined)
+    parse=parse,
+    context_after=1,
+)

@@ -36,3 +36,20 @@ def test_the_process_died_of_its_own_check(tmp_path):
     verdict = analyze_files(tmp_path, {"console.log": EMPTY_SWAP_FILE}).verdict
     assert verdict.finding.kind == "rank_exception"
     assert "num_file_bytes` failed (deepspeed_py_aio_handle.cpp:223)" in verdict.finding.summary
+
+
+# deepspeedai/DeepSpeed#1070, verbatim: the same check on a parameter swap file, the reporter's
+# paste breaking the line before `Assertion` with a backslash
+CONTINUED_ASSERTION = [
+    "/nvme/zero_stage_3/fp16params/rank24/0_param.tensor.swp: buffer nbytes != file bytes 28824000 != 28311552",
+    "python: /usr/local/lib/python3.6/dist-packages/deepspeed/ops/csrc/aio/py_lib/deepspeed_py_aio_handle.cpp:223: int deepspeed_aio_handle_t::pread(const at::Tensor&, const char*, bool, bool): \\",
+    "Assertion `static_cast<long long int>(buffer.nbytes()) == num_file_bytes' failed.",
+]
+
+
+def test_a_line_a_paste_continued_with_a_backslash_is_read_whole(tmp_path):
+    (row,) = parsed_by("native_assert", CONTINUED_ASSERTION).select("line", "exc_type").rows()
+    assert row == (2, "C assertion")
+    analysis = analyze_files(tmp_path, {"console.log": CONTINUED_ASSERTION})
+    assert analysis.verdict.finding.kind == "rank_exception"
+    assert analysis.unrecognised_lines == 1  # the swap file's size line alone
