@@ -576,7 +576,7 @@ def _aborted(job: Job) -> bool:
 # the families whose lines are a collective library's own, or its transport's: NCCL's (and
 # RCCL's, in NCCL's words), Ascend's HCCL (parsers/hccl.py), Intel's oneCCL (parsers/oneccl.py),
 # the RDMA provider's (parsers/rdma.py)
-COLLECTIVE_LIBRARIES = ("nccl", "nccl_tests", "hccl", "oneccl", "rdma")
+COLLECTIVE_LIBRARIES = ("nccl", "nccl_tests", "hccl", "oneccl", "rdma", "custom_allreduce")
 ABORTED_BY = ("collective_timeout", "ops_failed", "process_abort", "nccl_abort")
 
 
@@ -823,9 +823,20 @@ FIX_ONECCL = (
     "through to a virtual machine may not reach each other directly). Rerun with "
     "`CCL_LOG_LEVEL=debug` to see the collective and the peer it failed on."
 )
+FIX_CUSTOM_ALLREDUCE = (
+    "vLLM's custom all-reduce reads the other GPUs' memory directly (CUDA peer access); a failed "
+    "CUDA call there most often means the GPUs cannot reach each other's memory (consumer or "
+    "PCIe GPUs without peer access, IOMMU or ACS on, a virtual machine). Turn the custom "
+    "all-reduce off (`--disable-custom-all-reduce`, `disable_custom_all_reduce=True`) so NCCL "
+    "does the all-reduce, or fix peer access (`nvidia-smi topo -p2p r` shows which pairs can)."
+)
 # the other collective libraries' names (their families), and the fix for each
-LIBRARY_NAMES = {"hccl": "HCCL", "oneccl": "oneCCL"}
-LIBRARY_FIXES = {"HCCL": FIX_HCCL, "oneCCL": FIX_ONECCL}
+LIBRARY_NAMES = {"hccl": "HCCL", "oneccl": "oneCCL", "custom_allreduce": "custom all-reduce"}
+LIBRARY_FIXES = {
+    "HCCL": FIX_HCCL,
+    "oneCCL": FIX_ONECCL,
+    "custom all-reduce": FIX_CUSTOM_ALLREDUCE,
+}
 
 # where a failed system call is the network's: the interface NCCL picked comes first
 NETWORK_SUBSYSTEMS = ("bootstrap", "socket", "network transport")
