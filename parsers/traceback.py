@@ -288,6 +288,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             _terminations(rows),
             _frames_without_header(rows),
             _spawn_headers(rows),
+            _cuda_hints(rows),
             _unhandled_exceptions(rows),
             _ray_task_errors(rows),
         ],
@@ -856,6 +857,27 @@ def _spawn_headers(rows: pl.DataFrame) -> pl.DataFrame:
     return _recognised(rows.filter(pl.col("_stripped").str.contains(SPAWNED_PROCESS)))
 
 
+# The hints PyTorch's CUDA errors carry on the lines after their message, whether or not the
+# paste kept the traceback (bitsandbytes-foundation/bitsandbytes#1633, verbatim, `[rank0]: `
+# before each): part of that error, no event of their own
+#   CUDA kernel errors might be asynchronously reported at some other API call, so the ...
+#   For debugging consider passing CUDA_LAUNCH_BLOCKING=1
+#   Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.
+CUDA_HINTS = (
+    "CUDA kernel errors might be asynchronously reported at some other API call",
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+)
+
+
+def _cuda_hints(rows: pl.DataFrame) -> pl.DataFrame:
+    """CUDA's hint lines (see CUDA_HINTS), read as part of the error before them."""
+    hint = pl.col("_stripped").str.starts_with(CUDA_HINTS[0])
+    for more in CUDA_HINTS[1:]:
+        hint = hint | pl.col("_stripped").str.starts_with(more)
+    return _recognised(rows.filter(hint & ~pl.col("_in_traceback")))
+
+
 def _unhandled_exceptions(rows: pl.DataFrame) -> pl.DataFrame:
     """`exception` for RETURNN's `Unhandled exception <class 'X'> in thread ..., proc N.`: the
     type and the process; the message is in the traceback RETURNN prints after it."""
@@ -1272,6 +1294,7 @@ PARSER = LineParser(
         "Interrupt",
         "Failure:",
         "Failed:",
+        *CUDA_HINTS,
         DURING_HANDLING,
         DIRECT_CAUSE,
         "out of memory",

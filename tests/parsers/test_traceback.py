@@ -1052,3 +1052,16 @@ def test_the_npus_out_of_memory_is_the_verdict_in_the_device_s_words(tmp_path):
     verdict = analyze_files(tmp_path, {"console.log": NPU_OUT_OF_MEMORY}).verdict
     assert (verdict.finding.kind, verdict.ranks) == ("oom", [0, 5, 9, 15])
     assert verdict.headline == "Ranks 0, 5, 9 and 15 ran out of device memory"
+
+
+def test_the_hints_after_a_cuda_error_are_part_of_it_without_its_traceback(tmp_path):
+    # bitsandbytes-foundation/bitsandbytes#1633, verbatim (the paste's last four lines)
+    lines = [
+        "[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered",
+        "[rank0]: CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.",
+        "[rank0]: For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+        "[rank0]: Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert analysis.unrecognised_lines == 0
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [0])
