@@ -9,6 +9,14 @@ from logforensics.text import rank_list
 TIMEOUT_EVENTS = ("collective_timeout", "transport_timeout")
 
 
+def group_key(pg: pl.Expr) -> pl.Expr:
+    """The process group a report's `pg` names, without its description: `0 (default_pg)` and
+    an untagged line are the default group `0`, `12 (EXPERT_MODEL_PARALLEL_GROUP)` is `12`, a
+    hash GUID is itself (PrimeIntellect-ai/prime-rl#3186: `d03ba143833c`, an expert group, is
+    no default group for starting with a letter, nor group 3 for starting with a 3)."""
+    return pg.str.replace(r"\s*\(.*\)$", "").fill_null("0")
+
+
 def per_rank_timeouts(events: pl.DataFrame) -> pl.DataFrame:
     """One timeout row per (rank, pg, seq, op): the watchdog repeats itself several times.
 
@@ -29,7 +37,7 @@ def per_rank_timeouts(events: pl.DataFrame) -> pl.DataFrame:
         (untagged & ~other_group.fill_null(False)).alias("_untagged"),
         pl.when(other_group.fill_null(False))
         .then(pl.format("? of rank {}", pl.col("rank")))
-        .otherwise(pl.col("pg").str.extract(r"^(\d+)", 1).fill_null("0"))
+        .otherwise(group_key(pl.col("pg")))
         .alias("pg"),
     )
     return (

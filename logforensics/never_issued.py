@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from logforensics.desync import TIMEOUT_EVENTS, per_rank_timeouts
+from logforensics.desync import TIMEOUT_EVENTS, group_key, per_rank_timeouts
 from logforensics.findings import Finding
 from logforensics.job import Job
 from logforensics.placement import departure_over_timeouts
@@ -65,7 +65,7 @@ def _own_records(job: Job) -> pl.DataFrame:
         (pl.col("event") == "work_progress")
         & pl.col("rank").is_not_null()
         & pl.col("last_enqueued").is_not_null()
-    ).with_columns(pl.col("pg").str.extract(r"^(\d+)", 1).fill_null("0").alias("pg"))
+    ).with_columns(group_key(pl.col("pg")).alias("pg"))
 
 
 def never_issued(job: Job) -> list[Finding]:

@@ -67,3 +67,24 @@ def test_a_group_with_nothing_pending_names_no_collective_never_issued(tmp_path)
         5524,
         [],
     )
+
+
+# PrimeIntellect-ai/prime-rl#3186, verbatim (each rank's file as the PR comment shows them):
+# rank 13 timed out in ALLTOALL_BASE #1438 of an expert group named by a hash GUID; rank 0's
+# record is of the default group, where its work stands at #1261
+EXPERT_GROUP_RANK0 = [
+    "[rank0]:[E804 23:05:54.816499929 ProcessGroupNCCL.cpp:1849] [PG ID 0 PG GUID 0(default_pg) Rank 0] Observed flight recorder dump signal from another rank via TCPStore.",
+    "[rank0]:[E804 23:05:54.817424543 ProcessGroupNCCL.cpp:1914] [PG ID 0 PG GUID 0(default_pg) Rank 0] Received a dump signal due to a collective timeout from  rank 13 and we will try our best to dump the debug info. Last enqueued NCCL work: 1261, last completed NCCL work: 1259.This is most likely caused by incorrect usages of collectives, e.g., wrong sizes used across ranks, the order of collectives is not same for all ranks or the scheduled collective, for some reason, didn't run. Additionally, this can be caused by GIL deadlock or other reasons such as network errors or bugs in the communications library (e.g. NCCL), etc. ",
+]
+EXPERT_GROUP_RANK13 = [
+    "[rank13]:[E804 23:05:54.516665906 ProcessGroupNCCL.cpp:689] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1438, OpType=ALLTOALL_BASE, NumelIn=195004416, NumelOut=195004416, Timeout(ms)=600000) ran for 600093 milliseconds before timing out.",
+    "[rank13]:[E804 23:05:54.517045067 ProcessGroupNCCL.cpp:2303] [PG ID 3 PG GUID d03ba143833c6bf31b072ffdb22f1745957fcbfb Rank 1]  failure detected by watchdog at work sequence id: 1438 PG status: last enqueued work: 1441, last completed work: 1437",
+]
+
+
+def test_a_group_named_by_a_hash_is_not_the_default_group(tmp_path):
+    files = {"rank0.log": EXPERT_GROUP_RANK0, "rank13.log": EXPERT_GROUP_RANK13}
+    analysis = analyze_files(tmp_path, files)
+    assert all(f.details.get("departure") != "never_issued" for f in analysis.findings)
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.finding.seq) == ("collective_timeout", 1438)

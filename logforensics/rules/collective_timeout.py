@@ -14,6 +14,7 @@ from logforensics.desync import (
     TIMEOUT_EVENTS,
     comparable_timeout_seqs,
     describe,
+    group_key,
     mixed_ops_at_one_seq,
     odd_ones_out,
     per_rank_timeouts,
@@ -383,7 +384,7 @@ def _culprits(
 
 def _in_default_group() -> pl.Expr:
     """A line of the default process group: no `[PG ...]` tag, or group 0."""
-    return pl.col("pg").is_null() | pl.col("pg").str.starts_with("0")
+    return group_key(pl.col("pg")) == "0"
 
 
 def _shut_down(job: Job, reporters: list[int]) -> list[int]:
