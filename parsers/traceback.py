@@ -917,7 +917,7 @@ def _ray_task_errors(rows: pl.DataFrame) -> pl.DataFrame:
         .sort("_said_line")
         .unique(["file", "line"], keep="first", maintain_order=True)
     )
-    return named.select(
+    events = named.select(
         "file",
         "line",
         pl.lit("exception").alias("event"),
@@ -927,7 +927,16 @@ def _ray_task_errors(rows: pl.DataFrame) -> pl.DataFrame:
         pl.col("_said_message").alias("exc_message"),
         pl.col("_ray").struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
         pl.col("_ray").struct.field("ip").alias("host"),
+        pl.col("_said_line").is_null().alias("_unsaid"),
     )
+    # the task's own out of memory, where the paste cut the exception line that says it (NVIDIA-
+    # NeMo/RL#3793: `RayTaskError(OutOfMemoryError): ray::DTensorPolicyWorkerV2.get_logprobs()
+    # (... repr=DTensorPolicyWorkerV2[rank=0])` and a cut stack): a task that raised it ran out
+    # of the GPU's memory (Ray's monitor killing a task for the node's is no RayTaskError)
+    ran_out = events.filter(
+        pl.col("_unsaid") & pl.col("exc_type").str.ends_with("OutOfMemoryError")
+    ).with_columns(pl.lit("oom").alias("event"))
+    return pl.concat([events, ran_out]).drop("_unsaid")
 
 
 def _oom_events(rows: pl.DataFrame) -> pl.DataFrame:

@@ -1065,3 +1065,21 @@ def test_the_hints_after_a_cuda_error_are_part_of_it_without_its_traceback(tmp_p
     analysis = analyze_files(tmp_path, {"console.log": lines})
     assert analysis.unrecognised_lines == 0
     assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [0])
+
+
+# NVIDIA-NeMo/RL#3793, verbatim (the stored copy cuts the stack before its last line): a Ray
+# task of the policy worker at rank 0 raised an out of memory
+RAY_TASK_OUT_OF_MEMORY = [
+    "ray.exceptions.RayTaskError(OutOfMemoryError): ray::DTensorPolicyWorkerV2.get_logprobs() (pid=2671339, ip=10.65.16.209, actor_id=d5836b60449efbd220b3c2f406000000, repr=DTensorPolicyWorkerV2[rank=0])",
+    '  File "/root/.local/share/uv/python/cpython-3.13.14-linux-x86_64-gnu/lib/python3.13/concurrent/futures/_base.py", line 453, in result',
+    "    return self.__get_result()",
+    "           ~~~~~~~~~~~~~~~~~^^",
+    '  File "/root/.local/share/uv/python/cpython-3.13.14-linux-x86_64-gnu/lib/python3.13/concurrent/futures/_base.py", line 402, in __get_result',
+]
+
+
+def test_a_ray_task_s_out_of_memory_is_the_gpu_s_even_where_its_line_is_cut(tmp_path):
+    analysis = analyze_files(tmp_path, {"driver.log": RAY_TASK_OUT_OF_MEMORY})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("oom", [0])
+    assert verdict.headline == "Rank 0 ran out of GPU memory"
