@@ -512,7 +512,7 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
     if not finding.ranks and host:
         who += f" on host {host}"
     if details.get("library") in LIBRARY_NAMES.values():
-        return capitalized(f"{details['library']} failed on {who}"), None
+        return f"{details['library']} failed on {who}", None
     words = NCCL_WORDS.get(str(details.get("class")), NCCL_WORDS["unknown"])
     return capitalized(words.format(who=who)), None
 

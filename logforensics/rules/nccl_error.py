@@ -831,11 +831,11 @@ FIX_CUSTOM_ALLREDUCE = (
     "does the all-reduce, or fix peer access (`nvidia-smi topo -p2p r` shows which pairs can)."
 )
 # the other collective libraries' names (their families), and the fix for each
-LIBRARY_NAMES = {"hccl": "HCCL", "oneccl": "oneCCL", "custom_allreduce": "custom all-reduce"}
+LIBRARY_NAMES = {"hccl": "HCCL", "oneccl": "oneCCL", "custom_allreduce": "vLLM's custom all-reduce"}
 LIBRARY_FIXES = {
     "HCCL": FIX_HCCL,
     "oneCCL": FIX_ONECCL,
-    "custom all-reduce": FIX_CUSTOM_ALLREDUCE,
+    "vLLM's custom all-reduce": FIX_CUSTOM_ALLREDUCE,
 }
 
 # where a failed system call is the network's: the interface NCCL picked comes first

@@ -33,7 +33,7 @@ def test_the_kernels_own_cuda_failure_is_a_collective_library_error():
 def test_the_verdict_names_the_library_and_its_fix(tmp_path):
     verdict = analyze_files(tmp_path, {"server.log": NO_PEER_ACCESS}).verdict
     assert verdict.finding.kind == "nccl_error"
-    assert verdict.headline == "Custom all-reduce failed on a process"
+    assert verdict.headline == "vLLM's custom all-reduce failed on a process"
     assert "--disable-custom-all-reduce" in verdict.finding.fix
     assert english_runs(translate_headline(verdict.headline, "zh")) == []
     for text in (verdict.finding.summary, verdict.finding.fix):
