@@ -554,6 +554,15 @@ def message_after(line: pl.Expr, exc_type: pl.Expr) -> pl.Expr:
     return pl.when(message != "").then(message.str.slice(0, MESSAGE_CHARS))
 
 
+def _child_shown(column: pl.Expr) -> pl.Expr:
+    """Within a chain's blocks: the last value `column` shows (with an exception type) among
+    the blocks after a spawned child's header (`-- Process N terminated ...`, which stands at
+    the end of the parent's block)."""
+    after_header = pl.col("_spawn").is_not_null().cum_sum().shift(1, fill_value=0) > 0
+    shown = pl.col("_exc_type").is_not_null()
+    return column.filter(after_header & shown).last()
+
+
 def _chains(rows: pl.DataFrame) -> pl.DataFrame:
     """One row per chain of tracebacks: where it starts and ends, and its last exception."""
     blocks = (
@@ -607,12 +616,26 @@ def _chains(rows: pl.DataFrame) -> pl.DataFrame:
         pl.col("_own_frame").drop_nulls().last().alias("_chain_own_frame"),
         pl.col("_own_line").drop_nulls().last().alias("_chain_own_line"),
         pl.col("_collective").drop_nulls().first().alias("_chain_collective"),
+        _child_shown(pl.col("_exc_type")).alias("_child_type"),
+        _child_shown(pl.col("_exc_message")).alias("_child_message"),
+        _child_shown(pl.col("_frame_text")).alias("_child_frame"),
     )
     # a chain cut before its last exception line ends in the last one it shows: the exception
     # that caused what followed (bigscience tr1's DataLoader worker killed by a bus error, then
-    # `The above exception was the direct cause of ...` and a cut block). Not so a spawned
-    # child's report, whose parent's `Exception` wraps what comes after it.
+    # `The above exception was the direct cause of ...` and a cut block). In a spawned child's
+    # report only the child's own blocks count: the parent's `Exception` wraps what comes after
+    # it (facebookresearch/fairseq#2203: the child's `_pickle.UnpicklingError: could not find
+    # MARK`, then `During handling of the above exception` and a block the paste cut).
     cut = pl.col("_chain_type").is_null() & pl.col("_chain_spawned").is_null()
+    child_cut = pl.col("_chain_type").is_null() & pl.col("_child_type").is_not_null()
+    chains = chains.with_columns(
+        pl.when(child_cut).then("_child_type").otherwise("_chain_type").alias("_chain_type"),
+        pl.when(child_cut)
+        .then("_child_message")
+        .otherwise("_chain_message")
+        .alias("_chain_message"),
+        pl.when(child_cut).then("_child_frame").otherwise("_chain_frame").alias("_chain_frame"),
+    ).drop("_child_type", "_child_message", "_child_frame")
     # Lightning's re-raise wraps the rank's own exception, the chain's first: that one is said
     reraised = (
         pl.col("_chain_message").str.contains(LIGHTNING_RERAISED).fill_null(False)

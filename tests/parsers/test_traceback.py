@@ -1083,3 +1083,40 @@ def test_a_ray_task_s_out_of_memory_is_the_gpu_s_even_where_its_line_is_cut(tmp_
     verdict = analysis.verdict
     assert (verdict.finding.kind, verdict.ranks) == ("oom", [0])
     assert verdict.headline == "Rank 0 ran out of GPU memory"
+
+
+def test_a_spawned_child_s_chain_cut_ends_in_the_last_exception_the_child_shows(tmp_path):
+    # facebookresearch/fairseq#2203, verbatim (two of the parent's frames left out): the
+    # spawn parent's Exception, the child's UnpicklingError in all_gather_list, then a block
+    # the paste cut
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "train.py", line 305, in <module>',
+        "    cli_main()",
+        '  File "/opt/conda/envs/py36/lib/python3.6/site-packages/torch/multiprocessing/spawn.py", line 118, in join',
+        "    raise Exception(msg)",
+        "Exception: ",
+        "",
+        "-- Process 2 terminated with the following error:",
+        "Traceback (most recent call last):",
+        '  File "/root/paddlejob/workspace/env_run/fairseq/distributed_utils.py", line 169, in all_gather_list',
+        "    result.append(pickle.loads(bytes(out_buffer[2 : size + 2].tolist())))",
+        "_pickle.UnpicklingError: could not find MARK",
+        "",
+        "During handling of the above exception, another exception occurred:",
+        "Traceback (most recent call last):",
+        '  File "/opt/conda/envs/py36/lib/python3.6/site-packages/torch/multiprocessing/spawn.py", line 19, in _wrap',
+        "    fn(i, *args)",
+        '  File "/root/paddlejob/workspace/env_run/train.py", line 77, in main',
+        "    train(args, trainer, task, epoch_itr)",
+    ]
+    (row,) = (
+        parsed_by("traceback", lines)
+        .filter(pl.col("event") == "exception")
+        .select("rank", "exc_type", "exc_message", "frame")
+        .rows()
+    )
+    assert row[:3] == (2, "_pickle.UnpicklingError", "could not find MARK")
+    assert row[3].endswith("distributed_utils.py:169 in all_gather_list")
+    verdict = analyze_files(tmp_path, {"train.log": lines}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("collective_mismatch", [])
