@@ -103,6 +103,11 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
         )
     if departure == "left":
         return f"{who} left the job early, with no error", None
+    if departure == "stopped_calling":
+        others = rank_list(_ranks_of(details.get("other_ranks")))
+        return f"{who} stopped issuing collectives after call #{details.get('calls')}", (
+            f"{others} went on"
+        )
     if departure == "quiet":
         return f"{who} went first, with no error of its own", None
     if departure == "exited":

@@ -1249,7 +1249,7 @@ def _from_nccl_calls(job: Job) -> list[Finding]:
     )
     first_use = pl.col("line").min().over("_process", "comm")
     calls = (
-        calls.with_columns(process.alias("_process"))
+        _numbered_where_unnumbered(calls.with_columns(process.alias("_process")))
         .unique(["_process", "comm", "seq"], keep="first", maintain_order=True)
         .with_columns(
             pl.struct(first_use.alias("_first"), pl.col("comm"))
@@ -1273,7 +1273,7 @@ def _from_nccl_calls(job: Job) -> list[Finding]:
         .sort("seq", "nranks", "_comm_index")
     )
     if differing.is_empty():
-        return []
+        return _stopped_first(job, calls)
     point = differing.row(0, named=True)
     at = calls.filter(
         (pl.col("nranks") == point["nranks"])
@@ -1319,6 +1319,84 @@ def _from_nccl_calls(job: Job) -> list[Finding]:
             details={"source": "nccl_coll"},
         )
     ]
+
+
+def _numbered_where_unnumbered(calls: pl.DataFrame) -> pl.DataFrame:
+    """Calls a process's trace prints all with `opCount 0` (NCCL 2.10's, NVIDIA/nccl#857)
+    numbered by their order on each of its communicators, as the library counts them."""
+    unnumbered = (pl.col("seq").max().over("_process", "comm") == 0) & (
+        pl.len().over("_process", "comm") > 1
+    )
+    order = pl.int_range(pl.len()).over("_process", "comm")
+    return calls.with_columns(pl.when(unnumbered).then(order).otherwise("seq").alias("seq"))
+
+
+# How far behind every other process of its communicator a process's calls must stop, in calls
+# and as a share of theirs, to be the one that stopped issuing them (a trace cut while all ran
+# differs by the few calls each had in flight)
+STOPPED_BEHIND_CALLS = 20
+STOPPED_BEHIND_SHARE = 0.1
+
+
+def _stopped_first(job: Job, calls: pl.DataFrame) -> list[Finding]:
+    """A trace of calls that all agree but ends with no failure anywhere, where one process's
+    calls on a communicator stop far below every other's: it stopped issuing collectives and
+    the others waited (NVIDIA/nccl#857: rank 1 at its 252nd call, ranks 0 and 2 at 339 and
+    rank 3 at 321 when the hung job was stopped; nothing printed an error)."""
+    if not job.events.filter(pl.col("severity") == "error").is_empty():
+        return []
+    counts = (
+        calls.group_by("nranks", "_comm_index", "_process")
+        .agg(pl.len().alias("_calls"), pl.col("rank").drop_nulls().first())
+        .with_columns(pl.col("_process").n_unique().over("nranks", "_comm_index").alias("_seen"))
+        .filter(pl.col("_seen") == pl.col("nranks"))
+        .sort("_calls")
+    )
+    for _, group in counts.group_by("nranks", "_comm_index", maintain_order=True):
+        if group.height < 2:
+            continue
+        low, next_low = group.row(0, named=True), group.row(1, named=True)
+        gap = next_low["_calls"] - low["_calls"]
+        if low["rank"] is None or gap < max(
+            STOPPED_BEHIND_CALLS, STOPPED_BEHIND_SHARE * next_low["_calls"]
+        ):
+            continue
+        rank, last = int(low["rank"]), int(low["_calls"])
+        others = group.slice(1)
+        went_on = sorted(others.get_column("rank").drop_nulls().to_list())
+        reached = others.get_column("_calls")
+        summary = (
+            f"Rank {rank} stopped issuing collectives after call #{last} on the "
+            f"{low['nranks']}-rank communicator, while {rank_list(went_on)} went on to calls "
+            f"#{reached.min()}-#{reached.max()} in NCCL's trace (every call they share agrees), "
+            "and nothing failed: it left the path the others kept, and they waited."
+        )
+        own = calls.filter(pl.col("_process") == low["_process"]).tail(1)
+        return [
+            placed_finding(
+                job,
+                pl.concat([own, calls.filter(pl.col("_process") != low["_process"]).tail(1)]),
+                kind="stage_divergence",
+                severity="error",
+                part="departure",
+                summary=summary,
+                fix=STOPPED_FIX.format(who=f"rank {rank}"),
+                ranks=[rank],
+                culprit_ranks=[rank],
+                seq=last + 1,
+                confidence="medium",
+                details={"departure": "stopped_calling", "other_ranks": went_on, "calls": last},
+            )
+        ]
+    return []
+
+
+STOPPED_FIX = (
+    "Find what {who} did after its last collective while the others went on: its own last "
+    "lines (a DataLoader worker that hung, I/O, a lock, a CPU-side wait) or a branch that "
+    "skipped collectives. Dump its stack while it hangs (`py-spy dump --pid <pid>`) to see "
+    "where it stands."
+)
 
 
 def _with_process_ranks(job: Job, calls: pl.DataFrame) -> pl.DataFrame:

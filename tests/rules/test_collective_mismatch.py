@@ -1,7 +1,10 @@
 # ruff: noqa: E501 -- test data are verbatim log lines
 from __future__ import annotations
 
-from logforensics.i18n import translate
+from pathlib import Path
+
+from logforensics.api import analyze
+from logforensics.i18n import translate, translate_headline
 from tests.builders import analyze_files, finding, kinds
 from tests.test_i18n import english_runs
 
@@ -531,3 +534,29 @@ def test_a_stall_with_no_end_after_it_is_still_the_departure(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": STALL_GOT_PAST[:-1]})
     assert analysis.verdict.finding.kind == "collective_mismatch"
     assert analysis.verdict.ranks == [0]
+
+
+NCCL_DATA = Path(__file__).parents[1] / "data" / "nccl"
+
+
+def test_the_process_whose_traced_calls_stop_first_with_nothing_failing_left_the_path():
+    # NVIDIA/nccl#857's committed log (tests/data/nccl): every COLL line prints opCount 0, so
+    # calls are numbered by their order; rank 1 stops after call #252, the others go on
+    analysis = analyze(NCCL_DATA / "nccl-857-rank1-stops-calling")
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("stage_divergence", [1])
+    assert verdict.finding.details["departure"] == "stopped_calling"
+    assert verdict.headline == (
+        "Rank 1 stopped issuing collectives after call #252; ranks 0, 2 and 3 went on"
+    )
+    assert english_runs(translate_headline(verdict.headline, "zh")) == []
+    for text in (verdict.finding.summary, verdict.finding.fix):
+        assert english_runs(translate(text, "zh")) == []
+
+
+def test_calls_that_stop_a_few_apart_name_no_one(tmp_path):
+    lines = (NCCL_DATA / "nccl-857-rank1-stops-calling" / "console.log").read_text().splitlines()
+    # the same trace cut where every rank had made about as many calls (rank 1's 252nd)
+    cut = next(i for i, line in enumerate(lines) if "Step [0/97]" in line)
+    analysis = analyze_files(tmp_path, {"console.log": lines[:cut]})
+    assert all(f.details.get("departure") != "stopped_calling" for f in analysis.findings)
