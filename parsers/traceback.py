@@ -813,6 +813,10 @@ def _tee_blanks_inside(rows: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame
 # (alibaba/Pai-Megatron-Patch#366), `RuntimeError: Rank 2, node dcfai-xe9680-01, device 2,
 # iteration -1: Unexpected result nan (...)` (NVIDIA-NeMo/Speech#14348)
 SELF_NAMED_RANK = r"^Rank (\d+)(?:: |, node \S+, device \d+)"
+# torch.distributed.rpc relaying a remote worker's exception names the worker that raised it, by
+# its RPC rank (pytorch/pytorch#45116, a CI run of DDP under distributed autograd):
+# `AssertionError: On WorkerInfo(id=0, name=worker0):` then the remote error's repr
+RPC_WORKER_RAISED = r"^On WorkerInfo\(id=(\d+), name=[^)]*\):"
 
 
 def _spawned_rank(message: pl.Expr) -> pl.Expr:
@@ -827,6 +831,7 @@ def _spawned_rank(message: pl.Expr) -> pl.Expr:
         message.str.extract(SPAWNED_EXIT, 1),
         pl.col("_reraised_rank"),
         message.str.extract(SELF_NAMED_RANK, 1),
+        message.str.extract(RPC_WORKER_RAISED, 1),
     ).cast(pl.Int32, strict=False)
 
 
@@ -865,6 +870,7 @@ def _bare_exception_events(rows: pl.DataFrame) -> pl.DataFrame:
             pl.coalesce(
                 pl.col("_exc_message").str.extract(SPAWNED_EXIT, 1),
                 pl.col("_exc_message").str.extract(SELF_NAMED_RANK, 1),
+                pl.col("_exc_message").str.extract(RPC_WORKER_RAISED, 1),
             )
             .cast(pl.Int32, strict=False)
             .alias("rank"),

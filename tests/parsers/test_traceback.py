@@ -1120,3 +1120,22 @@ def test_a_spawned_child_s_chain_cut_ends_in_the_last_exception_the_child_shows(
     assert row[3].endswith("distributed_utils.py:169 in all_gather_list")
     verdict = analyze_files(tmp_path, {"train.log": lines}).verdict
     assert (verdict.finding.kind, verdict.ranks) == ("collective_mismatch", [])
+
+
+# pytorch/pytorch#45116, verbatim (a CircleCI run of DDP under distributed autograd): RPC
+# relays worker 0's exception to its caller
+RPC_RELAYED = [
+    'Sep 22 01:48:29   File "/Users/distiller/workspace/miniconda3/lib/python3.7/site-packages/torch/distributed/rpc/internal.py", line 164, in _run_function',
+    "Sep 22 01:48:29     result = python_udf.func(*python_udf.args, **python_udf.kwargs)",
+    'Sep 22 01:48:29   File "/Users/distiller/workspace/miniconda3/lib/python3.7/site-packages/torch/testing/_internal/distributed/ddp_under_dist_autograd_test.py", line 78, in _call_method',
+    "Sep 22 01:48:29     return method(rref.local_value(), *args, **kwargs)",
+    'Sep 22 01:48:29   File "/Users/distiller/workspace/miniconda3/lib/python3.7/site-packages/torch/distributed/rpc/internal.py", line 177, in _handle_exception',
+    "Sep 22 01:48:29     raise result.exception_type(result.msg)",
+    "Sep 22 01:48:29 AssertionError: On WorkerInfo(id=0, name=worker0):",
+    "Sep 22 01:48:29 AssertionError('Default process group is not initialized')",
+]
+
+
+def test_an_exception_rpc_relays_is_the_raising_worker_s(tmp_path):
+    verdict = analyze_files(tmp_path, {"ci.log": RPC_RELAYED}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [0])
