@@ -106,8 +106,10 @@ WORKER_FAILED = (
 )
 # subprocess.CalledProcessError: Command '[..., '--local_rank=3', ...]' returned non-zero exit
 # status 1. / ... died with <Signals.SIGKILL: 9>.
+# the command it ran for one worker, up to the worker's local rank
+WORKER_COMMAND = r"Command '\[.*?'--local[_-]rank=(?P<local_rank>\d+)'"
 LEGACY_WORKER_EXIT = (
-    r"CalledProcessError: Command '\[.*?'--local[_-]rank=(?P<local_rank>\d+)'.*?\]' "
+    rf"CalledProcessError: {WORKER_COMMAND}.*?\]' "
     r"(?:returned non-zero exit status (?P<status>\d+)|died with <Signals\.SIG[A-Z0-9]+: "
     r"(?P<signal>\d+)>)"
 )

@@ -56,7 +56,7 @@ from logforensics.stopped_workers import (
 )
 from logforensics.text import capitalized, clipped, duration, rank_list
 from parsers.cuda_assert import KIND as CUDA_ASSERTION
-from parsers.elastic import OLD_LAUNCHER_SIGNAL
+from parsers.elastic import OLD_LAUNCHER_SIGNAL, WORKER_COMMAND
 from parsers.process_exit import HARNESS_EXIT
 from parsers.slurm import DUE_TO_NODE_FAILURE, DUE_TO_PREEMPTION, DUE_TO_TIME_LIMIT
 from parsers.traceback import KV_CACHE_OUT_OF_MEMORY
@@ -1122,15 +1122,11 @@ def _launch_exit() -> pl.Expr:
     non-zero exit status 1.` after the worker's own `NCCL error: unhandled system error`); known
     by the frame it is raised from, or, where the paste kept the exception line alone, by the
     worker's `--local_rank=N` in the command (parsers/elastic.py reads that exit)."""
-    command_of_a_worker = pl.col("exc_message").str.contains(LEGACY_WORKER_EXIT_COMMAND)
+    command_of_a_worker = pl.col("exc_message").str.contains("^" + WORKER_COMMAND)
     return (
         pl.col("exc_type").str.ends_with("CalledProcessError")
         & (pl.col("frame").str.contains(LAUNCH_FRAME).fill_null(False) | command_of_a_worker)
     ).fill_null(False)
-
-
-# the command the old launcher ran for one worker: `Command '[..., '--local_rank=3', ...]'`
-LEGACY_WORKER_EXIT_COMMAND = r"^Command '\[.*'--local[_-]rank=\d+'"
 
 
 # Ray's exceptions that a worker process (an actor) died, raised in the driver that waited on it
