@@ -819,6 +819,13 @@ SELF_NAMED_RANK = r"^Rank (\d+)(?:: |, node \S+, device \d+)"
 RPC_WORKER_RAISED = r"^On WorkerInfo\(id=(\d+), name=[^)]*\):"
 
 
+def _named_raiser(message: pl.Expr) -> pl.Expr:
+    """The rank an exception's message says raised it (SELF_NAMED_RANK, RPC_WORKER_RAISED)."""
+    return pl.coalesce(
+        message.str.extract(SELF_NAMED_RANK, 1), message.str.extract(RPC_WORKER_RAISED, 1)
+    )
+
+
 def _spawned_rank(message: pl.Expr) -> pl.Expr:
     """The process index torch.multiprocessing.spawn names: in the header inside the chain (the
     parent's traceback, then the child's), or just before it (an excerpt that starts there),
@@ -830,8 +837,7 @@ def _spawned_rank(message: pl.Expr) -> pl.Expr:
         pl.col("_spawned"),
         message.str.extract(SPAWNED_EXIT, 1),
         pl.col("_reraised_rank"),
-        message.str.extract(SELF_NAMED_RANK, 1),
-        message.str.extract(RPC_WORKER_RAISED, 1),
+        _named_raiser(message),
     ).cast(pl.Int32, strict=False)
 
 
@@ -869,8 +875,7 @@ def _bare_exception_events(rows: pl.DataFrame) -> pl.DataFrame:
             pl.col("_above").alias("frame"),
             pl.coalesce(
                 pl.col("_exc_message").str.extract(SPAWNED_EXIT, 1),
-                pl.col("_exc_message").str.extract(SELF_NAMED_RANK, 1),
-                pl.col("_exc_message").str.extract(RPC_WORKER_RAISED, 1),
+                _named_raiser(pl.col("_exc_message")),
             )
             .cast(pl.Int32, strict=False)
             .alias("rank"),
