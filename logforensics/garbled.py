@@ -82,14 +82,9 @@ def _undecoded_objects() -> pl.Expr:
 def undecoded_objects(job: Job) -> list[Finding]:
     """The ranks' object collectives out of step: a collective_mismatch that blames no rank
     (the one that failed to decode is only the one that noticed)."""
-    events = job.events
-    if "exc_type" not in events.columns:
-        return []
-    received = events.filter((pl.col("event") == "exception") & _undecoded_objects())
+    received, receivers = _received(job, _undecoded_objects())
     if received.is_empty():
         return []
-    received = received.sort("file", "line")
-    receivers = sorted(received.get_column("rank").drop_nulls().unique().to_list())
     who = rank_list(receivers).capitalize() if receivers else "A process the logs do not name"
     summary = (
         f"{who} could not unpickle the objects an object collective gathered "
@@ -114,15 +109,19 @@ def undecoded_objects(job: Job) -> list[Finding]:
     ]
 
 
-def garbled_payload(job: Job) -> list[Finding]:
+def _received(job: Job, which: pl.Expr) -> tuple[pl.DataFrame, list[int]]:
+    """The exception events `which` marks, in file order, and the ranks that raised them."""
     events = job.events
     if "exc_type" not in events.columns:
-        return []
-    received = events.filter((pl.col("event") == "exception") & _garbled_state())
-    received = received.sort("file", "line")
+        return events.clear(), []
+    received = events.filter((pl.col("event") == "exception") & which).sort("file", "line")
+    return received, sorted(received.get_column("rank").drop_nulls().unique().to_list())
+
+
+def garbled_payload(job: Job) -> list[Finding]:
+    received, receivers = _received(job, _garbled_state())
     if received.is_empty():
         return []
-    receivers = sorted(received.get_column("rank").drop_nulls().unique().to_list())
     row = received.row(0, named=True)
     what = exception_said(row)
     who = rank_list(receivers).capitalize() if receivers else "A rank the logs do not name"
