@@ -451,14 +451,21 @@ def _left_no_line(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> lis
     seen; an all-gather's or reduce-scatter's sizes give its full size."""
     seen = set(job.ranks_seen)
     default = _all_in_default_group(per_rank, reporters)
+    if default is None or seen - set(reporters):
+        return []
+    stated = _group_size(default) or 0
     # one rank's report is no pattern: the others may only be missing from the excerpt
-    # (MLI-lab/DeepDeWedge#22: rank 1's three lines are all the paste holds)
-    if default is None or seen - set(reporters) or len(reporters) < MIN_REPORTERS:
+    # (MLI-lab/DeepDeWedge#22: rank 1's three lines are all the paste holds), unless the
+    # collective's own sizes say its group is that rank and one more, the only rank it can
+    # have waited for (ivadomed/seg-sc-ms-lesion-multicontrast#53, an nnU-Net run: rank 1's
+    # ALLGATHER of 3 elements into 6, alone)
+    pair = stated == PAIR and len(reporters) == 1
+    if len(reporters) < MIN_REPORTERS and not pair:
         return []
     size = max(reporters) + 1
     if job.world_size is not None:
         size = max(size, job.world_size.value)
-    size = max(size, _group_size(default) or 0)
+    size = max(size, stated)
     if size > MAX_WORLD_FOR_SUSPECTS:  # sizes are log text: checked before any range is made
         return []
     silent = sorted(set(range(size)) - seen)
@@ -568,6 +575,8 @@ def _ranks_that_failed(job: Job) -> set[int]:
 
 # Ranks that must report the timeout before the ones that left no line are suspects.
 MIN_REPORTERS = 2
+# A group of two: one rank's timeout in it names the other.
+PAIR = 2
 # Naming every silent rank of a huge world would name noise: beyond this, say nothing.
 MAX_WORLD_FOR_SUSPECTS = 4096
 

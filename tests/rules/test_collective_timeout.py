@@ -383,6 +383,31 @@ def test_one_rank_s_timeout_alone_names_no_silent_rank(tmp_path):
     assert analysis.verdict.ranks == []
 
 
+# ivadomed/seg-sc-ms-lesion-multicontrast#53 (an nnU-Net run), verbatim: rank 1's ALLGATHER
+# gathers 3 elements into 6, so its group is rank 1 and one more; rank 0 printed only the
+# unranked epoch lines before it
+PAIR = [
+    "2025-04-12 03:48:04.077450: Epoch 453",
+    "2025-04-12 03:48:04.078914: Current learning rate: 0.00581",
+    "[rank1]:[E412 04:21:24.254321149 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4128661, OpType=ALLGATHER, NumelIn=3, NumelOut=6, Timeout(ms)=600000) ran for 600060 milliseconds before timing out.",
+    "[rank1]:[E412 04:21:25.573431017 ProcessGroupNCCL.cpp:1834] [PG ID 0 PG GUID 0(default_pg) Rank 1] Timeout at NCCL work: 4128661, last enqueued NCCL work: 4128690, last completed NCCL work: 4128660.",
+]
+
+
+def test_one_rank_s_timeout_in_a_group_of_two_names_the_other(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": PAIR})
+    timeout = finding(analysis, "collective_timeout")
+    assert (timeout.ranks, timeout.culprit_ranks) == ([1], [0])
+    assert analysis.verdict.ranks == [0]
+
+
+def test_one_rank_s_timeout_in_a_larger_group_names_no_one(tmp_path):
+    # the same report gathering 3 elements into 12: three other ranks, none of them seen
+    lines = [line.replace("NumelOut=6", "NumelOut=12") for line in PAIR]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert finding(analysis, "collective_timeout").culprit_ranks == []
+
+
 THREADS = Path(__file__).parents[1] / "data" / "threads"
 
 # huggingface/accelerate#3861, verbatim: rank 1 timed out in a barrier only the main process
