@@ -6,7 +6,8 @@ log shipper that stamps every line of the job's output with its own metadata
 
 Used only as a fallback, for files of which fewer than half the lines were recognised: a
 prefix shared by nearly every line, with numbers and identifiers masked, that holds bracketed
-metadata or ends in a field separator (` | `), is peeled off `message` and the file is parsed
+metadata or ends in a field separator (` | `), or a bare bracketed label on a quarter of the
+lines (a supervisor's tag on its child's output), is peeled off `message` and the file is parsed
 again, the prefixes the wrapper held framed in turn (a supervisor's `[TRAINING] ` tag over
 torchrun's `[rank0]: ...`). The second reading is kept only where it recognises more lines.
 `text` keeps the line as it was.
@@ -31,6 +32,15 @@ MOST_WORDS = 10
 UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 UUID_MARK = "\x00U\x00"
 NUMBER_MARK = "\x00N\x00"
+# A supervisor that runs the job as its child tags the child's lines with a label of its own and
+# prints lines of its own between them, as many as it likes (spawnaga/GeneticTrading's start
+# script: 44 of 94 lines `[TRAINING] ` before torchrun's output, 31 `INFO:__main__:⏳ Waiting
+# for TensorBoard...` among the others): a bare bracketed word that opens a quarter of the lines,
+# and many of them, is such a tag. A label with a number in it may be a rank's, left to the
+# framers.
+LABEL = r"^\[[A-Za-z][A-Za-z_-]*\]$"
+LABEL_SHARE = 0.25
+FEWEST_LABELLED = 10
 # metadata in brackets or parentheses: what tells a wrapper's prefix from a line's own words
 BRACKETED = r"\[[^\]]*\]|\([^)]*\)"
 # or fields a separator closes: a runner's `t=114.62 | stderr | ` (a Kaggle kernel's log as
@@ -66,7 +76,15 @@ def learned_wrappers(lines: pl.DataFrame) -> dict[str, str]:
             .len("_count")
             .join(sizes, on="file")
             .filter(
-                (pl.col("_lines") >= FEWEST_LINES) & (pl.col("_count") >= SHARE * pl.col("_lines"))
+                (pl.col("_lines") >= FEWEST_LINES)
+                & (
+                    (pl.col("_count") >= SHARE * pl.col("_lines"))
+                    | (
+                        pl.col("_key").str.contains(LABEL)
+                        & (pl.col("_count") >= LABEL_SHARE * pl.col("_lines"))
+                        & (pl.col("_count") >= FEWEST_LABELLED)
+                    )
+                )
             )
         )
         for file, key in common.select("file", "_key").iter_rows():

@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from logforensics.wrappers import learned_wrappers
-from tests.builders import analyze_files
+from tests.builders import analyze_files, kinds
 
 # databrickslabs/dolly#139, verbatim: Metaflow stamps every line of the task's output with its
 # time, its task path and pid, and the run's id; the checkpoint save ran out of disk
@@ -75,6 +75,29 @@ def test_a_supervisors_tag_over_torchrun_is_peeled_and_the_tags_inside_it_framed
     assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [0])
     assert "unexpected keyword argument 'elite_count'" in verdict.finding.summary
     assert verdict.finding.evidence[0].text.startswith("[TRAINING] [rank0]: ")
+
+
+def test_a_supervisors_tag_on_fewer_lines_than_its_own_is_peeled(tmp_path):
+    # spawnaga/GeneticTrading's committed console (tests/data/threads): the supervisor's own
+    # `INFO:__main__:` lines outnumber its `[TRAINING] ` tag on torchrun's traceback, whose
+    # exception says the store's port was taken
+    threads = Path(__file__).resolve().parent / "data" / "threads"
+    lines = (threads / "genetictrading_store_in_use.log").read_text(encoding="utf-8")
+    analysis = analyze_files(tmp_path, {"console.log": lines.splitlines()})
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "missing_rank"
+    assert "EADDRINUSE" in verdict.finding.summary
+    assert verdict.finding.evidence[0].text.startswith("[TRAINING] torch.distributed.")
+
+
+def test_a_label_on_few_lines_is_no_supervisors_tag(tmp_path):
+    # the same console with the tag left on nine of its lines only: too few to be a tag
+    threads = Path(__file__).resolve().parent / "data" / "threads"
+    lines = (threads / "genetictrading_store_in_use.log").read_text(encoding="utf-8")
+    tagged = [line for line in lines.splitlines() if line.startswith("[TRAINING] ")]
+    kept = [line for line in lines.splitlines() if not line.startswith("[TRAINING] ")]
+    analysis = analyze_files(tmp_path, {"console.log": kept + tagged[-9:]})
+    assert "missing_rank" not in kinds(analysis)
 
 
 # Evan-Kim2028/open_swe_traces_research (experiments/curve/VALIDATION.md), verbatim: a Kaggle
