@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from logforensics.findings import Finding
 from logforensics.rules.loader_size_mismatch import JOIN_SOURCE
 from logforensics.rules.nccl_error import LIBRARY_NAMES
-from logforensics.rules.rank_exception import HARDWARE_FIX
+from logforensics.rules.rank_exception import HARDWARE_FIX, NUMERICS_FIX
 from logforensics.text import capitalized, clipped, duration, rank_list
 
 if TYPE_CHECKING:
@@ -415,6 +415,9 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
         return f"{finding.details['alike']} processes died of the same {name}", None
     if finding.fix == HARDWARE_FIX:
         return f"{who} died of a GPU hardware fault ({name})", None
+    if finding.fix == NUMERICS_FIX and finding.ranks and not finding.details.get("swallowed"):
+        # a check of the rank's own numbers failed (Megatron's NaN checks), whatever it raised
+        return f"{who}'s training numbers diverged ({name})", None
     if not finding.details.get("swallowed"):
         # raised after a step's last mark: the rank finished that step, not the next
         when = "after" if finding.details.get("between_steps") else "at"

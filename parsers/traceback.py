@@ -506,7 +506,19 @@ def _said_more() -> pl.Expr:
     alone, rich's wrapping; torch._dynamo's `BackendCompilerFailed: backend='inductor'
     raised:` over the compiler's own `RuntimeError: ...`). A bare `KeyboardInterrupt` says all
     it says."""
-    return pl.col("_stripped").str.strip_chars_end().str.ends_with(":").fill_null(False)
+    ends_open = pl.col("_stripped").str.strip_chars_end().str.ends_with(":").fill_null(False)
+    return ends_open | _frame_for_message()
+
+
+# A paste that moved the failing frame onto the exception line, its message to the next line
+# (zznature/MaskLLM's committed training log: `AssertionError:   File ".../grad_buffer.py",
+# line 146, in finish_grad_sync` over `Rank 5: found NaN in local grad norm ...`).
+FRAME_AS_MESSAGE = r'^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*:\s+File "[^"]+", line \d+,? in \S+\s*$'
+
+
+def _frame_for_message() -> pl.Expr:
+    """An exception line whose message is a frame: what it says is on the lines below."""
+    return pl.col("_stripped").str.contains(FRAME_AS_MESSAGE).fill_null(False)
 
 
 def _message_carried_on(after: pl.Expr) -> pl.Expr:
@@ -520,6 +532,8 @@ def _message_carried_on(after: pl.Expr) -> pl.Expr:
         kept.append(pl.when(going).then(pl.col(name)))
     joined = pl.concat_str(kept, separator=" ", ignore_nulls=True)
     carried = pl.when(_said_more() & (joined != "")).then(joined)
+    # a frame in the message's place is no message: the lines below say it
+    after = pl.when(~_frame_for_message() | carried.is_null()).then(after)
     whole = pl.concat_str(after, carried, separator=" ", ignore_nulls=True)
     return pl.when(whole != "").then(whole.str.slice(0, MESSAGE_CHARS))
 

@@ -1139,3 +1139,22 @@ RPC_RELAYED = [
 def test_an_exception_rpc_relays_is_the_raising_worker_s(tmp_path):
     verdict = analyze_files(tmp_path, {"ci.log": RPC_RELAYED}).verdict
     assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [0])
+
+
+# zznature/MaskLLM's committed training log (llama8b_scripts/training_notes/data/3rd_Training/
+# training3_date_25-09-19_time_15-33-06.log), verbatim: the paste put the failing frame on the
+# exception line and Megatron's assertion message on the line below it
+FRAME_ON_THE_EXCEPTION_LINE = [
+    "Traceback (most recent call last):",
+    'AssertionError:   File "/data/home/zdhs0054/zzhou/MaskLLM/megatron/core/distributed/grad_buffer.py", line 146, in finish_grad_sync',
+    "Rank 5: found NaN in local grad norm in backward pass before data-parallel communication collective. Device: 5, node: hd02-gpu1-0056",
+]
+
+
+def test_a_frame_in_the_message_s_place_leaves_the_message_to_the_line_below(tmp_path):
+    exception = only(parsed_by("traceback", FRAME_ON_THE_EXCEPTION_LINE))
+    assert exception["exc_type"] == "AssertionError"
+    assert exception["exc_message"].startswith("Rank 5: found NaN in local grad norm")
+    verdict = analyze_files(tmp_path, {"console.log": FRAME_ON_THE_EXCEPTION_LINE}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [5])
+    assert verdict.headline == "Rank 5's training numbers diverged (AssertionError)"
