@@ -23,6 +23,7 @@ import polars as pl
 
 from logforensics.desync import TIMEOUT_EVENTS
 from logforensics.findings import WAITED, Finding, exception_text
+from logforensics.framing import frame_lines
 from logforensics.job import Job
 from logforensics.placement import placed_finding
 from logforensics.stopped_workers import child_failed_error
@@ -97,6 +98,7 @@ def busy_past_timeout(job: Job) -> list[Finding]:
         and MAIN_RANK not in waiting
         and not unnamed.is_empty()
         and waits.filter(pl.col("rank").is_null() | ~_stated).is_empty()
+        and not _outside_the_workers_relay(unnamed, waits)
     ):
         # work no prefix attributes is most often the main process's (frameworks print
         # progress and evaluation on it alone): a guess, said as one; not when a process of
@@ -215,6 +217,30 @@ def _failed_elsewhere(job: Job, busy: int, stuck: pl.DataFrame) -> bool:
         & ~pl.col("rank").eq_missing(pl.lit(busy, pl.Int32))
     ).join(stuck.select("file", "line"), on=["file", "line"], how="anti")
     return not others.is_empty()
+
+
+# Launchers that put their prefix on every line a worker writes, its prints included
+WORKER_RELAYS = frozenset(
+    ("ray", "torchrun_tee", "srun", "mpirun", "mpirun_label", "skypilot", "determined")
+)
+
+
+def _outside_the_workers_relay(work: pl.DataFrame, waits: pl.DataFrame) -> bool:
+    """Whether every wait came through a launcher that prefixes each line its workers write and
+    the unattributed work did not: a line of the driver's, no worker's (verl-project/verl#3873:
+    the driver's `Training Progress` bar beside `(WorkerDict pid=97397, ip=...) [rank3]:` and
+    its ALLREDUCE timeout, in a Ray console)."""
+    rows = pl.concat([work.select("file", "line", "text"), waits.select("file", "line", "text")])
+    framed = frame_lines(rows.unique(["file", "line"]))
+    relays = {
+        (file, line): set(WORKER_RELAYS) & set((framing or "").split("+"))
+        for file, line, framing in framed.select("file", "line", "framing").iter_rows()
+    }
+    of_waits = [relays.get(key, set()) for key in waits.select("file", "line").iter_rows()]
+    shared = set.intersection(*of_waits) if of_waits else set()
+    return bool(shared) and all(
+        not shared & relays.get(key, set()) for key in work.select("file", "line").iter_rows()
+    )
 
 
 def _waits(job: Job) -> pl.DataFrame:

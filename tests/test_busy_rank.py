@@ -380,3 +380,31 @@ def test_a_scan_bar_cut_by_the_watchdog_s_record_is_the_main_rank_s_work(tmp_pat
     # the headline keeps the start of the bar's long name; the finding keeps all of it
     assert "train: Scanning '/mnt/" in analysis.verdict.headline
     assert "0 corrupt" not in analysis.verdict.headline and "0 corrupt" in busy.summary
+
+
+# verl-project/verl#3873, verbatim but for the reporter's own `...` elisions: a Ray console,
+# the driver's TaskRunner printing its metrics and `Training Progress` bar, rank 3's worker
+# (`WorkerDict`, its lines under Ray's prefix) timing out in a one-element ALLREDUCE
+RAY_DRIVER = [
+    "(TaskRunner pid=152455) step:1 - global_seqlen/min:1309 - ... (a lot of metrics) ... - perf/throughput:8.499546086538803",
+    "(TaskRunner pid=152455) ",
+    "Training Progress:   3%|▎         | 1/30 [10:37<5:08:06, 637.47s/it]",
+    "",
+    "(WorkerDict pid=97397, ip=33.97.231.144) [rank3]:[E1023 02:44:30.941975491 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=26, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1200000) ran for 1200007 milliseconds before timing out.",
+]
+
+
+def test_a_bar_outside_the_prefix_ray_puts_on_every_worker_line_is_the_driver_s(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": RAY_DRIVER})
+    assert analysis.verdict.finding.kind == "collective_timeout"
+    assert not [f for f in analysis.findings if f.details.get("departure") == "busy"]
+
+
+def test_the_same_bar_in_a_console_ray_did_not_relay_is_the_main_process_s(tmp_path):
+    # the timeout without Ray's prefix: the bar may then be rank 0's own
+    lines = [
+        line.split(") ", 1)[1] if line.startswith("(WorkerDict") else line for line in RAY_DRIVER
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    busy = [f for f in analysis.findings if f.details.get("departure") == "busy"]
+    assert [f.ranks for f in busy] == [[0]]
