@@ -35,7 +35,7 @@ from parsers.progress_bars import bar_name
 # progress line says it. Loading (a checkpoint, shards) runs on every rank at start-up.
 ONE_RANK_WORK = (
     r"(?i)\b(?:eval|evaluat\w*|valid\w*|test(?:ing)?|predict\w*|inference|sav(?:e|ing)"
-    r"|checkpoint\w*|tokeniz\w*|preprocess\w*|download\w*|convert\w*|export\w*"
+    r"|checkpoint\w*|tokeniz\w*|preprocess\w*|download\w*|upload\w*|push\w*|convert\w*|export\w*"
     # Hugging Face datasets' `.map()` bar: dataset preprocessing (`Map (num_proc=14):  70%|`)
     r"|map)\b"
 )

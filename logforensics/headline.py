@@ -596,6 +596,7 @@ CULPRIT_CLAUSES = {
     "the desync report": "{who} lagged behind",
     "rank 0's own work": "{who} was most likely busy with work of its own",
     "rank 0's broadcast": "{who} was most likely busy with work of its own",
+    "the rank alone in its own work": "{who} most likely entered it alone, in work of its own",
     # a rank whose last enqueued work is below theirs had joined and stopped short of it
     "the ranks that never enqueued it": "{who} never issued it",
     "the ranks that shut down their process group": "{who} had shut down its process group",

@@ -25,7 +25,9 @@ from parsers.key_values import stated_rank
 PHASE_WORD = (
     r"(?:evaluat(?:e|ing|ion)|validat(?:e|ing|ion)|testing|predict(?:ing|ions?)|inference"
     r"|sav(?:e|ing)|checkpointing|export(?:ing)?|convert(?:ing)?|tokeniz(?:e|ing)"
-    r"|preprocess(?:ing)?|cach(?:e|ing)|download(?:ing)?)"
+    r"|preprocess(?:ing)?|cach(?:e|ing)|download(?:ing)?|upload(?:ing)?"
+    # the main process publishing the model (alignment-handbook's `Pushing to hub...`)
+    r"|push(?:ing)?(?: \w+){0,2} to (?:the )?(?:hf |hugging ?face )?hub)"
 )
 # Where a banner's words begin: the message's start, or after a log header's last separator
 # (` - `, `] `, `: `), or after a row of stars, or after the header of Python logging's
@@ -69,6 +71,8 @@ LITERALS = (
     "ache",
     "aching",
     "ownload",
+    "pload",
+    "ushing",
 )
 
 

@@ -8,8 +8,11 @@ ranks proves the ranks were in different collectives (a desync) even without DET
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
+from logforensics.busy_rank import LOADING, NEAR, ONE_RANK_WORK, SAVE_FIX
 from logforensics.desync import (
     TIMEOUT_EVENTS,
     comparable_timeout_seqs,
@@ -29,6 +32,7 @@ from logforensics.registry import Rule
 from logforensics.store_barrier import overcounted_barrier
 from logforensics.teardown import finished_ranks
 from logforensics.text import capitalized, duration, rank_list
+from parsers.phase_banners import phase_name
 
 FIX_SUSPECTS = (
     "The timeout is where the waiting ranks gave up, not why. Read what {who} did instead of "
@@ -209,8 +213,15 @@ def _timeouts(job: Job) -> list[Finding]:
     too_short = timeout_ms is not None and timeout_ms < TOO_SHORT_MS
     # a report no line ties to a rank may be a "silent" rank's own (LlamaFactory#8261)
     unattributed = timeouts.get_column("rank").is_null().any()
+    alone = (
+        []
+        if culprits or too_short or unattributed
+        else _alone_in_its_work(job, per_rank, reporters)
+    )
     silent = (
-        [] if culprits or too_short or unattributed else _left_no_line(job, per_rank, reporters)
+        []
+        if culprits or alone or too_short or unattributed
+        else _left_no_line(job, per_rank, reporters)
     )
     if too_short:
         # no collective completes in a few milliseconds: the setting is the cause
@@ -220,6 +231,8 @@ def _timeouts(job: Job) -> list[Finding]:
             f" A timeout of {duration(timeout_ms / 1000)} is shorter than any collective "
             "takes: the setting, not a rank, made it fail."
         )
+    elif alone:
+        culprits, culprits_from = alone, "the rank alone in its own work"
     elif silent:
         culprits, culprits_from = silent, "the ranks that left no line"
     elif not culprits and (waited := _waited_for_rank_zero(job, per_rank, reporters)):
@@ -239,7 +252,13 @@ def _timeouts(job: Job) -> list[Finding]:
             severity="error",
             part="consequence",
             summary=summary,
-            fix=TOO_SHORT_FIX if too_short else timeout_fix(culprits),
+            fix=(
+                TOO_SHORT_FIX
+                if too_short
+                else SAVE_FIX
+                if culprits_from == "the rank alone in its own work"
+                else timeout_fix(culprits)
+            ),
             ranks=reporters,
             op=op,
             seq=seq,
@@ -309,6 +328,14 @@ CULPRIT_WORDS = {
     "the ranks that never reported": (
         "{who} reported no failure and made no progress past this point: the ranks that "
         "never joined, which the others were waiting for."
+    ),
+    # huggingface/alignment-handbook#59: the main process's `Pushing to hub...`, then its own
+    # ZeRO-3 ALLGATHER timing out, rank 1 never gathering
+    "the rank alone in its own work": (
+        "{who} timed out alone, in a collective that moves data, right after announcing work "
+        "a job often runs on one process only (saving, uploading, evaluating): most likely it "
+        "went into that work's collectives alone (under `if is_main_process:`) and the others "
+        "never joined."
     ),
     # myria3d#123, ColBERT#318, axolotl#2684: rank 0 preparing data or clustering alone
     "the ranks that left no line": (
@@ -474,10 +501,48 @@ def _left_no_line(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> lis
 
 # suspects named from the shape of the hang alone, not from anything a rank's lines single out
 SHAPE_OF_THE_HANG = (
+    "the rank alone in its own work",
     "rank 0's own work",
     "rank 0's broadcast",
     "the ranks that only observed the dump",
 )
+
+
+def _alone_in_its_work(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> list[int]:
+    """The one rank that timed out, when its last line before the timeout (NEAR lines at most,
+    no progress between) announces work a job often runs on one process (a save, an upload, an
+    evaluation) and the collective moves data (no barrier, no one-element flag): it went into
+    that work's collectives alone."""
+    default = _all_in_default_group(per_rank, reporters)
+    if default is None or len(reporters) != 1:
+        return []
+    sizes = default.get_column("numel_in").drop_nulls()
+    ops = default.get_column("op").drop_nulls()
+    if sizes.is_empty() or int(sizes.max()) <= 1 or bool(ops.str.contains("BARRIER").any()):
+        return []
+    rank = reporters[0]
+    events = job.events
+    first = (
+        events.filter(pl.col("event").is_in(TIMEOUT_EVENTS) & (pl.col("rank") == rank))
+        .sort("file", "line")
+        .head(1)
+    )
+    if first.is_empty():
+        return []
+    file, line = first.item(0, "file"), int(first.item(0, "line"))
+    before = events.filter(
+        (pl.col("file") == file)
+        & (pl.col("line") < line)
+        & (pl.col("line") >= line - NEAR)
+        & pl.col("event").is_in(("phase", "stage", "progress_bar"))
+        & pl.col("rank").eq_missing(pl.lit(rank, pl.Int32)).or_(pl.col("rank").is_null())
+    ).sort("line")
+    if before.is_empty() or before.item(-1, "event") != "phase":
+        return []
+    work = before.select(phase_name(pl.col("message"))).item(-1, 0) or ""
+    if not re.search(ONE_RANK_WORK, work) or re.search(LOADING, work):
+        return []
+    return [rank]
 
 
 def _waited_for_rank_zero(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> str | None:

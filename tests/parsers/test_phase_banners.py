@@ -53,3 +53,10 @@ def test_work_done_and_prose_that_mentions_a_phase_are_no_banners():
         "===== the checkpoint being saved here is the last one",
     ]
     assert parsed_by("phase_banners", lines).is_empty()
+
+
+def test_the_main_process_s_upload_to_the_hub_is_a_banner():
+    # huggingface/alignment-handbook#59, verbatim: the line before rank 0's lone timeout
+    lines = ["2023-12-01 00:05:43 - INFO - __main__ - Pushing to hub..."]
+    phase = parsed_by("phase_banners", lines)
+    assert phase.height == 1 and phase.item(0, "event") == "phase"

@@ -408,6 +408,36 @@ def test_one_rank_s_timeout_in_a_larger_group_names_no_one(tmp_path):
     assert finding(analysis, "collective_timeout").culprit_ranks == []
 
 
+# huggingface/alignment-handbook#59, verbatim: the main process announces the upload, then
+# its own ZeRO-3 parameter ALLGATHER (a save inside `push_to_hub`) times out; the other rank,
+# waiting at the script's barrier, printed nothing
+PUSHED = [
+    "2023-12-01 00:05:43 - INFO - __main__ - Pushing to hub...",
+    "[E ProcessGroupNCCL.cpp:475] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=130722, OpType=ALLGATHER, NumelIn=65536000, NumelOut=131072000, Timeout(ms)=1800000) ran for 1800460 milliseconds before timing out.",
+    "[E ProcessGroupNCCL.cpp:489] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+    "[E ProcessGroupNCCL.cpp:495] To avoid data inconsistency, we are taking the entire process down.",
+]
+
+
+def test_a_lone_timeout_right_after_announcing_one_process_work_names_that_rank(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": PUSHED})
+    timeout = finding(analysis, "collective_timeout")
+    assert (timeout.ranks, timeout.culprit_ranks) == ([0], [0])
+    assert timeout.details["culprits_from"] == "the rank alone in its own work"
+    assert "outside `if is_main_process:`" in timeout.fix
+
+
+def test_a_lone_timeout_in_a_barrier_after_the_announcement_waits_for_the_others(tmp_path):
+    # the same report in a one-element collective: the barrier after the upload, where rank 0
+    # waits for the others; the group of two then names the other rank
+    lines = [
+        line.replace("NumelIn=65536000, NumelOut=131072000", "NumelIn=1, NumelOut=2")
+        for line in PUSHED
+    ]
+    timeout = finding(analyze_files(tmp_path, {"console.log": lines}), "collective_timeout")
+    assert timeout.culprit_ranks == [1]
+
+
 THREADS = Path(__file__).parents[1] / "data" / "threads"
 
 # huggingface/accelerate#3861, verbatim: rank 1 timed out in a barrier only the main process
