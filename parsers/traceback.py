@@ -178,6 +178,10 @@ UNIT_BYTES = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 # Ray's memory monitor's kill as the caller sees it: the node's memory ran out, not a GPU's
 # `ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.`
 RAY_OUT_OF_MEMORY = "ray.exceptions.OutOfMemoryError"
+# The host refusing a process memory: Python's own `MemoryError`, and the OS's ENOMEM
+# (modelscope/FunASR#1716: `[rank2]: OSError: [Errno 12] Cannot allocate memory`)
+HOST_MEMORY_ERROR = r"(?:^|\.)MemoryError$"
+HOST_REFUSED = r"\[Errno 12\] Cannot allocate memory"
 # XLA's runtime out of device memory (a TPU's HBM) in the status it raises or logs:
 # `RESOURCE_EXHAUSTED: Ran out of memory in memory space hbm. Used 29.80G of 7.98G hbm.`
 # (pytorch/xla#3532; after `XLA:TPU compile permanent error.` in pytorch/xla#9524),
@@ -1002,6 +1006,12 @@ def _oom_events(rows: pl.DataFrame) -> pl.DataFrame:
         | text.str.contains(XLA_OUT_OF_MEMORY)
         | text.str.contains(KV_CACHE_OUT_OF_MEMORY)
     )
+    # the host's refusal: Python's MemoryError, the OS's ENOMEM (a fork for DataLoader workers,
+    # a mapping); the node's memory, not the GPU's
+    refused = pl.col("_exc_type").fill_null("").str.contains(HOST_MEMORY_ERROR) | text.str.contains(
+        HOST_REFUSED
+    )
+    out_of_memory = out_of_memory | refused
     what_line = text.str.starts_with(WHAT) & text.str.contains("out of memory", literal=True)
     allocation = text.str.extract_groups(ALLOCATION)
     bytes_per_unit = allocation.struct.field("unit").replace_strict(
@@ -1009,14 +1019,15 @@ def _oom_events(rows: pl.DataFrame) -> pl.DataFrame:
     )
     requested = allocation.struct.field("amount").cast(pl.Float64, strict=False) * bytes_per_unit
     # Ray's memory monitor killed the task for the node's memory, not the GPU's
-    of_the_node = pl.col("_exc_type").fill_null("").str.ends_with(RAY_OUT_OF_MEMORY)
+    ray = pl.col("_exc_type").fill_null("").str.ends_with(RAY_OUT_OF_MEMORY)
+    of_the_node = ray | refused
     return rows.filter((exception_line & out_of_memory) | what_line).select(
         "file",
         "line",
         pl.when(of_the_node).then(pl.lit("host_oom")).otherwise(pl.lit("oom")).alias("event"),
         pl.lit("error").alias("severity"),
         pl.col("_exc_type").alias("exc_type"),
-        pl.when(of_the_node)
+        pl.when(ray)
         .then(pl.lit(RAY_MONITOR))
         .otherwise(pl.col("_exc_message"))
         .alias("exc_message"),

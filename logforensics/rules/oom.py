@@ -425,6 +425,20 @@ def _host(job: Job) -> list[Finding]:
             "training's errors about a lost worker follow from it."
         )
         return [_host_finding(job, killed, summary, where, [], "ray", hosts)]
+    raised = pl.col("exc_type").is_not_null() & ~pl.col("exc_message").is_in(
+        [RAY_MONITOR, FAILED_HOST_ALLOCATION]
+    ).fill_null(False)
+    if killed.select(raised.all()).item():
+        # the process's own exception: the host refused it memory (MemoryError, ENOMEM)
+        ranks = sorted(killed.get_column("rank").drop_nulls().unique().to_list())
+        first = killed.sort("file", "line").row(0, named=True)
+        said = clipped(f"{first['exc_type']}: {first['exc_message'] or ''}".rstrip(": "))
+        who = rank_list(ranks) if ranks else "a process"
+        summary = (
+            f"The host refused {who} memory on {where} (`{said}`): the host ran out of "
+            "memory (not the GPU)."
+        )
+        return [_host_finding(job, killed, summary, where, ranks, "allocation", hosts)]
     tasks = sorted({task for ids in killed.get_column("values").drop_nulls() for task in ids})
     per_node = not job.events.filter(pl.col("family") == "elastic").is_empty()
     # a kernel report's pid, mapped to its rank by the logs' pid map

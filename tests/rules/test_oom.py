@@ -504,3 +504,24 @@ def test_a_ray_worker_a_sigterm_ended_was_asked_to_stop_not_killed_for_memory(tm
     assert "oom" not in kinds(analysis)
     sigkill = [TERMINATED_AT_THE_END[0], TERMINATED_AT_THE_END[1].replace("SIGTERM", "SIGKILL")]
     assert "oom" in kinds(analyze_files(tmp_path / "killed", {"console.log": sigkill}))
+
+
+HOST_MEMORY = Path(__file__).parents[1] / "data" / "launchers" / "host_memory" / "console.log"
+
+
+def test_the_os_refusing_a_rank_memory_is_the_host_running_out(tmp_path):
+    # modelscope/FunASR#1716, verbatim: the one line the reporter posted
+    lines = ["[rank2]: OSError: [Errno 12] Cannot allocate memory"]
+    verdict = analyze_files(tmp_path, {"console.log": lines}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("oom", [2])
+    assert verdict.finding.details["host_memory"] is True
+    assert "[Errno 12] Cannot allocate memory" in verdict.finding.summary
+
+
+def test_python_s_memory_error_on_one_rank_is_the_host_running_out(tmp_path):
+    # a run here (tests/data/launchers/host_memory): rank 1's `MemoryError`, rank 0's barrier
+    # losing its peer, torchrun's report of rank 1
+    lines = HOST_MEMORY.read_text(encoding="utf-8").splitlines()
+    verdict = analyze_files(tmp_path, {"console.log": lines}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("oom", [1])
+    assert "not the GPU" in verdict.finding.summary
