@@ -392,14 +392,20 @@ WRITER = ["file", "prefix_node", "prefix_host", "prefix_local_rank"]
 ABOUT_OTHERS = ("elastic",)
 
 
+# A launcher's block quoting one worker's output: torchrun's failure-summary entry, Composer's
+# section of a rank's captured STDOUT or STDERR (parsers/composer_launcher.py)
+BLOCK_EVENTS = ("child_failed", "rank_section")
+
+
 def _summary_block_ranks(events: pl.DataFrame) -> pl.DataFrame:
-    """`_block_rank`: the rank of the torchrun failure-summary entry (`[1]:` ... `rank : 0
-    (local_rank: 0)` ... `traceback : ...`) a line falls in. The agent quotes each failed
-    child's traceback there: its lines are that child's, not the agent's."""
+    """`_block_rank`: the rank of the launcher's block a line falls in: torchrun's
+    failure-summary entry (`[1]:` ... `rank : 0 (local_rank: 0)` ... `traceback : ...`), where
+    the agent quotes each failed child's traceback, or Composer's section of a rank's output.
+    Its lines are that worker's, not the launcher's."""
     if "end_line" not in events.columns:
         return events.with_columns(pl.lit(None, dtype=pl.Int32).alias("_block_rank"))
     blocks = events.filter(
-        (pl.col("event") == "child_failed")
+        pl.col("event").is_in(BLOCK_EVENTS)
         & pl.col("rank").is_not_null()
         & pl.col("end_line").is_not_null()
     ).select(
