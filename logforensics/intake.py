@@ -153,6 +153,8 @@ MAX_DUMP_BYTES = 64 * 2**20  # a dump larger than this is no dump of one rank
 # name's `"`, py-spy's `Process ` header, the debug server's `=== Rank` section. Looked for
 # before the head is unstamped, which costs several times these scans on every file listed.
 TEXT_DUMP_MARKS = (b")", b'"', b"Process ", b"=== Rank")
+# ... in its first lines: looked for there only (a log's head is read whole on thousands of files)
+TEXT_DUMP_MARK_BYTES = 2048
 
 
 def dump_kind(head: bytes) -> str | None:
@@ -160,7 +162,8 @@ def dump_kind(head: bytes) -> str | None:
     form = flight_recorder.looks_like_dump(head)
     if form is not None:
         return f"fr_{form}"
-    if not any(mark in head for mark in TEXT_DUMP_MARKS):
+    first_lines = head[:TEXT_DUMP_MARK_BYTES]
+    if not any(mark in first_lines for mark in TEXT_DUMP_MARKS):
         return None
     head = unstamped(head)
     if pyspy.looks_like_text_dump(head):
