@@ -405,26 +405,6 @@ def _host(job: Job) -> list[Finding]:
         return []
     hosts = sorted(set(killed.get_column("host").drop_nulls()))
     where = ", ".join(hosts) if hosts else "the node"
-    if killed.get_column("exc_message").eq(FAILED_HOST_ALLOCATION).all():
-        # the process's own runtime gave up on an allocation and aborted: no killer
-        # (the Rust runtime's `memory allocation of N bytes failed`, DeepSpeedExamples#321)
-        ranks = sorted(killed.get_column("rank").drop_nulls().unique().to_list())
-        summary = (
-            f"A host allocation failed on {where} and {rank_list(ranks) if ranks else 'a process'}"
-            " aborted (`memory allocation of ... bytes failed`): the host ran out of memory (not "
-            "the GPU)."
-        )
-        return [_host_finding(job, killed, summary, where, ranks, "allocation", hosts)]
-    if killed.get_column("exc_message").eq(RAY_MONITOR).all():
-        # (the caller's `OutOfMemoryError` counts no worker: the monitor's lines do)
-        workers = int(killed.get_column("value").fill_null(0).sum())
-        killed_what = f"{workers} worker{'s' if workers != 1 else ''}" if workers else "a task"
-        summary = (
-            f"Ray's memory monitor killed {killed_what} on "
-            f"{where} for memory pressure: the host ran out of memory (not the GPU); the "
-            "training's errors about a lost worker follow from it."
-        )
-        return [_host_finding(job, killed, summary, where, [], "ray", hosts)]
     raised = pl.col("exc_type").is_not_null() & ~pl.col("exc_message").is_in(
         [RAY_MONITOR, FAILED_HOST_ALLOCATION]
     ).fill_null(False)
@@ -439,6 +419,26 @@ def _host(job: Job) -> list[Finding]:
             "memory (not the GPU)."
         )
         return [_host_finding(job, killed, summary, where, ranks, "allocation", hosts)]
+    if killed.get_column("exc_message").eq_missing(FAILED_HOST_ALLOCATION).all():
+        # the process's own runtime gave up on an allocation and aborted: no killer
+        # (the Rust runtime's `memory allocation of N bytes failed`, DeepSpeedExamples#321)
+        ranks = sorted(killed.get_column("rank").drop_nulls().unique().to_list())
+        summary = (
+            f"A host allocation failed on {where} and {rank_list(ranks) if ranks else 'a process'}"
+            " aborted (`memory allocation of ... bytes failed`): the host ran out of memory (not "
+            "the GPU)."
+        )
+        return [_host_finding(job, killed, summary, where, ranks, "allocation", hosts)]
+    if killed.get_column("exc_message").eq_missing(RAY_MONITOR).all():
+        # (the caller's `OutOfMemoryError` counts no worker: the monitor's lines do)
+        workers = int(killed.get_column("value").fill_null(0).sum())
+        killed_what = f"{workers} worker{'s' if workers != 1 else ''}" if workers else "a task"
+        summary = (
+            f"Ray's memory monitor killed {killed_what} on "
+            f"{where} for memory pressure: the host ran out of memory (not the GPU); the "
+            "training's errors about a lost worker follow from it."
+        )
+        return [_host_finding(job, killed, summary, where, [], "ray", hosts)]
     tasks = sorted({task for ids in killed.get_column("values").drop_nulls() for task in ids})
     per_node = not job.events.filter(pl.col("family") == "elastic").is_empty()
     # a kernel report's pid, mapped to its rank by the logs' pid map

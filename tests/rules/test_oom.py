@@ -524,4 +524,5 @@ def test_python_s_memory_error_on_one_rank_is_the_host_running_out(tmp_path):
     lines = HOST_MEMORY.read_text(encoding="utf-8").splitlines()
     verdict = analyze_files(tmp_path, {"console.log": lines}).verdict
     assert (verdict.finding.kind, verdict.ranks) == ("oom", [1])
-    assert "not the GPU" in verdict.finding.summary
+    assert verdict.finding.summary.startswith("The host refused rank 1 memory on the node")
+    assert "`MemoryError`" in verdict.finding.summary
