@@ -213,8 +213,8 @@ def _timeouts(job: Job) -> list[Finding]:
     too_short = timeout_ms is not None and timeout_ms < TOO_SHORT_MS
     # a report no line ties to a rank may be a "silent" rank's own (LlamaFactory#8261)
     unattributed = timeouts.get_column("rank").is_null().any()
-    alone = (
-        []
+    alone, announced = (
+        ([], None)
         if culprits or too_short or unattributed
         else _alone_in_its_work(job, per_rank, reporters)
     )
@@ -241,11 +241,12 @@ def _timeouts(job: Job) -> list[Finding]:
         summary += f" {capitalized(CULPRIT_WORDS[culprits_from].format(who=rank_list(culprits)))}"
     # the ranks' own reports first, then other ranks' word of the ones that left none
     reported = pl.concat([timeouts.sort("file", "line"), signalled], how="diagonal_relaxed")
-    evidence, total = evidence_from(
-        reported.unique(subset=["rank"], keep="first", maintain_order=True).select(
-            "file", "line", "text", "rank"
-        )
+    quoted = reported.unique(subset=["rank"], keep="first", maintain_order=True).select(
+        "file", "line", "text", "rank"
     )
+    if alone and announced is not None:  # the announcement first, then the lone timeout
+        quoted = pl.concat([announced.select(quoted.columns), quoted], how="vertical_relaxed")
+    evidence, total = evidence_from(quoted)
     return [
         Finding(
             kind="collective_timeout",
@@ -508,18 +509,20 @@ SHAPE_OF_THE_HANG = (
 )
 
 
-def _alone_in_its_work(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> list[int]:
+def _alone_in_its_work(
+    job: Job, per_rank: pl.DataFrame, reporters: list[int]
+) -> tuple[list[int], pl.DataFrame | None]:
     """The one rank that timed out, when its last line before the timeout (NEAR lines at most,
     no progress between) announces work a job often runs on one process (a save, an upload, an
     evaluation) and the collective moves data (no barrier, no one-element flag): it went into
-    that work's collectives alone."""
+    that work's collectives alone. With the announcement's row."""
     default = _all_in_default_group(per_rank, reporters)
     if default is None or len(reporters) != 1:
-        return []
+        return [], None
     sizes = default.get_column("numel_in").drop_nulls()
     ops = default.get_column("op").drop_nulls()
     if sizes.is_empty() or int(sizes.max()) <= 1 or bool(ops.str.contains("BARRIER").any()):
-        return []
+        return [], None
     rank = reporters[0]
     events = job.events
     first = (
@@ -528,7 +531,7 @@ def _alone_in_its_work(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -
         .head(1)
     )
     if first.is_empty():
-        return []
+        return [], None
     file, line = first.item(0, "file"), int(first.item(0, "line"))
     before = events.filter(
         (pl.col("file") == file)
@@ -538,11 +541,11 @@ def _alone_in_its_work(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -
         & pl.col("rank").eq_missing(pl.lit(rank, pl.Int32)).or_(pl.col("rank").is_null())
     ).sort("line")
     if before.is_empty() or before.item(-1, "event") != "phase":
-        return []
+        return [], None
     work = before.select(phase_name(pl.col("message"))).item(-1, 0) or ""
     if not re.search(ONE_RANK_WORK, work) or re.search(LOADING, work):
-        return []
-    return [rank]
+        return [], None
+    return [rank], before.tail(1)
 
 
 def _waited_for_rank_zero(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> str | None:

@@ -425,6 +425,8 @@ def test_a_lone_timeout_right_after_announcing_one_process_work_names_that_rank(
     assert (timeout.ranks, timeout.culprit_ranks) == ([0], [0])
     assert timeout.details["culprits_from"] == "the rank alone in its own work"
     assert "outside `if is_main_process:`" in timeout.fix
+    # the announcement is quoted before the timeout
+    assert [evidence.line for evidence in timeout.evidence] == [1, 2]
 
 
 def test_a_lone_timeout_in_a_barrier_after_the_announcement_waits_for_the_others(tmp_path):
