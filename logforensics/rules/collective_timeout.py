@@ -232,7 +232,7 @@ def _timeouts(job: Job) -> list[Finding]:
             "takes: the setting, not a rank, made it fail."
         )
     elif alone:
-        culprits, culprits_from = alone, "the rank alone in its own work"
+        culprits, culprits_from = alone, ALONE_IN_ITS_WORK
     elif silent:
         culprits, culprits_from = silent, "the ranks that left no line"
     elif not culprits and (waited := _waited_for_rank_zero(job, per_rank, reporters)):
@@ -257,7 +257,7 @@ def _timeouts(job: Job) -> list[Finding]:
                 TOO_SHORT_FIX
                 if too_short
                 else SAVE_FIX
-                if culprits_from == "the rank alone in its own work"
+                if culprits_from == ALONE_IN_ITS_WORK
                 else timeout_fix(culprits)
             ),
             ranks=reporters,
@@ -322,6 +322,8 @@ def _signalled(job: Job, timeouts: pl.DataFrame) -> pl.DataFrame:
 
 
 # How the ranks to blame were found, said in the summary; the stand-in verdict quotes the key.
+# how the lone rank that announced one-process work before its timeout is singled out
+ALONE_IN_ITS_WORK = "the rank alone in its own work"
 CULPRIT_WORDS = {
     "the desync report": "The desync report names {who} as the lagging ranks.",
     "the sequence numbers": "{who} lagged behind (lower sequence number).",
@@ -332,7 +334,7 @@ CULPRIT_WORDS = {
     ),
     # huggingface/alignment-handbook#59: the main process's `Pushing to hub...`, then its own
     # ZeRO-3 ALLGATHER timing out, rank 1 never gathering
-    "the rank alone in its own work": (
+    ALONE_IN_ITS_WORK: (
         "{who} timed out alone, in a collective that moves data, right after announcing work "
         "a job often runs on one process only (saving, uploading, evaluating): most likely it "
         "went into that work's collectives alone (under `if is_main_process:`) and the others "
@@ -502,7 +504,7 @@ def _left_no_line(job: Job, per_rank: pl.DataFrame, reporters: list[int]) -> lis
 
 # suspects named from the shape of the hang alone, not from anything a rank's lines single out
 SHAPE_OF_THE_HANG = (
-    "the rank alone in its own work",
+    ALONE_IN_ITS_WORK,
     "rank 0's own work",
     "rank 0's broadcast",
     "the ranks that only observed the dump",
