@@ -248,6 +248,23 @@ def _with_next_line(lines: pl.DataFrame, value: pl.Expr, name: str) -> pl.DataFr
     return lines.join(following, on=["file", "line"], how="left")
 
 
+# A report a paste cut within its first words, the last thing it holds (ultralytics/yolov5#7481:
+# `[E ProcessGroupNCCL.cpp:587] [Rank 1] Watchdog c` after rank 0's caching bar at 29:57)
+CUT_WATCHDOG = r"\[Rank \d+\] Watchdog (c[a-z ]*)$"
+CUT_WATCHDOG_LITERAL = "] Watchdog c"
+
+
+def _cut_watchdog() -> pl.Expr:
+    """A watchdog report cut before its own words were all written: what is left of them
+    begins `caught collective`."""
+    cut = pl.col("message").str.extract(CUT_WATCHDOG, 1)
+    return (
+        pl.lit(OWN_TIMEOUT_WORDING[0].removeprefix("Watchdog "))
+        .str.starts_with(cut)
+        .fill_null(False)
+    )
+
+
 def _has(word: str) -> pl.Expr:
     return pl.col("message").str.contains(word, literal=True)
 
@@ -258,6 +275,7 @@ def _event() -> pl.Expr:
         pl.when(
             (_has("WorkNCCL(") & _contains_any(TIMEOUT_WORDING))
             | _contains_any(OWN_TIMEOUT_WORDING)
+            | _cut_watchdog()
         )
         .then(pl.lit("collective_timeout"))
         .when(
@@ -567,6 +585,7 @@ PARSER = LineParser(
     literals=(
         "WorkNCCL(",
         "Watchdog caught",  # a report wrapped right after its first words
+        CUT_WATCHDOG_LITERAL,  # ... or cut within them
         "ast enqueued",  # "last enqueued NCCL work" and the dump signal's "Last enqueued"
         OPS_FAILED,
         PROCESS_ABORT,

@@ -896,3 +896,27 @@ def test_torch_2_13_teardown_and_dump_lines(line, event, rank):
         assert rows.is_empty()
     else:
         assert rows.select("event", "rank").row(0) == (event, rank)
+
+
+# ultralytics/yolov5#7481, verbatim (the paste's end): rank 0's caching bar near 30 minutes,
+# then rank 1's watchdog report cut within its first words
+CUT_EARLY = [
+    "Added key: store_based_barrier_key:1 to store for rank: 0",
+    "  0%|          | 0/41999 [00:00<?, ?it/s]",
+    "train: Caching images (31.3GB ram):  85%|████████▍ | 35592/41999 [29:56<06:34, 16.24it/s]",
+    "train: Caching images (31.3GB ram):  85%|████████▍ | 35595/41999 [29:57<08:39, 12.34it/s]",
+    "[E ProcessGroupNCCL.cpp:587] [Rank 1] Watchdog c",
+]
+
+
+def test_a_report_cut_within_its_first_words_is_the_rank_s_timeout(tmp_path):
+    timeout = only(parsed_by("watchdog", CUT_EARLY[-1:]))
+    assert (timeout["event"], timeout["rank"]) == ("collective_timeout", 1)
+    verdict = analyze_files(tmp_path, {"console.log": CUT_EARLY}).verdict
+    assert verdict.ranks == [0]
+    assert "Caching images" in verdict.finding.summary
+
+
+def test_words_that_do_not_begin_the_report_are_no_timeout():
+    other = CUT_EARLY[-1].replace("Watchdog c", "Watchdog co")
+    assert parsed_by("watchdog", [other]).filter(pl.col("event") == "collective_timeout").is_empty()
