@@ -581,6 +581,20 @@ def _child_shown(column: pl.Expr) -> pl.Expr:
     return column.filter(after_header & shown).last()
 
 
+def _chain_said_by(
+    block: str, where: pl.Expr, fields: tuple[str, ...] = ("type", "message", "frame")
+) -> list[pl.Expr]:
+    """The chain's exception `fields` taken from another of its blocks' (`_child_type`,
+    `_first_message`, ...) where `where` holds, kept as they are elsewhere."""
+    return [
+        pl.when(where)
+        .then(f"{block}_{field}")
+        .otherwise(f"_chain_{field}")
+        .alias(f"_chain_{field}")
+        for field in fields
+    ]
+
+
 def _chains(rows: pl.DataFrame) -> pl.DataFrame:
     """One row per chain of tracebacks: where it starts and ends, and its last exception."""
     blocks = (
@@ -646,14 +660,9 @@ def _chains(rows: pl.DataFrame) -> pl.DataFrame:
     # MARK`, then `During handling of the above exception` and a block the paste cut).
     cut = pl.col("_chain_type").is_null() & pl.col("_chain_spawned").is_null()
     child_cut = pl.col("_chain_type").is_null() & pl.col("_child_type").is_not_null()
-    chains = chains.with_columns(
-        pl.when(child_cut).then("_child_type").otherwise("_chain_type").alias("_chain_type"),
-        pl.when(child_cut)
-        .then("_child_message")
-        .otherwise("_chain_message")
-        .alias("_chain_message"),
-        pl.when(child_cut).then("_child_frame").otherwise("_chain_frame").alias("_chain_frame"),
-    ).drop("_child_type", "_child_message", "_child_frame")
+    chains = chains.with_columns(_chain_said_by("_child", child_cut)).drop(
+        "_child_type", "_child_message", "_child_frame"
+    )
     # Lightning's re-raise wraps the rank's own exception, the chain's first: that one is said
     reraised = (
         pl.col("_chain_message").str.contains(LIGHTNING_RERAISED).fill_null(False)
@@ -661,20 +670,12 @@ def _chains(rows: pl.DataFrame) -> pl.DataFrame:
         & pl.col("_first_type").is_not_null()
     )
     return (
-        chains.with_columns(
-            pl.when(cut).then("_shown_type").otherwise("_chain_type").alias("_chain_type"),
-            pl.when(cut).then("_shown_message").otherwise("_chain_message").alias("_chain_message"),
-        )
+        chains.with_columns(_chain_said_by("_shown", cut, ("type", "message")))
         .with_columns(
             pl.when(reraised)
             .then(pl.col("_chain_message").str.extract(LIGHTNING_RERAISED, 1))
             .alias("_reraised_rank"),
-            pl.when(reraised).then("_first_type").otherwise("_chain_type").alias("_chain_type"),
-            pl.when(reraised)
-            .then("_first_message")
-            .otherwise("_chain_message")
-            .alias("_chain_message"),
-            pl.when(reraised).then("_first_frame").otherwise("_chain_frame").alias("_chain_frame"),
+            *_chain_said_by("_first", reraised),
         )
         .drop("_shown_type", "_shown_message", "_first_message", "_first_frame")
     )
