@@ -67,8 +67,9 @@ TIMEOUT_WORDING = ("collective operation timeout", "timed out in blocking wait")
 # (pytorch/pytorch#22834, #122850; NVIDIA/physicsnemo#691; OpenRLHF/OpenRLHF#1126;
 # vllm-project/vllm-omni#2928; deepspeedai/DeepSpeed#1834). `... from  rank 1 ...` is another
 # rank's timeout: only a progress report of this one.
+WATCHDOG_CAUGHT = "Watchdog caught collective"
 OWN_TIMEOUT_WORDING = (
-    "Watchdog caught collective",
+    WATCHDOG_CAUGHT,
     "Timeout at NCCL work:",
     "detected by watchdog at work",
     "timeout signal from this local rank",
@@ -258,11 +259,7 @@ def _cut_watchdog() -> pl.Expr:
     """A watchdog report cut before its own words were all written: what is left of them
     begins `caught collective`."""
     cut = pl.col("message").str.extract(CUT_WATCHDOG, 1)
-    return (
-        pl.lit(OWN_TIMEOUT_WORDING[0].removeprefix("Watchdog "))
-        .str.starts_with(cut)
-        .fill_null(False)
-    )
+    return pl.lit(WATCHDOG_CAUGHT.removeprefix("Watchdog ")).str.starts_with(cut).fill_null(False)
 
 
 def _has(word: str) -> pl.Expr:
