@@ -447,6 +447,10 @@ def _reducer(finding: Finding, verdict: Verdict) -> Told:
             f"parameters, not {counts['others']})",
             None,
         )
+    if "parameter_shape" in finding.details:
+        index = finding.details["parameter_shape"]
+        which = f"parameter {index}" if index is not None else "a parameter"
+        return f"{who.capitalize()} built a different model than the others ({which}'s shape)", None
     if "parameters" not in finding.details:
         return f"DDP's reducer failed on {who}", None
     at = f" at step {finding.step}" if finding.step is not None else ""

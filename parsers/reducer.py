@@ -8,6 +8,7 @@ messages cut at "...":
     Parameter indices which did not receive grad for rank 3: 282 283
     Parameter at index 447 with name base_model.model.model.layers.31.mlp.down_proj.lora_B.default.weight has been marked as ready twice. ...
     RuntimeError: DDP expects same model across all ranks, but Rank 0 has 382 params, while rank 1 has inconsistent 0 params.
+    RuntimeError: [2]: params[0] in this process with sizes [12, 8] appears not to match sizes of the same param in process 0.
 
 The reducer error is one multi-line message; each line that states a fact is its own event (the
 names line only appears with TORCH_DISTRIBUTED_DEBUG=INFO/DETAIL). Its other lines and the
@@ -18,6 +19,10 @@ one-space-indented DEBUG hint are recognised without an event, as are the health
 "DDP expects same model" is raised by `verify_params_across_processes` on the rank that found the
 difference: "Rank X" is that process (`process_group->getRank()`), "rank i" the one it disagrees
 with. So `rank` is X, `peer_rank` is i, `values` are [X's count, i's count] and `value` is i's.
+
+"params[N] in this process ... appears not to match" is raised by the same check when the counts
+agree, on each rank (`[X]:`, its rank in the group; older releases leave it out) whose parameter
+N is not shaped as in process 0: `rank` is X, `peer_rank` that process, `values` [N].
 """
 
 from __future__ import annotations
@@ -54,6 +59,12 @@ MODEL_MISMATCH = (
     r"DDP expects same model across all ranks, but Rank (?P<rank>\d+) has (?P<own>\d+) params, "
     r"while rank (?P<peer>\d+) has inconsistent (?P<peer_count>\d+) params"
 )
+# [2]: params[0] in this process with sizes [12, 8] appears not to match sizes of the same param in process 0.
+# (`strides` where the sizes agree: dongrunmin/RefDiff#2)
+SHAPE_MISMATCH = (
+    r"(?:\[(?P<rank>\d+)\]: )?params\[(?P<index>\d+)\] in this process with sizes \[[^\]]*\] "
+    r"appears not to match (?:sizes|strides) of the same param in process (?P<peer>\d+)"
+)
 
 # The unfinished-reduction error's own closing hint (reducer.cpp appends it when
 # TORCH_DISTRIBUTED_DEBUG is off): standing with no opening line above it, a paste that lost the
@@ -88,6 +99,8 @@ def _event() -> pl.Expr:
         .then(pl.lit("ready_twice"))
         .when(message.str.contains(MODEL_MISMATCH))
         .then(pl.lit("model_mismatch"))
+        .when(message.str.contains(SHAPE_MISMATCH))
+        .then(pl.lit("shape_mismatch"))
     )
 
 
@@ -113,6 +126,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     indices = message.str.extract_groups(UNUSED_INDICES)
     ready = message.str.extract_groups(READY_TWICE)
     mismatch = message.str.extract_groups(MODEL_MISMATCH)
+    shape = message.str.extract_groups(SHAPE_MISMATCH)
     counts = pl.concat_list(
         mismatch.struct.field("own").cast(pl.Int64, strict=False),
         mismatch.struct.field("peer_count").cast(pl.Int64, strict=False),
@@ -137,10 +151,13 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             message.str.extract(UNUSED_NAMES, 1),
             indices.struct.field("rank"),
             mismatch.struct.field("rank"),
+            shape.struct.field("rank"),
         )
         .cast(pl.Int32, strict=False)
         .alias("rank"),
-        mismatch.struct.field("peer").cast(pl.Int32, strict=False).alias("peer_rank"),
+        pl.coalesce(mismatch.struct.field("peer"), shape.struct.field("peer"))
+        .cast(pl.Int32, strict=False)
+        .alias("peer_rank"),
         mismatch.struct.field("peer_count").cast(pl.Int64, strict=False).alias("value"),
         pl.coalesce(
             indices.struct.field("indices")
@@ -150,6 +167,9 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
                 pl.concat_list(ready.struct.field("index").cast(pl.Int64, strict=False))
             ),
             pl.when(mismatch.struct.field("own").is_not_null()).then(counts),
+            pl.when(shape.struct.field("index").is_not_null()).then(
+                pl.concat_list(shape.struct.field("index").cast(pl.Int64, strict=False))
+            ),
         ).alias("values"),
         pl.coalesce(
             _names(),
@@ -169,6 +189,7 @@ PARSER = LineParser(
         "has been marked as ready twice",
         READY_ONCE,
         "DDP expects same model across all ranks",
+        "appears not to match",
         *RECOGNISED_ONLY,
     ),
     parse=parse,

@@ -88,6 +88,7 @@ CONSEQUENCE = (
     # DDP's check at construction that every rank built the same model, raised on each rank
     # (the reducer rule reads the counts and names the odd rank)
     r"|DDP expects same model across all ranks"
+    r"|in this process with sizes .* appears not to match"
     # DDP's Join with throw_on_early_termination: a rank out of batches, and the others told
     # so (the loader_size_mismatch rule reads them)
     r"|exhausted all inputs|exhausted inputs\. Throwing across all ranks"

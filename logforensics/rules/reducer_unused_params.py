@@ -16,7 +16,13 @@ from logforensics.placement import place_with_step, placed_finding
 from logforensics.registry import Rule
 from logforensics.text import rank_list
 
-REDUCER_EVENTS = ("reducer_unfinished", "unused_params", "ready_twice", "model_mismatch")
+REDUCER_EVENTS = (
+    "reducer_unfinished",
+    "unused_params",
+    "ready_twice",
+    "model_mismatch",
+    "shape_mismatch",
+)
 UNUSED_FIX = (
     "Make every parameter take part in the loss on every rank and every step (no branch that "
     "skips a submodule on some ranks only), or construct DDP with "
@@ -55,7 +61,47 @@ def check(job: Job) -> list[Finding]:
             findings.append(_counts_never_exchanged(job, rows))
         else:
             findings.append(_simple(job, rows, fix, what))
+    shapes = errors.filter(pl.col("event") == "shape_mismatch")
+    if not shapes.is_empty():
+        findings.append(_shapes(job, shapes))
     return findings
+
+
+def _shapes(job: Job, rows: pl.DataFrame) -> Finding:
+    """DDP's check found a parameter shaped unlike the same one in process 0 (the reference):
+    each rank that differs from it says so, and the reference itself says nothing. When every
+    other rank of the job says so, the reference is the odd one (a run here: rank 0 built a
+    wider layer, ranks 1-3 each reported it); otherwise the reporters are."""
+    reporters = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
+    reference = rows.get_column("peer_rank").drop_nulls().mode().sort().to_list()[:1]
+    world = job.world_size.value if job.world_size is not None else None
+    everyone = set(range(world)) if world is not None else set(job.ranks_seen)
+    others = everyone - set(reference)
+    odd_reference = bool(reference) and len(reporters) > 1 and others <= set(reporters)
+    ranks = reference if odd_reference else reporters
+    indices = rows.get_column("values").drop_nulls().explode().drop_nulls()
+    index = int(indices[0]) if not indices.is_empty() else None
+    parameter = f"parameter {index}" if index is not None else "a parameter"
+    who = rank_list(ranks) if ranks else "a rank"
+    if odd_reference:
+        said = (
+            f"{rank_list(reporters).capitalize()} each found {parameter} shaped unlike "
+            f"process {reference[0]}'s"
+        )
+    else:
+        against = f"process {reference[0]}'s" if reference else "the first process's"
+        said = f"DDP's check on {who} found {parameter} shaped unlike {against}"
+    return placed_finding(
+        job,
+        rows,
+        kind="reducer_unused_params",
+        severity="error",
+        part="explanation",
+        summary=f"{said}: {who} built a different model than the others.",
+        fix=MISMATCH_FIX,
+        ranks=ranks,
+        details={"parameter_shape": index},
+    )
 
 
 def _contradicted(rows: pl.DataFrame) -> bool:

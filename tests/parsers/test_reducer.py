@@ -281,3 +281,32 @@ def test_the_hint_below_its_error_is_no_second_error():
     ]
     events = parsed_by("reducer", lines).filter(pl.col("event").is_not_null())
     assert events.get_column("line").to_list() == [1, 4]
+
+
+@pytest.mark.parametrize(
+    ("line", "rank", "index"),
+    [
+        # a run here (tests/data/launchers/torchrun/shape_mismatch): DDP's check at construction
+        (
+            "[rank2]: RuntimeError: [2]: params[0] in this process with sizes [12, 8] appears not to match sizes of the same param in process 0.",
+            2,
+            0,
+        ),
+        # SakanaAI/text-to-lora#9, on 4 H100s
+        (
+            "[rank2]: RuntimeError: [2]: params[32] in this process with sizes [40960, 512] appears not to match sizes of the same param in process 0.",
+            2,
+            32,
+        ),
+        # dongrunmin/RefDiff#2: an older release, the sizes agree but not the strides, no `[N]:`
+        (
+            "RuntimeError: params[182] in this process with sizes [256, 256, 1, 1] appears not to match strides of the same param in process 0.",
+            None,
+            182,
+        ),
+    ],
+)
+def test_a_parameter_shaped_unlike_process_0s_is_reported_by_the_rank_it_names(line, rank, index):
+    row = only(reducer_events([line]))
+    assert (row["event"], row["severity"]) == ("shape_mismatch", "error")
+    assert (row["rank"], row["peer_rank"], row["values"]) == (rank, 0, [index])

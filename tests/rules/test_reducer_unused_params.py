@@ -2,7 +2,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from logforensics.i18n import translate, translate_headline
 from tests.builders import analyze, analyze_files, finding, kinds
+from tests.test_i18n import english_runs
 
 THREADS = Path(__file__).resolve().parent.parent / "data" / "threads"
 
@@ -81,6 +83,34 @@ def test_the_rank_whose_parameter_count_most_ranks_do_not_share_built_another_mo
     )
     # every rank raised it, but the exception is DDP's check, not three failures of their own
     assert "rank_exception" not in kinds(analysis)
+
+
+TORCHRUN = Path(__file__).parents[1] / "data" / "launchers" / "torchrun"
+
+
+def test_the_one_rank_whose_parameter_is_shaped_unlike_process_0s_built_another_model():
+    # a run here: rank 2 builds a wider first layer; DDP's check raises on rank 2 alone and
+    # the others lose their connection to it
+    analysis = analyze(TORCHRUN / "shape_mismatch" / "console.log")
+    built = analysis.verdict.finding
+    assert (built.kind, analysis.verdict.ranks) == ("reducer_unused_params", [2])
+    assert "found parameter 0 shaped unlike process 0's" in built.summary
+    assert analysis.verdict.headline.startswith(
+        "Rank 2 built a different model than the others (parameter 0's shape)"
+    )
+    assert "rank_exception" not in kinds(analysis)
+
+
+def test_process_0_is_the_odd_one_when_every_other_rank_reports_its_shape():
+    # the same run with rank 0 the odd one: ranks 1-3 each raise the error against process 0,
+    # which raises nothing of it
+    analysis = analyze(TORCHRUN / "shape_mismatch_rank0" / "console.log")
+    built = analysis.verdict.finding
+    assert (built.kind, analysis.verdict.ranks) == ("reducer_unused_params", [0])
+    assert built.summary.startswith("Ranks 1-3 each found parameter 0 shaped unlike process 0's")
+    for english in (built.summary, built.fix):
+        assert english_runs(translate(english, "zh")) == []
+    assert english_runs(translate_headline(analysis.verdict.headline, "zh")) == []
 
 
 def test_one_report_between_two_ranks_blames_the_peer_it_names(tmp_path):

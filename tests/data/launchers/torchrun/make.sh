@@ -21,6 +21,10 @@
 #                  (`rich.traceback.install()`): rank 1 raises a ValueError at step 3
 #   model_mismatch/console.log  a 3-process gloo run whose rank 1 builds one layer more than the
 #                  others: every rank raises DDP's `DDP expects same model across all ranks`
+#   shape_mismatch/console.log  a 4-process gloo run whose rank 2 builds a wider layer (the same
+#                  parameter count): rank 2 raises DDP's `params[0] in this process with sizes
+#                  [12, 8] appears not to match sizes of the same param in process 0`
+#   shape_mismatch_rank0/console.log  the same with rank 0 the odd one: ranks 1-3 each raise it
 #   skipped_alone/console.log  a 3-process gloo FSDP2 run whose rank 1 says `loss is nan,
 #                  skipping` at step 3 and skips its backward; gloo aborts on the mismatch
 #   barrier_apart/console.log  a 3-process gloo run whose rank 1 breaks out of its loop into the
@@ -33,8 +37,8 @@ set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 TORCHRUN="${TORCHRUN:-torchrun}"
 cd "$HERE"
-rm -rf rich_traceback restart restart_refused interrupted left_early left_early_logdir exited_quietly watchdog_stacks watchdog_stacks_healthy model_mismatch skipped_alone barrier_apart interrupted_healthy template_rank.log template_rank_word.log
-mkdir -p rich_traceback restart restart_refused interrupted left_early exited_quietly watchdog_stacks watchdog_stacks_healthy model_mismatch skipped_alone barrier_apart interrupted_healthy/again
+rm -rf rich_traceback restart restart_refused interrupted left_early left_early_logdir exited_quietly watchdog_stacks watchdog_stacks_healthy model_mismatch shape_mismatch shape_mismatch_rank0 skipped_alone barrier_apart interrupted_healthy template_rank.log template_rank_word.log
+mkdir -p rich_traceback restart restart_refused interrupted left_early exited_quietly watchdog_stacks watchdog_stacks_healthy model_mismatch shape_mismatch shape_mismatch_rank0 skipped_alone barrier_apart interrupted_healthy/again
 FAIL_FIRST_ATTEMPT=1 $TORCHRUN --standalone --nproc_per_node=2 --max-restarts=1 \
   --log-dir restart/logs --redirects 3 --tee 3 worker.py > restart/console.log 2>&1
 TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:' $TORCHRUN --standalone --nproc_per_node=2 \
@@ -56,6 +60,9 @@ HANG=1 $TORCHRUN --standalone --nproc_per_node=3 --tee 3 watchdog_worker.py \
 $TORCHRUN --standalone --nproc_per_node=3 --tee 3 watchdog_worker.py \
   > watchdog_stacks_healthy/console.log 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 model_mismatch_worker.py > model_mismatch/console.log 2>&1
+$TORCHRUN --standalone --nproc_per_node=4 shape_mismatch_worker.py > shape_mismatch/console.log 2>&1
+SHAPE_RANK=0 $TORCHRUN --standalone --nproc_per_node=4 shape_mismatch_worker.py \
+  > shape_mismatch_rank0/console.log 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 --tee 3 logged_worker.py > logged_exit/console.log 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 rich_worker.py > rich_traceback/console.log 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 skip_worker.py > skipped_alone/console.log 2>&1
