@@ -1828,7 +1828,9 @@ def _thrown(job: Job) -> pl.DataFrame:
     throwing an instance of 'c10::CUDAError'` / `what():  CUDA error: unknown error`,
     bigscience tr11's dead GPU) on ranks, or in files, that printed no Python one."""
     events = job.events
-    python = _without_loader_rethrows(events.filter(pl.col("event") == "exception"))
+    python = _assertions_ranked_below(
+        _without_loader_rethrows(events.filter(pl.col("event") == "exception"))
+    )
     cpp = events.filter(pl.col("event") == "cpp_terminate")
     if cpp.is_empty():
         return python
@@ -1842,6 +1844,53 @@ def _thrown(job: Job) -> pl.DataFrame:
         .otherwise(~pl.col("file").is_in(files))
     )
     return pl.concat([python, alone], how="diagonal_relaxed")
+
+
+# How many lines above a rank's traceback the kernel's assertion may end and still be that
+# rank's (the assertion and the traceback's first line are usually next to each other)
+ASSERTION_REACH = 3
+DEVICE_SIDE = "device-side assert"
+
+
+def _assertions_ranked_below(exceptions: pl.DataFrame) -> pl.DataFrame:
+    """`exceptions` with a CUDA kernel's assertion that no line ties to a rank given the rank
+    of the traceback that opens just below it, when that traceback was cut before its
+    exception line or raised the device-side assert itself. The kernel prints the assertion
+    from the GPU, past the launcher's rank prefix, and the rank's host code raises on its next
+    synchronisation: one failure (modelscope/ms-swift#8378: the assertion, then `[rank5]:
+    Traceback`, the paste cut before the exception)."""
+    unranked = pl.col("rank").is_null() & (pl.col("exc_type") == CUDA_ASSERTION)
+    asserted = exceptions.filter(unranked.fill_null(False))
+    if asserted.is_empty():
+        return exceptions
+    raised_by_it = pl.col("exc_type").is_null() | pl.col("exc_message").fill_null("").str.contains(
+        DEVICE_SIDE, literal=True
+    )
+    below = exceptions.filter(pl.col("rank").is_not_null() & raised_by_it)
+    if below.is_empty():
+        return exceptions
+    last_line = pl.coalesce("end_line", "line").cast(pl.Int64)
+    reach = (pl.col("_below") - pl.col("_last")).is_between(1, ASSERTION_REACH)
+    ranks = (
+        asserted.select("file", "line", last_line.alias("_last"))
+        .join(
+            below.select(
+                "file", pl.col("line").cast(pl.Int64).alias("_below"), pl.col("rank").alias("_r")
+            ),
+            on="file",
+        )
+        .filter(reach)
+        .sort("_below")
+        .group_by("file", "line", maintain_order=True)
+        .agg(pl.col("_r").first())
+    )
+    if ranks.is_empty():
+        return exceptions
+    return (
+        exceptions.join(ranks, on=["file", "line"], how="left")
+        .with_columns(pl.coalesce("rank", "_r").alias("rank"))
+        .drop("_r")
+    )
 
 
 # The DataLoader raises a worker's exception again in the main process, the worker's own

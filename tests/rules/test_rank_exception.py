@@ -2317,3 +2317,28 @@ def test_spawn_s_bare_exception_of_a_killed_child_is_its_death_before_torch_1_5(
     assert (killed.kind, killed.ranks) == ("oom", [1])
     assert "SIGKILL" in killed.summary
     assert not [f for f in analysis.findings if f.details.get("exception") == "Exception"]
+
+
+ASSERTION_ABOVE_CUT = (THREADS / "msswift8378_assert_above_cut_traceback.log").read_text(
+    encoding="utf-8"
+)
+
+
+def test_a_kernel_assertion_printed_past_the_rank_prefix_is_the_rank_whose_traceback_follows(
+    tmp_path,
+):
+    # modelscope/ms-swift#8378: the kernel's assertion stands without a prefix, then rank 5's
+    # traceback, which the paste cut before its exception line
+    analysis = analyze_files(tmp_path, {"console.log": ASSERTION_ABOVE_CUT.splitlines()})
+    died = analysis.verdict.finding
+    assert (died.kind, died.ranks) == ("rank_exception", [5])
+    assert "probability tensor contains either" in died.summary
+    assert [line.line for line in died.evidence] == [2]
+
+
+def test_a_kernel_assertion_far_above_a_rank_s_traceback_stays_unranked(tmp_path):
+    # the same lines with other output between the assertion and the traceback: not one failure
+    lines = ASSERTION_ABOVE_CUT.splitlines()
+    apart = [*lines[:2], *(f"loading shard {n}" for n in range(10)), *lines[2:]]
+    died = analyze_files(tmp_path, {"console.log": apart}).verdict.finding
+    assert (died.kind, died.ranks) == ("rank_exception", [])
