@@ -199,16 +199,36 @@ def _first_opening() -> pl.Expr:
     message = pl.col("_message")
     heading = message.str.contains(OTHER_FAILURES) | message.str.contains(ROOT_CAUSE)
     entry = message.str.contains(ENTRY) & _next_line_matches(TIME)
-    opening = (heading & _next_line_matches(ENTRY)) | entry
+    opening = (heading & _next_line_matches(ENTRY)) | entry | _bare_fields()
     return pl.int_range(pl.len()).filter(opening).first().over(STREAM)
+
+
+def _bare_fields() -> pl.Expr:
+    """The first of an entry's field lines where the paste starts below its `[N]:` line: a run
+    of field lines holding an `exitcode` (NVIDIA/Megatron-LM#1880: `  rank      : 0
+    (local_rank: 0)`, `  exitcode  : -11 (pid: 6421)`, ..., the summary's last border)."""
+    field = pl.col("_field")
+    holds_exit = pl.col("_message").str.contains(EXITCODE).any().over(STREAM, "_field_run")
+    return field & ~field.shift(1).over(STREAM).fill_null(False) & holds_exit
+
+
+def _with_field_runs(rows: pl.DataFrame) -> pl.DataFrame:
+    """`rows` with `_field` (an entry's field line) and `_field_run` (which run of consecutive
+    field lines it is in, within its stream)."""
+    field = pl.col("_message").str.contains(FIELD)
+    return rows.with_columns(field.alias("_field")).with_columns(
+        (~pl.col("_field")).cum_sum().over(STREAM).alias("_field_run")
+    )
 
 
 def _summary(rows: pl.DataFrame) -> pl.DataFrame:
     """One `child_failed` per `[N]:` entry of each summary block; every line of the block
     (borders, title, headers, fields, the child's traceback) recognised."""
     message = pl.col("_message")
-    if not rows.select((message.str.contains(TITLE) | message.str.contains(ENTRY)).any()).item():
-        return _no_events(rows)  # every block opens at a title or an entry
+    rows = _with_field_runs(rows)
+    opens = message.str.contains(TITLE) | message.str.contains(ENTRY) | _bare_fields()
+    if not rows.select(opens.any()).item():
+        return _no_events(rows)  # every block opens at a title, an entry or its fields
     is_title = message.str.contains(TITLE) & _next_line_matches(SECTION)
     # a paste that starts inside the table, before any title: at that heading over an entry
     # (hiyouga/ChatGLM-Efficient-Tuning#75; a border above it is no line of this family's)
@@ -216,6 +236,7 @@ def _summary(rows: pl.DataFrame) -> pl.DataFrame:
         pl.int_range(pl.len()).over(STREAM) == _first_opening()
     )
     rows = rows.with_columns(
+        (message.str.contains(ENTRY) | (headless & message.str.contains(FIELD))).alias("_entry"),
         (is_title | headless).cum_sum().over(STREAM).alias("_block"),
         (message.str.contains(BORDER) & _next_line_matches(TITLE)).alias("_opening"),
     )
@@ -228,7 +249,7 @@ def _summary(rows: pl.DataFrame) -> pl.DataFrame:
         | message.str.contains(BORDER)
         | is_title
     )
-    is_entry = message.str.contains(ENTRY)
+    is_entry = pl.col("_entry")
     continuation = message.str.starts_with(" ") | message.str.starts_with("\t") | pl.col("_blank")
     closing = pl.when(in_block & message.str.contains(BORDER)).then(pl.col("line")).min()
     stray = pl.when(in_block & ~heading & ~is_entry & ~continuation).then(pl.col("line")).min()
@@ -245,7 +266,7 @@ def _summary(rows: pl.DataFrame) -> pl.DataFrame:
         .alias("_root_cause"),
     )
     block = rows.filter(pl.col("_in_block"))
-    entries = block.filter(pl.col("_message").str.contains(ENTRY).first().over(STREAM, "_part"))
+    entries = block.filter(pl.col("_entry").first().over(STREAM, "_part"))
     events = _entries(entries)
     recognised = pl.concat([block, rows.filter(pl.col("_opening"))]).filter(~pl.col("_text_blank"))
     return pl.concat(

@@ -435,6 +435,36 @@ def test_a_table_pasted_without_its_title_is_still_read(tmp_path):
     )
 
 
+# NVIDIA/Megatron-LM#1880, verbatim: the paste starts at the entry's `rank` field, below its
+# `[0]:` line and every heading
+FIELDS_ONLY = [
+    "  rank      : 0 (local_rank: 0)",
+    "  exitcode  : -11 (pid: 6421)",
+    "  error_file: <N/A>",
+    "  traceback : Signal 11 (SIGSEGV) received by PID 6421",
+    "======================================================",
+]
+
+
+def test_an_entry_pasted_from_its_fields_on_is_still_read(tmp_path):
+    [found] = _events(FIELDS_ONLY, "child_failed")
+    assert (found["rank"], found["exitcode"], found["pid"], found["signal"]) == (
+        0,
+        -11,
+        6421,
+        "SIGSEGV",
+    )
+    analysis = analyze_files(tmp_path, {"console.log": FIELDS_ONLY})
+    assert analysis.unrecognised_lines == 0
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [0])
+
+
+def test_fields_without_an_exit_code_are_no_entry():
+    # the same field names in a configuration a script prints: no worker's exit in them
+    lines = ["dist:", "  host      : node-1", "  rank      : 0", "  time      : 30"]
+    assert _events(lines, "child_failed") == []
+
+
 def test_a_process_failure_record_is_a_failed_worker():
     # intelligent-machine-learning/dlrover#1046, verbatim: the agent logs torchelastic's
     # failures dict; worker 0 died of SIGBUS (Docker's 64 MB /dev/shm, checkpoint saving)
