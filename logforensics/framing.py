@@ -769,6 +769,8 @@ def frame_lines(lines: pl.DataFrame, nonblank: pl.DataFrame | None = None) -> pl
     """
     lead = _common_indent(lines)
     if lead is None:
+        lead = _viewer_numbers(lines)
+    if lead is None:
         return _frame_lines(lines, nonblank)
     indented = lines.with_columns(lead).with_columns(
         pl.col("text").str.slice(pl.col("_lead").str.len_chars().fill_null(0))
@@ -777,6 +779,35 @@ def frame_lines(lines: pl.DataFrame, nonblank: pl.DataFrame | None = None) -> pl
     # the line as written: its indentation back in front of it
     text = pl.concat_str(pl.col("_lead").fill_null(""), pl.col("text"))
     return framed.with_columns(text.alias("text")).drop("_lead")
+
+
+# A paste copied from a viewer that numbers the lines (an editor, a web log viewer) keeps the
+# numbers in front of each line (NVIDIA/TransformerEngine#1275: `110881 [rank0]:   File ...`).
+# They are told from a log's own counters by counting on with the file's lines, one apart, and by
+# standing in front of what framers read (a launcher's tag, a time stamp) on most lines.
+VIEWER_NUMBER = r"^( *\d{1,9} )"
+MIN_NUMBERED_LINES = 3
+FRAMED_SHARE = 0.5
+
+
+def _viewer_numbers(lines: pl.DataFrame) -> pl.Expr | None:
+    """Per line, the viewer's line number in front of it (`_lead`), in the files numbered as a
+    whole; None when no line opens with a number (a scan that costs little)."""
+    text = pl.col("text")
+    if not lines.select(text.str.contains(VIEWER_NUMBER).any()).item():
+        return None
+    nonblank = text.str.strip_chars() != ""
+    lead = text.str.extract(VIEWER_NUMBER, 1)
+    offset = lead.str.strip_chars().cast(pl.Int64, strict=False) - pl.col("line").cast(pl.Int64)
+    rest = text.str.slice(lead.str.len_chars().fill_null(0))
+    framed = holds_any(rest, NOISE_LITERALS) | rest.str.contains(STARTS_WITH_PREFIX)
+    numbered = (
+        lead.filter(nonblank).is_not_null().all().over("file")
+        & (offset.filter(nonblank).n_unique().over("file") == 1)
+        & (nonblank.sum().over("file") >= MIN_NUMBERED_LINES)
+        & (framed.filter(nonblank).mean().over("file") >= FRAMED_SHARE)
+    )
+    return pl.when(numbered & nonblank).then(lead).alias("_lead")
 
 
 def _common_indent(lines: pl.DataFrame) -> pl.Expr | None:
