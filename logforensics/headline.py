@@ -359,6 +359,8 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
             return "SLURM preempted the job, no rank having failed before", None
         said = f" ({reason})" if reason else " (no reason given: scancel)"
         return f"SLURM cancelled the job{said}, no rank having failed before", None
+    if finding.details.get("from_outside") and signal == "SIGHUP":
+        return "The launcher's terminal session closed (SIGHUP) and the job went with it", None
     if finding.details.get("from_outside"):
         return f"The launcher was sent {signal} from outside and stopped the job", None
     if signal == "SIGKILL":

@@ -433,17 +433,23 @@ STOPPED_FROM_OUTSIDE_FIX = (
 )
 
 
-# Signals a person's terminal sends: the session closing (SIGHUP), Ctrl-C (SIGINT), Ctrl-\
+# Signals a person sends from the terminal: Ctrl-C (SIGINT), Ctrl-\ (SIGQUIT)
 BY_A_PERSON = {
-    "SIGHUP": "the terminal or SSH session it ran in closed",
     "SIGINT": "Ctrl-C",
     "SIGQUIT": "Ctrl-\\",
 }
 BY_A_PERSON_FIX = (
-    "Nothing failed in the job: it lost the terminal it ran in, or a person stopped it. Run the "
-    "launcher where a closed terminal cannot reach it (the scheduler, `nohup`, `tmux` or "
-    "`screen`). If it was stopped because it had stopped making progress, the hang's cause is "
-    "in the lines before the signal."
+    "Nothing failed in the job: a person stopped it from its terminal. If it was stopped "
+    "because it had stopped making progress, the hang's cause is in the lines before the signal."
+)
+# The terminal or SSH session the launcher ran in closing under it: nobody chose to stop the
+# job, it went with the session (jingyaogong/minimind#462 an hour into training,
+# zai-org/ChatGLM2-6B#238)
+SESSION_CLOSED = "SIGHUP"
+SESSION_CLOSED_FIX = (
+    "Nothing failed in the job itself: the terminal or SSH session the launcher ran in closed, "
+    "and the job went with it. Start it where a closed session cannot reach it: through the "
+    "scheduler (`sbatch`), or under `nohup ... &`, `tmux` or `screen`."
 )
 
 
@@ -456,7 +462,8 @@ def _launcher_signals(job: Job) -> pl.DataFrame:
     if not said.is_empty():
         return said.sort("file", "line")
     return job.events.filter(
-        (pl.col("event") == "worker_sigterm") & pl.col("signal").is_in(list(BY_A_PERSON))
+        (pl.col("event") == "worker_sigterm")
+        & pl.col("signal").is_in([*BY_A_PERSON, SESSION_CLOSED])
     ).sort("file", "line")
 
 
@@ -563,7 +570,13 @@ def _stopped_from_outside(job: Job) -> list[Finding]:
         return []
     signal = rows.item(0, "signal")
     by_a_person = signal in BY_A_PERSON
-    if by_a_person:
+    if signal == SESSION_CLOSED:
+        summary = (
+            "The launcher received SIGHUP (the terminal or SSH session it ran in closed) and "
+            "shut its workers down; no worker had failed before it: the job ended with the "
+            "session, by no error of its own."
+        )
+    elif by_a_person:
         summary = (
             f"The launcher received {signal} ({BY_A_PERSON[signal]}) and shut its workers down; "
             "no worker had failed before it: it was stopped from its terminal, by no error of "
@@ -585,7 +598,13 @@ def _stopped_from_outside(job: Job) -> list[Finding]:
             severity="warning" if by_a_person else "error",
             part="consequence",
             summary=summary,
-            fix=BY_A_PERSON_FIX if by_a_person else STOPPED_FROM_OUTSIDE_FIX,
+            fix=(
+                BY_A_PERSON_FIX
+                if by_a_person
+                else SESSION_CLOSED_FIX
+                if signal == SESSION_CLOSED
+                else STOPPED_FROM_OUTSIDE_FIX
+            ),
             ranks=[],
             blames_nobody=True,
             confidence="low",

@@ -6,8 +6,10 @@ import polars as pl
 import pytest
 
 from logforensics.headline import verdict_headline
+from logforensics.i18n import translate, translate_headline
 from tests.builders import analyze, analyze_files, finding, kinds, marks
 from tests.parsers.test_elastic import SUMMARY as ELASTIC_SUMMARY
+from tests.test_i18n import english_runs
 
 THREADS = Path(__file__).parents[1] / "data" / "threads"
 
@@ -1252,7 +1254,8 @@ LAUNCHER_HUNG_UP = [
 def test_the_launcher_s_own_cut_stack_after_a_signal_from_outside_is_no_worker_failure(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": LAUNCHER_HUNG_UP})
     assert not [f for f in analysis.findings if f.details.get("cut")]
-    assert analysis.verdict is None
+    assert analysis.verdict.finding.details.get("signal") == "SIGHUP"
+    assert analysis.verdict.ranks == []
 
 
 # pytorch/pytorch#91378, verbatim: two spawned gloo workers; one aborts on gloo's size check
@@ -1337,16 +1340,39 @@ STOPS_WITH_SIGHUP = [
 ]
 
 
-@pytest.mark.parametrize("lines", [TERMINAL_CLOSED, STOPS_WITH_SIGHUP], ids=["said", "forwarded"])
-def test_a_launcher_its_terminal_stopped_is_no_failure_but_says_so(tmp_path, lines):
+# zai-org/ChatGLM2-6B#238, verbatim: all the reporter quoted; `nohup` with `disown` fixed it
+AGENT_HUNG_UP = [
+    "torch.distributed.elastic.multiprocessing.api.SignalException: Process 8665 got signal: 1",
+]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [TERMINAL_CLOSED, STOPS_WITH_SIGHUP, AGENT_HUNG_UP],
+    ids=["said", "forwarded", "raised"],
+)
+def test_a_job_whose_terminal_session_closed_went_with_it(tmp_path, lines):
+    # nobody chose to stop it: the verdict says why it ended, and blames no rank
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    stopped = analysis.verdict.finding
+    assert stopped.details.get("from_outside") and stopped.blames_nobody
+    assert (stopped.severity, analysis.verdict.ranks) == ("error", [])
+    assert analysis.verdict.headline == (
+        "The launcher's terminal session closed (SIGHUP) and the job went with it"
+    )
+    assert "`nohup ... &`, `tmux` or `screen`" in stopped.fix
+    for english in (stopped.summary, stopped.fix):
+        assert english_runs(translate(english, "zh")) == []
+    assert english_runs(translate_headline(analysis.verdict.headline, "zh")) == []
+
+
+def test_ctrl_c_to_the_launcher_is_no_failure_but_says_so(tmp_path):
+    lines = [line.replace("SIGHUP", "SIGINT") for line in TERMINAL_CLOSED]
     analysis = analyze_files(tmp_path, {"console.log": lines})
     assert analysis.verdict is None
     (stopped,) = [f for f in analysis.findings if f.details.get("from_outside")]
-    assert stopped.severity == "warning" and "SIGHUP" in stopped.summary
-    assert (
-        "stopped from its terminal, by no error of its own" in stopped.summary
-        and "tmux" in stopped.fix
-    )
+    assert stopped.severity == "warning" and "Ctrl-C" in stopped.summary
+    assert "stopped from its terminal, by no error of its own" in stopped.summary
 
 
 def test_a_lone_rank_s_abort_with_no_timeout_is_its_own_death(tmp_path):
