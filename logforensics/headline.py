@@ -65,6 +65,8 @@ def _short_at_barrier(finding: Finding) -> Told:
 
 def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
     details = finding.details
+    if details.get("source") == "horovod stall":
+        return f"{_who(finding.ranks)} never submitted the tensor the others waited on", None
     if "barrier_key" in details:
         return _short_at_barrier(finding)
     departure = details.get("departure")
@@ -225,9 +227,7 @@ def _collective_mismatch(finding: Finding, verdict: Verdict) -> Told:
     if finding.details.get("source") == "horovod stall":
         if finding.blames_nobody:
             return f"{_who(finding.ranks)} and the other ranks submitted different tensors", None
-        if "missing" in finding.details:  # the one rank that submitted what no other did
-            return f"{_who(finding.ranks)} alone submitted a tensor the others never did", None
-        return f"{_who(finding.ranks)} never submitted the tensor the others waited on", None
+        return f"{_who(finding.ranks)} alone submitted a tensor the others never did", None
     if finding.details.get("source") == "stack dumps":
         return "The stack dumps show processes waiting in different collectives", None
     if finding.details.get("departure") == "undecoded_objects":

@@ -431,7 +431,9 @@ def _from_horovod_stall(job: Job) -> list[Finding]:
         placed_finding(
             job,
             missing_rows,
-            kind="collective_mismatch",
+            # a minority that never issued the op the others wait in departed from their path
+            # (the earliest divergence); groups too large for that ran different collectives
+            kind="stage_divergence" if blamed else "collective_mismatch",
             severity="error",
             part="departure",
             summary=summary,

@@ -54,7 +54,7 @@ def test_many_missing_ranks_are_a_split_blaming_no_rank(tmp_path):
 def test_one_missing_rank_left_the_path(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": ONE_MISSING})
     stalled = analysis.verdict.finding
-    assert (stalled.kind, analysis.verdict.ranks) == ("collective_mismatch", [1])
+    assert (stalled.kind, analysis.verdict.ranks) == ("stage_divergence", [1])
     assert "rank 1 never submitted HorovodBroadcast_dense_kernel_Momentum_0 (and 2 more)" in (
         stalled.summary
     )

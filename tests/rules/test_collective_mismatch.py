@@ -267,7 +267,7 @@ READY_ONLY = [
 
 def test_ranks_absent_from_the_stall_inspector_s_ready_lists_are_the_ones_that_strayed(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": READY_ONLY})
-    stalled = finding(analysis, "collective_mismatch")
+    stalled = finding(analysis, "stage_divergence")
     assert (stalled.ranks, analysis.verdict.ranks, stalled.confidence) == ([1, 5], [1, 5], "medium")
     assert "allreduce.conv1.weight (and 3 more)" in stalled.summary
 
@@ -288,7 +288,7 @@ SPLIT_READY_LISTS = (
 
 def test_ready_lists_that_split_the_world_blame_the_ranks_off_the_majority_s_ops(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": [SPLIT_READY_LISTS]})
-    stalled = finding(analysis, "collective_mismatch")
+    stalled = finding(analysis, "stage_divergence")
     assert stalled.ranks == [3] and analysis.verdict.ranks == [3]
     assert not stalled.blames_nobody
     # what rank 3 never submitted: the gradients the others wait in, not the loss it is ready on
@@ -314,7 +314,7 @@ def test_the_first_stall_report_names_the_rank_that_left_the_later_ones_its_cons
     tmp_path,
 ):
     analysis = analyze_files(tmp_path, {"console.log": STALLS_ONE_AFTER_THE_OTHER})
-    stalled = finding(analysis, "collective_mismatch")
+    stalled = finding(analysis, "stage_divergence")
     assert stalled.ranks == [0] and analysis.verdict.ranks == [0]
     assert "rank 0 never submitted broadcast.bool.sz" in stalled.summary
 
@@ -360,7 +360,7 @@ MISSING_3_AND_6 = [
 
 def test_missing_ranks_that_are_a_minority_of_the_least_world_they_allow_are_blamed(tmp_path):
     analysis = analyze_files(tmp_path, {"output.log": MISSING_3_AND_6})
-    stalled = finding(analysis, "collective_mismatch")
+    stalled = finding(analysis, "stage_divergence")
     assert stalled.blamed == [3, 6] and analysis.verdict.ranks == [3, 6]
     assert "ranks 3 and 6 left the common path" in stalled.summary
 
@@ -532,7 +532,8 @@ def test_a_stall_the_job_got_past_is_no_hang(tmp_path):
 
 def test_a_stall_with_no_end_after_it_is_still_the_departure(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": STALL_GOT_PAST[:-1]})
-    assert analysis.verdict.finding.kind == "collective_mismatch"
+    # the rank that never submitted the op the others wait in departed from their path
+    assert analysis.verdict.finding.kind == "stage_divergence"
     assert analysis.verdict.ranks == [0]
 
 
