@@ -15,6 +15,11 @@ killed due to the node running low on memory.` (957944173/GAP's launcher log, ve
     Memory on the node (IP: 10.29.128.7, ID: 38fa2a92ea532d8f01c076ded57079b07bd160d36c7ef5b2b9241f33) where the task (actor ID: f5a0d2adb7b8ec8fd0d857c001000000, name=TaskRunner.__init__, pid=1466649, memory used=1.42GB) was running was 121.35GB / 125.53GB (0.966714), which exceeds the memory usage threshold of 0.95. ...
 
 is a `host_oom` event of that node and that task's process (`pid`), one killed.
+
+The exception's words alone, where a caller logged them rather than raised them
+(OpenRLHF/OpenRLHF#936: `ERROR - An error occurred during score calculation: Task was killed
+due to the node running low on memory.`), are a `host_oom` event too, its node unsaid; the
+exception line itself is the traceback parser's.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ ADVICE = "Refer to the documentation on how to address the out of memory issue"
 TASK_KILLED = "Memory on the node (IP: "
 TASK_NODE = r"^Memory on the node \(IP: ([\w.:-]+),"
 TASK_PID = r"\bwhere the task \([^)]*?\bpid=(\d+)"
+TASK_WORDS = "Task was killed due to the node running low on memory"
+RAISED = "OutOfMemoryError"  # `ray.exceptions.OutOfMemoryError: Task was killed ...`
 MONITOR = "Ray's memory monitor"  # the event's `exc_message`, for the oom rule's words
 
 
@@ -60,10 +67,22 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         pl.lit(1, pl.Int64).alias("value"),
         pl.lit(MONITOR).alias("exc_message"),
     )
+    logged = lines.filter(
+        message.str.contains(TASK_WORDS, literal=True) & ~message.str.contains(RAISED, literal=True)
+    ).select(
+        "file",
+        "line",
+        pl.lit("host_oom").alias("event"),
+        pl.lit("error").alias("severity"),
+        pl.lit(1, pl.Int64).alias("value"),
+        pl.lit(MONITOR).alias("exc_message"),
+    )
     advice = lines.filter(message.str.contains(ADVICE, literal=True)).select(
         "file", "line", pl.lit(None, pl.String).alias("event")
     )
-    return pl.concat([kills, task, advice], how="diagonal_relaxed")
+    return pl.concat([kills, task, logged, advice], how="diagonal_relaxed")
 
 
-PARSER = LineParser(name="ray_memory", literals=(KILLED_WORDS, ADVICE, TASK_KILLED), parse=parse)
+PARSER = LineParser(
+    name="ray_memory", literals=(KILLED_WORDS, ADVICE, TASK_KILLED, TASK_WORDS), parse=parse
+)

@@ -74,3 +74,19 @@ def test_ray_s_out_of_memory_error_alone_is_still_the_host_s(tmp_path):
     error_only = TASK_KILLED[:-1]
     oom = finding(analyze_files(tmp_path, {"launcher.log": error_only}), "oom")
     assert oom.details["host_memory"] and "killed a task on the node" in oom.summary
+
+
+# OpenRLHF/OpenRLHF#936 (its title, the reporter's own log line): the caller logged Ray's words
+LOGGED_KILL = "ERROR - An error occurred during score calculation: Task was killed due to the node running low on memory."
+
+
+def test_ray_s_words_for_the_kill_logged_by_its_caller_are_the_host_s(tmp_path):
+    killed = only(parsed_by("ray_memory", [LOGGED_KILL]).filter(event="host_oom"))
+    assert (killed["host"], killed["value"]) == (None, 1)
+    oom = analyze_files(tmp_path, {"train.log": [LOGGED_KILL]}).verdict.finding
+    assert oom.kind == "oom" and oom.details["host_memory"]
+
+
+def test_the_raised_error_is_one_kill_not_two(tmp_path):
+    # the exception line is the traceback parser's, not a second kill of this family's
+    assert parsed_by("ray_memory", TASK_KILLED[:-1]).filter(event="host_oom").is_empty()
