@@ -194,11 +194,12 @@ def _next_line_matches(pattern: str) -> pl.Expr:
 
 def _first_opening() -> pl.Expr:
     """The row (within its stream) where a table without its title first opens: a
-    `Failures:` or `Root Cause` heading over an `[N]:` entry, or an entry over its `time :`
-    field where the paste starts below the heading (hiyouga/LLaMA-Factory#2206: `[5]:` first)."""
+    `Failures:` or `Root Cause` heading over an `[N]:` entry, an entry over its first field
+    where the paste starts below the heading (hiyouga/LLaMA-Factory#2206: `[5]:` first), or
+    the entry's fields where it starts below the entry."""
     message = pl.col("_message")
     heading = message.str.contains(OTHER_FAILURES) | message.str.contains(ROOT_CAUSE)
-    entry = message.str.contains(ENTRY) & _next_line_matches(TIME)
+    entry = message.str.contains(ENTRY) & _next_line_matches(FIELD)
     opening = (heading & _next_line_matches(ENTRY)) | entry | _bare_fields()
     return pl.int_range(pl.len()).filter(opening).first().over(STREAM)
 
@@ -209,7 +210,9 @@ def _bare_fields() -> pl.Expr:
     (local_rank: 0)`, `  exitcode  : -11 (pid: 6421)`, ..., the summary's last border)."""
     field = pl.col("_field")
     holds_exit = pl.col("_message").str.contains(EXITCODE).any().over(STREAM, "_field_run")
-    return field & ~field.shift(1).over(STREAM).fill_null(False) & holds_exit
+    above = pl.col("_message").shift(1).over(STREAM).fill_null("")
+    first = ~field.shift(1).over(STREAM).fill_null(False) & ~above.str.contains(ENTRY)
+    return field & first & holds_exit
 
 
 def _with_field_runs(rows: pl.DataFrame) -> pl.DataFrame:
