@@ -183,6 +183,11 @@ def _logged(finding: Finding) -> str:
 def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
     if "barrier_key" in finding.details:
         return _short_at_barrier(finding)
+    if finding.details.get("not_launched"):
+        host = finding.details.get("host")
+        on = f" on {host}" if host else ""
+        who = rank_list(finding.ranks) if finding.ranks else "a process"
+        return f"The launcher could not start {who}{on}", ("its executable was not found there")
     twice = finding.details.get("claimed_twice")
     if twice:
         never = rank_list(finding.details.get("never_claimed") or [])

@@ -35,6 +35,21 @@ The `PID ... RUNNING AT` line is a `fatal_signal` event of that pid and host whe
 string names a signal (or, without one, the exit code is 128 and a signal's number: `EXIT
 CODE: 139`), else a `worker_failed` one with the exit code; the banner's other lines are
 recognised without an event.
+
+Open MPI's launcher that could not start a process at all prints a framed notice naming the
+first rank it failed for, its node and the executable, wrapped where it likes (an mpi4py
+hello-world, mpi4py/mpi4py#573, under Open MPI 5's `prterun`; QEF/q-e#32 under `mpirun`):
+
+    prterun was unable to find the specified executable file, and therefore did
+    not launch the job.  This error was first reported for process rank
+    1; it may have occurred for other processes as well.
+    ...
+    Node:       gpu2 Executable: /home/mpi/.conda/envs/mpi/bin/python
+
+or `mpirun was unable to launch the specified application as it could not access` / `or
+execute an executable:` with `Executable:` and `Node:` lines and `while attempting to start
+process rank 0.` (fastpm/fastpm#101). A `launch_failed` event of that rank on its first line,
+the node in `host`, the executable in `exc_message`; the notice's lines recognised.
 """
 
 from __future__ import annotations
@@ -66,6 +81,16 @@ HYDRA_CHATTER = (
 )
 # the banner's lines after its `PID` line, as far as its exit string
 HYDRA_BANNER_LINES = 6
+LAUNCH_FAILED = (
+    r"was unable to (?:find the specified executable file|launch the specified application)"
+)
+# the rank, where the notice's wrapping leaves it: `... for process rank 0; it may ...`,
+# `rank 0; it may ...` or `1; it may ...` on a line of its own, `... start process rank 0.`
+LAUNCH_RANK = r"\bprocess rank (\d+)[;.]|^(?:rank )?(\d+); it may have occurred"
+LAUNCH_NODE = r"(?:^|\s)Node:\s+(\S+)"
+LAUNCH_EXECUTABLE = r"(?:^|\s)Executable:\s+(.+?)\s*$"
+# the notice's lines after its first, as far as its `Executable:` line
+LAUNCH_NOTICE_LINES = 12
 # signal numbers as Linux numbers them (the launchers run there)
 SIGNAL_NAMES = {str(int(number)): number.name for number in signal.Signals}
 
@@ -86,7 +111,14 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     hydra_chatter = lines.filter(pl.col("message").str.contains(HYDRA_CHATTER)).select(
         "file", "line", pl.lit(None, pl.String).alias("event")
     )
-    parts = [_signal_deaths(lines), _first_exits(lines), _hydra_ends(lines), chatter, hydra_chatter]
+    parts = [
+        _signal_deaths(lines),
+        _first_exits(lines),
+        _hydra_ends(lines),
+        _launch_failures(lines),
+        chatter,
+        hydra_chatter,
+    ]
     return pl.concat(parts, how="diagonal_relaxed")
 
 
@@ -113,6 +145,61 @@ def _signal_deaths(lines: pl.DataFrame) -> pl.DataFrame:
         "file", pl.col("end_line").alias("line"), pl.lit(None, pl.String).alias("event")
     )
     return pl.concat([_death_events(deaths), continued], how="diagonal_relaxed")
+
+
+def _launch_failures(lines: pl.DataFrame) -> pl.DataFrame:
+    """The notice of a process the launcher could not start: its rank, node and executable
+    from the lines after its first (LAUNCH_NOTICE_LINES at most)."""
+    message = pl.col("message")
+    rows = lines.sort("file", "line").with_columns(
+        (pl.col("candidate") & message.str.contains(LAUNCH_FAILED)).alias("_opens")
+    )
+    if not rows.select(pl.col("_opens").any()).item():
+        return pl.DataFrame(schema={"file": pl.String, "line": pl.UInt32, "event": pl.String})
+    opened_at = pl.when("_opens").then(pl.col("line")).forward_fill().over("file")
+    rank = message.str.extract_groups(LAUNCH_RANK)
+    notice = (
+        rows.with_columns(opened_at.alias("_at"))
+        .filter(
+            pl.col("_at").is_not_null()
+            & (pl.col("line").cast(pl.Int64) - pl.col("_at") <= LAUNCH_NOTICE_LINES)
+        )
+        .with_columns(
+            pl.coalesce(rank.struct.field("1"), rank.struct.field("2"))
+            .cast(pl.Int32, strict=False)
+            .alias("_rank"),
+            message.str.extract(LAUNCH_NODE, 1).alias("_node"),
+            message.str.extract(LAUNCH_EXECUTABLE, 1).alias("_executable"),
+        )
+    )
+    said = pl.col("_rank").is_not_null() | pl.col("_node").is_not_null()
+    ends = notice.group_by("file", "_at").agg(
+        pl.col("line").filter(said | pl.col("_executable").is_not_null()).max().alias("_end")
+    )
+    notice = notice.join(ends, on=["file", "_at"]).filter(
+        pl.col("line") <= pl.coalesce("_end", "_at")
+    )
+    failed = notice.group_by("file", "_at", maintain_order=True).agg(
+        pl.col("line").first(),
+        pl.col("_end").first().alias("end_line"),
+        pl.col("_rank").drop_nulls().first().alias("rank"),
+        pl.col("_node").drop_nulls().first().alias("host"),
+        pl.col("_executable").drop_nulls().first().alias("exc_message"),
+    )
+    events = failed.select(
+        "file",
+        "line",
+        "end_line",
+        pl.lit("launch_failed").alias("event"),
+        pl.lit("error").alias("severity"),
+        "rank",
+        "host",
+        "exc_message",
+    )
+    recognised = notice.filter(
+        (pl.col("line") > pl.col("_at")) & (message.str.strip_chars() != "")
+    ).select("file", "line", pl.lit(None, pl.String).alias("event"))
+    return pl.concat([events, recognised], how="diagonal_relaxed")
 
 
 def _death_events(deaths: pl.DataFrame) -> pl.DataFrame:
@@ -261,7 +348,9 @@ PARSER = LineParser(
         "TERMINATED WITH THE EXIT STRING",
         "This typically refers to a problem with your application",
         "Please see the FAQ page for debugging",
+        "was unable to find the specified executable",
+        "was unable to launch the specified application",
     ),
     parse=parse,
-    context_after=HYDRA_BANNER_LINES,
+    context_after=max(HYDRA_BANNER_LINES, LAUNCH_NOTICE_LINES),
 )

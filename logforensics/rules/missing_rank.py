@@ -61,7 +61,53 @@ def check(job: Job) -> list[Finding]:
         + (_store_unreachable(job) or _store_wait_timed_out(job))
         + _mesh_never_formed(job)
         + (short_at_barrier(job, default_group=True) if not claimed else [])
+        + _not_launched(job)
     )
+
+
+NOT_LAUNCHED_FIX = (
+    "The launcher found no executable it could run at that path on that node. Install the same "
+    "environment at the same path on every node (the conda env or venv, the container image), "
+    "or keep it on a filesystem all nodes share, and pass the interpreter's full path; "
+    "`mpirun --host <node> which python` shows what a node resolves."
+)
+
+
+def _not_launched(job: Job) -> list[Finding]:
+    """Open MPI's launcher could not start a process: the executable was missing (or not
+    runnable) on its node, so the job never started (mpi4py/mpi4py#573: the conda env's python
+    absent on gpu2). It names the first rank it failed for; others may have failed too."""
+    failures = job.events.filter(pl.col("event") == "launch_failed").sort("file", "line")
+    if failures.is_empty():
+        return []
+    first = failures.row(0, named=True)
+    rank, host, executable = first["rank"], first["host"], first["exc_message"]
+    who = f"rank {rank}" if rank is not None else "a process"
+    on = f" on {host}" if host else ""
+    program = f"`{clipped(executable)}`" if executable else "the program"
+    summary = (
+        f"The launcher could not start {who}{on}: it found no executable {program} it could run "
+        "there, so the job never started (the first process it failed for; others may have "
+        "failed the same way)."
+    )
+    evidence, total = evidence_from(failures.select("file", "line", "text", "rank"))
+    return [
+        Finding(
+            kind="missing_rank",
+            severity="error",
+            part="explanation",
+            summary=summary,
+            fix=NOT_LAUNCHED_FIX,
+            ranks=[rank] if rank is not None else [],
+            evidence=evidence,
+            evidence_total=total,
+            order=-1.0,  # before anything ran
+            timestamp=earliest_time(failures),
+            confidence="high",
+            scope="job",
+            details={"not_launched": True, "host": host, "executable": executable},
+        )
+    ]
 
 
 TWICE_FIX = (

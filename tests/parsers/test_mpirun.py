@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import polars as pl
+import pytest
 
+from logforensics.i18n import translate, translate_headline
 from tests.builders import analyze_files, only, parsed_by
+from tests.test_i18n import english_runs
 
 # horovod/horovod#1421, verbatim (mpirun under horovodrun, a process of rank 0 exited with 1)
 FIRST_EXIT = [
@@ -129,3 +132,71 @@ def test_without_its_exit_string_a_code_past_128_is_the_signal():
     ]
     death = only(parsed_by("mpirun", banner))
     assert (death["event"], death["pid"], death["signal"]) == ("fatal_signal", 31907, "SIGSEGV")
+
+
+# mpi4py/mpi4py#573, verbatim: Open MPI 5's prterun could not start rank 1 (the conda env's
+# python missing on gpu2); the paste joined the notice's `Node:` and `Executable:` lines
+NOT_LAUNCHED = [
+    "--------------------------------------------------------------------------",
+    "prterun was unable to find the specified executable file, and therefore did",
+    "not launch the job.  This error was first reported for process rank",
+    "1; it may have occurred for other processes as well.",
+    "",
+    "NOTE: A common cause for this error is misspelling a prterun command",
+    "   line parameter option (remember that prterun interprets the first",
+    "   unrecognized command line token as the executable).",
+    "",
+    "Node:       gpu2 Executable: /home/mpi/.conda/envs/mpi/bin/python",
+]
+# QEF/q-e#32, verbatim: mpirun's wording of the same notice, wrapped before `rank 0`
+NOT_LAUNCHED_OLDER = [
+    "mpirun was unable to find the specified executable file, and therefore",
+    "did not launch the job.  This error was first reported for process",
+    "rank 0; it may have occurred for other processes as well.",
+    "",
+    "NOTE: A common cause for this error is misspelling a mpirun command",
+    "      line parameter option (remember that mpirun interprets the first",
+    "      unrecognized command line token as the executable).",
+    "",
+    "Node:       731-sc",
+    "Executable: pw.x",
+]
+# fastpm/fastpm#101, verbatim: an executable it could not run
+NOT_EXECUTABLE = [
+    "mpirun was unable to launch the specified application as it could not access",
+    "or execute an executable:",
+    "",
+    "Executable: ../src/fastpm",
+    "Node: cori16",
+    "",
+    "while attempting to start process rank 0.",
+]
+
+
+@pytest.mark.parametrize(
+    ("lines", "rank", "node", "executable"),
+    [
+        (NOT_LAUNCHED, 1, "gpu2", "/home/mpi/.conda/envs/mpi/bin/python"),
+        (NOT_LAUNCHED_OLDER, 0, "731-sc", "pw.x"),
+        (NOT_EXECUTABLE, 0, "cori16", "../src/fastpm"),
+    ],
+    ids=["prterun", "mpirun", "not-executable"],
+)
+def test_a_process_the_launcher_could_not_start_is_named_with_its_node(
+    lines, rank, node, executable
+):
+    failed = only(parsed_by("mpirun", lines).filter(pl.col("event") == "launch_failed"))
+    assert (failed["rank"], failed["host"], failed["exc_message"]) == (rank, node, executable)
+
+
+def test_the_job_never_started_and_the_verdict_says_where(tmp_path):
+    analysis = analyze_files(tmp_path, {"mpirun.log": NOT_LAUNCHED})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("missing_rank", [1])
+    assert verdict.headline == (
+        "The launcher could not start rank 1 on gpu2; its executable was not found there"
+    )
+    assert analysis.unrecognised_lines == 1  # the notice's top border
+    for english in (verdict.finding.summary, verdict.finding.fix):
+        assert english_runs(translate(english, "zh")) == []
+    assert english_runs(translate_headline(verdict.headline, "zh")) == []
