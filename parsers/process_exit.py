@@ -19,6 +19,9 @@ that ended first (deepspeedai/DeepSpeedExamples#626):
 a `worker_failed` event with that exit code (a negative one is the signal that ended it; none,
 with `code_cut` in `extra`, where a paste cut the line before it) and no rank: the command it prints is the last one the launcher spawned, left over from its spawning
 loop (deepspeed/launcher/launch.py, `sigkill_handler` logs `cmd`), whichever worker ended.
+Where that last command is `--local_rank=0`, the launcher spawned one worker on its node, and
+that worker is the one that ended: its `local_rank` is 0 (databrickslabs/dolly#166, one GPU,
+`exits with return code = -9`).
 
 Text Generation Inference's launcher reports a shard (or its weight download) that a signal
 ended, by number, in the shard's span (huggingface/text-generation-inference#1627, #446)::
@@ -109,6 +112,8 @@ PALS_REPORT = (
 )
 
 DEEPSPEED_EXIT = r"\] exits with return code = (-?\d+)\s*$"
+# the spawned command's first local rank (`'--local_rank=0'`, `--local-rank=0` in newer releases)
+DEEPSPEED_LOCAL_RANK = r"'--local[_-]rank=(\d+)'"
 # the same report cut before its code by a paste: the launcher writes it at ERROR level only
 # when a worker ended with a non-zero code (deepspeedai/DeepSpeed#2946)
 DEEPSPEED_EXIT_REPORT = r"\[ERROR\] \[launch\.py:\d+:sigkill_handler\] \["
@@ -160,6 +165,10 @@ def _deepspeed_exits(lines: pl.DataFrame) -> pl.DataFrame:
             pl.lit("worker_failed").alias("event"),
             pl.lit("error").alias("severity"),
             "exitcode",
+            # the last worker spawned being local rank 0, it was the only one
+            pl.when(message.str.extract(DEEPSPEED_LOCAL_RANK, 1) == "0")
+            .then(pl.lit(0, dtype=pl.Int32))
+            .alias("local_rank"),
             pl.when("_cut").then(pl.lit('{"code_cut":true}')).alias("extra"),
         )
     )

@@ -237,6 +237,16 @@ def test_a_launcher_s_exit_report_on_its_own_error_line_is_still_a_failure(tmp_p
     assert exited.summary.startswith("A worker exited with code 1 (the launcher's report)")
 
 
+# databrickslabs/dolly#166, verbatim: the launcher's only worker on a one-GPU node, killed
+DEEPSPEED_ONLY_WORKER = "[2023-05-15 13:14:32,960] [ERROR] [launch.py:434:sigkill_handler] ['/local_disk0/.ephemeral_nfs/envs/pythonEnv-c66e8a02-c787-4491-88b1-1fdcfab3b412/bin/python', '-u', '-m', 'training.trainer', '--local_rank=0', '--input-model', 'EleutherAI/pythia-2.8b', '--deepspeed', '/Workspace/Repos/dinesh/dolly/config/ds_z3_bf16_config.json', '--epochs', '2', '--local-output-dir', '/local_disk0/dolly_training/dolly__2023-05-15T13:11:26', '--dbfs-output-dir', '/dbfs/FileStore/tables/dolly_training/dolly__2023-05-15T13:11:26', '--per-device-train-batch-size', '1', '--per-device-eval-batch-size', '1', '--logging-steps', '10', '--save-steps', '100', '--save-total-limit', '20', '--eval-steps', '25', '--warmup-steps', '25', '--test-size', '200', '--lr', '5e-6'] exits with return code = -9"
+
+
+def test_a_last_spawned_worker_of_local_rank_0_was_the_launcher_s_only_one(tmp_path):
+    # the last command the launcher spawned is local rank 0: it spawned no other worker
+    analysis = analyze_files(tmp_path, {"deepspeed.log": [DEEPSPEED_ONLY_WORKER]})
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("oom", [0])
+
+
 def test_deepspeeds_launcher_tells_the_signal_not_which_worker_crashed(tmp_path):
     # its command line is the last worker it spawned, whichever ended (DeepSpeed's launch.py
     # logs the spawning loop's `cmd`): `--local_rank=1` names no rank
