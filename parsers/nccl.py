@@ -372,6 +372,13 @@ RESULT_WORDS = {
 LAST_ERROR = "Last error:"
 NOT_A_LAST_ERROR = "Exception raised from"
 
+# A WARN quoted by its words alone, without `NCCL WARN` or the process before them: words only
+# NCCL's InfiniBand transport writes (NVIDIA/nccl#1664, all the reporter quoted:
+# `NET/IBP:Got completion from peer 7.6.13.83<36315> with status=12 opcode=32698 len=32696
+# vendor err 129 (Send)`). Read as a WARN of no process.
+BARE_WARN = r"^(?:NET/\w+ ?: ?)?Got completion from peer \S+ with (?:status=|error )"
+BARE_WARN_WORDS = "Got completion from peer"
+
 LITERALS = (
     "NCCL INFO",
     "NCCL WARN",
@@ -388,13 +395,22 @@ LITERALS = (
     "ncclInternalError:",
     "ncclUnhandledCudaError:",
     "ncclInvalidArgument:",
+    BARE_WARN_WORDS,
 )
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
-    lines = lines.with_columns(
-        (pl.col("candidate") & message.str.contains(NCCL_LINE_TEST)).alias("_nccl")
+    said_last = message.str.contains(LAST_ERROR, literal=True).fill_null(False)
+    after_last_error = (said_last.shift(1) | said_last.shift(2)).over("file").fill_null(False)
+    # (PyTorch's `Last error:` quotes the WARN on the lines after it: that text is its)
+    bare = pl.col("candidate") & message.str.contains(BARE_WARN) & ~after_last_error
+    lines = (
+        lines.sort("file", "line")
+        .with_columns(
+            pl.when(bare).then(pl.lit("NCCL WARN ") + message).otherwise(message).alias("message")
+        )
+        .with_columns((pl.col("candidate") & message.str.contains(NCCL_LINE_TEST)).alias("_nccl"))
     )
     nccl = lines.filter(pl.col("_nccl"))
     info = message.str.contains(" NCCL INFO ", literal=True) | message.str.starts_with("NCCL INFO ")

@@ -988,3 +988,28 @@ def test_a_wrapper_wrapped_after_its_source_takes_its_result_from_the_next_line(
 def test_a_wrapper_cut_at_its_source_with_no_result_after_it_is_left_alone():
     cut = [WRAPPED_WRAPPER[0], "Traceback (most recent call last):"]
     assert parsed_by("nccl", cut).filter(event="nccl_error").height == 0
+
+
+# NVIDIA/nccl#1664, verbatim: all the reporter quoted, the WARN's words without `NCCL WARN`
+BARE_COMPLETION = "NET/IBP:Got completion from peer 7.6.13.83<36315> with status=12 opcode=32698 len=32696 vendor err 129 (Send)"
+
+
+def test_an_infiniband_completion_error_quoted_by_its_words_alone_is_read(tmp_path):
+    (warned,) = (
+        parsed_by("nccl", [BARE_COMPLETION]).filter(pl.col("event").is_not_null()).to_dicts()
+    )
+    assert warned["severity"] == "error" and warned["host"] is None
+    verdict = analyze_files(tmp_path, {"issue.txt": [BARE_COMPLETION]}).verdict
+    assert verdict.finding.kind == "nccl_error"
+    assert "7.6.13.83<36315>" in verdict.finding.summary
+
+
+def test_the_words_pytorch_quotes_after_last_error_stay_that_error_s_message():
+    lines = [
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, remote process exited or there was a network error, NCCL version 2.14.3",
+        "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
+        "Last error:",
+        BARE_COMPLETION,
+    ]
+    (error,) = parsed_by("nccl", lines).filter(pl.col("event").is_not_null()).to_dicts()
+    assert error["line"] == 1 and error["exc_message"] == BARE_COMPLETION
