@@ -183,6 +183,9 @@ def _logged(finding: Finding) -> str:
 def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
     if "barrier_key" in finding.details:
         return _short_at_barrier(finding)
+    if finding.details.get("phase") == "launch":
+        hosts = ", ".join(str(host) for host in finding.details.get("unreachable") or [])
+        return f"The launcher could not reach {hosts} over ssh", "the job never formed"
     if finding.details.get("not_launched"):
         host = finding.details.get("host")
         on = f" on {host}" if host else ""

@@ -62,7 +62,35 @@ def check(job: Job) -> list[Finding]:
         + _mesh_never_formed(job)
         + (short_at_barrier(job, default_group=True) if not claimed else [])
         + _not_launched(job)
+        + _unreachable_nodes(job)
     )
+
+
+UNREACHABLE_FIX = (
+    "The launching node could not open ssh to that host, so nothing was started there. Check "
+    "that the host is up and its name or address in the hostfile is right, that it accepts ssh "
+    "from the launching node without a password (`ssh <host> hostname` from there), and the "
+    "port and firewall in between; in containers, that sshd runs and listens where the hostfile "
+    "says. For a single node, drop the hostfile."
+)
+
+
+def _unreachable_nodes(job: Job) -> list[Finding]:
+    """A launcher that could not reach a node over ssh before it started anything there
+    (DeepSpeed's runner checking its hostfile: BAAI-WuDao/EVA#3, hpcac/2023-APAC-HPC-AI#1): the
+    job never formed, and no rank is to blame."""
+    failures = job.events.filter(pl.col("event") == "node_unreachable").sort("file", "line")
+    if failures.is_empty() or not _went_on(job).is_empty():
+        return []
+    hosts = failures.get_column("host").drop_nulls().unique(maintain_order=True).to_list()
+    reasons = failures.get_column("exc_message").drop_nulls().unique(maintain_order=True)
+    why = f" (`{clipped(reasons[0])}`)" if len(reasons) else ""
+    summary = (
+        f"The launcher could not reach {', '.join(hosts)} over ssh{why}, so it started nothing "
+        "there and the job never formed. No rank is to blame."
+    )
+    details: dict[str, object] = {"phase": "launch", "unreachable": hosts}
+    return [_start_up_failure(failures, summary, UNREACHABLE_FIX, "high", details)]
 
 
 NOT_LAUNCHED_FIX = (

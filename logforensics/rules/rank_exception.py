@@ -89,6 +89,8 @@ CONSEQUENCE = (
     # (the reducer rule reads the counts and names the odd rank)
     r"|DDP expects same model across all ranks"
     r"|in this process with sizes .* appears not to match"
+    # a launcher's ssh to a node failing before it started anything there (missing_rank's)
+    r"|was not reachable via ssh|Command '\[?'?ssh .* returned non-zero exit status 255"
     # DDP's Join with throw_on_early_termination: a rank out of batches, and the others told
     # so (the loader_size_mismatch rule reads them)
     r"|exhausted all inputs|exhausted inputs\. Throwing across all ranks"
