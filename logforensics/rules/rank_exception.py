@@ -1099,7 +1099,8 @@ def _error_exits(job: Job) -> pl.DataFrame:
     reported = events.filter(pl.col("event").is_in(EXIT_REPORTS))
     return (
         pl.concat([reported, spawned], how="vertical_relaxed")
-        .filter((pl.col("exitcode").fill_null(0) > 0) | _code_cut())
+        # (a code that stands for a fatal signal is that signal's death: `_signal_deaths`)
+        .filter(((pl.col("exitcode").fill_null(0) > 0) & _exit_signal().is_null()) | _code_cut())
         .with_columns(pl.coalesce("rank", _local_is_global(job)).alias("rank"))
     )
 
@@ -2351,11 +2352,32 @@ DEATH_EVENTS = ("fatal_signal", *EXIT_REPORTS)
 
 
 def _signal_of_death() -> pl.Expr:
-    """The signal a death event names, or the one its negative exit code stands for."""
-    exit_signal = (
-        pl.col("exitcode").neg().replace_strict(FATAL, default=None, return_dtype=pl.String)
+    """The signal a death event names, or the one its exit code stands for: negative as the
+    launchers report a signal, 128 + N as a shell or a container reports it (`137`), or 256 - N
+    as a Python wrapper passes its child's on with `sys.exit(returncode)` (`247`: DeepSpeed's
+    launcher over Determined's wrapper, determined-ai/determined's cifar10_cpu_offloading
+    example; dlrover reads 247 as an OOM kill, intelligent-machine-learning/dlrover#225)."""
+    return pl.coalesce("signal", _exit_signal()).alias("signal")
+
+
+def _exit_signal() -> pl.Expr:
+    """The fatal signal an exit code stands for (see `_signal_of_death`), null for none."""
+    code = pl.col("exitcode").cast(pl.Int64)
+    number = (
+        pl.when(code < 0)
+        .then(-code)
+        .when(code.is_between(SHELL_SIGNALED + 1, SHELL_SIGNALED + 31))
+        .then(code - SHELL_SIGNALED)
+        .when(code.is_between(BYTE - 31, BYTE - 2))
+        .then(BYTE - code)
     )
-    return pl.coalesce("signal", exit_signal).alias("signal")
+    return number.replace_strict(FATAL, default=None, return_dtype=pl.String)
+
+
+# a shell's (and a container runtime's) exit status of a process a signal ended: 128 + N; an
+# exit status is one byte, so `sys.exit(-N)` leaves 256 - N
+SHELL_SIGNALED = 128
+BYTE = 256
 
 
 # Signals that end a process after the timeouts as their consequence

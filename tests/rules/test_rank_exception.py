@@ -2378,3 +2378,26 @@ def test_a_kernel_assertion_far_above_a_rank_s_traceback_stays_unranked(tmp_path
     apart = [*lines[:2], *(f"loading shard {n}" for n in range(10)), *lines[2:]]
     died = analyze_files(tmp_path, {"console.log": apart}).verdict.finding
     assert (died.kind, died.ranks) == ("rank_exception", [])
+
+
+def test_an_exit_code_a_wrapper_passed_on_for_a_kill_is_that_kill(tmp_path):
+    # Determined's wrapper under DeepSpeed's launcher: `sys.exit(-9)` leaves 247, which both
+    # nodes' launchers report (dlrover reads 247 as an OOM kill too)
+    lines = (THREADS / "determined_ds_offload_exit_247.log").read_text(encoding="utf-8")
+    analysis = analyze_files(tmp_path, {"trial.log": lines.splitlines()})
+    killed = analysis.verdict.finding
+    assert killed.kind == "oom" and "SIGKILL" in killed.summary
+    assert not [f for f in analysis.findings if "a code the program chose" in f.summary]
+
+
+@pytest.mark.parametrize(("code", "signal"), [("137", "SIGKILL"), ("250", "SIGABRT")])
+def test_a_shell_s_or_a_wrapper_s_code_for_a_signal_is_that_signal(tmp_path, code, signal):
+    line = DEEPSPEED_ONLY_WORKER.replace("return code = -9", f"return code = {code}")
+    died = analyze_files(tmp_path, {"deepspeed.log": [line]}).verdict.finding
+    assert signal in died.summary and died.ranks == [0]
+
+
+def test_a_code_past_the_signals_is_still_the_program_s_own(tmp_path):
+    line = DEEPSPEED_ONLY_WORKER.replace("return code = -9", "return code = 2333")
+    analysis = analyze_files(tmp_path, {"deepspeed.log": [line]})
+    assert "a code the program chose" in analysis.findings[0].summary
