@@ -186,6 +186,8 @@ def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
     if finding.details.get("phase") == "launch":
         hosts = ", ".join(str(host) for host in finding.details.get("unreachable") or [])
         return f"The launcher could not reach {hosts} over ssh", "the job never formed"
+    if finding.details.get("not_launched") and not finding.details.get("executable"):
+        return "The launcher could not start its daemons on one or more nodes", None
     if finding.details.get("not_launched"):
         host = finding.details.get("host")
         on = f" on {host}" if host else ""

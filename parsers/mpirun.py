@@ -50,6 +50,12 @@ or `mpirun was unable to launch the specified application as it could not access
 execute an executable:` with `Executable:` and `Node:` lines and `while attempting to start
 process rank 0.` (fastpm/fastpm#101). A `launch_failed` event of that rank on its first line,
 the node in `host`, the executable in `exc_message`; the notice's lines recognised.
+
+Its daemons not starting on the other nodes is the same failure one step earlier: the remote
+shell's word that it found no `orted` (horovod/horovod#760: `bash: orted: command not found`;
+#301: `bash: /usr/local/bin/orted: No such file or directory`), then `ORTE was unable to reliably
+start one or more daemons.` with its list of causes. Each is a `launch_failed` event of no rank,
+the shell's with `orted` in `exc_message`.
 """
 
 from __future__ import annotations
@@ -91,6 +97,10 @@ LAUNCH_NODE = r"(?:^|\s)Node:\s+(\S+)"
 LAUNCH_EXECUTABLE = r"(?:^|\s)Executable:\s+(.+?)\s*$"
 # the notice's lines after its first, as far as its `Executable:` line
 LAUNCH_NOTICE_LINES = 12
+REMOTE_NO_DAEMON = (
+    r"^(?:ba|z)?sh: (?P<daemon>\S*\borted): (?:command not found|No such file or directory)"
+)
+DAEMONS_NOT_STARTED = "ORTE was unable to reliably start one or more daemons"
 # signal numbers as Linux numbers them (the launchers run there)
 SIGNAL_NAMES = {str(int(number)): number.name for number in signal.Signals}
 
@@ -155,7 +165,7 @@ def _launch_failures(lines: pl.DataFrame) -> pl.DataFrame:
         (pl.col("candidate") & message.str.contains(LAUNCH_FAILED)).alias("_opens")
     )
     if not rows.select(pl.col("_opens").any()).item():
-        return pl.DataFrame(schema={"file": pl.String, "line": pl.UInt32, "event": pl.String})
+        return _daemons_not_started(lines)
     opened_at = pl.when("_opens").then(pl.col("line")).forward_fill().over("file")
     rank = message.str.extract_groups(LAUNCH_RANK)
     notice = (
@@ -199,7 +209,22 @@ def _launch_failures(lines: pl.DataFrame) -> pl.DataFrame:
     recognised = notice.filter(
         (pl.col("line") > pl.col("_at")) & (message.str.strip_chars() != "")
     ).select("file", "line", pl.lit(None, pl.String).alias("event"))
-    return pl.concat([events, recognised], how="diagonal_relaxed")
+    return pl.concat([events, recognised, _daemons_not_started(lines)], how="diagonal_relaxed")
+
+
+def _daemons_not_started(lines: pl.DataFrame) -> pl.DataFrame:
+    message = pl.col("message")
+    daemon = message.str.extract(REMOTE_NO_DAEMON, 1)
+    said = pl.col("candidate") & (
+        daemon.is_not_null() | message.str.contains(DAEMONS_NOT_STARTED, literal=True)
+    )
+    return lines.filter(said).select(
+        "file",
+        "line",
+        pl.lit("launch_failed").alias("event"),
+        pl.lit("error").alias("severity"),
+        daemon.alias("exc_message"),
+    )
 
 
 def _death_events(deaths: pl.DataFrame) -> pl.DataFrame:
@@ -350,6 +375,8 @@ PARSER = LineParser(
         "Please see the FAQ page for debugging",
         "was unable to find the specified executable",
         "was unable to launch the specified application",
+        "orted: ",
+        DAEMONS_NOT_STARTED,
     ),
     parse=parse,
     context_after=max(HYDRA_BANNER_LINES, LAUNCH_NOTICE_LINES),

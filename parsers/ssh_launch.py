@@ -21,7 +21,8 @@ from logforensics.registry import LineParser
 # ssh: connect to host 175.24.121.148 port 22: No route to host
 SSH_CONNECT = r"\bssh: connect to host (?P<host>\S+) port \d+: (?P<reason>.+?)\s*$"
 # ssh: Could not resolve hostname node7: Name or service not known
-SSH_RESOLVE = r"\bssh: Could not resolve hostname (?P<host>[^:\s]+): (?P<reason>.+?)\s*$"
+# (a hostfile's `host:slots` taken whole for a name: zhijian-liu/torchpack#24's `localhost:3`)
+SSH_RESOLVE = r"\bssh: Could not resolve hostname (?P<host>\S+?): (?P<reason>.+?)\s*$"
 # DeepSpeed's runner: `... but host=gadi-gpu-v100-0011 was not reachable via ssh.`
 NOT_REACHABLE = r"\bhost=(?P<host>\S+?) was not reachable via ssh"
 # its check, raised as it ran it: `Command '['ssh 175.24.121.148 hostname -I']' returned

@@ -61,8 +61,7 @@ def check(job: Job) -> list[Finding]:
         + (_store_unreachable(job) or _store_wait_timed_out(job))
         + _mesh_never_formed(job)
         + (short_at_barrier(job, default_group=True) if not claimed else [])
-        + _not_launched(job)
-        + _unreachable_nodes(job)
+        + (_unreachable_nodes(job) or _not_launched(job))
     )
 
 
@@ -97,7 +96,9 @@ NOT_LAUNCHED_FIX = (
     "The launcher found no executable it could run at that path on that node. Install the same "
     "environment at the same path on every node (the conda env or venv, the container image), "
     "or keep it on a filesystem all nodes share, and pass the interpreter's full path; "
-    "`mpirun --host <node> which python` shows what a node resolves."
+    "`mpirun --host <node> which python` shows what a node resolves. For Open MPI's own "
+    "`orted`, put its install on the PATH of a non-interactive shell on every node, or run "
+    "`mpirun --prefix <its install>`."
 )
 
 
@@ -108,16 +109,22 @@ def _not_launched(job: Job) -> list[Finding]:
     failures = job.events.filter(pl.col("event") == "launch_failed").sort("file", "line")
     if failures.is_empty():
         return []
-    first = failures.row(0, named=True)
+    said = failures.filter(pl.col("exc_message").is_not_null())
+    first = (said if not said.is_empty() else failures).row(0, named=True)
     rank, host, executable = first["rank"], first["host"], first["exc_message"]
     who = f"rank {rank}" if rank is not None else "a process"
     on = f" on {host}" if host else ""
-    program = f"`{clipped(executable)}`" if executable else "the program"
-    summary = (
-        f"The launcher could not start {who}{on}: it found no executable {program} it could run "
-        "there, so the job never started (the first process it failed for; others may have "
-        "failed the same way)."
-    )
+    if executable:
+        summary = (
+            f"The launcher could not start {who}{on}: it found no executable "
+            f"`{clipped(executable)}` it could run there, so the job never started (the first "
+            "process it failed for; others may have failed the same way)."
+        )
+    else:
+        summary = (
+            "The launcher could not start its daemons on one or more nodes, so the job never "
+            "started there."
+        )
     evidence, total = evidence_from(failures.select("file", "line", "text", "rank"))
     return [
         Finding(

@@ -200,3 +200,30 @@ def test_the_job_never_started_and_the_verdict_says_where(tmp_path):
     for english in (verdict.finding.summary, verdict.finding.fix):
         assert english_runs(translate(english, "zh")) == []
     assert english_runs(translate_headline(verdict.headline, "zh")) == []
+
+
+# horovod/horovod#760, verbatim (the notice's list of causes left out): the remote node's
+# non-interactive shell found no Open MPI
+NO_DAEMON = [
+    "bash: orted: command not found",
+    "--------------------------------------------------------------------------",
+    "ORTE was unable to reliably start one or more daemons.",
+    "This usually is caused by:",
+]
+
+
+def test_a_daemon_the_remote_shell_could_not_find_is_a_launch_that_failed(tmp_path):
+    failed = parsed_by("mpirun", NO_DAEMON).filter(pl.col("event") == "launch_failed")
+    assert failed.get_column("exc_message").to_list() == ["orted", None]
+    verdict = analyze_files(tmp_path, {"mpirun.log": NO_DAEMON}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("missing_rank", [])
+    assert "no executable `orted`" in verdict.finding.summary
+    assert "mpirun --prefix" in verdict.finding.fix
+    for english in (verdict.finding.summary, verdict.finding.fix):
+        assert english_runs(translate(english, "zh")) == []
+
+
+def test_daemons_that_did_not_start_for_no_reason_given_say_so(tmp_path):
+    verdict = analyze_files(tmp_path, {"mpirun.log": NO_DAEMON[1:]}).verdict
+    assert verdict.headline == "The launcher could not start its daemons on one or more nodes"
+    assert english_runs(translate_headline(verdict.headline, "zh")) == []

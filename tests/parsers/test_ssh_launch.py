@@ -67,3 +67,10 @@ def test_a_remote_command_s_own_status_is_no_unreachable_node():
 def test_a_job_that_trained_after_an_ssh_warning_never_failed_to_form(tmp_path):
     lines = [NO_ROUTE[0], "rank=0 step=0 stage=forward", "rank=0 step=1 stage=forward"]
     assert "missing_rank" not in kinds(analyze_files(tmp_path, {"launch.log": lines}))
+
+
+def test_a_hostfile_s_host_and_slots_taken_for_a_name_is_the_unreachable_host():
+    # zhijian-liu/torchpack#24, verbatim: Open MPI's rsh launcher given `localhost:3`
+    line = "ssh: Could not resolve hostname localhost:3: Name or service not known"
+    (found,) = parsed_by("ssh_launch", [line]).to_dicts()
+    assert (found["host"], found["exc_message"]) == ("localhost:3", "Name or service not known")
