@@ -125,24 +125,9 @@ def _not_launched(job: Job) -> list[Finding]:
             "The launcher could not start its daemons on one or more nodes, so the job never "
             "started there."
         )
-    evidence, total = evidence_from(failures.select("file", "line", "text", "rank"))
-    return [
-        Finding(
-            kind="missing_rank",
-            severity="error",
-            part="explanation",
-            summary=summary,
-            fix=NOT_LAUNCHED_FIX,
-            ranks=[rank] if rank is not None else [],
-            evidence=evidence,
-            evidence_total=total,
-            order=-1.0,  # before anything ran
-            timestamp=earliest_time(failures),
-            confidence="high",
-            scope="job",
-            details={"not_launched": True, "host": host, "executable": executable},
-        )
-    ]
+    details = {"not_launched": True, "host": host, "executable": executable}
+    ranks = [rank] if rank is not None else []
+    return [_start_up_failure(failures, summary, NOT_LAUNCHED_FIX, "high", details, ranks)]
 
 
 TWICE_FIX = (
@@ -476,8 +461,10 @@ def _start_up_failure(
     fix: str,
     confidence: Confidence,
     details: dict[str, object],
+    ranks: list[int] | None = None,
 ) -> Finding:
-    """A job that never formed: before the first training step, no rank to blame."""
+    """A job that never formed: before the first training step, no rank to blame but those
+    `ranks` the launcher could not start."""
     evidence, total = evidence_from(failures.select("file", "line", "text", "rank"))
     return Finding(
         kind="missing_rank",
@@ -485,7 +472,7 @@ def _start_up_failure(
         part="explanation",
         summary=summary,
         fix=fix,
-        ranks=[],
+        ranks=ranks or [],
         evidence=evidence,
         evidence_total=total,
         order=-1.0,  # before the first training step
