@@ -226,7 +226,7 @@ def _ray_workers_died(job: Job) -> list[Finding]:
     # (by its pid: a driver's ActorDiedError may take the dead worker's rank from the file)
     own = events.filter(pl.col("event").is_in(OWN_GOING_DOWN)).get_column("pid").drop_nulls()
     died = died.filter(~pl.col("pid").is_in(own.implode()).fill_null(False))
-    if died.is_empty():
+    if died.is_empty() or _actors_failed_to_start(events, died):
         return []
     ranks = sorted(died.get_column("rank").drop_nulls().unique().to_list()) or _failed_in_train(
         events, died
@@ -253,6 +253,28 @@ def _ray_workers_died(job: Job) -> list[Finding]:
             job, died, summary, WORKER_DIED_FIX, ranks, details, blames_nobody=not ranks
         )
     ]
+
+
+# Ray's words for an actor whose class or creation task failed in the worker: the worker's
+# exit that follows is that failure's, no kill (zhiyuanhubj/logic-rl-formula's grpo.log: `The
+# actor with name WorkerDict failed to import on the worker`, flash-attn built for another torch)
+ACTOR_NEVER_STARTED = r"failed to import on the worker|error raised in its creation task"
+
+
+def _actors_failed_to_start(events: pl.DataFrame, died: pl.DataFrame) -> bool:
+    """Whether Ray said, before the first of these deaths in its file, that an actor failed to
+    start in its worker."""
+    first = (
+        died.sort("file", "line")
+        .group_by("file", maintain_order=True)
+        .agg(pl.col("line").first().alias("_died"))
+    )
+    failed = events.filter(
+        (pl.col("event") == "exception")
+        & pl.col("exc_message").str.contains(ACTOR_NEVER_STARTED).fill_null(False)
+    )
+    before = failed.join(first, on="file").filter(pl.col("line") < pl.col("_died"))
+    return not before.is_empty()
 
 
 def _failed_in_train(events: pl.DataFrame, died: pl.DataFrame) -> list[int]:

@@ -526,3 +526,13 @@ def test_python_s_memory_error_on_one_rank_is_the_host_running_out(tmp_path):
     assert (verdict.finding.kind, verdict.ranks) == ("oom", [1])
     assert verdict.finding.summary.startswith("The host refused rank 1 memory on the node")
     assert "`MemoryError`" in verdict.finding.summary
+
+
+def test_a_ray_worker_whose_actor_failed_to_start_was_not_killed_for_memory(tmp_path):
+    # zhiyuanhubj/logic-rl-formula's grpo.log: the actors fail to import (flash-attn built for
+    # another torch), then Ray reports the worker's unexpected exit: that exit is the failure's
+    lines = (THREADS / "logicrl_grpo_actor_import_failed.log").read_text(encoding="utf-8")
+    analysis = analyze_files(tmp_path, {"grpo.log": lines.splitlines()})
+    assert "oom" not in kinds(analysis)
+    failed = analysis.verdict.finding
+    assert failed.kind == "rank_exception" and "failed to import on the worker" in failed.summary
