@@ -218,6 +218,9 @@ STARTUP_FRAME = r"rendezvous|TCPStore|c10d_rendezvous|_create_c10d_store|init_pr
 # (not RendezvousClosedError: another agent closed the rendezvous as it stopped, so the job
 # had formed and is over; pytorch/pytorch#91943 raises it at the re-rendezvous after a restart)
 STARTUP_TYPE = r"DistNetworkError|RendezvousConnectionError"
+# c10d's own words for the store's server socket, under any exception type or frame (torch
+# before DistNetworkError raised a RuntimeError; Meituan-AutoML/MobileVLM#60 quotes it alone)
+STORE_SOCKET = r"The server socket has failed to (?:listen|bind)"
 STARTUP_WORDS = (
     r"(?i)not known|host not found|no route to host|connection refused|failed to connect"
     r"|timed out .*connect|address already in use|failed to (?:bind|listen)"
@@ -252,6 +255,7 @@ def _unreachable(job: Job) -> pl.DataFrame:
     unreachable = exceptions.filter(
         pl.col("exc_type").fill_null("").str.contains(STARTUP_TYPE)
         | (at_startup & said.str.contains(STARTUP_WORDS))
+        | said.str.contains(STORE_SOCKET)
     )
     is_dropped = (at_startup & said.str.contains(STARTUP_DROPPED)).fill_null(False)
     dropped = exceptions.filter(is_dropped)

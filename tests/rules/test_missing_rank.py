@@ -764,3 +764,12 @@ def test_a_rank_with_no_timeout_and_no_init_complete_is_still_stuck_in_its_init(
     ]
     missing = finding(analyze_files(tmp_path, {"console.log": lines}), "missing_rank")
     assert missing.ranks == [1]
+
+
+def test_the_store_s_socket_error_quoted_alone_is_the_port_held(tmp_path):
+    # Meituan-AutoML/MobileVLM#60, verbatim (the paste's leading space kept): c10d's words under
+    # a RuntimeError, with no frame or launcher line around them
+    line = " RuntimeError: The server socket has failed to listen on any local network address. The server socket has failed to bind to [::]:9901 (errno: 98 - Address already in use). The server socket has failed to bind to ?UNKNOWN? (errno: 98 - Address already in use)."
+    verdict = analyze_files(tmp_path, {"train.log": [line]}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("missing_rank", [])
+    assert verdict.finding.details.get("side") == "server"
