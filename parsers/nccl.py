@@ -201,6 +201,9 @@ ERROR_WARN = (
     r"[Cc]onnection refused|[Cc]onnection reset|Broken pipe|remote peer|socketProgress|"
     r"socketPoll|socketWait|Call to \w+|\[Proxy \w+ \d+\] Failed|[Cc]uda failure|CUDA failure|"
     r"[Cc]uda error|CUDA error|System call|Timeout waiting|timed out"
+    # the P2P transport's CUDA IPC open failing (Horovod's troubleshooting guide: two servers
+    # with one hostname take each other's GPUs for local ones)
+    r"|failed to open CUDA IPC handle"
     # init cannot map the topology to a network device (NVIDIA/NeMo#13996, NVIDIA/nccl#1748)
     r"|Could not find NET with id"
     # a connection to NCCL's port that was not NCCL's (a scanner, a metrics scraper: the magic
@@ -378,6 +381,11 @@ NOT_A_LAST_ERROR = "Exception raised from"
 # vendor err 129 (Send)`). Read as a WARN of no process.
 BARE_WARN = r"^(?:NET/\w+ ?: ?)?Got completion from peer \S+ with (?:status=|error )"
 BARE_WARN_WORDS = "Got completion from peer"
+# NCCL 2.0-2.2 printed no `NCCL` before the level, its sources `.cu` files (Horovod's
+# troubleshooting guide quotes `node1:22671:22795 [1] transport/p2p.cu:431 WARN failed to open
+# CUDA IPC handle : 30 unknown error`): read as today's WARN
+OLD_WARN = r"^[^\s:\[\]]*:\d+:\d+ \[\d+\] \S+\.cu:\d+ WARN "
+OLD_SOURCE = ".cu:"
 
 LITERALS = (
     "NCCL INFO",
@@ -396,6 +404,7 @@ LITERALS = (
     "ncclUnhandledCudaError:",
     "ncclInvalidArgument:",
     BARE_WARN_WORDS,
+    OLD_SOURCE,
 )
 
 
@@ -405,10 +414,16 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     after_last_error = (said_last.shift(1) | said_last.shift(2)).over("file").fill_null(False)
     # (PyTorch's `Last error:` quotes the WARN on the lines after it: that text is its)
     bare = pl.col("candidate") & message.str.contains(BARE_WARN) & ~after_last_error
+    old_warn = pl.col("candidate") & message.str.contains(OLD_WARN)
     lines = (
         lines.sort("file", "line")
         .with_columns(
-            pl.when(bare).then(pl.lit("NCCL WARN ") + message).otherwise(message).alias("message")
+            pl.when(bare)
+            .then(pl.lit("NCCL WARN ") + message)
+            .when(old_warn)
+            .then(message.str.replace(" WARN ", " NCCL WARN ", literal=True))
+            .otherwise(message)
+            .alias("message")
         )
         .with_columns((pl.col("candidate") & message.str.contains(NCCL_LINE_TEST)).alias("_nccl"))
     )

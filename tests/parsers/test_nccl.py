@@ -1013,3 +1013,19 @@ def test_the_words_pytorch_quotes_after_last_error_stay_that_error_s_message():
     ]
     (error,) = parsed_by("nccl", lines).filter(pl.col("event").is_not_null()).to_dicts()
     assert error["line"] == 1 and error["exc_message"] == BARE_COMPLETION
+
+
+def test_a_warn_of_nccl_before_2_3_without_its_name_is_read(tmp_path):
+    # Horovod's troubleshooting guide (docs/troubleshooting.rst), verbatim: NCCL 2.0-2.2 put no
+    # `NCCL` before the level; the CUDA IPC open failing is an error, not a notice
+    line = "node1:22671:22795 [1] transport/p2p.cu:431 WARN failed to open CUDA IPC handle : 30 unknown error"
+    (warned,) = parsed_by("nccl", [line]).filter(pl.col("event").is_not_null()).to_dicts()
+    assert (warned["host"], warned["pid"]) == ("node1", 22671)
+    assert warned["exc_message"] == "failed to open CUDA IPC handle : 30 unknown error"
+    verdict = analyze_files(tmp_path, {"horovod.log": [line]}).verdict
+    assert verdict.finding.kind == "nccl_error"
+
+
+def test_a_cuda_kernel_s_source_line_is_no_old_nccl_warn():
+    line = "/pytorch/aten/src/ATen/native/cuda/TensorCompare.cu:112: _assert_async_cuda_kernel: block: [0,0,0], thread: [0,0,0] Assertion `probability tensor contains either `inf`, `nan` or element < 0` failed."
+    assert parsed_by("nccl", [line]).filter(pl.col("event").is_not_null()).is_empty()
