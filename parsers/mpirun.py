@@ -213,6 +213,8 @@ def _launch_failures(lines: pl.DataFrame) -> pl.DataFrame:
 
 
 def _daemons_not_started(lines: pl.DataFrame) -> pl.DataFrame:
+    """The remote shell's word that it found no `orted`, and ORTE's notice that its daemons
+    did not start: launches that failed, of no rank."""
     message = pl.col("message")
     daemon = message.str.extract(REMOTE_NO_DAEMON, 1)
     said = pl.col("candidate") & (
