@@ -30,6 +30,40 @@ from logforensics.job import Job
 EXIT_REPORTS = ("child_failed", "worker_failed")
 
 
+# Signals that end a process by its own fault or from outside (a SIGTERM or a SIGINT is a stop)
+FATAL = {
+    4: "SIGILL",
+    6: "SIGABRT",
+    7: "SIGBUS",
+    8: "SIGFPE",
+    9: "SIGKILL",
+    11: "SIGSEGV",
+}
+# a shell's (and a container runtime's) exit status of a process a signal ended: 128 + N; an
+# exit status is one byte, so `sys.exit(-N)` leaves 256 - N
+SHELL_SIGNALED = 128
+BYTE = 256
+
+
+def exit_signal() -> pl.Expr:
+    """The fatal signal a reported `exitcode` stands for, null for none: negative as the
+    launchers report a signal, 128 + N as a shell or a container reports it (`137`), or 256 - N
+    as a Python wrapper passes its child's on with `sys.exit(returncode)` (`247`: DeepSpeed's
+    launcher over Determined's wrapper, determined-ai/determined's cifar10_cpu_offloading
+    example; a run here, tests/data/launchers/torchrun/wrapped_kill; dlrover reads 247 as an
+    OOM kill, intelligent-machine-learning/dlrover#225)."""
+    code = pl.col("exitcode").cast(pl.Int64)
+    number = (
+        pl.when(code < 0)
+        .then(-code)
+        .when(code.is_between(SHELL_SIGNALED + 1, SHELL_SIGNALED + 31))
+        .then(code - SHELL_SIGNALED)
+        .when(code.is_between(BYTE - 31, BYTE - 2))
+        .then(BYTE - code)
+    )
+    return number.replace_strict(FATAL, default=None, return_dtype=pl.String)
+
+
 def child_failed_error() -> pl.Expr:
     """torchrun's ChildFailedError, raised by the launcher: its word that a worker failed, no
     failure of its own."""

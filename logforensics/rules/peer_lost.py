@@ -19,7 +19,7 @@ from logforensics.findings import Confidence, Finding, evidence_from
 from logforensics.job import Job
 from logforensics.placement import earliest_time
 from logforensics.registry import Rule
-from logforensics.stopped_workers import EXIT_REPORTS, child_failed_error
+from logforensics.stopped_workers import EXIT_REPORTS, child_failed_error, exit_signal
 from logforensics.text import rank_list
 from parsers.slurm import DUE_TO_NODE_FAILURE
 
@@ -421,6 +421,7 @@ def _exited_quietly(job: Job, lost: pl.DataFrame) -> list[Finding]:
     exits = events.filter(
         pl.col("event").is_in(EXIT_REPORTS)
         & (pl.col("exitcode").fill_null(0) > 0)
+        & exit_signal().is_null()  # (a code a signal's death leaves is no exit of its own)
         & pl.col("rank").is_not_null()
         & ~pl.col("rank").is_in(list(reporters))
     )

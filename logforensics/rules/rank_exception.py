@@ -43,11 +43,14 @@ from logforensics.rules.peer_lost import LOST as PEER_LOST
 from logforensics.rules.peer_lost import about_a_peer, exited_quietly, lost_a_node
 from logforensics.stopped_workers import (
     EXIT_REPORTS,
+    FATAL,
+    SHELL_SIGNALED,
     ListedFailure,
     UnstoppedWorker,
     agent_reported_failure,
     agent_stops,
     child_failed_error,
+    exit_signal,
     first_observed_failure,
     listed_failure,
     listed_failures,
@@ -1100,7 +1103,7 @@ def _error_exits(job: Job) -> pl.DataFrame:
     return (
         pl.concat([reported, spawned], how="vertical_relaxed")
         # (a code that stands for a fatal signal is that signal's death: `_signal_deaths`)
-        .filter(((pl.col("exitcode").fill_null(0) > 0) & _exit_signal().is_null()) | _code_cut())
+        .filter(((pl.col("exitcode").fill_null(0) > 0) & exit_signal().is_null()) | _code_cut())
         .with_columns(pl.coalesce("rank", _local_is_global(job)).alias("rank"))
     )
 
@@ -2182,14 +2185,6 @@ def _unattributed(job: Job) -> list[Finding]:
 
 # The signals a process dies of by its own fault or from outside; SIGTERM, SIGINT and SIGHUP
 # are how a launcher or a person stops the survivors, never a cause.
-FATAL = {
-    4: "SIGILL",
-    6: "SIGABRT",
-    7: "SIGBUS",
-    8: "SIGFPE",
-    9: "SIGKILL",
-    11: "SIGSEGV",
-}
 # events that say a rank saw the job break before it died (then dying was how it went down)
 BROKEN = ("watchdog", "gloo", "nccl", "desync")
 SIGNAL_FIXES = {
@@ -2352,32 +2347,8 @@ DEATH_EVENTS = ("fatal_signal", *EXIT_REPORTS)
 
 
 def _signal_of_death() -> pl.Expr:
-    """The signal a death event names, or the one its exit code stands for: negative as the
-    launchers report a signal, 128 + N as a shell or a container reports it (`137`), or 256 - N
-    as a Python wrapper passes its child's on with `sys.exit(returncode)` (`247`: DeepSpeed's
-    launcher over Determined's wrapper, determined-ai/determined's cifar10_cpu_offloading
-    example; dlrover reads 247 as an OOM kill, intelligent-machine-learning/dlrover#225)."""
-    return pl.coalesce("signal", _exit_signal()).alias("signal")
-
-
-def _exit_signal() -> pl.Expr:
-    """The fatal signal an exit code stands for (see `_signal_of_death`), null for none."""
-    code = pl.col("exitcode").cast(pl.Int64)
-    number = (
-        pl.when(code < 0)
-        .then(-code)
-        .when(code.is_between(SHELL_SIGNALED + 1, SHELL_SIGNALED + 31))
-        .then(code - SHELL_SIGNALED)
-        .when(code.is_between(BYTE - 31, BYTE - 2))
-        .then(BYTE - code)
-    )
-    return number.replace_strict(FATAL, default=None, return_dtype=pl.String)
-
-
-# a shell's (and a container runtime's) exit status of a process a signal ended: 128 + N; an
-# exit status is one byte, so `sys.exit(-N)` leaves 256 - N
-SHELL_SIGNALED = 128
-BYTE = 256
+    """The signal a death event names, or the one its exit code stands for (`exit_signal`)."""
+    return pl.coalesce("signal", exit_signal()).alias("signal")
 
 
 # Signals that end a process after the timeouts as their consequence
@@ -2618,6 +2589,8 @@ def _death(job: Job, signal: str, ranks: list[int], rows: pl.DataFrame) -> Findi
     placed = placed_keys(job, rows)
     codes = rows.get_column("exitcode").drop_nulls()
     told = f"exit code {int(codes.item(0))}" if not codes.is_empty() else ""
+    if not codes.is_empty() and int(codes.item(0)) >= SHELL_SIGNALED:
+        told += f", which stands for {signal}"  # a shell's or a wrapper's, not a launcher's
     shell = rows.filter(pl.col("event") == "fatal_signal").get_column("exc_message").drop_nulls()
     said = ", ".join(filter(None, [told, f"`{shell.item(0)}`" if not shell.is_empty() else ""]))
     who = rank_list(ranks).capitalize()

@@ -2401,3 +2401,26 @@ def test_a_code_past_the_signals_is_still_the_program_s_own(tmp_path):
     line = DEEPSPEED_ONLY_WORKER.replace("return code = -9", "return code = 2333")
     analysis = analyze_files(tmp_path, {"deepspeed.log": [line]})
     assert "a code the program chose" in analysis.findings[0].summary
+
+
+TORCHRUN_RUNS = Path(__file__).parents[1] / "data" / "launchers" / "torchrun"
+
+
+def test_a_wrapper_passing_on_its_child_s_kill_is_that_kill_not_an_exit_of_its_own():
+    # a run here: rank 1's worker is killed by SIGKILL under a wrapper that exits with its
+    # child's return code; torchrun reports exit code 247
+    analysis = analyze(TORCHRUN_RUNS / "wrapped_kill" / "console.log")
+    killed = analysis.verdict.finding
+    assert (killed.kind, analysis.verdict.ranks) == ("oom", [1])
+    assert "(exit code 247, which stands for SIGKILL)" in killed.summary
+    # no second reading of the same exit as a `sys.exit` of the rank's own
+    assert not [f for f in analysis.findings if "no error of its own" in f.summary]
+
+
+def test_a_real_torchrun_whose_terminal_hung_up_went_with_it():
+    # a run here: a healthy job's torchrun sent SIGHUP after 15 s
+    analysis = analyze(TORCHRUN_RUNS / "hung_up" / "console.log")
+    assert analysis.verdict.headline == (
+        "The launcher's terminal session closed (SIGHUP) and the job went with it"
+    )
+    assert analysis.verdict.ranks == []

@@ -25,6 +25,11 @@
 #                  parameter count): rank 2 raises DDP's `params[0] in this process with sizes
 #                  [12, 8] appears not to match sizes of the same param in process 0`
 #   shape_mismatch_rank0/console.log  the same with rank 0 the odd one: ranks 1-3 each raise it
+#   wrapped_kill/console.log  a 3-process gloo run whose entry point wraps the real worker and
+#                  exits with its return code; rank 1's child is killed by SIGKILL at step 3,
+#                  so torchrun reports `exitcode: 247` (the byte `sys.exit(-9)` leaves)
+#   hung_up/console.log  a healthy 3-process gloo job whose torchrun gets SIGHUP after 15 s
+#                  (its terminal closing): the agent forwards it and raises SignalException
 #   skipped_alone/console.log  a 3-process gloo FSDP2 run whose rank 1 says `loss is nan,
 #                  skipping` at step 3 and skips its backward; gloo aborts on the mismatch
 #   barrier_apart/console.log  a 3-process gloo run whose rank 1 breaks out of its loop into the
@@ -37,8 +42,8 @@ set -u
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 TORCHRUN="${TORCHRUN:-torchrun}"
 cd "$HERE"
-rm -rf rich_traceback restart restart_refused interrupted left_early left_early_logdir exited_quietly watchdog_stacks watchdog_stacks_healthy model_mismatch shape_mismatch shape_mismatch_rank0 skipped_alone barrier_apart interrupted_healthy template_rank.log template_rank_word.log
-mkdir -p rich_traceback restart restart_refused interrupted left_early exited_quietly watchdog_stacks watchdog_stacks_healthy model_mismatch shape_mismatch shape_mismatch_rank0 skipped_alone barrier_apart interrupted_healthy/again
+rm -rf rich_traceback restart restart_refused interrupted left_early left_early_logdir exited_quietly watchdog_stacks watchdog_stacks_healthy model_mismatch shape_mismatch shape_mismatch_rank0 wrapped_kill hung_up skipped_alone barrier_apart interrupted_healthy template_rank.log template_rank_word.log
+mkdir -p rich_traceback restart restart_refused interrupted left_early exited_quietly watchdog_stacks watchdog_stacks_healthy model_mismatch shape_mismatch shape_mismatch_rank0 wrapped_kill hung_up skipped_alone barrier_apart interrupted_healthy/again
 FAIL_FIRST_ATTEMPT=1 $TORCHRUN --standalone --nproc_per_node=2 --max-restarts=1 \
   --log-dir restart/logs --redirects 3 --tee 3 worker.py > restart/console.log 2>&1
 TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:' $TORCHRUN --standalone --nproc_per_node=2 \
@@ -63,6 +68,11 @@ $TORCHRUN --standalone --nproc_per_node=3 model_mismatch_worker.py > model_misma
 $TORCHRUN --standalone --nproc_per_node=4 shape_mismatch_worker.py > shape_mismatch/console.log 2>&1
 SHAPE_RANK=0 $TORCHRUN --standalone --nproc_per_node=4 shape_mismatch_worker.py \
   > shape_mismatch_rank0/console.log 2>&1
+$TORCHRUN --standalone --nproc_per_node=3 wrapped_worker.py > wrapped_kill/console.log 2>&1
+$TORCHRUN --standalone --nproc_per_node=3 healthy_worker.py > hung_up/console.log 2>&1 &
+sleep 15
+kill -HUP $!
+wait $!
 $TORCHRUN --standalone --nproc_per_node=3 --tee 3 logged_worker.py > logged_exit/console.log 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 rich_worker.py > rich_traceback/console.log 2>&1
 $TORCHRUN --standalone --nproc_per_node=3 skip_worker.py > skipped_alone/console.log 2>&1
