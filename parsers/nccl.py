@@ -410,22 +410,8 @@ LITERALS = (
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
-    said_last = message.str.contains(LAST_ERROR, literal=True).fill_null(False)
-    after_last_error = (said_last.shift(1) | said_last.shift(2)).over("file").fill_null(False)
-    # (PyTorch's `Last error:` quotes the WARN on the lines after it: that text is its)
-    bare = pl.col("candidate") & message.str.contains(BARE_WARN) & ~after_last_error
-    old_warn = pl.col("candidate") & message.str.contains(OLD_WARN)
-    lines = (
-        lines.sort("file", "line")
-        .with_columns(
-            pl.when(bare)
-            .then(pl.lit("NCCL WARN ") + message)
-            .when(old_warn)
-            .then(message.str.replace(" WARN ", " NCCL WARN ", literal=True))
-            .otherwise(message)
-            .alias("message")
-        )
-        .with_columns((pl.col("candidate") & message.str.contains(NCCL_LINE_TEST)).alias("_nccl"))
+    lines = _warns_in_other_words(lines).with_columns(
+        (pl.col("candidate") & message.str.contains(NCCL_LINE_TEST)).alias("_nccl")
     )
     nccl = lines.filter(pl.col("_nccl"))
     info = message.str.contains(" NCCL INFO ", literal=True) | message.str.starts_with("NCCL INFO ")
@@ -445,6 +431,28 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             _pytorch_lines(lines.filter(~pl.col("_nccl"))),
         ],
         how="diagonal_relaxed",
+    )
+
+
+def _warns_in_other_words(lines: pl.DataFrame) -> pl.DataFrame:
+    """`lines` with the WARNs quoted without `NCCL WARN` (BARE_WARN) or written by NCCL before
+    2.3 (OLD_WARN) given today's words in `message`; `lines` itself where no line holds either
+    (one scan: the other passes are not made on the bulk of INFO lines)."""
+    message = pl.col("message")
+    if not lines.select(message.str.contains_any([BARE_WARN_WORDS, OLD_SOURCE]).any()).item():
+        return lines
+    said_last = message.str.contains(LAST_ERROR, literal=True).fill_null(False)
+    after_last_error = (said_last.shift(1) | said_last.shift(2)).over("file").fill_null(False)
+    # (PyTorch's `Last error:` quotes the WARN on the lines after it: that text is its)
+    bare = pl.col("candidate") & message.str.contains(BARE_WARN) & ~after_last_error
+    old_warn = pl.col("candidate") & message.str.contains(OLD_WARN)
+    return lines.sort("file", "line").with_columns(
+        pl.when(bare)
+        .then(pl.lit("NCCL WARN ") + message)
+        .when(old_warn)
+        .then(message.str.replace(" WARN ", " NCCL WARN ", literal=True))
+        .otherwise(message)
+        .alias("message")
     )
 
 
