@@ -1,5 +1,6 @@
-"""A rank still busy with work of its own when the others gave up waiting for it (a departure
-that `rules/stage_divergence.py` reports).
+"""A rank still busy with work of its own when the others gave up waiting for it: the cause of
+their timeout, which `rules/collective_timeout.py` reports as that rank's departure. (A rank
+that issued a collective no other rank did, inside such work, is a stage divergence.)
 
 Evaluation, checkpoint saving and data preparation often run on one rank only (`if rank ==
 0:`, the main process's tokenizer, a framework's rank-zero evaluation). The other ranks go on
@@ -127,7 +128,7 @@ def busy_past_timeout(job: Job) -> list[Finding]:
         placed_finding(
             job,
             evidence,
-            kind="stage_divergence",
+            kind="collective_timeout",
             severity="error",
             part="departure",
             summary=summary,

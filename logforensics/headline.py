@@ -570,6 +570,8 @@ def _collective_timeout(finding: Finding, verdict: Verdict) -> Told:
     culprits = finding.blamed
     if details.get("waiting"):  # in an exception's words (rules/rank_exception.py)
         return _waited(finding)
+    if details.get("departure"):  # a rank busy with its own work (busy_rank.py, main_first.py)
+        return _stage_divergence(finding, verdict)
     if details.get("phase") == "rendezvous":
         if details.get("store_lost") and culprits:
             return f"Process group set-up lost the store {rank_list(culprits)} hosts", ""

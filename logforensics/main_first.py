@@ -1,5 +1,6 @@
-"""Ranks that gave up waiting for the main process inside `main_process_first` (a departure
-of the main rank that `rules/stage_divergence.py` reports).
+"""Ranks that gave up waiting for the main process inside `main_process_first`: the main
+rank's departure into work of its own, the cause of their timeout, which
+`rules/collective_timeout.py` reports.
 
 Hugging Face's `TrainingArguments.main_process_first` and Accelerate's `main_process_first` /
 `local_main_process_first` let the main process do some work first (dataset preprocessing,
@@ -52,7 +53,7 @@ def main_rank_still_busy(job: Job) -> list[Finding]:
         placed_finding(
             job,
             waits,
-            kind="stage_divergence",
+            kind="collective_timeout",
             severity="error",
             part="departure",
             summary=summary,

@@ -582,6 +582,8 @@ def _stand_in(consequences: list[Finding], job: Job | None) -> Verdict | None:
 # Departures that carry their own why, by kind or by the departure's name: a caught OOM (the
 # rank skipped its batch because of it), the main process's first-only work.
 SAYS_WHY = ("oom", "rank_exception", "main_first", "busy", "alone_in_work")
+# Departures into a rank's own work that outlasted the others' wait (busy_rank.py, main_first.py)
+BUSY_DEPARTURES = ("busy", "main_first")
 
 
 def _reason(
@@ -649,6 +651,12 @@ def _timeout_note(timeout: Finding, verdict: Finding, job: Job | None) -> str:
     wait_words = f" {duration(waited / 1000)}" if isinstance(waited, int | float) else ""
     blamed = verdict.blamed
     who = rank_list(blamed) if blamed else "the departing rank"
+    if verdict.details.get("departure") in BUSY_DEPARTURES:
+        return (
+            f"A symptom: the ranks waited{wait_words} in a collective that {who} had not yet "
+            "joined, still busy with work of its own (the verdict). The timeout says where "
+            "they gave up; the verdict says why."
+        )
     note = (
         f"A symptom: the ranks waited{wait_words} in a collective that {who} never joined "
         f"after the verdict ({verdict.kind}"

@@ -1,12 +1,15 @@
 # ruff: noqa: E501 -- test data are verbatim log lines
 """A rank still busy with work of its own when the others gave up waiting
-(logforensics/busy_rank.py, reported by rules/stage_divergence.py)."""
+(logforensics/busy_rank.py: the busy rank reported by rules/collective_timeout.py, a rank
+alone in a collective inside such work by rules/stage_divergence.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from logforensics.i18n import translate
 from tests.builders import analyze_files
+from tests.test_i18n import english_runs
 
 THREADS = Path(__file__).parent / "data" / "threads"
 
@@ -60,7 +63,7 @@ TEE_EVAL = [
 def test_an_unattributed_bar_still_running_when_rank_1_timed_out_names_the_main_rank(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": TOKENIZING})
     busy = analysis.verdict.finding
-    assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert (busy.kind, analysis.verdict.ranks) == ("collective_timeout", [0])
     assert busy.details["departure"] == "busy" and busy.confidence == "low"
     assert "Tokenizing Prompts (num_proc=64)" in busy.summary
     assert "328,986 of 359,152" in busy.summary
@@ -74,7 +77,7 @@ def test_an_unattributed_bar_still_running_when_rank_1_timed_out_names_the_main_
 def test_a_rank_s_evaluation_progress_before_the_others_store_timeouts_names_it(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": DEV_EVAL})
     busy = analysis.verdict.finding
-    assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert (busy.kind, analysis.verdict.ranks) == ("collective_timeout", [0])
     assert busy.details["work"] == "ep 1 dev eval"
     # the waiting processes' ranks are unknown: rank 0 may be among them
     assert busy.confidence == "low"
@@ -116,7 +119,7 @@ def test_a_bar_running_as_long_as_the_timeout_is_the_work_the_others_waited_for(
     lines = (THREADS / "kohya971_console.log").read_text(encoding="utf-8").splitlines()
     analysis = analyze_files(tmp_path, {"console.log": lines})
     busy = analysis.verdict.finding
-    assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert (busy.kind, analysis.verdict.ranks) == ("collective_timeout", [0])
     assert busy.details["work"] == "caching latents"
     assert "1,583 of 1,818" in busy.summary
 
@@ -127,7 +130,7 @@ def test_a_phase_banner_before_the_others_timeouts_names_the_main_rank(tmp_path)
     lines = (THREADS / "mmdet11096_console.log").read_text(encoding="utf-8").splitlines()
     analysis = analyze_files(tmp_path, {"console.log": lines})
     busy = analysis.verdict.finding
-    assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert (busy.kind, analysis.verdict.ranks) == ("collective_timeout", [0])
     assert busy.details["other_ranks"] == [2, 3, 4, 6]
     assert busy.details["work"].startswith("Evaluate annotation type")
 
@@ -144,7 +147,7 @@ def test_loading_after_a_one_rank_phase_heading_is_that_phase_still_running(tmp_
     }
     analysis = analyze_files(tmp_path, files)
     busy = analysis.verdict.finding
-    assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert (busy.kind, analysis.verdict.ranks) == ("collective_timeout", [0])
     assert busy.details["work"] == "Memory before validation"
     assert busy.details["other_ranks"] == [3] and busy.confidence == "low"
 
@@ -155,7 +158,7 @@ def test_a_validation_bar_named_by_its_table_header_glued_to_the_timeout(tmp_pat
     lines = (THREADS / "yolov5_4400_rank0_validation.log").read_text(encoding="utf-8")
     analysis = analyze_files(tmp_path, {"console.log": lines.splitlines()})
     busy = analysis.verdict.finding
-    assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert (busy.kind, analysis.verdict.ranks) == ("collective_timeout", [0])
     assert busy.details["work"] == "Class Images Labels P R mAP@.5 mAP@.5:.95"
     assert busy.details["other_ranks"] == [1] and "85 of 89" in busy.summary
 
@@ -191,7 +194,7 @@ GROUPING = [
 def test_a_rank_inside_any_bar_while_known_ranks_waited_is_busy(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": GROUPING})
     busy = analysis.verdict.finding
-    assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert (busy.kind, analysis.verdict.ranks) == ("collective_timeout", [0])
     assert busy.details["other_ranks"] == [2, 3]
     assert busy.details["work"] == "Grouping texts in chunks of 2049"
 
@@ -216,7 +219,11 @@ def test_work_that_names_its_rank_before_a_timeout_of_no_known_rank(tmp_path):
     files = {"console_part1.log": PREDICTIONS, "console_part2.log": TIMEOUT_STACK}
     analysis = analyze_files(tmp_path, files)
     busy = analysis.verdict.finding
-    assert (busy.kind, analysis.verdict.ranks, busy.confidence) == ("stage_divergence", [0], "low")
+    assert (busy.kind, analysis.verdict.ranks, busy.confidence) == (
+        "collective_timeout",
+        [0],
+        "low",
+    )
     assert analysis.verdict.headline.endswith("; a rank the logs do not name timed out")
 
 
@@ -225,7 +232,11 @@ def test_a_timeout_in_the_same_console_is_not_the_busy_rank_s_own(tmp_path):
     # the stack after them for rank 0's own timeout
     analysis = analyze_files(tmp_path, {"console.log": PREDICTIONS + TIMEOUT_STACK})
     busy = analysis.verdict.finding
-    assert (busy.kind, analysis.verdict.ranks, busy.confidence) == ("stage_divergence", [0], "low")
+    assert (busy.kind, analysis.verdict.ranks, busy.confidence) == (
+        "collective_timeout",
+        [0],
+        "low",
+    )
     assert busy.details["departure"] == "busy" and "3 of 4" in busy.summary
 
 
@@ -290,14 +301,14 @@ MAP_AND_BARRIER = [
 def test_a_monitored_barrier_giving_up_on_the_rank_still_mapping_the_dataset_names_it(tmp_path):
     analysis = analyze_files(tmp_path, {"output.log": MAP_AND_BARRIER})
     busy = analysis.verdict.finding
-    assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert (busy.kind, analysis.verdict.ranks) == ("collective_timeout", [0])
     assert busy.details["work"].startswith("Map") and busy.confidence == "medium"
 
 
 def test_a_bar_under_a_tee_prefix_is_the_work_of_that_prefix_s_rank(tmp_path):
     analysis = analyze_files(tmp_path, {"launcher.log": TEE_EVAL})
     busy = analysis.verdict.finding
-    assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [2])
+    assert (busy.kind, analysis.verdict.ranks) == ("collective_timeout", [2])
     assert busy.details["work"] == "Evaluating"
     assert "7 of 20" in busy.summary and "main process" not in busy.summary
     # each redraw of `Epoch 1, Rank 0, world_size 3` is no second process announcing rank 0
@@ -326,7 +337,7 @@ def test_the_main_process_s_save_announced_by_python_logging_s_default_header(tm
     analysis = analyze_files(tmp_path, {"train.log": lines})
     found = analysis.verdict.finding
     assert (found.kind, found.ranks, found.details["work"]) == (
-        "stage_divergence",
+        "collective_timeout",
         [0],
         "Saving checkpoint",
     )
@@ -339,7 +350,7 @@ def test_an_unnamed_bar_unfinished_while_other_ranks_time_out_is_the_main_proces
     lines = (THREADS / "mmdet3d1635_unnamed_eval_bar.log").read_text().splitlines()
     analysis = analyze_files(tmp_path, {"eval.log": lines})
     found = analysis.verdict.finding
-    assert (found.kind, found.ranks) == ("stage_divergence", [0])
+    assert (found.kind, found.ranks) == ("collective_timeout", [0])
     assert found.details["other_ranks"] == [3, 6, 7]
     assert "5,853 of 6,019" in found.summary
 
@@ -363,7 +374,11 @@ ACE_SAVE = [
 def test_a_save_announced_at_length_is_the_main_process_s_work_its_name_cut_short(tmp_path):
     analysis = analyze_files(tmp_path, {"train.log": ACE_SAVE})
     found = analysis.verdict.finding
-    assert (found.kind, found.ranks, found.details["other_ranks"]) == ("stage_divergence", [0], [7])
+    assert (found.kind, found.ranks, found.details["other_ranks"]) == (
+        "collective_timeout",
+        [0],
+        [7],
+    )
     assert found.details["work"] == "Saving latest checkpoint model trained for 3 complete…"
 
 
@@ -374,7 +389,7 @@ def test_a_scan_bar_cut_by_the_watchdog_s_record_is_the_main_rank_s_work(tmp_pat
     lines = (THREADS / "yolov5_9163_label_scan.log").read_text(encoding="utf-8").splitlines()
     analysis = analyze_files(tmp_path, {"train.log": lines})
     busy = analysis.verdict.finding
-    assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert (busy.kind, analysis.verdict.ranks) == ("collective_timeout", [0])
     assert busy.details["other_ranks"] == [2, 6, 7]
     assert busy.details["work"].startswith("train: Scanning")
     # the headline keeps the start of the bar's long name; the finding keeps all of it
@@ -408,3 +423,13 @@ def test_the_same_bar_in_a_console_ray_did_not_relay_is_the_main_process_s(tmp_p
     analysis = analyze_files(tmp_path, {"console.log": lines})
     busy = [f for f in analysis.findings if f.details.get("departure") == "busy"]
     assert [f.ranks for f in busy] == [[0]]
+
+
+def test_the_others_timeout_is_a_symptom_of_the_busy_rank_s_own_work_in_both_languages(tmp_path):
+    # meta-pytorch/torchtune#2651: rank 4 timed out while rank 0 was saving
+    lines = (THREADS / "torchtune2651_save_wrapped.log").read_text().splitlines()
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    (timeout,) = [f for f in analysis.findings if f.part == "consequence"]
+    assert timeout.role == "symptom" and timeout.ranks == [4]
+    assert "rank 0 had not yet joined, still busy with work of its own" in timeout.note
+    assert english_runs(translate(timeout.note, "zh")) == []

@@ -1,6 +1,6 @@
 # ruff: noqa: E501 -- test data are verbatim log lines
 """Ranks that gave up waiting for the main process inside `main_process_first`
-(logforensics/main_first.py, reported by rules/stage_divergence.py)."""
+(logforensics/main_first.py, reported by rules/collective_timeout.py)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ MAIN_FIRST_WAIT = [
 def test_a_wait_inside_main_process_first_that_gave_up_names_rank_0(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": MAIN_FIRST_WAIT})
     busy = analysis.verdict.finding
-    assert (busy.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert (busy.kind, analysis.verdict.ranks) == ("collective_timeout", [0])
     assert busy.details["departure"] == "main_first" and busy.confidence == "medium"
     assert "inside main_process_first:" in busy.summary
     assert "--ddp_timeout" in busy.fix
@@ -95,7 +95,7 @@ WRAPPER_CUT = [
 
 def test_a_stack_cut_inside_torch_distributed_s_wrapper_is_a_wait_not_a_crash(tmp_path):
     analysis = analyze_files(tmp_path, {"output.log": WRAPPER_CUT})
-    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("collective_timeout", [0])
     assert analysis.verdict.finding.details["departure"] == "main_first"
     # rank 3 exited first only because it gave up waiting: not the cause
     assert all(f.role != "root_cause" for f in analysis.findings if f.kind == "rank_exception")
@@ -136,7 +136,7 @@ INTERLEAVED_ENTRIES = [
 
 def test_stacks_cut_at_the_entry_of_main_process_first_are_waits_for_rank_0(tmp_path):
     analysis = analyze_files(tmp_path, {"output.log": INTERLEAVED_ENTRIES})
-    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("collective_timeout", [0])
     (exit_report,) = [f for f in analysis.findings if f.kind == "rank_exception"]
     assert exit_report.role != "root_cause"
     assert "most likely the exit ended such a wait" in exit_report.summary
@@ -176,5 +176,5 @@ CUT_AT_THE_ENTRY_ALONE = [
 
 def test_a_stack_cut_entering_main_process_first_is_a_wait_not_a_crash_of_its_own(tmp_path):
     analysis = analyze_files(tmp_path, {"train.log": CUT_AT_THE_ENTRY_ALONE})
-    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("stage_divergence", [0])
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("collective_timeout", [0])
     assert "rank_exception" not in kinds(analysis)

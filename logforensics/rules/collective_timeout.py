@@ -12,7 +12,7 @@ import re
 
 import polars as pl
 
-from logforensics.busy_rank import LOADING, NEAR, ONE_RANK_WORK, SAVE_FIX
+from logforensics.busy_rank import LOADING, NEAR, ONE_RANK_WORK, SAVE_FIX, busy_past_timeout
 from logforensics.desync import (
     TIMEOUT_EVENTS,
     comparable_timeout_seqs,
@@ -25,6 +25,7 @@ from logforensics.desync import (
 )
 from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
+from logforensics.main_first import main_rank_still_busy
 from logforensics.never_completed import aborted_ranks
 from logforensics.never_issued import never_enqueued
 from logforensics.placement import earliest_time, place, placed_finding
@@ -84,7 +85,15 @@ TOO_SHORT_FIX = (
 
 
 def check(job: Job) -> list[Finding]:
-    return _timeouts(job) + _store_timeouts(job) + _stuck_watchdogs(job) + overcounted_barrier(job)
+    return (
+        _timeouts(job)
+        + _store_timeouts(job)
+        + _stuck_watchdogs(job)
+        + overcounted_barrier(job)
+        # a rank still busy with work of its own when the others timed out: their cause
+        + main_rank_still_busy(job)
+        + busy_past_timeout(job)
+    )
 
 
 def _store_timeouts(job: Job) -> list[Finding]:

@@ -12,14 +12,13 @@ import itertools
 import polars as pl
 
 from logforensics.attribution import stamp_of
-from logforensics.busy_rank import busy_past_timeout, collective_inside_one_rank_work
+from logforensics.busy_rank import collective_inside_one_rank_work
 from logforensics.desync import describe, mixed_ops_at_one_seq, odd_ones_out, per_rank_timeouts
 from logforensics.exited_first import exited_first
 from logforensics.file_wait import waited_for_a_file
 from logforensics.findings import EVIDENCE_CAP, Evidence, Finding, evidence_from
 from logforensics.garbled import garbled_payload
 from logforensics.job import Job
-from logforensics.main_first import main_rank_still_busy
 from logforensics.never_issued import never_issued
 from logforensics.placement import earliest_time, place
 from logforensics.progress import Departure, Progress
@@ -55,10 +54,8 @@ def check(job: Job) -> list[Finding]:
     exact = _from_marks(job) + _from_timeouts(job)
     return (
         exact
-        + main_rank_still_busy(job)
         + never_issued(job)
         + exited_first(job)
-        + busy_past_timeout(job)
         + collective_inside_one_rank_work(job)
         + garbled_payload(job)
         + waited_for_a_file(job)

@@ -151,8 +151,10 @@ def test_the_failure_detected_by_the_watchdog_is_a_timeout_with_its_watermark(tm
 def test_a_watchdog_line_cut_before_its_work_is_still_the_rank_s_timeout(tmp_path):
     # hiyouga/LlamaFactory#8261 (formats.md §0): cut in the report, after a progress bar
     line = "  1%|▏         | 24/1752 [01:08<1:22:56,  2.88s/it][rank5]:[E602 11:17:52.185053341 ProcessGroupNCCL.cpp:632] [Rank 5] Watchdog caught collective operati…"
-    timeout = finding(analyze_files(tmp_path, {"train.log": [line]}), "collective_timeout")
-    assert timeout.ranks == [5] and timeout.seq is None and timeout.op is None
+    analysis = analyze_files(tmp_path, {"train.log": [line]})
+    (timeout,) = [f for f in analysis.findings if f.part == "consequence"]
+    assert (timeout.kind, timeout.ranks) == ("collective_timeout", [5])
+    assert timeout.seq is None and timeout.op is None
 
 
 def test_the_watermark_with_a_timeout_names_the_laggard(tmp_path):
