@@ -62,11 +62,17 @@ class Rule:
     `specificity` breaks ties between root-cause findings at the same point of the run: the
     rule that names the more particular cause wins (an uneven DataLoader explains the rank
     that went quiet at the epoch end).
+
+    `diagnosis`, for a rule that names a finer fact than the diagnoses a report's reader and
+    CI key on (README, "Rules"), says which of those each of its findings is: a Flight
+    Recorder's "never issued #5" is a stage divergence. The report's `kind` is the diagnosis,
+    its `rule` this kind.
     """
 
     kind: str
     check: Callable[[Job], list[Finding]]
     specificity: int = 0
+    diagnosis: Callable[[Finding], str] | None = None
 
 
 def _modules(package_name: str) -> list[ModuleType]:
@@ -97,3 +103,11 @@ def _refuse_duplicates(names: list[str], what: str) -> None:
         if name in seen:
             raise ImplementationError(f"{what} {name!r} registered twice")
         seen.add(name)
+
+
+def diagnosis(finding: Finding) -> str:
+    """The diagnosis `finding` is an instance of (its kind, unless its rule says otherwise)."""
+    rule = next((rule for rule in rules() if rule.kind == finding.kind), None)
+    if rule is None or rule.diagnosis is None:
+        return finding.kind
+    return rule.diagnosis(finding)

@@ -44,7 +44,7 @@ def test_json_report_has_the_documented_shape(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     report = json.loads((tmp_path / "r.json").read_text())
-    assert report["schema"] == "logforensics/report@1"
+    assert report["schema"] == "logforensics/report@2"
     assert {"world_size", "verdict", "findings", "ranks", "inputs"} <= set(report)
     assert set(report["verdict"]) >= {"kind", "ranks", "step", "stage", "summary"}
     for finding in report["findings"]:

@@ -13,8 +13,9 @@ from logforensics.dumps.pyspy import where_stuck
 from logforensics.findings import Finding
 from logforensics.job import Job
 from logforensics.paste_spacing import line_maps, own_numbers
+from logforensics.registry import diagnosis
 
-REPORT_SCHEMA = "logforensics/report@1"
+REPORT_SCHEMA = "logforensics/report@2"
 
 
 def build_upload_report(upload: Upload, input_path: str) -> dict[str, Any]:
@@ -68,7 +69,8 @@ def build_report(analysis: Analysis, input_path: str) -> dict[str, Any]:
         ),
         "verdict": (
             {
-                "kind": verdict.finding.kind,
+                "kind": diagnosis(verdict.finding),
+                "rule": verdict.finding.kind,
                 "headline": verdict.headline,
                 "ranks": verdict.ranks,
                 "step": verdict.finding.step,
@@ -176,7 +178,8 @@ def _where(finding: Finding) -> str:
 def _finding(finding: Finding) -> dict[str, Any]:
     return {
         "id": finding.id,
-        "kind": finding.kind,
+        "kind": diagnosis(finding),
+        "rule": finding.kind,
         "severity": finding.severity,
         "role": finding.role,
         "part": finding.part,

@@ -465,5 +465,5 @@ def _after(time: datetime, start: datetime | None, say: Say) -> str:
 
 
 def _first_fr_seq(report: dict[str, Any]) -> int | None:
-    seqs = [f["seq"] for f in report["findings"] if f["kind"] == "fr_mismatch" and f["seq"]]
+    seqs = [f["seq"] for f in report["findings"] if f["rule"] == "fr_mismatch" and f["seq"]]
     return min(seqs) if seqs else None

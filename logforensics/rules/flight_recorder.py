@@ -374,4 +374,10 @@ def _their(ranks: list[int]) -> str:
     return "its" if len(ranks) == 1 else "their"
 
 
-RULE = Rule(kind="fr_mismatch", check=check, specificity=30)
+def _diagnosis(finding: Finding) -> str:
+    """A rank that skipped, replaced or never issued a collective the others did left the
+    common path; the numbers that differ after it are collectives mismatched."""
+    return "stage_divergence" if finding.part == "departure" else "collective_mismatch"
+
+
+RULE = Rule(kind="fr_mismatch", check=check, specificity=30, diagnosis=_diagnosis)

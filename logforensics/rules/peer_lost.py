@@ -602,4 +602,10 @@ def _went_first(
     )
 
 
-RULE = Rule(kind="peer_lost", check=check)
+def _diagnosis(finding: Finding) -> str:
+    """A process or node the job lost, or a peer whose connection broke under the others, is
+    a rank gone missing from the job."""
+    return "missing_rank"
+
+
+RULE = Rule(kind="peer_lost", check=check, diagnosis=_diagnosis)

@@ -407,4 +407,10 @@ def _is(ranks: list[int]) -> str:
     return "is" if len(ranks) == 1 else "are"
 
 
-RULE = Rule(kind="stuck_location", check=check, specificity=20)
+def _diagnosis(finding: Finding) -> str:
+    """Ranks that stand somewhere else than the others left the common path; where all stand
+    alike is the last place they had in common."""
+    return "last_common_stage" if finding.part == "context" else "stage_divergence"
+
+
+RULE = Rule(kind="stuck_location", check=check, specificity=20, diagnosis=_diagnosis)
