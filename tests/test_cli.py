@@ -46,10 +46,11 @@ def test_json_report_has_the_documented_shape(tmp_path):
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["schema"] == "logforensics/report@2"
     assert {"world_size", "verdict", "findings", "ranks", "inputs"} <= set(report)
-    assert set(report["verdict"]) >= {"kind", "ranks", "step", "stage", "summary"}
+    assert set(report["verdict"]) >= {"kind", "rule", "ranks", "step", "stage", "summary"}
     for finding in report["findings"]:
         assert set(finding) >= {
             "kind",
+            "rule",
             "severity",
             "role",
             "ranks",
@@ -74,6 +75,19 @@ def test_json_to_stdout(tmp_path):
     result = forensics("analyze", str(SKIP_SAMPLE), "-f", "json", "-o", "-", cwd=tmp_path)
     assert json.loads(result.stdout)["verdict"]["kind"] == "stage_divergence"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_json_kind_is_the_diagnosis_and_rule_the_finer_fact(tmp_path):
+    # sample_logs/flight_recorder_mismatch: the Flight Recorder dumps show rank 3 skipping
+    # collective #19; a reader and CI key on the diagnosis, the rule says how it was found
+    logs = SAMPLE_LOGS / "flight_recorder_mismatch" / "logs"
+    result = forensics("analyze", str(logs), "-f", "json", "-o", "-", cwd=tmp_path)
+    verdict = json.loads(result.stdout)["verdict"]
+    assert (verdict["kind"], verdict["rule"], verdict["ranks"]) == (
+        "stage_divergence",
+        "fr_mismatch",
+        [3],
+    )
 
 
 def test_same_input_same_json(tmp_path):
