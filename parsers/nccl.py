@@ -149,10 +149,16 @@ NODE_LAYOUT = (
 #   Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000
 # NCCL 2.30.3 (INFO, first rank of the host only): Detected ranks 0 and 1 sharing GPU with bus
 # 1B000 on this node
+# PyTorch's own check before NCCL's (pytorch/pytorch#68666), naming the CUDA device and host:
+#   RuntimeError: Duplicated GPU device is not allowed by NCCL. Rank [0] and rank [8] both
+#   attached to GPU device 0 on the same host learngpu001.09.ftw5.facebook.com. Most likely ...
 DUPLICATE_PAIR = (
-    r"(?:Duplicate GPU detected : rank (?P<a>\d+) and rank (?P<b>\d+) both on CUDA device "
+    r"(?:(?:Duplicate GPU detected : rank (?P<a>\d+) and rank (?P<b>\d+) both on CUDA device "
     r"|Detected ranks (?P<a2>\d+) and (?P<b2>\d+) sharing GPU with bus )(?P<bus>[0-9a-fA-F]+)"
+    r"|Rank \[(?P<a3>\d+)\] and rank \[(?P<b3>\d+)\] both attached to GPU device "
+    r"(?P<device>\d+) on the same host (?P<on_host>\S+?)\.?(?:\s|$))"
 )
+TORCH_DUPLICATE = "Duplicated GPU device is not allowed by NCCL"
 # NCCL 2.30 WARNs that name no rank:
 #   Multiple ranks detected using the same GPU on this node. Set NCCL_MULTI_RANK_GPU_ENABLE=1 ...
 #   Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 ...
@@ -396,6 +402,7 @@ LITERALS = (
     "NCCL Error ",
     LAST_ERROR,
     "Duplicate GPU detected",
+    TORCH_DUPLICATE,
     "the same GPU",
     "ncclInvalidUsage:",
     "ncclSystemError:",
@@ -691,14 +698,19 @@ def _duplicates(events: pl.DataFrame) -> pl.DataFrame:
 def _duplicate_columns(events: pl.DataFrame, text: pl.Expr) -> pl.DataFrame:
     pair = text.str.extract_groups(DUPLICATE_PAIR)
     allowed = text.str.contains(SHARED_GPU_ALLOWED, literal=True)
+    host = pair.struct.field("on_host")
+    if "host" in events.columns:
+        host = pl.coalesce("host", host)
     return events.with_columns(
-        pl.coalesce(pair.struct.field("a"), pair.struct.field("a2"))
+        pl.coalesce(pair.struct.field(name) for name in ("a", "a2", "a3"))
         .cast(pl.Int32, strict=False)
         .alias("comm_rank"),
-        pl.coalesce(pair.struct.field("b"), pair.struct.field("b2"))
+        pl.coalesce(pair.struct.field(name) for name in ("b", "b2", "b3"))
         .cast(pl.Int32, strict=False)
         .alias("peer_rank"),
         pair.struct.field("bus").str.to_lowercase().alias("bus_id"),
+        pair.struct.field("device").alias("device"),
+        host.alias("host"),
         text.alias("exc_message"),
         pl.when(allowed).then(pl.lit('{"allowed": true}')).alias("extra"),
     )
@@ -877,7 +889,15 @@ def _pytorch_lines(lines: pl.DataFrame) -> pl.DataFrame:
             _allocation_failures(pl.concat([wrappers, headless], how="diagonal_relaxed")),
             _checked_in_twice(marked.filter(pl.col("_kind") == "checked_in")),
             duplicates.select(
-                *keep, "severity", "comm_rank", "peer_rank", "bus_id", "exc_message", "extra"
+                *keep,
+                "severity",
+                "comm_rank",
+                "peer_rank",
+                "bus_id",
+                "device",
+                "host",
+                "exc_message",
+                "extra",
             ),
             versions.select(*keep, "severity", "nccl_version"),
             counted.select(keep),

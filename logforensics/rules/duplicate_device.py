@@ -147,14 +147,16 @@ class _Sharing:
         where = f"host {self.host}" if self.host else "one host (NCCL checked; no host printed)"
         if self.bus == UNKNOWN_BUS:
             gpu = "one GPU"
-        elif self.bus.startswith("nvml"):
-            gpu = f"one GPU ({self.bus})"
+        elif self.bus.startswith(("nvml", "device ")):
+            gpu = f"one GPU ({self.bus.replace('device', 'CUDA device')})"
         else:
             gpu = f"one GPU (PCI bus {self.bus})"
         said = (
-            "NCCL reported it and refused to create the communicator"
-            if self.warned
-            else "their NCCL communicator records show it"
+            "their NCCL communicator records show it"
+            if not self.warned
+            else "PyTorch refused to create the NCCL communicator"
+            if self.bus.startswith("device ")
+            else "NCCL reported it and refused to create the communicator"
         )
         summary = f"{who} use {gpu} on {where}: {said}."
         if self.allowed:
@@ -202,13 +204,16 @@ def _per_host(sharings: list[_Sharing]) -> list[Finding]:
 
 
 def _bus_key() -> pl.Expr:
-    """`bus 1b000` (hex without leading zeros) or `nvmlDev 3` (NCCL 2.4)."""
+    """`bus 1b000` (hex without leading zeros), `nvmlDev 3` (NCCL 2.4) or, where PyTorch's own
+    check names the CUDA device, `device 0`."""
     bus = pl.col("bus_id").str.to_lowercase().str.strip_chars_start("0")
     return (
         pl.when(pl.col("bus_id").is_not_null())
         .then(pl.when(bus == "").then(pl.lit("0")).otherwise(bus))
         .when(pl.col("nvml_dev").is_not_null())
         .then(pl.format("nvmlDev {}", pl.col("nvml_dev")))
+        .when(pl.col("event").eq_missing(pl.lit("duplicate_gpu")) & pl.col("device").is_not_null())
+        .then(pl.format("device {}", pl.col("device")))
         .alias("bus")
     )
 

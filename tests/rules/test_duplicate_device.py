@@ -7,7 +7,9 @@ import pytest
 
 from bench.nccl_job import JobPlan, write_job
 from logforensics.api import analyze
+from logforensics.i18n import translate
 from tests.builders import analyze_files, finding, kinds, marks
+from tests.test_i18n import english_runs
 
 NCCL_DATA = Path(__file__).resolve().parent.parent / "data" / "nccl"
 
@@ -148,6 +150,27 @@ def test_nccl_2_30_warning_alone_still_reports_the_host(tmp_path):
     duplicate = finding(analyze_files(tmp_path, {"nccl.log": [line]}), "duplicate_device")
     assert duplicate.severity == "error" and duplicate.details["host"] == "gpu-3"
     assert duplicate.summary.startswith("Several ranks use one GPU on host gpu-3")
+
+
+# pytorch/pytorch#68666 (the PR that added PyTorch's own check before NCCL's), its test plan
+# verbatim: the error and the first frames of its traceback
+TORCH_CHECK = [
+    "RuntimeError: Duplicated GPU device is not allowed by NCCL. Rank [0] and rank [8] both attached to GPU device 0 on the same host learngpu001.09.ftw5.facebook.com. Most likely your world_size is larger than the total number of GPUs",
+    "Traceback (most recent call last):",
+    '  File "/mnt/xarfuse/uid-0/184d8789-seed-nspid4026531836_cgpid11383-ns-4026531840/__run_xar_main__.py", line 309, in <module>',
+    "    __invoke_main()",
+]
+
+
+def test_pytorch_s_own_check_names_the_pair_the_device_and_the_host(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": TORCH_CHECK})
+    duplicate = analysis.verdict.finding
+    assert (duplicate.kind, duplicate.ranks) == ("duplicate_device", [0, 8])
+    assert duplicate.details["host"] == "learngpu001.09.ftw5.facebook.com"
+    assert "(CUDA device 0)" in duplicate.summary
+    assert "PyTorch refused to create the NCCL communicator" in duplicate.summary
+    assert english_runs(translate(duplicate.summary, "zh")) == []
+    assert analysis.verdict.headline.startswith("Ranks 0 and 8 share one GPU")
 
 
 def test_sharing_allowed_by_the_environment_is_context(tmp_path):
