@@ -15,6 +15,7 @@ from logforensics.rules.loader_size_mismatch import JOIN_SOURCE
 from logforensics.rules.nccl_error import LIBRARY_NAMES
 from logforensics.rules.rank_exception import HARDWARE_FIX, NUMERICS_FIX
 from logforensics.text import capitalized, clipped, duration, rank_list
+from parsers.nccl import TORCH_DUPLICATE
 
 if TYPE_CHECKING:
     from logforensics.api import Analysis
@@ -302,9 +303,13 @@ def _duplicate_device(finding: Finding, verdict: Verdict) -> Told:
         "Duplicate GPU detected" in evidence.text or "same GPU" in evidence.text
         for evidence in finding.evidence
     )
+    checked = any(TORCH_DUPLICATE in evidence.text for evidence in finding.evidence)
     gpus = len(finding.details.get("bus_ids") or []) or 1
     shared = "one GPU" if gpus == 1 else f"{gpus} GPUs of one host"
-    return f"{who} share {shared}", "NCCL refused to start" if refused else None
+    said = (
+        "NCCL refused to start" if refused else "PyTorch refused to start NCCL" if checked else None
+    )
+    return f"{who} share {shared}", said
 
 
 def _oom(finding: Finding, verdict: Verdict) -> Told:

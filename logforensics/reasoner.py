@@ -40,7 +40,7 @@ import polars as pl
 
 from logforensics.findings import CONFIDENCE_ORDER, SEVERITY_ORDER, Finding
 from logforensics.job import Job
-from logforensics.registry import rules
+from logforensics.registry import diagnosis, rules
 from logforensics.stopped_workers import ROOT_CAUSE
 from logforensics.text import capitalized, duration, rank_list
 
@@ -342,7 +342,7 @@ class Witnesses:
         for finding in self.contradicting:
             said += (
                 f" {capitalized(_single_out([finding]))} {rank_list(finding.blamed)} instead "
-                f"({finding.kind}): the logs tell where a rank first left the common path, a "
+                f"({diagnosis(finding)}): the logs tell where a rank first left the common path, a "
                 "dump only where each rank stood when it was taken; read both."
             )
         return said
@@ -364,7 +364,7 @@ def _witnesses(others: list[Chain], verdict: Finding) -> Witnesses:
                 head,
                 "context",
                 f"A second witness: {_single_out([head])} {rank_list(head.blamed)}, as the "
-                f"verdict ({verdict.kind}) does.",
+                f"verdict ({diagnosis(verdict)}) does.",
             )
         else:
             found.contradicting.append(head)
@@ -372,7 +372,7 @@ def _witnesses(others: list[Chain], verdict: Finding) -> Witnesses:
                 head,
                 "context",
                 f"{capitalized(_single_out([head]))} {rank_list(head.blamed)}, the verdict "
-                f"({verdict.kind}) {rank_list(verdict.blamed) if blamed else 'no rank'}: "
+                f"({diagnosis(verdict)}) {rank_list(verdict.blamed) if blamed else 'no rank'}: "
                 "read both.",
             )
     if found.confirming and not found.contradicting:
@@ -445,7 +445,7 @@ def _place_chain(chain: Chain, verdict: Finding) -> list[Finding]:
             chain.departure,
             "context",
             f"Where the verdict's {_ranks_word(verdict)} left the others' path; the verdict "
-            f"({verdict.kind}) says why.",
+            f"({diagnosis(verdict)}) says why.",
         )
         trail.append(chain.departure)
     for departure, link in chain.explained:
@@ -458,7 +458,7 @@ def _place_chain(chain: Chain, verdict: Finding) -> list[Finding]:
                 "consequence, not a departure of its own.",
             )
         else:
-            _set(departure, "context", f"Also explained by the verdict ({verdict.kind}).")
+            _set(departure, "context", f"Also explained by the verdict ({diagnosis(verdict)}).")
         trail.append(departure)
     return trail
 
@@ -474,21 +474,21 @@ def _place_others(
         head = chain.head
         for member in chain.members():
             if member is not head:
-                _set(member, "context", f"Explained by {head.kind} (see it).")
+                _set(member, "context", f"Explained by {diagnosis(head)} (see it).")
         shares = bool(chain.involved() & involved)
         placed = chain.point is not None and point is not None
         if chain is outranked:
             _set(
                 head,
                 "context",
-                f"A guess at the same point, outranked by the verdict ({verdict.kind}), "
+                f"A guess at the same point, outranked by the verdict ({diagnosis(verdict)}), "
                 "which is surer and concerns the same ranks.",
             )
         elif shares and placed and chain.point >= point:  # type: ignore[operator]
             _set(
                 head,
                 "context",
-                f"At or after the verdict ({verdict.kind}) and about the same "
+                f"At or after the verdict ({diagnosis(verdict)}) and about the same "
                 f"{_ranks_word(verdict)}: it confirms it.",
             )
         elif shares:
@@ -502,15 +502,15 @@ def _place_others(
             _set(
                 head,
                 "symptom",
-                f"Comes after the verdict ({verdict.kind}) on other ranks; most likely a "
+                f"Comes after the verdict ({diagnosis(verdict)}) on other ranks; most likely a "
                 "consequence.",
             )
         elif not placed and _later(head, verdict):
             _set(
                 head,
                 "symptom",
-                f"Comes after the verdict ({verdict.kind}) by the logs' clocks, on other ranks; "
-                "most likely a consequence.",
+                f"Comes after the verdict ({diagnosis(verdict)}) by the logs' clocks, on other "
+                "ranks; most likely a consequence.",
             )
         else:
             _set(
@@ -534,7 +534,7 @@ def _place_consequences(
         if symptom.kind == "collective_timeout":
             note = _timeout_note(symptom, verdict, job)
         else:
-            note = f"A consequence of the verdict ({verdict.kind})."
+            note = f"A consequence of the verdict ({diagnosis(verdict)})."
         if symptom.blamed and verdict.blamed and not set(symptom.blamed) & set(verdict.blamed):
             note += (
                 f" It singles out {rank_list(symptom.blamed)}, not the verdict's "
@@ -599,7 +599,7 @@ def _reason(
     if chosen.explanation is not None and departure is not None:
         where = f" at step {departure.step}" if departure.step is not None else ""
         reason = (
-            f"It explains the earliest departure from the common path ({departure.kind}"
+            f"It explains the earliest departure from the common path ({diagnosis(departure)}"
             f"{where}): that is why {rank_list(head.blamed or departure.blamed)} left it."
         )
     elif chosen.explanation is not None and any(link == "waiting" for _, link in chosen.explained):
@@ -616,11 +616,11 @@ def _reason(
             reason += " Nothing in the logs says why it departed."
     if outranked is not None:
         reason += (
-            f" A guess at the same point ({outranked.head.kind}) is outranked by this surer "
+            f" A guess at the same point ({diagnosis(outranked.head)}) is outranked by this surer "
             "finding about the same ranks."
         )
     if independent:
-        kinds = ", ".join(dict.fromkeys(f.kind for f in independent))
+        kinds = ", ".join(dict.fromkeys(diagnosis(f) for f in independent))
         reason += f" Possibly separate failures the logs cannot order against it: {kinds}."
     return reason
 
@@ -645,8 +645,6 @@ def _earliest_words(head: Finding, candidates: int, what: str, alone: bool = Fal
 
 def _timeout_note(timeout: Finding, verdict: Finding, job: Job | None) -> str:
     """Why a timeout is the verdict's symptom, and when it fired relative to it."""
-    if timeout.details.get("phase") == "rendezvous":
-        return f"A consequence of the verdict ({verdict.kind}): set-up never completed."
     waited = timeout.details.get("timeout_ms")
     wait_words = f" {duration(waited / 1000)}" if isinstance(waited, int | float) else ""
     blamed = verdict.blamed
@@ -657,9 +655,11 @@ def _timeout_note(timeout: Finding, verdict: Finding, job: Job | None) -> str:
             "joined, still busy with work of its own (the verdict). The timeout says where "
             "they gave up; the verdict says why."
         )
+    if timeout.details.get("phase") == "rendezvous":
+        return f"A consequence of the verdict ({diagnosis(verdict)}): set-up never completed."
     note = (
         f"A symptom: the ranks waited{wait_words} in a collective that {who} never joined "
-        f"after the verdict ({verdict.kind}"
+        f"after the verdict ({diagnosis(verdict)}"
         + (f", step {verdict.step}" if verdict.step is not None else "")
         + "). The timeout says where they gave up, not why."
     )

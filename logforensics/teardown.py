@@ -108,7 +108,11 @@ def _teardown_kind(finding: Finding) -> bool:
     """A failure teardown can produce: a watchdog, NCCL or connection failure, or a crash no
     line ties to a rank (ms-swift#5109: a C++ abort in a CUDA allocator at exit, after the
     checkpoints were saved), or a launcher's report of an exit code alone (VITS-fast-fine-tuning
-    #353: `exit()` after the last epoch). A rank's own exception or OOM is never teardown."""
+    #353: `exit()` after the last epoch). A rank's own exception or OOM is never teardown, nor
+    a rank's departure: one still busy with its own work after training ended (an evaluation,
+    a save) is why the others timed out."""
+    if finding.part == "departure":
+        return False
     return finding.kind in TEARDOWN_KINDS or (
         finding.kind == "rank_exception"
         and finding.blames_nobody

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from logforensics.i18n import translate
 from tests.builders import analyze_files
+from tests.conftest import SAMPLE_LOGS
 from tests.test_i18n import english_runs
 
 THREADS = Path(__file__).parent / "data" / "threads"
@@ -433,3 +434,21 @@ def test_the_others_timeout_is_a_symptom_of_the_busy_rank_s_own_work_in_both_lan
     assert timeout.role == "symptom" and timeout.ranks == [4]
     assert "rank 0 had not yet joined, still busy with work of its own" in timeout.note
     assert english_runs(translate(timeout.note, "zh")) == []
+
+
+def test_a_rank_busy_after_training_ended_is_still_why_the_others_timed_out(tmp_path):
+    # sample_logs/tee_eval_one_rank (a run here: rank 2 evaluates alone, ranks 0 and 1 time
+    # out), with a script's end-of-training line (Plachtaa/VITS-fast-fine-tuning#353's, a
+    # finish mark of parsers/finish_marks.py) put before rank 2's evaluation: work after
+    # training is still the hang's cause, not a teardown
+    lines = (SAMPLE_LOGS / "tee_eval_one_rank" / "logs" / "launcher.log").read_text().splitlines()
+    at = next(n for n, line in enumerate(lines) if line.startswith("[default2]:Evaluating:"))
+    lines.insert(at, "Maximum epoch reached, closing training...")
+    analysis = analyze_files(tmp_path, {"launcher.log": lines})
+    busy = analysis.verdict.finding
+    assert (busy.kind, busy.severity, analysis.verdict.ranks) == (
+        "collective_timeout",
+        "error",
+        [2],
+    )
+    assert busy.details["departure"] == "busy"

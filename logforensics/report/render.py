@@ -21,6 +21,7 @@ from markupsafe import Markup, escape
 
 from logforensics.api import Analysis, Upload
 from logforensics.i18n import ENGLISH, t, translate, translator
+from logforensics.registry import diagnosis
 from logforensics.report.markdown import no_verdict_said
 from logforensics.report.picture import (
     FILL,
@@ -423,9 +424,9 @@ def _timeline(
         )
         is_verdict = finding is verdict
         what = (
-            say("the divergence: {kind}", kind=finding.kind + who)
+            say("the divergence: {kind}", kind=diagnosis(finding) + who)
             if is_verdict
-            else finding.kind + who
+            else diagnosis(finding) + who
         )
         moments.append((finding.timestamp, what, is_verdict))
     if len(moments) < 2:

@@ -603,8 +603,14 @@ def _went_first(
 
 
 def _diagnosis(finding: Finding) -> str:
-    """A process or node the job lost, or a peer whose connection broke under the others, is
-    a rank gone missing from the job."""
+    """A process or node the job lost from outside is a rank gone missing from the job; a
+    process stuck in the kernel left the others' path alive. A broken connection is a rank
+    gone missing where it stands in as the verdict (the logs say no more); as a symptom it
+    keeps its own name (its ranks are the ones that lost the peer, not the peer)."""
+    if finding.details.get("hung_task"):
+        return "stage_divergence"
+    if finding.part == "consequence" and finding.role != "root_cause":
+        return "peer_lost"
     return "missing_rank"
 
 

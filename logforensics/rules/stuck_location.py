@@ -352,7 +352,7 @@ def _all_alike(group: dict, ranks_seen: list[int]) -> Finding:
         ranks=ranks_seen,
         evidence=_evidence([], group),
         evidence_total=len(ranks_seen),
-        details={"source": group["tool"] or "py-spy"},
+        details={"source": group["tool"] or "py-spy", "alike": True},
     )
 
 
@@ -408,9 +408,10 @@ def _is(ranks: list[int]) -> str:
 
 
 def _diagnosis(finding: Finding) -> str:
-    """Ranks that stand somewhere else than the others left the common path; where all stand
-    alike is the last place they had in common."""
-    return "last_common_stage" if finding.part == "context" else "stage_divergence"
+    """Ranks that stand somewhere else than the others left the common path, as do ranks
+    with no place most of them share; where all stand alike is the last place they had in
+    common."""
+    return "last_common_stage" if finding.details.get("alike") else "stage_divergence"
 
 
 RULE = Rule(kind="stuck_location", check=check, specificity=20, diagnosis=_diagnosis)

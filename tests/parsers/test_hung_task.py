@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from logforensics.registry import diagnosis
 from tests.builders import analyze_files, only, parsed_by
 
 # huggingface/m4-logs, tr_141-hanging (try3's dmesg.txt), verbatim: the one process of a 64-GPU
@@ -91,6 +92,7 @@ def test_a_job_process_hung_in_the_kernel_is_why_the_others_waited(tmp_path):
     analysis = analyze_files(tmp_path, {"dmesg.txt": PYTHON_IN_GPFS})
     hung = analysis.verdict.finding
     assert (hung.kind, hung.details["pids"]) == ("peer_lost", [280058])
+    assert diagnosis(hung) == "stage_divergence"  # alive, stuck off the others' path
     assert "in a write to GPFS" in hung.summary and "uninterruptible sleep" in hung.summary
     assert analysis.verdict.headline == "Process 280058 hung in the kernel, in a write to GPFS"
 

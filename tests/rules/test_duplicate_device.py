@@ -7,7 +7,7 @@ import pytest
 
 from bench.nccl_job import JobPlan, write_job
 from logforensics.api import analyze
-from logforensics.i18n import translate
+from logforensics.i18n import translate, translate_headline
 from tests.builders import analyze_files, finding, kinds, marks
 from tests.test_i18n import english_runs
 
@@ -170,7 +170,8 @@ def test_pytorch_s_own_check_names_the_pair_the_device_and_the_host(tmp_path):
     assert "(CUDA device 0)" in duplicate.summary
     assert "PyTorch refused to create the NCCL communicator" in duplicate.summary
     assert english_runs(translate(duplicate.summary, "zh")) == []
-    assert analysis.verdict.headline.startswith("Ranks 0 and 8 share one GPU")
+    assert analysis.verdict.headline == "Ranks 0 and 8 share one GPU; PyTorch refused to start NCCL"
+    assert english_runs(translate_headline(analysis.verdict.headline, "zh")) == []
 
 
 def test_sharing_allowed_by_the_environment_is_context(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from logforensics.registry import diagnosis
 from tests.builders import analyze, analyze_files, finding, kinds
 
 
@@ -35,6 +36,7 @@ def test_a_node_the_scheduler_lost_is_the_cause(tmp_path):
     assert analysis.verdict is not None  # it had been "no failure found"
     cause = analysis.verdict.finding
     assert cause.kind == "peer_lost" and cause.details["nodes"] == ["jean-zay-iam37"]
+    assert diagnosis(cause) == "missing_rank"  # the report's kind: its ranks went missing
     assert cause.blames_nobody and "exclude" in cause.fix
     assert analysis.verdict.headline.startswith("Node jean-zay-iam37 failed under the job")
     # the step SLURM cancelled is that node's loss, not a stop from outside the job

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 from logforensics.api import analyze
+from logforensics.registry import diagnosis
 from tests.conftest import ROOT, SAMPLE_LOGS
 
 DUMPS = SAMPLE_LOGS / "pyspy_hang" / "logs" / "pyspy"
@@ -42,6 +43,7 @@ def test_the_rank_that_stands_elsewhere_is_the_suspect(tmp_path):
     analysis = analyze(job(tmp_path, {rank: DUMPS / f"rank{rank}.txt" for rank in range(4)}))
     found = stuck_location(analysis)
     assert (found.part, found.ranks, found.confidence) == ("departure", [2], "high")
+    assert diagnosis(found) == "stage_divergence"  # the report's kind
     assert "rank 2 in dist.barrier at train (dumps_train.py:267)" in found.summary
     assert "ranks 0, 1, 3 wait in backward" in found.summary
     # the evidence quotes the dumps' own lines
@@ -55,6 +57,7 @@ def test_ranks_all_at_one_place_are_context(tmp_path):
     analysis = analyze(job(tmp_path, dict.fromkeys(range(4), DUMPS / "rank0.txt")))
     found = stuck_location(analysis)
     assert (found.part, found.severity) == ("context", "info")
+    assert diagnosis(found) == "last_common_stage"  # the place they share
     assert "do not single out a rank" in found.summary
 
 
@@ -67,6 +70,7 @@ def test_two_groups_of_two_name_no_suspect(tmp_path):
     }
     found = stuck_location(analyze(job(tmp_path, dumps)))
     assert (found.part, found.severity) == ("context", "warning")
+    assert diagnosis(found) == "stage_divergence"  # no place they share
     assert "none held by most of them" in found.summary
 
 
