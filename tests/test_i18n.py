@@ -303,3 +303,11 @@ def test_a_catalogue_entry_must_name_groups_its_pattern_has():
 def test_an_unknown_language_is_refused():
     with pytest.raises(ValueError, match="no catalogue"):
         translated_report({}, "fr")
+
+
+def test_every_rank_s_sentence_is_not_read_as_one_rank_s_exception():
+    # rules/rank_exception.py's words after a shared exception: the sentence of a rank that
+    # raised must not take it for a rank named "Every rank" and quote the rest as its exception
+    said = "Every rank raised an exception like it, so it is not one rank's divergence."
+    translated = translate(said, "zh")
+    assert "Every" not in translated and "`" not in translated
