@@ -92,6 +92,8 @@ CONSEQUENCE = (
     # (the reducer rule reads the counts and names the odd rank)
     r"|DDP expects same model across all ranks"
     r"|in this process with sizes .* appears not to match"
+    # PyTorch's own check of two ranks on one GPU before NCCL's (the duplicate_device rule)
+    r"|Duplicated GPU device is not allowed"
     # a launcher's ssh to a node failing before it started anything there (missing_rank's)
     r"|was not reachable via ssh|Command '\[?'?ssh .* returned non-zero exit status 255"
     # DDP's Join with throw_on_early_termination: a rank out of batches, and the others told

@@ -171,6 +171,8 @@ def test_pytorch_s_own_check_names_the_pair_the_device_and_the_host(tmp_path):
     assert "PyTorch refused to create the NCCL communicator" in duplicate.summary
     assert english_runs(translate(duplicate.summary, "zh")) == []
     assert analysis.verdict.headline == "Ranks 0 and 8 share one GPU; PyTorch refused to start NCCL"
+    # the RuntimeError is the check's own report, no separate failure of a rank
+    assert kinds(analysis) == ["duplicate_device"]
     assert english_runs(translate_headline(analysis.verdict.headline, "zh")) == []
 
 
