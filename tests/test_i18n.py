@@ -311,3 +311,19 @@ def test_every_rank_s_sentence_is_not_read_as_one_rank_s_exception():
     said = "Every rank raised an exception like it, so it is not one rank's divergence."
     translated = translate(said, "zh")
     assert "Every" not in translated and "`" not in translated
+
+
+@pytest.mark.parametrize(
+    "headline",
+    [
+        # an exception type with `::` and a message of capitalised words (a CUDA error)
+        "2 processes died of the same c10::CUDAError: CUDA error: unknown error",
+        # a store address c10d prints as a tuple (pytorch/pytorch#79388)
+        "A process could not reach the rendezvous store at (GPU03, 29500): the job never started",
+        # a busy rank's bar that has no name of its own: the analyzer's words, not the log's
+        "Rank 0 was still busy with a progress bar when the others gave up; rank 1 waited for "
+        "it in ALLREDUCE until the timeout (10 min)",
+    ],
+)
+def test_headlines_with_unusual_parts_are_translated_whole(headline):
+    assert english_runs(translate_headline(headline, "zh")) == []
