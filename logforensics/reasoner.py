@@ -40,7 +40,7 @@ import polars as pl
 
 from logforensics.findings import CONFIDENCE_ORDER, SEVERITY_ORDER, Finding
 from logforensics.job import Job
-from logforensics.registry import diagnosis, rules
+from logforensics.registry import diagnosis, rule_of
 from logforensics.stopped_workers import ROOT_CAUSE
 from logforensics.text import capitalized, duration, rank_list
 
@@ -717,7 +717,8 @@ def _lower_first(text: str) -> str:
 
 
 def _specificity(kind: str) -> int:
-    return next((rule.specificity for rule in rules() if rule.kind == kind), 0)
+    rule = rule_of(kind)
+    return rule.specificity if rule is not None else 0
 
 
 def _run_order(finding: Finding) -> tuple[object, ...]:

@@ -105,9 +105,14 @@ def _refuse_duplicates(names: list[str], what: str) -> None:
         seen.add(name)
 
 
+def rule_of(kind: str) -> Rule | None:
+    """The registered rule of that kind, if any."""
+    return next((rule for rule in rules() if rule.kind == kind), None)
+
+
 def diagnosis(finding: Finding) -> str:
     """The diagnosis `finding` is an instance of (its kind, unless its rule says otherwise)."""
-    rule = next((rule for rule in rules() if rule.kind == finding.kind), None)
+    rule = rule_of(finding.kind)
     if rule is None or rule.diagnosis is None:
         return finding.kind
     return rule.diagnosis(finding)

@@ -147,15 +147,15 @@ class _Sharing:
         where = f"host {self.host}" if self.host else "one host (NCCL checked; no host printed)"
         if self.bus == UNKNOWN_BUS:
             gpu = "one GPU"
-        elif self.bus.startswith(("nvml", "device ")):
-            gpu = f"one GPU ({self.bus.replace('device', 'CUDA device')})"
+        elif self.bus.startswith(("nvml", CUDA_DEVICE)):
+            gpu = f"one GPU ({self.bus})"
         else:
             gpu = f"one GPU (PCI bus {self.bus})"
         said = (
             "their NCCL communicator records show it"
             if not self.warned
             else "PyTorch refused to create the NCCL communicator"
-            if self.bus.startswith("device ")
+            if self.bus.startswith(CUDA_DEVICE)
             else "NCCL reported it and refused to create the communicator"
         )
         summary = f"{who} use {gpu} on {where}: {said}."
@@ -203,9 +203,13 @@ def _per_host(sharings: list[_Sharing]) -> list[Finding]:
     return findings
 
 
+# The key of a GPU PyTorch's own check names by its CUDA device (no bus id printed)
+CUDA_DEVICE = "CUDA device "
+
+
 def _bus_key() -> pl.Expr:
     """`bus 1b000` (hex without leading zeros), `nvmlDev 3` (NCCL 2.4) or, where PyTorch's own
-    check names the CUDA device, `device 0`."""
+    check names the CUDA device, `CUDA device 0`."""
     bus = pl.col("bus_id").str.to_lowercase().str.strip_chars_start("0")
     return (
         pl.when(pl.col("bus_id").is_not_null())
@@ -213,7 +217,7 @@ def _bus_key() -> pl.Expr:
         .when(pl.col("nvml_dev").is_not_null())
         .then(pl.format("nvmlDev {}", pl.col("nvml_dev")))
         .when(pl.col("event").eq_missing(pl.lit("duplicate_gpu")) & pl.col("device").is_not_null())
-        .then(pl.format("device {}", pl.col("device")))
+        .then(pl.format(CUDA_DEVICE + "{}", pl.col("device")))
         .alias("bus")
     )
 
