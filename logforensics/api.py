@@ -35,7 +35,7 @@ from logforensics.survived import mark_survived
 from logforensics.teardown import mark_after_finish
 
 # Lines are read and parsed this many bytes of files at a time.
-BATCH_BYTES = 128 * 2**20
+BATCH_BYTES = 256 * 2**20
 
 # How a rank was found when no line of the rank states it: the report names these.
 INFERRED_SOURCES = (
