@@ -70,11 +70,18 @@ def gloo_interface(job: Job) -> list[Finding]:
     ranks = sorted(wrong.get_column("rank").drop_nulls().unique().to_list())
     who = rank_list(ranks).capitalize() if ranks else "A process"
     named = failed.get_column("device").drop_nulls()
+    unnamed = failed.filter((pl.col("event") == "no_interface") & pl.col("device").is_null())
     if not named.is_empty():
         summary = (
             f"{who}'s gloo could not find the network interface it was told to use "
             f"(`{named.item(0)}`): GLOO_SOCKET_IFNAME must name an interface that exists on "
             "the node. The process group never formed; the network setting is the cause."
+        )
+    elif not unnamed.is_empty():
+        summary = (
+            f"{who}'s gloo was given neither a network interface nor a host name to bind to: "
+            "the host's name came out empty where the process group was made. The process "
+            "group never formed; the network setting is the cause."
         )
     else:
         addresses = failed.get_column("peer").drop_nulls().unique(maintain_order=True).to_list()
@@ -93,7 +100,7 @@ def gloo_interface(job: Job) -> list[Finding]:
             ranks=ranks,
             transport="gloo",
             interfaces=named.to_list(),
-            confidence="high" if not named.is_empty() else "medium",
+            confidence="medium" if named.is_empty() and unnamed.is_empty() else "high",
         )
     ]
 

@@ -62,6 +62,10 @@ CONNECT_REFUSED = (
 #   RuntimeError: [enforce fail at .../gloo/transport/tcp/device.cc:84] ifa != nullptr. Unable to find address for: ^lo
 LOOPBACK_FALLBACK = "Unable to resolve hostname to a (local) address. Using the loopback"
 NO_INTERFACE = r"Unable to find address for: (?P<interface>\S+)"
+# ... or given neither an interface nor a host name to bind to (IAHispano/Applio#79, on Windows,
+# where gloo's transport is libuv's):
+#   RuntimeError: GlooDeviceFactory::makeUVDevice(): interface or hostname can't be empty
+NO_HOST_NAME = "interface or hostname can't be empty"
 # a failed connect's own detail line, where a paste wraps the error (aws-samples/aws-do-eks#69):
 #   (rank=8, size=16, local=[127.0.0.1])
 #   timed out connecting: SO_ERROR: Connection refused, remote=[127.0.0.1]:14215
@@ -89,7 +93,7 @@ def _event() -> pl.Expr:
         .then(pl.lit("connect_failed"))
         .when(message.str.contains(LOOPBACK_FALLBACK, literal=True))
         .then(pl.lit("loopback_fallback"))
-        .when(message.str.contains(NO_INTERFACE))
+        .when(message.str.contains(NO_INTERFACE) | message.str.contains(NO_HOST_NAME, literal=True))
         .then(pl.lit("no_interface"))
         .when(message.str.contains(TRANSPORT_TIMEOUT) | message.str.contains(READ_TIMEOUT))
         .then(pl.lit("transport_timeout"))
@@ -181,6 +185,7 @@ PARSER = LineParser(
         ", local=[",
         LOOPBACK_FALLBACK,
         "Unable to find address for: ",
+        NO_HOST_NAME,
         "[Gloo] Rank ",
     ),
     parse=parse,

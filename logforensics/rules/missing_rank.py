@@ -139,6 +139,10 @@ TWICE_FIX = (
 )
 
 
+# How a line's rank was guessed from the rest of its file, not stated by the line or its place
+GUESSED_FOR_A_FILE = ("file_content",)
+
+
 def _claimed_twice(job: Job) -> list[Finding]:
     """Processes that announce their global rank and world size (Lightning's `GLOBAL_RANK: 1,
     MEMBER: 2/8`): ranks announced twice while others of the world never are, two nodes
@@ -152,10 +156,14 @@ def _claimed_twice(job: Job) -> list[Finding]:
     # on every redraw of a tqdm bar, sample_logs/tee_eval_one_rank)
     is_progress = (pl.col("event") == "progress_bar") | (pl.col("family") == "progress")
     progress = job.events.filter(is_progress).select("file", "line")
+    # a claim is a process saying who it is: a rank guessed for the lines of a file from the
+    # one rank its other lines name is no claim (tianweiy/CenterPoint#224: two workers'
+    # `WORLD_SIZE:2` in one console, both given rank 0 for the watchdog line above them)
+    guessed = pl.col("rank_from").is_in(GUESSED_FOR_A_FILE).fill_null(False)
     claims = (
         job.events.filter((pl.col("event") == "world_size") & ~once)
         .join(progress, on=["file", "line"], how="anti")
-        .with_columns(pl.coalesce(stated, pl.col("rank")).alias("rank"))
+        .with_columns(pl.coalesce(stated, pl.when(~guessed).then(pl.col("rank"))).alias("rank"))
     )
     claims = claims.filter(pl.col("rank").is_not_null())
     if claims.is_empty():

@@ -149,10 +149,26 @@ UNRESOLVED_NAME = (
     r"(?i)gaierror|Name or service not known|Temporary failure in name resolution"
     r"|nodename nor servname"
 )
+# A backend this build of PyTorch cannot run on this machine, found as the process group is
+# made: gloo with no transport device for the host (IAHispano/Applio#1019, Nerogar/
+# OneTrainer#1122, on Windows: `RuntimeError: makeDeviceForHostname(): unsupported gloo
+# device`), a package built without the backend asked for (meta-llama/llama#1041: `Distributed
+# package doesn't have NCCL built in`). The process's own set-up, for all it names gloo.
+BACKEND_UNAVAILABLE = r"unsupported gloo device|Distributed package doesn't have \w+ built in"
+BACKEND_UNAVAILABLE_FIX = (
+    "{who} could not make the process group: the PyTorch installed on its machine cannot "
+    "run the backend the script asks for (a build without NCCL, as on Windows and "
+    "macOS; a gloo without a transport for the host, as some Windows builds ship). Check it "
+    'where it failed (`python -c "import torch.distributed as d; '
+    'print(d.is_nccl_available(), d.is_gloo_available())"`), then install a PyTorch build that '
+    "has the backend for that platform, or ask for one it has (gloo in place of NCCL); on a "
+    "single GPU, run without torch.distributed."
+)
 # Words that make an exception the process's own failure, whatever words of a consequence it
 # holds besides (each part keeps its own flags)
 OWN_FAILURE = "|".join(
-    f"(?:{words})" for words in (MISUSED, OUTSIDE_SERVICE, KERNEL_TIMEOUT, UNRESOLVED_NAME)
+    f"(?:{words})"
+    for words in (MISUSED, OUTSIDE_SERVICE, KERNEL_TIMEOUT, UNRESOLVED_NAME, BACKEND_UNAVAILABLE)
 )
 
 
@@ -297,6 +313,7 @@ def _message_fix(texts: list[str], who: str) -> str | None:
         (NUMERICS, NUMERICS_FIX),
         (MPI_INIT, MPI_INIT_FIX.format(who=who)),
         (MPICH_INIT, MPICH_INIT_FIX.format(who=who)),
+        (BACKEND_UNAVAILABLE, BACKEND_UNAVAILABLE_FIX.format(who=capitalized(who))),
     ):
         if any(re.search(pattern, text) for text in texts):
             return fix

@@ -190,6 +190,12 @@ AWS_DO_EKS_51 = [
     "RuntimeError: [enforce fail at .../gloo/transport/tcp/device.cc:84]",
     "  ifa != nullptr. Unable to find address for: ^lo",
 ]
+# IAHispano/Applio#79, verbatim (Windows, where gloo's transport is libuv's): the device for the
+# host made with no interface nor host name to bind to
+APPLIO_79 = [
+    "    backend_class = ProcessGroupGloo(backend_prefix_store, group_rank, group_size, timeout=timeout)",
+    "RuntimeError: GlooDeviceFactory::makeUVDevice(): interface or hostname can't be empty",
+]
 # aws-samples/aws-do-eks#69, verbatim: the failed connect's detail line names its rank and group
 AWS_DO_EKS_69_PAIR = "  (rank=8, size=16, local=[127.0.0.1])"
 
@@ -206,6 +212,11 @@ def test_gloo_s_loopback_fallback_and_its_refused_remote_are_read():
 def test_an_interface_gloo_cannot_find_is_read_with_its_name():
     row = only(gloo_events(AWS_DO_EKS_51))
     assert (row["event"], row["device"]) == ("no_interface", "^lo")
+
+
+def test_an_empty_interface_or_host_name_is_read_as_no_interface_with_none_named():
+    row = only(gloo_events(APPLIO_79))
+    assert (row["line"], row["event"], row["device"]) == (2, "no_interface", None)
 
 
 def test_a_failed_pair_s_detail_line_gives_its_rank_group_size_and_address():

@@ -318,6 +318,23 @@ def test_ranks_started_twice_leave_the_rest_of_the_world_unstarted(tmp_path):
     assert "--ntasks-per-node" in verdict.finding.fix
 
 
+def test_two_workers_world_size_prints_given_one_rank_by_guess_are_no_second_start(tmp_path):
+    # tianweiy/CenterPoint#224, verbatim: a torchrun console of two workers whose only ranked
+    # line is rank 0's; their `WORLD_SIZE:2` prints state no rank of their own
+    lines = [
+        "[E ProcessGroupNCCL.cpp:566] [Rank 0] Watchdog caught collective operation timeout: "
+        "WorkNCCL(OpType=ALLGATHER, Timeout(ms)=1800000) ran for 1800159 milliseconds before "
+        "timing out.",
+        "No Tensorflow",
+        "WORLD_SIZE:2",
+        "No Tensorflow",
+        "WORLD_SIZE:2",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert not [f for f in analysis.findings if "claimed_twice" in f.details]
+    assert analysis.verdict.finding.kind == "collective_timeout"
+
+
 # Lightning-AI/pytorch-lightning#8707, verbatim: an sbatch script for two nodes ran `python`
 # without `srun`, so one node's four processes started and waited for ranks 4-7 (fix: srun)
 ONE_NODE_OF_TWO_LAUNCHED = [

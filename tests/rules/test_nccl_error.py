@@ -8,9 +8,11 @@ import pytest
 
 from bench.nccl_job import JobPlan, write_job
 from logforensics.api import analyze
+from logforensics.i18n import translate
 from tests.builders import analyze_files, finding, kinds, marks, parse, parsed_by
-from tests.parsers.test_gloo import AWS_DO_EKS_50, AWS_DO_EKS_51
+from tests.parsers.test_gloo import APPLIO_79, AWS_DO_EKS_50, AWS_DO_EKS_51
 from tests.rules.test_duplicate_device import init_line
+from tests.test_i18n import english_runs
 
 NCCL_DATA = Path(__file__).resolve().parent.parent / "data" / "nccl"
 
@@ -726,6 +728,15 @@ def test_an_interface_gloo_cannot_find_names_the_setting(tmp_path):
     assert verdict.finding.kind == "nccl_error" and verdict.ranks == []
     assert "(`^lo`)" in verdict.finding.summary
     assert "not NCCL's `^` exclusion list" in verdict.finding.fix
+
+
+def test_gloo_given_no_interface_nor_host_name_is_the_network_setting(tmp_path):
+    traceback = ["Traceback (most recent call last):", '  File "train.py", line 188, in run']
+    verdict = analyze_files(tmp_path, {"console.log": [*traceback, *APPLIO_79]}).verdict
+    assert verdict.finding.kind == "nccl_error" and verdict.ranks == []
+    assert "neither a network interface nor a host name" in verdict.finding.summary
+    assert "GLOO_SOCKET_IFNAME" in verdict.finding.fix
+    assert english_runs(translate(verdict.finding.summary, "zh")) == []
 
 
 # vllm-project/vllm#7074, verbatim: on the second node (10.41.0.8) rank 9 warns that gloo fell

@@ -2425,3 +2425,32 @@ def test_a_real_torchrun_whose_terminal_hung_up_went_with_it():
         "The launcher's terminal session closed (SIGHUP) and the job went with it"
     )
     assert analysis.verdict.ranks == []
+
+
+# IAHispano/Applio#1019, verbatim (Windows 10, an RTX 5070's PyTorch build): the training
+# process's gloo has no transport device for the host as the group is made
+APPLIO_1019 = [
+    "Process Process-1:",
+    "Traceback (most recent call last):",
+    '  File "C:\\Applio\\Applio-main\\rvc\\train\\train.py", line 334, in run',
+    "    dist.init_process_group(",
+    '  File "C:\\Applio\\Applio-main\\env\\lib\\site-packages\\torch\\distributed\\distributed_c10d.py", line 1949, in _new_process_group_helper',
+    "    backend_class = ProcessGroupGloo(",
+    "RuntimeError: makeDeviceForHostname(): unsupported gloo device",
+]
+
+
+def test_a_backend_the_build_cannot_run_is_the_process_s_own_failure_not_a_symptom(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": APPLIO_1019}).verdict
+    assert verdict is not None and verdict.finding.kind == "rank_exception"
+    assert "unsupported gloo device" in verdict.finding.summary
+    assert "is_gloo_available()" in verdict.finding.fix
+    assert english_runs(translate(verdict.finding.fix, "zh")) == []
+
+
+def test_a_package_built_without_nccl_gets_the_same_fix(tmp_path):
+    # meta-llama/llama#1041, verbatim
+    lines = ["RuntimeError: Distributed package doesn't have NCCL built in"]
+    verdict = analyze_files(tmp_path, {"console.log": lines}).verdict
+    assert verdict.finding.kind == "rank_exception"
+    assert "a build without NCCL" in verdict.finding.fix
