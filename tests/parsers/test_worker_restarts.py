@@ -43,3 +43,9 @@ def test_other_agent_lines_are_no_restart():
         "I1204 21:34:07.315000 4677 torch/distributed/elastic/agent/server/api.py:553]   restart_count=1",
     ]
     assert parsed_by("worker_restarts", lines).is_empty()
+
+
+def test_a_restart_line_cut_before_the_state_is_still_one_after_a_failure():
+    # tianweiy/CenterPoint#224, verbatim: the paste starts inside the agent's line
+    event = only(parsed_by("worker_restarts", ["1/3 attempts left; will restart worker group"]))
+    assert json.loads(event["extra"]) == {"state": None, "attempts_left": "1/3"}
