@@ -181,8 +181,14 @@ NCCL_BODY = r"^(?:[\w./-]+\.(?:cc|cu|h):\d+ )?NCCL "
 # aws-samples/sagemaker-distributed-training-workshop#6)
 # (horovodrun's own launcher, gloo: "{time}[{index}]<{stream}>:{line}" with the rank as index,
 # horovod/runner/common/util/safe_shell_exec.py prefix_connection; horovod/horovod#2907)
+# Tags one after another with nothing between them: a process's empty write, then the one
+# whose text follows (horovod/horovod#1215: `[1,4]<stderr>:[1,5]<stderr>:ERROR: Unexpected
+# segmentation fault encountered in worker.`, rank 4's own line just before it): the last tag
+# is the line's.
+EMPTY_MPIRUN_WRITE = r"\[\d+,(?:mpirank:)?\d+(?:,[A-Za-z][\w.-]*)?\]<(?:stdout|stderr|stddiag)>:"
 MPIRUN_TAG = (
     r"(?: ?(?P<time>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}))?"
+    rf"(?:{EMPTY_MPIRUN_WRITE})*"
     r"\[(?:(?P<job>\d+),(?:mpirank:)?(?P<rank>\d+)(?:,(?P<host>[A-Za-z][\w.-]*))?\]"
     r"<(?P<stream>stdout|stderr|stddiag)>: ?"
     r"|(?P<index>\d+)\]<(?P<index_stream>stdout|stderr)>:)"  # horovodrun: no space after it

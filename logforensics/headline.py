@@ -383,6 +383,9 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
             f"{who} {_was(finding.ranks)} killed (SIGKILL: the OOM killer or the scheduler)",
             None,
         )
+    if signal and finding.details.get("loader_worker"):
+        whose = rank_list(finding.ranks) if finding.ranks else "a rank"
+        return f"DataLoader workers of {whose} crashed ({signal})", None
     if signal:
         return f"{who} crashed ({signal})", None
     if finding.details.get("exit_code") is not None:

@@ -36,7 +36,11 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             pl.lit("loader_worker_crash").alias("event"),
             pl.lit("error").alias("severity"),
             pl.col("_what").replace_strict(SIGNALS, return_dtype=pl.String).alias("signal"),
-            pl.col("message").str.strip_chars().alias("exc_message"),
+            # the worker's own words, not what a cut paste left before them
+            pl.col("message")
+            .str.extract(r"(ERROR: Unexpected .*)", 1)
+            .str.strip_chars()
+            .alias("exc_message"),
         )
     )
 

@@ -441,6 +441,7 @@ def _failures_of(job: Job) -> list[Finding]:
         + (_launcher_summary_cut(job) if not findings and not deaths and not exits else [])
         + _aborted(job, explained)
         + _shut_down(job)
+        + (_loader_worker_crashes(job) if not findings and not deaths else [])
     ) or (
         []
         if lost_a_node(job)
@@ -2602,6 +2603,60 @@ SHARED_DEATH_CAUSES = {
     "SIGKILL": "most likely because their host ran out of memory (the OOM killer)",
     "SIGBUS": "most likely because their node's shared memory (/dev/shm) ran out",
 }
+
+
+# A DataLoader worker's crash that is the rank's data loading failing: a segfault or a
+# floating-point fault (a bus error is shared memory running out: the oom rule's)
+WORKER_CRASH_SIGNALS = ("SIGSEGV", "SIGFPE")
+
+
+def _loader_worker_crashes(job: Job) -> list[Finding]:
+    """DataLoader workers that reported their own crash (`ERROR: Unexpected segmentation fault
+    encountered in worker.`) where no rank's exception or death is in the logs: the rank's
+    next batch fails with them, whether or not the logs reach its `DataLoader worker (pid ...)
+    exited unexpectedly` (horovod/horovod#1215: the workers of ranks 0, 1 and 4-6 crashed
+    under mpirun, forked from processes that had set up MPI)."""
+    crashes = job.events.filter(
+        (pl.col("event") == "loader_worker_crash")
+        & pl.col("signal").is_in(list(WORKER_CRASH_SIGNALS))
+    ).sort("file", "line")
+    if crashes.is_empty():
+        return []
+    ranks = sorted(crashes.get_column("rank").drop_nulls().unique().to_list())
+    signal = str(crashes.get_column("signal").item(0))
+    said = str(crashes.get_column("exc_message").item(0))
+    who = rank_list(ranks) if ranks else "a rank the logs do not name"
+    count = crashes.height
+    summary = (
+        f"DataLoader workers of {who} crashed ({signal}; {count} report"
+        f"{'s' if count != 1 else ''}: `{clipped(said)}`): a worker process died in the "
+        "dataset's or a library's native code, and the rank's data loading failed with it."
+    )
+    evidence, total = evidence_from(crashes.select("file", "line", "text", "rank"))
+    key = placed_keys(job, crashes).get_column("key").drop_nulls()
+    return [
+        Finding(
+            kind="rank_exception",
+            severity="error",
+            part="explanation",
+            summary=summary,
+            fix=WORKER_FIX.format(who=who),
+            ranks=ranks,
+            blames_nobody=not ranks,
+            evidence=evidence,
+            evidence_total=total,
+            order=None if key.is_empty() else float(key.min()) + AFTER_MARK,
+            timestamp=earliest_time(crashes),
+            confidence="medium",
+            details={
+                "exception": signal,
+                "signal": signal,
+                "swallowed": False,
+                "logged": False,
+                "loader_worker": True,
+            },
+        )
+    ]
 
 
 def _death(job: Job, signal: str, ranks: list[int], rows: pl.DataFrame) -> Finding:

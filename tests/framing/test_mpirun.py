@@ -175,3 +175,11 @@ def test_another_process_s_tag_inside_a_line_stays():
     assert (
         row["message"] == "RuntimeError[1,20]<stderr>:: NCCL communicator was aborted on rank 19."
     )
+
+
+def test_tags_one_after_another_give_the_line_to_the_last_one():
+    # horovod/horovod#1215, verbatim: rank 4's empty write, then rank 5's line
+    line = "[1,4]<stderr>:[1,5]<stderr>:ERROR: Unexpected segmentation fault encountered in worker."
+    (row,) = frame([line], "console.log")
+    assert row["prefix_rank"] == 5
+    assert row["message"] == "ERROR: Unexpected segmentation fault encountered in worker."
