@@ -43,6 +43,10 @@ LABEL_SHARE = 0.25
 FEWEST_LABELLED = 10
 # metadata in brackets or parentheses: what tells a wrapper's prefix from a line's own words
 BRACKETED = r"\[[^\]]*\]|\([^)]*\)"
+# a bracketed tag a colon closes, the line's text right after it as after torchrun's own
+# `[rank3]:` (huggingface/evaluate#481: `[node1:4]:ValueError: Couldn't acquire lock ...`):
+# read as a word of its own
+COLON_TAG = r"^(\[[^\]\s]{1,64}\]:) ?"
 # or fields a separator closes: a runner's `t=114.62 | stderr | ` (a Kaggle kernel's log as
 # Evan-Kim2028/open_swe_traces_research keeps it)
 FIELD_SEPARATOR = " |"
@@ -58,6 +62,7 @@ def learned_wrappers(lines: pl.DataFrame) -> dict[str, str]:
     )
     masked = (
         pl.col("text")
+        .str.replace(COLON_TAG, "${1} ")
         .str.replace_all(UUID, UUID_MARK)
         .str.replace_all(r"\d+", NUMBER_MARK)
         .str.split(" ")
@@ -96,7 +101,8 @@ def learned_wrappers(lines: pl.DataFrame) -> dict[str, str]:
 
 def _as_regex(key: str) -> str:
     pattern = re.escape(key).replace(re.escape(NUMBER_MARK), r"\d+")
-    return "^" + pattern.replace(re.escape(UUID_MARK), UUID) + " "
+    after = " ?" if key.endswith("]:") else " "  # (a colon tag's space is optional)
+    return "^" + pattern.replace(re.escape(UUID_MARK), UUID) + after
 
 
 def peel_and_frame(framed: pl.DataFrame, wrappers: dict[str, str]) -> pl.DataFrame:

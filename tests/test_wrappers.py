@@ -125,3 +125,18 @@ def test_fields_a_separator_closes_are_a_prefix_too(tmp_path):
     assert "merge_with_config_defaults" in verdict.finding.summary
     # words a separator does not close stay the line's own
     assert _learned([line.replace(" | ", " ") for line in KAGGLE_RUN]) == {}
+
+
+def test_a_bracketed_tag_a_colon_closes_is_a_prefix_with_or_without_a_space(tmp_path):
+    # huggingface/evaluate#481's line, verbatim, after the traceback it closed (the report
+    # quoted only the exception line of each node's process)
+    lines = [
+        "[node1:4]:Traceback (most recent call last):",
+        '[node1:4]:  File "/workspace/train.py", line 88, in <module>',
+        "[node1:4]:ValueError: Couldn't acquire lock on /.hf_cache/metrics/accuracy/default/exp-16-rdv.lock from process 4.",
+    ]
+    analysis = analyze_files(tmp_path, {"node1.log": lines})
+    assert analysis.verdict.finding.kind == "rank_exception"
+    assert "Couldn't acquire lock" in analysis.verdict.finding.summary
+    (pattern,) = _learned([line.replace("]:", "]: ", 1) for line in lines]).values()
+    assert pl.Series([lines[2]]).str.replace(pattern, "").item().startswith("ValueError: ")
