@@ -228,7 +228,13 @@ STARTUP_FRAME = r"rendezvous|TCPStore|c10d_rendezvous|_create_c10d_store|init_pr
 STARTUP_TYPE = r"DistNetworkError|RendezvousConnectionError"
 # c10d's own words for the store's server socket, under any exception type or frame (torch
 # before DistNetworkError raised a RuntimeError; Meituan-AutoML/MobileVLM#60 quotes it alone)
-STORE_SOCKET = r"The server socket has failed to (?:listen|bind)"
+STORE_SOCKET = (
+    r"The server socket has failed to (?:listen|bind)"
+    # torch_xla's mesh service, its processes' rendezvous at set-up (pytorch/xla#2341: `Exception
+    # in device=TPU:6: .../mesh_service.cc:331 : Failed to retrieve mesh configuration:
+    # Connection reset by peer (14)` on a Kaggle TPU, before any step)
+    r"|Failed to retrieve mesh configuration"
+)
 STARTUP_WORDS = (
     r"(?i)not known|host not found|no route to host|connection refused|failed to connect"
     r"|timed out .*connect|address already in use|failed to (?:bind|listen)"

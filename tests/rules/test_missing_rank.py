@@ -790,3 +790,17 @@ def test_the_store_s_socket_error_quoted_alone_is_the_port_held(tmp_path):
     verdict = analyze_files(tmp_path, {"train.log": [line]}).verdict
     assert (verdict.finding.kind, verdict.ranks) == ("missing_rank", [])
     assert verdict.finding.details.get("side") == "server"
+
+
+def test_torch_xla_s_mesh_service_unreachable_at_set_up_is_a_job_that_never_formed(tmp_path):
+    # pytorch/xla#2341, verbatim (its start): a Kaggle TPU's process 6 could not get the mesh
+    # configuration while `xmp.spawn` set it up; the traceback after it is cut
+    lines = [
+        "Exception in device=TPU:6: tensorflow/compiler/xla/xla_client/mesh_service.cc:331 : Failed to retrieve mesh configuration: Connection reset by peer (14)",
+        "Traceback (most recent call last):",
+        '  File "/opt/conda/lib/python3.7/site-packages/torch_xla/distributed/xla_multiprocessing.py", line 323, in _start_fn',
+        "    _setup_replication()",
+    ]
+    verdict = analyze_files(tmp_path, {"console.log": lines}).verdict
+    assert verdict.finding.kind == "missing_rank" and verdict.ranks == []
+    assert "Failed to retrieve mesh configuration" in verdict.finding.summary
