@@ -2608,6 +2608,13 @@ SHARED_DEATH_CAUSES = {
 # A DataLoader worker's crash that is the rank's data loading failing: a segfault or a
 # floating-point fault (a bus error is shared memory running out: the oom rule's)
 WORKER_CRASH_SIGNALS = ("SIGSEGV", "SIGFPE")
+WORKER_CRASH_FIX = (
+    "DataLoader worker processes of {who} crashed in native code. Run the loader with "
+    "`num_workers=0` to see where (a dataset's C extension, an image or audio decoder, a "
+    "library that is not safe to fork). Where the script set up MPI, NCCL or CUDA before the "
+    "workers started, start them with `multiprocessing_context='spawn'` (or 'forkserver') on "
+    "the DataLoader instead of fork."
+)
 
 
 def _loader_worker_crashes(job: Job) -> list[Finding]:
@@ -2640,7 +2647,7 @@ def _loader_worker_crashes(job: Job) -> list[Finding]:
             severity="error",
             part="explanation",
             summary=summary,
-            fix=WORKER_FIX.format(who=who),
+            fix=WORKER_CRASH_FIX.format(who=who),
             ranks=ranks,
             blames_nobody=not ranks,
             evidence=evidence,

@@ -82,5 +82,7 @@ def test_workers_segfaults_with_no_exception_after_them_are_their_ranks_failure(
     assert verdict.headline == "DataLoader workers of ranks 0, 1 and 4-6 crashed (SIGSEGV)"
     assert "7 reports" in verdict.finding.summary
     assert "num_workers=0" in verdict.finding.fix
+    assert "multiprocessing_context='spawn'" in verdict.finding.fix
     assert english_runs(translate(verdict.finding.summary, "zh")) == []
+    assert english_runs(translate(verdict.finding.fix, "zh")) == []
     assert english_runs(translate_headline(verdict.headline, "zh")) == []
