@@ -6,7 +6,9 @@ rank1  data.py:462  global_batch_size=3, num_local_samples=1, num_steps_per_roll
 
 A rank's own count of the batches or steps it will run (`num_batches`, `steps_per_epoch`,
 `num_steps_per_rollout`: GMISWE/tinker-cloud#30, where each rank derived it from its own share
-of the samples) is its loader's length for the rule that compares them.
+of the samples) is its loader's length for the rule that compares them, said in words too
+(ltgoslo/gpt-bert#4, each of eight processes: `The dataset is: <dataset.MaskedDataset object at
+0x147bfeb00890> and the number of steps are: 72`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,13 @@ ONE_RANK_LEN = (
 )
 
 
+# the same count in words: `the number of steps are: 72`, `Number of batches: 125`
+IN_WORDS = (
+    r"(?i)\bnumber of (steps|batches|iterations|iters)(?: per epoch)?"
+    r"(?: (?:is|are|was|were))?\s*[=:]?\s*(\d+)\b"
+)
+
+
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
     sizes_text = message.str.extract(ALL_RANKS, 1)
@@ -35,8 +44,15 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         "file",
         "line",
         pl.when(sizes_text.is_not_null()).then(sizes).alias("values"),
-        message.str.extract(ONE_RANK_LEN, 2).cast(pl.Int64, strict=False).alias("value"),
-        pl.concat_list(message.str.extract(ONE_RANK_LEN, 1)).alias("names"),
+        pl.coalesce(message.str.extract(ONE_RANK_LEN, 2), message.str.extract(IN_WORDS, 2))
+        .cast(pl.Int64, strict=False)
+        .alias("value"),
+        pl.concat_list(
+            pl.coalesce(
+                message.str.extract(ONE_RANK_LEN, 1),
+                pl.lit("number of ") + message.str.extract(IN_WORDS, 1).str.to_lowercase(),
+            )
+        ).alias("names"),
         pl.coalesce(extract_number("rank", pl.Int32()), stated_rank()[0]).alias("rank"),
         extract_number("epoch", pl.Int64()),
     )
@@ -62,6 +78,10 @@ PARSER = LineParser(
         "n_batches",
         "_per_epoch",
         "num_steps_per_",
+        "umber of steps",
+        "umber of batches",
+        "umber of iter",
+        "UMBER OF",
     ),
     parse=parse,
 )

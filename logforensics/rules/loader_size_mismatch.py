@@ -46,6 +46,7 @@ def check(job: Job) -> list[Finding]:
     lengths = (
         _from_all_ranks_print(job)
         or _from_per_rank_prints(job)
+        or _from_unranked_prints(job)
         or _from_step_counts(job)
         or _from_progress_bars(job)
     )
@@ -335,7 +336,12 @@ def _unlabelled(lengths: Lengths) -> Finding:
         summary=(
             f"The processes' epoch lengths differ ({lengths.source}: "
             f"{', '.join(map(str, totals))} batches): the ranks cannot all leave the epoch loop at "
-            "the same collective. The bars do not say which rank is which."
+            "the same collective. "
+            + (
+                "The bars do not say which rank is which."
+                if "bar" in lengths.source
+                else "The prints do not say which rank is which."
+            )
         ),
         fix=FIX,
         ranks=[],
@@ -382,6 +388,36 @@ def _from_per_rank_prints(job: Job) -> Lengths | None:
         source=f"per-rank `{name}` prints",
         epoch=None,
     )
+
+
+def _from_unranked_prints(job: Job) -> Lengths | None:
+    """Counts printed by several processes at once into one console, none of them saying its
+    rank (ltgoslo/gpt-bert#4: eight `... the number of steps are: 72` lines, one of them 506):
+    one block of consecutive lines of one count's name, a process a line. Prints apart from
+    each other may be one process's, epoch after epoch: no lengths."""
+    prints = job.events.filter((pl.col("event") == "loader_len") & pl.col("rank").is_null())
+    prints = prints.filter(pl.col("value").is_not_null()).sort("file", "line")
+    if prints.height < 2:
+        return None
+    block = pl.col("line").cast(pl.Int64).diff().over("file").fill_null(1) != 1
+    name = pl.col("names").list.first()
+    blocks = prints.with_columns(
+        (block | name.ne_missing(name.shift(1)) | (pl.col("file") != pl.col("file").shift(1)))
+        .fill_null(False)
+        .cum_sum()
+        .alias("_block")
+    )
+    for _, rows in blocks.group_by("_block", maintain_order=True):
+        values = rows.get_column("value").to_list()
+        if len(values) >= 2 and len(set(values)) > 1:
+            shown = rows.get_column("names").list.first().item(0) or "count"
+            return Lengths(
+                by_rank={-(index + 1): value for index, value in enumerate(values)},
+                evidence=rows.select("file", "line", "text", "rank"),
+                source=f"per-process `{shown}` prints",
+                epoch=None,
+            )
+    return None
 
 
 def _from_step_counts(job: Job) -> Lengths | None:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from tests.builders import parse
+from tests.builders import only, parse, parsed_by
 
 
 def test_all_ranks_print_gives_one_length_per_rank():
@@ -20,3 +20,10 @@ def test_per_rank_length_print():
 def test_empty_list_and_prose_are_not_sizes():
     events = parse(["the loader sizes: unknown", "loader sizes: []"])
     assert events.filter(events["values"].list.len() > 0).is_empty()
+
+
+def test_a_count_said_in_words_is_a_loader_length():
+    # ltgoslo/gpt-bert#4, verbatim (one of the eight processes' lines)
+    line = "The dataset is: <dataset.CausalDataset object at 0x14f5593b1f10> and the number of steps are: 506"
+    row = only(parsed_by("loader_sizes", [line]))
+    assert (row["event"], row["value"], row["names"]) == ("loader_len", 506, ["number of steps"])

@@ -165,3 +165,31 @@ def test_a_size_too_large_to_be_a_count_is_no_count(tmp_path):
         tmp_path, {"rank0.log": lines, "rank15.log": ["rank=15 step=0 stage=fwd"]}
     )
     assert "loader_size_mismatch" not in kinds(analysis)
+
+
+# ltgoslo/gpt-bert#4, verbatim as posted (each line an inline code span there; the spaces at
+# the ends kept): eight processes print their first epoch's steps, one of them 506
+GPT_BERT_STEPS = [
+    " The dataset is: <dataset.MaskedDataset object at 0x147bfeb00890> and the number of steps are: 72",
+    "The dataset is: <dataset.MaskedDataset object at 0x14d0c06da930> and the number of steps are: 72 ",
+    "The dataset is: <dataset.MaskedDataset object at 0x14c06f38ea80> and the number of steps are: 72",
+    "The dataset is: <dataset.MaskedDataset object at 0x1491c3140d40> and the number of steps are: 72 ",
+    "The dataset is: <dataset.MaskedDataset object at 0x14850f6f6690> and the number of steps are: 72",
+    "The dataset is: <dataset.MaskedDataset object at 0x1467b38f4890> and the number of steps are: 72 ",
+    "The dataset is: <dataset.MaskedDataset object at 0x14a4d4e9d190> and the number of steps are: 72",
+    "The dataset is: <dataset.CausalDataset object at 0x14f5593b1f10> and the number of steps are: 506",
+]
+
+
+def test_counts_printed_together_by_processes_that_name_no_rank_differ(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": GPT_BERT_STEPS}).verdict
+    assert verdict.finding.kind == "loader_size_mismatch" and verdict.ranks == []
+    assert "72, 72, 72, 72, 72, 72, 72, 506 batches" in verdict.finding.summary
+    assert "The prints do not say which rank is which." in verdict.finding.summary
+
+
+def test_counts_printed_apart_may_be_one_process_s_epochs(tmp_path):
+    # the same prints, training lines between them: one process epoch after epoch, as likely
+    lines = [GPT_BERT_STEPS[0], "epoch 0 done", GPT_BERT_STEPS[7]]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert "loader_size_mismatch" not in kinds(analysis)
