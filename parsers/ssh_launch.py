@@ -26,9 +26,11 @@ SSH_RESOLVE = r"\bssh: Could not resolve hostname (?P<host>\S+?): (?P<reason>.+?
 # DeepSpeed's runner: `... but host=gadi-gpu-v100-0011 was not reachable via ssh.`
 NOT_REACHABLE = r"\bhost=(?P<host>\S+?) was not reachable via ssh"
 # its check, raised as it ran it: `Command '['ssh 175.24.121.148 hostname -I']' returned
-# non-zero exit status 255.` (options before the host allowed: `ssh -o ... node hostname`)
+# non-zero exit status 255.` (options before the host allowed: `ssh -o ... node hostname`), the
+# command a string rather than a list in later releases (deepspeedai/DeepSpeed#4907: `Command
+# 'ssh -o PasswordAuthentication=no 192.168.3.100 hostname' returned non-zero exit status 255.`)
 CHECK_FAILED = (
-    r"Command '\[?'?ssh (?:-\S+ \S+ )*(?P<host>[^\s'-]\S*) hostname\b[^']*'\]?' "
+    r"Command '\[?'?ssh (?:-\S+ \S+ )*(?P<host>[^\s'-]\S*) hostname\b[^']*'(?:\]')? "
     r"returned non-zero exit status 255\b"
 )
 PATTERNS = (SSH_CONNECT, SSH_RESOLVE, NOT_REACHABLE, CHECK_FAILED)

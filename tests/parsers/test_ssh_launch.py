@@ -38,11 +38,26 @@ NOT_REACHABLE = [
     "RuntimeError: Using hostfile at /home/552/dz9214/hostfile but host=gadi-gpu-v100-0011 was not reachable via ssh. If you are running with a single node please remove /home/552/dz9214/hostfile or setup passwordless ssh.",
 ]
 
+# deepspeedai/DeepSpeed#4907, verbatim: the check alone, its command a string, not a list
+CHECK_ALONE = [
+    "[2024-01-06 11:41:34,489] [INFO] [real_accelerator.py:161:get_accelerator] Setting ds_accelerator to cuda (auto detect)",
+    "Traceback (most recent call last):",
+    '  File "/root/anaconda3/envs/DS/lib/python3.9/site-packages/deepspeed/launcher/runner.py", line 437, in main',
+    "    subprocess.check_call(ssh_check_cmd, stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL, shell=True)",
+    '  File "/root/anaconda3/envs/DS/lib/python3.9/subprocess.py", line 373, in check_call',
+    "    raise CalledProcessError(retcode, cmd)",
+    "subprocess.CalledProcessError: Command 'ssh -o PasswordAuthentication=no 192.168.3.100 hostname' returned non-zero exit status 255.",
+]
+
 
 @pytest.mark.parametrize(
     ("lines", "host"),
-    [(NO_ROUTE, "175.24.121.148"), (NOT_REACHABLE, "gadi-gpu-v100-0011")],
-    ids=["no-route", "not-reachable"],
+    [
+        (NO_ROUTE, "175.24.121.148"),
+        (NOT_REACHABLE, "gadi-gpu-v100-0011"),
+        (CHECK_ALONE, "192.168.3.100"),
+    ],
+    ids=["no-route", "not-reachable", "check-alone"],
 )
 def test_a_node_the_launcher_could_not_reach_is_named(tmp_path, lines, host):
     unreachable = parsed_by("ssh_launch", lines).filter(pl.col("event") == "node_unreachable")
