@@ -184,6 +184,11 @@ def _logged(finding: Finding) -> str:
 def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
     if "barrier_key" in finding.details:
         return _short_at_barrier(finding)
+    if "unset" in finding.details:
+        return (
+            "No launcher started the job's processes",
+            f"{finding.details['unset']} was not set and the job never formed",
+        )
     if finding.details.get("phase") == "launch":
         hosts = ", ".join(str(host) for host in finding.details.get("unreachable") or [])
         return f"The launcher could not reach {hosts} over ssh", "the job never formed"

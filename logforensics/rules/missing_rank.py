@@ -62,6 +62,7 @@ def check(job: Job) -> list[Finding]:
         + _mesh_never_formed(job)
         + (short_at_barrier(job, default_group=True) if not claimed else [])
         + (_unreachable_nodes(job) or _not_launched(job))
+        + _not_started_by_a_launcher(job)
     )
 
 
@@ -251,8 +252,45 @@ STORE_FIX = (
 
 def startup_failures(job: Job) -> pl.DataFrame:
     """The exceptions that failed the job's start-up at the rendezvous: a process that could
-    not reach the store (see STARTUP_*), or whose wait there timed out (see STORE_WAIT)."""
-    return pl.concat([_unreachable(job), _store_waits(job)], how="diagonal_relaxed")
+    not reach the store (see STARTUP_*), whose wait there timed out (see STORE_WAIT), or that
+    no launcher started (see NO_LAUNCHER_ENV)."""
+    return pl.concat(
+        [_unreachable(job), _store_waits(job), _without_launcher_env(job)], how="diagonal_relaxed"
+    )
+
+
+# `init_process_group` with the env:// rendezvous in a process no launcher started, the variables
+# a launcher sets missing (tinyvision/DAMO-YOLO#63, `python train.py` on Windows: `ValueError:
+# Error initializing torch.distributed using env:// rendezvous: environment variable RANK
+# expected, but not set`)
+NO_LAUNCHER_ENV = r"environment variable (\w+) expected, but not set"
+NO_LAUNCHER_FIX = (
+    "The script called `init_process_group` in a process no launcher started, so the "
+    "variables the env:// rendezvous reads (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, "
+    "LOCAL_RANK) were never set. Start it with `torchrun --nproc_per_node=<GPUs> <script>` "
+    "(or the framework's launcher: `accelerate launch`, `deepspeed`, `srun` with the "
+    "variables exported), or set them yourself for a single process (RANK=0, WORLD_SIZE=1, "
+    "MASTER_ADDR=localhost, MASTER_PORT=<free port>)."
+)
+
+
+def _without_launcher_env(job: Job) -> pl.DataFrame:
+    exceptions = job.events.filter(pl.col("event") == "exception")
+    return exceptions.filter(exception_text().str.contains(NO_LAUNCHER_ENV).fill_null(False))
+
+
+def _not_started_by_a_launcher(job: Job) -> list[Finding]:
+    failures = _without_launcher_env(job).sort("file", "line")
+    if failures.is_empty() or not _went_on(job).is_empty():
+        return []
+    variable = failures.select(exception_text().str.extract(NO_LAUNCHER_ENV, 1)).item(0, 0)
+    summary = (
+        f"No launcher started the job's processes: `init_process_group` found the environment "
+        f"variable {variable} unset, which torchrun and the other launchers set for each "
+        "process. The job never formed; no rank is to blame."
+    )
+    details: dict[str, object] = {"phase": "launch", "unset": variable}
+    return [_start_up_failure(failures, summary, NO_LAUNCHER_FIX, "high", details)]
 
 
 # A connection dropped under a process while it formed the group: the store's server (or the

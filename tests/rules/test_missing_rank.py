@@ -804,3 +804,22 @@ def test_torch_xla_s_mesh_service_unreachable_at_set_up_is_a_job_that_never_form
     verdict = analyze_files(tmp_path, {"console.log": lines}).verdict
     assert verdict.finding.kind == "missing_rank" and verdict.ranks == []
     assert "Failed to retrieve mesh configuration" in verdict.finding.summary
+
+
+def test_a_process_no_launcher_started_is_a_job_that_never_formed(tmp_path):
+    # tinyvision/DAMO-YOLO#63, verbatim (the end of the loguru traceback): `python train.py`
+    # on Windows, no torchrun
+    lines = [
+        '  File "C:\\D_installation_packet\\Anaconda\\installion_package\\envs\\yolox\\lib\\site-packages\\torch\\distributed\\rendezvous.py", line 166, in _env_rendezvous_handler',
+        '    raise _env_error("RANK")',
+        "",
+        "ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable RANK expected, but not set",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("missing_rank", [])
+    assert verdict.headline == (
+        "No launcher started the job's processes; RANK was not set and the job never formed"
+    )
+    assert "torchrun --nproc_per_node" in verdict.finding.fix
+    assert kinds(analysis) == ["missing_rank"]  # no second reading as a rank's exception
