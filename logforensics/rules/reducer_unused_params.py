@@ -14,6 +14,12 @@ from logforensics.findings import Finding
 from logforensics.job import Job
 from logforensics.placement import place_with_step, placed_finding
 from logforensics.registry import Rule
+from logforensics.stopped_workers import (
+    ListedFailure,
+    agent_reported_failure,
+    listed_failure,
+    srun_reported_failure,
+)
 from logforensics.text import rank_list
 
 REDUCER_EVENTS = (
@@ -153,6 +159,12 @@ def _unused(job: Job, rows: pl.DataFrame) -> Finding:
     elif indices:
         shown = " ".join(map(str, indices[:10])) + (" ..." if len(indices) > 10 else "")
         what = f" (parameter indices {shown})"
+    # no line says whose error it was: the one worker a launcher reports failed is (open-mmlab/
+    # mmcv#2869: mmcv's traceback, then torchrun's summary listing rank 1 alone)
+    failed = None if ranks else _the_one_failed(job)
+    if failed is not None:
+        ranks = [failed.rank]
+        rows = pl.concat([rows, failed.stopped.head(1)], how="diagonal_relaxed")
     who = rank_list(ranks) if ranks else "a rank"
     order, step, stage = place_with_step(job, rows)
     if step is not None and job.progress and stage == job.progress.stage_order[0]:
@@ -161,6 +173,7 @@ def _unused(job: Job, rows: pl.DataFrame) -> Finding:
         f"DDP's reducer on {who} found parameters that received no gradient{what}"
         + (f" in step {step}" if step is not None else "")
         + "; the gradient all_reduce of that iteration never completed."
+        + (f" No line ties the error to a rank, but {failed.why()}." if failed is not None else "")
     )
     return placed_finding(
         job,
@@ -175,6 +188,10 @@ def _unused(job: Job, rows: pl.DataFrame) -> Finding:
         order=order,
         details={"parameters": names, "parameter_indices": indices},
     )
+
+
+def _the_one_failed(job: Job) -> ListedFailure | None:
+    return listed_failure(job) or agent_reported_failure(job) or srun_reported_failure(job)
 
 
 def _simple(job: Job, rows: pl.DataFrame, fix: str, what: str) -> Finding:

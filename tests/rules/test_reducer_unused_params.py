@@ -137,3 +137,36 @@ def test_counts_that_contradict_each_other_were_never_exchanged(tmp_path):
     verdict = analysis.verdict
     assert verdict.finding.kind == "collective_timeout" and verdict.ranks == []
     assert verdict.finding.details.get("never_completed") is True
+
+
+# open-mmlab/mmcv#2869, verbatim (the end of DDP's message, mmcv's traceback cut to its last
+# frames, torchrun's summary): the error names no rank, the summary lists rank 1 alone
+MMCV_NO_RANK = [
+    " In addition, you can set the environment variable TORCH_DISTRIBUTED_DEBUG to either INFO or DETAIL to print out information about which particular parameters did not receive gradient on this rank as part of this error",
+    "Traceback (most recent call last):",
+    '  File "/home/zhangbulin/anaconda3/envs/mmseg23/lib/python3.8/site-packages/mmcv/parallel/distributed.py", line 42, in train_step',
+    "    and self.reducer._rebuild_buckets()):",
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+    "============================================================",
+    "./train.py FAILED",
+    "------------------------------------------------------------",
+    "Failures:",
+    "  <NO_OTHER_FAILURES>",
+    "------------------------------------------------------------",
+    "Root Cause (first observed failure):",
+    "[0]:",
+    "  time      : 2023-07-14_16:14:46",
+    "  host      : localhost",
+    "  rank      : 1 (local_rank: 1)",
+    "  exitcode  : 1 (pid: 8283)",
+    "  error_file: <N/A>",
+    "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+    "============================================================",
+]
+
+
+def test_a_reducer_error_no_line_ties_to_a_rank_is_the_one_worker_torchrun_lists(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": MMCV_NO_RANK}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("reducer_unused_params", [1])
+    assert "torchrun's summary lists rank 1 alone as failed" in verdict.finding.summary
+    assert english_runs(translate(verdict.finding.summary, "zh")) == []
