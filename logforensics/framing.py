@@ -281,12 +281,17 @@ RAY_DEDUP_SUFFIX = r" ?\[repeated (\d+)x across cluster\]$"
 # [2025-03-17 17:15:55 DP1 TP3] ...
 # SGLang's logger on each scheduler process (`[%(asctime)s{prefix}] `, the prefix ` TP{tp_rank}`
 # or ` DP{dp_rank} TP{tp_rank}`, sglang/srt/managers/scheduler.py; sgl-project/sglang#4233). One
-# dimension alone numbers the process: its rank; two say no global rank.
+# dimension alone numbers the process: its rank. With two, the TP number is the rank where the
+# file shows several DP numbers and no TP number with two of them (data-parallel attention
+# inside one group of processes, sgl-project/sglang#7707: `DP5 TP5`, `DP6 TP6`, `DP7 TP7`, then
+# `[2025-07-02 11:57:15 DP6 TP6] TpModelWorkerClient hit an exception`); where one does, the DP
+# numbers are replicas, each its own group, and one DP number alone cannot tell: no rank.
 SGLANG_WORKER = (
     r"\[(?P<time>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})"
     r"(?P<dims>(?: (?:[A-Z]{2,4}|DP_RANK|ATTN_TP_RANK|ATTN TP RANK) ?\d+)+)\] "
 )
 SGLANG_RANK = r"^ TP(\d+)$"
+SGLANG_DP_TP = r"^ DP(?P<dp>\d+) TP(?P<tp>\d+)$"
 # [default0]:2026-11-30 15:04:29,000 INFO {'rank': 0, 'local_rank': 0, 'device': 0, ...}
 # [trainer3]:... (header f"[{name}{local_rank}]:", torch/distributed/elastic/.../tail_log.py)
 # [trainer0|0]:ncclInternalError: ...   (a torchx console, NVIDIA/nccl#1837: a second number after
@@ -642,6 +647,8 @@ FRAMERS: tuple[Framer, ...] = (
         SGLANG_WORKER,
         lambda g: {
             "_task": _number(_group(g, "dims").str.extract(SGLANG_RANK, 1)),
+            "_dp": _number(_group(g, "dims").str.extract(SGLANG_DP_TP, 1)),
+            "_dp_tp": _number(_group(g, "dims").str.extract(SGLANG_DP_TP, 2)),
             "prefix_time": _group(g, "time").str.to_datetime(
                 "%Y-%m-%d %H:%M:%S", strict=False, time_unit="us"
             ),
@@ -736,6 +743,8 @@ _SCRATCH: dict[str, pl.DataType] = {
     "_node_index": pl.Int32(),
     "_relay": pl.String(),  # the agent's record header a relayed traceback line was under
     "_own_tag": pl.String(),  # Open MPI's tag of the line (`[1,19]<stderr>:`)
+    "_dp": pl.Int32(),  # SGLang's data-parallel number beside a TP number
+    "_dp_tp": pl.Int32(),  # ... and that TP number
 }
 
 
@@ -1143,8 +1152,27 @@ def _files_whose_tasks_are_nodes(frame: pl.DataFrame) -> list[str]:
     return pl.concat([shared, agents]).unique().to_list()
 
 
+def _tp_numbered(frame: pl.DataFrame) -> pl.DataFrame:
+    """`_task` from SGLang's TP number beside a DP number, in the files where no TP number
+    comes with two DP numbers (see SGLANG_WORKER)."""
+    pairs = frame.filter(pl.col("_dp_tp").is_not_null()).select("file", "_dp", "_dp_tp").unique()
+    if pairs.is_empty():
+        return frame
+    replicas = (
+        pairs.group_by("file", "_dp_tp")
+        .agg(pl.col("_dp").n_unique().alias("_dps"))
+        .filter(pl.col("_dps") > 1)
+        .get_column("file")
+    )
+    one_dp = pairs.group_by("file").agg(pl.col("_dp").n_unique().alias("_dps"))
+    unclear = pl.concat([replicas, one_dp.filter(pl.col("_dps") < 2).get_column("file")])
+    numbered = pl.col("_dp_tp").is_not_null() & ~pl.col("file").is_in(unclear.implode())
+    return frame.with_columns(pl.when(numbered).then("_dp_tp").otherwise("_task").alias("_task"))
+
+
 def _resolve_ranks(frame: pl.DataFrame) -> pl.DataFrame:
     """Decide, per file, what the rank-like tags mean (see the module docstring)."""
+    frame = _tp_numbered(frame)
     outer_tag, inner_tag = pl.col("_rank"), pl.col("_inner_rank")
     # `[rank1]: [rank5]:` anywhere in the file: its outer `[rankN]` tags are torchrun's local ranks
     template_local = (inner_tag.is_not_null() & (inner_tag != outer_tag)).any().over("file")

@@ -37,6 +37,25 @@ def test_a_prefix_with_data_and_tensor_parallel_ranks_names_no_global_rank():
     assert row["message"] == "Init torch distributed begin."
 
 
+# sgl-project/sglang#7707, verbatim (the start of each line): data-parallel attention, every
+# process numbered alike in both dimensions
+DP_ATTENTION = [
+    "[2025-07-02 11:36:23 DP5 TP5] Decode batch. #running-req: 1, #token: 2765, token usage: 0.01",
+    "[2025-07-02 11:36:23 DP7 TP7] Decode batch. #running-req: 1, #token: 6135, token usage: 0.02",
+    "[2025-07-02 11:57:15 DP6 TP6] TpModelWorkerClient hit an exception: Traceback (most recent call last):",
+]
+
+
+def test_tensor_parallel_numbers_no_data_parallel_replica_shares_are_the_ranks():
+    rows = frame(DP_ATTENTION, "server.log")
+    assert [row.get("prefix_rank") for row in rows] == [5, 7, 6]
+
+
+def test_tensor_parallel_numbers_two_replicas_share_name_no_rank():
+    lines = [line.replace("DP7 TP7", "DP7 TP5") for line in DP_ATTENTION]
+    assert [row.get("prefix_rank") for row in frame(lines, "server.log")] == [None] * 3
+
+
 def test_the_worker_that_raised_is_blamed(tmp_path):
     analysis = analyze_files(tmp_path, {"server.log": SCHEDULER_FAILED})
     assert finding(analysis, "rank_exception").ranks == [3]
