@@ -218,6 +218,17 @@ def test_a_sentence_with_its_facts():
     )
 
 
+def test_the_ranks_several_unranked_oom_messages_were_given_are_said_in_chinese():
+    # the oom rule's note where each process's message names its own GPU (a held-out case:
+    # hiyouga/LlamaFactory#1158, GPUs 1 and 6 of one node)
+    said = translate(
+        "No line names their ranks: on a single node with one process per GPU, numbered in "
+        "order (the launcher's convention), the processes on GPUs 1, 6 are ranks 1, 6.",
+        "zh",
+    )
+    assert english_runs(said) == [] and "GPU 1, 6" in said and "rank 1, 6" in said
+
+
 def test_sentences_nobody_translated_stay_english_and_the_rest_is_translated():
     said = translate(
         "Verdict. Something new happened here. Also explained by the verdict (oom).", "zh"
