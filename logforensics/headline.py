@@ -184,6 +184,10 @@ def _logged(finding: Finding) -> str:
 def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
     if "barrier_key" in finding.details:
         return _short_at_barrier(finding)
+    if finding.details.get("side") == "no_libuv":
+        return "The rendezvous store could not be made: this PyTorch has no libuv", (
+            "the job never formed"
+        )
     if "unset" in finding.details:
         return (
             "No launcher started the job's processes",

@@ -63,6 +63,7 @@ def check(job: Job) -> list[Finding]:
         + (short_at_barrier(job, default_group=True) if not claimed else [])
         + (_unreachable_nodes(job) or _not_launched(job))
         + _not_started_by_a_launcher(job)
+        + _store_without_libuv(job)
     )
 
 
@@ -252,11 +253,45 @@ STORE_FIX = (
 
 def startup_failures(job: Job) -> pl.DataFrame:
     """The exceptions that failed the job's start-up at the rendezvous: a process that could
-    not reach the store (see STARTUP_*), whose wait there timed out (see STORE_WAIT), or that
-    no launcher started (see NO_LAUNCHER_ENV)."""
+    not reach the store (see STARTUP_*), whose wait there timed out (see STORE_WAIT), that no
+    launcher started (see NO_LAUNCHER_ENV), or whose PyTorch cannot make the store (NO_LIBUV)."""
     return pl.concat(
-        [_unreachable(job), _store_waits(job), _without_launcher_env(job)], how="diagonal_relaxed"
+        [
+            _unreachable(job),
+            _store_waits(job),
+            _without_launcher_env(job),
+            _raised(job, NO_LIBUV),
+        ],
+        how="diagonal_relaxed",
     )
+
+
+# The store's default transport in recent releases, missing from the build (pytorch/pytorch#139990,
+# a Windows runner on torch 2.5: `RuntimeError: use_libuv was requested but PyTorch was build
+# without libuv support`, raised in `_create_c10d_store`)
+NO_LIBUV = r"use_libuv was requested but PyTorch was buil[dt] without libuv support"
+NO_LIBUV_FIX = (
+    "This PyTorch build has no libuv, which recent releases ask the rendezvous store to use "
+    "by default (some Windows wheels are built without it). Set USE_LIBUV=0 in the "
+    "environment of every process, or install a build with libuv, and start the job again."
+)
+
+
+def _raised(job: Job, words: str) -> pl.DataFrame:
+    exceptions = job.events.filter(pl.col("event") == "exception")
+    return exceptions.filter(exception_text().str.contains(words).fill_null(False))
+
+
+def _store_without_libuv(job: Job) -> list[Finding]:
+    failures = _raised(job, NO_LIBUV).sort("file", "line")
+    if failures.is_empty():
+        return []
+    summary = (
+        "The rendezvous store could not be made: this PyTorch was built without libuv, which "
+        "the store uses by default. The job never formed; no rank is to blame."
+    )
+    details: dict[str, object] = {"phase": "rendezvous", "side": "no_libuv"}
+    return [_start_up_failure(failures, summary, NO_LIBUV_FIX, "high", details)]
 
 
 # `init_process_group` with the env:// rendezvous in a process no launcher started, the variables
@@ -275,8 +310,7 @@ NO_LAUNCHER_FIX = (
 
 
 def _without_launcher_env(job: Job) -> pl.DataFrame:
-    exceptions = job.events.filter(pl.col("event") == "exception")
-    return exceptions.filter(exception_text().str.contains(NO_LAUNCHER_ENV).fill_null(False))
+    return _raised(job, NO_LAUNCHER_ENV)
 
 
 def _not_started_by_a_launcher(job: Job) -> list[Finding]:

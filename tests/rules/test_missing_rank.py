@@ -823,3 +823,19 @@ def test_a_process_no_launcher_started_is_a_job_that_never_formed(tmp_path):
     )
     assert "torchrun --nproc_per_node" in verdict.finding.fix
     assert kinds(analysis) == ["missing_rank"]  # no second reading as a rank's exception
+
+
+def test_a_store_this_pytorch_cannot_make_without_libuv_is_a_job_that_never_formed(tmp_path):
+    # pytorch/pytorch#139990, verbatim: a Windows runner on torch 2.5
+    lines = [
+        '  File "C:\\hostedtoolcache\\windows\\Python\\3.12.7\\x64\\Lib\\site-packages\\torch\\distributed\\rendezvous.py", line 189, in _create_c10d_store',
+        "    return TCPStore(",
+        "           ^^^^^^^^^",
+        "RuntimeError: use_libuv was requested but PyTorch was build without libuv support",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("missing_rank", [])
+    assert verdict.headline.startswith("The rendezvous store could not be made")
+    assert "USE_LIBUV=0" in verdict.finding.fix
+    assert kinds(analysis) == ["missing_rank"]
