@@ -188,6 +188,12 @@ def srun_reported_failure(job: Job) -> ListedFailure | None:
     return ListedFailure(int(tasks[0]), None, int(failed.item(0, "exitcode")), failed, "srun")
 
 
+def one_reported_failure(job: Job) -> ListedFailure | None:
+    """The one worker a launcher reports failed: torchrun's summary, else its agent's line on
+    one node, else srun's task exit (see each)."""
+    return listed_failure(job) or agent_reported_failure(job) or srun_reported_failure(job)
+
+
 def agent_stops(job: Job) -> pl.DataFrame:
     """The agent's lines stopping a worker (`Sending process 86503 closing signal SIGTERM`)."""
     return job.events.filter((pl.col("event") == "worker_sigterm") & pl.col("pid").is_not_null())

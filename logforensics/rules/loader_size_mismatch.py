@@ -40,6 +40,8 @@ class Lengths:
     source: str
     epoch: int | None
     at_least: frozenset[int] = frozenset()  # ranks still running: their count is a lower bound
+    # what showed the counts of processes no line names (negative keys): progress bars, prints
+    told_by: str = "bars"
 
 
 def check(job: Job) -> list[Finding]:
@@ -336,12 +338,7 @@ def _unlabelled(lengths: Lengths) -> Finding:
         summary=(
             f"The processes' epoch lengths differ ({lengths.source}: "
             f"{', '.join(map(str, totals))} batches): the ranks cannot all leave the epoch loop at "
-            "the same collective. "
-            + (
-                "The bars do not say which rank is which."
-                if "bar" in lengths.source
-                else "The prints do not say which rank is which."
-            )
+            f"the same collective. The {lengths.told_by} do not say which rank is which."
         ),
         fix=FIX,
         ranks=[],
@@ -416,6 +413,7 @@ def _from_unranked_prints(job: Job) -> Lengths | None:
                 evidence=rows.select("file", "line", "text", "rank"),
                 source=f"per-process `{shown}` prints",
                 epoch=None,
+                told_by="prints",
             )
     return None
 

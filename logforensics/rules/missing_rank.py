@@ -259,7 +259,7 @@ def startup_failures(job: Job) -> pl.DataFrame:
         [
             _unreachable(job),
             _store_waits(job),
-            _without_launcher_env(job),
+            _raised(job, NO_LAUNCHER_ENV),
             _raised(job, NO_LIBUV),
         ],
         how="diagonal_relaxed",
@@ -309,12 +309,8 @@ NO_LAUNCHER_FIX = (
 )
 
 
-def _without_launcher_env(job: Job) -> pl.DataFrame:
-    return _raised(job, NO_LAUNCHER_ENV)
-
-
 def _not_started_by_a_launcher(job: Job) -> list[Finding]:
-    failures = _without_launcher_env(job).sort("file", "line")
+    failures = _raised(job, NO_LAUNCHER_ENV).sort("file", "line")
     if failures.is_empty() or not _went_on(job).is_empty():
         return []
     variable = failures.select(exception_text().str.extract(NO_LAUNCHER_ENV, 1)).item(0, 0)

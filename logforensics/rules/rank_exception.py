@@ -47,14 +47,13 @@ from logforensics.stopped_workers import (
     SHELL_SIGNALED,
     ListedFailure,
     UnstoppedWorker,
-    agent_reported_failure,
     agent_stops,
     child_failed_error,
     exit_signal,
     first_observed_failure,
     listed_failure,
     listed_failures,
-    srun_reported_failure,
+    one_reported_failure,
     unstopped_worker,
 )
 from logforensics.text import capitalized, clipped, duration, rank_list
@@ -2137,12 +2136,7 @@ def _unattributed(job: Job) -> list[Finding]:
         whats = whats[:1]
     named = "; ".join(clipped(what) for what in whats[:3])
     if not waits and len(whats) == 1:
-        failed = (
-            unstopped_worker(job)
-            or listed_failure(job)
-            or agent_reported_failure(job)
-            or srun_reported_failure(job)
-        )
+        failed = unstopped_worker(job) or one_reported_failure(job)
         if failed is not None:
             return [_of_unstopped(job, failed, rows, f"raised {named}", whats[0])]
         if (past := _past_the_gpus(job, rows, named, whats[0], count)) is not None:
@@ -2639,21 +2633,17 @@ def _loader_worker_crashes(job: Job) -> list[Finding]:
         f"{'s' if count != 1 else ''}: `{clipped(said)}`): a worker process died in the "
         "dataset's or a library's native code, and the rank's data loading failed with it."
     )
-    evidence, total = evidence_from(crashes.select("file", "line", "text", "rank"))
     key = placed_keys(job, crashes).get_column("key").drop_nulls()
     return [
-        Finding(
-            kind="rank_exception",
+        _from_rows(
+            crashes,
             severity="error",
             part="explanation",
             summary=summary,
             fix=WORKER_CRASH_FIX.format(who=who),
             ranks=ranks,
             blames_nobody=not ranks,
-            evidence=evidence,
-            evidence_total=total,
             order=None if key.is_empty() else float(key.min()) + AFTER_MARK,
-            timestamp=earliest_time(crashes),
             confidence="medium",
             details={
                 "exception": signal,

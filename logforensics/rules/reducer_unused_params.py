@@ -14,12 +14,7 @@ from logforensics.findings import Finding
 from logforensics.job import Job
 from logforensics.placement import place_with_step, placed_finding
 from logforensics.registry import Rule
-from logforensics.stopped_workers import (
-    ListedFailure,
-    agent_reported_failure,
-    listed_failure,
-    srun_reported_failure,
-)
+from logforensics.stopped_workers import one_reported_failure
 from logforensics.text import rank_list
 
 REDUCER_EVENTS = (
@@ -161,7 +156,7 @@ def _unused(job: Job, rows: pl.DataFrame) -> Finding:
         what = f" (parameter indices {shown})"
     # no line says whose error it was: the one worker a launcher reports failed is (open-mmlab/
     # mmcv#2869: mmcv's traceback, then torchrun's summary listing rank 1 alone)
-    failed = None if ranks else _the_one_failed(job)
+    failed = None if ranks else one_reported_failure(job)
     if failed is not None:
         ranks = [failed.rank]
         rows = pl.concat([rows, failed.stopped.head(1)], how="diagonal_relaxed")
@@ -188,10 +183,6 @@ def _unused(job: Job, rows: pl.DataFrame) -> Finding:
         order=order,
         details={"parameters": names, "parameter_indices": indices},
     )
-
-
-def _the_one_failed(job: Job) -> ListedFailure | None:
-    return listed_failure(job) or agent_reported_failure(job) or srun_reported_failure(job)
 
 
 def _simple(job: Job, rows: pl.DataFrame, fix: str, what: str) -> Finding:
