@@ -486,6 +486,11 @@ def _reducer(finding: Finding, verdict: Verdict) -> Told:
     return f"Parameters got no gradient on {who}{at}", None
 
 
+# What NCCL could not set up on a host, where its error names the part
+HOST_PART_WORDS = {
+    "shared_memory": "could not get shared memory (/dev/shm)",
+    "interface": "found no network interface to use",
+}
 NCCL_WORDS = {
     "peer": "{who} lost its NCCL connection to a peer",
     "infiniband": "An InfiniBand link failed on {who}",
@@ -543,12 +548,10 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
     host = details.get("host")
     if details.get("class") == "environment":
         owner = rank_list(finding.ranks) if finding.ranks else "a process"
+        failed = HOST_PART_WORDS.get(str(details.get("host_part")), "could not set up")
         if finding.ranks and not finding.blames_nobody:  # the others set up on it
-            return f"NCCL could not set up on {owner}{f' (host {host})' if host else ''}", None
-        return (
-            f"NCCL could not set up on {f'host {host}' if host else f'the host of {owner}'}",
-            None,
-        )
+            return f"NCCL {failed} on {owner}{f' (host {host})' if host else ''}", None
+        return f"NCCL {failed} on {f'host {host}' if host else f'the host of {owner}'}", None
     who = rank_list(finding.ranks) if finding.ranks else "a process"
     if not finding.ranks and host:
         who += f" on host {host}"

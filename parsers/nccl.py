@@ -229,6 +229,8 @@ ERROR_WARN = (
     #   misc/shmutils.cc:87 NCCL WARN Error: failed to extend /dev/shm/nccl-YrFC5V to 33030532
     #   bytes, error: No space left on device (28)
     r"|\berror: [A-Z][a-z]+(?: [a-z]+){0,5} \(\d+\)"
+    # its segment not made, the errno cut (fms-fsdp#94, see BARE_WARN)
+    r"|Error while creating shared memory segment"
     # the peers disagree on a transfer's size (a collective called with different sizes, or
     # different protocols): NCCL fails the operation (NVIDIA/nccl#626, #969, #1176):
     #   transport/net_socket.cc:424 NCCL WARN NET/Socket : peer 192.168.161.30<59210> message
@@ -385,8 +387,15 @@ NOT_A_LAST_ERROR = "Exception raised from"
 # NCCL's InfiniBand transport writes (NVIDIA/nccl#1664, all the reporter quoted:
 # `NET/IBP:Got completion from peer 7.6.13.83<36315> with status=12 opcode=32698 len=32696
 # vendor err 129 (Send)`). Read as a WARN of no process.
-BARE_WARN = r"^(?:NET/\w+ ?: ?)?Got completion from peer \S+ with (?:status=|error )"
-BARE_WARN_WORDS = "Got completion from peer"
+# So are the words of NCCL's shared memory helper about its segment in /dev/shm (an excerpt
+# of pytorch/pytorch's console in foundation-model-stack/fms-fsdp#94 starts at `[rank3]: Error
+# while creating shared memory segment /dev/shm/nccl-aqMV6n (size 5767520)`, the `Last error:`
+# above it left out).
+BARE_WARN = (
+    r"^(?:(?:NET/\w+ ?: ?)?Got completion from peer \S+ with (?:status=|error )"
+    r"|(?:Error: )?(?:Error while creating shared memory segment|failed to extend) /dev/shm/nccl-)"
+)
+BARE_WARN_WORDS = ("Got completion from peer", "/dev/shm/nccl-")
 # NCCL 2.0-2.2 printed no `NCCL` before the level, its sources `.cu` files (Horovod's
 # troubleshooting guide quotes `node1:22671:22795 [1] transport/p2p.cu:431 WARN failed to open
 # CUDA IPC handle : 30 unknown error`): read as today's WARN
@@ -410,7 +419,7 @@ LITERALS = (
     "ncclInternalError:",
     "ncclUnhandledCudaError:",
     "ncclInvalidArgument:",
-    BARE_WARN_WORDS,
+    *BARE_WARN_WORDS,
     OLD_SOURCE,
 )
 
@@ -446,7 +455,7 @@ def _warns_in_other_words(lines: pl.DataFrame) -> pl.DataFrame:
     2.3 (OLD_WARN) given today's words in `message`; `lines` itself where no line holds either
     (one scan: the other passes are not made on the bulk of INFO lines)."""
     message = pl.col("message")
-    if not lines.select(message.str.contains_any([BARE_WARN_WORDS, OLD_SOURCE]).any()).item():
+    if not lines.select(message.str.contains_any([*BARE_WARN_WORDS, OLD_SOURCE]).any()).item():
         return lines
     said_last = message.str.contains(LAST_ERROR, literal=True).fill_null(False)
     after_last_error = (said_last.shift(1) | said_last.shift(2)).over("file").fill_null(False)

@@ -64,6 +64,13 @@ ENVIRONMENT = (
     # `Error: network AWS Libfabric not found.`)
     r"\bnetwork .{1,40} not found"
 )
+# Which part of the host's set-up: NCCL's shared memory between a node's GPUs (a segment in
+# /dev/shm it could not create, open or grow: torchtitan#853 in a CI container with 16 MB of
+# it), or the interface NCCL_SOCKET_IFNAME names
+HOST_PARTS = {
+    "shared_memory": r"(?i)/dev/shm|shm_open|shmutils|shared memory|No space left on device",
+    "interface": r"(?i)no socket interface found|NCCL_SOCKET_IFNAME",
+}
 CUDA = r"(?i)cuda"
 # the two sides of a transfer expected different sizes (NVIDIA/nccl#626: `NET/Socket : peer
 # 192.168.161.30<59210> message truncated : receiving 1048576 bytes instead of 65536`)
@@ -255,6 +262,30 @@ FIX_ENVIRONMENT = (
     "which plugin it loaded), and containers need room in /dev/shm (`--shm-size`, "
     "`--ipc=host`, a memory-backed emptyDir on Kubernetes)."
 )
+FIX_SHARED_MEMORY = (
+    "Give the node's shared memory room: NCCL keeps the buffers between a node's GPUs in "
+    "/dev/shm, and a container gets 64 MB of it unless told (`docker run --shm-size=16g` or "
+    "`--ipc=host`; on Kubernetes a memory-backed emptyDir mounted at /dev/shm). `df -h "
+    "/dev/shm` on the node shows its size and use; segments (`/dev/shm/nccl-*`) left by killed "
+    "jobs fill it too. `NCCL_SHM_DISABLE=1` works around it at some speed between GPUs."
+)
+FIX_INTERFACE = (
+    "Name an interface the host has: `NCCL_SOCKET_IFNAME` (and `GLOO_SOCKET_IFNAME`) must "
+    "match one of the interfaces `ip -br addr` lists on every node, by name (`eth0`), prefix "
+    "(`eth`) or exclusion (`^docker,lo`); unset it to let NCCL choose."
+)
+HOST_PART_WORDS = {
+    "shared_memory": (
+        " It is about the host's shared memory (/dev/shm), where NCCL keeps the buffers between "
+        "a node's GPUs, not about a rank or a peer: every process set up alike fails the same "
+        "way."
+    ),
+    "interface": (
+        " It is about the host's network interfaces (NCCL found none it was allowed to use), "
+        "not about a rank or a peer: every process set up alike fails the same way."
+    ),
+}
+HOST_PART_FIXES = {"shared_memory": FIX_SHARED_MEMORY, "interface": FIX_INTERFACE}
 FIX_FOREIGN = (
     "Keep other programs off the ports NCCL listens on: bind NCCL to the job's private "
     "interface (NCCL_SOCKET_IFNAME), close the job's port range to scanners and scrapers, and "
@@ -762,9 +793,17 @@ def _class_of(first: dict[str, object]) -> str:
     return "system"
 
 
+def _host_part(first: dict[str, object]) -> str | None:
+    """The part of the host's set-up NCCL's error names, where it names one."""
+    what = str(first["what"])
+    return next((part for part, words in HOST_PARTS.items() if _matches(what, words)), None)
+
+
 def _class_words(first: dict[str, object], kind: str) -> str:
     subsystem = first.get("subsystem")
     words = CLASS_WORDS[kind]
+    if kind == "environment" and (part := _host_part(first)) is not None:
+        words = HOST_PART_WORDS[part]
     if subsystem and kind in ("internal", "usage", "system"):
         words += f" The failing call was in NCCL's {subsystem}."
     if kind == "foreign" and (sent := _sent_text(str(first["what"]))):
@@ -802,6 +841,8 @@ def _sent_text(what: str) -> str | None:
 
 
 def _fix(first: dict[str, object], kind: str) -> str:
+    if kind == "environment" and (part := _host_part(first)) is not None:
+        return HOST_PART_FIXES[part]
     if first.get("subsystem") == "nvls" and kind in ("cuda", "system", "internal"):
         return FIX_NVLS
     if kind == "system" and first.get("subsystem") in NETWORK_SUBSYSTEMS:
@@ -925,6 +966,7 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
         **_position(job, rows),
         details={
             "class": kind,
+            "host_part": _host_part(first) if kind == "environment" else None,
             "library": library,
             "host": first["host"],
             "pid": first["pid"],

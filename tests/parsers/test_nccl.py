@@ -1004,6 +1004,25 @@ def test_an_infiniband_completion_error_quoted_by_its_words_alone_is_read(tmp_pa
     assert "7.6.13.83<36315>" in verdict.finding.summary
 
 
+# foundation-model-stack/fms-fsdp#94, verbatim: the excerpt of the console the reporter posted
+# starts at NCCL's words about its segment (the `Last error:` above them left out); ranks 0 and
+# 7 follow with tracebacks cut in FSDP's backward
+SHM_SEGMENT_WORDS = [
+    "[rank3]: Error while creating shared memory segment /dev/shm/nccl-aqMV6n (size 5767520)",
+    "[rank7]: Traceback (most recent call last):",
+    '[rank7]:   File "/workspace/fms-fsdp/main_training.py", line 164, in <module>',
+    "[rank7]:     fire.Fire(main)",
+]
+
+
+def test_nccl_s_shared_memory_words_quoted_alone_are_its_error(tmp_path):
+    (error,) = parsed_by("nccl", SHM_SEGMENT_WORDS).filter(pl.col("event").is_not_null()).to_dicts()
+    assert (error["event"], error["rank"], error["line"]) == ("nccl_error", 3, 1)
+    analysis = analyze_files(tmp_path, {"console.log": SHM_SEGMENT_WORDS})
+    assert analysis.verdict.finding.kind == "nccl_error"
+    assert analysis.verdict.headline == "NCCL could not get shared memory (/dev/shm) on rank 3"
+
+
 def test_the_words_pytorch_quotes_after_last_error_stay_that_error_s_message():
     lines = [
         "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, remote process exited or there was a network error, NCCL version 2.14.3",

@@ -511,7 +511,39 @@ def test_a_fault_of_the_hosts_set_up_blames_no_rank(tmp_path):
     analysis = analyze_files(tmp_path, {"rank0_console.log": NO_INTERFACE})
     failed = finding(analysis, "nccl_error")
     assert failed.details["class"] == "environment" and failed.blamed == []
-    assert "NCCL_SOCKET_IFNAME" in failed.fix
+    assert failed.fix.startswith("Name an interface the host has: `NCCL_SOCKET_IFNAME`")
+    assert (
+        analysis.verdict.headline == "NCCL found no network interface to use on the host of rank 0"
+    )
+
+
+# pytorch/torchtitan#853, verbatim (the CI container had 16 MB of /dev/shm; the reporter: raising
+# it to 1 GB fixed it): PyTorch's wrapper quoting NCCL's last error, no rank on the lines
+SHM_SEGMENT = [
+    "  torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/"
+    "NCCLUtils.hpp:268, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL "
+    "version 2.21.5",
+    "  ncclSystemError: System call (e.g. socket, malloc) or external library call failed or "
+    "device error. ",
+    "  Last error:",
+    "  Error while creating shared memory segment /dev/shm/nccl-1YsMbG (size 7340384)",
+]
+
+
+def test_nccl_s_shared_memory_failing_says_so_with_the_shm_fix(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": SHM_SEGMENT})
+    failed = analysis.verdict.finding
+    assert (failed.kind, failed.details["host_part"], failed.blamed) == (
+        "nccl_error",
+        "shared_memory",
+        [],
+    )
+    assert analysis.verdict.headline == (
+        "NCCL could not get shared memory (/dev/shm) on the host of a process"
+    )
+    assert "host's shared memory (/dev/shm)" in failed.summary
+    assert failed.fix.startswith("Give the node's shared memory room")
+    assert "--shm-size" in failed.fix
 
 
 # ai-dynamo/dynamo#1408, verbatim (vLLM TP=2 workers in a Kubernetes pod): both processes set up
@@ -544,7 +576,7 @@ def test_a_host_s_set_up_failing_one_process_while_another_set_up_names_that_ran
     assert "No space left on device (28)" in failed.summary
     assert "/dev/shm" in failed.fix
     assert analysis.verdict.headline == (
-        "NCCL could not set up on rank 1 (host ucwlai-k8snode-12-123)"
+        "NCCL could not get shared memory (/dev/shm) on rank 1 (host ucwlai-k8snode-12-123)"
     )
 
 
