@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from logforensics.job import Job
+from parsers.process_exit import LIGHTNING_REPORT
 
 # a launcher's reports of a worker that exited: torchrun's summary entry, its agent's
 # `failed (exitcode: 1) local_rank: 0`, DeepSpeed's `exits with return code`
@@ -101,6 +102,11 @@ class ListedFailure:
                 f"srun reports task {self.rank} alone exited with an error (exit code "
                 f"{self.code}), the others stopped after it"
             )
+        if self.reporter == "lightning":
+            return (
+                f"Lightning's launcher reports its worker of rank {self.rank} alone ended with an "
+                f"error (exit code {self.code}) and stopped the others"
+            )
         listed = f"rank {self.rank} alone as failed (exit code {self.code})"
         return f"torchrun's {self.reporter} lists {listed}"
 
@@ -152,7 +158,8 @@ def first_observed_failure(job: Job) -> int | None:
 
 def agent_reported_failure(job: Job) -> ListedFailure | None:
     """Without a summary, the one worker torchrun's agent reports failed (`failed (exitcode: 1)
-    local_rank: 0`) on a job of one node, where a local rank is the global one: whose a
+    local_rank: 0`), or Lightning's launcher (`[rank: 1] Child process with PID 224779
+    terminated with code 1.`), on a job of one node, where a local rank is the global one: whose a
     traceback no line ties to a rank is (huawei-noah/Efficient-Computing#90: gloo's refusal
     of `device_ids`, then the agent's line, and nothing else, on one machine). The exit alone
     blames no one: nothing shows it failed first."""
@@ -163,7 +170,9 @@ def agent_reported_failure(job: Job) -> ListedFailure | None:
     if local_rank is None or code is None or code <= 0:
         return None
     pid = failed.item(0, "pid") if "pid" in failed.columns else None
-    return ListedFailure(int(local_rank), pid, int(code), failed, reporter="agent")
+    said = failed.item(0, "extra") if "extra" in failed.columns else None
+    reporter = "lightning" if said == LIGHTNING_REPORT else "agent"
+    return ListedFailure(int(local_rank), pid, int(code), failed, reporter=reporter)
 
 
 def srun_reported_failure(job: Job) -> ListedFailure | None:

@@ -106,6 +106,19 @@ HARNESS_CHILD_EXIT = r"\bexiting process (\d+) with exit code: (-?\d+)"
 # mosaicml/llm-foundry#258: `ERROR:composer.cli.launcher:Rank 2 crashed with exit code -7.`)
 COMPOSER_CRASH = r"\bRank (?P<rank>\d{1,7}) crashed with exit code (?P<code>-?\d+)\."
 
+# Lightning's watch over the workers its main process started (`_ChildProcessObserver` in
+# lightning/fabric/strategies/launchers/subprocess_script.py): the first child it sees end
+# with a non-zero code, under that child's local rank (`rank_prefixed_message(..., rank=i + 1)`,
+# the main process being local rank 0); it then stops the others (torchmd/torchmd-net#324):
+#   [rank: 1] Child process with PID 224779 terminated with code 1. Forcefully terminating all
+#   other processes to avoid zombies :zombie:
+LIGHTNING_CHILD_EXIT = (
+    r"(?:\[rank: (?P<rank>\d+)\] )?Child process with PID (?P<pid>\d+) terminated with code "
+    r"(?P<code>-?\d+)\. Forcefully terminating"
+)
+
+LIGHTNING_REPORT = '{"reported_by":"lightning"}'
+
 PALS_REPORT = (
     r"^(?:(?P<host>[A-Za-z][\w.-]*): )?rank (?P<rank>\d{1,7}) (?:died from signal "
     r"(?P<signal>\d{1,2})(?: and dumped core)?|exited with code (?P<code>-?\d+))\s*$"
@@ -129,6 +142,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         _harness_exits(lines),
         _composer_crashes(lines),
         _pals_reports(lines),
+        _lightning_child_exits(lines),
     ]
     return pl.concat(parts, how="diagonal_relaxed")
 
@@ -183,6 +197,24 @@ def _composer_crashes(lines: pl.DataFrame) -> pl.DataFrame:
         pl.lit("error").alias("severity"),
         said.struct.field("code").cast(pl.Int32, strict=False).alias("exitcode"),
         said.struct.field("rank").cast(pl.Int32, strict=False).alias("rank"),
+    )
+
+
+def _lightning_child_exits(lines: pl.DataFrame) -> pl.DataFrame:
+    said = pl.col("message").str.extract_groups(LIGHTNING_CHILD_EXIT)
+    return lines.filter(pl.col("message").str.contains(LIGHTNING_CHILD_EXIT)).select(
+        "file",
+        "line",
+        pl.lit("worker_failed").alias("event"),
+        pl.lit("error").alias("severity"),
+        said.struct.field("code").cast(pl.Int32, strict=False).alias("exitcode"),
+        said.struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
+        # the prefix is the child's place among the main process's workers, not the rank of
+        # the process that wrote the line (the main one)
+        pl.coalesce(pl.col("prefix_rank"), said.struct.field("rank"))
+        .cast(pl.Int32, strict=False)
+        .alias("local_rank"),
+        pl.lit(LIGHTNING_REPORT).alias("extra"),
     )
 
 
@@ -294,6 +326,7 @@ PARSER = LineParser(
         " crashed with exit code ",
         " died from signal ",
         " exited with code ",
+        "Forcefully terminating all other processes",
     ),
     parse=parse,
 )

@@ -59,7 +59,7 @@ from logforensics.stopped_workers import (
 from logforensics.text import capitalized, clipped, duration, rank_list
 from parsers.cuda_assert import KIND as CUDA_ASSERTION
 from parsers.elastic import OLD_LAUNCHER_SIGNAL, WORKER_COMMAND
-from parsers.process_exit import HARNESS_EXIT
+from parsers.process_exit import HARNESS_EXIT, LIGHTNING_REPORT
 from parsers.slurm import DUE_TO_NODE_FAILURE, DUE_TO_PREEMPTION, DUE_TO_TIME_LIMIT
 from parsers.traceback import KV_CACHE_OUT_OF_MEMORY
 
@@ -1219,6 +1219,7 @@ def _exited(job: Job) -> list[Finding]:
             & ~about_a_peer()
         )
         .join(reported.select("file", "line"), on=["file", "line"], how="anti")
+        .join(_killed_by_lightning(job), on=["file", "line"], how="anti")
         .filter(~pl.col("text").fill_null("").str.contains(AGENT_LOGGER, literal=True))
     )
     if not others.is_empty():
@@ -1446,6 +1447,29 @@ def _stopped_by_the_agent(job: Job) -> pl.DataFrame:
     stop = pl.col("signal").is_in(AGENT_STOP_SIGNALS).fill_null(False)
     first_failure = pl.col("timestamp").filter(~stop).min().over("file")
     return entries.filter(stop & (pl.col("timestamp") > first_failure).fill_null(False))
+
+
+def _killed_by_lightning(job: Job) -> pl.DataFrame:
+    """`file, line` of the SIGKILLs after Lightning's launcher reported a worker ended with an
+    error, in the same file: the launcher stopping its own main process and the other workers
+    (it sends SIGKILL; a CI log in hpcaitech's and Lightning users' runs: `[rank: 1] Child
+    process with PID 2977 terminated with code 4. Forcefully terminating all other processes`,
+    then the shell's `line 1:  2504 Killed   pytest --cov src`), not the OOM killer's."""
+    reported = job.events.filter(
+        (pl.col("event") == "worker_failed")
+        & (pl.col("extra") == LIGHTNING_REPORT)
+        & (pl.col("exitcode").fill_null(0) > 0)
+    )
+    if reported.is_empty():
+        return pl.DataFrame(schema={"file": job.events.schema["file"], "line": pl.UInt32})
+    first = reported.group_by("file").agg(pl.col("line").min().alias("_reported"))
+    kills = job.events.filter(pl.col("event").is_in(DEATH_EVENTS)).with_columns(_signal_of_death())
+    return (
+        kills.filter(pl.col("signal") == "SIGKILL")
+        .join(first, on="file")
+        .filter(pl.col("line") > pl.col("_reported"))
+        .select("file", pl.col("line").cast(pl.UInt32))
+    )
 
 
 def _failed_before_the_stop(job: Job) -> Finding | None:
@@ -2271,8 +2295,10 @@ def _signal_deaths(job: Job, explained: set[int]) -> list[Finding]:
         .with_columns(pl.coalesce("rank", _local_is_global(job)).alias("rank"))
         .filter(pl.col("rank").is_not_null())
     )
-    deaths = deaths.filter(pl.col("signal").is_in(list(FATAL.values()))).join(
-        _stopped_by_the_agent(job).select("file", "line"), on=["file", "line"], how="anti"
+    deaths = (
+        deaths.filter(pl.col("signal").is_in(list(FATAL.values())))
+        .join(_stopped_by_the_agent(job).select("file", "line"), on=["file", "line"], how="anti")
+        .join(_killed_by_lightning(job), on=["file", "line"], how="anti")
     )
     reports = _broken_reports(job)
     deaths = _not_of_a_rank_that_lived_on(job, deaths, reports)
@@ -2453,6 +2479,7 @@ def _unattributed_deaths(job: Job) -> list[Finding]:
         job.events.filter(pl.col("event").is_in(DEATH_EVENTS) & pl.col("rank").is_null())
         .with_columns(_signal_of_death())
         .filter(pl.col("signal").is_in(list(FATAL.values())))
+        .join(_killed_by_lightning(job), on=["file", "line"], how="anti")
         .sort("file", "line")
     )
     crashes = _not_an_abort_told_before(job, _not_the_abort_of_a_broken_rank(job, crashes))

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from tests.builders import analyze_files, only, parsed_by
+from tests.builders import analyze_files, kinds, only, parsed_by
 
 
 @pytest.mark.parametrize(
@@ -209,3 +211,42 @@ def test_the_rank_pals_saw_die_first_of_a_signal_is_the_verdict(tmp_path):
     verdict = analyze_files(tmp_path, {"job.out": console}).verdict
     assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [0])
     assert "SIGSEGV" in verdict.finding.summary
+
+
+# A run here (tests/data/launchers/lightning, Lightning 2.6 over torch 2.13 on CPU): rank 1's
+# dataset raised while rank 0 slept in its step; Lightning's launcher reported the child under
+# its rank and SIGKILLed the job, rank 0's process included, which the shell then reported
+LIGHTNING_RUN = Path(__file__).parents[1] / "data" / "launchers" / "lightning" / "console.log"
+LIGHTNING_CHILD = (
+    "[rank: 1] Child process with PID 23634 terminated with code 1. Forcefully terminating all "
+    "other processes to avoid zombies 🧟"
+)
+
+
+def test_lightning_s_report_of_a_child_that_failed_names_its_rank_pid_and_code():
+    assert LIGHTNING_CHILD in LIGHTNING_RUN.read_text(encoding="utf-8")
+    ended = only(parsed_by("process_exit", [LIGHTNING_CHILD]))
+    assert (ended["event"], ended["local_rank"], ended["pid"], ended["exitcode"]) == (
+        "worker_failed",
+        1,
+        23634,
+        1,
+    )
+
+
+def test_the_kill_after_lightning_stopped_the_job_is_no_memory_kill(tmp_path):
+    # the run's console without rank 1's own traceback (its output sent elsewhere): Lightning's
+    # report and the shell's `Killed` of the main process are all that is left
+    lines = [
+        line
+        for line in LIGHTNING_RUN.read_text(encoding="utf-8").splitlines()
+        if not line.startswith("[rank1]:")
+    ]
+    assert any(line.endswith('Killed                  "$0" child_failure.py') for line in lines)
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert "oom" not in kinds(analysis)
+    assert (analysis.verdict.finding.kind, analysis.verdict.finding.ranks) == (
+        "rank_exception",
+        [1],
+    )
+    assert analysis.verdict.headline == "Rank 1 exited with code 1"

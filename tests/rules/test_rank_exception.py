@@ -2454,3 +2454,21 @@ def test_a_package_built_without_nccl_gets_the_same_fix(tmp_path):
     verdict = analyze_files(tmp_path, {"console.log": lines}).verdict
     assert verdict.finding.kind == "rank_exception"
     assert "a build without NCCL" in verdict.finding.fix
+
+
+# torchmd/torchmd-net#324, verbatim (Lightning DDP; the reporter posted the traceback's tail):
+# no line ties the RuntimeError to a rank, Lightning's launcher reports its child of rank 1
+PIN_MEMORY_THREAD = [
+    '    raise RuntimeError("Pin memory thread exited unexpectedly")',
+    "RuntimeError: Pin memory thread exited unexpectedly",
+    "[rank: 1] Child process with PID 224779 terminated with code 1. Forcefully terminating all "
+    "other processes to avoid zombies :zombie:",
+]
+
+
+def test_an_unranked_exception_is_the_child_lightning_reports_failed(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": PIN_MEMORY_THREAD}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [1])
+    assert "Lightning's launcher reports its worker of rank 1 alone ended with an error" in (
+        verdict.finding.summary
+    )
