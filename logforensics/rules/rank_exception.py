@@ -1426,6 +1426,8 @@ def _failed_alone(job: Job, exits: pl.DataFrame) -> bool:
     # summary's entry, one pid)
     if exits.select("rank", "pid").unique().height != 1 or exits.item(0, "rank") is None:
         return False
+    if _lightning_s(exits):
+        return True  # it reports the first child it sees fail, then stops the others itself
     failed_pid = exits.item(0, "pid")
     stopped = agent_stops(job).filter(pl.col("file") == exits.item(0, "file")).get_column("pid")
     return not stopped.is_empty() and failed_pid not in stopped.to_list()
@@ -1535,10 +1537,11 @@ def _first_exit(first: pl.DataFrame, ahead: float | None = None, *, alone: bool 
     only one of its workers failed while the others still ran (`alone`): it left before any
     other, a guess at the cause all the same."""
     rank, code = int(first.item(0, "rank")), int(first.item(0, "exitcode"))
+    launcher = "Lightning's launcher" if _lightning_s(first) else "the launcher"
     if alone:
         said = (
-            f"Rank {rank} exited with code {code} while the other workers still ran (the "
-            "launcher then stopped them)"
+            f"Rank {rank} exited with code {code} while the other workers still ran ({launcher} "
+            "then stopped them)"
         )
     elif ahead is not None:
         said = (
@@ -1554,7 +1557,9 @@ def _first_exit(first: pl.DataFrame, ahead: float | None = None, *, alone: bool 
         severity="error",
         part="departure",
         summary=f"{said}; the error it printed is not in these logs.",
-        fix=EXITED_FIX if alone else FIRST_EXIT_FIX,
+        fix=(LIGHTNING_EXITED_FIX if _lightning_s(first) else EXITED_FIX)
+        if alone
+        else FIRST_EXIT_FIX,
         ranks=[rank],
         confidence="low",
         details={"exception": f"exit code {code}", "exit_code": code},
@@ -1588,6 +1593,18 @@ def _first_to_exit() -> pl.Expr:
     return pl.col("extra").fill_null("").str.contains('"first_to_exit":true', literal=True)
 
 
+def _lightning_s(exits: pl.DataFrame) -> bool:
+    """Whether the exits are Lightning's launcher's reports."""
+    said = exits.get_column("extra") if "extra" in exits.columns else None
+    return said is not None and bool(said.eq_missing(LIGHTNING_REPORT).all())
+
+
+LIGHTNING_EXITED_FIX = (
+    "Read that worker's own output for its traceback: Lightning starts the other workers as "
+    "subprocesses of the main one, writing to the same console or job log (lines before its "
+    "`Child process ... terminated` report); where they are missing, the worker's stderr went "
+    "to a file of its own or was not kept."
+)
 EXITED_FIX = (
     "Read that worker's own output for its traceback (torchrun `--log-dir` with `--tee 3`, or "
     "the rank's stderr); decorate the entry point with "

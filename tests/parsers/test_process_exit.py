@@ -245,8 +245,10 @@ def test_the_kill_after_lightning_stopped_the_job_is_no_memory_kill(tmp_path):
     assert any(line.endswith('Killed                  "$0" child_failure.py') for line in lines)
     analysis = analyze_files(tmp_path, {"console.log": lines})
     assert "oom" not in kinds(analysis)
-    assert (analysis.verdict.finding.kind, analysis.verdict.finding.ranks) == (
-        "rank_exception",
-        [1],
-    )
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [1])
     assert analysis.verdict.headline == "Rank 1 exited with code 1"
+    # Lightning reports the first child it sees fail and stops the others itself
+    assert "(Lightning's launcher then stopped them)" in analysis.verdict.finding.summary
+    assert analysis.verdict.finding.fix.startswith(
+        "Read that worker's own output for its traceback: Lightning"
+    )
