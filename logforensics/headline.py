@@ -203,6 +203,14 @@ def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
         on = f" on {host}" if host else ""
         who = rank_list(finding.ranks) if finding.ranks else "a process"
         return f"The launcher could not start {who}{on}", ("its executable was not found there")
+    if finding.details.get("departure") == "absent":
+        others = finding.details.get("other_ranks") or []
+        its = "its" if len(others) == 1 else "their"
+        return (
+            f"{_who(finding.ranks)} left no log here; {rank_list(others)} lost {its} connection "
+            "to it",
+            "",
+        )
     twice = finding.details.get("claimed_twice")
     if twice:
         never = rank_list(finding.details.get("never_claimed") or [])

@@ -177,10 +177,20 @@ def _claimed_twice(job: Job) -> list[Finding]:
     # into the console and the rank's own file, which is not a second process)
     # Claims from one host are one node's: its workers restarted and announced their ranks
     # again (a Ray Train worker group restarted after a failure, new pids on the same node).
-    per_stream = claims.group_by("file", "rank").agg(
-        pl.len().alias("claims"),
-        pl.col("host").null_count().alias("_unhosted"),
-        pl.col("host").n_unique().alias("_hosts"),
+    # A second process says it in the same words: one process may state its world twice in
+    # two (pytorch/examples#772: the command `... --world_size=2 --rank=0` echoed, then the
+    # script's own `using world_size 2`)
+    shape = pl.col("text").str.replace_all(r"\d+", "#").alias("_shape")
+    per_stream = (
+        claims.group_by("file", "rank", shape)
+        .agg(
+            pl.len().alias("claims"),
+            pl.col("host").null_count().alias("_unhosted"),
+            pl.col("host").n_unique().alias("_hosts"),
+        )
+        .sort("claims", descending=True)
+        .group_by("file", "rank", maintain_order=True)
+        .first()
     )
     two_nodes = (pl.col("_unhosted") > 0) | (pl.col("_hosts") > 1)
     twice = sorted(

@@ -12,6 +12,7 @@ it is the timeout's echo and no report about the peer.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import polars as pl
 
@@ -53,7 +54,12 @@ def check(job: Job) -> list[Finding]:
         + _heartbeats_lost(job)
         + _hung_in_the_kernel(job)
         + _connections_lost(lost)
-        + (_left_early(job, lost) or _exited_quietly(job, lost) or _quiet_peer(job, lost))
+        + (
+            _left_early(job, lost)
+            or _exited_quietly(job, lost)
+            or _quiet_peer(job, lost)
+            or _absent_peer(job, lost)
+        )
     )
 
 
@@ -574,6 +580,48 @@ def _quiet_peer(job: Job, lost: pl.DataFrame) -> list[Finding]:
             {"departure": "quiet", "other_ranks": sorted(reporters)},
         )
     ]
+
+
+ABSENT_FIX = (
+    "Get {who}'s own log (its stdout and stderr, or the scheduler's output file of its node): "
+    "its last lines say why it went (an exception, an OOM kill in the host's `dmesg -T`, an "
+    "early exit). The other ranks only saw it go."
+)
+
+
+def _absent_peer(job: Job, lost: pl.DataFrame) -> list[Finding]:
+    """The one rank of the world that left no line, where every error in the logs is another
+    rank losing its connection to a peer: that rank is the peer they lost, its own log not in
+    the upload (pytorch/examples#772: the parameter server's log alone, `world_size 2`, its
+    `Connection reset by peer` when the trainer, rank 1, crashed)."""
+    reporters = set(lost.get_column("rank").drop_nulls().to_list())
+    world = job.world_size
+    if not reporters or world is None:
+        return []
+    errors = job.events.filter(pl.col("severity") == "error")
+    if not errors.filter(~about_a_peer()).is_empty():
+        return []  # an error of another kind: its own rule explains the lost peers
+    absent = sorted(set(range(world.value)) - set(job.ranks_seen))
+    if len(absent) != 1 or not reporters <= set(job.ranks_seen):
+        return []
+    who, others = rank_list(absent), rank_list(sorted(reporters))
+    summary = (
+        f"{who.capitalize()} left no line in these logs while {others} lost "
+        f"{'its' if len(reporters) == 1 else 'their'} connection to a peer: of a world of "
+        f"{world.value}, {who} is the one rank not here, so most likely the peer that went. "
+        "Why it went is in its own log."
+    )
+    rows = lost.sort("file", "line").select("file", "line", "text", "rank")
+    finding = _went_first(
+        rows,
+        lost,
+        summary,
+        ABSENT_FIX.format(who=who),
+        absent,
+        "medium",
+        {"departure": "absent", "other_ranks": sorted(reporters)},
+    )
+    return [replace(finding, kind="missing_rank", part="explanation")]
 
 
 def _went_first(

@@ -839,3 +839,17 @@ def test_a_store_this_pytorch_cannot_make_without_libuv_is_a_job_that_never_form
     assert verdict.headline.startswith("The rendezvous store could not be made")
     assert "USE_LIBUV=0" in verdict.finding.fix
     assert kinds(analysis) == ["missing_rank"]
+
+
+def test_one_process_stating_its_world_in_two_wordings_is_not_two_processes(tmp_path):
+    # pytorch/examples#772, verbatim: the command echoed (`--world_size=2 --rank=0`), then the
+    # script's own `using world_size 2`, both in rank 0's console
+    lines = [
+        "$ python rpc_parameter_server.py --world_size=2 --rank=0",
+        "using master_addr localhost",
+        "using master_port 29500",
+        "using world_size 2",
+        "PS master initializing RPC",
+    ]
+    analysis = analyze_files(tmp_path, {"rank0.log": lines})
+    assert not any(f.details.get("claimed_twice") for f in analysis.findings)

@@ -182,3 +182,37 @@ def test_no_quiet_rank_is_blamed_when_ranks_of_the_world_are_missing(tmp_path):
     files[first] = ["world_size=8", *files[first]]
     analysis = analyze_files(tmp_path, files)
     assert not [f for f in analysis.findings if f.details.get("departure") == "quiet"]
+
+
+# pytorch/examples#772, verbatim: the parameter server's console alone (rank 0 of a world of 2);
+# the trainer, rank 1, crashed on a wrong `forward()` call (the maintainers' fix, PR #774)
+PARAMETER_SERVER = [
+    "$ python rpc_parameter_server.py --world_size=2 --rank=0",
+    "using master_addr localhost",
+    "using master_port 29500",
+    "using world_size 2",
+    "PS master initializing RPC",
+    "RPC initialized! Running parameter server...",
+    "Using 0 GPUs to train",
+    "Putting first 2 convs on cpu",
+    "Putting rest of layers on cpu",
+    "[E process_group_agent.cpp:664] Encountered exception in ProcessGroupAgent::listenLoop(): "
+    "[/opt/conda/conda-bld/pytorch_1587428398394/work/third_party/gloo/gloo/transport/tcp/"
+    "pair.cc:566] Read error [192.168.9.4]:28296: Connection reset by peer on worker 0. This "
+    "means that the RPC agent is in an unhealthy state and unusable.",
+]
+
+
+def test_the_one_rank_of_the_world_not_in_the_logs_is_the_peer_the_others_lost(tmp_path):
+    analysis = analyze_files(tmp_path, {"rank0.log": PARAMETER_SERVER})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("missing_rank", [1])
+    assert verdict.headline == "Rank 1 left no log here; rank 0 lost its connection to it"
+    assert verdict.finding.fix.startswith("Get rank 1's own log")
+
+
+def test_a_rank_seen_with_no_error_of_its_own_is_not_taken_for_the_absent_peer(tmp_path):
+    # the same console beside a rank 1 that logged on without an error: the world is all here
+    rank1 = ["using world_size 2", "Trainer 1 initializing RPC", "Training on batch 0"]
+    analysis = analyze_files(tmp_path, {"rank0.log": PARAMETER_SERVER, "rank1.log": rank1})
+    assert analysis.verdict.finding.details.get("departure") != "absent"
