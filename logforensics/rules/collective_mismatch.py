@@ -719,16 +719,26 @@ def _in_another_collective(job: Job) -> list[Finding]:
     )
     if elsewhere.is_empty():
         return []
-    ranks = sorted(elsewhere.get_column("rank").to_list())
+    framed = sorted(elsewhere.get_column("rank").to_list())
+    alike = _same_error_unframed(job, elsewhere, set(waiting) | set(framed))
+    ranks = sorted(framed + alike.get_column("rank").to_list())
     calls = sorted(set(elsewhere.get_column("_call").to_list()))
     first = timeouts.row(0, named=True)
     at = f"{first['op']} #{first['seq']}" if first["seq"] is not None else str(first["op"])
     who, others = rank_list(ranks), rank_list(waiting)
     in_calls = " and ".join(f"`{call}`" for call in calls)
     blames_nobody = len(ranks) >= len(waiting)
+    whose = "its" if len(framed) == 1 else "their"
+    if not alike.is_empty():
+        whose = f"{rank_list(framed)}'s"
+    same = (
+        f"; {rank_list(alike.get_column('rank').to_list())} raised the same error"
+        if not alike.is_empty()
+        else ""
+    )
     summary = (
         f"{capitalized(who)} {'was' if len(ranks) == 1 else 'were'} inside {in_calls} (the "
-        f"innermost frame of {'its' if len(ranks) == 1 else 'their'} traceback) while "
+        f"innermost frame of {whose} traceback{same}) while "
         f"{others} waited in {at}: the ranks were in different collectives at that point, "
         f"not running the same calls in the same order."
     )
@@ -738,7 +748,7 @@ def _in_another_collective(job: Job) -> list[Finding]:
         else f" {capitalized(who)} left the path the others took to it."
     )
     rows = pl.concat(
-        [with_exception_lines(elsewhere), timeouts.head(3)],
+        [with_exception_lines(elsewhere), with_exception_lines(alike), timeouts.head(3)],
         how="diagonal_relaxed",
     )
     return [
@@ -758,6 +768,31 @@ def _in_another_collective(job: Job) -> list[Finding]:
             details={"source": "tracebacks in other collectives", "calls": calls},
         )
     ]
+
+
+def _same_error_unframed(job: Job, framed: pl.DataFrame, known: set[int]) -> pl.DataFrame:
+    """The exceptions of other ranks that neither timed out nor show a frame, with the same
+    error as a rank whose traceback puts it in another collective (its message but for the
+    peer's address and port): the paste kept their exception line alone, and they stood where
+    it stood (Pein2017/CoordExp's record: rank 4's `Connection closed by peer [...]:31485`
+    beside rank 0's in `all_gather`)."""
+
+    def without_numbers(message: pl.Expr) -> pl.Expr:
+        return message.str.replace_all(r"\d+", "#")
+
+    shapes = framed.select(without_numbers(pl.col("exc_message")).alias("_shape"))
+    return (
+        job.events.filter(
+            (pl.col("event") == "exception")
+            & pl.col("rank").is_not_null()
+            & ~pl.col("rank").is_in(list(known))
+            & pl.col("frame").is_null()
+        )
+        .with_columns(without_numbers(pl.col("exc_message")).alias("_shape"))
+        .join(shapes.unique(), on="_shape", how="semi")
+        .unique("rank", keep="first", maintain_order=True)
+        .drop("_shape")
+    )
 
 
 # Collectives some ranks can complete before all have joined: the others' completion says

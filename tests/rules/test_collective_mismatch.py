@@ -451,6 +451,29 @@ def test_a_rank_torn_down_inside_another_collective_than_the_others_left_their_p
     assert IN_GLOO_GATHER[-1] in quoted and WAITED_IN_BROADCAST.format(rank=1) in quoted
 
 
+# the same record: rank 4's lines, its traceback's frames not kept, its exception line alone
+RANK4_SAME_ERROR = [
+    "[rank4]:[E810 03:04:11.562661853 ProcessGroupNCCL.cpp:1858] [PG ID 0 PG GUID 0(default_pg) Rank 4] Received a dump signal due to a collective timeout from  rank 1 and we will try our best to dump the debug info. Last enqueued NCCL work: 77, last completed NCCL work: 77.This is most likely caused by incorrect usages of collectives, e.g., wrong sizes used across ranks, the order of collectives is not same for all ranks or the scheduled collective, for some reason, didn't run. Additionally, this can be caused by GIL deadlock or other reasons such as network errors or bugs in the communications library (e.g. NCCL), etc. ",
+    "[rank4]: RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:547] Connection closed by peer [192.168.7.7]:31485",
+]
+
+
+def test_a_rank_with_the_same_error_and_no_frames_stood_where_the_framed_one_stood(tmp_path):
+    files = {
+        "rank0.log": IN_GLOO_GATHER,
+        "rank4.log": RANK4_SAME_ERROR,
+        **_waiting_in_broadcast([1, 2, 3, 5, 6, 7]),
+    }
+    analysis = analyze_files(tmp_path, files)
+    mismatch = analysis.verdict.finding
+    assert (mismatch.kind, analysis.verdict.ranks) == ("collective_mismatch", [0, 4])
+    assert "(the innermost frame of rank 0's traceback; rank 4 raised the same error)" in (
+        mismatch.summary
+    )
+    assert RANK4_SAME_ERROR[-1] in [item.text for item in mismatch.evidence]
+    assert english_runs(translate(mismatch.summary, "zh")) == []
+
+
 def test_a_rank_torn_down_in_the_op_the_others_waited_in_was_in_step_with_them(tmp_path):
     # the same traceback ending in a broadcast (constructed): the rank was in the others' call
     in_broadcast = [
