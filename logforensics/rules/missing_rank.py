@@ -246,6 +246,10 @@ STORE_SOCKET = (
     # in device=TPU:6: .../mesh_service.cc:331 : Failed to retrieve mesh configuration:
     # Connection reset by peer (14)` on a Kaggle TPU, before any step)
     r"|Failed to retrieve mesh configuration"
+    # the port taken, in the words of torch's own process-group code, where it says so
+    # (facebookresearch/maskrcnn-benchmark#241, torch 1.0's THD: `RuntimeError: Address already
+    # in use at /opt/conda/.../torch/lib/THD/process_group/General.cpp:20`, a second launch)
+    r"|Address already in use at \S*(?:/THD/|/c10d/|csrc/distributed/)"
 )
 STARTUP_WORDS = (
     r"(?i)not known|host not found|no route to host|connection refused|failed to connect"

@@ -853,3 +853,15 @@ def test_one_process_stating_its_world_in_two_wordings_is_not_two_processes(tmp_
     ]
     analysis = analyze_files(tmp_path, {"rank0.log": lines})
     assert not any(f.details.get("claimed_twice") for f in analysis.findings)
+
+
+def test_the_port_taken_in_the_words_of_torch_s_process_group_code_is_the_store_s(tmp_path):
+    # facebookresearch/maskrcnn-benchmark#241, verbatim: a second 4-GPU launch on a machine
+    # where another job held the default port (torch 1.0's THD, no traceback posted)
+    line = (
+        "RuntimeError: Address already in use at /opt/conda/conda-bld/pytorch-nightly_"
+        "1543051141017/work/torch/lib/THD/process_group/General.cpp:20"
+    )
+    verdict = analyze_files(tmp_path, {"console.log": [line]}).verdict
+    assert verdict.finding.kind == "missing_rank" and verdict.finding.details["side"] == "server"
+    assert verdict.headline == "A process could not open the rendezvous store's port: it was taken"
