@@ -1454,9 +1454,9 @@ def _stopped_by_the_agent(job: Job) -> pl.DataFrame:
 def _killed_by_lightning(job: Job) -> pl.DataFrame:
     """`file, line` of the SIGKILLs after Lightning's launcher reported a worker ended with an
     error, in the same file: the launcher stopping its own main process and the other workers
-    (it sends SIGKILL; a CI log in hpcaitech's and Lightning users' runs: `[rank: 1] Child
-    process with PID 2977 terminated with code 4. Forcefully terminating all other processes`,
-    then the shell's `line 1:  2504 Killed   pytest --cov src`), not the OOM killer's."""
+    (it sends SIGKILL; a run here, tests/data/launchers/lightning: `[rank: 1] Child process
+    with PID 23634 terminated with code 1. Forcefully terminating all other processes ...`,
+    then the shell's `line 1: 23631 Killed ...` of the main process), not the OOM killer's."""
     reported = job.events.filter(
         (pl.col("event") == "worker_failed")
         & (pl.col("extra") == LIGHTNING_REPORT)
