@@ -59,6 +59,9 @@ FABRIC = r"completed with error"
 # interface found`), shared memory it cannot create or open (pytorch#37004, torchtitan#853)
 ENVIRONMENT = (
     r"(?i)no socket interface found|NCCL_SOCKET_IFNAME|/dev/shm|shm_open|shmutils|"
+    # NCCL 2.7's words for the same segment, named without its folder (dmlc/xgboost#5963:
+    # `include/shm.h:48 NCCL WARN Error while creating shared memory segment nccl-shm-recv-...`)
+    r"shared memory segment|"
     r"No space left on device|No IB device found|No device found|"
     # NCCL_NET naming a network no loaded plugin provides (the CSCS Alps docs:
     # `Error: network AWS Libfabric not found.`)

@@ -1147,3 +1147,18 @@ def test_a_connect_nccl_gave_up_on_is_an_error_and_a_link_local_address_blames_n
     assert "`fe80::c4eb:49ff:fe04:e32d%6`, is link-local" in error.summary
     assert analysis.verdict.finding is error and analysis.verdict.ranks == []
     assert "NCCL_SOCKET_IFNAME" in error.fix
+
+
+def test_nccl_2_7_s_segment_named_without_its_folder_is_the_host_s_shared_memory(tmp_path):
+    # dmlc/xgboost#5963, verbatim (multi-GPU tests in a container with 64 MB of /dev/shm; the
+    # maintainer: raise the container's shared memory)
+    lines = [
+        "7635c25c81cd:41588:41837 [0] include/shm.h:48 NCCL WARN Error while creating shared "
+        "memory segment nccl-shm-recv-6c6b02bad5bfc129-0-1-0 (size 9637888)",
+    ]
+    failed = analyze_files(tmp_path, {"console.log": lines}).verdict.finding
+    assert (failed.details["class"], failed.details["host_part"]) == (
+        "environment",
+        "shared_memory",
+    )
+    assert failed.fix.startswith("Give the node's shared memory room")
