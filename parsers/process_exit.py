@@ -112,9 +112,11 @@ COMPOSER_CRASH = r"\bRank (?P<rank>\d{1,7}) crashed with exit code (?P<code>-?\d
 # the main process being local rank 0); it then stops the others (torchmd/torchmd-net#324):
 #   [rank: 1] Child process with PID 224779 terminated with code 1. Forcefully terminating all
 #   other processes to avoid zombies :zombie:
+# (a page that wrapped the line keeps its first half: vividf/autoware-ml's notes on a
+# StreamPETR run, `INFO: [rank: 1] Child process with PID 9487 terminated with code -9.`)
 LIGHTNING_CHILD_EXIT = (
     r"(?:\[rank: (?P<rank>\d+)\] )?Child process with PID (?P<pid>\d+) terminated with code "
-    r"(?P<code>-?\d+)\. Forcefully terminating"
+    r"(?P<code>-?\d+)\.(?: Forcefully terminating|\s*$)"
 )
 
 LIGHTNING_REPORT = '{"reported_by":"lightning"}'
@@ -326,7 +328,7 @@ PARSER = LineParser(
         " crashed with exit code ",
         " died from signal ",
         " exited with code ",
-        "Forcefully terminating all other processes",
+        "Child process with PID ",
     ),
     parse=parse,
 )

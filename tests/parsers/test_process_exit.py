@@ -252,3 +252,17 @@ def test_the_kill_after_lightning_stopped_the_job_is_no_memory_kill(tmp_path):
     assert analysis.verdict.finding.fix.startswith(
         "Read that worker's own output for its traceback: Lightning"
     )
+
+
+def test_lightning_s_report_wrapped_by_a_page_still_names_the_child_and_its_kill(tmp_path):
+    # vividf/autoware-ml, docs/framework/dataloader-oom.md, verbatim: a StreamPETR run whose
+    # DataLoader workers used up the host's memory; the notes wrap Lightning's line in two
+    lines = [
+        "Epoch 3/9 ━━━━━━╺━━ 2314/3351 ...",
+        "INFO: [rank: 1] Child process with PID 9487 terminated with code -9.",
+        "      Forcefully terminating all other processes to avoid zombies 🧟",
+    ]
+    ended = only(parsed_by("process_exit", lines[1:2]))
+    assert (ended["local_rank"], ended["pid"], ended["exitcode"]) == (1, 9487, -9)
+    verdict = analyze_files(tmp_path, {"console.log": lines}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("oom", [1])
