@@ -164,6 +164,12 @@ EXCEPTION_CLASS = (
 # found NaN in local forward loss calculation. Device: 2,`); two are torchrun's summary quoting
 # a child's traceback, deeper is code.
 BARE_EXCEPTION = rf"^ ?(?P<type>{EXCEPTION_CLASS}):(?: |$)"
+# Right under a traceback's frames, any class with a message ends it, whatever its name says
+# (a paste that lost the header: axolotl-ai-cloud/axolotl#1888's `[rank0]: pyarrow.lib.
+# ArrowInvalid: offset overflow while concatenating arrays` under pyarrow's Cython frames)
+UNDER_FRAMES_EXCEPTION = r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*[a-z]\w*): \S"
+# (not a logger's level after a cut traceback: `INFO: ...`, `Warning: ...`)
+LEVEL_WORD = r"^(?:Warning|Note|Info|Debug|Hint|Error|Fatal): "
 # torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 336.00 MiB. GPU  has ...
 ALLOCATION = r"Tried to allocate (?P<amount>\d+(?:\.\d+)?) ?(?P<unit>[KMGT]iB|B)\b"
 # ... GPU 0 has a total capacity of 23.65 GiB ...  (torch 2.1 spelled it `capacty`)
@@ -697,7 +703,7 @@ def _mark_bare_exceptions(rows: pl.DataFrame) -> pl.DataFrame:
     report quoting the job's error, torch._dynamo's wrapping of the compiler's); `_carried`:
     the other lines carrying on a message (see `_said_more`)."""
     written = pl.col("message").fill_null("")
-    bare = ~pl.col("_in_traceback") & written.str.contains(BARE_EXCEPTION)
+    bare = ~pl.col("_in_traceback") & (written.str.contains(BARE_EXCEPTION) | _ends_loose_frames())
     rows = rows.with_columns(
         (
             _carries_on_from((bare | pl.col("_exc")) & _said_more())
@@ -706,7 +712,9 @@ def _mark_bare_exceptions(rows: pl.DataFrame) -> pl.DataFrame:
         ).alias("_carried")
     )
     message = written.str.strip_chars_start(" ")
-    bare_type = message.str.extract(BARE_EXCEPTION, 1)
+    bare_type = pl.coalesce(
+        message.str.extract(BARE_EXCEPTION, 1), message.str.extract(UNDER_FRAMES_EXCEPTION, 1)
+    )
     return rows.with_columns(
         bare.alias("_bare"),
         pl.when(bare)
@@ -1230,6 +1238,27 @@ def _terminations(rows: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([events, _recognised(rows.filter(pl.col("_what_in")))], how="diagonal_relaxed")
 
 
+def _ends_loose_frames() -> pl.Expr:
+    """A `Type: message` line less indented than the frame above it (or the frame above its
+    code line, and the carets under that): the exception that ends a traceback whose header
+    the excerpt lost."""
+    frame_before = pl.any_horizontal(
+        pl.col("_frame").shift(k).over(STREAM).fill_null(False) for k in (1, 2, 3)
+    )
+    # (at most a space in, as a bare exception line: deeper, it is a copy inside a report's
+    # field, torchrun's summary's `traceback :` read by its own parser)
+    less_indented = (pl.col("_indent") < _previous_nonblank("_indent")).fill_null(False) & (
+        pl.col("_indent") <= 1
+    )
+    return (
+        frame_before
+        & less_indented
+        & pl.col("_stripped").str.contains(UNDER_FRAMES_EXCEPTION)
+        & ~pl.col("_stripped").str.contains(LEVEL_WORD)
+        & ~pl.col("_frame")
+    )
+
+
 def _frames_without_header(rows: pl.DataFrame) -> pl.DataFrame:
     """Lines of a traceback whose header is not in the excerpt: frame lines, the code line
     printed under each, and the caret line under that (Python >= 3.11). A run of them outside
@@ -1241,7 +1270,9 @@ def _frames_without_header(rows: pl.DataFrame) -> pl.DataFrame:
     deeper = (pl.col("_indent") > _previous_nonblank("_indent")).fill_null(False)
     # the source line Python prints under a frame; a paste may have lost its indentation, so
     # any line after a frame that is neither a frame nor an exception's is one
-    exception_like = pl.col("_stripped").str.contains(rf"^{EXCEPTION_CLASS}(?::|$)")
+    exception_like = pl.col("_stripped").str.contains(rf"^{EXCEPTION_CLASS}(?::|$)") | pl.col(
+        "_bare"
+    )
     code_line = after_frame & (deeper | ~exception_like) & ~pl.col("_frame") & ~pl.col("_blank")
     caret_line = two_after_frame & pl.col("_stripped").str.contains(CARETS)
     rows = rows.with_columns((pl.col("_frame") | code_line | caret_line).alias("_stack_line"))

@@ -1158,3 +1158,31 @@ def test_a_frame_in_the_message_s_place_leaves_the_message_to_the_line_below(tmp
     verdict = analyze_files(tmp_path, {"console.log": FRAME_ON_THE_EXCEPTION_LINE}).verdict
     assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [5])
     assert verdict.headline == "Rank 5's training numbers diverged (AssertionError)"
+
+
+def test_an_exception_of_any_class_name_right_under_loose_frames_ends_the_traceback(tmp_path):
+    # axolotl-ai-cloud/axolotl#1888, verbatim: the paste starts inside rank 0's traceback (its
+    # header lost); pyarrow's `ArrowInvalid` names no Error but ends it all the same
+    lines = [
+        '[rank0]:   File "pyarrow/table.pxi", line 4387, in pyarrow.lib.Table.combine_chunks',
+        '[rank0]:   File "pyarrow/error.pxi", line 155, in pyarrow.lib.pyarrow_internal_check_status',
+        '[rank0]:   File "pyarrow/error.pxi", line 92, in pyarrow.lib.check_status',
+        "[rank0]: pyarrow.lib.ArrowInvalid: offset overflow while concatenating arrays",
+    ]
+    (raised,) = parsed_by("traceback", lines).filter(pl.col("event") == "exception").to_dicts()
+    assert (raised["exc_type"], raised["exc_message"]) == (
+        "pyarrow.lib.ArrowInvalid",
+        "offset overflow while concatenating arrays",
+    )
+    verdict = analyze_files(tmp_path, {"console.log": lines}).verdict
+    assert verdict.headline == "Rank 0 died of an ArrowInvalid"
+
+
+def test_a_logger_s_level_after_loose_frames_is_no_exception():
+    lines = [
+        '  File "train.py", line 12, in main',
+        "    step(batch)",
+        "Info: resuming from the last checkpoint",
+    ]
+    raised = parsed_by("traceback", lines).filter(pl.col("event") == "exception")
+    assert raised.get_column("exc_type").drop_nulls().to_list() == []
