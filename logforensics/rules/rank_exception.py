@@ -907,6 +907,7 @@ def _cut_crashes(job: Job, explained: set[int]) -> list[Finding]:
         frame.is_not_null()
         & deepest
         & ~_in_a_collective(frame)
+        & ~_calling_a_collective()
         & ~frame.str.contains(WAITING_FRAME)
     )
     if cut.is_empty():
@@ -1339,6 +1340,19 @@ def _in_a_collective(frame: pl.Expr) -> pl.Expr:
     return frame.str.contains(COLLECTIVE_CALL) | frame.str.contains(IN_DISTRIBUTED_CALL)
 
 
+# the call a code line makes last (`    accelerator.wait_for_everyone()`)
+LAST_CALL = r"(\w+)\([^()]*\)\s*$"
+
+
+def _calling_a_collective() -> pl.Expr:
+    """Whether a cut traceback's last line is the code of its innermost frame calling a
+    collective: the paste stops before the call's own frame, the rank was entering it
+    (kohya-ss/sd-scripts#1601: rank 3's stack cut at `accelerator.wait_for_everyone()` in
+    `train`, while rank 0 still cached latents)."""
+    called = pl.col("end_text").fill_null("").str.extract(LAST_CALL, 1)
+    return ("in " + called).str.contains(COLLECTIVE_CALL).fill_null(False)
+
+
 def _shut_down(job: Job) -> list[Finding]:
     """Ranks that stopped because Horovod had shut down: another rank's failure, or a rank that
     finished early, in Horovod's own words. A consequence, said as one, so that these logs are
@@ -1659,6 +1673,7 @@ def _cut_and_gone(job: Job, explained: set[int]) -> list[Finding]:
     cut = _cut_unexplained(job, explained).filter(
         ~pl.col("rank").is_in(reporting)
         & ~pl.col("frame").fill_null("").str.contains(COLLECTIVE_CALL)
+        & ~_calling_a_collective()
     )
     # the end of a rank's own file; a paste of several ranks ends where the paste was cut
     last_lines = (
@@ -1703,12 +1718,15 @@ def _cut_tracebacks(job: Job, explained: set[int]) -> list[Finding]:
     data). A cut traceback anywhere else says nothing of why (a Ctrl-C of a hung job prints
     one too, fairseq#708): no finding."""
     cut = _cut_unexplained(job, explained).filter(
-        pl.col("frame").fill_null("").str.contains(COLLECTIVE_CALL)
+        pl.col("frame").fill_null("").str.contains(COLLECTIVE_CALL) | _calling_a_collective()
     )
     if cut.is_empty():
         return []
     ranks = sorted(cut.get_column("rank").unique().to_list())
     frame = cut.get_column("frame").item(0)
+    called = cut.select(pl.col("end_text").fill_null("").str.extract(LAST_CALL, 1)).item(0, 0)
+    if called is not None and cut.select(_calling_a_collective()).item(0, 0):
+        frame = f"{frame}, calling {called}"
     who = rank_list(ranks)
     return [
         _unblamed(

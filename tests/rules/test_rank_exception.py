@@ -2472,3 +2472,21 @@ def test_an_unranked_exception_is_the_child_lightning_reports_failed(tmp_path):
     assert "Lightning's launcher reports its worker of rank 1 alone ended with an error" in (
         verdict.finding.summary
     )
+
+
+# kohya-ss/sd-scripts#1601, verbatim: rank 3's traceback, the paste cut after the code line of
+# its innermost frame, the call into accelerate's barrier (rank 0 was still caching latents)
+CUT_AT_THE_CALL = [
+    "[rank3]: Traceback (most recent call last):",
+    '[rank3]:   File "/home/project/sd-scripts_sd3/flux_train.py", line 905, in <module>',
+    "[rank3]:     train(args)",
+    '[rank3]:   File "/home/project/sd-scripts_sd3/flux_train.py", line 193, in train',
+    "[rank3]:     accelerator.wait_for_everyone()",
+]
+
+
+def test_a_traceback_cut_at_the_code_line_calling_a_barrier_was_waiting_there(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": CUT_AT_THE_CALL})
+    cut = analysis.verdict.finding
+    assert (cut.kind, cut.part, analysis.verdict.ranks) == ("rank_exception", "consequence", [])
+    assert analysis.verdict.headline == "Rank 3 was waiting in wait_for_everyone when its log ends"
