@@ -167,9 +167,12 @@ BARE_EXCEPTION = rf"^ ?(?P<type>{EXCEPTION_CLASS}):(?: |$)"
 # Right under a traceback's frames, any class with a message ends it, whatever its name says
 # (a paste that lost the header: axolotl-ai-cloud/axolotl#1888's `[rank0]: pyarrow.lib.
 # ArrowInvalid: offset overflow while concatenating arrays` under pyarrow's Cython frames)
-UNDER_FRAMES_EXCEPTION = r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*[a-z]\w*): \S"
-# (not a logger's level after a cut traceback: `INFO: ...`, `Warning: ...`)
-LEVEL_WORD = r"^(?:Warning|Note|Info|Debug|Hint|Error|Fatal): "
+# A class by its look: a module's (`pyarrow.lib.ArrowInvalid`) or in CamelCase (`ArrowInvalid`),
+# not a word another rank's print or a logger's level starts with (`Epoch: 3/10`, `INFO: ...`,
+# `Warning: ...` under a cut stack)
+UNDER_FRAMES_EXCEPTION = (
+    r"^(?P<type>(?:[A-Za-z_]\w*\.)+[A-Z]\w*[a-z]\w*|[A-Z][a-z0-9]+[A-Z]\w*[a-z]\w*): \S"
+)
 # torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 336.00 MiB. GPU  has ...
 ALLOCATION = r"Tried to allocate (?P<amount>\d+(?:\.\d+)?) ?(?P<unit>[KMGT]iB|B)\b"
 # ... GPU 0 has a total capacity of 23.65 GiB ...  (torch 2.1 spelled it `capacty`)
@@ -1254,7 +1257,6 @@ def _ends_loose_frames() -> pl.Expr:
         frame_before
         & less_indented
         & pl.col("_stripped").str.contains(UNDER_FRAMES_EXCEPTION)
-        & ~pl.col("_stripped").str.contains(LEVEL_WORD)
         & ~pl.col("_frame")
     )
 

@@ -1186,3 +1186,13 @@ def test_a_logger_s_level_after_loose_frames_is_no_exception():
     ]
     raised = parsed_by("traceback", lines).filter(pl.col("event") == "exception")
     assert raised.get_column("exc_type").drop_nulls().to_list() == []
+
+
+def test_another_rank_s_print_under_loose_frames_is_no_exception():
+    lines = [
+        '  File "train.py", line 12, in main',
+        "    step(batch)",
+        "Epoch: 3/10, loss 0.412",
+    ]
+    raised = parsed_by("traceback", lines).filter(pl.col("event") == "exception")
+    assert raised.get_column("exc_type").drop_nulls().to_list() == []
