@@ -232,6 +232,8 @@ def test_lightning_s_report_of_a_child_that_failed_names_its_rank_pid_and_code()
         23634,
         1,
     )
+    # the main process wrote it: the `[rank: 1]` in front names the child, not the writer
+    assert ended["rank"] is None
 
 
 def test_the_kill_after_lightning_stopped_the_job_is_no_memory_kill(tmp_path):
