@@ -448,6 +448,11 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
     if finding.details.get("every_process"):
         return f"Every process died of the same {name}", "a fault in what they all run"
     if finding.details.get("alike"):
+        if finding.fix == NUMERICS_FIX and not finding.details.get("swallowed"):
+            # the run's numbers, which every rank shares (DeepSpeed's fp16 loss scale at its
+            # floor on several processes: ymcui/Chinese-LLaMA-Alpaca#534)
+            on = who if finding.ranks else f"{finding.details['alike']} processes"
+            return f"The training's numbers diverged on {on} ({name})", None
         if finding.ranks:
             return f"{who} died of the same {name}", None
         return f"{finding.details['alike']} processes died of the same {name}", None

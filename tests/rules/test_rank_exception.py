@@ -2490,3 +2490,13 @@ def test_a_traceback_cut_at_the_code_line_calling_a_barrier_was_waiting_there(tm
     cut = analysis.verdict.finding
     assert (cut.kind, cut.part, analysis.verdict.ranks) == ("rank_exception", "consequence", [])
     assert analysis.verdict.headline == "Rank 3 was waiting in wait_for_everyone when its log ends"
+
+
+def test_the_loss_scale_at_its_floor_on_several_processes_is_the_run_s_numbers(tmp_path):
+    # ymcui/Chinese-LLaMA-Alpaca#534 (tests/data/threads): DeepSpeed's fp16 loss scale halving
+    # on every step, then the same exception from several processes, their tracebacks
+    # interleaved and no rank on any line (the maintainer: fp16 overflow, the scale's floor)
+    lines = (THREADS / "chinese_llama_alpaca_534_loss_scale_floor.log").read_text(encoding="utf-8")
+    analysis = analyze_files(tmp_path, {"console.log": lines.splitlines()})
+    assert analysis.verdict.headline.startswith("The training's numbers diverged on ")
+    assert analysis.verdict.finding.fix.startswith("The training's numbers diverged")
