@@ -123,6 +123,21 @@ def exception_said(row: dict[str, object]) -> str:
     )
 
 
+# fe80::20d:3aff:fef7:74b3%enP7906s1 (an interface scope after `%`), ::1, 2001:db8::2
+IPV6_ADDRESS = r"[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}(?:%[\w.-]+)?"
+
+
+def differences_masked(text: pl.Expr) -> pl.Expr:
+    """A line's or an error's text with what differs between processes masked (numbers,
+    pointers, network addresses: each host connects to its own peer), to tell the same words
+    from different ones."""
+    return (
+        text.str.replace_all(IPV6_ADDRESS, "A")
+        .str.replace_all(r"0x[0-9a-fA-F]+", "X")
+        .str.replace_all(r"\d+", "N")
+    )
+
+
 def exception_text() -> pl.Expr:
     """What an exception event says, `Type: message` (either part empty when not printed)."""
     return pl.concat_str(

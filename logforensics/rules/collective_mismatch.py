@@ -12,7 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.desync import comparable_timeout_seqs, per_rank_timeouts, points_apart
-from logforensics.findings import Finding, evidence_from, exception_text
+from logforensics.findings import Finding, differences_masked, evidence_from, exception_text
 from logforensics.garbled import undecoded_objects
 from logforensics.job import Job
 from logforensics.placement import earliest_time, place, placed_finding
@@ -776,11 +776,7 @@ def _same_error_unframed(job: Job, framed: pl.DataFrame, known: set[int]) -> pl.
     peer's address and port): the paste kept their exception line alone, and they stood where
     it stood (Pein2017/CoordExp's record: rank 4's `Connection closed by peer [...]:31485`
     beside rank 0's in `all_gather`)."""
-
-    def without_numbers(message: pl.Expr) -> pl.Expr:
-        return message.str.replace_all(r"\d+", "#")
-
-    shapes = framed.select(without_numbers(pl.col("exc_message")).alias("_shape"))
+    shapes = framed.select(differences_masked(pl.col("exc_message")).alias("_shape"))
     return (
         job.events.filter(
             (pl.col("event") == "exception")
@@ -788,7 +784,7 @@ def _same_error_unframed(job: Job, framed: pl.DataFrame, known: set[int]) -> pl.
             & ~pl.col("rank").is_in(list(known))
             & pl.col("frame").is_null()
         )
-        .with_columns(without_numbers(pl.col("exc_message")).alias("_shape"))
+        .with_columns(differences_masked(pl.col("exc_message")).alias("_shape"))
         .join(shapes.unique(), on="_shape", how="semi")
         .unique("rank", keep="first", maintain_order=True)
         .drop("_shape")

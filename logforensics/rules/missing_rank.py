@@ -19,7 +19,14 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.desync import per_rank_timeouts
-from logforensics.findings import Confidence, Evidence, Finding, evidence_from, exception_text
+from logforensics.findings import (
+    Confidence,
+    Evidence,
+    Finding,
+    differences_masked,
+    evidence_from,
+    exception_text,
+)
 from logforensics.gloo_interface import wrong_interface
 from logforensics.job import Job
 from logforensics.placement import earliest_time
@@ -180,7 +187,7 @@ def _claimed_twice(job: Job) -> list[Finding]:
     # A second process says it in the same words: one process may state its world twice in
     # two (pytorch/examples#772: the command `... --world_size=2 --rank=0` echoed, then the
     # script's own `using world_size 2`)
-    shape = pl.col("text").str.replace_all(r"\d+", "#").alias("_shape")
+    shape = differences_masked(pl.col("text")).alias("_shape")
     per_stream = (
         claims.group_by("file", "rank", shape)
         .agg(

@@ -26,7 +26,13 @@ import re
 
 import polars as pl
 
-from logforensics.findings import Evidence, Finding, Severity, evidence_from
+from logforensics.findings import (
+    Evidence,
+    Finding,
+    Severity,
+    differences_masked,
+    evidence_from,
+)
 from logforensics.gloo_interface import gloo_interface
 from logforensics.job import Job
 from logforensics.nccl_interface import nccl_interface, refused_to_the_end
@@ -517,7 +523,7 @@ def _common_mode(candidates: pl.DataFrame) -> pl.DataFrame | None:
     if candidates.get_column("about_peer").any():
         return None
     first = candidates.row(0, named=True)
-    same = _masked(pl.col("failure")) == _masked(pl.lit(first["failure"]))
+    same = differences_masked(pl.col("failure")) == differences_masked(pl.lit(first["failure"]))
     if first["timestamp"] is not None:
         moment = pl.lit(first["timestamp"])
         same &= (pl.col("timestamp") - moment).dt.total_seconds().abs() <= SAME_MOMENT_SECONDS
@@ -525,20 +531,6 @@ def _common_mode(candidates: pl.DataFrame) -> pl.DataFrame | None:
     if shared.get_column("who").n_unique() < 2:
         return None
     return shared
-
-
-def _masked(text: pl.Expr) -> pl.Expr:
-    """An error's text with what differs between processes masked (numbers, pointers, network
-    addresses: each host connects to its own peer)."""
-    return (
-        text.str.replace_all(IPV6_ADDRESS, "A")
-        .str.replace_all(r"0x[0-9a-fA-F]+", "X")
-        .str.replace_all(r"\d+", "N")
-    )
-
-
-# fe80::20d:3aff:fef7:74b3%enP7906s1 (an interface scope after `%`), ::1, 2001:db8::2
-IPV6_ADDRESS = r"[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}(?:%[\w.-]+)?"
 
 
 def _common_mode_finding(job: Job, rows: pl.DataFrame) -> Finding:
