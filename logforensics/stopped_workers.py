@@ -170,9 +170,14 @@ def agent_reported_failure(job: Job) -> ListedFailure | None:
     if local_rank is None or code is None or code <= 0:
         return None
     pid = failed.item(0, "pid") if "pid" in failed.columns else None
-    said = failed.item(0, "extra") if "extra" in failed.columns else None
-    reporter = "lightning" if said == LIGHTNING_REPORT else "agent"
+    reporter = "lightning" if by_lightning(failed) else "agent"
     return ListedFailure(int(local_rank), pid, int(code), failed, reporter=reporter)
+
+
+def by_lightning(reports: pl.DataFrame) -> bool:
+    """Whether a launcher's reports of exited workers are all Lightning's."""
+    said = reports.get_column("extra") if "extra" in reports.columns else None
+    return said is not None and bool(said.eq_missing(LIGHTNING_REPORT).all())
 
 
 def srun_reported_failure(job: Job) -> ListedFailure | None:

@@ -48,6 +48,7 @@ from logforensics.stopped_workers import (
     ListedFailure,
     UnstoppedWorker,
     agent_stops,
+    by_lightning,
     child_failed_error,
     exit_signal,
     first_observed_failure,
@@ -1440,7 +1441,7 @@ def _failed_alone(job: Job, exits: pl.DataFrame) -> bool:
     # summary's entry, one pid)
     if exits.select("rank", "pid").unique().height != 1 or exits.item(0, "rank") is None:
         return False
-    if _lightning_s(exits):
+    if by_lightning(exits):
         return True  # it reports the first child it sees fail, then stops the others itself
     failed_pid = exits.item(0, "pid")
     stopped = agent_stops(job).filter(pl.col("file") == exits.item(0, "file")).get_column("pid")
@@ -1551,7 +1552,7 @@ def _first_exit(first: pl.DataFrame, ahead: float | None = None, *, alone: bool 
     only one of its workers failed while the others still ran (`alone`): it left before any
     other, a guess at the cause all the same."""
     rank, code = int(first.item(0, "rank")), int(first.item(0, "exitcode"))
-    launcher = "Lightning's launcher" if _lightning_s(first) else "the launcher"
+    launcher = "Lightning's launcher" if by_lightning(first) else "the launcher"
     if alone:
         said = (
             f"Rank {rank} exited with code {code} while the other workers still ran ({launcher} "
@@ -1571,7 +1572,7 @@ def _first_exit(first: pl.DataFrame, ahead: float | None = None, *, alone: bool 
         severity="error",
         part="departure",
         summary=f"{said}; the error it printed is not in these logs.",
-        fix=(LIGHTNING_EXITED_FIX if _lightning_s(first) else EXITED_FIX)
+        fix=(LIGHTNING_EXITED_FIX if by_lightning(first) else EXITED_FIX)
         if alone
         else FIRST_EXIT_FIX,
         ranks=[rank],
@@ -1605,12 +1606,6 @@ FIRST_EXIT_FIX = (
 def _first_to_exit() -> pl.Expr:
     """A launcher's report that names the job's first process to end."""
     return pl.col("extra").fill_null("").str.contains('"first_to_exit":true', literal=True)
-
-
-def _lightning_s(exits: pl.DataFrame) -> bool:
-    """Whether the exits are Lightning's launcher's reports."""
-    said = exits.get_column("extra") if "extra" in exits.columns else None
-    return said is not None and bool(said.eq_missing(LIGHTNING_REPORT).all())
 
 
 LIGHTNING_EXITED_FIX = (
