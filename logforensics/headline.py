@@ -436,8 +436,9 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
         )
     if finding.details.get("cut"):
         frame = str(finding.details.get("frame") or "")
-        call = frame.rsplit(" in ", 1)[-1] if " in " in frame else "a collective"
-        call = call.rsplit(", calling ", 1)[-1]  # the call its code line makes, where it says
+        call = finding.details.get("call") or (
+            frame.rsplit(" in ", 1)[-1] if " in " in frame else "a collective"
+        )
         if not finding.blames_nobody:
             return f"{who}'s traceback stops in {call}, its exception line cut off", None
         return f"{who} was waiting in {call} when its log ends", None

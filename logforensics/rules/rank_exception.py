@@ -1345,13 +1345,17 @@ def _in_a_collective(frame: pl.Expr) -> pl.Expr:
 LAST_CALL = r"(\w+)\([^()]*\)\s*$"
 
 
+def _last_call() -> pl.Expr:
+    """The function a cut traceback's last line calls, where that line is code."""
+    return pl.col("end_text").fill_null("").str.extract(LAST_CALL, 1)
+
+
 def _calling_a_collective() -> pl.Expr:
     """Whether a cut traceback's last line is the code of its innermost frame calling a
     collective: the paste stops before the call's own frame, the rank was entering it
     (kohya-ss/sd-scripts#1601: rank 3's stack cut at `accelerator.wait_for_everyone()` in
     `train`, while rank 0 still cached latents)."""
-    called = pl.col("end_text").fill_null("").str.extract(LAST_CALL, 1)
-    return ("in " + called).str.contains(COLLECTIVE_CALL).fill_null(False)
+    return ("in " + _last_call()).str.contains(COLLECTIVE_CALL).fill_null(False)
 
 
 def _shut_down(job: Job) -> list[Finding]:
@@ -1719,9 +1723,9 @@ def _cut_tracebacks(job: Job, explained: set[int]) -> list[Finding]:
         return []
     ranks = sorted(cut.get_column("rank").unique().to_list())
     frame = cut.get_column("frame").item(0)
-    called = cut.select(pl.col("end_text").fill_null("").str.extract(LAST_CALL, 1)).item(0, 0)
-    if called is not None and cut.select(_calling_a_collective()).item(0, 0):
-        frame = f"{frame}, calling {called}"
+    # the collective its code line calls, where the stack stops before that call's frame
+    call = cut.select(pl.when(_calling_a_collective()).then(_last_call())).item(0, 0)
+    where = f"{frame}, calling {call}" if call is not None else frame
     who = rank_list(ranks)
     return [
         _unblamed(
@@ -1729,7 +1733,7 @@ def _cut_tracebacks(job: Job, explained: set[int]) -> list[Finding]:
             part="consequence",
             summary=(
                 f"{who.capitalize()} ended in a traceback cut before its exception, inside a "
-                f"collective in {frame}: waiting for the other ranks there, so the rank they "
+                f"collective in {where}: waiting for the other ranks there, so the rank they "
                 "waited for is elsewhere."
             ),
             fix=(
@@ -1737,7 +1741,7 @@ def _cut_tracebacks(job: Job, explained: set[int]) -> list[Finding]:
                 f"{who} (stderr). Then find the rank that never reached this collective."
             ),
             ranks=ranks,
-            details={"frame": frame, "cut": True},
+            details={"frame": frame, "call": call, "cut": True},
         )
     ]
 
