@@ -283,7 +283,7 @@ FIX_INTERFACE = (
     "match one of the interfaces `ip -br addr` lists on every node, by name (`eth0`), prefix "
     "(`eth`) or exclusion (`^docker,lo`); unset it to let NCCL choose."
 )
-HOST_PART_WORDS = {
+HOST_PART_CLASS_WORDS = {
     "shared_memory": (
         " It is about the host's shared memory (/dev/shm), where NCCL keeps the buffers between "
         "a node's GPUs, not about a rank or a peer: every process set up alike fails the same "
@@ -798,7 +798,7 @@ def _class_words(first: dict[str, object], kind: str) -> str:
     subsystem = first.get("subsystem")
     words = CLASS_WORDS[kind]
     if kind == "environment" and (part := _host_part(first)) is not None:
-        words = HOST_PART_WORDS[part]
+        words = HOST_PART_CLASS_WORDS[part]
     if subsystem and kind in ("internal", "usage", "system"):
         words += f" The failing call was in NCCL's {subsystem}."
     if kind == "foreign" and (sent := _sent_text(str(first["what"]))):
