@@ -40,17 +40,20 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         .str.split(",")
         .list.eval(pl.element().filter(pl.element() != "").cast(pl.Int64, strict=False))
     )
+    # (each pattern matched once: its name and its count)
+    named = message.str.extract_groups(ONE_RANK_LEN)
+    in_words = message.str.extract_groups(IN_WORDS)
     found = lines.select(
         "file",
         "line",
         pl.when(sizes_text.is_not_null()).then(sizes).alias("values"),
-        pl.coalesce(message.str.extract(ONE_RANK_LEN, 2), message.str.extract(IN_WORDS, 2))
+        pl.coalesce(named.struct.field("2"), in_words.struct.field("2"))
         .cast(pl.Int64, strict=False)
         .alias("value"),
         pl.concat_list(
             pl.coalesce(
-                message.str.extract(ONE_RANK_LEN, 1),
-                pl.lit("number of ") + message.str.extract(IN_WORDS, 1).str.to_lowercase(),
+                named.struct.field("1"),
+                pl.lit("number of ") + in_words.struct.field("1").str.to_lowercase(),
             )
         ).alias("names"),
         pl.coalesce(extract_number("rank", pl.Int32()), stated_rank()[0]).alias("rank"),
