@@ -65,6 +65,7 @@ from logforensics.hard_wraps import join_hard_wraps
 from logforensics.literals import holds_any
 from logforensics.tracing_spans import opens_a_span_record, span_ranks
 from parsers.nccl import PROCESS as NCCL_PROCESS
+from parsers.process_exit import LIGHTNING_CHILD
 from parsers.traceback import CONTINUED_RECORD
 from parsers.traceback import HEADER as TRACEBACK_HEADER
 
@@ -355,8 +356,6 @@ DETERMINED_TRIAL = (
 # [rank 0 x3200c0s13b0n0] torch.cuda OK ...   (a script's f"[rank {rank} {host}] ": the rank and
 # the host it ran on; argonne-lcf/conda_install_scripts' Polaris smoke test)
 RANK_EQUALS = r"\[rank(?:=|: | )?(?P<rank>\d+)(?: (?P<host>[A-Za-z][\w.-]*))?\] "
-# `[rank: 1] Child process with PID 224779 terminated with code 1.` (see parsers/process_exit.py)
-LIGHTNING_CHILD = "Child process with PID "
 # torchrun's agent logs a failed function worker's traceback in the record that reports it
 # (torch/distributed/elastic/multiprocessing/api.py: `logger.exception("failed (exitcode: %s)
 # local_rank: %s (pid: %s) of fn: %s (start_method: %s)", ...)`), and torch's log formatter
@@ -700,8 +699,9 @@ FRAMERS: tuple[Framer, ...] = (
         "rank_equals",
         RANK_EQUALS,
         lambda g: {"_task": _number(_group(g, "rank")), "prefix_host": _group(g, "host")},
-        # Lightning's report of a child that failed puts the child's rank there, not its
-        # writer's (the main process): the line stays whole for the parser that reads it
+        # Lightning's report of a child that failed (`[rank: 1] Child process with PID ...`)
+        # puts the child's rank there, not its writer's (the main process): the line stays
+        # whole for the parser that reads it
         accept=lambda g: (
             ~(
                 pl.col("message")

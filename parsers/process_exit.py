@@ -114,8 +114,9 @@ COMPOSER_CRASH = r"\bRank (?P<rank>\d{1,7}) crashed with exit code (?P<code>-?\d
 #   other processes to avoid zombies :zombie:
 # (a page that wrapped the line keeps its first half: vividf/autoware-ml's notes on a
 # StreamPETR run, `INFO: [rank: 1] Child process with PID 9487 terminated with code -9.`)
+LIGHTNING_CHILD = "Child process with PID "
 LIGHTNING_CHILD_EXIT = (
-    r"(?:\[rank: (?P<rank>\d+)\] )?Child process with PID (?P<pid>\d+) terminated with code "
+    rf"(?:\[rank: (?P<rank>\d+)\] )?{LIGHTNING_CHILD}(?P<pid>\d+) terminated with code "
     r"(?P<code>-?\d+)\.(?: Forcefully terminating|\s*$)"
 )
 
@@ -328,7 +329,7 @@ PARSER = LineParser(
         " crashed with exit code ",
         " died from signal ",
         " exited with code ",
-        "Child process with PID ",
+        LIGHTNING_CHILD,
     ),
     parse=parse,
 )
