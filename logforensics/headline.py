@@ -150,10 +150,10 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
         where = f" at step {finding.step}" if finding.step is not None else ""
         return f"{_who(finding.ranks)} stopped{where} while {rank_list(others)} went on", ""
     if departure == "skipped":
-        return f"{who} skipped {_skipped(finding)}{_logged(finding)}", None
+        return f"{who} skipped {_skipped(finding)}{logged_reason(finding)}", None
     if departure == "stopped":
         before = f" before step {finding.step}" if finding.step is not None else ""
-        return f"{who} went quiet{before}{_logged(finding)}", None
+        return f"{who} went quiet{before}{logged_reason(finding)}", None
     return f"{who} repeated a step the others ran once", None
 
 
@@ -163,7 +163,7 @@ def _skipped(finding: Finding) -> str:
     return f"part of step {finding.step}" if finding.step is not None else "a stage"
 
 
-def _logged(finding: Finding) -> str:
+def logged_reason(finding: Finding) -> str:
     """What the departing rank logged as it left, when it says why: ` after a NaN loss`."""
     blamed = set(finding.blamed)
     for evidence in finding.evidence:

@@ -39,6 +39,7 @@ from typing import Literal
 import polars as pl
 
 from logforensics.findings import CONFIDENCE_ORDER, SEVERITY_ORDER, Finding
+from logforensics.headline import logged_reason
 from logforensics.job import Job
 from logforensics.registry import diagnosis, rule_of
 from logforensics.stopped_workers import ROOT_CAUSE
@@ -613,7 +614,14 @@ def _reason(
     else:
         reason = _earliest_words(head, len(candidates), "departure from the common path", alone)
         if head.kind not in SAYS_WHY and head.details.get("departure") not in SAYS_WHY:
-            reason += " Nothing in the logs says why it departed."
+            # (unless the rank's own line as it left says it, as the headline reads it:
+            # `non-finite loss=nan -> skipping batch`, sample_logs/skip_backward_hang)
+            said = logged_reason(head)
+            reason += (
+                f" Its own log says why it departed:{said}."
+                if said
+                else " Nothing in the logs says why it departed."
+            )
     if outranked is not None:
         reason += (
             f" A guess at the same point ({diagnosis(outranked.head)}) is outranked by this surer "

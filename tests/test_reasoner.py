@@ -211,3 +211,12 @@ def test_with_nothing_else_to_order_them_the_failure_printed_first_in_one_consol
     analysis = analyze(write_logs(tmp_path, {"console.log": console}))
     assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [6])
     assert [f.ranks for f in analysis.findings if f.kind == "rank_exception"] == [[6], [2]]
+
+
+def test_a_departure_whose_own_line_says_why_is_not_called_unexplained():
+    # sample_logs/skip_backward_hang: rank 2 logs `non-finite loss=nan -> skipping batch` as it
+    # skips; the headline reads it, and the reason must not say nothing does
+    verdict = analyze(SAMPLE_LOGS / "skip_backward_hang" / "logs").verdict
+    assert verdict.headline.startswith("Rank 2 skipped part of step 5 after a NaN loss")
+    assert "Its own log says why it departed: after a NaN loss." in verdict.reason
+    assert "Nothing in the logs says why it departed" not in verdict.reason
