@@ -389,6 +389,8 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
         reason = str(finding.details["cancelled"])
         if reason == "preemption":
             return "SLURM preempted the job, no rank having failed before", None
+        if reason == "job requeue":
+            return "SLURM requeued the job, no rank having failed before", None
         said = f" ({reason})" if reason else " (no reason given: scancel)"
         return f"SLURM cancelled the job{said}, no rank having failed before", None
     if finding.details.get("from_outside") and signal == "SIGHUP":

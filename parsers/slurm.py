@@ -42,6 +42,7 @@ NODE_FAILURE = r"srun: error: Node failure on (\S+)"
 DUE_TO_TIME_LIMIT = "TIME LIMIT"
 DUE_TO_PREEMPTION = "PREEMPTION"
 DUE_TO_NODE_FAILURE = "NODE FAILURE"
+DUE_TO_REQUEUE = "JOB REQUEUE"
 OUT_OF_MEMORY = "Out Of Memory"
 # srun ending the step: recognised, no event
 TERMINATING = r"srun: Terminating StepId=|srun: Job step aborted: Waiting up to \d+ seconds"

@@ -61,7 +61,12 @@ from logforensics.text import capitalized, clipped, duration, rank_list
 from parsers.cuda_assert import KIND as CUDA_ASSERTION
 from parsers.elastic import OLD_LAUNCHER_SIGNAL, WORKER_COMMAND
 from parsers.process_exit import HARNESS_EXIT, LIGHTNING_REPORT
-from parsers.slurm import DUE_TO_NODE_FAILURE, DUE_TO_PREEMPTION, DUE_TO_TIME_LIMIT
+from parsers.slurm import (
+    DUE_TO_NODE_FAILURE,
+    DUE_TO_PREEMPTION,
+    DUE_TO_REQUEUE,
+    DUE_TO_TIME_LIMIT,
+)
 from parsers.traceback import KV_CACHE_OUT_OF_MEMORY
 
 # Horovod's word on every rank once one rank failed or finished early: "Horovod has been shut
@@ -509,6 +514,15 @@ PREEMPTION_FIX = (
 )
 
 
+REQUEUE_FIX = (
+    "Nothing failed in the job: SLURM put it back in the queue (a preemption, `scontrol "
+    "requeue`, or a wrapper such as submitit requeuing it on the signal sent before the time "
+    "limit, `--signal=USR2@120`). Make sure the next run resumes from the last checkpoint, saved "
+    "often enough to lose little. If it had stopped making progress well before, the hang's "
+    "cause is in the lines before the cancellation."
+)
+
+
 def _cancelled_by_slurm(job: Job) -> list[Finding]:
     """SLURM cancelled the step, no rank having failed before it: at the job's time limit
     (bigscience-workshop/bigscience's meg_gpt2 n64 benchmark: `*** STEP 1809655.0 ON r6i4n3
@@ -530,7 +544,7 @@ def _cancelled_by_slurm(job: Job) -> list[Finding]:
             break
     else:
         reason, chosen = reasons.item(0), rows
-    if reason != DUE_TO_TIME_LIMIT and _srun_told_of_tasks(job):
+    if reason != DUE_TO_TIME_LIMIT and _srun_told_of_tasks(job, chosen):
         return []  # srun's word on its tasks (an exit, an OOM kill) says what ended the step
     if reason == DUE_TO_TIME_LIMIT:
         summary = (
@@ -544,6 +558,12 @@ def _cancelled_by_slurm(job: Job) -> list[Finding]:
             "before it: the run was ended from outside, not by an error of its own."
         )
         fix = PREEMPTION_FIX
+    elif reason == DUE_TO_REQUEUE:
+        summary = (
+            "SLURM requeued the job: it cancelled the step to run the job again later; no rank "
+            "had failed before it: the run was ended from outside, not by an error of its own."
+        )
+        fix = REQUEUE_FIX
     elif reason is None:
         summary = (
             "SLURM cancelled the job step and gave no reason of its own (it names the ones it "
@@ -579,9 +599,18 @@ def _cancelled_by_slurm(job: Job) -> list[Finding]:
     ]
 
 
-def _srun_told_of_tasks(job: Job) -> bool:
-    told = pl.col("event").is_in(["task_exit", "host_oom", "node_failure"])
-    return not job.events.filter(told).is_empty()
+def _srun_told_of_tasks(job: Job, cancelled: pl.DataFrame) -> bool:
+    """Whether srun reported its tasks' end (an exit, an OOM kill, a lost node) other than as
+    the teardown of the cancellation: a report below the cancellation in the same log came of it
+    (facebookincubator/submitit#1708: `*** JOB 608 ON SERVER_NAME CANCELLED AT
+    2022-08-12T02:06:12 DUE TO JOB REQUEUE ***`, then `srun: error: SERVER_NAME: tasks 2-3:
+    Exited with exit code 1`)."""
+    told = job.events.filter(pl.col("event").is_in(["task_exit", "host_oom", "node_failure"]))
+    first_cancel = cancelled.group_by("file").agg(pl.col("line").min().alias("cancelled_at"))
+    before = told.join(first_cancel, on="file", how="left").filter(
+        pl.col("cancelled_at").is_null() | (pl.col("line") < pl.col("cancelled_at"))
+    )
+    return not before.is_empty()
 
 
 def _stopped_from_outside(job: Job) -> list[Finding]:

@@ -2251,6 +2251,34 @@ def test_a_cancelled_step_after_srun_told_a_task_s_end_is_not_said_again(tmp_pat
     assert all("SLURM cancelled" not in item.summary for item in analysis.findings)
 
 
+# facebookincubator/submitit#1708 (verbatim): submitit caught the signal sent before the time
+# limit and requeued the job; srun's report of two tasks' exits is the requeue's teardown
+REQUEUED = [
+    "submitit WARNING (2022-08-12 02:06:11,453) - Caught signal SIGUSR2 on SERVER_NAME: this job is preempted.",
+    "slurmstepd: error: *** JOB 608 ON SERVER_NAME CANCELLED AT 2022-08-12T02:06:12 DUE TO JOB REQUEUE ***",
+    "slurmstepd: error: *** STEP 608.0 ON SERVER_NAME CANCELLED AT 2022-08-12T02:06:12 DUE TO JOB REQUEUE ***",
+    "submitit WARNING (2022-08-12 02:06:12,299) - Bypassing signal SIGCONT",
+    "submitit WARNING (2022-08-12 02:06:12,301) - Bypassing signal SIGTERM",
+    "slurmstepd: error: Failed to send MESSAGE_TASK_EXIT: Connection refused",
+    "slurmstepd: error: Failed to send MESSAGE_TASK_EXIT: Connection refused",
+    "srun: error: SERVER_NAME: tasks 2-3: Exited with exit code 1",
+]
+
+
+def test_a_requeued_job_whose_tasks_then_exit_was_ended_from_outside(tmp_path):
+    verdict = analyze_files(tmp_path, {"job.out": REQUEUED}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [])
+    assert verdict.headline == "SLURM requeued the job, no rank having failed before"
+    assert "resumes from the last checkpoint" in verdict.finding.fix
+
+
+def test_srun_s_word_on_tasks_before_the_cancellation_still_speaks_for_the_step(tmp_path):
+    # the same lines with srun's report moved above the cancellation: the tasks' exits came first
+    lines = [REQUEUED[-1], *REQUEUED[:-1]]
+    analysis = analyze_files(tmp_path, {"job.out": lines})
+    assert all("requeued" not in item.summary for item in analysis.findings)
+
+
 # microsoft/frameworkcontroller's PyTorch elastic example (its README at c612696, verbatim): a
 # worker's own NCCL error after the operator removed two pods, then torchelastic's agent
 # reporting the worker's exit status as the command's CalledProcessError
