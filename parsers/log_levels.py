@@ -37,6 +37,8 @@ OUT_OF_MEMORY = r"(?i)\bout of memory\b"
 # `Tried to allocate 3.07 GiB`
 ALLOCATION = r"Tried to allocate (\d+(?:\.\d+)?) ?([KMGT]iB)"
 UNIT_BYTES = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+# the size in bytes others give beside a rounded one (`failed to allocate 2.96G (3173555200 bytes)`)
+ALLOCATION_BYTES = r"\((\d+) bytes\)"
 MESSAGE_CHARS = 500
 LOGGED = '{"logged":true}'
 
@@ -148,7 +150,10 @@ def ooms_in(lines: pl.DataFrame, *carried: str) -> pl.DataFrame:
         "line",
         pl.lit("oom").alias("event"),
         pl.lit("error").alias("severity"),
-        (amount * unit).round(0).cast(pl.Int64, strict=False).alias("value"),
+        pl.coalesce(
+            (amount * unit).round(0).cast(pl.Int64, strict=False),
+            message.str.extract(ALLOCATION_BYTES, 1).cast(pl.Int64, strict=False),
+        ).alias("value"),
         message.str.extract(r"\bGPU #?(\d+)", 1).alias("device"),
         *carried,
     )

@@ -2504,8 +2504,26 @@ def _not_the_abort_of_a_broken_rank(job: Job, deaths: pl.DataFrame) -> pl.DataFr
 
 def _not_an_abort_told_before(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
     """`deaths` without the aborts a failure reported before them explains: a watchdog's
-    timeout, an uncaught C++ exception."""
-    return _not_after_a_terminate(job, _not_after_the_watchdog(job, deaths))
+    timeout, an uncaught C++ exception, the rank's GPU out of memory."""
+    return _not_after_an_oom(job, _not_after_a_terminate(job, _not_after_the_watchdog(job, deaths)))
+
+
+def _not_after_an_oom(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
+    """`deaths` without the SIGABRTs of a rank whose GPU ran out of memory above them in the
+    same file: a framework that aborts on a failed allocation (horovod/horovod#1350: TensorFlow's
+    `failed to allocate 2.96G ... CUDA_ERROR_OUT_OF_MEMORY`, then `mpirun noticed that process
+    rank 1 ... exited on signal 6 (Aborted)`) died of the OOM the `oom` rule reports."""
+    ooms = job.events.filter((pl.col("event") == "oom") & pl.col("rank").is_not_null())
+    if deaths.is_empty() or ooms.is_empty():
+        return deaths
+    first_oom = ooms.group_by("file", "rank").agg(pl.col("line").min().alias("_oom_line"))
+    indexed = deaths.with_row_index("_death")
+    aborted = (
+        indexed.join(first_oom, on=["file", "rank"])
+        .filter((pl.col("signal") == "SIGABRT") & (pl.col("line") > pl.col("_oom_line")))
+        .get_column("_death")
+    )
+    return indexed.filter(~pl.col("_death").is_in(aborted.implode())).drop("_death")
 
 
 def _not_after_a_terminate(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:

@@ -37,3 +37,31 @@ def test_the_final_save_s_oom_is_the_verdict(tmp_path):
     ]
     analysis = analyze_files(tmp_path, {"output.log": lines})
     assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("oom", [1])
+
+
+# horovod/horovod#1350, verbatim (the backtrace's middle left out): TensorFlow under Horovod
+# fails to allocate on rank 1's GPU, retrying smaller, then aborts; mpirun reports the abort
+DRIVER_OOM = [
+    "[1,1]<stderr>:2019-08-26 18:41:15.943905: E tensorflow/stream_executor/cuda/cuda_driver.cc:828] failed to allocate 2.96G (3173555200 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+    "[1,1]<stderr>:2019-08-26 18:41:15.944791: E tensorflow/stream_executor/cuda/cuda_driver.cc:828] failed to allocate 2.66G (2856199680 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+    "[1,1]<stderr>:[aaron-argo-1:00093] *** End of error message ***",
+    "--------------------------------------------------------------------------",
+    "Primary job  terminated normally, but 1 process returned",
+    "a non-zero exit code. Per user-direction, the job has been aborted.",
+    "--------------------------------------------------------------------------",
+    "--------------------------------------------------------------------------",
+    "mpirun noticed that process rank 1 with PID 0 on node aaron-argo-1 exited on signal 6 (Aborted).",
+    "--------------------------------------------------------------------------",
+]
+
+
+def test_the_cuda_driver_s_error_name_is_an_oom_with_its_size_in_bytes():
+    oom = parsed_by("cuda_oom", DRIVER_OOM[:1]).row(0, named=True)
+    assert (oom["event"], oom["value"]) == ("oom", 3173555200)
+
+
+def test_a_rank_that_aborts_after_its_gpu_ran_out_died_of_the_oom(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": DRIVER_OOM})
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("oom", [1])
+    # the abort is the OOM's end, not a death of its own left unexplained
+    assert all("SIGABRT" not in item.summary for item in analysis.findings)
