@@ -25,6 +25,14 @@ SOCKET_FAILURE = (
 # the system's reason, Linux's `(errno: 113 - No route to host)` or Windows' `(system error:
 # 10049 - <the message in the system's language>)` (hiyouga/LlamaFactory#7127)
 REASON = r"\((?:errno|system error): (\d+) - ([^)]+)\)"
+# A client's connection to the store that the store's side closed: torch's TCPStore client,
+# reading a reply, got end-of-file (kubeflow/website#4186, a Kubeflow TrainJob's node-1 pod,
+# verbatim, its C++ frames flattened onto the line by the page):
+#   [W822 03:54:49.636977195 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=15, addr=[wcde03d70a73-node-0-1.wcde03d70a73.kubeflow-user-example-com.svc.cluster.local]:60560, remote=[wcde03d70a73-node-0-0.wcde03d70a73.kubeflow-user-example-com.svc.cluster.local]:29500): failed to recv, got 0 bytes Exception raised from recvBytes at ...  # noqa: E501
+STORE_DROPPED = (
+    r"\[c10d\] \w+ failed on SocketImpl\([^)]*?remote=(?P<endpoint>\[[^\]]*\]:\d+)\): "
+    r"(?P<what>failed to recv, got 0 bytes|[^.]*?(?:reset by peer|Broken pipe))"
+)
 # a client's connection to the store made (pytorch/pytorch#81704, TORCH_CPP_LOG_LEVEL=INFO):
 #   [I socket.cpp:725] [c10d] The client socket has connected to [10-1-0-200.pytorch-simple-master-0.kubeflow.svc.cluster.local]:23456 on [pytorch-simple-worker-0]:38250.  # noqa: E501
 CONNECTED = r"\[c10d\] The client socket has connected to (\[[^\]]*\]:\d+)"
@@ -67,6 +75,18 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             message.str.extract(REASON, 1).cast(pl.Int64, strict=False).alias("value"),
         )
     )
+    dropped = (
+        lines.with_columns(message.str.extract_groups(STORE_DROPPED).alias("_dropped"))
+        .filter(pl.col("_dropped").struct.field("endpoint").is_not_null())
+        .select(
+            "file",
+            "line",
+            pl.lit("store_dropped").alias("event"),
+            pl.lit("warning").alias("severity"),
+            pl.col("_dropped").struct.field("endpoint").alias("peer"),
+            pl.col("_dropped").struct.field("what").alias("exc_message"),
+        )
+    )
     sizes = (
         lines.with_columns(message.str.extract(WORLD_SIZES, 1).cast(pl.Int32, strict=False))
         .filter(pl.col("message").is_not_null())
@@ -96,7 +116,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         "peer",
     )
     return pl.concat(
-        [failures, sizes, _node_ranks(lines), connected, agent], how="diagonal_relaxed"
+        [failures, dropped, sizes, _node_ranks(lines), connected, agent], how="diagonal_relaxed"
     )
 
 
@@ -126,6 +146,7 @@ PARSER = LineParser(
     name="rendezvous",
     literals=(
         "[c10d] The ",
+        " failed on SocketImpl(",
         "global_world_sizes=",
         "restart_count=",
         "master_addr=",

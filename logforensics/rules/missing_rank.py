@@ -348,7 +348,8 @@ def _not_started_by_a_launcher(job: Job) -> list[Finding]:
 # peer it was meeting) went away or refused it (kubeflow/trainer#2008: the worker pod's
 # `RuntimeError: Connection reset by peer` raised in `init_process_group`, the master pod up).
 # Only a start-up failure when nothing else failed: a peer that died first explains the drop.
-STARTUP_DROPPED = r"(?i)connection (?:reset|closed) by peer|broken pipe"
+# (the store's client reading end-of-file says the same: `failed to recv, got 0 bytes`)
+STARTUP_DROPPED = r"(?i)connection (?:reset|closed) by peer|broken pipe|got 0 bytes"
 
 
 def _unreachable(job: Job) -> pl.DataFrame:
@@ -469,7 +470,9 @@ def _store_unreachable(job: Job) -> list[Finding]:
     if job.progress is not None and not job.progress.marks.is_empty():
         sockets = sockets.clear()  # the job trained: the client got through on a retry
     sockets = pl.concat([_before_going_on(job, sockets), gave_up], how="diagonal_relaxed")
-    failures = pl.concat([sockets, _unreachable(job)], how="diagonal_relaxed").sort("file", "line")
+    failures = pl.concat(
+        [sockets, _unreachable(job), _store_drops(job)], how="diagonal_relaxed"
+    ).sort("file", "line")
     if failures.is_empty():
         return []
     first = failures.row(0, named=True)
@@ -511,6 +514,22 @@ def _store_unreachable(job: Job) -> list[Finding]:
     if ran:
         details["ran"] = True
     return [_start_up_failure(failures, summary, STORE_FIX, "high", details)]
+
+
+def _store_drops(job: Job) -> pl.DataFrame:
+    """The store's side closing a client's connection (`store_dropped`, parsers/rendezvous.py),
+    the start-up's failure only where nothing else went wrong and the job never went on: in a
+    job that ran or failed otherwise, it is the store's host going down with the job
+    (vllm-project/vllm#19483: ranks 1-3's `recvValue failed ... got 0 bytes` after rank 0's CUDA
+    error ended the server)."""
+    drops = job.events.filter(pl.col("event") == "store_dropped")
+    if drops.is_empty():
+        return drops
+    exceptions = job.events.filter(pl.col("event") == "exception")
+    other_errors = job.events.filter(pl.col("severity") == "error")
+    if not other_errors.is_empty() or not _nothing_else_at_startup(job, exceptions, pl.lit(False)):
+        return drops.clear()
+    return drops
 
 
 STORE_WAIT_FIX = (

@@ -92,3 +92,37 @@ def test_the_rendezvous_result_gives_the_node_s_offset_to_its_local_ranks(tmp_pa
     failed = analysis.verdict.finding
     assert (failed.kind, failed.ranks) == ("rank_exception", [2])
     assert "Rank 2 exited with code 1" in failed.summary
+
+
+# kubeflow/website#4186, verbatim: a Kubeflow TrainJob's node-1 pod, whose only line is its store
+# client reading end-of-file from node-0's store (the C++ frames flattened onto the line)
+STORE_CLOSED = "[W822 03:54:49.636977195 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=15, addr=[wcde03d70a73-node-0-1.wcde03d70a73.kubeflow-user-example-com.svc.cluster.local]:60560, remote=[wcde03d70a73-node-0-0.wcde03d70a73.kubeflow-user-example-com.svc.cluster.local]:29500): failed to recv, got 0 bytes Exception raised from recvBytes at /pytorch/torch/csrc/distributed/c10d/Utils.hpp:678 (most recent call first): frame #0: c10::Error::Error(c10::SourceLocation, std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >) + 0x98 (0x7f0ec5b785e8 in /opt/conda/lib/python3.11/site-packages/torch/lib/libc10.so) frame #1: <unknown function> + 0x5ba8bfe (0x7f0eaa0afbfe in /opt/conda/lib/python3.11/site-packages/torch/lib/libtorch_cpu.so)"
+
+
+def test_the_store_closing_a_client_s_connection_is_read_with_its_endpoint():
+    dropped = only(parsed_by("rendezvous", [STORE_CLOSED]))
+    assert dropped["event"] == "store_dropped"
+    assert dropped["peer"].endswith(
+        "node-0-0.wcde03d70a73.kubeflow-user-example-com.svc.cluster.local]:29500"
+    )
+    assert dropped["exc_message"] == "failed to recv, got 0 bytes"
+
+
+def test_a_job_whose_only_word_is_the_store_closing_never_formed(tmp_path):
+    finding = analyze_files(tmp_path, {"node-1.log": [STORE_CLOSED]}).verdict.finding
+    assert (finding.kind, finding.ranks) == ("missing_rank", [])
+    assert (
+        "lost its connection to the rendezvous store at [wcde03d70a73-node-0-0" in finding.summary
+    )
+
+
+def test_the_store_closing_after_a_rank_failed_is_that_failure_s_teardown(tmp_path):
+    # vllm-project/vllm#19483, verbatim: rank 0's CUDA error ended the server; the others' store
+    # clients then read end-of-file (their own line; the traceback shortened to its end)
+    lines = [
+        "[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered",
+        "[rank2]:[W611 01:51:09.369133081 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=86, addr=[localhost]:37972, remote=[localhost]:59835): failed to recv, got 0 bytes",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [0])
+    assert "missing_rank" not in [item.kind for item in analysis.findings]
