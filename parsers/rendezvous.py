@@ -31,7 +31,7 @@ REASON = r"\((?:errno|system error): (\d+) - ([^)]+)\)"
 #   [W822 03:54:49.636977195 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=15, addr=[wcde03d70a73-node-0-1.wcde03d70a73.kubeflow-user-example-com.svc.cluster.local]:60560, remote=[wcde03d70a73-node-0-0.wcde03d70a73.kubeflow-user-example-com.svc.cluster.local]:29500): failed to recv, got 0 bytes Exception raised from recvBytes at ...  # noqa: E501
 STORE_DROPPED = (
     r"\[c10d\] \w+ failed on SocketImpl\([^)]*?remote=(?P<endpoint>\[[^\]]*\]:\d+)\): "
-    r"(?P<what>failed to recv, got 0 bytes|[^.]*?(?:reset by peer|Broken pipe))"
+    r"(?P<what>failed to recv, got 0 bytes)"
 )
 # a client's connection to the store made (pytorch/pytorch#81704, TORCH_CPP_LOG_LEVEL=INFO):
 #   [I socket.cpp:725] [c10d] The client socket has connected to [10-1-0-200.pytorch-simple-master-0.kubeflow.svc.cluster.local]:23456 on [pytorch-simple-worker-0]:38250.  # noqa: E501

@@ -2516,13 +2516,20 @@ def _not_after_an_oom(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
     ooms = job.events.filter((pl.col("event") == "oom") & pl.col("rank").is_not_null())
     if deaths.is_empty() or ooms.is_empty():
         return deaths
-    first_oom = ooms.group_by("file", "rank").agg(pl.col("line").min().alias("_oom_line"))
+    first_oom = ooms.group_by("file", "rank").agg(pl.col("line").min().alias("_told_at"))
+    return _without_aborts_below(deaths, first_oom, on=["file", "rank"])
+
+
+def _without_aborts_below(
+    deaths: pl.DataFrame, told: pl.DataFrame, on: list[str], own: pl.Expr | None = None
+) -> pl.DataFrame:
+    """`deaths` without the SIGABRTs below a failure `told` at `_told_at` in the rows that
+    match them `on` (and that `own` keeps): the abort ended the process that failure had."""
     indexed = deaths.with_row_index("_death")
-    aborted = (
-        indexed.join(first_oom, on=["file", "rank"])
-        .filter((pl.col("signal") == "SIGABRT") & (pl.col("line") > pl.col("_oom_line")))
-        .get_column("_death")
+    below = indexed.join(told, on=on).filter(
+        (pl.col("signal") == "SIGABRT") & (pl.col("line") > pl.col("_told_at"))
     )
+    aborted = (below if own is None else below.filter(own)).get_column("_death")
     return indexed.filter(~pl.col("_death").is_in(aborted.implode())).drop("_death")
 
 
@@ -2537,17 +2544,10 @@ def _not_after_a_terminate(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
         return deaths
     # the abort of a process the terminate does not name as another's
     terminates = terminated.select(
-        "file", pl.col("line").alias("_terminate_line"), pl.col("rank").alias("_terminate_rank")
+        "file", pl.col("line").alias("_told_at"), pl.col("rank").alias("_terminate_rank")
     )
     own = pl.col("_terminate_rank").is_null() | pl.col("_terminate_rank").eq_missing(pl.col("rank"))
-    indexed = deaths.with_row_index("_death")
-    aborted = (
-        indexed.join(terminates, on="file")
-        .filter((pl.col("signal") == "SIGABRT") & (pl.col("line") > pl.col("_terminate_line")))
-        .filter(own)
-        .get_column("_death")
-    )
-    return indexed.filter(~pl.col("_death").is_in(aborted.implode())).drop("_death")
+    return _without_aborts_below(deaths, terminates, on=["file"], own=own)
 
 
 def _unattributed_deaths(job: Job) -> list[Finding]:
