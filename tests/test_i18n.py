@@ -18,6 +18,7 @@ from logforensics.i18n import catalogue, t, translate, translate_headline, trans
 from logforensics.report.markdown import render_markdown
 from logforensics.report.model import build_upload_report
 from logforensics.report.render import render_json
+from parsers.nccl import SUBSYSTEMS
 from tests.conftest import ROOT, SAMPLE_LOGS
 from tests.test_terminal_summary import HEADLINES
 
@@ -338,3 +339,9 @@ def test_every_rank_s_sentence_is_not_read_as_one_rank_s_exception():
 )
 def test_headlines_with_unusual_parts_are_translated_whole(headline):
     assert english_runs(translate_headline(headline, "zh")) == []
+
+
+@pytest.mark.parametrize("subsystem", [name for name, _ in SUBSYSTEMS])
+def test_the_nccl_subsystem_a_failing_call_was_in_is_said_in_chinese(subsystem):
+    said = translate(f"The failing call was in NCCL's {subsystem}.", "zh")
+    assert said.startswith("失败的调用位于 NCCL 的 ") and english_runs(said) == []
