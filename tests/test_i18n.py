@@ -345,3 +345,14 @@ def test_headlines_with_unusual_parts_are_translated_whole(headline):
 def test_the_nccl_subsystem_a_failing_call_was_in_is_said_in_chinese(subsystem):
     said = translate(f"The failing call was in NCCL's {subsystem}.", "zh")
     assert said.startswith("失败的调用位于 NCCL 的 ") and english_runs(said) == []
+
+
+def test_a_cpp_exception_s_headline_keeps_its_message_as_written():
+    # pytorch/tensorpipe#460's parameter server (verbatim `what()`): the headline names the C++
+    # type and quotes its message, which stays as the log wrote it
+    said = translate_headline(
+        'A process died of a std::runtime_error: In connectFromLoop at tensorpipe/transport/uv/uv.h:297 "rv < 0: too many open files"',
+        "zh",
+    )
+    assert said.startswith("某个进程 因 `std::runtime_error` 退出：In connectFromLoop")
+    assert english_runs(said.split("：", 1)[0]) == []
