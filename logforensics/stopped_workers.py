@@ -202,6 +202,43 @@ def srun_reported_failure(job: Job) -> ListedFailure | None:
     return ListedFailure(int(tasks[0]), None, int(failed.item(0, "exitcode")), failed, "srun")
 
 
+def srun_error_exits(job: Job) -> pl.DataFrame:
+    """srun's reports of tasks that exited with an error code (`srun: error: nid008637: tasks
+    2-3: Exited with exit code 1`), one row per task, its `rank` the task id where srun ran the
+    job's processes itself (it reports several tasks on one node), else none: a task is then
+    a node's launcher. Reports below SLURM's cancellation of the step in the same log are its
+    teardown, not failures of their own (facebookincubator/submitit#1708)."""
+    exits = job.events.filter(
+        (pl.col("event") == "task_exit") & (pl.col("exitcode").fill_null(0) > 0)
+    )
+    if exits.is_empty():
+        return exits
+    cancelled = (
+        job.events.filter(pl.col("event") == "step_cancelled")
+        .group_by("file")
+        .agg(pl.col("line").min().alias("_cancelled_at"))
+    )
+    exits = (
+        exits.join(cancelled, on="file", how="left")
+        .filter(pl.col("_cancelled_at").is_null() | (pl.col("line") < pl.col("_cancelled_at")))
+        .drop("_cancelled_at")
+    )
+    tasks_on_a_node = (
+        job.events.filter(pl.col("event") == "task_exit")
+        .select("host", pl.col("values").alias("_task"))
+        .explode("_task")
+        .drop_nulls()
+        .group_by("host")
+        .agg(pl.col("_task").n_unique().alias("_tasks"))
+    )
+    ran_ranks = not tasks_on_a_node.is_empty() and tasks_on_a_node.get_column("_tasks").max() > 1
+    per_task = exits.with_columns(pl.col("values").alias("_task")).explode("_task")
+    task_rank = pl.col("_task").cast(pl.Int32, strict=False)
+    return per_task.with_columns(
+        (task_rank if ran_ranks else pl.lit(None, dtype=pl.Int32)).alias("rank")
+    ).drop("_task")
+
+
 def one_reported_failure(job: Job) -> ListedFailure | None:
     """The one worker a launcher reports failed: torchrun's summary, else its agent's line on
     one node, else srun's task exit (see each)."""

@@ -55,6 +55,7 @@ from logforensics.stopped_workers import (
     listed_failure,
     listed_failures,
     one_reported_failure,
+    srun_error_exits,
     unstopped_worker,
 )
 from logforensics.text import capitalized, clipped, duration, rank_list
@@ -1142,16 +1143,16 @@ def _began_a_traceback(job: Job, ranks: list[int]) -> list[int]:
 
 
 def _error_exits(job: Job) -> pl.DataFrame:
-    """A launcher's reports (torchrun's, DeepSpeed's, torch.multiprocessing.spawn's) of workers
-    that exited with an error, a local rank taken for the rank where the logs show a single
-    node."""
+    """A launcher's reports (torchrun's, DeepSpeed's, torch.multiprocessing.spawn's, srun's) of
+    workers that exited with an error, a local rank taken for the rank where the logs show a
+    single node."""
     events = job.events
     spawned = events.filter(_spawn_exit()).with_columns(
         exception_text().str.extract(SPAWN_EXIT_CODE, 1).cast(pl.Int32).alias("exitcode")
     )
     reported = events.filter(pl.col("event").is_in(EXIT_REPORTS))
     return (
-        pl.concat([reported, spawned], how="vertical_relaxed")
+        pl.concat([reported, spawned, srun_error_exits(job)], how="vertical_relaxed")
         # (a code that stands for a fatal signal is that signal's death: `_signal_deaths`)
         .filter(((pl.col("exitcode").fill_null(0) > 0) & exit_signal().is_null()) | _code_cut())
         .with_columns(pl.coalesce("rank", _local_is_global(job)).alias("rank"))

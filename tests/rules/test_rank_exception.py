@@ -2279,6 +2279,25 @@ def test_srun_s_word_on_tasks_before_the_cancellation_still_speaks_for_the_step(
     assert all("requeued" not in item.summary for item in analysis.findings)
 
 
+def test_srun_s_word_alone_that_tasks_exited_with_an_error_is_a_failure(tmp_path):
+    # submitit#1708's srun line on its own: srun ran the processes (two tasks on the node), so
+    # each task is a rank; what they printed is not here, so nobody is blamed
+    verdict = analyze_files(tmp_path, {"job.out": REQUEUED[-1:]}).verdict
+    assert (verdict.finding.kind, verdict.finding.ranks) == ("rank_exception", [2, 3])
+    assert verdict.headline == "Ranks 2 and 3 exited with code 1"
+
+
+def test_srun_s_one_task_per_node_is_a_launcher_not_a_rank(tmp_path):
+    # srun started one launcher per node (its task ids are nodes): the exit names no rank
+    lines = [
+        "srun: error: node1: task 0: Exited with exit code 1",
+        "srun: error: node2: task 1: Exited with exit code 1",
+    ]
+    finding = analyze_files(tmp_path, {"job.out": lines}).verdict.finding
+    assert (finding.kind, finding.ranks) == ("rank_exception", [])
+    assert "exited with code 1" in finding.summary
+
+
 # microsoft/frameworkcontroller's PyTorch elastic example (its README at c612696, verbatim): a
 # worker's own NCCL error after the operator removed two pods, then torchelastic's agent
 # reporting the worker's exit status as the command's CalledProcessError
