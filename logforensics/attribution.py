@@ -7,8 +7,8 @@ Trust order for every event (the `rank_from` column):
 2. `content`: the line's own content (`rank=3`);
 3. `file_content`: the single rank the rest of the file's content names (of the lines with
    the same launcher prefixes: one writer's lines);
-4. `path`: a global rank in the path (`rank3.log`, `rank.0007/stdout`, `…_rank12.log`, or the
-   user's `--rank-from-path` pattern);
+4. `path`: a global rank in the path (`rank3.log`, `rank.0007/stdout`, `…_rank12.log`,
+   submitit's `12345_3_log.err`, or the user's `--rank-from-path` pattern);
 5. `node_offset`: a local rank (torchrun `--tee` prefix, torchrun `--log-dir` folder) plus its
    node's rank offset, where lines of the same node state both a global and a local rank
    (`{'rank': 6, 'local_rank': 2, ...}` gives node offset 4) and agree on it;
@@ -51,6 +51,11 @@ LOCAL_RANK_PART = re.compile(r"local[-_.]?rank", re.IGNORECASE)
 KUBEFLOW_POD = re.compile(
     r"^(?P<pod>[a-z0-9](?:[-a-z0-9]*[a-z0-9])?-(?P<role>master|worker)-(?P<index>\d+))(?:[._].*)?$"
 )
+# submitit's per-task logs on SLURM, `srun --output <folder>/%j_%t_log.out --error
+# <folder>/%j_%t_log.err` (`%A_%a_%t` for an array job), as its generated `*_submission.sh`
+# shows (theislab/IMPA's `.submitit/14164533/14164533_submission.sh`): `%t` is srun's task id,
+# the SLURM_PROCID submitit's distributed environment takes for the global rank
+SUBMITIT_TASK_LOG = re.compile(r"^\d+(?:_\d+)?_(?P<task>\d+)_log\.(?:out|err)$")
 # NCCL_DEBUG_FILE=<name>.%h.%p: nccl.node-a.43121 (host, pid; nccl src/debug.cc)
 NCCL_DEBUG_FILE = re.compile(r"^[^./]+\.(?P<host>[A-Za-z][A-Za-z0-9-]*)\.(?P<pid>\d+)$")
 NOT_HOSTS = frozenset({"log", "txt", "out", "err", "stdout", "stderr", "json", "gz", "zst"})
@@ -151,6 +156,8 @@ def rank_from_path(name: str, kubeflow: bool = False) -> PathRank:
             # worker i is rank i + 1, under elastic rendezvous ranks follow the join order;
             # the pod number is no rank either way
             return PathRank(node="/".join(parts[: len(parts) - index - 1] + [pod["pod"]]))
+    if task_log := SUBMITIT_TASK_LOG.match(parts[-1]):
+        return PathRank(rank=_path_number(task_log["task"]))
     for part in reversed(parts):
         if LOCAL_RANK_PART.search(part):
             continue

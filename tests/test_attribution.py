@@ -57,6 +57,11 @@ THREADS = Path(__file__).parent / "data" / "threads"
         # SLURM output files name the job (and array task), never a rank
         ("slurm-12345.out", PathRank()),
         ("slurm-12345_7.out", PathRank()),
+        # submitit's srun writes <folder>/%j_%t_log.{out,err} (%A_%a_%t for arrays): %t is the
+        # task id, submitit's global rank (theislab/IMPA's .submitit/14164533 submission.sh)
+        (".submitit/14164533/14164533_3_log.err", PathRank(rank=3)),
+        ("logs/2677026_1/2677026_1_0_log.out", PathRank(rank=0)),
+        ("14164533_submission.sh", PathRank()),
         ("local_rank3.log", PathRank()),
         ("train.log", PathRank()),
         ("frank3.log", PathRank()),
@@ -407,3 +412,20 @@ def test_an_archive_among_others_in_the_upload_keeps_the_rank_its_name_says(tmp_
     )
     died = finding(analyze_upload(tmp_path).jobs[0], "rank_exception")
     assert died.ranks == [3]
+
+
+def test_submitit_s_per_task_error_log_tells_whose_traceback_it_is(tmp_path):
+    # a submitit job folder as submitit writes it: each task's stdout and stderr, its
+    # submission script and a pickled result (skipped, never opened as a log)
+    (tmp_path / "14164533_submission.sh").write_text("#!/bin/bash\n")
+    (tmp_path / "14164533_0_result.pkl").write_bytes(b"\x80\x04\x95")
+    files = {
+        "14164533_0_log.out": ["rank=0 step=1 stage=before_backward"],
+        "14164533_1_log.err": [
+            "Traceback (most recent call last):",
+            '  File "train.py", line 10, in <module>',
+            "RuntimeError: boom",
+        ],
+    }
+    analysis = analyze_files(tmp_path, files)
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [1])
