@@ -408,6 +408,8 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
     if signal:
         return f"{who} crashed ({signal})", None
     if finding.details.get("exit_code") is not None:
+        workers = finding.details.get("workers")
+        who = f"{workers} processes" if isinstance(workers, int) and not finding.ranks else who
         return f"{who} exited with code {finding.details['exit_code']}", None
     if finding.details.get("exception") == "exit code cut":
         return "A worker exited with an error and the launcher stopped the others", None

@@ -1277,8 +1277,16 @@ def _exited(job: Job) -> list[Finding]:
     said_error = exits.get_column("extra").str.contains('"error_exit":true', literal=True).any()
     if not _failure_code(code) and not said_error:
         return [_chosen_exit(exits, ranks, code)]
-    who = rank_list(ranks).capitalize() if ranks else "A worker"
-    said = "the error it printed is" if len(ranks) < 2 else "the errors they printed are"
+    # (srun's tasks, one row each, are as many workers even where no rank is known)
+    workers = max(len(ranks), exits.filter(pl.col("event") == "task_exit").height, 1)
+    who = (
+        rank_list(ranks).capitalize()
+        if ranks
+        else "A worker"
+        if workers == 1
+        else f"{workers} workers"
+    )
+    said = "the error it printed is" if workers < 2 else "the errors they printed are"
     first = exits.filter(_first_to_exit())
     if first.height == 1 and first.item(0, "rank") is not None:
         return [_first_exit(first)]
@@ -1323,7 +1331,8 @@ def _exited(job: Job) -> list[Finding]:
             ),
             fix=EXITED_FIX,
             ranks=ranks,
-            details={"exception": f"exit code {code}", "exit_code": code},
+            details={"exception": f"exit code {code}", "exit_code": code}
+            | ({"workers": workers} if workers > 1 and not ranks else {}),
         )
     ]
 

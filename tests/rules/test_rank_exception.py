@@ -2293,9 +2293,10 @@ def test_srun_s_one_task_per_node_is_a_launcher_not_a_rank(tmp_path):
         "srun: error: node1: task 0: Exited with exit code 1",
         "srun: error: node2: task 1: Exited with exit code 1",
     ]
-    finding = analyze_files(tmp_path, {"job.out": lines}).verdict.finding
-    assert (finding.kind, finding.ranks) == ("rank_exception", [])
-    assert "exited with code 1" in finding.summary
+    verdict = analyze_files(tmp_path, {"job.out": lines}).verdict
+    assert (verdict.finding.kind, verdict.finding.ranks) == ("rank_exception", [])
+    assert verdict.finding.summary.startswith("2 workers exited with code 1")
+    assert verdict.headline == "2 processes exited with code 1"
 
 
 # microsoft/frameworkcontroller's PyTorch elastic example (its README at c612696, verbatim): a
