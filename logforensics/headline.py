@@ -541,6 +541,10 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
         return f"NCCL bootstrapped over the loopback interface{where}", (
             "the communicator never formed"
         )
+    if details.get("versions"):
+        versions = [str(version) for version in details["versions"]]
+        said = ", ".join(versions[:-1]) + " and " + versions[-1]
+        return f"The processes run different NCCL versions ({said})", None
     if details.get("watchdog_abort"):
         reported = _ranks_of(details.get("reported_by"))
         return (

@@ -327,7 +327,7 @@ def check(job: Job) -> list[Finding]:
     )
     if nccl.is_empty():
         return never_completed
-    return _errors(job, nccl) + never_completed + _versions(nccl)
+    return _errors(job, nccl) + never_completed + _versions(nccl, job)
 
 
 def _errors(job: Job, nccl: pl.DataFrame) -> list[Finding]:
@@ -1311,8 +1311,11 @@ def _order(rows: pl.DataFrame) -> float | None:
     return None if keys.is_empty() else float(keys.min()) + AFTER_MARK
 
 
-def _versions(nccl: pl.DataFrame) -> list[Finding]:
-    """Different NCCL versions (x.y.z) stated by different ranks or processes."""
+def _versions(nccl: pl.DataFrame, job: Job) -> list[Finding]:
+    """Different NCCL versions (x.y.z) stated by different ranks or processes: context, or the
+    explanation where the releases differ (x.y) and nothing in the logs failed otherwise
+    (NVIDIA/nccl#1267: one node loads 2.14.3, the others 2.19.3, and the posted logs hold only
+    their init lines; the reporter's fix was one version on every node)."""
     stated = nccl.filter(pl.col("nccl_version").is_not_null()).with_columns(
         pl.col("nccl_version").str.extract(r"^(\d+\.\d+\.\d+)", 1).alias("version"),
         _who().alias("who"),
@@ -1339,24 +1342,44 @@ def _versions(nccl: pl.DataFrame) -> list[Finding]:
         first = row["first"]
         evidence.append(Evidence(first["file"], first["line"], first["text"], first["rank"]))
     ranks = sorted({rank for row in per_version.iter_rows(named=True) for rank in row["ranks"]})
+    releases = stated.get_column("version").str.extract(r"^(\d+\.\d+)", 1).n_unique()
+    alone = (
+        releases > 1
+        and job.events.filter(pl.col("severity") == "error").is_empty()
+        and not _past_init(job)
+    )
     return [
         Finding(
             kind="nccl_error",
-            severity="warning",
-            part="context",
+            severity="error" if alone else "warning",
+            part="explanation" if alone else "context",
             summary=(
                 "The ranks do not run the same NCCL version ("
                 + "; ".join(parts)
                 + "): mixed NCCL builds can fail or hang at communicator init."
+                + (
+                    " Nothing else in these logs failed: the mix is the likeliest cause."
+                    if alone
+                    else ""
+                )
             ),
             fix=FIX_VERSIONS,
             ranks=ranks,
             evidence=evidence,
             evidence_total=stated.height,
-            confidence="high",
+            confidence="low" if alone else "high",
             details={"versions": per_version.get_column("version").to_list()},
         )
     ]
+
+
+def _past_init(job: Job) -> bool:
+    """Whether the logs show the job got past communicator init: an init NCCL reports
+    complete (a record with no `Init START` phase), or progress."""
+    inits = job.events.filter(pl.col("event") == "nccl_init")
+    started_only = pl.col("extra").fill_null("").str.contains('"phase":"start"', literal=True)
+    progressed = job.progress is not None and not job.progress.marks.is_empty()
+    return progressed or not inits.filter(~started_only).is_empty()
 
 
 RULE = Rule(kind="nccl_error", check=check, specificity=8)

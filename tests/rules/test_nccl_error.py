@@ -155,6 +155,48 @@ def test_different_nccl_versions_are_a_warning(tmp_path):
     assert "2.18.3 on rank 0" in versions.summary and "2.19.3 on rank 1" in versions.summary
 
 
+# NVIDIA/nccl#1267, verbatim (each node's first lines): one node loads NCCL 2.14.3 with the
+# FastSocket plugin, another 2.19.3; the posted logs end during init, with no error in them
+MIXED_AT_INIT = {
+    "node1.log": [
+        "instance-8g-96c-1:525765:525765 [0] NCCL INFO Bootstrap : Using ens7:10.128.0.30<0>",
+        "instance-8g-96c-1:525765:525765 [0] NCCL INFO NET/Plugin: Failed to find ncclNetPlugin_v6 symbol.",
+        "instance-8g-96c-1:525765:525765 [0] NCCL INFO NET/Plugin: Loaded net plugin FastSocket (v4)",
+        "instance-8g-96c-1:525765:525765 [0] NCCL INFO NET/Plugin: Failed to find ncclCollNetPlugin_v6 symbol.",
+        "instance-8g-96c-1:525765:525765 [0] NCCL INFO NET/Plugin: Failed to find ncclCollNetPlugin symbol (v4 or v5).",
+        "instance-8g-96c-1:525765:525765 [0] NCCL INFO cudaDriverVersion 12000",
+        "NCCL version 2.14.3+cuda11.7",
+    ],
+    "node2.log": [
+        "instance-8g-96c-2:525781:525781 [0] NCCL INFO Bootstrap : Using ens7:10.128.0.31<0>",
+        "instance-8g-96c-2:525781:525781 [0] NCCL INFO NET/Plugin: Failed to find ncclNetPlugin_v7 symbol.",
+        "instance-8g-96c-2:525781:525781 [0] NCCL INFO NET/Plugin: Failed to find ncclNetPlugin symbol (>= v5). ncclNetPlugin symbols v4 and lower are not supported.",
+        "instance-8g-96c-2:525781:525781 [0] NCCL INFO cudaDriverVersion 12000",
+        "NCCL version 2.19.3+cuda12.3",
+        "instance-8g-96c-2:525781:525957 [0] NCCL INFO NET/IB : No device found.",
+        "instance-8g-96c-2:525781:525957 [0] NCCL INFO NET/Socket : Using [0]ens7:10.128.0.31<0>",
+        "instance-8g-96c-2:525781:525957 [0] NCCL INFO Using non-device net plugin version 0",
+        "instance-8g-96c-2:525781:525957 [0] NCCL INFO Using network Socket",
+        "instance-8g-96c-2:525781:525957 [0] NCCL INFO comm 0x55f90cbfd740 rank 0 nranks 1 cudaDev 0 nvmlDev 0 busId 30 commId 0x795b968dc454cfee - Init START",
+    ],
+}
+
+
+def test_nccl_releases_that_differ_are_the_cause_when_nothing_else_failed(tmp_path):
+    verdict = analyze_files(tmp_path, MIXED_AT_INIT).verdict
+    assert (verdict.finding.kind, verdict.finding.confidence) == ("nccl_error", "low")
+    assert verdict.headline == "The processes run different NCCL versions (2.14.3 and 2.19.3)"
+
+
+def test_mixed_releases_past_init_stay_context(tmp_path):
+    # the same nodes, one of whose communicators then reports its init complete
+    files = {name: list(lines) for name, lines in MIXED_AT_INIT.items()}
+    started = next(line for line in files["node2.log"] if line.endswith("Init START"))
+    files["node2.log"].append(started.replace("Init START", "Init COMPLETE"))
+    versions = finding(analyze_files(tmp_path, files), "nccl_error")
+    assert (versions.severity, versions.role) == ("warning", "context")
+
+
 def test_one_version_printed_two_ways_is_consistent(tmp_path):
     files = world(["node-a", "node-b"])
     files["nccl.node-a.100.log"].append("node-a:100:100 [0] NCCL INFO NCCL version 2.18.3+cuda12.2")
