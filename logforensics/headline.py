@@ -458,9 +458,15 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
             # floor on several processes: ymcui/Chinese-LLaMA-Alpaca#534)
             on = who if finding.ranks else f"{finding.details['alike']} processes"
             return f"The training's numbers diverged on {on} ({name})", None
-        if finding.ranks:
+        alike = finding.details["alike"]
+        if finding.ranks and (not isinstance(alike, int) or alike <= len(finding.ranks)):
             return f"{who} died of the same {name}", None
-        return f"{finding.details['alike']} processes died of the same {name}", None
+        if len(finding.ranks) == 1:
+            # the one of them torchrun saw fail first (ROCm/ROCm#5259: 4 processes' GPU hang)
+            return f"{alike} processes died of the same {name}", (
+                f"torchrun saw rank {finding.ranks[0]} fail first"
+            )
+        return f"{alike} processes died of the same {name}", None
     if finding.fix == HARDWARE_FIX:
         return f"{who} died of a GPU hardware fault ({name})", None
     if finding.fix == NUMERICS_FIX and finding.ranks and not finding.details.get("swallowed"):

@@ -152,7 +152,9 @@ def first_observed_failure(job: Job) -> int | None:
     root_cause = listed_failures(job).filter(ROOT_CAUSE)
     if not root_cause.is_empty():
         return int(root_cause.item(0, "rank"))
-    failed = agent_reported_failure(job)
+    # (a signal's exit too: the worker it ended is still the one the agent saw fail,
+    # ROCm/ROCm#5259: `failed (exitcode: -6) local_rank: 0` after the GPU's hang)
+    failed = _the_agent_s_one_report(job, signals=True)
     return failed.rank if failed is not None else None
 
 
@@ -163,11 +165,17 @@ def agent_reported_failure(job: Job) -> ListedFailure | None:
     traceback no line ties to a rank is (huawei-noah/Efficient-Computing#90: gloo's refusal
     of `device_ids`, then the agent's line, and nothing else, on one machine). The exit alone
     blames no one: nothing shows it failed first."""
+    return _the_agent_s_one_report(job, signals=False)
+
+
+def _the_agent_s_one_report(job: Job, *, signals: bool) -> ListedFailure | None:
+    """The one worker a launcher reports failed on a job of one node, with an error code (or a
+    signal's negative one, where `signals`)."""
     failed = job.events.filter(pl.col("event").is_in(EXIT_REPORTS))
     if failed.height != 1 or failed.item(0, "event") != "worker_failed" or not job.one_node():
         return None
     local_rank, code = failed.item(0, "local_rank"), failed.item(0, "exitcode")
-    if local_rank is None or code is None or code <= 0:
+    if local_rank is None or code is None or code == 0 or (code < 0 and not signals):
         return None
     pid = failed.item(0, "pid") if "pid" in failed.columns else None
     reporter = "lightning" if by_lightning(failed) else "agent"

@@ -431,12 +431,15 @@ def _failures(job: Job) -> list[Finding]:
 
 def _failures_of(job: Job) -> list[Finding]:
     findings = _exceptions(job)
-    explained = {rank for finding in findings for rank in finding.ranks}
+    # (an error no line ties to a rank, pinned on the worker torchrun saw fail, explains that
+    # worker's death too: ROCm/ROCm#5259's `HW Exception ... GPU Hang`, then its SIGABRT)
+    unattributed = _unattributed(job)
+    explained = {rank for finding in findings + unattributed for rank in finding.ranks}
     return (
         findings
         + (deaths := _signal_deaths(job, explained))
-        + (_unattributed_deaths(job) if not findings and not deaths else [])
-        + _unattributed(job)
+        + (_unattributed_deaths(job) if not findings and not deaths and not explained else [])
+        + unattributed
         + (_ranked_waits(job) if not findings and not deaths else [])
         + (_unattributed_cuts(job) if not findings and not deaths else [])
         + _cut_tracebacks(job, explained)

@@ -2299,6 +2299,32 @@ def test_srun_s_one_task_per_node_is_a_launcher_not_a_rank(tmp_path):
     assert verdict.headline == "2 processes exited with code 1"
 
 
+# ROCm/ROCm#5259, verbatim (the training's last progress line left out): the ROCm runtime's
+# report of a GPU hang from four processes, then torchrun stopping two workers and reporting
+# local rank 0's abort
+GPU_HANG = [
+    "HW Exception by GPU node-4 (Agent handle: 0x1ebc04e0) reason :GPU Hang",
+    "HW Exception by GPU node-4 (Agent handle: 0x2df30600) reason :GPU Hang",
+    "HW Exception by GPU node-4 (Agent handle: 0x33c245e0) reason :GPU Hang",
+    "HW Exception by GPU node-4 (Agent handle: 0x462ca2e0) reason :GPU Hang",
+    "W0902 15:10:48.626000 819010 torch/distributed/elastic/multiprocessing/api.py:900] Sending process 819027 closing signal SIGTERM",
+    "W0902 15:10:48.632000 819010 torch/distributed/elastic/multiprocessing/api.py:900] Sending process 819028 closing signal SIGTERM",
+    "E0902 15:10:49.013000 819010 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: -6) local_rank: 0 (pid: 819025) of binary: <masked_by_issue_reporter>/bin/python",
+]
+
+
+def test_an_error_of_several_unranked_processes_is_pinned_on_the_worker_torchrun_saw_fail(
+    tmp_path,
+):
+    analysis = analyze_files(tmp_path, {"console.log": GPU_HANG})
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [0])
+    assert analysis.verdict.headline == (
+        "4 processes died of the same HW Exception; torchrun saw rank 0 fail first"
+    )
+    # the abort is that error's end, not a second, unexplained death
+    assert not any("SIGABRT" in item.summary for item in analysis.findings)
+
+
 # microsoft/frameworkcontroller's PyTorch elastic example (its README at c612696, verbatim): a
 # worker's own NCCL error after the operator removed two pods, then torchelastic's agent
 # reporting the worker's exit status as the command's CalledProcessError
