@@ -25,6 +25,10 @@ OVER = pl.col("severity").is_in(["error", "warning"]) | pl.col("event").is_in(
 
 # The agent's failure to form the next attempt: its workers never ran.
 JOINING_FAILED = r"Rendezvous\w*Error|DistStoreError|DistNetworkError"
+# ... or a worker's traceback, its exception line cut, that stops where it forms its group
+# (open-mmlab/OpenPCDet-based CenterPoint#224: attempt 3's `torch.distributed.
+# init_process_group(backend="nccl", init_method="env://")` as the paste's last line)
+FORMING_GROUP = r"\binit_process_group\("
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +47,12 @@ def last_attempts(events: pl.DataFrame, marks: pl.DataFrame) -> Attempts:
     # the restart line), or only its own failure to form the next attempt (pytorch/pytorch
     # #91943: `RendezvousClosedError` at the re-rendezvous), leaves the attempt before it as
     # the latest news
-    joining_failed = pl.col("exc_type").fill_null("").str.contains(JOINING_FAILED)
+    cut_forming = (
+        (pl.col("event") == "exception")
+        & pl.col("exc_type").is_null()
+        & pl.col("end_text").fill_null("").str.contains(FORMING_GROUP)
+    )
+    joining_failed = pl.col("exc_type").fill_null("").str.contains(JOINING_FAILED) | cut_forming
     ran = (OVER | (pl.col("event") == "run_finished")) & ~joining_failed
     activity = pl.concat(
         [

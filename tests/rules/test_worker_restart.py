@@ -59,3 +59,19 @@ def test_consoles_of_several_nodes_restarted_make_one_finding(tmp_path):
     (restart,) = [f for f in analysis.findings if f.kind == "worker_restart"]
     assert "and in 1 other console)" in restart.summary
     assert analysis.verdict is None
+
+
+def test_a_next_attempt_cut_where_it_forms_its_group_leaves_the_earlier_one_the_news(tmp_path):
+    # tianweiy/CenterPoint#224, verbatim: after torchrun's restart, the next attempt's
+    # traceback ends at the call that forms the process group, its exception line cut
+    forming = [
+        "Traceback (most recent call last):",
+        '  File "./tools/train.py", line 137, in <module>',
+        "    main()",
+        '  File "./tools/train.py", line 86, in main',
+        '    torch.distributed.init_process_group(backend="nccl", init_method="env://")',
+    ]
+    lines = CONSOLE[: RESTART + 1] + forming
+    verdict = analyze_files(tmp_path, {"launcher.log": lines}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [1])
+    assert "label out of range" in verdict.finding.summary
