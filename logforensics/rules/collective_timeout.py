@@ -692,10 +692,11 @@ def _laggards(job: Job, per_rank: pl.DataFrame) -> list[int]:
         & pl.col("rank").is_not_null()
         & pl.col("last_completed").is_not_null()
     )
-    if not progress.is_empty():
-        marks = progress.group_by("pg", "rank").agg(pl.col("last_completed").max().alias("mark"))
-    else:
+    marks = progress.group_by("pg", "rank").agg(pl.col("last_completed").max().alias("mark"))
+    if marks.group_by("pg").len().filter(pl.col("len") >= 2).is_empty():
+        # (one rank's own record compares with nothing: the ranks' timed-out seqs may)
         marks = comparable_timeout_seqs(per_rank)
+    two_alone = _a_world_of_two(job)
     laggards: set[int] = set()
     for (pg,), group in marks.filter(pl.col("mark").is_not_null()).group_by("pg"):
         del pg
@@ -703,11 +704,36 @@ def _laggards(job: Job, per_rank: pl.DataFrame) -> list[int]:
             continue
         lowest = group.get_column("mark").min()
         low = group.filter(pl.col("mark") == lowest)
-        # a strict minority behind the rest; two ranks apart, or an even split, name nobody
-        # (collective_mismatch says what their different numbers show)
+        # a strict minority behind the rest; an even split names nobody (collective_mismatch
+        # says what their different numbers show)
         if low.height < group.height / 2:
             laggards.update(low.get_column("rank").to_list())
+        elif group.height == 2 and two_alone and _never_issued_the_other_s(job, per_rank, low):
+            laggards.update(low.get_column("rank").to_list())
     return sorted(laggards)
+
+
+def _never_issued_the_other_s(job: Job, per_rank: pl.DataFrame, low: pl.DataFrame) -> bool:
+    """Of a world of two, whether the rank behind never issued the work the other timed out
+    in, as far as its own record says: it stayed behind (isaac-sim/OmniIsaacGymEnvs#50: rank 1
+    still in the first BROADCAST while rank 0 waited in ALLREDUCE #3). One that had issued it
+    too (`last enqueued NCCL work: 127` against the other's #126, huggingface/accelerate#3250)
+    is out of step with the other on the GPU, and two cannot say which."""
+    behind = int(low.item(0, "rank"))
+    enqueued = job.events.filter(
+        (pl.col("rank") == behind) & pl.col("last_enqueued").is_not_null()
+    ).get_column("last_enqueued")
+    ahead = per_rank.filter(pl.col("rank") != behind).get_column("seq").drop_nulls()
+    if enqueued.is_empty() or ahead.is_empty():
+        return True
+    return bool(enqueued.max() < ahead.max())
+
+
+def _a_world_of_two(job: Job) -> bool:
+    """Whether the job is two ranks: its stated world size, else the ranks its logs show."""
+    if job.world_size is not None:
+        return job.world_size.value == 2
+    return set(job.ranks_seen) == {0, 1}
 
 
 RULE = Rule(kind="collective_timeout", check=check)

@@ -547,6 +547,32 @@ def test_two_ranks_that_timed_out_at_different_numbers_are_each_said_where_and_n
     )
 
 
+# isaac-sim/OmniIsaacGymEnvs#50, verbatim: a job of two ranks; rank 1's watchdog fires in the
+# first BROADCAST, rank 0's in ALLREDUCE #3, having finished #1 and #2
+TWO_APART = [
+    "Error executing job with overrides: ['headless=True', 'task=AnymalTerrain', 'multi_gpu=True']",
+    "[E ProcessGroupNCCL.cpp:456] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+    "[E ProcessGroupNCCL.cpp:461] To avoid data inconsistency, we are taking the entire process down.",
+    "terminate called after throwing an instance of 'std::runtime_error'",
+    "  what():  [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, Timeout(ms)=1800000) ran for 1806521 milliseconds before timing out.",
+    "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 28378 closing signal SIGTERM",
+    "[E ProcessGroupNCCL.cpp:821] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1806882 milliseconds before timing out.",
+    "[E ProcessGroupNCCL.cpp:456] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
+    "[E ProcessGroupNCCL.cpp:461] To avoid data inconsistency, we are taking the entire process down.",
+    "terminate called after throwing an instance of 'std::runtime_error'",
+]
+
+
+def test_of_two_ranks_the_one_still_in_work_the_other_finished_lagged_behind(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": TWO_APART})
+    timeout = finding(analysis, "collective_timeout")
+    assert timeout.culprit_ranks == [1]
+    assert analysis.verdict.ranks == [1]
+    assert verdict_headline(analysis.verdict) == (
+        "Ranks 0 and 1 timed out after 30 min; rank 1 lagged behind"
+    )
+
+
 def test_a_store_that_closed_the_connection_during_set_up_lost_its_host_rank(tmp_path):
     # snowflakedb/ArcticTraining#233, verbatim: rank 0 (the store's host) had exited in its data
     # loading; rank 1's wait for the NCCL id was reset, not timed out
