@@ -8,6 +8,12 @@ from logforensics.text import rank_list
 
 TIMEOUT_EVENTS = ("collective_timeout", "transport_timeout")
 
+# Collectives some ranks can complete before all have joined: the others' completion says
+# nothing of a late rank's call
+ROOTED_OPS = frozenset(
+    {"BROADCAST", "REDUCE", "GATHER", "SCATTER", "SEND", "RECV", "RECV_ANY_SOURCE", "_COALESCED"}
+)
+
 
 def group_key(pg: pl.Expr) -> pl.Expr:
     """The process group a report's `pg` names, without its description: `0 (default_pg)` and
@@ -60,6 +66,18 @@ def _one_failure_told_twice(timeouts: pl.DataFrame) -> pl.DataFrame:
     timeouts = timeouts.with_columns(
         pl.when(adopted).then(tagged_pg.drop_nulls().first().over(at)).otherwise("pg").alias("pg"),
         (pl.col("pg_tagged") | adopted).alias("pg_tagged"),
+    )
+    # a rank whose paste kept only its untagged line is in the group every tagged report of the
+    # job names, where they name one (hiyouga/LLaMA-Factory#2902: rank 0's `[PG 1 Rank 0]`
+    # record beside rank 1's bare `[Rank 1] Watchdog caught ... SeqNum=1517`)
+    tagged_pg = pl.when(pl.col("pg_tagged")).then(pl.col("pg"))
+    only_group = tagged_pg.drop_nulls().n_unique() == 1
+    untold = pl.col("_untagged") & ~pl.col("pg_tagged").any().over("rank")
+    timeouts = timeouts.with_columns(
+        pl.when(untold & only_group)
+        .then(tagged_pg.drop_nulls().first())
+        .otherwise("pg")
+        .alias("pg")
     )
     within = ("rank", "pg", "seq")
     named_op = pl.col("op").drop_nulls()

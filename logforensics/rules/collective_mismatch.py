@@ -11,7 +11,12 @@ from __future__ import annotations
 
 import polars as pl
 
-from logforensics.desync import comparable_timeout_seqs, per_rank_timeouts, points_apart
+from logforensics.desync import (
+    ROOTED_OPS,
+    comparable_timeout_seqs,
+    per_rank_timeouts,
+    points_apart,
+)
 from logforensics.findings import Finding, differences_masked, evidence_from, exception_text
 from logforensics.garbled import undecoded_objects
 from logforensics.job import Job
@@ -789,13 +794,6 @@ def _same_error_unframed(job: Job, framed: pl.DataFrame, known: set[int]) -> pl.
         .unique("rank", keep="first", maintain_order=True)
         .drop("_shape")
     )
-
-
-# Collectives some ranks can complete before all have joined: the others' completion says
-# nothing of a late rank's call
-ROOTED_OPS = frozenset(
-    {"BROADCAST", "REDUCE", "GATHER", "SCATTER", "SEND", "RECV", "RECV_ANY_SOURCE", "_COALESCED"}
-)
 
 
 def _from_timeout_positions(job: Job) -> list[Finding]:

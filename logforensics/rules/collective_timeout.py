@@ -14,6 +14,7 @@ import polars as pl
 
 from logforensics.busy_rank import LOADING, NEAR, ONE_RANK_WORK, SAVE_FIX, busy_past_timeout
 from logforensics.desync import (
+    ROOTED_OPS,
     TIMEOUT_EVENTS,
     comparable_timeout_seqs,
     describe,
@@ -714,12 +715,17 @@ def _laggards(job: Job, per_rank: pl.DataFrame) -> list[int]:
 
 
 def _never_issued_the_other_s(job: Job, per_rank: pl.DataFrame, low: pl.DataFrame) -> bool:
-    """Of a world of two, whether the rank behind never issued the work the other timed out
-    in, as far as its own record says: it stayed behind (isaac-sim/OmniIsaacGymEnvs#50: rank 1
-    still in the first BROADCAST while rank 0 waited in ALLREDUCE #3). One that had issued it
-    too (`last enqueued NCCL work: 127` against the other's #126, huggingface/accelerate#3250)
-    is out of step with the other on the GPU, and two cannot say which."""
+    """Of a world of two, whether the rank behind is still in a collective the other could
+    complete without it (a broadcast from its root, a send) and never issued the work the
+    other timed out in, as far as its own record says: it stayed behind (isaac-sim/
+    OmniIsaacGymEnvs#50: rank 1 still in the first BROADCAST while rank 0 waited in ALLREDUCE
+    #3). In a collective both must finish, or where it had issued the other's work too
+    (`last enqueued NCCL work: 127` against the other's #126, huggingface/accelerate#3250), the
+    two are out of step and two cannot say which (collective_mismatch)."""
     behind = int(low.item(0, "rank"))
+    ops = per_rank.filter(pl.col("rank") == behind).get_column("op").drop_nulls()
+    if ops.is_empty() or str(ops.item(0)).upper() not in ROOTED_OPS:
+        return False
     enqueued = job.events.filter(
         (pl.col("rank") == behind) & pl.col("last_enqueued").is_not_null()
     ).get_column("last_enqueued")

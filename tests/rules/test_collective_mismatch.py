@@ -253,6 +253,23 @@ def test_a_timeout_told_with_its_op_and_again_with_its_group_is_one_broadcast(tm
     assert "rank 3: BROADCAST #5729; rank 0: BROADCAST #5730" in analysis.verdict.finding.summary
 
 
+# hiyouga/LlamaFactory#2902, verbatim (a comment's paste): rank 0's watchdog line and its
+# `[PG 1 Rank 0]` record; rank 1's watchdog line alone, its record left out of the paste
+ONE_GROUP_TAGGED = [
+    "  2%|▏         | 13/620 [01:07<50:20,  4.98s/it][rank0]:[E1123 00:52:57.664949121 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1516, OpType=ALLREDUCE, NumelIn=25427968, NumelOut=25427968, Timeout(ms)=600000) ran for 600017 milliseconds before timing out.",
+    "[rank0]:[E1123 00:52:57.665427695 ProcessGroupNCCL.cpp:1664] [PG 1 Rank 0] Exception (either an error or timeout) detected by watchdog at work: 1516, last enqueued NCCL work: 1516, last completed NCCL work: 1515.",
+    "[rank1]:[E1123 00:52:57.704703955 ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1517, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600026 milliseconds before timing out.",
+]
+
+
+def test_a_rank_s_untagged_report_is_in_the_one_group_the_others_name(tmp_path):
+    # both ALLREDUCEs are group 1's: their numbers compare, and the two ranks were out of step
+    analysis = analyze_files(tmp_path, {"console.log": ONE_GROUP_TAGGED})
+    apart = finding(analysis, "collective_mismatch")
+    assert apart.ranks == [0, 1] and apart.blames_nobody
+    assert "rank 0: ALLREDUCE #1516; rank 1: ALLREDUCE #1517" in apart.summary
+
+
 # horovod/horovod#364, verbatim (the paste's own line breaks and spaces): eight ranks, one per
 # node; every stalled allreduce lists six ready ranks, never 1 or 5
 READY_ONLY = [
