@@ -149,13 +149,19 @@ def first_observed_failure(job: Job) -> int | None:
     """The rank whose exit torchrun noticed first: its summary's `Root Cause (first observed
     failure)`, else the one worker its agent reports failed on a job of one node (it then
     stopped the others, still running)."""
+    seen = first_observed_report(job)
+    return None if seen is None else seen[0]
+
+
+def first_observed_report(job: Job) -> tuple[int, pl.DataFrame] | None:
+    """That rank with the launcher's line that says so (see `first_observed_failure`)."""
     root_cause = listed_failures(job).filter(ROOT_CAUSE)
     if not root_cause.is_empty():
-        return int(root_cause.item(0, "rank"))
+        return int(root_cause.item(0, "rank")), root_cause.head(1)
     # (a signal's exit too: the worker it ended is still the one the agent saw fail,
     # ROCm/ROCm#5259: `failed (exitcode: -6) local_rank: 0` after the GPU's hang)
     failed = _the_agent_s_one_report(job, signals=True)
-    return failed.rank if failed is not None else None
+    return None if failed is None else (failed.rank, failed.stopped)
 
 
 def agent_reported_failure(job: Job) -> ListedFailure | None:

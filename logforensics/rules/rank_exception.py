@@ -52,6 +52,7 @@ from logforensics.stopped_workers import (
     child_failed_error,
     exit_signal,
     first_observed_failure,
+    first_observed_report,
     listed_failure,
     listed_failures,
     one_reported_failure,
@@ -2271,9 +2272,12 @@ def _unattributed(job: Job) -> list[Finding]:
     # when they all failed alike (or one error is all their tangled output lets through: the
     # tracebacks of a PanguWeather job's four workers interleaved character by character), the
     # one torchrun saw fail first is where to read first
-    seen_first = first_observed_failure(job) if (alike or len(whats) == 1) and not waits else None
-    if seen_first is not None:
+    seen = first_observed_report(job) if (alike or len(whats) == 1) and not waits else None
+    seen_first = None if seen is None else seen[0]
+    if seen is not None:
         summary += f" torchrun saw rank {seen_first} fail first."
+        # (the launcher's line that names it is evidence too)
+        rows = pl.concat([rows, seen[1]], how="diagonal_relaxed")
     return [
         _from_rows(
             rows,

@@ -2323,6 +2323,9 @@ def test_an_error_of_several_unranked_processes_is_pinned_on_the_worker_torchrun
     )
     # the abort is that error's end, not a second, unexplained death
     assert not any("SIGABRT" in item.summary for item in analysis.findings)
+    # the launcher's line that names rank 0 is quoted with the error
+    quoted = [evidence.text for evidence in analysis.verdict.finding.evidence]
+    assert any("failed (exitcode: -6) local_rank: 0" in text for text in quoted)
 
 
 # microsoft/frameworkcontroller's PyTorch elastic example (its README at c612696, verbatim): a
