@@ -42,9 +42,11 @@ from parsers.traceback import MESSAGE_CHARS, process_key
 # [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=469508, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds before timing out.
 # All generations: `WorkNCCL(OpType=.., TensorShape=[..], Timeout(ms)=..)` (~1.7),
 # `WorkNCCL(SeqNum=.., OpType=.., Timeout(ms)=..)` (~1.10), `..., NumelIn=.., NumelOut=.., ...)`
-# (~2.1+). Fields torch may add before `Timeout(ms)` are skipped.
+# (~2.1+). Fields torch may add before `Timeout(ms)` are skipped, and so is a paste's elision
+# of the sequence number (alan-turing-institute/autocast#381: `WorkNCCL(..., OpType=ALLREDUCE,
+# NumelIn=1, NumelOut=1, Timeout(ms)=1800000)`).
 WORK_NCCL = (
-    r"WorkNCCL\((?:SeqNum=(?P<seq>\d+), ?)?OpType=(?P<op>\w+)"
+    r"WorkNCCL\((?:SeqNum=(?P<seq>\d+), ?|(?:\.\.\.|…), ?)?OpType=(?P<op>\w+)"
     r"(?:, TensorShape=(?P<shape>\[[^\]]*\]))?"
     r"(?:, NumelIn=(?P<numel_in>\d+), NumelOut=(?P<numel_out>\d+))?"
     r"[^()]*?Timeout\(ms\)=(?P<timeout_ms>\d+)"
@@ -407,16 +409,20 @@ def _unwrapped(lines: pl.DataFrame) -> pl.DataFrame:
     joined = _with_next_line(opened, message, "_next")
     joined = _with_next_line(joined, pl.col("_next"), "_after_next")
     glued = pl.concat_str(message, pl.col("_next"))
-    spaced = pl.concat_str(message, pl.lit(" "), pl.col("_next"))
+    spaced = pl.concat_str(
+        message.str.strip_chars_end(), pl.lit(" "), pl.col("_next").str.strip_chars_start()
+    )
     # a report broken at each of its parts (bghira/SimpleTuner#3099): `... timeout:` /
     # `WorkNCCL(SeqNum=34036, OpType=ALLGATHER, ...)` / `ran for 5400073 milliseconds ...`
-    # (a console that pads each wrapped row ends it with a space: pieces joined by one space)
+    # (a console that pads each wrapped row ends it with a space, and an author who breaks it
+    # by hand indents the rows after the first (alan-turing-institute/autocast#381): pieces
+    # joined by one space)
     three = pl.concat_str(
         message.str.strip_chars_end(),
         pl.lit(" "),
-        pl.col("_next").str.strip_chars_end(),
+        pl.col("_next").str.strip_chars(),
         pl.lit(" "),
-        pl.col("_after_next"),
+        pl.col("_after_next").str.strip_chars_start(),
     )
     whole = (
         pl.when(pl.col("_open") & glued.str.contains(COMPLETE_REPORT))

@@ -920,3 +920,18 @@ def test_a_report_cut_within_its_first_words_is_the_rank_s_timeout(tmp_path):
 def test_words_that_do_not_begin_the_report_are_no_timeout():
     other = CUT_EARLY[-1].replace("Watchdog c", "Watchdog co")
     assert parsed_by("watchdog", [other]).filter(pl.col("event") == "collective_timeout").is_empty()
+
+
+def test_a_report_broken_by_hand_with_its_sequence_number_elided_is_read_whole(tmp_path):
+    # alan-turing-institute/autocast#381, verbatim: the author broke the watchdog's line into
+    # indented rows and wrote `...` for the fields before the op
+    lines = [
+        "`Trainer.fit` stopped: `max_epochs=N` reached.",
+        "[Rank 0] Watchdog caught collective operation timeout:",
+        "  WorkNCCL(..., OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000)",
+        "  ran for 1800090 milliseconds before timing out.",
+    ]
+    timeout = only(parsed_by("watchdog", lines))
+    assert (timeout["rank"], timeout["op"], timeout["timeout_ms"]) == (0, "ALLREDUCE", 1800000)
+    verdict = analyze_files(tmp_path, {"console.log": lines}).verdict
+    assert verdict.headline.startswith("Rank 0 timed out in ALLREDUCE after 30 min")
