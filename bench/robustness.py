@@ -6,9 +6,10 @@
 The inputs come from `tests/robustness/nasty.py` (8 GiB gzip, zstd and zip bombs, alone, beside
 a real run's logs, inside a tar and on standard input; one 300 MB line; a stage mark of rank
 1,999,999,999; `world_size` 10^9 in every rank's mapping print; a tar.gz of 300,000 tiny
-members). Each is analysed by a fresh process; the table gives its exit code, time and peak
-RSS, and whether the good logs beside a bomb kept their verdict. The bound it checks: under
-300 MB and 20 s each (the 300,000 members: 20 s).
+members; 20,000 srun reports that each name a million tasks). Each is analysed by a fresh
+process; the table gives its exit code, time and peak RSS, and whether the good logs beside a
+bomb kept their verdict. The bound it checks: under 300 MB and 20 s each (the 300,000
+members: 20 s).
 """
 
 from __future__ import annotations
@@ -90,6 +91,15 @@ def write_inputs(cache: Path) -> dict[str, tuple[Path, Path | None]]:
             (path / f"rank{rank}.log").write_text(mapping + nasty.rank_log(rank))
 
     folder("world_size 10^9 in every mapping print", huge_world)
+
+    def task_reports(path: Path) -> None:
+        lines = (
+            f"srun: error: node{i}: tasks 0-999999: Exited with exit code 1\n"
+            for i in range(20_000)
+        )
+        (path / "job.out").write_text("".join(lines))
+
+    folder("20,000 srun reports of a million tasks", task_reports)
     folder("300,000 members", lambda p: nasty.many_members(p / "parts.tar.gz", 300_000))
     return cases
 

@@ -25,6 +25,7 @@ import polars as pl
 
 from logforensics.job import Job
 from parsers.process_exit import LIGHTNING_REPORT
+from parsers.slurm import MAX_TASKS
 
 # a launcher's reports of a worker that exited: torchrun's summary entry, its agent's
 # `failed (exitcode: 1) local_rank: 0`, DeepSpeed's `exits with return code`
@@ -216,6 +217,11 @@ def srun_reported_failure(job: Job) -> ListedFailure | None:
     return ListedFailure(int(tasks[0]), None, int(failed.item(0, "exitcode")), failed, "srun")
 
 
+# srun prints one report per group of tasks that ended alike: a log with more of them than
+# this is not a job's (each names up to parsers/slurm.py's MAX_TASKS tasks; bounded work)
+MAX_SRUN_REPORTS = 256
+
+
 def srun_error_exits(job: Job) -> pl.DataFrame:
     """srun's reports of tasks that exited with an error code (`srun: error: nid008637: tasks
     2-3: Exited with exit code 1`), one row per task, its `rank` the task id where srun ran the
@@ -224,7 +230,7 @@ def srun_error_exits(job: Job) -> pl.DataFrame:
     teardown, not failures of their own (facebookincubator/submitit#1708)."""
     exits = job.events.filter(
         (pl.col("event") == "task_exit") & (pl.col("exitcode").fill_null(0) > 0)
-    )
+    ).head(MAX_SRUN_REPORTS)
     if exits.is_empty():
         return exits
     cancelled = (
@@ -239,6 +245,7 @@ def srun_error_exits(job: Job) -> pl.DataFrame:
     )
     tasks_on_a_node = (
         job.events.filter(pl.col("event") == "task_exit")
+        .head(MAX_SRUN_REPORTS)
         .select("host", pl.col("values").alias("_task"))
         .explode("_task")
         .drop_nulls()
@@ -246,10 +253,21 @@ def srun_error_exits(job: Job) -> pl.DataFrame:
         .agg(pl.col("_task").n_unique().alias("_tasks"))
     )
     ran_ranks = not tasks_on_a_node.is_empty() and tasks_on_a_node.get_column("_tasks").max() > 1
-    per_task = exits.with_columns(pl.col("values").alias("_task")).explode("_task")
+    # (each task's row keeps its own id, not a copy of the report's whole list; a row is the
+    # whole event, so no more of them than a list holds tasks: the reports before that many)
+    listed = pl.col("values").list.len().fill_null(0)
+    exits = exits.filter(listed.cum_sum() - listed < MAX_TASKS)
+    per_task = (
+        exits.with_columns(
+            pl.col("values").alias("_task"), pl.lit(None, dtype=pl.List(pl.Int64)).alias("values")
+        )
+        .explode("_task")
+        .head(MAX_TASKS)
+    )
     task_rank = pl.col("_task").cast(pl.Int32, strict=False)
     return per_task.with_columns(
-        (task_rank if ran_ranks else pl.lit(None, dtype=pl.Int32)).alias("rank")
+        (task_rank if ran_ranks else pl.lit(None, dtype=pl.Int32)).alias("rank"),
+        pl.concat_list(pl.col("_task").cast(pl.Int64)).alias("values"),
     ).drop("_task")
 
 

@@ -72,7 +72,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     found = found.with_columns(event.alias("event")).filter(
         pl.col("event").is_not_null() | message.str.contains(TERMINATING)
     )
-    return found.select(
+    return _with_task_ids(found).select(
         "file",
         "line",
         "event",
@@ -87,26 +87,46 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         ).alias("host"),
         pl.coalesce(what, pl.col("_cancelled").struct.field("why")).alias("exc_message"),
         what.str.extract(r"exit code (\d+)", 1).cast(pl.Int32, strict=False).alias("exitcode"),
-        _task_ids(pl.col("_tasks").struct.field("tasks")).alias("values"),
+        "values",
     )
 
 
-# A task list is log text: a range is cut to this many ids before any is made, and so is the
-# list (`tasks 0-999999999` must not allocate a billion numbers).
+# A task list is log text: a list makes at most this many ids, its ranges sharing them alike
+# (`tasks 0-999999999` must not allocate a billion numbers, nor a thousand such ranges a
+# million each), and only a file's first reports have their lists made: srun writes one per
+# group of tasks that ended alike, never thousands.
 MAX_TASKS = 4096
+MAX_REPORTS = 256
 
 
-def _task_ids(tasks: pl.Expr) -> pl.Expr:
-    """`1-3` -> [1, 2, 3]; `0,2-4` -> [0, 2, 3, 4] (srun's task list)."""
-    first = pl.element().str.extract(r"^(\d+)", 1).cast(pl.Int64, strict=False)
-    last = pl.coalesce(pl.element().str.extract(r"-(\d+)$", 1).cast(pl.Int64, strict=False), first)
+def _with_task_ids(found: pl.DataFrame) -> pl.DataFrame:
+    """`found` with `values`, each report's task ids: `1-3` -> [1, 2, 3]; `0,2-4` -> [0, 2, 3,
+    4] (srun's task list). Made a range per row, not as a list of lists (polars' flattening of
+    those costs hundreds of times the ids' own memory)."""
+    tasks = pl.col("_tasks").struct.field("tasks").str.replace_all(" ", "")
+    reports = found.with_row_index("_report").filter(
+        tasks.is_not_null() & (tasks.is_not_null().cum_sum().over("file") <= MAX_REPORTS)
+    )
+    parts = (
+        reports.select("_report", tasks.str.split(",").list.head(MAX_TASKS).alias("_part"))
+        .with_columns((MAX_TASKS // pl.col("_part").list.len().clip(1)).alias("_share"))
+        .explode("_part")
+    )
+    first = pl.col("_part").str.extract(r"^(\d+)", 1).cast(pl.Int64, strict=False)
+    last = pl.coalesce(
+        pl.col("_part").str.extract(r"-(\d+)$", 1).cast(pl.Int64, strict=False), first
+    )
+    end = pl.min_horizontal(last, first + pl.col("_share") - 1) + 1
+    ids = (
+        parts.select("_report", pl.int_ranges(first, end).alias("values"))
+        .explode("values")
+        .group_by("_report", maintain_order=True)
+        .agg(pl.col("values").drop_nulls().head(MAX_TASKS))
+    )
     return (
-        tasks.str.replace_all(" ", "")
-        .str.split(",")
-        .list.head(MAX_TASKS)
-        .list.eval(pl.int_ranges(first, pl.min_horizontal(last, first + MAX_TASKS - 1) + 1))
-        .list.eval(pl.element().explode())
-        .list.head(MAX_TASKS)
+        found.with_row_index("_report")
+        .join(ids, on="_report", how="left", maintain_order="left")
+        .drop("_report")
     )
 
 

@@ -46,6 +46,23 @@ def test_a_huge_task_range_is_cut_before_it_is_made():
     assert len(found["values"]) == 4096 and found["values"][:3] == [0, 1, 2]
 
 
+def test_many_huge_ranges_on_one_line_share_one_list_s_worth_of_ids():
+    # hostile text: a thousand ranges of ten thousand tasks make no more ids than one list
+    line = "srun: error: node1: tasks " + ",".join(["0-9999"] * 1000) + ": Exited with exit code 1"
+    found = parsed_by("slurm", [line]).row(0, named=True)
+    assert 0 < len(found["values"]) <= 4096 and found["values"][:2] == [0, 1]
+
+
+def test_only_a_file_s_first_reports_have_their_task_lists_made():
+    # srun writes one report per group of tasks that ended alike: a file of thousands of them
+    # is no job's, and their lists are not all built
+    lines = [f"srun: error: node{i}: tasks 0-4095: Exited with exit code 1" for i in range(300)]
+    found = parsed_by("slurm", lines).sort("line")
+    made = found.get_column("values").list.len().fill_null(0).to_list()
+    assert made[:256] == [4096] * 256 and made[256:] == [0] * 44
+    assert found.height == 300  # every report is still read
+
+
 def test_the_oom_kill_report_from_slurmstepds_own_log_is_host_memory(tmp_path):
     # hurryingauto3/navsim-ijepa-planning-agent, JOB_269582_OOM_POSTMORTEM.md, verbatim: the
     # step's log lines carry slurmstepd's time stamp, not its name; the count grows with each
