@@ -6,7 +6,8 @@
 The inputs come from `tests/robustness/nasty.py` (8 GiB gzip, zstd and zip bombs, alone, beside
 a real run's logs, inside a tar and on standard input; one 300 MB line; a stage mark of rank
 1,999,999,999; `world_size` 10^9 in every rank's mapping print; a tar.gz of 300,000 tiny
-members; 20,000 srun reports that each name a million tasks). Each is analysed by a fresh
+members; 20,000 srun reports that each name a million tasks; one line of 5,000 Horovod
+stalled ops of 50 missing ranks). Each is analysed by a fresh
 process; the table gives its exit code, time and peak RSS, and whether the good logs beside a
 bomb kept their verdict. The bound it checks: under 300 MB and 20 s each (the 300,000
 members: 20 s).
@@ -100,6 +101,13 @@ def write_inputs(cache: Path) -> dict[str, tuple[Path, Path | None]]:
         (path / "job.out").write_text("".join(lines))
 
     folder("20,000 srun reports of a million tasks", task_reports)
+
+    def stalled_ops(path: Path) -> None:
+        ranks = ", ".join(str(rank) for rank in range(50))
+        ops = " ".join(f"allreduce.w{i} [missing ranks: {ranks}]," for i in range(5_000))
+        (path / "rank0.log").write_text(f"Stalled ranks:\n{ops}\n")
+
+    folder("one line of 5,000 stalled ops", stalled_ops)
     folder("300,000 members", lambda p: nasty.many_members(p / "parts.tar.gz", 300_000))
     return cases
 

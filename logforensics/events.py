@@ -427,11 +427,45 @@ def _run(
     found = found.drop(
         [c for c in LINE_COLUMNS if c in found.columns and c not in ("file", "line")]
     )
-    found = found.join(line_columns, on=["file", "line"], how="left")
+    # one line can hold many events (a stall report's every op and missing rank), and each
+    # carries the line's text: past the first few, only its head, so that a hostile line of
+    # thousands of them costs memory in proportion to its length, not its length squared
+    nth = pl.int_range(pl.len()).over("file", "line")
+    many = found.height > FULL_TEXT_EVENTS and bool(
+        found.select((nth >= FULL_TEXT_EVENTS).any()).item()
+    )
+    if not many:
+        found = found.join(line_columns, on=["file", "line"], how="left")
+    else:
+        found = found.with_row_index("_event").filter(nth < MAX_EVENTS_PER_LINE)
+        whole = nth < FULL_TEXT_EVENTS
+        rest = found.filter(~whole)
+        heads = _heads_of(line_columns.join(rest, on=["file", "line"], how="semi"))
+        found = pl.concat(
+            [
+                found.filter(whole).join(line_columns, on=["file", "line"], how="left"),
+                rest.join(heads, on=["file", "line"], how="left"),
+            ]
+        )
+        found = found.sort("_event").drop("_event")
     found = found.with_columns(pl.lit(parser.name).alias("parser"))
     if "family" not in found.columns:
         found = found.with_columns(pl.lit(parser.name).alias("family"))
     parts.append(found)
+
+
+# The most events one parser makes of one line, those that carry the line's whole text, and
+# how much of it the others keep
+MAX_EVENTS_PER_LINE = 10_000
+FULL_TEXT_EVENTS = 16
+HEAD_CHARS = 256
+
+
+def _heads_of(line_columns: pl.DataFrame) -> pl.DataFrame:
+    """The lines' columns with their text cut to HEAD_CHARS."""
+    return line_columns.with_columns(
+        pl.col("text").str.slice(0, HEAD_CHARS), pl.col("message").str.slice(0, HEAD_CHARS)
+    )
 
 
 def _residual(rest: pl.DataFrame, recognised: list[pl.DataFrame]) -> pl.DataFrame:

@@ -98,9 +98,11 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
 def _per_op(rows: pl.DataFrame, pattern: str) -> pl.DataFrame:
     """One row per op a line names with `pattern`, its groups in the struct `_op`."""
     message = pl.col("message")
+    # (each op's row holds its own words, not a copy of the line: a line of thousands of ops
+    # would otherwise be copied thousands of times)
     return (
         rows.filter(message.str.contains(pattern))
-        .with_columns(message.str.extract_all(pattern).alias("_ops"))
+        .select("file", "line", message.str.extract_all(pattern).alias("_ops"))
         .explode("_ops")
         .with_columns(pl.col("_ops").str.extract_groups(pattern).alias("_op"))
     )

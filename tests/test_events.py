@@ -69,3 +69,17 @@ def test_a_line_holding_a_literal_inside_another_families_reaches_both() -> None
         ]
     )
     assert {"nccl", "traceback"} <= set(events.get_column("family").to_list())
+
+
+def test_events_of_one_line_past_the_first_few_carry_only_its_head():
+    # hostile text in Horovod's stall shape: one line naming 150 ops of 50 missing ranks makes
+    # 7,500 events; each must not carry the whole 10 kB line (memory grows with its square)
+    ops = " ".join(
+        f"allreduce.w{i} [missing ranks: {', '.join(str(rank) for rank in range(50))}],"
+        for i in range(150)
+    )
+    events = parse(["Stalled ranks:", ops]).filter(pl.col("line") == 2)
+    assert events.height == 150 * 50
+    lengths = events.get_column("text").str.len_chars()
+    assert lengths.head(16).to_list() == [len(ops)] * 16
+    assert lengths.slice(16).max() <= 256
