@@ -210,16 +210,25 @@ def srun_reported_failure(job: Job) -> ListedFailure | None:
     tasks = failed.item(0, "values")
     if tasks is None or len(tasks) != 1:
         return None
-    host = failed.item(0, "host")
-    on_its_node = exits.filter(pl.col("host").eq_missing(host)).get_column("values").explode()
-    if on_its_node.drop_nulls().n_unique() < 2:
+    tasks_on_its_node = _srun_tasks_by_host(job).filter(
+        pl.col("host").eq_missing(failed.item(0, "host"))
+    )
+    if tasks_on_its_node.is_empty() or tasks_on_its_node.item(0, "tasks") < 2:
         return None  # one task per node: srun ran a launcher there, not the ranks
     return ListedFailure(int(tasks[0]), None, int(failed.item(0, "exitcode")), failed, "srun")
 
 
-# srun prints one report per group of tasks that ended alike: a log with more of them than
-# this is not a job's (each names up to parsers/slurm.py's MAX_TASKS tasks; bounded work)
-MAX_SRUN_REPORTS = 256
+def _srun_tasks_by_host(job: Job) -> pl.DataFrame:
+    """How many distinct tasks srun's reports name on each host (`host, tasks`): two or more on
+    one host, and srun ran the job's processes there itself, not a launcher per node."""
+    return (
+        job.events.filter(pl.col("event") == "task_exit")
+        .select("host", pl.col("values").alias("_task"))
+        .explode("_task")
+        .drop_nulls("_task")
+        .group_by("host")
+        .agg(pl.col("_task").n_unique().alias("tasks"))
+    )
 
 
 def srun_error_exits(job: Job) -> pl.DataFrame:
@@ -230,7 +239,7 @@ def srun_error_exits(job: Job) -> pl.DataFrame:
     teardown, not failures of their own (facebookincubator/submitit#1708)."""
     exits = job.events.filter(
         (pl.col("event") == "task_exit") & (pl.col("exitcode").fill_null(0) > 0)
-    ).head(MAX_SRUN_REPORTS)
+    )
     if exits.is_empty():
         return exits
     cancelled = (
@@ -243,16 +252,8 @@ def srun_error_exits(job: Job) -> pl.DataFrame:
         .filter(pl.col("_cancelled_at").is_null() | (pl.col("line") < pl.col("_cancelled_at")))
         .drop("_cancelled_at")
     )
-    tasks_on_a_node = (
-        job.events.filter(pl.col("event") == "task_exit")
-        .head(MAX_SRUN_REPORTS)
-        .select("host", pl.col("values").alias("_task"))
-        .explode("_task")
-        .drop_nulls()
-        .group_by("host")
-        .agg(pl.col("_task").n_unique().alias("_tasks"))
-    )
-    ran_ranks = not tasks_on_a_node.is_empty() and tasks_on_a_node.get_column("_tasks").max() > 1
+    tasks_by_host = _srun_tasks_by_host(job)
+    ran_ranks = not tasks_by_host.is_empty() and tasks_by_host.get_column("tasks").max() > 1
     # (each task's row keeps its own id, not a copy of the report's whole list; a row is the
     # whole event, so no more of them than a list holds tasks: the reports before that many)
     listed = pl.col("values").list.len().fill_null(0)
