@@ -568,6 +568,15 @@ def _stand_in(consequences: list[Finding], job: Job | None) -> Verdict | None:
             f"{'it is' if len(chosen.culprit_ranks) == 1 else 'they are'} the most likely "
             f"culprit. Confidence is {chosen.confidence}: check what that rank was doing."
         )
+    elif chosen.details.get("from_outside"):
+        # the scheduler's or a signal's word that it ended the run is a cause, of the run's
+        # end: what a stand-in cannot say is whether the run was still making progress
+        chosen.confidence = "low"
+        reason = (
+            "The run was ended from outside, and nothing in the logs failed before it. "
+            "Confidence is low: whether it was still making progress until then is not in "
+            "these logs; stage marks in the next run would show it."
+        )
     else:
         chosen.confidence = "low"
         reason = (

@@ -2270,6 +2270,8 @@ def test_a_requeued_job_whose_tasks_then_exit_was_ended_from_outside(tmp_path):
     assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [])
     assert verdict.headline == "SLURM requeued the job, no rank having failed before"
     assert "resumes from the last checkpoint" in verdict.finding.fix
+    # why this verdict: the run's end came from outside, not "a failure as reported"
+    assert verdict.reason.startswith("The run was ended from outside")
 
 
 def test_srun_s_word_on_tasks_before_the_cancellation_still_speaks_for_the_step(tmp_path):
