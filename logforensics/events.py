@@ -457,7 +457,7 @@ def _run(
 # The most events one parser makes of one line, those that carry the line's whole text, and
 # how much of it the others keep
 MAX_EVENTS_PER_LINE = 10_000
-FULL_TEXT_EVENTS = 16
+FULL_TEXT_EVENTS = 4
 HEAD_CHARS = 256
 
 

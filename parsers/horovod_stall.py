@@ -59,7 +59,9 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     )
     missing_of_op = (
         _per_op(rows, MISSING_OF_OP)
-        .with_columns(
+        .select(
+            "file",
+            "line",
             pl.col("_op").struct.field("ranks").str.split(", ").alias("_ranks"),
             pl.col("_op").struct.field("op").alias("_name"),
         )
