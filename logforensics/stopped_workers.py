@@ -231,27 +231,32 @@ def _srun_tasks_by_host(job: Job) -> pl.DataFrame:
     )
 
 
+def above_a_cancellation(reports: pl.DataFrame, cancellations: pl.DataFrame) -> pl.DataFrame:
+    """`reports` of srun's without those below the first of SLURM's `cancellations` in the same
+    log: srun's word on its tasks after the step was cancelled is the cancellation's teardown
+    (facebookincubator/submitit#1708: `*** JOB 608 ON SERVER_NAME CANCELLED AT
+    2022-08-12T02:06:12 DUE TO JOB REQUEUE ***`, then `srun: error: SERVER_NAME: tasks 2-3:
+    Exited with exit code 1`)."""
+    first = cancellations.group_by("file").agg(pl.col("line").min().alias("_cancelled_at"))
+    return (
+        reports.join(first, on="file", how="left")
+        .filter(pl.col("_cancelled_at").is_null() | (pl.col("line") < pl.col("_cancelled_at")))
+        .drop("_cancelled_at")
+    )
+
+
 def srun_error_exits(job: Job) -> pl.DataFrame:
     """srun's reports of tasks that exited with an error code (`srun: error: nid008637: tasks
     2-3: Exited with exit code 1`), one row per task, its `rank` the task id where srun ran the
     job's processes itself (it reports several tasks on one node), else none: a task is then
-    a node's launcher. Reports below SLURM's cancellation of the step in the same log are its
-    teardown, not failures of their own (facebookincubator/submitit#1708)."""
+    a node's launcher. Reports below SLURM's cancellation of the step are its teardown
+    (`above_a_cancellation`)."""
     exits = job.events.filter(
         (pl.col("event") == "task_exit") & (pl.col("exitcode").fill_null(0) > 0)
     )
     if exits.is_empty():
         return exits
-    cancelled = (
-        job.events.filter(pl.col("event") == "step_cancelled")
-        .group_by("file")
-        .agg(pl.col("line").min().alias("_cancelled_at"))
-    )
-    exits = (
-        exits.join(cancelled, on="file", how="left")
-        .filter(pl.col("_cancelled_at").is_null() | (pl.col("line") < pl.col("_cancelled_at")))
-        .drop("_cancelled_at")
-    )
+    exits = above_a_cancellation(exits, job.events.filter(pl.col("event") == "step_cancelled"))
     tasks_by_host = _srun_tasks_by_host(job)
     ran_ranks = not tasks_by_host.is_empty() and tasks_by_host.get_column("tasks").max() > 1
     # (each task's row keeps its own id, not a copy of the report's whole list; a row is the

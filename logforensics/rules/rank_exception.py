@@ -47,6 +47,7 @@ from logforensics.stopped_workers import (
     SHELL_SIGNALED,
     ListedFailure,
     UnstoppedWorker,
+    above_a_cancellation,
     agent_stops,
     by_lightning,
     child_failed_error,
@@ -606,16 +607,9 @@ def _cancelled_by_slurm(job: Job) -> list[Finding]:
 
 def _srun_told_of_tasks(job: Job, cancelled: pl.DataFrame) -> bool:
     """Whether srun reported its tasks' end (an exit, an OOM kill, a lost node) other than as
-    the teardown of the cancellation: a report below the cancellation in the same log came of it
-    (facebookincubator/submitit#1708: `*** JOB 608 ON SERVER_NAME CANCELLED AT
-    2022-08-12T02:06:12 DUE TO JOB REQUEUE ***`, then `srun: error: SERVER_NAME: tasks 2-3:
-    Exited with exit code 1`)."""
+    the teardown of the cancellation (`above_a_cancellation`)."""
     told = job.events.filter(pl.col("event").is_in(["task_exit", "host_oom", "node_failure"]))
-    first_cancel = cancelled.group_by("file").agg(pl.col("line").min().alias("cancelled_at"))
-    before = told.join(first_cancel, on="file", how="left").filter(
-        pl.col("cancelled_at").is_null() | (pl.col("line") < pl.col("cancelled_at"))
-    )
-    return not before.is_empty()
+    return not above_a_cancellation(told, cancelled).is_empty()
 
 
 def _stopped_from_outside(job: Job) -> list[Finding]:
