@@ -104,7 +104,8 @@ def _with_task_ids(found: pl.DataFrame) -> pl.DataFrame:
     4] (srun's task list). Made a range per row, not as a list of lists (polars' flattening of
     those costs hundreds of times the ids' own memory)."""
     tasks = pl.col("_tasks").struct.field("tasks").str.replace_all(" ", "")
-    reports = found.with_row_index("_report").filter(
+    indexed = found.with_row_index("_report")
+    reports = indexed.filter(
         tasks.is_not_null() & (tasks.is_not_null().cum_sum().over("file") <= MAX_REPORTS)
     )
     parts = (
@@ -123,11 +124,7 @@ def _with_task_ids(found: pl.DataFrame) -> pl.DataFrame:
         .group_by("_report", maintain_order=True)
         .agg(pl.col("values").drop_nulls().head(MAX_TASKS))
     )
-    return (
-        found.with_row_index("_report")
-        .join(ids, on="_report", how="left", maintain_order="left")
-        .drop("_report")
-    )
+    return indexed.join(ids, on="_report", how="left", maintain_order="left").drop("_report")
 
 
 PARSER = LineParser(
