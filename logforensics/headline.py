@@ -501,6 +501,8 @@ def _reducer(finding: Finding, verdict: Verdict) -> Told:
             f"parameters, not {counts['others']})",
             None,
         )
+    if finding.details.get("absent_from_check"):
+        return f"{who.capitalize()} never took part in DDP's model check", None
     if "parameter_shape" in finding.details:
         index = finding.details["parameter_shape"]
         which = f"parameter {index}" if index is not None else "a parameter"

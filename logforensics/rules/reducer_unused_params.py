@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from logforensics.desync import TIMEOUT_EVENTS
 from logforensics.findings import Finding
 from logforensics.job import Job
 from logforensics.placement import place_with_step, placed_finding
@@ -60,6 +61,8 @@ def check(job: Job) -> list[Finding]:
             continue
         if event == "model_mismatch" and _contradicted(rows):
             findings.append(_counts_never_exchanged(job, rows))
+        elif event == "model_mismatch" and _zero_counts(rows):
+            findings.append(_count_never_arrived(job, rows))
         else:
             findings.append(_simple(job, rows, fix, what))
     shapes = errors.filter(pl.col("event") == "shape_mismatch")
@@ -119,6 +122,71 @@ def _contradicted(rows: pl.DataFrame) -> bool:
             own[row["rank"]] = values[0]
             said.append((row["peer_rank"], values[1]))
     return any(rank in own and own[rank] != count for rank, count in said)
+
+
+def _zero_counts(rows: pl.DataFrame) -> bool:
+    """Whether every model-mismatch report gives the peer a count of 0. DDP refuses a module
+    with no trainable parameter before its model check, so 0 is no model's count: the peer's
+    count never reached the check's all-gather, whose unfilled slot read 0."""
+    said = [
+        (row["values"] or [None, None])[1]
+        for row in rows.iter_rows(named=True)
+        if len(row["values"] or []) == 2
+    ]
+    return bool(said) and all(count == 0 for count in said)
+
+
+ABSENT_FIX = (
+    "Find what the named rank was doing while the others built DDP: work of its own before "
+    "`DistributedDataParallel(...)` (data preparation, evaluation or a download on one rank), "
+    "a failure there, caught or not, or a different script or configuration on its "
+    "node. Every rank must reach the DDP constructor within the process group's timeout."
+)
+
+
+def _count_never_arrived(job: Job, rows: pl.DataFrame) -> Finding:
+    """DDP's model check got 0 as a peer's parameter count: the peer never took part in it
+    (WongKinYiu/yolov7#773: `... Rank 5 has 288 params, while rank 0 has inconsistent 0
+    params.` beside ranks 4 and 6 timing out in ALLGATHER #2 while rank 0 still fitted anchors
+    alone). Where the job's collectives timed out, the timeout's own story names who was late
+    and this report is its echo; otherwise it is the one line that says which rank was absent."""
+    reporters = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
+    absent = sorted(rows.get_column("peer_rank").drop_nulls().unique().to_list())
+    told = (
+        f"DDP's model check on {rank_list(reporters) if reporters else 'a rank'} got 0 as "
+        f"{rank_list(absent) if absent else 'a peer'}'s parameter count"
+    )
+    if not job.events.filter(pl.col("event").is_in(TIMEOUT_EVENTS)).is_empty():
+        return placed_finding(
+            job,
+            rows,
+            kind="reducer_unused_params",
+            severity="warning",
+            part="context",
+            summary=(
+                f"{told}: that count never arrived, the check's collective having timed out, "
+                "so it says nothing about the models."
+            ),
+            fix="Look at why the check's collective timed out (the first collective of the job).",
+            ranks=absent,
+            blames_nobody=True,
+        )
+    who = rank_list(absent) if absent else "a rank"
+    return placed_finding(
+        job,
+        rows,
+        kind="reducer_unused_params",
+        severity="error",
+        part="explanation",
+        summary=(
+            f"{told}. DDP refuses a model without trainable parameters before this check, so 0 "
+            f"is no model's count: {who} never took part in the check, being elsewhere when "
+            "the others built DDP."
+        ),
+        fix=ABSENT_FIX,
+        ranks=absent,
+        details={"absent_from_check": True},
+    )
 
 
 def _counts_never_exchanged(job: Job, rows: pl.DataFrame) -> Finding:

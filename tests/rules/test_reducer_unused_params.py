@@ -139,6 +139,46 @@ def test_counts_that_contradict_each_other_were_never_exchanged(tmp_path):
     assert verdict.finding.details.get("never_completed") is True
 
 
+# WongKinYiu/yolov7#773, verbatim: rank 5's model check got 0 as rank 0's count while rank 0
+# fitted anchors alone (its bar, 3 of 1,000 rounds) and ranks 4 and 6 timed out in that check's
+# ALLGATHER
+YOLOV7_ANCHORS = [
+    "DDP expects same model across all ranks, but Rank 5 has 288 params, while rank 0 has inconsistent 0 params.",
+    "",
+    "autoanchor: Evolving anchors with Genetic Algorithm: fitness = 0.7260:   0%|▏                                                                             | 3/1000 [02:03<11:24:29, 41.19s/it][E ProcessGroupNCCL.cpp:737] [Rank 4] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLGATHER, Timeout(ms)=1800000) ran for 1807947 milliseconds before timing out.",
+    "[E ProcessGroupNCCL.cpp:737] [Rank 6] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLGATHER, Timeout(ms)=1800000) ran for 1807899 milliseconds before timing out.",
+]
+
+
+def test_a_zero_count_beside_the_check_s_timeout_is_the_timeout_s_echo(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": YOLOV7_ANCHORS})
+    check = finding(analysis, "reducer_unused_params")
+    assert (check.part, check.blames_nobody, check.ranks) == ("context", True, [0])
+    assert "never arrived" in check.summary
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("collective_timeout", [0])
+    assert "still busy with autoanchor" in verdict.headline
+    assert english_runs(translate(check.summary, "zh")) == []
+
+
+def test_a_zero_count_alone_says_the_peer_never_took_part_in_the_check(tmp_path):
+    # ViTAE-Transformer/RSP#5, the reporter's one line: DDP refuses a module without trainable
+    # parameters before this check, so rank 1's 0 is no model's count
+    line = (
+        "DDP expects same model across all ranks, but Rank 0 has 161 params, while rank 1 has "
+        "inconsistent 0 params."
+    )
+    analysis = analyze_files(tmp_path, {"train.log": [line]})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("reducer_unused_params", [1])
+    assert verdict.headline == "Rank 1 never took part in DDP's model check"
+    assert "never took part in the check" in verdict.finding.summary
+    assert "DistributedDataParallel(...)" in verdict.finding.fix
+    for english in (verdict.finding.summary, verdict.finding.fix):
+        assert english_runs(translate(english, "zh")) == []
+    assert english_runs(translate_headline(verdict.headline, "zh")) == []
+
+
 # open-mmlab/mmcv#2869, verbatim (the end of DDP's message, mmcv's traceback cut to its last
 # frames, torchrun's summary): the error names no rank, the summary lists rank 1 alone
 MMCV_NO_RANK = [
