@@ -6,7 +6,8 @@ Trust order for every event (the `rank_from` column):
    an srun task id that is a rank; see `framing`);
 2. `content`: the line's own content (`rank=3`);
 3. `file_content`: the single rank the rest of the file's content names (of the lines with
-   the same launcher prefixes: one writer's lines);
+   the same launcher prefixes: one writer's lines); where it names none, the one rank its
+   `[rankN]:` tags name, when its bare lines are one process's;
 4. `path`: a global rank in the path (`rank3.log`, `rank.0007/stdout`, `…_rank12.log`,
    submitit's `12345_3_log.err`, or the user's `--rank-from-path` pattern);
 5. `node_offset`: a local rank (torchrun `--tee` prefix, torchrun `--log-dir` folder) plus its
@@ -479,7 +480,7 @@ def _file_content_ranks(events: pl.DataFrame, limit: int) -> pl.DataFrame:
         ),
         tagged_ranks.alias("_tagged"),
     )
-    return (
+    named = (
         events.filter(
             pl.col("prefix_rank").is_null() & believed_rank("rank", limit) & ~about_others
         )
@@ -489,6 +490,34 @@ def _file_content_ranks(events: pl.DataFrame, limit: int) -> pl.DataFrame:
         .join(processes, on=WRITER, how="left", nulls_equal=True)
         .filter((pl.col("_pids").fill_null(0) < 2) & (pl.col("_tagged").fill_null(0) < 2))
         .select(*WRITER, pl.col("_ranks").list.first().alias("file_content_rank"))
+    )
+    return pl.concat([named, _one_tagged_process(events, processes, named)])
+
+
+def _one_tagged_process(
+    events: pl.DataFrame, processes: pl.DataFrame, named: pl.DataFrame
+) -> pl.DataFrame:
+    """Per writer whose content names no rank: the one rank its `[rankN]:` tags name, where its
+    untagged lines name one process and nothing else does. PyTorch tags what a rank writes to
+    stderr (its traceback) while NCCL writes its own lines bare: one process's bare NCCL lines
+    beside one rank's tagged traceback are that rank's (sail-sg/zero-bubble-pipeline-parallelism
+    #60: `lzm-h200-10:74737:75914 [1] ... NCCL WARN NET/Socket : ... message truncated`, then
+    `[rank9]: Traceback (most recent call last):`). A tagged line that names an NCCL result
+    of its own is left to the rules, which tie a process's chain to the wrapper of the same
+    result only (pytorch/pytorch#150852)."""
+    tagged = (
+        events.filter(pl.col("prefix_rank").is_not_null())
+        .group_by(WRITER)
+        .agg(
+            pl.col("prefix_rank").first().alias("file_content_rank"),
+            pl.col("text").str.contains("NCCL", literal=True).any().alias("_says_nccl"),
+        )
+    )
+    return (
+        tagged.join(processes, on=WRITER, how="inner", nulls_equal=True)
+        .filter((pl.col("_tagged") == 1) & (pl.col("_pids") == 1) & ~pl.col("_says_nccl"))
+        .join(named, on=WRITER, how="anti", nulls_equal=True)
+        .select(*WRITER, pl.col("file_content_rank").cast(named.schema["file_content_rank"]))
     )
 
 

@@ -588,6 +588,10 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
         who += f" on host {host}"
     if details.get("library") in LIBRARY_NAMES.values():
         return f"{details['library']} failed on {who}", None
+    if details.get("sizes_disagree"):
+        return f"NCCL on {who} received a message of another size than it expected", (
+            "the ranks' calls differ"
+        )
     words = NCCL_WORDS.get(str(details.get("class")), NCCL_WORDS["unknown"])
     return capitalized(words.format(who=who)), None
 

@@ -389,6 +389,40 @@ def test_a_spawned_child_s_traceback_gives_no_rank_to_the_console_s_other_lines(
     assert oom.height == 1 and oom.item(0, "rank") is None
 
 
+# sail-sg/zero-bubble-pipeline-parallelism#60, verbatim (the paste's start, its traceback cut):
+# NCCL's bare lines of one process, then PyTorch's `[rank9]:`-tagged traceback
+ZBPP_CONSOLE = [
+    "lzm-h200-10:74737:75914 [1] transport/net_socket.cc:488 NCCL WARN NET/Socket : peer 10.0.5.194<41988> message truncated : receiving 4 bytes instead of 2. If you believe your socket network is in healthy state,           there may be a mismatch in collective sizes or environment settings (e.g. NCCL_PROTO, NCCL_ALGO) between ranks",
+    "",
+    "lzm-h200-10:74737:74737 [1] init.cc:290 NCCL WARN Attempt to use communicator before the previous operation returned ncclSuccess",
+    "[rank9]: Traceback (most recent call last):",
+    '[rank9]:   File "/sharedata/zimoliu/code/zbpp_v010/examples/../pretrain_gpt.py", line 301, in <module>',
+    "[rank9]:     pretrain(train_valid_test_datasets_provider,",
+    '[rank9]:   File "/sharedata/zimoliu/code/zbpp_v010/megatron/training.py", line 199, in pretrain',
+    "[rank9]:     iteration = train(forward_step_func,",
+    '[rank9]:   File "/sharedata/zimoliu/code/zbpp_v010/megatron/training.py", line 855, in train',
+    "[rank9]:     train_step(forward_step_func,",
+]
+
+
+def test_one_process_s_bare_nccl_lines_beside_one_tagged_rank_are_that_rank_s(tmp_path):
+    analysis = analyze_files(tmp_path, {"node1.log": ZBPP_CONSOLE})
+    nccl = analysis.job.events.filter(pl.col("family") == "nccl")
+    assert nccl.height == 2
+    assert set(nccl.get_column("rank").to_list()) == {9}
+    assert set(nccl.get_column("rank_from").to_list()) == {"file_content"}
+    assert analysis.verdict.ranks == [9]
+
+
+def test_bare_nccl_lines_of_two_processes_or_beside_two_tagged_ranks_get_no_rank(tmp_path):
+    other_process = ZBPP_CONSOLE[0].replace(":74737:75914 [1]", ":74738:75915 [2]")
+    other_rank = "[rank10]: Traceback (most recent call last):"
+    for lines in ([other_process, *ZBPP_CONSOLE], [*ZBPP_CONSOLE, other_rank]):
+        analysis = analyze_files(tmp_path, {"node1.log": lines})
+        nccl = analysis.job.events.filter(pl.col("family") == "nccl")
+        assert nccl.get_column("rank").null_count() == nccl.height
+
+
 TRACEBACK = (
     b"Traceback (most recent call last):\n"
     b'  File "train.py", line 12, in <module>\n'

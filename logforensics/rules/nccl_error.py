@@ -970,6 +970,7 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
             "nccl_version": first["nccl_version"],
             "result": first["result"],
             "subsystem": first["subsystem"],
+            "sizes_disagree": kind == "usage" and _matches(str(first["what"]), SIZES_DISAGREE),
         },
     )
 

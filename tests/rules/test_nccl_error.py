@@ -8,7 +8,7 @@ import pytest
 
 from bench.nccl_job import JobPlan, write_job
 from logforensics.api import analyze
-from logforensics.i18n import translate
+from logforensics.i18n import translate, translate_headline
 from tests.builders import analyze_files, finding, kinds, marks, parse, parsed_by
 from tests.parsers.test_gloo import APPLIO_79, AWS_DO_EKS_50, AWS_DO_EKS_51
 from tests.rules.test_duplicate_device import init_line
@@ -380,9 +380,15 @@ def test_a_transfer_truncated_between_peers_is_invalid_usage_of_the_ranks(tmp_pa
         "transport/net_socket.cc:424 NCCL WARN NET/Socket : peer 192.168.161.30<59210> message truncated :",
         "receiving 1048576 bytes instead of 65536",
     ]
-    error = analyze_files(tmp_path, {"train.log": lines}).verdict.finding
+    verdict = analyze_files(tmp_path, {"train.log": lines}).verdict
+    error = verdict.finding
     assert (error.kind, error.details["class"]) == ("nccl_error", "usage")
     assert "different sizes" in error.fix and "NCCL_PROTO" in error.fix
+    assert verdict.headline == (
+        "NCCL on a process received a message of another size than it expected; the ranks' "
+        "calls differ"
+    )
+    assert english_runs(translate_headline(verdict.headline, "zh")) == []
 
 
 def test_a_bootstrap_warn_with_its_chain_is_an_internal_error_of_the_bootstrap(tmp_path):
