@@ -103,8 +103,9 @@ HARNESS_CHILD_EXIT = r"\bexiting process (\d+) with exit code: (-?\d+)"
 
 # Composer's launcher on the first worker it sees end with an error, by global rank; it then
 # stops the others (mosaicml/composer, composer/cli/launcher.py `_monitor_processes`;
-# mosaicml/llm-foundry#258: `ERROR:composer.cli.launcher:Rank 2 crashed with exit code -7.`)
-COMPOSER_CRASH = r"\bRank (?P<rank>\d{1,7}) crashed with exit code (?P<code>-?\d+)\."
+# mosaicml/llm-foundry#258: `ERROR:composer.cli.launcher:Rank 2 crashed with exit code -7.`;
+# releases of 2022 end it without the period, mosaicml/composer#1165: `... exit code -6`)
+COMPOSER_CRASH = r"\bRank (?P<rank>\d{1,7}) crashed with exit code (?P<code>-?\d+)(?:\.|\s*$)"
 
 # Lightning's watch over the workers its main process started (`_ChildProcessObserver` in
 # lightning/fabric/strategies/launchers/subprocess_script.py): the first child it sees end

@@ -155,6 +155,8 @@ def test_the_test_runners_timed_banner_does_not_hide_the_harness_report(tmp_path
         # mosaicml/llm-foundry#258 and mosaicml/diffusion#140, verbatim
         ("ERROR:composer.cli.launcher:Rank 2 crashed with exit code -7.", 2, -7),
         ("ERROR:composer.cli.launcher:Rank 0 crashed with exit code -11.", 0, -11),
+        # mosaicml/composer#1165, verbatim: a 2022 release, no period
+        ("ERROR:composer.cli.launcher:Rank 2 crashed with exit code -6", 2, -6),
     ],
 )
 def test_composer_s_launcher_names_the_global_rank_that_crashed(line, rank, code):
