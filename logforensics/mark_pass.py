@@ -355,13 +355,17 @@ def _stats(
     )
 
 
+# how many lines from its file's end a wanted line is cut out of the blob directly
+NEAR_THE_END = 64
+
+
 def _tails(
     sources: _Sources, spans: _Spans, stats: pl.DataFrame, writers: pl.DataFrame
 ) -> pl.DataFrame:
     """The text of each writer's last plain mark and each file's last non-blank line, read
     from the end of the file."""
     if sources.blob is not None:
-        return _tails_of_blob(sources.blob, spans, stats, writers)
+        return _tails_of_blob(sources, spans, stats, writers)
     marks_of = writers.group_by("file").agg(pl.col("last_line").unique().alias("marks"))
     wanted = stats.join(marks_of, on="file")
     rows: dict[str, list] = {"file": [], "line": [], "text": []}
@@ -379,13 +383,14 @@ def _tails(
 
 
 def _tails_of_blob(
-    blob: bytes, spans: _Spans, stats: pl.DataFrame, writers: pl.DataFrame
+    sources: _Sources, spans: _Spans, stats: pl.DataFrame, writers: pl.DataFrame
 ) -> pl.DataFrame:
-    """`_tails` for files held in one blob: the wanted lines picked out of one more scan of
-    it by their rows (no work per file)."""
-    first_rows = pl.DataFrame(
-        {"file": [log_file.name for log_file in spans.files], "_first": spans.first_rows}
-    )
+    """`_tails` for files held in one blob. A wanted line a few lines from its file's end
+    (nearly all: a writer's last mark, a file's last line) is cut out of the blob by walking
+    back from the file's end; the others are picked out of one more scan of it by their rows.
+    Thousands of small files cost a few lookups each, not a scan of every byte."""
+    blob = sources.blob
+    assert blob is not None
     wanted = (
         pl.concat(
             [
@@ -396,14 +401,46 @@ def _tails_of_blob(
         )
         .drop_nulls()
         .unique()
+    )
+    ends = sources.starts[1:] + (len(blob),)
+    extent = {
+        log_file.name: (start, end, count)
+        for log_file, start, end, count in zip(
+            sources.files, sources.starts, ends, sources.counts, strict=True
+        )
+    }
+    rows: dict[str, list] = {"file": [], "line": [], "text": []}
+    far: list[tuple[str, int]] = []
+    for name, line in wanted.iter_rows():
+        start, end, count = extent[name]
+        if not 0 <= count - line <= NEAR_THE_END:
+            far.append((name, line))
+            continue
+        stop = end - 1  # the newline that ends the file's last line
+        for _ in range(count - line):
+            stop = blob.rfind(b"\n", start, stop)
+        begin = (blob.rfind(b"\n", start, stop) + 1) or start
+        text = blob[begin:stop].decode()
+        rows["file"].append(name)
+        rows["line"].append(line)
+        rows["text"].append(text.removesuffix("\r"))
+    near = pl.DataFrame(rows, schema={"file": pl.String, "line": pl.UInt32, "text": pl.String})
+    if not far:
+        return near
+    first_rows = pl.DataFrame(
+        {"file": [log_file.name for log_file in spans.files], "_first": spans.first_rows}
+    )
+    far_rows = (
+        pl.DataFrame(far, schema={"file": pl.String, "line": pl.Int64}, orient="row")
         .join(first_rows, on="file")
         .with_columns((pl.col("_first") + pl.col("line") - 1).cast(pl.UInt32).alias("_row"))
     )
     texts = (
         pl.scan_lines(blob, row_index_name="_row", name="text")
-        .filter(pl.col("_row").is_in(wanted.get_column("_row").implode()))
+        .filter(pl.col("_row").is_in(far_rows.get_column("_row").implode()))
         .collect()
     )
-    return wanted.join(texts, on="_row").select(
+    found = far_rows.join(texts, on="_row").select(
         "file", pl.col("line").cast(pl.UInt32), (pl.col("text") + "").alias("text")
     )
+    return pl.concat([near, found])

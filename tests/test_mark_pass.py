@@ -88,6 +88,24 @@ def test_edge_shapes_read_the_same_both_ways(tmp_path):
     assert_same(*both_ways(discover(tmp_path).files))
 
 
+def test_a_writer_s_last_mark_far_from_its_file_s_end_reads_the_same_both_ways(tmp_path):
+    # the texts of small files' last lines are cut from the end of the blob they are joined
+    # into; a last mark more lines from the end than that walk goes is read by its row
+    marks = [f"rank=5 step={step} stage=before_forward" for step in range(3)]
+    after = [f"epoch 0 batch {batch} loss 0.5" for batch in range(200)]
+    (tmp_path / "far.log").write_text("\n".join(marks + after) + "\n", encoding="utf-8")
+    (tmp_path / "near.log").write_bytes(b"rank=6 step=0 stage=before_forward\r\nlast words\r\n")
+    fast, careful = both_ways(discover(tmp_path).files)
+    assert_same(fast, careful)
+    texts = dict(fast.mark_writers.select("file", "last_text").rows())
+    assert texts == {
+        "far.log": "rank=5 step=2 stage=before_forward",
+        "near.log": "rank=6 step=0 stage=before_forward",
+    }
+    last = dict(fast.file_stats.select("file", "last_text").rows())
+    assert last == {"far.log": "epoch 0 batch 199 loss 0.5", "near.log": "last words"}
+
+
 def test_a_console_tagged_by_its_launcher_reads_the_same_both_ways(tmp_path):
     # torchrun --tee's console of sample_logs/skip_backward_hang: `[default1]:` before every
     # rank's line, the marks read behind the tag in the pass
