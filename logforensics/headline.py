@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from logforensics.findings import Finding
 from logforensics.rules.loader_size_mismatch import JOIN_SOURCE
 from logforensics.rules.nccl_error import LIBRARY_NAMES
-from logforensics.rules.rank_exception import HARDWARE_FIX, NUMERICS_FIX
+from logforensics.rules.rank_exception import HARDWARE_FIX, HOROVOD_SHUT_DOWN, NUMERICS_FIX
 from logforensics.text import capitalized, clipped, duration, rank_list
 from parsers.nccl import TORCH_DUPLICATE
 
@@ -612,6 +612,13 @@ def _monitored_barrier(finding: Finding, verdict: Verdict) -> Told:
 def _waited(finding: Finding) -> Told:
     """An exception whose words are a wait for other ranks that timed out."""
     said = str(finding.details.get("exception") or "a timeout")
+    if said == HOROVOD_SHUT_DOWN:  # no timeout: another rank failed or finished first
+        if finding.ranks:
+            return f"{_who(finding.ranks)} stopped because Horovod had shut down", ""
+        return (
+            "A process stopped because Horovod had shut down",
+            "the logs do not say which rank failed or finished first",
+        )
     if finding.ranks:  # the ranks that waited are known, not the one they waited for
         return f"{_who(finding.ranks)} stopped waiting for other ranks ({said})", ""
     return (
