@@ -732,6 +732,9 @@ def _stuck_location(finding: Finding, verdict: Verdict) -> Told:
     groups = finding.details.get("groups")
     if finding.details.get("unclaimed_alone"):
         return f"The one process dumped hung waiting in {finding.details.get('waiting')}", None
+    if count := finding.details.get("unclaimed_alike"):
+        every = "Both processes" if count == 2 else f"All {count:,} processes"
+        return f"{every} dumped hung waiting in {finding.details.get('waiting')}", None
     if finding.details.get("split"):
         return (
             f"The stack dumps show the processes apart: some in {finding.details.get('waiting')}, "

@@ -217,6 +217,16 @@ COLLECTIVES = frozenset(
     "all_to_all_single gather scatter send recv isend irecv monitored_barrier".split()
 )
 STDLIB = frozenset(sys.stdlib_module_names)
+# Installed training libraries: py-spy names a site-packages module by its import path
+# (`deepspeed/runtime/zero/stage3.py`), which reads like the job's own relative path, so
+# their frames are told apart by the package (deepspeedai/DeepSpeed#6524: ZeRO-3's and
+# accelerate's frames between autograd and `training_loop (src/.../fine_tune_accelerate.py)`)
+LIBRARIES = frozenset(
+    "accelerate apex bitsandbytes colossalai datasets deepspeed flash_attn horovod "
+    "huggingface_hub lightning lightning_fabric mmcv mmengine numpy peft pytorch_lightning ray "
+    "safetensors timm tokenizers torchaudio torchvision tqdm transformers triton trl vllm "
+    "xformers".split()
+)
 # Libraries' own waits for a collective, named after what they gather: DeepSpeed ZeRO-3 fetches
 # a module's parameters before its forward (an all-gather every rank must join;
 # deepspeedai/DeepSpeed#860's faulthandler stack in `fetch_sub_module` ->
@@ -238,7 +248,7 @@ def is_user_frame(source: str | None, line: int | None) -> bool:
     if source.startswith(("torch/", "torch\\")) or "site-packages" in source:
         return False
     top = source.replace("\\", "/").split("/", 1)[0].removesuffix(".py")
-    return top not in STDLIB
+    return top not in STDLIB and top not in LIBRARIES
 
 
 # native frames of a thread blocked on a lock or a condition (`--native`)
@@ -276,7 +286,7 @@ def waiting_in(
             if name in names and source and library in source:
                 return words
         if name in ("_engine_run_backward", "backward") and source and "autograd" in source:
-            return "backward (DDP's gradient all-reduce)"
+            return f"backward ({_gradient_reduction(sources)})"
         if "DataLoader" in function or "_next_data" in function:
             return "the DataLoader (waiting for a batch)"
         if name == "sleep" and source and source.startswith("time"):
@@ -292,6 +302,24 @@ def waiting_in(
     if state == "idle":
         return "a blocking call (a lock, I/O or a device sync)"
     return "running"
+
+
+# Who reduces the gradients a backward waits on, by the frames around it (innermost first):
+# DeepSpeed's ZeRO engine (deepspeedai/DeepSpeed#3032: `backward
+# (deepspeed/runtime/zero/stage_1_and_2.py:2013)` under autograd's), FSDP's hooks, else DDP's
+GRADIENT_REDUCERS = (
+    ("deepspeed/", "DeepSpeed's gradient reduction"),
+    ("fsdp/", "FSDP's gradient reduce-scatter"),
+)
+
+
+def _gradient_reduction(sources: list[str | None]) -> str:
+    for source in sources:
+        path = (source or "").replace("\\", "/")
+        for part, words in GRADIENT_REDUCERS:
+            if part in path:
+                return words
+    return "DDP's gradient all-reduce"
 
 
 def waits_for_others(waiting: str) -> bool:

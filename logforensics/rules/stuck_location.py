@@ -121,8 +121,10 @@ def _unclaimed_apart(job: Job) -> list[Finding]:
         return [_unclaimed_outside(outside, in_collectives)]
     if outside.height and in_collectives.height:
         return [_unclaimed_split(outside, in_collectives)]
-    if in_collectives.get_column("waiting").n_unique() < 2:
+    if in_collectives.is_empty():
         return []
+    if in_collectives.get_column("waiting").n_unique() < 2:
+        return _unclaimed_alike(in_collectives)
     groups = (
         in_collectives.group_by("waiting", maintain_order=True)
         .agg(pl.len().alias("processes"), pl.all().first())
@@ -301,6 +303,47 @@ def _unclaimed_alone(row: dict) -> list[Finding]:
             },
         )
     ]
+
+
+def _unclaimed_alike(stuck: pl.DataFrame) -> list[Finding]:
+    """Several stacks no rank claims, every one waiting in the same collective
+    (deepspeedai/DeepSpeed#6524: two processes' `py-spy dump`s, both in ZeRO-3's backward):
+    as with one such stack, the job hung there, waiting for ranks that never joined it; the
+    dumps show where, not who."""
+    first = stuck.row(0, named=True)
+    places = _distinct_places(stuck)
+    where = "; ".join(places.get_column("_where").to_list())
+    return [
+        Finding(
+            kind="stuck_location",
+            severity="error",
+            part="consequence",
+            summary=(
+                f"{_all(stuck.height)} with a stack dump wait in {first['waiting']} "
+                f"at {where}: the job hung there, waiting for ranks that never joined that "
+                "collective. The dumps do not say which ranks they were, nor where the others "
+                "stood."
+            ),
+            fix=UNCLAIMED_ALONE_FIX,
+            evidence=[
+                Evidence(row["file"], int(row["line"] or 1), row["line_text"] or row["_where"])
+                for row in places.head(3).iter_rows(named=True)
+            ],
+            evidence_total=stuck.height,
+            confidence="low",
+            blames_nobody=True,
+            details={
+                "source": first["tool"] or "stack dump",
+                "unclaimed_alike": stuck.height,
+                "waiting": first["waiting"],
+                "alike": True,
+            },
+        )
+    ]
+
+
+def _all(count: int) -> str:
+    return "Both processes" if count == 2 else f"All {count:,} processes"
 
 
 def _processes(count: int) -> str:

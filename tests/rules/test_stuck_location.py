@@ -8,8 +8,10 @@ import shutil
 from pathlib import Path
 
 from logforensics.api import analyze
+from logforensics.i18n import translate, translate_headline
 from logforensics.registry import diagnosis
 from tests.conftest import ROOT, SAMPLE_LOGS
+from tests.test_i18n import english_runs
 
 DUMPS = SAMPLE_LOGS / "pyspy_hang" / "logs" / "pyspy"
 LOCK = ROOT / "tests" / "data" / "dumps" / "lock_wait" / "plain.txt"
@@ -98,13 +100,36 @@ def test_dumps_no_rank_claims_waiting_in_different_collectives_are_a_mismatch(tm
     }
 
 
-def test_dumps_no_rank_claims_waiting_in_one_collective_say_nothing(tmp_path):
+def test_dumps_no_rank_claims_waiting_in_one_collective_are_no_mismatch(tmp_path):
     root = tmp_path / "logs"
     root.mkdir()
     for name in ("a.txt", "b.txt"):
         shutil.copy(SPLIT / "step_all_reduce.txt", root / name)
     analysis = analyze(root)
-    assert analysis.verdict is None or analysis.verdict.finding.kind != "collective_mismatch"
+    assert analysis.verdict.finding.kind == "stuck_location"
+    assert analysis.verdict.headline.startswith("Both processes dumped hung waiting in dist.")
+
+
+ZERO3_BACKWARD = ROOT / "tests" / "data" / "dumps" / "deepspeed_6524"
+
+
+def test_several_unclaimed_stacks_in_one_wait_say_the_job_hung_there(tmp_path):
+    # deepspeedai/DeepSpeed#6524 (tests/data/dumps/deepspeed_6524): two processes' dumps, both
+    # in ZeRO-3's backward under the job's own training loop
+    analysis = analyze_copy(ZERO3_BACKWARD, tmp_path)
+    verdict = analysis.verdict
+    hung = verdict.finding
+    assert (hung.kind, hung.ranks, hung.blames_nobody) == ("stuck_location", [], True)
+    assert verdict.headline == (
+        "Both processes dumped hung waiting in backward (DeepSpeed's gradient reduction)"
+    )
+    # the job's own frame, not DeepSpeed's or accelerate's, is where they stand
+    assert (
+        "at training_loop (src/compactifai_back/healing/scripts/fine_tune_accelerate.py:411)"
+        in (hung.summary)
+    )
+    assert english_runs(translate(hung.summary, "zh")) == []
+    assert english_runs(translate_headline(verdict.headline, "zh")) == []
 
 
 # deepspeedai/DeepSpeed#860, verbatim (the first ten lines of stas00's faulthandler dump of the
@@ -152,8 +177,10 @@ def test_the_one_unclaimed_process_outside_any_collective_is_where_the_job_stopp
     assert (found.kind, found.part) == ("stuck_location", "departure")
     assert "the DataLoader (waiting for a batch)" in found.summary
     assert [evidence.file for evidence in found.evidence] == ["trace-node48.out"]
+    # (the job's own frame, Megatron's training loop, not DeepSpeed's pipeline engine below it)
     assert analysis.verdict.headline.startswith(
-        "A process is stuck in the DataLoader (waiting for a batch) at _next_batch"
+        "A process is stuck in the DataLoader (waiting for a batch) at evaluate "
+        "(megatron/training.py:983)"
     )
 
 
@@ -166,9 +193,12 @@ def test_unclaimed_stacks_split_between_a_collective_and_elsewhere_say_so(tmp_pa
     analysis = analyze_copy(PREQUEL_SPLIT, tmp_path)
     found = analysis.verdict.finding
     assert (found.kind, found.severity, found.ranks) == ("stuck_location", "error", [])
-    assert "1 process waits in dist.broadcast at _aggregate_total_loss" in found.summary
+    # (the job's own frame, Megatron's train step, not DeepSpeed's pipeline engine below it)
+    assert "1 process waits in dist.broadcast at train_step (megatron/training.py:436)" in (
+        found.summary
+    )
     assert "outside any collective at train (megatron/training.py:915)" in found.summary
-    assert {evidence.line for evidence in found.evidence} == {2, 8}
+    assert {evidence.line for evidence in found.evidence} == {2, 10}
     assert analysis.verdict.headline.startswith("The stack dumps show the processes apart")
 
 
