@@ -91,7 +91,7 @@ CONSEQUENCE = (
     # collective_mismatch rule)
     r"|DistributedOperationException"
     # DeepSpeed's cross-rank check (the collective_mismatch rule reads it)
-    r"|disagreement between rank\d+ and rank\d+"
+    r"|disagreement (?:on list length )?between rank\d+ and rank\d+"
     r"|parameters that were not used in producing the loss"
     # DDP's reducer finding a parameter ready twice (reentrant checkpointing, shared modules):
     # the reducer rule reads it (modelscope/ms-swift#3171)

@@ -28,3 +28,23 @@ def test_a_rank_that_disagreed_with_rank_0_left_the_common_sequence(tmp_path):
     assert (verdict.finding.kind, verdict.ranks) == ("collective_mismatch", [6])
     assert verdict.headline == "Rank 6 ran another sequence than rank 0 (DeepSpeed's check)"
     assert "ZeRO-3" in verdict.finding.fix
+
+
+# hiyouga/LlamaFactory#10224, verbatim (the end of rank 7's traceback): the check of the list's
+# length, the two lengths on the lines below the message
+LIST_LENGTH = [
+    '[rank7]:   File "/opt/conda/envs/ai/lib/python3.12/site-packages/deepspeed/runtime/zero/utils.py", line 82, in assert_lst_len_same_as_other_ranks',
+    '[rank7]:     raise RuntimeError(f"Detected a disagreement on list length between rank0 and rank{dist.get_rank()}: "',
+    "[rank7]: RuntimeError: Detected a disagreement on list length between rank0 and rank7: ",
+    "[rank7]:  rank0: 30815 ",
+    "[rank7]:  rank7: 30833",
+]
+
+
+def test_a_disagreement_on_the_list_s_length_names_the_rank_that_raised_it(tmp_path):
+    said = only(parsed_by("deepspeed_consistency", LIST_LENGTH))
+    assert (said["event"], said["rank"], said["peer_rank"]) == ("rank_disagreement", 7, 0)
+    assert said["line"] == 3  # not the quoted source line of the raise
+    verdict = analyze_files(tmp_path, {"log.txt": LIST_LENGTH}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("collective_mismatch", [7])
+    assert verdict.headline == "Rank 7 ran another sequence than rank 0 (DeepSpeed's check)"
