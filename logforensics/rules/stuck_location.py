@@ -309,7 +309,8 @@ def _unclaimed_alike(stuck: pl.DataFrame) -> list[Finding]:
     """Several stacks no rank claims, every one waiting in the same collective
     (deepspeedai/DeepSpeed#6524: two processes' `py-spy dump`s, both in ZeRO-3's backward):
     as with one such stack, the job hung there, waiting for ranks that never joined it; the
-    dumps show where, not who."""
+    dumps show where, not who. Unlike ranks all dumped alike, these may be a few of many: the
+    same diagnosis as one such stack, a rank that left the common path."""
     first = stuck.row(0, named=True)
     places = _distinct_places(stuck)
     where = "; ".join(places.get_column("_where").to_list())
@@ -336,7 +337,6 @@ def _unclaimed_alike(stuck: pl.DataFrame) -> list[Finding]:
                 "source": first["tool"] or "stack dump",
                 "unclaimed_alike": stuck.height,
                 "waiting": first["waiting"],
-                "alike": True,
             },
         )
     ]

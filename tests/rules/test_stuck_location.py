@@ -117,9 +117,12 @@ def test_several_unclaimed_stacks_in_one_wait_say_the_job_hung_there(tmp_path):
     # deepspeedai/DeepSpeed#6524 (tests/data/dumps/deepspeed_6524): two processes' dumps, both
     # in ZeRO-3's backward under the job's own training loop
     analysis = analyze_copy(ZERO3_BACKWARD, tmp_path)
+    (tmp_path / "one").mkdir()
+    shutil.copy(ZERO3_BACKWARD / "pyspy_pid4886.txt", tmp_path / "one")
     verdict = analysis.verdict
     hung = verdict.finding
     assert (hung.kind, hung.ranks, hung.blames_nobody) == ("stuck_location", [], True)
+    assert diagnosis(hung) == diagnosis(analyze(tmp_path / "one").verdict.finding)
     assert verdict.headline == (
         "Both processes dumped hung waiting in backward (DeepSpeed's gradient reduction)"
     )
