@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING, Any
 from logforensics.findings import Finding
 from logforensics.rules.loader_size_mismatch import JOIN_SOURCE
 from logforensics.rules.nccl_error import LIBRARY_NAMES
-from logforensics.rules.rank_exception import HARDWARE_FIX, HOROVOD_SHUT_DOWN, NUMERICS_FIX
+from logforensics.rules.rank_exception import (
+    HARDWARE_FIX,
+    HOROVOD_SHUT_DOWN,
+    NUMERICS_FIX,
+    windows_crash,
+)
 from logforensics.text import capitalized, clipped, duration, rank_list
 from parsers.nccl import TORCH_DUPLICATE
 
@@ -410,7 +415,10 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
     if finding.details.get("exit_code") is not None:
         workers = finding.details.get("workers")
         who = f"{workers} processes" if isinstance(workers, int) and not finding.ranks else who
-        return f"{who} exited with code {finding.details['exit_code']}", None
+        code = finding.details["exit_code"]
+        if isinstance(code, int) and (crash := windows_crash(code)):
+            return f"{who} crashed (Windows exit code {crash})", None
+        return f"{who} exited with code {code}", None
     if finding.details.get("exception") == "exit code cut":
         return "A worker exited with an error and the launcher stopped the others", None
     if finding.details.get("aborted"):

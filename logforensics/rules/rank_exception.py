@@ -1146,7 +1146,11 @@ def _error_exits(job: Job) -> pl.DataFrame:
     single node."""
     events = job.events
     spawned = events.filter(_spawn_exit()).with_columns(
-        exception_text().str.extract(SPAWN_EXIT_CODE, 1).cast(pl.Int32).alias("exitcode")
+        # (Int64: a Windows crash's code, 3221225477, is past Int32; a longer number is null)
+        exception_text()
+        .str.extract(SPAWN_EXIT_CODE, 1)
+        .cast(pl.Int64, strict=False)
+        .alias("exitcode")
     )
     reported = events.filter(pl.col("event").is_in(EXIT_REPORTS))
     return (
@@ -1324,8 +1328,9 @@ def _exited(job: Job) -> list[Finding]:
             exits,
             part="consequence" if waited else "explanation",
             summary=(
-                f"{who} exited with code {code} (the launcher's report); {said} not in these "
-                f"logs.{ended_a_wait}"
+                f"{who} exited with code {code} (the launcher's report"
+                + (f"; Windows' crash code {crash}" if (crash := windows_crash(code)) else "")
+                + f"); {said} not in these logs.{ended_a_wait}"
             ),
             fix=EXITED_FIX,
             ranks=ranks,
@@ -1439,11 +1444,34 @@ SHUT_DOWN_FIX = (
 )
 
 
+# Windows ends a crashed process with an NTSTATUS code of error severity (0xC0000000 and up):
+# 0xC0000005 an access violation, 0xC00000FD a stack overflow, 0xC0000409 a fail-fast abort
+# (pytorch/pytorch#186535: `process 0 terminated with exit code 3221225477` on a gloo CUDA
+# all_reduce under mp.spawn)
+NTSTATUS_ERRORS = range(0xC0000000, 0x1_0000_0000)
+NTSTATUS_NAMES = {
+    0xC0000005: "an access violation",
+    0xC000001D: "an illegal instruction",
+    0xC0000094: "an integer division by zero",
+    0xC00000FD: "a stack overflow",
+    0xC0000374: "a heap corruption",
+    0xC0000409: "a fail-fast abort",
+}
+
+
+def windows_crash(code: int) -> str | None:
+    """`0xC0000005, an access violation`: what a Windows crash's exit code says, or None."""
+    if code not in NTSTATUS_ERRORS:
+        return None
+    name = NTSTATUS_NAMES.get(code)
+    return f"0x{code:08X}" + (f", {name}" if name else "")
+
+
 def _failure_code(code: int) -> bool:
     """Whether an exit code says the process failed whatever the program meant by it: Python's
     uncaught exception (1), a usage error (2), a signal (negative, as the launchers report it,
-    or a shell's 128 + N), or 255 (an MPI abort, a failed remote command)."""
-    return code < 0 or code in (1, 2, 255) or 128 < code < 160
+    or a shell's 128 + N), 255 (an MPI abort, a failed remote command), or a Windows crash."""
+    return code < 0 or code in (1, 2, 255) or 128 < code < 160 or code in NTSTATUS_ERRORS
 
 
 def _chosen_exit(exits: pl.DataFrame, ranks: list[int], code: int) -> Finding:

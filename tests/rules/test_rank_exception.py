@@ -2589,3 +2589,41 @@ def test_the_loss_scale_at_its_floor_on_several_processes_is_the_run_s_numbers(t
     analysis = analyze_files(tmp_path, {"console.log": lines.splitlines()})
     assert analysis.verdict.headline.startswith("The training's numbers diverged on ")
     assert analysis.verdict.finding.fix.startswith("The training's numbers diverged")
+
+
+# pytorch/pytorch#186535, verbatim: mp.spawn's parent on Windows, its child 0 crashed in a gloo
+# all_reduce of CUDA tensors (0xC0000005, past what an Int32 holds)
+WINDOWS_CRASH = [
+    "C:\\OneTrainer\\OneTrainer>venv\\scripts\\activate",
+    "(venv) C:\\OneTrainer\\OneTrainer>python testScript.py",
+    "Traceback (most recent call last):",
+    '  File "C:\\OneTrainer\\OneTrainer\\testScript.py", line 17, in <module>',
+    "    mp.spawn(run, nprocs=2)",
+    '  File "C:\\OneTrainer\\OneTrainer\\venv\\Lib\\site-packages\\torch\\multiprocessing\\spawn.py", line 340, in spawn',
+    '    return start_processes(fn, args, nprocs, join, daemon, start_method="spawn")',
+    "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+    '  File "C:\\OneTrainer\\OneTrainer\\venv\\Lib\\site-packages\\torch\\multiprocessing\\spawn.py", line 296, in start_processes',
+    "    while not context.join():",
+    "              ^^^^^^^^^^^^^^",
+    '  File "C:\\OneTrainer\\OneTrainer\\venv\\Lib\\site-packages\\torch\\multiprocessing\\spawn.py", line 200, in join',
+    "    raise ProcessExitedException(",
+    "torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with exit code 3221225477",
+]
+
+
+def test_a_windows_crash_code_is_a_failure_and_is_named(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": WINDOWS_CRASH})
+    assert not analysis.rule_errors
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.finding.ranks) == ("rank_exception", [0])
+    assert verdict.headline == "Rank 0 crashed (Windows exit code 0xC0000005, an access violation)"
+    assert "exited with code 3221225477" in verdict.finding.summary
+    assert english_runs(translate(verdict.finding.summary, "zh")) == []
+    assert english_runs(translate_headline(verdict.headline, "zh")) == []
+
+
+def test_an_exit_code_past_any_integer_is_read_without_failing(tmp_path):
+    # hostile input: a code no integer type holds breaks no rule
+    lines = [line.replace("3221225477", "9" * 30) for line in WINDOWS_CRASH]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert not analysis.rule_errors
