@@ -60,7 +60,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         pl.col("_row")
         .struct.field("missing")
         .str.split(",")
-        .list.eval(pl.element().cast(pl.Int64))
+        .list.eval(pl.element().str.strip_chars().cast(pl.Int64, strict=False))
         .alias("values"),
         pl.col("_row").struct.field("pg").alias("pg"),
         pl.col("_row").struct.field("op").alias("op"),

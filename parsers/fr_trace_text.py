@@ -73,7 +73,9 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         pl.when(pl.col("_culprit").is_not_null())
         .then(pl.concat_list(pl.col("_culprit")))
         .otherwise(
-            pl.col("_missing").str.extract_all(r"\d+").list.eval(pl.element().cast(pl.Int64))
+            pl.col("_missing")
+            .str.extract_all(r"\d+")
+            .list.eval(pl.element().cast(pl.Int64, strict=False))
         )
         .alias("values"),
         "seq",

@@ -150,7 +150,7 @@ def _from_printed_sizes(job: Job) -> list[Finding]:
     prints = prints.with_columns(
         pl.col("shape")
         .str.extract_all(r"\d+")
-        .list.eval(pl.element().cast(pl.Int64).product())
+        .list.eval(pl.element().cast(pl.Int64, strict=False).product())
         .list.first()
         .alias("_numel")
     )

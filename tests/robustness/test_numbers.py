@@ -4,6 +4,7 @@ no other finding."""
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 
@@ -238,3 +239,22 @@ def test_the_rank_map_of_a_huge_world_folds_the_ranks_alike():
     alternating = build_rank_map([], many_seen, None, [])
     assert len(alternating.row_labels) == RANK_MAP_MAX_ROWS
     assert "more rows of ranks are not drawn" in alternating.note
+
+
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        ("tests.parsers.test_fr_trace_text", "REPORT"),
+        ("tests.parsers.test_fr_attribution", "GPU_ERROR_REPORT"),
+        ("tests.parsers.test_shape_prints", "GATHERED_LOGITS"),
+        ("tests.rules.test_rank_exception", "WINDOWS_CRASH"),
+    ],
+)
+def test_numbers_past_any_integer_in_real_lines_break_no_parser_or_rule(tmp_path, module, name):
+    # the real lines of families that read lists of numbers, every number made 30 digits long
+    lines = getattr(importlib.import_module(module), name)
+    huge = [re.sub(r"\d+", "9" * 30, line) for line in lines]
+    analysis = analyze(write_logs(tmp_path, {"console.log": huge}))
+    assert not analysis.rule_errors
+    report = build_report(analysis, str(tmp_path))
+    assert render_json(report) and render_html(report, analysis)
