@@ -1317,6 +1317,9 @@ def _exited(job: Job) -> list[Finding]:
             f"Rank {ranks[0]} alone exited with an error (code {code}, the test harness's report)"
         )
         return [_lone_failure(exits, ranks[0], code, said_alone)]
+    if not waited and (crash := windows_crash(code)) and len(ranks) == 1 and exits.height == 1:
+        # a native crash is the process's own failure, as a fatal signal is on Linux
+        return [_windows_crashed(exits, ranks[0], code, crash)]
     ended_a_wait = (
         " The tracebacks in these logs were waiting for other ranks: most likely the exit "
         "ended such a wait."
@@ -1646,6 +1649,32 @@ def _first_exit(first: pl.DataFrame, ahead: float | None = None, *, alone: bool 
         else FIRST_EXIT_FIX,
         ranks=[rank],
         confidence="low",
+        details={"exception": f"exit code {code}", "exit_code": code},
+    )
+
+
+WINDOWS_CRASH_FIX = (
+    "The process crashed in native code (a library, the CUDA driver), with no Python exception "
+    "to print: run it with `python -X faulthandler` to get the Python stack at the crash, and "
+    "check that the backend supports what it was given on Windows (gloo has no CUDA "
+    "all_reduce there: move the tensors to the CPU, or run on Linux with NCCL)."
+)
+
+
+def _windows_crashed(rows: pl.DataFrame, rank: int, code: int, crash: str) -> Finding:
+    """One worker ended with a Windows crash code, no error of its own in the logs: it crashed
+    (pytorch/pytorch#186535: mp.spawn's `process 0 terminated with exit code 3221225477`)."""
+    return _from_rows(
+        rows,
+        severity="error",
+        part="departure",
+        summary=(
+            f"Rank {rank} crashed: its exit code {code} is Windows' {crash} (the launcher's "
+            "report); no Python error of its own is in these logs."
+        ),
+        fix=WINDOWS_CRASH_FIX,
+        ranks=[rank],
+        confidence="medium",
         details={"exception": f"exit code {code}", "exit_code": code},
     )
 

@@ -2615,9 +2615,11 @@ def test_a_windows_crash_code_is_a_failure_and_is_named(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": WINDOWS_CRASH})
     assert not analysis.rule_errors
     verdict = analysis.verdict
-    assert (verdict.finding.kind, verdict.finding.ranks) == ("rank_exception", [0])
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [0])
     assert verdict.headline == "Rank 0 crashed (Windows exit code 0xC0000005, an access violation)"
-    assert "exited with code 3221225477" in verdict.finding.summary
+    assert "its exit code 3221225477 is Windows' 0xC0000005" in verdict.finding.summary
+    assert "faulthandler" in verdict.finding.fix
+    assert english_runs(translate(verdict.finding.fix, "zh")) == []
     assert english_runs(translate(verdict.finding.summary, "zh")) == []
     assert english_runs(translate_headline(verdict.headline, "zh")) == []
 
