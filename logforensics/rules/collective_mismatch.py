@@ -399,6 +399,8 @@ def _from_horovod_stall(job: Job) -> list[Finding]:
         missing = sorted(set(missing_rows.get_column("peer_rank").to_list()))
     if not missing:
         return []
+    if (arriving := _arriving(missing_rows)) is not None:
+        return [_stragglers(job, *arriving)]
     past = _stall_got_past(job)
     if past is not None:
         return [_stall_passed(job, missing_rows, missing, past)]
@@ -449,6 +451,56 @@ def _from_horovod_stall(job: Job) -> list[Finding]:
             details={"source": "horovod stall", "tensors": tensors[:10], "ready": sorted(ready)},
         )
     ]
+
+
+def _arriving(missing_rows: pl.DataFrame) -> tuple[pl.DataFrame, list[int], list[int]] | None:
+    """Where the stall inspector's later reports of a tensor name fewer missing ranks than its
+    earlier ones, the ranks were arriving one by one, late, not running other collectives
+    (horovod/horovod#457: `MetricAverageCallback/...acc_0 [missing ranks: 0, 1, 3, 4]`, then
+    `[missing ranks: 0, 1, 4]` after validation): the last report's rows, the ranks it still
+    misses, and the ranks that arrived since the first."""
+    reports = (
+        missing_rows.with_columns(pl.col("names").list.first().alias("_tensor"))
+        .group_by("file", "line", "_tensor", maintain_order=True)
+        .agg(pl.col("peer_rank").unique().sort())
+        .sort("file", "line")
+    )
+    for _, seen in reports.group_by("_tensor", maintain_order=True):
+        sets = [set(ranks) for ranks in seen.get_column("peer_rank").to_list()]
+        if len(sets) < 2 or not sets[-1] < sets[0]:
+            continue
+        last = seen.row(-1, named=True)
+        rows = missing_rows.filter(
+            (pl.col("file") == last["file"]) & (pl.col("line") == last["line"])
+        )
+        return rows, sorted(sets[-1]), sorted(sets[0] - sets[-1])
+    return None
+
+
+def _stragglers(job: Job, rows: pl.DataFrame, missing: list[int], arrived: list[int]) -> Finding:
+    tensors = list(
+        dict.fromkeys(name for names in rows.get_column("names").to_list() for name in names or [])
+    )
+    what = tensors[0] if tensors else "a tensor"
+    who = rank_list(missing)
+    summary = (
+        f"Horovod's stall inspector: {who} had still not submitted {what} at its last report, "
+        f"while {rank_list(arrived)} arrived after its first: the ranks reached this "
+        f"collective one by one, late, and {who} never did. Work before it that some ranks do "
+        "longer (evaluation, a metric, I/O) or a rank stuck there held the others."
+    )
+    return placed_finding(
+        job,
+        rows,
+        kind="stage_divergence",
+        severity="error",
+        part="departure",
+        summary=summary,
+        fix=STALL_FIX.format(who=who),
+        ranks=missing,
+        confidence="low",
+        details={"source": "horovod stall", "tensors": tensors[:10], "arrived": arrived},
+    )
 
 
 def _lone_submitter(job: Job, missing: list[int]) -> int | None:

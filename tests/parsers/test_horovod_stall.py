@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from logforensics.i18n import translate
 from tests.builders import analyze_files, parsed_by
+from tests.test_i18n import english_runs
 
 # horovod/horovod#2640, verbatim: two nodes ran different code; ranks 0-10 never submitted
 SPLIT = [
@@ -100,3 +102,30 @@ def test_horovod_0_18_s_stalled_ranks_are_the_missing_ones(tmp_path):
     assert missing.get_column("peer_rank").to_list() == [6]
     verdict = analyze_files(tmp_path, {"mpirun.log": STALLED_RANKS}).verdict
     assert verdict.ranks == [6]
+
+
+# horovod/horovod#457, verbatim (a commenter's paste): the metric's allreduce after validation
+# first misses ranks 0, 1, 3 and 4, then rank 3 arrives
+ARRIVING = [
+    "MetricAverageCallback/HorovodAllreduce_MetricAverageCallback_acc_0 [missing ranks: 0, 1, 3, 4]",
+    "MetricAverageCallback/HorovodAllreduce_MetricAverageCallback_acc_0 [missing ranks: 0, 1, 3, 4]",
+    "MetricAverageCallback/HorovodAllreduce_MetricAverageCallback_acc_0 [missing ranks: 0, 1, 3, 4]",
+    "MetricAverageCallback/HorovodAllreduce_MetricAverageCallback_acc_0 [missing ranks: 0, 1, 3, 4]",
+    "MetricAverageCallback/HorovodAllreduce_MetricAverageCallback_acc_0 [missing ranks: 0, 1, 3, 4]",
+    "MetricAverageCallback/HorovodAllreduce_MetricAverageCallback_acc_0 [missing ranks: 0, 1, 3, 4]",
+    "MetricAverageCallback/HorovodAllreduce_MetricAverageCallback_acc_0 [missing ranks: 0, 1, 3, 4]",
+    "MetricAverageCallback/HorovodAllreduce_MetricAverageCallback_acc_0 [missing ranks: 0, 1, 4]",
+    "MetricAverageCallback/HorovodAllreduce_MetricAverageCallback_acc_0 [missing ranks: 0, 1, 4]",
+    "MetricAverageCallback/HorovodAllreduce_MetricAverageCallback_acc_0 [missing ranks: 0, 1, 4]",
+    "MetricAverageCallback/HorovodAllreduce_MetricAverageCallback_acc_0 [missing ranks: 0, 1, 4]",
+]
+
+
+def test_ranks_arriving_one_by_one_are_late_not_a_lone_submitter_s_collective(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": ARRIVING})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("stage_divergence", [0, 1, 4])
+    assert verdict.finding.details["arrived"] == [3]
+    assert "one by one, late" in verdict.finding.summary
+    assert not [f for f in analysis.findings if "alone submitted" in f.summary]
+    assert english_runs(translate(verdict.finding.summary, "zh")) == []
