@@ -412,10 +412,7 @@ def _from_horovod_stall(job: Job) -> list[Finding]:
         # one rank, or a minority of the smallest world the named ranks allow, which is a
         # minority of any larger one (horovod/horovod#498: ranks 3 and 6, so at least 7 ranks)
         blamed = len(missing) == 1 or len(missing) * 2 < max(missing) + 1
-    tensors = [
-        name for names in missing_rows.get_column("names").to_list() for name in (names or [])
-    ]
-    tensors = list(dict.fromkeys(tensors))
+    tensors = _tensor_names(missing_rows)
     what = tensors[0] if tensors else "a tensor"
     more = f" (and {len(tensors) - 1} more)" if len(tensors) > 1 else ""
     who = rank_list(missing)
@@ -453,6 +450,13 @@ def _from_horovod_stall(job: Job) -> list[Finding]:
     ]
 
 
+def _tensor_names(rows: pl.DataFrame) -> list[str]:
+    """The tensors the stall reports in `rows` name, each once, in their order."""
+    return list(
+        dict.fromkeys(name for names in rows.get_column("names").to_list() for name in names or [])
+    )
+
+
 def _arriving(missing_rows: pl.DataFrame) -> tuple[pl.DataFrame, list[int], list[int]] | None:
     """Where the stall inspector's later reports of a tensor name fewer missing ranks than its
     earlier ones, the ranks were arriving one by one, late, not running other collectives
@@ -478,9 +482,7 @@ def _arriving(missing_rows: pl.DataFrame) -> tuple[pl.DataFrame, list[int], list
 
 
 def _stragglers(job: Job, rows: pl.DataFrame, missing: list[int], arrived: list[int]) -> Finding:
-    tensors = list(
-        dict.fromkeys(name for names in rows.get_column("names").to_list() for name in names or [])
-    )
+    tensors = _tensor_names(rows)
     what = tensors[0] if tensors else "a tensor"
     who = rank_list(missing)
     summary = (

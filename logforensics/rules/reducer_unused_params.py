@@ -157,19 +157,13 @@ def _count_never_arrived(job: Job, rows: pl.DataFrame) -> Finding:
         f"{rank_list(absent) if absent else 'a peer'}'s parameter count"
     )
     if not job.events.filter(pl.col("event").is_in(TIMEOUT_EVENTS)).is_empty():
-        return placed_finding(
+        return _says_nothing_of_the_models(
             job,
             rows,
-            kind="reducer_unused_params",
-            severity="warning",
-            part="context",
-            summary=(
-                f"{told}: that count never arrived, the check's collective having timed out, "
-                "so it says nothing about the models."
-            ),
-            fix="Look at why the check's collective timed out (the first collective of the job).",
-            ranks=absent,
-            blames_nobody=True,
+            absent,
+            f"{told}: that count never arrived, the check's collective having timed out, so it "
+            "says nothing about the models.",
+            "Look at why the check's collective timed out (the first collective of the job).",
         )
     who = rank_list(absent) if absent else "a rank"
     return placed_finding(
@@ -191,19 +185,30 @@ def _count_never_arrived(job: Job, rows: pl.DataFrame) -> Finding:
 
 def _counts_never_exchanged(job: Job, rows: pl.DataFrame) -> Finding:
     ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
+    return _says_nothing_of_the_models(
+        job,
+        rows,
+        ranks,
+        f"DDP's model check on {rank_list(ranks) if ranks else 'a rank'} reported parameter "
+        "counts that contradict each other (a rank's own count is not what another rank's "
+        "report gives it): the check's collective failed, so the counts were never exchanged "
+        "and say nothing about the models.",
+        "Look at why the check's collective failed (the first collective of the job).",
+    )
+
+
+def _says_nothing_of_the_models(
+    job: Job, rows: pl.DataFrame, ranks: list[int], summary: str, fix: str
+) -> Finding:
+    """A model check whose counts its failed collective never delivered: context, no blame."""
     return placed_finding(
         job,
         rows,
         kind="reducer_unused_params",
         severity="warning",
         part="context",
-        summary=(
-            f"DDP's model check on {rank_list(ranks) if ranks else 'a rank'} reported "
-            "parameter counts that contradict each other (a rank's own count is not what "
-            "another rank's report gives it): the check's collective failed, so the counts "
-            "were never exchanged and say nothing about the models."
-        ),
-        fix="Look at why the check's collective failed (the first collective of the job).",
+        summary=summary,
+        fix=fix,
         ranks=ranks,
         blames_nobody=True,
     )

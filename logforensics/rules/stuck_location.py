@@ -146,10 +146,7 @@ def _unclaimed_apart(job: Job) -> list[Finding]:
                 "dumps do not say which ranks they were."
             ),
             fix=UNCLAIMED_FIX,
-            evidence=[
-                Evidence(row["file"], int(row["line"] or 1), row["line_text"] or row["waiting"])
-                for row in groups.iter_rows(named=True)
-            ],
+            evidence=_stack_evidence(groups, "waiting"),
             evidence_total=in_collectives.height,
             confidence="medium",
             blames_nobody=True,
@@ -191,10 +188,7 @@ def _unclaimed_outside(outside: pl.DataFrame, in_collectives: pl.DataFrame) -> F
         part="departure",
         summary=summary,
         fix=OUTSIDE_FIX.format(mine=first["waiting"]),
-        evidence=[
-            Evidence(row["file"], int(row["line"] or 1), row["line_text"] or row["waiting"])
-            for row in outside.head(3).iter_rows(named=True)
-        ],
+        evidence=_stack_evidence(outside.head(3), "waiting"),
         evidence_total=outside.height,
         confidence="medium",
         details={
@@ -241,10 +235,7 @@ def _unclaimed_split(outside: pl.DataFrame, in_collectives: pl.DataFrame) -> Fin
         part="departure",
         summary=summary,
         fix=SPLIT_FIX.format(theirs=waiting.item(0, "waiting"), mine=elsewhere.item(0, "_where")),
-        evidence=[
-            Evidence(row["file"], int(row["line"] or 1), row["line_text"] or row["_where"])
-            for row in rows.iter_rows(named=True)
-        ],
+        evidence=_stack_evidence(rows, "_where"),
         evidence_total=waiting_count + elsewhere_count,
         confidence="low",
         blames_nobody=True,
@@ -326,10 +317,7 @@ def _unclaimed_alike(stuck: pl.DataFrame) -> list[Finding]:
                 "stood."
             ),
             fix=UNCLAIMED_ALONE_FIX,
-            evidence=[
-                Evidence(row["file"], int(row["line"] or 1), row["line_text"] or row["_where"])
-                for row in places.head(3).iter_rows(named=True)
-            ],
+            evidence=_stack_evidence(places.head(3), "_where"),
             evidence_total=stuck.height,
             confidence="low",
             blames_nobody=True,
@@ -344,6 +332,14 @@ def _unclaimed_alike(stuck: pl.DataFrame) -> list[Finding]:
 
 def _all(count: int) -> str:
     return "Both processes" if count == 2 else f"All {count:,} processes"
+
+
+def _stack_evidence(stacks: pl.DataFrame, instead: str) -> list[Evidence]:
+    """Each stack's line, with its `instead` column's words where the line has no text."""
+    return [
+        Evidence(row["file"], int(row["line"] or 1), row["line_text"] or row[instead])
+        for row in stacks.iter_rows(named=True)
+    ]
 
 
 def _processes(count: int) -> str:
