@@ -738,10 +738,8 @@ def _flight_recorder(finding: Finding, verdict: Verdict) -> Told:
 def _stuck_location(finding: Finding, verdict: Verdict) -> Told:
     """Where py-spy found the odd ranks and where the others wait (largest group first)."""
     groups = finding.details.get("groups")
-    if finding.details.get("unclaimed_alone"):
-        return f"The one process dumped hung waiting in {finding.details.get('waiting')}", None
-    if count := finding.details.get("unclaimed_alike"):
-        every = "Both processes" if count == 2 else f"All {count:,} processes"
+    if count := finding.details.get("unclaimed"):
+        every = {1: "The one process", 2: "Both processes"}.get(count, f"All {count:,} processes")
         return f"{every} dumped hung waiting in {finding.details.get('waiting')}", None
     if finding.details.get("split"):
         return (

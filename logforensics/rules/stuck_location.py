@@ -113,7 +113,7 @@ def _unclaimed_apart(job: Job) -> list[Finding]:
     if stuck.is_empty():
         return []
     if stuck.height == 1:
-        return _unclaimed_alone(stuck.row(0, named=True))
+        return _unclaimed_waiting(stuck)
     waits = pl.Series([waits_for_others(waiting) for waiting in stuck.get_column("waiting")])
     in_collectives = stuck.filter(waits)
     outside = stuck.filter(~waits)
@@ -124,7 +124,7 @@ def _unclaimed_apart(job: Job) -> list[Finding]:
     if in_collectives.is_empty():
         return []
     if in_collectives.get_column("waiting").n_unique() < 2:
-        return _unclaimed_alike(in_collectives)
+        return _unclaimed_waiting(in_collectives)
     groups = (
         in_collectives.group_by("waiting", maintain_order=True)
         .agg(pl.len().alias("processes"), pl.all().first())
@@ -264,58 +264,36 @@ UNCLAIMED_ALONE_FIX = (
 )
 
 
-def _unclaimed_alone(row: dict) -> list[Finding]:
-    """The one stack dumped, of a process no rank claims, waits in a collective
-    (deepspeedai/DeepSpeed#860: a faulthandler stack in ZeRO-3's parameter fetch inside the
-    model's forward): the job hung there, waiting for ranks that never came; which they are,
-    the dump cannot say. Outside a collective the lone stack says nothing of a hang."""
-    if not waits_for_others(row["waiting"]):
+def _unclaimed_waiting(stuck: pl.DataFrame) -> list[Finding]:
+    """Stacks no rank claims, every one waiting in the same collective: the job hung there,
+    waiting for ranks that never came; which they are, the dumps cannot say (one stack:
+    deepspeedai/DeepSpeed#860, a faulthandler stack in ZeRO-3's parameter fetch inside the
+    model's forward; two: deepspeedai/DeepSpeed#6524, `py-spy dump`s both in ZeRO-3's
+    backward). Unlike ranks all dumped alike, these may be a few of many: a rank that left the
+    common path. Outside a collective a lone stack says nothing of a hang."""
+    if not all(waits_for_others(waiting) for waiting in stuck.get_column("waiting")):
         return []
-    where = row["user_frame"] or row["innermost"]
-    return [
-        Finding(
-            kind="stuck_location",
-            severity="error",
-            part="consequence",
-            summary=(
-                f"The one process with a stack dump waits in {row['waiting']} at {where}: the "
-                "job hung there, waiting for ranks that never joined that collective. The dump "
-                "does not say which rank it was, nor where the others stood."
-            ),
-            fix=UNCLAIMED_ALONE_FIX,
-            evidence=[Evidence(row["file"], int(row["line"] or 1), row["line_text"] or where)],
-            evidence_total=1,
-            confidence="low",
-            blames_nobody=True,
-            details={
-                "source": row["tool"] or "stack dump",
-                "unclaimed_alone": True,
-                "waiting": row["waiting"],
-            },
-        )
-    ]
-
-
-def _unclaimed_alike(stuck: pl.DataFrame) -> list[Finding]:
-    """Several stacks no rank claims, every one waiting in the same collective
-    (deepspeedai/DeepSpeed#6524: two processes' `py-spy dump`s, both in ZeRO-3's backward):
-    as with one such stack, the job hung there, waiting for ranks that never joined it; the
-    dumps show where, not who. Unlike ranks all dumped alike, these may be a few of many: the
-    same diagnosis as one such stack, a rank that left the common path."""
     first = stuck.row(0, named=True)
     places = _distinct_places(stuck)
     where = "; ".join(places.get_column("_where").to_list())
+    if stuck.height == 1:
+        said = (
+            f"The one process with a stack dump waits in {first['waiting']} at {where}: the "
+            "job hung there, waiting for ranks that never joined that collective. The dump "
+            "does not say which rank it was, nor where the others stood."
+        )
+    else:
+        said = (
+            f"{_all(stuck.height)} with a stack dump wait in {first['waiting']} at {where}: "
+            "the job hung there, waiting for ranks that never joined that collective. The "
+            "dumps do not say which ranks they were, nor where the others stood."
+        )
     return [
         Finding(
             kind="stuck_location",
             severity="error",
             part="consequence",
-            summary=(
-                f"{_all(stuck.height)} with a stack dump wait in {first['waiting']} "
-                f"at {where}: the job hung there, waiting for ranks that never joined that "
-                "collective. The dumps do not say which ranks they were, nor where the others "
-                "stood."
-            ),
+            summary=said,
             fix=UNCLAIMED_ALONE_FIX,
             evidence=_stack_evidence(places.head(3), "_where"),
             evidence_total=stuck.height,
@@ -323,7 +301,7 @@ def _unclaimed_alike(stuck: pl.DataFrame) -> list[Finding]:
             blames_nobody=True,
             details={
                 "source": first["tool"] or "stack dump",
-                "unclaimed_alike": stuck.height,
+                "unclaimed": stuck.height,
                 "waiting": first["waiting"],
             },
         )
