@@ -254,8 +254,8 @@ def _distinct_places(stacks: pl.DataFrame) -> pl.DataFrame:
     return placed.unique(["waiting", "_where"], maintain_order=True)
 
 
-UNCLAIMED_ALONE_FIX = (
-    "The one stack dumped waits for the others in a collective: the rank that hung the job is "
+UNCLAIMED_FIX_WAITING = (
+    "Every stack dumped waits for the others in a collective: the rank that hung the job is "
     "one that never reached it. Dump every process next time (`py-spy dump --pid <pid>` for "
     "each, into `rank<N>.txt`, or TORCH_DISTRIBUTED_DEBUG=DETAIL) and look for the rank that "
     "stands elsewhere: a different number of steps or forward passes (ZeRO-3 needs every rank "
@@ -294,7 +294,7 @@ def _unclaimed_waiting(stuck: pl.DataFrame) -> list[Finding]:
             severity="error",
             part="consequence",
             summary=said,
-            fix=UNCLAIMED_ALONE_FIX,
+            fix=UNCLAIMED_FIX_WAITING,
             evidence=_stack_evidence(places.head(3), "_where"),
             evidence_total=stuck.height,
             confidence="low",
