@@ -379,7 +379,7 @@ def _oom(finding: Finding, verdict: Verdict) -> Told:
         what += " inside NCCL"
     if finding.step is not None:
         what += f" at step {finding.step}"
-    if finding.details.get("swallowed"):
+    if finding.details.get("skipped"):
         what += " and skipped the batch"
     return what, None
 

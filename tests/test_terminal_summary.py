@@ -201,7 +201,7 @@ HEADLINES = [
                 "explanation",
                 ranks=[4],
                 step=7,
-                details={"in_nccl": True, "swallowed": True},
+                details={"in_nccl": True, "swallowed": True, "skipped": True},
             ),
             "",
         ),

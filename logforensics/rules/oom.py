@@ -586,11 +586,16 @@ def _gpu(job: Job) -> list[Finding]:
     caught = bool(
         ooms.get_column("extra").str.contains('"logged":true', literal=True).fill_null(False).all()
     )
-    if caught:
+    # ... but a logged traceback alone says it was caught, not what the rank did next (vLLM's
+    # worker logs it and hands it to its driver, rhymes-ai/Aria#24): a skip only where said
+    skipped = caught and _skip_said(job, ooms)
+    if skipped:
         summary += (
             ", caught it and skipped the batch: a skip the other ranks did not make, so their "
             "collectives no longer pair."
         )
+    elif caught:
+        summary += ", caught and logged (no line says what the rank did next)."
     else:
         summary += "."
     evidence, total = evidence_from(
@@ -614,7 +619,7 @@ def _gpu(job: Job) -> list[Finding]:
             if device
             else FIX.format(who=who)
             + (NCCL_FIX if in_nccl else "")
-            + (SKIP_FIX if caught else "")
+            + (SKIP_FIX if skipped else "")
             + (KV_CACHE_FIX if for_kv_cache else ""),
             confidence="medium" if device or stalled or from_gpu else "high",
             ranks=ranks,
@@ -624,9 +629,27 @@ def _gpu(job: Job) -> list[Finding]:
             evidence_total=total,
             order=order,
             timestamp=earliest_raise(job, ooms),
-            details={"swallowed": caught, "in_nccl": in_nccl, "device": device, "memory": memory},
+            details={
+                "swallowed": caught,
+                "skipped": skipped,
+                "in_nccl": in_nccl,
+                "device": device,
+                "memory": memory,
+            },
         )
     ]
+
+
+# fairseq's `| WARNING: ran out of memory with exception: ...` then ` Skipping batch`
+SKIP_WORDS = r"(?i)\bskip(?:ping|ped|s)?\b"
+
+
+def _skip_said(job: Job, ooms: pl.DataFrame) -> bool:
+    """Whether an out-of-memory line, or the line after it, says the batch was skipped."""
+    at = ooms.select("file", "line", "rank")
+    after = at.with_columns((pl.col("line").cast(pl.UInt32) + 1).alias("line"))
+    quoted = job.quote(pl.concat([at, after]).unique(["file", "line"]))
+    return bool(quoted.get_column("text").fill_null("").str.contains(SKIP_WORDS).any())
 
 
 def _gpu_hardware_failed(job: Job) -> bool:

@@ -4,9 +4,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from logforensics.api import analyze
+from logforensics.i18n import translate
 from tests.builders import analyze_files, finding, kinds
 from tests.rules.test_duplicate_device import init_line
 from tests.rules.test_nccl_error import NCCL_DATA
+from tests.test_i18n import english_runs
 
 THREADS = Path(__file__).resolve().parents[1] / "data" / "threads"
 
@@ -536,3 +538,25 @@ def test_a_ray_worker_whose_actor_failed_to_start_was_not_killed_for_memory(tmp_
     assert "oom" not in kinds(analysis)
     failed = analysis.verdict.finding
     assert failed.kind == "rank_exception" and "failed to import on the worker" in failed.summary
+
+
+# rhymes-ai/Aria#24, verbatim: a vLLM worker logs its OOM's traceback (its handler hands the
+# error to the driver); nothing says it skipped anything
+VLLM_WORKER_OOM = [
+    "(VllmWorkerProcess pid=2421) ERROR 10-14 12:32:47 multiproc_worker_utils.py:233] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.88 GiB. GPU 3 has a total capacity of 21.96 GiB of which 1.29 GiB is free. Including non-PyTorch memory, this process has 0 bytes memory in use. Of the allocated memory 19.02 GiB is allocated by PyTorch, and 1.32 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+    "(VllmWorkerProcess pid=2421) ERROR 10-14 12:32:47 multiproc_worker_utils.py:233] ",
+    "(VllmWorkerProcess pid=2421) ERROR 10-14 12:32:47 multiproc_worker_utils.py:233] The above exception was the direct cause of the following exception:",
+    "(VllmWorkerProcess pid=2421) ERROR 10-14 12:32:47 multiproc_worker_utils.py:233] ",
+    "(VllmWorkerProcess pid=2421) ERROR 10-14 12:32:47 multiproc_worker_utils.py:233] Traceback (most recent call last):",
+    '(VllmWorkerProcess pid=2421) ERROR 10-14 12:32:47 multiproc_worker_utils.py:233]   File "/home/user/miniconda/lib/python3.11/site-packages/vllm/executor/multiproc_worker_utils.py", line 226, in _run_worker_process',
+]
+
+
+def test_a_logged_oom_is_caught_but_no_skip_is_claimed_without_a_word_of_one(tmp_path):
+    verdict = analyze_files(tmp_path, {"server.log": VLLM_WORKER_OOM}).verdict
+    oom = verdict.finding
+    assert (oom.kind, verdict.ranks) == ("oom", [3])
+    assert verdict.headline == "Rank 3 ran out of GPU memory"
+    assert "caught and logged (no line says what the rank did next)" in oom.summary
+    assert "skipped the batch" not in oom.summary and "decide the skip" not in oom.fix
+    assert english_runs(translate(oom.summary, "zh")) == []
