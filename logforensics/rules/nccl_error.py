@@ -918,7 +918,9 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
     message = (first["exc_message"] or first["error_code"] or "").strip()
     peer = f" with peer {first['peer']}" if first["peer"] else ""
     library = LIBRARY_NAMES.get(str(first["family"]), "NCCL")
-    summary = f"{_describe_process(first)} hit the first {library} error{peer}: `{message[:200]}`."
+    # (a library named by its owner reads as the error's owner: "the first error of vLLM's ...")
+    error = f"error of {library}" if "'s " in library else f"{library} error"
+    summary = f"{_describe_process(first)} hit the first {error}{peer}: `{message[:200]}`."
     others = candidates.filter(pl.col("who") != first["who"])
     peer_gone = _matches(str(first["what"]), PEER_GONE)
     if peer_gone:

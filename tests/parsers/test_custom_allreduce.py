@@ -35,6 +35,7 @@ def test_the_verdict_names_the_library_and_its_fix(tmp_path):
     assert verdict.finding.kind == "nccl_error"
     assert verdict.headline == "vLLM's custom all-reduce failed on a process"
     assert "--disable-custom-all-reduce" in verdict.finding.fix
+    assert "hit the first error of vLLM's custom all-reduce:" in verdict.finding.summary
     assert english_runs(translate_headline(verdict.headline, "zh")) == []
     for text in (verdict.finding.summary, verdict.finding.fix):
         assert english_runs(translate(text, "zh")) == []
