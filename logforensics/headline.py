@@ -19,6 +19,7 @@ from logforensics.rules.rank_exception import (
     NUMERICS_FIX,
     windows_crash,
 )
+from logforensics.rules.stuck_location import every_process
 from logforensics.text import capitalized, clipped, duration, rank_list
 from parsers.nccl import TORCH_DUPLICATE
 
@@ -739,8 +740,10 @@ def _stuck_location(finding: Finding, verdict: Verdict) -> Told:
     """Where py-spy found the odd ranks and where the others wait (largest group first)."""
     groups = finding.details.get("groups")
     if count := finding.details.get("unclaimed"):
-        every = {1: "The one process", 2: "Both processes"}.get(count, f"All {count:,} processes")
-        return f"{every} dumped hung waiting in {finding.details.get('waiting')}", None
+        return (
+            f"{every_process(count)} dumped hung waiting in {finding.details.get('waiting')}",
+            None,
+        )
     if finding.details.get("split"):
         return (
             f"The stack dumps show the processes apart: some in {finding.details.get('waiting')}, "

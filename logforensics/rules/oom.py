@@ -646,10 +646,9 @@ SKIP_WORDS = r"(?i)\bskip(?:ping|ped|s)?\b"
 
 def _skip_said(job: Job, ooms: pl.DataFrame) -> bool:
     """Whether an out-of-memory line, or the line after it, says the batch was skipped."""
-    at = ooms.select("file", "line", "rank")
-    after = at.with_columns((pl.col("line").cast(pl.UInt32) + 1).alias("line"))
-    quoted = job.quote(pl.concat([at, after]).unique(["file", "line"]))
-    return bool(quoted.get_column("text").fill_null("").str.contains(SKIP_WORDS).any())
+    after = ooms.select("file", (pl.col("line").cast(pl.UInt32) + 1).alias("line"), "rank")
+    texts = pl.concat([ooms.get_column("text"), job.quote(after).get_column("text")])
+    return bool(texts.fill_null("").str.contains(SKIP_WORDS).any())
 
 
 def _gpu_hardware_failed(job: Job) -> bool:

@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 
 from logforensics.desync import TIMEOUT_EVENTS
-from logforensics.findings import WAITED, Finding, Part, evidence_from, exception_text
+from logforensics.findings import WAITED, Confidence, Finding, Part, evidence_from, exception_text
 from logforensics.garbled import garbled
 from logforensics.intake import read_lines_at
 from logforensics.job import Job
@@ -1317,7 +1317,8 @@ def _exited(job: Job) -> list[Finding]:
             f"Rank {ranks[0]} alone exited with an error (code {code}, the test harness's report)"
         )
         return [_lone_failure(exits, ranks[0], code, said_alone)]
-    if not waited and (crash := windows_crash(code)) and len(ranks) == 1 and exits.height == 1:
+    crash = windows_crash(code)
+    if not waited and crash and len(ranks) == 1 and exits.height == 1:
         # a native crash is the process's own failure, as a fatal signal is on Linux
         return [_windows_crashed(exits, ranks[0], code, crash)]
     ended_a_wait = (
@@ -1332,7 +1333,7 @@ def _exited(job: Job) -> list[Finding]:
             part="consequence" if waited else "explanation",
             summary=(
                 f"{who} exited with code {code} (the launcher's report"
-                + (f"; Windows' crash code {crash}" if (crash := windows_crash(code)) else "")
+                + (f"; Windows' crash code {crash}" if crash else "")
                 + f"); {said} not in these logs.{ended_a_wait}"
             ),
             fix=EXITED_FIX,
@@ -1664,32 +1665,32 @@ WINDOWS_CRASH_FIX = (
 def _windows_crashed(rows: pl.DataFrame, rank: int, code: int, crash: str) -> Finding:
     """One worker ended with a Windows crash code, no error of its own in the logs: it crashed
     (pytorch/pytorch#186535: mp.spawn's `process 0 terminated with exit code 3221225477`)."""
-    return _from_rows(
-        rows,
-        severity="error",
-        part="departure",
-        summary=(
-            f"Rank {rank} crashed: its exit code {code} is Windows' {crash} (the launcher's "
-            "report); no Python error of its own is in these logs."
-        ),
-        fix=WINDOWS_CRASH_FIX,
-        ranks=[rank],
-        confidence="medium",
-        details={"exception": f"exit code {code}", "exit_code": code},
+    summary = (
+        f"Rank {rank} crashed: its exit code {code} is Windows' {crash} (the launcher's report); "
+        "no Python error of its own is in these logs."
     )
+    return _one_worker_exit(rows, rank, code, summary, WINDOWS_CRASH_FIX, "medium")
 
 
 def _lone_failure(rows: pl.DataFrame, rank: int, code: int, said: str) -> Finding:
     """A launcher names one worker alone as failed, and no rank's own error is in the logs: the
     only failure there is, a guess at low confidence (`said`: whose report names it)."""
+    summary = f"{said}; the error it printed is not in these logs."
+    return _one_worker_exit(rows, rank, code, summary, EXITED_FIX, "low")
+
+
+def _one_worker_exit(
+    rows: pl.DataFrame, rank: int, code: int, summary: str, fix: str, confidence: Confidence
+) -> Finding:
+    """The finding of one worker's exit that the launcher's report blames on it."""
     return _from_rows(
         rows,
         severity="error",
         part="departure",
-        summary=f"{said}; the error it printed is not in these logs.",
-        fix=EXITED_FIX,
+        summary=summary,
+        fix=fix,
         ranks=[rank],
-        confidence="low",
+        confidence=confidence,
         details={"exception": f"exit code {code}", "exit_code": code},
     )
 

@@ -128,11 +128,7 @@ def _zero_counts(rows: pl.DataFrame) -> bool:
     """Whether every model-mismatch report gives the peer a count of 0. DDP refuses a module
     with no trainable parameter before its model check, so 0 is no model's count: the peer's
     count never reached the check's all-gather, whose unfilled slot read 0."""
-    said = [
-        (row["values"] or [None, None])[1]
-        for row in rows.iter_rows(named=True)
-        if len(row["values"] or []) == 2
-    ]
+    said = [row["values"][1] for row in rows.iter_rows(named=True) if len(row["values"] or []) == 2]
     return bool(said) and all(count == 0 for count in said)
 
 

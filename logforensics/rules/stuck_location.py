@@ -276,18 +276,18 @@ def _unclaimed_waiting(stuck: pl.DataFrame) -> list[Finding]:
     first = stuck.row(0, named=True)
     places = _distinct_places(stuck)
     where = "; ".join(places.get_column("_where").to_list())
-    if stuck.height == 1:
-        said = (
-            f"The one process with a stack dump waits in {first['waiting']} at {where}: the "
-            "job hung there, waiting for ranks that never joined that collective. The dump "
-            "does not say which rank it was, nor where the others stood."
+    one = stuck.height == 1
+    said = (
+        f"{every_process(stuck.height)} with a stack dump {'waits' if one else 'wait'} in "
+        f"{first['waiting']} at {where}: the job hung there, waiting for ranks that never joined "
+        "that collective. "
+        + (
+            "The dump does not say which rank it was"
+            if one
+            else "The dumps do not say which ranks they were"
         )
-    else:
-        said = (
-            f"{_all(stuck.height)} with a stack dump wait in {first['waiting']} at {where}: "
-            "the job hung there, waiting for ranks that never joined that collective. The "
-            "dumps do not say which ranks they were, nor where the others stood."
-        )
+        + ", nor where the others stood."
+    )
     return [
         Finding(
             kind="stuck_location",
@@ -308,8 +308,9 @@ def _unclaimed_waiting(stuck: pl.DataFrame) -> list[Finding]:
     ]
 
 
-def _all(count: int) -> str:
-    return "Both processes" if count == 2 else f"All {count:,} processes"
+def every_process(count: int) -> str:
+    """The processes of `count` stacks, all of them: `The one process`, `Both processes`."""
+    return {1: "The one process", 2: "Both processes"}.get(count, f"All {count:,} processes")
 
 
 def _stack_evidence(stacks: pl.DataFrame, instead: str) -> list[Evidence]:
