@@ -1284,7 +1284,7 @@ def _from_collective_runs(job: Job) -> list[Finding]:
         .sort("seq")
     )
     if differing.is_empty():
-        return []
+        return _last_runs_apart(job, runs)
     seq = differing.item(0, "seq")
     pg = differing.item(0, "pg")
     at_seq = runs.filter((pl.col("seq") == seq) & pl.col("pg").eq_missing(pg)).sort("rank")
@@ -1316,6 +1316,63 @@ def _from_collective_runs(job: Job) -> list[Finding]:
             else "medium",
         )
     ]
+
+
+def _last_runs_apart(job: Job, runs: pl.DataFrame) -> list[Finding]:
+    """Where no sequence number shows two fingerprints, the ranks' last `Running collective`
+    lines may still part: a minority stopped at another collective than the rest
+    (Lightning-AI/pytorch-lightning#19106: rank 1's last was #3, the size of an object to
+    broadcast, the other three's #4, its bytes; its logged metric keys differed, so it issued
+    another number of collectives). Only a strict minority of three or more ranks is blamed."""
+    lasts = runs.group_by("rank", "pg").agg(pl.all().sort_by("seq").last())
+    if lasts.get_column("pg").n_unique() > 1 or lasts.height < 3:
+        return []
+    groups = (
+        lasts.group_by("seq", "fingerprint")
+        .agg(pl.col("rank").sort(), pl.col("op").first())
+        .sort(pl.col("rank").list.len(), "seq", descending=[True, False])
+    )
+    if groups.height < 2:
+        return []
+    majority = groups.row(0, named=True)
+    culprits = sorted(rank for ranks in groups.get_column("rank").slice(1) for rank in ranks)
+    if len(culprits) * 2 >= lasts.height:
+        return []
+
+    def stop(row: dict) -> str:
+        return f"{rank_list(row['rank'])} stopped at #{row['seq']} ({_described_run(row)})"
+
+    odd = groups.slice(1)
+    evidence = lasts.filter(pl.col("rank").is_in(culprits)).vstack(
+        lasts.filter(~pl.col("rank").is_in(culprits)).sort("rank").head(2)
+    )
+    return [
+        placed_finding(
+            job,
+            evidence,
+            kind="collective_mismatch",
+            severity="error",
+            part="departure",
+            summary=(
+                "The ranks' last collectives differ: "
+                + "; ".join(stop(row) for row in (*odd.iter_rows(named=True), majority))
+                + ". "
+                f"{rank_list(culprits).capitalize()} issued another number of collectives "
+                "than the others."
+            ),
+            fix=FIX.format(who=rank_list(culprits)),
+            ranks=sorted(lasts.get_column("rank").to_list()),
+            op=odd.row(0, named=True)["op"],
+            seq=odd.row(0, named=True)["seq"],
+            culprit_ranks=culprits,
+            confidence="medium",
+        )
+    ]
+
+
+def _described_run(row: dict) -> str:
+    op, shape, dtype = row["fingerprint"].split("|", 2)
+    return " ".join(part for part in (op, f"shape {shape}" if shape else "", dtype) if part)
 
 
 def _from_nccl_calls(job: Job) -> list[Finding]:

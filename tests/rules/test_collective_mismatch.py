@@ -99,6 +99,37 @@ def test_running_collective_histories_part_at_first_differing_seq(tmp_path):
     assert mismatch.seq == 3 and mismatch.culprit_ranks == [2]
 
 
+# Lightning-AI/pytorch-lightning#19106, verbatim (the paste cuts the last line): the ranks
+# logged different metric keys, so rank 1 issued another number of syncing collectives; each
+# rank's last `Running collective` line is all the paste shows
+LAST_RUNS_APART = [
+    "[I ProcessGroupWrapper.cpp:562] [Rank 1] Running collective: CollectiveFingerPrint(SequenceNumber=3, OpType=BROADCAST, TensorShape=[1], TensorDtypes=Long, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda, layout=Strided (default), requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt)))",
+    "[I ProcessGroupWrapper.cpp:562] [Rank 0] Running collective: CollectiveFingerPrint(SequenceNumber=4, OpType=BROADCAST, TensorShape=[73], TensorDtypes=Byte, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda, layout=Strided (default), requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt)))",
+    "[I ProcessGroupWrapper.cpp:562] [Rank 2] Running collective: CollectiveFingerPrint(SequenceNumber=4, OpType=BROADCAST, TensorShape=[73], TensorDtypes=Byte, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda, layout=Strided (default), requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt)))",
+    "[I ProcessGroupWrapper.cpp:562] [Rank 3] Running collective: CollectiveFingerPrint(SequenceNumber=4, OpType=BROADCAST, TensorShape=[73], TensorDtypes=Byte, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda, layout=Strided (default), requires_grad=false (default), pinned_memory=f",
+]
+
+
+def test_a_minority_whose_last_collective_differs_is_the_odd_one_out(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": LAST_RUNS_APART})
+    mismatch = finding(analysis, "collective_mismatch")
+    assert mismatch.culprit_ranks == [1] and (mismatch.op, mismatch.seq) == ("BROADCAST", 3)
+    assert "rank 1 stopped at #3 (BROADCAST shape [1] Long)" in mismatch.summary
+    assert "ranks 0, 2 and 3 stopped at #4" in mismatch.summary
+    assert analysis.verdict.finding is mismatch
+    assert english_runs(translate(mismatch.summary, "zh")) == []
+
+
+def test_last_collectives_of_two_ranks_apart_blame_neither(tmp_path):
+    files = {"rank0.log": [running(0, 3, "BROADCAST")], "rank1.log": [running(1, 4, "BROADCAST")]}
+    assert "collective_mismatch" not in kinds(analyze_files(tmp_path, files))
+
+
+def test_ranks_whose_last_collectives_agree_show_no_mismatch(tmp_path):
+    files = {f"rank{r}.log": [running(r, s, "ALLREDUCE") for s in range(4)] for r in range(4)}
+    assert "collective_mismatch" not in kinds(analyze_files(tmp_path, files))
+
+
 # 2U1/Qwen-VL-Series-Finetune#17, verbatim: rank 0 timed out inside #959, an all-reduce of
 # 544,997,376 elements; ranks 1, 2, 4 and 5 had completed #959 and timed out at #963
 QWEN_VL = [
