@@ -48,7 +48,12 @@ LOGGED = '{"logged":true}'
 #   ERROR: test_gloo_backend_2gpu_module (__main__.DistributedDataParallelTest)
 # newer Pythons add the method to the class path; PyTorch's test runner adds the test's time
 # (pytorch/pytorch#68391: `ERROR [21.066s]: test_forward_overlap (__main__.TestForwardOverlap...)`)
-UNITTEST_BANNER = r"^(?:ERROR|FAIL)(?: \[\d+(?:\.\d+)?s\])?: \w+ \([\w.]+\)\s*$"
+# and its verdict on a test as it runs it verbosely, after the test's name or, where the test's
+# processes wrote in between, alone (pytorch/pytorch#61670: `ERROR (2.532s)`)
+UNITTEST_BANNER = (
+    r"^(?:(?:ERROR|FAIL)(?: \[\d+(?:\.\d+)?s\])?: \w+ \([\w.]+\)"
+    r"|(?:\w+ \([\w.]+\) \.\.\. )?(?:ERROR|FAIL) \(\d+(?:\.\d+)?s\))\s*$"
+)
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:

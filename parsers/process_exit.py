@@ -97,6 +97,12 @@ FAILED_HOST_ALLOCATION = "a failed host allocation"  # the event's `exc_message`
 
 # the harness's RuntimeError, not any tool's words about a process (another's number may be a pid)
 HARNESS_EXIT = r"RuntimeError: Process(?:es)? (\d+(?:[ ,]+\d+)*) exited with error code (-?\d+)"
+# its older word on the first process it saw exit with an error, before stopping the others
+# (pytorch/pytorch#61670, a CI run of 2021:
+#   Process 2 terminated with exit code 10, terminating remaining processes.)
+HARNESS_FIRST_EXIT = (
+    r"\bProcess (\d+) terminated with exit code (-?\d+), terminating remaining processes"
+)
 
 # the child's own report as it exits (torch/testing/_internal/common_distributed.py)
 HARNESS_CHILD_EXIT = r"\bexiting process (\d+) with exit code: (-?\d+)"
@@ -223,10 +229,12 @@ def _lightning_child_exits(lines: pl.DataFrame) -> pl.DataFrame:
 
 
 def _harness_exits(lines: pl.DataFrame) -> pl.DataFrame:
-    # the parent's report (groups 1, 2) or the child's own (3, 4)
-    said = pl.col("message").str.extract_groups(f"{HARNESS_EXIT}|{HARNESS_CHILD_EXIT}")
-    ranks = pl.coalesce(said.struct.field("1"), said.struct.field("3"))
-    code = pl.coalesce(said.struct.field("2"), said.struct.field("4"))
+    # the parent's report (groups 1, 2), the child's own (3, 4) or the older first exit (5, 6)
+    said = pl.col("message").str.extract_groups(
+        f"{HARNESS_EXIT}|{HARNESS_CHILD_EXIT}|{HARNESS_FIRST_EXIT}"
+    )
+    ranks = pl.coalesce(*(said.struct.field(group) for group in ("1", "3", "5")))
+    code = pl.coalesce(*(said.struct.field(group) for group in ("2", "4", "6")))
     return (
         lines.with_columns(ranks.alias("_ranks"), code.alias("_code"))
         .filter(pl.col("_ranks").is_not_null())
@@ -237,8 +245,12 @@ def _harness_exits(lines: pl.DataFrame) -> pl.DataFrame:
             pl.lit("error").alias("severity"),
             pl.col("_code").cast(pl.Int32, strict=False).alias("exitcode"),
             # the parent's word about a child (not the rank of the console's other lines), and
-            # an error whatever the code (the harness's own 10: the test raised)
-            pl.lit('{"spawned":true,"error_exit":true}').alias("extra"),
+            # an error whatever the code (the harness's own 10: the test raised); the older
+            # word names the first process it saw fail, then stops the others
+            pl.when(said.struct.field("5").is_not_null())
+            .then(pl.lit('{"spawned":true,"error_exit":true,"first_to_exit":true}'))
+            .otherwise(pl.lit('{"spawned":true,"error_exit":true}'))
+            .alias("extra"),
             pl.col("_ranks")
             .str.extract_all(r"\d+")
             .list.eval(pl.element().cast(pl.Int32, strict=False))
@@ -327,6 +339,7 @@ PARSER = LineParser(
         "process was signaled to shutdown",
         " exited with error code ",
         "exiting process ",
+        ", terminating remaining processes",
         " crashed with exit code ",
         " died from signal ",
         " exited with code ",

@@ -1625,7 +1625,14 @@ def _first_exit(first: pl.DataFrame, ahead: float | None = None, *, alone: bool 
     only one of its workers failed while the others still ran (`alone`): it left before any
     other, a guess at the cause all the same."""
     rank, code = int(first.item(0, "rank")), int(first.item(0, "exitcode"))
-    launcher = "Lightning's launcher" if by_lightning(first) else "the launcher"
+    harness = _by_test_harness(first)
+    launcher = (
+        "Lightning's launcher"
+        if by_lightning(first)
+        else "the test harness"
+        if harness
+        else "the launcher"
+    )
     if alone:
         said = (
             f"Rank {rank} exited with code {code} while the other workers still ran ({launcher} "
@@ -1637,15 +1644,16 @@ def _first_exit(first: pl.DataFrame, ahead: float | None = None, *, alone: bool 
             "before any other rank (the launchers' reports)"
         )
     else:
-        said = (
-            f"Rank {rank} was the first process to exit, with code {code} (the launcher's report)"
-        )
+        reporter = "the test harness" if harness else "the launcher"
+        said = f"Rank {rank} was the first process to exit, with code {code} ({reporter}'s report)"
     return _from_rows(
         first,
         severity="error",
         part="departure",
         summary=f"{said}; the error it printed is not in these logs.",
-        fix=(LIGHTNING_EXITED_FIX if by_lightning(first) else EXITED_FIX)
+        fix=HARNESS_EXIT_FIX
+        if harness
+        else (LIGHTNING_EXITED_FIX if by_lightning(first) else EXITED_FIX)
         if alone
         else FIRST_EXIT_FIX,
         ranks=[rank],
@@ -1700,6 +1708,19 @@ FIRST_EXIT_FIX = (
     "`--output-filename <dir>`, one file per rank) so that every line says whose it is, and "
     "look before the first line of any other rank's failure."
 )
+
+
+HARNESS_EXIT_FIX = (
+    "Read that process's own traceback: PyTorch's test harness logs the exception a process "
+    "caught just before its `exiting process N with exit code: 10` line, in the test's output "
+    "above the harness's report; run the test alone to see it without the others' errors."
+)
+
+
+def _by_test_harness(exits: pl.DataFrame) -> bool:
+    """Whether these exits are PyTorch's multi-process test harness's reports."""
+    said = exits.get_column("extra").fill_null("")
+    return bool(said.str.contains('"spawned":true', literal=True).all())
 
 
 def _first_to_exit() -> pl.Expr:

@@ -40,6 +40,9 @@ def test_levels(line, event, rank):
         "ERROR: test_gloo_backend_2gpu_module (__main__.DistributedDataParallelTest)",
         # and PyTorch's test runner's, with the test's time (pytorch/pytorch#68391)
         "ERROR [21.066s]: test_forward_overlap (__main__.TestForwardOverlapWorldSizeTwo)",
+        # and its verdict on the test, alone after the processes' output (pytorch/pytorch#61670,
+        # behind the CI's `Jul 13 21:22:34 ` stamp)
+        "ERROR (2.532s)",
     ],
 )
 def test_not_a_level(line):

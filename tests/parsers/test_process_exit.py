@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from logforensics.i18n import translate
 from tests.builders import analyze_files, kinds, only, parsed_by
+from tests.test_i18n import english_runs
 
 
 @pytest.mark.parametrize(
@@ -95,6 +97,8 @@ def test_the_inference_launcher_s_signal_number_is_the_signal(line, signal):
         ("RuntimeError: Process 2 exited with error code 10 and exception:", [2], 10),
         # the process's own last word (pytorch/pytorch#113620's CI run, its prefixes peeled)
         ("exiting process 1 with exit code: 10", [1], 10),
+        # its older word on the first failed process it saw (pytorch/pytorch#61670)
+        ("Process 2 terminated with exit code 10, terminating remaining processes.", [2], 10),
     ],
 )
 def test_the_test_harness_names_the_processes_that_failed(line, ranks, code):
@@ -127,6 +131,30 @@ def test_the_one_process_the_harness_lists_is_blamed_not_the_console(tmp_path):
     assert not any(
         finding.kind == "rank_exception" and not finding.ranks for finding in analysis.findings
     )
+
+
+def test_the_process_the_harness_saw_fail_first_is_blamed_over_the_peer_it_left(tmp_path):
+    # pytorch/pytorch#61670, verbatim (a CI run of a flaky RPC test): process 3's barrier lost
+    # its gloo peer; the harness saw process 2 fail first and stopped the others
+    lines = [
+        "Jul 13 21:22:34     dist.barrier()",
+        'Jul 13 21:22:34   File "/opt/conda/lib/python3.6/site-packages/torch/distributed/distributed_c10d.py", line 2617, in barrier',
+        "Jul 13 21:22:34     work.wait()",
+        "Jul 13 21:22:34 RuntimeError: [/var/lib/jenkins/workspace/third_party/gloo/gloo/transport/tcp/pair.cc:598] Connection closed by peer [172.17.0.2]:16786",
+        "Jul 13 21:22:34  exiting process 3 with exit code: 10",
+        "Jul 13 21:22:34 Process 2 terminated with exit code 10, terminating remaining processes.",
+        "Jul 13 21:22:34 ERROR (2.532s)",
+    ]
+    analysis = analyze_files(tmp_path, {"test.log": lines})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [2])
+    assert "the first process to exit, with code 10 (the test harness's report)" in (
+        verdict.finding.summary
+    )
+    assert "exiting process N with exit code: 10" in verdict.finding.fix
+    assert "mpirun" not in verdict.finding.fix
+    assert english_runs(translate(verdict.finding.summary, "zh")) == []
+    assert english_runs(translate(verdict.finding.fix, "zh")) == []
 
 
 def test_the_test_runners_timed_banner_does_not_hide_the_harness_report(tmp_path):
