@@ -17,6 +17,7 @@ from logforensics.literals import holds_any
 from logforensics.process_map import attribute_by_process
 from logforensics.schema import conform, empty_events
 from logforensics.wrappers import peel_and_frame
+from parsers.elastic import CARRIED_EXCEPTION
 
 LINE_COLUMNS = ["file", "line", "text", "message", "prefix_rank", "prefix_local_rank"]
 
@@ -529,10 +530,29 @@ def finish_events(batches: list[ParsedBatch], file_names: list[str]) -> EventTab
     events = pl.concat(parts, how="diagonal_relaxed")
     kept = pl.concat([batch.kept_lines for batch in batches], how="diagonal_relaxed")
     events = attribute(events, file_names, kept, writers).drop("prefix_rank", "prefix_local_rank")
-    events = attribute_by_process(events)
+    events = _without_copied_exceptions(attribute_by_process(events))
     events = _glog_times(events, writers)
     table = conform(events).collect().sort("file", "line", "parser")
     return EventTable(table, recognised_lines, marks, writers, line_writers)
+
+
+def _without_copied_exceptions(events: pl.DataFrame) -> pl.DataFrame:
+    """Events less the exceptions torchrun's summary carries for a rank whose own traceback of
+    that exception is in the logs too: the summary copies what the worker printed."""
+    carried = pl.col("extra").eq_missing(CARRIED_EXCEPTION)
+    if not events.select((carried & (pl.col("event") == "exception")).any()).item():
+        return events
+    printed = (
+        events.filter((pl.col("event") == "exception") & ~carried & pl.col("rank").is_not_null())
+        .select("rank", "exc_type")
+        .unique()
+    )
+    copied = (
+        events.filter((pl.col("event") == "exception") & carried)
+        .join(printed, on=["rank", "exc_type"], how="semi")
+        .select("file", "line", "event")
+    )
+    return events.join(copied, on=["file", "line", "event"], how="anti")
 
 
 def merged_line_writers(parts: list[pl.DataFrame]) -> pl.DataFrame:

@@ -56,6 +56,8 @@ from logforensics.registry import LineParser
 from parsers.mpirun import SIGNAL_NAMES
 from parsers.traceback import EXCEPTION_LINE, FRAME, frame_text, message_after, writer_stream
 
+# an exception event's `extra` where it is the worker's, as torchrun's summary carries it
+CARRIED_EXCEPTION = '{"in_summary":true}'
 # ../ddp_train.py FAILED
 TITLE = r"^\S+ FAILED\s*$"
 # ============================================================
@@ -329,9 +331,39 @@ def _entries(entries: pl.DataFrame) -> pl.DataFrame:
         .filter(after_traceback & message.str.contains(FRAME))
         .last()
         .alias("frame"),
+        pl.col("line").filter(message.str.contains(TRACEBACK_FIELD)).first().alias("_tb_line"),
+        pl.col("line").filter(exception_line).last().alias("_exc_line"),
     )
+    folded = folded.filter(pl.col("rank").is_not_null() | pl.col("exitcode").is_not_null())
+    return pl.concat([_child_failures(folded), _carried_exceptions(folded)], how="diagonal_relaxed")
+
+
+def _carried_exceptions(folded: pl.DataFrame) -> pl.DataFrame:
+    """The worker's own exception where the summary carries its traceback (the worker's entry
+    point decorated with `@record`): that rank's error, as its own traceback would state it
+    (pytorch/pytorch#73465: `NameError: name 'die' is not defined` under rank 304's entry)."""
+    return folded.filter(
+        pl.col("exc_type").is_not_null() & pl.col("_tb_line").is_not_null()
+    ).select(
+        "file",
+        pl.col("_tb_line").alias("line"),
+        pl.lit("exception").alias("event"),
+        pl.lit("error").alias("severity"),
+        pl.col("_exc_line").alias("end_line"),
+        "rank",
+        "local_rank",
+        "host",
+        "pid",
+        "exc_type",
+        "exc_message",
+        "frame",
+        pl.lit(CARRIED_EXCEPTION).alias("extra"),
+    )
+
+
+def _child_failures(folded: pl.DataFrame) -> pl.DataFrame:
     error_file_value = pl.when(pl.col("_error_file") != NOT_AVAILABLE).then(pl.col("_error_file"))
-    return folded.filter(pl.col("rank").is_not_null() | pl.col("exitcode").is_not_null()).select(
+    return folded.select(
         "file",
         "line",
         pl.lit("child_failed").alias("event"),

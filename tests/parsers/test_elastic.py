@@ -242,14 +242,59 @@ def test_the_childs_traceback_in_the_summary_gives_its_exception():
     )
 
 
-@pytest.mark.parametrize(
-    ("lines", "rank"), [(WITH_TRACEBACK, 1), (TORCH_1_10, 0)], ids=["torch-2", "torch-1.10"]
-)
-def test_a_copied_traceback_is_not_a_second_exception(lines, rank):
-    # The child printed it first; the summary's copy belongs to the child_failed entry.
-    table = parse(lines, "launcher.log")
-    assert table.filter(pl.col("event") == "exception").is_empty()
-    assert [row["rank"] for row in _events(lines, "child_failed")] == [rank]
+def test_the_summary_s_copy_of_the_traceback_is_the_rank_s_exception():
+    # (the field sample holds the summary alone: rank 1's own print of it is not there)
+    (carried,) = _events(WITH_TRACEBACK, "exception")
+    assert (carried["rank"], carried["exc_type"], carried["line"]) == (1, "RuntimeError", 11)
+    assert carried["exc_message"].startswith("Detected mismatch between collectives on ranks.")
+    # a traceback the summary cuts before its exception says no error
+    assert _events(TORCH_1_10, "exception") == []
+    assert [row["rank"] for row in _events(TORCH_1_10, "child_failed")] == [0]
+
+
+# pytorch/pytorch#73465, verbatim (the paste starts inside the summary): the worker's NameError
+# reached only the summary, where `@record` put it
+ROOT_CAUSE_WITH_TRACEBACK = [
+    "------------------------------------------------------------",
+    "Root Cause (first observed failure):",
+    "[0]:",
+    "  time      : 2022-02-26_22:02:07",
+    "  host      : jean-zay-iam39-ib0",
+    "  rank      : 304 (local_rank: 0)",
+    "  exitcode  : 1 (pid: 181845)",
+    "  error_file: /tmp/torchelastic_78rus22c/none_h9w4ezyp/attempt_0/0/error.json",
+    "  traceback : Traceback (most recent call last):",
+    '    File "/gpfswork/rech/six/commun/conda/py38-pt111/lib/python3.8/site-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 345, in wrapper',
+    "      return f(*args, **kwargs)",
+    '    File "/gpfswork/rech/six/commun/code/tr8b-104B/Megatron-DeepSpeed/pretrain_gpt.py", line 241, in main',
+    "      die",
+    "  NameError: name 'die' is not defined",
+    "  ",
+    "============================================================",
+]
+
+
+def test_the_exception_only_the_summary_carries_is_the_verdict(tmp_path):
+    verdict = analyze_files(tmp_path, {"train.log": ROOT_CAUSE_WITH_TRACEBACK}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [304])
+    assert verdict.headline == "Rank 304 died of a NameError"
+    assert "name 'die' is not defined" in verdict.finding.summary
+
+
+def test_a_copied_traceback_is_not_a_second_exception(tmp_path):
+    # the worker printed its traceback under its torchrun tag, then the agent's summary
+    # copied it: one exception of rank 304 (its own lines built from the summary's frames)
+    own = [
+        "[default0]:Traceback (most recent call last):",
+        '[default0]:  File "/gpfswork/rech/six/commun/code/tr8b-104B/Megatron-DeepSpeed/pretrain_gpt.py", line 241, in main',
+        "[default0]:    die",
+        "[default0]:NameError: name 'die' is not defined",
+    ]
+    analysis = analyze_files(
+        tmp_path, {"rank304.log": own, "launcher.log": ROOT_CAUSE_WITH_TRACEBACK}
+    )
+    exceptions = analysis.job.events.filter(pl.col("event") == "exception")
+    assert exceptions.select("file", "rank").rows() == [("rank304.log", 304)]
 
 
 def test_signal_names_after_the_pid_and_the_agents_lines():
