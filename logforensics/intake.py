@@ -35,7 +35,14 @@ import polars as pl
 import zstandard
 
 from logforensics import paste_spacing, streams
-from logforensics.dumps import debug_server, faulthandler, flight_recorder, pyspy, unstamped
+from logforensics.dumps import (
+    debug_server,
+    faulthandler,
+    flight_recorder,
+    gdb_pybt,
+    pyspy,
+    unstamped,
+)
 from logforensics.errors import InputError
 from logforensics.paste_spacing import LineMap
 
@@ -133,7 +140,8 @@ class SkippedFile:
 class DumpFile:
     """A hang dump beside the logs, read as a record, not as lines: a Flight Recorder trace
     (`fr_json`, `fr_pickle`), a `py-spy dump` (`pyspy_text`, `pyspy_json`), faulthandler
-    stacks (`faulthandler`) or a file of PyTorch's debug server (`debug_server`)."""
+    stacks (`faulthandler`), gdb's `py-bt` (`gdb_pybt`) or a file of PyTorch's debug server
+    (`debug_server`)."""
 
     path: Path
     name: str
@@ -172,6 +180,8 @@ def dump_kind(head: bytes) -> str | None:
         return "pyspy_json"
     if faulthandler.looks_like_faulthandler(head):
         return "faulthandler"
+    if gdb_pybt.looks_like_gdb_pybt(head):
+        return "gdb_pybt"
     if debug_server.looks_like_debug_server(head):
         return "debug_server"
     return None

@@ -1277,7 +1277,12 @@ def _frames_without_header(rows: pl.DataFrame) -> pl.DataFrame:
     )
     code_line = after_frame & (deeper | ~exception_like) & ~pl.col("_frame") & ~pl.col("_blank")
     caret_line = two_after_frame & pl.col("_stripped").str.contains(CARETS)
-    rows = rows.with_columns((pl.col("_frame") | code_line | caret_line).alias("_stack_line"))
+    # gdb's py-bt names a builtin where the stack enters C, innermost first under its
+    # `(most recent call first)` header (logforensics/dumps/gdb_pybt.py): part of the stack
+    builtin = pl.col("_stripped").str.contains(GDB_BUILTIN)
+    rows = rows.with_columns(
+        (pl.col("_frame") | code_line | caret_line | builtin).alias("_stack_line")
+    )
     after_stack = _previous_nonblank("_stack_line").fill_null(False)
     lone_type = after_stack & pl.col("_stripped").str.contains(LONE_EXCEPTION_TYPE)
     return pl.concat(
@@ -1360,6 +1365,8 @@ def _cut_at_both_ends(rows: pl.DataFrame) -> pl.DataFrame:
 LONE_EXCEPTION_TYPE = rf"^({EXCEPTION_CLASS}):?$"
 # faulthandler's header of a thread's stack (`Thread 0x00007f98b50b4b80 (most recent call first):`)
 STACK_FIRST = "(most recent call first)"
+#   <built-in method allreduce of PyCapsule object at remote 0x7fb3b12c3f90>
+GDB_BUILTIN = r"^<built-in (?:method|function) \S+.*>$"
 # Frames a loose run must hold to be taken for a cut traceback (one stray frame line says
 # little).
 MIN_CUT_FRAMES = 2

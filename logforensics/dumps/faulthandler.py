@@ -37,6 +37,11 @@ def looks_like_faulthandler(head: bytes) -> bool:
     )
 
 
+def short_source(path: pl.Expr) -> pl.Expr:
+    """A frame's path as py-spy prints it: from the import root, `..` steps resolved."""
+    return path.str.replace(LIBRARY_PREFIX, "").str.replace_all(PARENT_STEP, "/")
+
+
 def faulthandler_frames(lines: pl.DataFrame) -> pl.DataFrame:
     """FRAME_SCHEMA rows from the lines (`file, line, text`) of faulthandler stacks."""
     text = pl.col("text")
@@ -50,11 +55,7 @@ def faulthandler_frames(lines: pl.DataFrame) -> pl.DataFrame:
         .filter(pl.col("_frame").struct.field("1").is_not_null() & pl.col("_thread").is_not_null())
         .with_columns(
             pl.col("_frame").struct.field("3").alias("function"),
-            pl.col("_frame")
-            .struct.field("1")
-            .str.replace(LIBRARY_PREFIX, "")
-            .str.replace_all(PARENT_STEP, "/")
-            .alias("source"),
+            short_source(pl.col("_frame").struct.field("1")).alias("source"),
             pl.col("_frame").struct.field("2").cast(pl.Int64, strict=False).alias("source_line"),
         )
     )

@@ -1,4 +1,4 @@
-"""The hang dumps of a job as tables: stacks (py-spy, faulthandler, the debug server's) and
+"""The hang dumps of a job as tables: stacks (py-spy, faulthandler, gdb, the debug server's) and
 Flight Recorder entries.
 
 `load(dumps, events)` reads every dump the inventory found into three tables, each process
@@ -20,7 +20,14 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from logforensics.attribution import path_ranks
-from logforensics.dumps import debug_server, faulthandler, flight_recorder, pyspy, unstamped
+from logforensics.dumps import (
+    debug_server,
+    faulthandler,
+    flight_recorder,
+    gdb_pybt,
+    pyspy,
+    unstamped,
+)
 from logforensics.intake import DumpFile, SkippedFile
 
 
@@ -88,7 +95,9 @@ def load(dumps: tuple[DumpFile, ...], events: pl.DataFrame) -> Dumps:
 
 
 # which dump of a rank is used when there are several (lower first)
-FORM_PREFERENCE = {"pyspy_text": 0, "pyspy_json": 1, "faulthandler": 2}
+FORM_PREFERENCE = {"pyspy_text": 0, "pyspy_json": 1, "faulthandler": 2, "gdb_pybt": 3}
+# the tool each form comes from, as findings name it
+TOOLS = {"faulthandler": "faulthandler", "gdb_pybt": "gdb"}
 
 
 def _stacks(
@@ -101,6 +110,7 @@ def _stacks(
             faulthandler.faulthandler_frames(_numbered_lines(_of(dumps, "faulthandler"))),
             "faulthandler",
         ),
+        _forms(gdb_pybt.gdb_frames(_numbered_lines(_of(dumps, "gdb_pybt"))), "gdb_pybt"),
         *(
             _forms(pyspy.json_frames(dump.read(), dump.name), "pyspy_json")
             for dump in _of(dumps, "pyspy_json")
@@ -178,7 +188,7 @@ def _of(dumps: tuple[DumpFile, ...], kind: str) -> list[DumpFile]:
 def _forms(frames: pl.DataFrame, kind: str, section_rank: pl.Series | None = None) -> pl.DataFrame:
     return frames.with_columns(
         pl.lit(FORM_PREFERENCE[kind], pl.Int8).alias("_form"),
-        pl.lit("faulthandler" if kind == "faulthandler" else "py-spy").alias("tool"),
+        pl.lit(TOOLS.get(kind, "py-spy")).alias("tool"),
         (section_rank if section_rank is not None else pl.lit(None, pl.Int32)).alias(
             "section_rank"
         ),
