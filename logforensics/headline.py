@@ -618,10 +618,26 @@ def _monitored_barrier(finding: Finding, verdict: Verdict) -> Told:
     return what, f"{rank_list(arrived)} waited for {_it(finding.ranks)}" if arrived else None
 
 
+# `[/tmp/pip-install-43a3uo3a/horovod_.../horovod/common/gloo/http_store.cc:57] `: where in a
+# library's source its error was raised, as gloo and c10 put it before the words (horovod's
+# twice, ray-project/ray#25866)
+SOURCE_PLACE = r"\[[^\[\]\s]+\.(?:cc|cpp|cu|h|hpp|py):\d+\]\s*"
+HEADLINE_WORDS = 120  # of an exception's message in a headline
+
+
+def _said_briefly(said: str) -> str:
+    """An exception's words for a headline: without the source places its library put
+    before them, its first sentence, clipped."""
+    words = re.sub(SOURCE_PLACE, "", said)
+    first = re.split(r"(?<=[.!?])\s+(?=[A-Z])", words, maxsplit=1)[0].rstrip(".")
+    return clipped(first, HEADLINE_WORDS)
+
+
 def _waited(finding: Finding) -> Told:
     """An exception whose words are a wait for other ranks that timed out."""
-    said = str(finding.details.get("exception") or "a timeout")
-    if said == HOROVOD_SHUT_DOWN:  # no timeout: another rank failed or finished first
+    exception = str(finding.details.get("exception") or "a timeout")
+    said = _said_briefly(exception)
+    if exception == HOROVOD_SHUT_DOWN:  # no timeout: another rank failed or finished first
         if finding.ranks:
             return f"{_who(finding.ranks)} stopped because Horovod had shut down", ""
         return (

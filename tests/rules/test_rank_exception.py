@@ -1997,9 +1997,24 @@ def test_a_ranks_wait_that_timed_out_alone_is_a_consequence_not_no_failure(tmp_p
     assert verdict.finding.ranks == [1] and verdict.finding.blames_nobody
     assert verdict.finding.part == "consequence"
     assert "Wait timeout for key(s): 0" in verdict.finding.summary
+    # (the source places gloo puts before its words stay in the finding, not the headline)
     assert verdict_headline(verdict) == (
-        "Rank 1 stopped waiting for other ranks (gloo::IoException: [horovod/common/gloo/"
-        "http_store.cc:53] [horovod/common/gloo/http_store.cc:53] Wait timeout for key(s): 0)"
+        "Rank 1 stopped waiting for other ranks (gloo::IoException: Wait timeout for key(s): 0)"
+    )
+
+
+def test_a_wait_s_headline_keeps_the_words_not_the_source_places_or_the_advice(tmp_path):
+    # ray-project/ray#25866, verbatim (Horovod on Ray; the paste cuts the second `what():`)
+    lines = [
+        "terminate called after throwing an instance of 'gloo::IoException'",
+        "  what():  [/tmp/pip-install-43a3uo3a/horovod_33a452dfb1f34b4e998a6265ba22cf83/horovod/common/gloo/http_store.cc:57] [/tmp/pip-install-43a3uo3a/horovod_33a452dfb1f34b4e998a6265ba22cf83/horovod/common/gloo/http_store.cc:57] Wait timeout after 30 seconds for key(s): 0. You may want to increase the timeout via HOROVOD_GLOO_TIMEOUT_SECONDS",
+        "terminate called after throwing an instance of 'gloo::IoException'",
+        "*** SIGABRT received at time=1655335369 on cpu 8 ***",
+    ]
+    verdict = analyze_files(tmp_path, {"driver.log": lines}).verdict
+    assert verdict_headline(verdict) == (
+        "A process timed out waiting for other ranks (gloo::IoException: Wait timeout after 30 "
+        "seconds for key(s): 0); the logs do not say its rank"
     )
 
 
