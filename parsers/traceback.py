@@ -92,14 +92,17 @@ MESSAGE_CHARS = 500
 
 # A frame of the context in which the main process works first while the others wait in a
 # barrier (transformers' TrainingArguments.main_process_first, accelerate's
-# main_process_first and local_main_process_first):
+# main_process_first and local_main_process_first; the older torch_distributed_zero_first of
+# transformers' trainer_pt_utils and of YOLOv5, LianjiaTech/BELLE#542):
 #   File ".../transformers/training_args.py", line 1891, in main_process_first
-MAIN_FIRST_FRAME = r" in (?:local_)?main_process_first$"
+#   File ".../transformers/trainer_pt_utils.py", line 251, in torch_distributed_zero_first
+MAIN_FIRST_CONTEXT = r"(?:(?:local_)?main_process_first|torch_distributed_zero_first)"
+MAIN_FIRST_FRAME = rf" in {MAIN_FIRST_CONTEXT}$"
 # ... or its call site, the next frame the context manager's entry, where a paste cut the
 # stack before the frame of main_process_first itself (huggingface/transformers#17106):
 #     with training_args.main_process_first(desc="dataset map tokenization"):
 #   File "/usr/lib/python3.8/contextlib.py", line 113, in __enter__
-MAIN_FIRST_CALL = r"\bwith\b.*\b(?:local_)?main_process_first\("
+MAIN_FIRST_CALL = rf"\bwith\b.*\b{MAIN_FIRST_CONTEXT}\("
 # The outermost frame of work a job often runs on one rank only (saving, evaluation): a
 # collective below it is one every rank must join (NVIDIA/nccl#1132: accelerate's save_state
 # under `if is_main_process:` reaching DeepSpeed's barrier):

@@ -178,3 +178,28 @@ def test_a_stack_cut_entering_main_process_first_is_a_wait_not_a_crash_of_its_ow
     analysis = analyze_files(tmp_path, {"train.log": CUT_AT_THE_ENTRY_ALONE})
     assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("collective_timeout", [0])
     assert "rank_exception" not in kinds(analysis)
+
+
+# LianjiaTech/BELLE#542, verbatim (the paste stops at the barrier): rank 0's bar grouping texts
+# at 29% after ten hours, a waiting rank's traceback in the barrier of transformers' older
+# torch_distributed_zero_first
+ZERO_FIRST_WAIT = [
+    "Grouping texts in chunks of 1024:  29%|██▉       | 3362000/11407235 [10:03:35<25:22:33, 88.07 examples/s]Traceback (most recent call last):",
+    '  File "src/entry_point/pt_train.py", line 481, in <module>',
+    "    main()",
+    '  File "src/entry_point/pt_train.py", line 317, in main',
+    "    with torch_distributed_zero_first(global_rank):",
+    '  File "/home/wanghw/miniconda3/envs/llm_torch_2.0.1/lib/python3.8/contextlib.py", line 113, in __enter__',
+    "    return next(self.gen)",
+    '  File "/home/wanghw/miniconda3/envs/llm_torch_2.0.1/lib/python3.8/site-packages/transformers/trainer_pt_utils.py", line 251, in torch_distributed_zero_first',
+    "    dist.barrier()",
+]
+
+
+def test_a_wait_inside_torch_distributed_zero_first_names_rank_0(tmp_path):
+    analysis = analyze_files(tmp_path, {"pt_train.log": ZERO_FIRST_WAIT})
+    busy = analysis.verdict.finding
+    assert (busy.kind, analysis.verdict.ranks) == ("collective_timeout", [0])
+    assert busy.details["departure"] == "main_first"
+    # its frames are a wait in the barrier, not a failure of its own
+    assert "rank_exception" not in kinds(analysis)
