@@ -413,6 +413,8 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
         return f"DataLoader workers of {whose} crashed ({signal})", None
     if signal:
         return f"{who} crashed ({signal})", None
+    if finding.details.get("relayed_only"):
+        return f"{who} failed under torch.multiprocessing.spawn", "its own error is cut"
     if finding.details.get("exit_code") is not None:
         workers = finding.details.get("workers")
         who = f"{workers} processes" if isinstance(workers, int) and not finding.ranks else who

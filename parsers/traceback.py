@@ -270,7 +270,9 @@ TERMINATE_TYPE = r"terminate called after throwing an instance of '(?P<type>[\w:
 WHAT = "what():"
 
 # -- Process 1 terminated with the following error:
-SPAWNED_PROCESS = r"^-- Process (\d+) terminated with the following error:"
+# (or the line's start where a paste cut it: `-- Process 1 terminated with the`,
+# facebookresearch/detectron2#1439)
+SPAWNED_PROCESS = r"^-- Process (\d+) terminated with(?: the following error:|(?: \w+){0,2}\s*$)"
 # process 0 terminated with signal SIGKILL / process 1 terminated with exit code 1
 SPAWNED_EXIT = r"^process (\d+) terminated with (?:signal|exit code)"
 # Ray relays a task's exception to its caller naming the process that raised it; the

@@ -833,6 +833,13 @@ SPAWN_CUT_FIX = (
 )
 
 
+SPAWN_RELAYED_FIX = (
+    "The worker's own traceback follows the parent's `-- Process N terminated with the "
+    "following error:` line (and its own output shows it first): attach the whole console to "
+    "read what failed in it."
+)
+
+
 ABORTED_FIX = (
     "{who} was going down before the others: read {its} own output before the abort for the "
     "error that ended it (torchrun `--tee 3`, or the rank's stderr). Its process group's abort "
@@ -1072,14 +1079,20 @@ def _logger_openers(job: Job) -> pl.DataFrame:
     vLLM's `Invocation of collective_rpc method failed`: OpenRLHF/OpenRLHF#1193), that
     traceback's first line and no other error."""
     events = job.events
-    cut_starts = events.filter(
-        (pl.col("event") == "exception") & pl.col("exc_type").is_null()
-    ).select("file", (pl.col("line") - 1).alias("line"))
-    return (
-        events.filter((pl.col("event") == "log_error") & (pl.col("severity") == "error"))
-        .join(cut_starts, on=["file", "line"], how="semi")
-        .select("file", "line", "event")
+    starts = events.filter((pl.col("event") == "exception") & pl.col("exc_type").is_null())
+    records = events.filter((pl.col("event") == "log_error") & (pl.col("severity") == "error"))
+    if starts.is_empty() or records.is_empty():
+        return records.select("file", "line", "event").clear()
+    before = starts.select("file", (pl.col("line") - 1).alias("line"))
+    # ... or one blank line before it: TGI's launcher dumps a shard's stderr under its record
+    # (huggingface/text-generation-inference#1644: `ERROR shard-manager: ... Shard complete
+    # standard error output:`, an empty line, then the traceback)
+    gap = read_lines_at(job.inventory, before.with_columns(pl.col("line").cast(pl.UInt32)))
+    blank = gap.filter(pl.col("text").str.strip_chars() == "").select(
+        "file", (pl.col("line") - 1).alias("line")
     )
+    openers = pl.concat([before, blank.cast(before.schema)])
+    return records.join(openers, on=["file", "line"], how="semi").select("file", "line", "event")
 
 
 def _shared_by_all(job: Job, ranks: list[int]) -> bool:
@@ -2983,6 +2996,15 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
     who = rank_list(ranks).capitalize()
     verb = "logged" if logged else "raised"
     text = f"{who} {verb} {exc}" + (f" ({clipped(message)})" if message else "") + where
+    # the spawning parent's own exception, its worker's traceback cut from the paste
+    # (facebookresearch/detectron2#1439: `Exception:`, then `-- Process 1 terminated with the`)
+    relayed_only = bool(first["frame"]) and re.search(SPAWN_JOIN_FRAME, first["frame"])
+    if relayed_only:
+        text = (
+            f"{who} failed under torch.multiprocessing.spawn: the parent's {exc} names "
+            f"{'it' if len(ranks) == 1 else 'them'}, but the worker's own error is not in these "
+            "lines"
+        )
     between_steps = (
         step is not None and job.progress is not None and stage == job.progress.stage_order[-1]
     )
@@ -3002,7 +3024,9 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
         text += "."
         its = "its" if len(ranks) == 1 else "their"
         fix = (
-            ORDINAL_FIX.format(who=rank_list(ranks).capitalize(), its=its)
+            SPAWN_RELAYED_FIX
+            if relayed_only
+            else ORDINAL_FIX.format(who=rank_list(ranks).capitalize(), its=its)
             if re.search(ORDINAL, message)
             else _message_fix([f"{exc}: {message}"], rank_list(ranks))
         )
@@ -3047,7 +3071,8 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
             "went_on": went_on,
             "between_steps": between_steps,
             "frame": first["frame"],
-        },
+        }
+        | ({"relayed_only": True} if relayed_only else {}),
     )
 
 

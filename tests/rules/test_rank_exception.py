@@ -2644,3 +2644,69 @@ def test_an_exit_code_past_any_integer_is_read_without_failing(tmp_path):
     lines = [line.replace("3221225477", "9" * 30) for line in WINDOWS_CRASH]
     analysis = analyze_files(tmp_path, {"console.log": lines})
     assert not analysis.rule_errors
+
+
+# huggingface/text-generation-inference#1644, verbatim (the paste stops inside the stack): the
+# launcher's error record, an empty line, then the shard's stderr
+TGI_SHARD_DUMP = [
+    "2024-03-14T13:19:25.453070Z  INFO shard-manager: text_generation_launcher: Waiting for shard to be ready... rank=2",
+    "2024-03-14T13:19:25.453075Z  INFO shard-manager: text_generation_launcher: Waiting for shard to be ready... rank=1",
+    "2024-03-14T13:19:25.453075Z  INFO shard-manager: text_generation_launcher: Waiting for shard to be ready... rank=0",
+    "2024-03-14T13:19:25.463782Z  INFO shard-manager: text_generation_launcher: Waiting for shard to be ready... rank=3",
+    "2024-03-14T13:19:25.553183Z ERROR shard-manager: text_generation_launcher: Shard complete standard error output:",
+    "",
+    "Traceback (most recent call last):",
+    "",
+    '  File "/opt/conda/bin/text-generation-server", line 8, in <module>',
+    "    sys.exit(app())",
+    "",
+    '  File "/opt/conda/lib/python3.10/site-packages/text_generation_server/cli.py", line 89, in serve',
+    "    server.serve(",
+    "",
+    '  File "/opt/conda/lib/python3.10/site-packages/text_generation_server/server.py", line 235, in serve',
+    "    asyncio.run(",
+]
+
+
+def test_a_cut_stack_a_launcher_s_error_record_opened_after_a_blank_line_is_a_failure(tmp_path):
+    verdict = analyze_files(tmp_path, {"launcher.log": TGI_SHARD_DUMP}).verdict
+    assert verdict is not None and verdict.finding.kind == "rank_exception"
+    assert "text_generation_server/server.py:235 in serve" in verdict.finding.summary
+
+
+# facebookresearch/detectron2#1439, verbatim (the paste ends inside the parent's report): a
+# worker's C++ backtrace, then mp.spawn's own traceback, cut after `-- Process 1 terminated`
+SPAWN_RELAYED_CUT = [
+    "frame #35: PyRun_StringFlags + 0x7d (0x5602cb4f0f2d in /home/user/.conda/envs/det2/bin/python)",
+    "frame #36: PyRun_SimpleStringFlags + 0x3f (0x5602cb3b74fb in /home/user/.conda/envs/det2/bin/python)",
+    "frame #37: <unknown function> + 0x1159ce (0x5602cb3b79ce in /home/user/.conda/envs/det2/bin/python)",
+    "frame #38: Py_BytesMain + 0x39 (0x5602cb4f11d9 in /home/user/.conda/envs/det2/bin/python)",
+    "frame #39: __libc_start_main + 0xf0 (0x7f4995f02830 in /lib/x86_64-linux-gnu/libc.so.6)",
+    "frame #40: <unknown function> + 0x1ded73 (0x5602cb480d73 in /home/user/.conda/envs/det2/bin/python)",
+    "",
+    "Traceback (most recent call last):",
+    '  File "train_net.py", line 126, in <module>',
+    "    launch(",
+    '  File "/home/user/.conda/envs/det2/lib/python3.8/site-packages/detectron2/engine/launch.py", line 50, in launch',
+    "    mp.spawn(",
+    '  File "/home/user/.conda/envs/det2/lib/python3.8/site-packages/torch/multiprocessing/spawn.py", line 200, in spawn',
+    "    return start_processes(fn, args, nprocs, join, daemon, start_method='spawn')",
+    '  File "/home/user/.conda/envs/det2/lib/python3.8/site-packages/torch/multiprocessing/spawn.py", line 158, in start_processes',
+    "    while not context.join():",
+    '  File "/home/user/.conda/envs/det2/lib/python3.8/site-packages/torch/multiprocessing/spawn.py", line 119, in join',
+    "    raise Exception(msg)",
+    "Exception: ",
+    "",
+    "-- Process 1 terminated with the",
+]
+
+
+def test_the_spawning_parent_s_exception_names_the_worker_not_its_error(tmp_path):
+    verdict = analyze_files(tmp_path, {"train.log": SPAWN_RELAYED_CUT}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [1])
+    assert verdict.headline == (
+        "Rank 1 failed under torch.multiprocessing.spawn; its own error is cut"
+    )
+    # the parent's frames are not where the worker failed
+    assert "spawn.py:119 in join" not in verdict.finding.summary
+    assert english_runs(translate(verdict.finding.summary, "zh")) == []
