@@ -60,15 +60,29 @@ def faulthandler_frames(lines: pl.DataFrame) -> pl.DataFrame:
         )
     )
     runs_script = (pl.col("function").last() == "<module>").over(block)
+    return processless_frames(
+        frames,
+        pl.col("_thread").str.slice(2).str.to_integer(base=16, strict=False),
+        pl.when(runs_script).then(pl.lit("MainThread")).otherwise(pl.lit("")),
+        block,
+    )
+
+
+def processless_frames(
+    frames: pl.DataFrame, thread_id: pl.Expr, thread_name: pl.Expr, block: list[str]
+) -> pl.DataFrame:
+    """FRAME_SCHEMA rows of a tool that names no process and no thread state (faulthandler,
+    gdb): `frames` (`file, line, text, function, source, source_line`) innermost first in each
+    `block`, one thread's stack."""
     return frames.select(
         "file",
         pl.lit(None, pl.Int64).alias("pid"),
         pl.lit(None, pl.Int64).alias("parent_pid"),
         pl.lit(None, pl.String).alias("command"),
         pl.lit(None, pl.Int32).alias("command_rank"),
-        pl.col("_thread").str.slice(2).str.to_integer(base=16, strict=False).alias("thread_id"),
-        pl.when(runs_script).then(pl.lit("MainThread")).otherwise(pl.lit("")).alias("thread_name"),
-        pl.lit("idle").alias("thread_state"),  # faulthandler does not say
+        thread_id.cast(pl.Int64).alias("thread_id"),
+        thread_name.alias("thread_name"),
+        pl.lit("idle").alias("thread_state"),  # neither tool says
         pl.int_range(pl.len()).over(block).cast(pl.Int32).alias("depth"),
         "function",
         "source",

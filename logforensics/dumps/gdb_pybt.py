@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from logforensics.dumps.faulthandler import short_source
-from logforensics.dumps.pyspy import FRAME_SCHEMA
+from logforensics.dumps.faulthandler import processless_frames, short_source
 
 HEADER = "Traceback (most recent call first):"
 PROMPT = "(gdb) "
@@ -52,19 +51,5 @@ def gdb_frames(lines: pl.DataFrame) -> pl.DataFrame:
         short_source(pl.col("_frame").struct.field("1")).alias("source"),
         pl.col("_frame").struct.field("2").cast(pl.Int64, strict=False).alias("source_line"),
     )
-    return frames.select(
-        "file",
-        pl.lit(None, pl.Int64).alias("pid"),
-        pl.lit(None, pl.Int64).alias("parent_pid"),
-        pl.lit(None, pl.String).alias("command"),
-        pl.lit(None, pl.Int32).alias("command_rank"),
-        pl.col("_block").cast(pl.Int64).alias("thread_id"),
-        pl.lit("MainThread").alias("thread_name"),  # the thread gdb stopped in
-        pl.lit("idle").alias("thread_state"),  # gdb does not say
-        pl.int_range(pl.len()).over(block).cast(pl.Int32).alias("depth"),
-        "function",
-        "source",
-        "source_line",
-        pl.col("line").cast(pl.UInt32),
-        "text",
-    ).cast(FRAME_SCHEMA)  # type: ignore[arg-type]
+    # (the thread gdb stopped in, the one it was attached to)
+    return processless_frames(frames, pl.col("_block"), pl.lit("MainThread"), block)
