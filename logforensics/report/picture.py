@@ -314,7 +314,11 @@ def build_rank_map(
         return None
     named: dict[str, set[int]] = {"root_cause": set(), "symptom": set()}
     for finding in findings:
-        if finding["role"] in named:
+        if finding["role"] == "root_cause":
+            # a cause names its culprits; the other ranks it lists are the ones that agreed
+            # or waited (ranks 0, 2 and 3 beside rank 1's other collective), no cause
+            named["root_cause"].update(finding["culprit_ranks"] or finding["ranks"])
+        elif finding["role"] in named:
             named[str(finding["role"])].update(finding["ranks"], finding["culprit_ranks"])
     by_state = {
         "blamed": set(blamed),

@@ -195,6 +195,18 @@ def test_rank_map_shows_every_rank_by_role():
     assert "a symptom: timed out, lost a peer, failed after the others (3)" in section
 
 
+def test_rank_map_does_not_call_the_ranks_a_cause_lists_beside_its_culprit_causes(tmp_path):
+    # Lightning-AI/pytorch-lightning#19106's last `Running collective` lines (tests/rules/
+    # test_collective_mismatch.py): the verdict blames rank 1 and lists the ranks it left
+    from tests.rules.test_collective_mismatch import LAST_RUNS_APART
+
+    page = html_for(write_logs(tmp_path, {"train.log": LAST_RUNS_APART}))
+    section = page[page.index('id="rankmap-title"') :].split("</section>")[0]
+    assert "<title>rank 1: named by the verdict</title>" in section
+    assert "named by another cause-like finding" not in section
+    assert "logged, nothing wrong seen (3)" in section
+
+
 def test_rank_map_marks_ranks_without_logs(tmp_path):
     mapping = "{{'rank': {r}, 'local_rank': {r}, 'device': {r}, 'world_size': 8}}"
     files = {f"rank{r}.log": [mapping.format(r=r)] + marks(r, range(3)) for r in range(6)}
