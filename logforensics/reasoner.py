@@ -319,6 +319,7 @@ DUMP_SOURCES = {
     "flight recorder": "the Flight Recorder",
     "py-spy": "the py-spy stacks",
     "faulthandler": "the faulthandler stacks",
+    "gdb": "the gdb stacks",
 }
 
 

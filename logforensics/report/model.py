@@ -319,6 +319,7 @@ DUMP_WORDS = {
     "fr_pickle": "Flight Recorder (pickle)",
     "fr_json": "Flight Recorder (JSON)",
     "faulthandler": "faulthandler stacks",
+    "gdb_pybt": "gdb py-bt stacks",
     "debug_server": "debug server",
 }
 

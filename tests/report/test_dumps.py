@@ -83,3 +83,14 @@ def test_dumps_that_name_no_rank_are_listed_as_read(tmp_path):
         "backward_reduce_scatter.txt": (True, []),
     }
     assert "read; it names no rank" in html
+
+
+def test_a_dump_alone_is_counted_in_the_page_s_header(tmp_path):
+    # deepspeedai/DeepSpeed#1969's gdb py-bt (tests/data/dumps/gdb_pybt): no log, one dump
+    from tests.dumps.test_gdb_pybt import PASTE
+
+    shutil.copy(PASTE, tmp_path / PASTE.name)
+    report, html = reported(tmp_path)
+    header = html[html.index('<p class="meta">') :].split("</p>")[0]
+    assert "0 files, 0 lines · 1 stack dump" in header
+    assert [dump["kind"] for dump in report["inputs"]["dumps"]] == ["gdb py-bt stacks"]
