@@ -1639,13 +1639,8 @@ def _first_exit(first: pl.DataFrame, ahead: float | None = None, *, alone: bool 
     other, a guess at the cause all the same."""
     rank, code = int(first.item(0, "rank")), int(first.item(0, "exitcode"))
     harness = _by_test_harness(first)
-    launcher = (
-        "Lightning's launcher"
-        if by_lightning(first)
-        else "the test harness"
-        if harness
-        else "the launcher"
-    )
+    reporter = "the test harness" if harness else "the launcher"
+    launcher = "Lightning's launcher" if by_lightning(first) else reporter
     if alone:
         said = (
             f"Rank {rank} exited with code {code} while the other workers still ran ({launcher} "
@@ -1657,7 +1652,6 @@ def _first_exit(first: pl.DataFrame, ahead: float | None = None, *, alone: bool 
             "before any other rank (the launchers' reports)"
         )
     else:
-        reporter = "the test harness" if harness else "the launcher"
         said = f"Rank {rank} was the first process to exit, with code {code} ({reporter}'s report)"
     return _from_rows(
         first,
@@ -2998,7 +2992,7 @@ def _finding(job: Job, rows: pl.DataFrame, all_primary: pl.DataFrame) -> Finding
     text = f"{who} {verb} {exc}" + (f" ({clipped(message)})" if message else "") + where
     # the spawning parent's own exception, its worker's traceback cut from the paste
     # (facebookresearch/detectron2#1439: `Exception:`, then `-- Process 1 terminated with the`)
-    relayed_only = bool(first["frame"]) and re.search(SPAWN_JOIN_FRAME, first["frame"])
+    relayed_only = bool(first["frame"] and re.search(SPAWN_JOIN_FRAME, first["frame"]))
     if relayed_only:
         text = (
             f"{who} failed under torch.multiprocessing.spawn: the parent's {exc} names "
