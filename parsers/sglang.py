@@ -34,7 +34,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             "line",
             pl.lit("collective_timeout").alias("event"),
             pl.lit("error").alias("severity"),
-            (pl.col("_seconds") * 1000).cast(pl.Int64).alias("timeout_ms"),
+            (pl.col("_seconds") * 1000).cast(pl.Int64, strict=False).alias("timeout_ms"),
         )
     )
     notices = lines.filter(message.str.contains(CHILD_FAILED, literal=True)).select(

@@ -104,7 +104,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     waits = lines.filter(is_waiting).select(
         "file",
         "line",
-        waiting.struct.field("rank").cast(pl.Int32).alias("rank"),
+        waiting.struct.field("rank").cast(pl.Int32, strict=False).alias("rank"),
         pl.lit("store_barrier_waiting").alias("event"),
         pl.lit("warning").alias("severity"),
         waiting.struct.field("key").alias("pg"),  # the barrier's key: 1 is the default group

@@ -196,6 +196,24 @@ def test_a_number_too_large_for_its_column_is_no_crash(tmp_path, line):
     assert render_json(report) and render_html(report, analysis)
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        # fdbtrs/IDiff-Face#14's store barrier wait and sgl-project/sglang#3752's watchdog,
+        # their numbers made too large: lines that tell a story of their own, read without a
+        # rule or parser failing
+        "[2025-03-11 05:21:04,421][torch.distributed.distributed_c10d][INFO] - Waiting in store based barrier to initialize process group for rank: 4294967296, key: store_based_barrier_key:1 (world_size=8, worker_count=1, timeout=0:30:00)",
+        "[2025-03-09 00:57:15 TP4] Watchdog timeout (self.watchdog_timeout=99999999999999999999999999)",
+    ],
+    ids=["store_barrier", "sglang_watchdog"],
+)
+def test_an_event_with_a_number_too_large_is_read_without_a_failure(tmp_path, line):
+    analysis = analyze(write_logs(tmp_path, {"console.log": [line, line]}))
+    assert analysis.rule_errors == ()
+    report = build_report(analysis, str(tmp_path))
+    assert render_json(report) and render_html(report, analysis)
+
+
 def test_a_world_size_within_reach_is_believed(tmp_path):
     files = {f"rank{r}.log": [mapping(r, 8)] + marks(r, range(3)) for r in range(6)}
     analysis = analyze(write_logs(tmp_path, files))
