@@ -28,7 +28,7 @@ from logforensics.framing import frame_lines
 from logforensics.job import Job
 from logforensics.placement import placed_finding
 from logforensics.stopped_workers import child_failed_error
-from logforensics.text import rank_list
+from logforensics.text import duration, rank_list
 from parsers.phase_banners import phase_name
 from parsers.progress_bars import bar_name
 
@@ -301,9 +301,13 @@ def _last_activity(job: Job, waits: pl.DataFrame, timeout_ms: int | None) -> pl.
         .otherwise(pl.coalesce(name, pl.lit("a progress bar")))
         .alias("_name"),
         pl.when(~in_phase).then(values).alias("_values"),
+        pl.when(is_bar & ~in_phase).then(_elapsed_ms()).alias("_elapsed_ms"),
         (own_work | in_phase).alias("_work"),
         (is_bar & unfinished).alias("_unfinished_bar"),
     )
+
+
+MINUTE_MS = 60_000  # a bar's run shorter than this says nothing of a timeout
 
 
 def _elapsed_ms() -> pl.Expr:
@@ -336,10 +340,18 @@ def _near_waits(job: Job, last: pl.DataFrame, waits: pl.DataFrame) -> pl.DataFra
 
 
 def _how_far(row: dict[str, object]) -> str:
+    """How far the work had got (`, 450 of 1,000`) and how long it had run by its bar's clock
+    (`, running for 30 min`: beside a timeout of 30 min, the wait it outlasted)."""
     values = row.get("_values")
-    if isinstance(values, list) and len(values) == 2 and values[1]:
-        return f", {values[0]:,} of {values[1]:,}"
-    return ""
+    far = (
+        f", {values[0]:,} of {values[1]:,}"
+        if isinstance(values, list) and len(values) == 2 and values[1]
+        else ""
+    )
+    elapsed = row.get("_elapsed_ms")
+    if isinstance(elapsed, int) and elapsed >= MINUTE_MS:
+        far += f", running for {duration(elapsed / 1000)}"
+    return far
 
 
 def _failed_on_its_own(job: Job, rank: int) -> bool:

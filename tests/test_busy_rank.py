@@ -122,7 +122,8 @@ def test_a_bar_running_as_long_as_the_timeout_is_the_work_the_others_waited_for(
     busy = analysis.verdict.finding
     assert (busy.kind, analysis.verdict.ranks) == ("collective_timeout", [0])
     assert busy.details["work"] == "caching latents"
-    assert "1,583 of 1,818" in busy.summary
+    # how far, and how long by the bar's own clock: as long as the others' timeout
+    assert "1,583 of 1,818, running for 30 min" in busy.summary
 
 
 def test_a_phase_banner_before_the_others_timeouts_names_the_main_rank(tmp_path):
