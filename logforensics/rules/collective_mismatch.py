@@ -1329,7 +1329,7 @@ def _last_runs_apart(job: Job, runs: pl.DataFrame) -> list[Finding]:
         return []
     groups = (
         lasts.group_by("seq", "fingerprint")
-        .agg(pl.col("rank").sort(), pl.col("op").first())
+        .agg(pl.col("rank").sort(), pl.col("op", "shape", "dtype").first())
         .sort(pl.col("rank").list.len(), "seq", descending=[True, False])
     )
     if groups.height < 2:
@@ -1340,9 +1340,11 @@ def _last_runs_apart(job: Job, runs: pl.DataFrame) -> list[Finding]:
         return []
 
     def stop(row: dict) -> str:
-        return f"{rank_list(row['rank'])} stopped at #{row['seq']} ({_described_run(row)})"
+        called = _fingerprint(row["op"], None, row["shape"], row["dtype"])
+        return f"{rank_list(row['rank'])} stopped at #{row['seq']} ({called})"
 
     odd = groups.slice(1)
+    first_odd = odd.row(0, named=True)
     evidence = lasts.filter(pl.col("rank").is_in(culprits)).vstack(
         lasts.filter(~pl.col("rank").is_in(culprits)).sort("rank").head(2)
     )
@@ -1362,17 +1364,12 @@ def _last_runs_apart(job: Job, runs: pl.DataFrame) -> list[Finding]:
             ),
             fix=FIX.format(who=rank_list(culprits)),
             ranks=sorted(lasts.get_column("rank").to_list()),
-            op=odd.row(0, named=True)["op"],
-            seq=odd.row(0, named=True)["seq"],
+            op=first_odd["op"],
+            seq=first_odd["seq"],
             culprit_ranks=culprits,
             confidence="medium",
         )
     ]
-
-
-def _described_run(row: dict) -> str:
-    op, shape, dtype = row["fingerprint"].split("|", 2)
-    return " ".join(part for part in (op, f"shape {shape}" if shape else "", dtype) if part)
 
 
 def _from_nccl_calls(job: Job) -> list[Finding]:
