@@ -985,7 +985,8 @@ def _unattributed_cuts(job: Job) -> list[Finding]:
     inside a collective or a wait is a process waiting for the others and says nothing."""
     # stacks printed as the launcher stops on a signal sent from outside are no failure
     signalled = not _launcher_signals(job).is_empty()
-    if signalled or not _no_error_but_cut_tracebacks(job):
+    openers = _logger_openers(job)
+    if signalled or not _no_error_but_cut_tracebacks(job, openers):
         return []
     thrown = _thrown(job)
     if thrown.is_empty() or thrown.get_column("rank").is_not_null().any():
@@ -995,7 +996,7 @@ def _unattributed_cuts(job: Job) -> list[Finding]:
     # recent call last):` after node ML-01's progress), or one an error record opened (Ray
     # Tune's `ERROR tune_controller.py:1331 -- Trial task failed for trial ...`, the stack
     # cut: ray-project/ray#49260): a process began failing there
-    opened = _logger_openers(job).select("file", (pl.col("line") + 1).alias("line"))
+    opened = openers.select("file", pl.col("opens").alias("line"))
     # a stack an error record opened was an exception's, even when it stops in a wait
     # (facebookresearch/detectron2#3953: `ERROR [...] d2.engine.train_loop]: Exception during
     # training:`, the stack cut in the DataLoader's `_get_data`)
@@ -1064,35 +1065,46 @@ def _unattributed_cuts(job: Job) -> list[Finding]:
     ]
 
 
-def _no_error_but_cut_tracebacks(job: Job) -> bool:
+def _no_error_but_cut_tracebacks(job: Job, openers: pl.DataFrame | None = None) -> bool:
     """Whether the logs hold no error but tracebacks cut before their exception line (no
     timeout, NCCL error, exit report, and no exception that says what it was: beside one, a
-    stack cut high in the job's code is no failure of its own: see `_cut_crashes`)."""
+    stack cut high in the job's code is no failure of its own: see `_cut_crashes`).
+    `openers`: `_logger_openers(job)`, where the caller has it already."""
     errors = job.events.filter(pl.col("severity") == "error")
     others = errors.filter((pl.col("event") != "exception") | pl.col("exc_type").is_not_null())
-    return others.join(_logger_openers(job), on=["file", "line", "event"], how="anti").is_empty()
+    if openers is None:
+        openers = _logger_openers(job)
+    opening = openers.select("file", "line", "event")
+    return others.join(opening, on=["file", "line", "event"], how="anti").is_empty()
 
 
 def _logger_openers(job: Job) -> pl.DataFrame:
-    """`file, line, event`: error records right before a traceback cut before its exception
-    line: a logger's record that opened it (`logger.exception("... failed")` then the stack,
-    vLLM's `Invocation of collective_rpc method failed`: OpenRLHF/OpenRLHF#1193), that
-    traceback's first line and no other error."""
+    """`file, line, event, opens`: error records right before a traceback cut before its
+    exception line, and that traceback's first line (`opens`): a logger's record that opened it
+    (`logger.exception("... failed")` then the stack, vLLM's `Invocation of collective_rpc
+    method failed`: OpenRLHF/OpenRLHF#1193), that traceback's first line and no other error."""
     events = job.events
     starts = events.filter((pl.col("event") == "exception") & pl.col("exc_type").is_null())
     records = events.filter((pl.col("event") == "log_error") & (pl.col("severity") == "error"))
     if starts.is_empty() or records.is_empty():
-        return records.select("file", "line", "event").clear()
-    before = starts.select("file", (pl.col("line") - 1).alias("line"))
+        return records.select("file", "line", "event", pl.col("line").alias("opens")).clear()
+    opens = pl.col("line").alias("opens")
+    before = starts.select("file", (pl.col("line") - 1).alias("line"), opens)
     # ... or one blank line before it: TGI's launcher dumps a shard's stderr under its record
     # (huggingface/text-generation-inference#1644: `ERROR shard-manager: ... Shard complete
     # standard error output:`, an empty line, then the traceback)
-    gap = read_lines_at(job.inventory, before.with_columns(pl.col("line").cast(pl.UInt32)))
-    blank = gap.filter(pl.col("text").str.strip_chars() == "").select(
-        "file", (pl.col("line") - 1).alias("line")
+    gap = read_lines_at(job.inventory, before.select("file", pl.col("line").cast(pl.UInt32)))
+    blank = (
+        gap.filter(pl.col("text").str.strip_chars() == "")
+        .join(before.with_columns(pl.col("line").cast(pl.UInt32)), on=["file", "line"])
+        .select("file", (pl.col("line") - 1).alias("line"), "opens")
     )
     openers = pl.concat([before, blank.cast(before.schema)])
-    return records.join(openers, on=["file", "line"], how="semi").select("file", "line", "event")
+    return (
+        records.join(openers, on=["file", "line"])
+        .select("file", "line", "event", "opens")
+        .unique(maintain_order=True)
+    )
 
 
 def _shared_by_all(job: Job, ranks: list[int]) -> bool:
