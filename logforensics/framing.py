@@ -12,6 +12,8 @@ mistaken for an outer one. Formats and sources (see also the regex comments):
 
 - a Markdown or e-mail quote `> ` on most of a file's lines, outermost;
 - a paste's or a log viewer's line numbers `[1784] ` (growing from line to line);
+- `grep -H` / `grep -r` output: the path of the file each line came from (`rank_3.log:`), read
+  for its writer like a file's own path;
 - `journalctl` output (`-o short` / `short-iso`: `<time> <host> <ident>[<pid>]: `);
 - `kubectl logs --prefix` `[pod/<pod>/<container>] ` (kubernetes/kubectl:pkg/cmd/logs/logs.go)
   and `--timestamps` RFC3339 stamps; CRI node logs `<time> stdout F|P <text>` (Grafana Promtail
@@ -276,6 +278,16 @@ STREAM_LABEL = r"(?P<label>[^\s\[\]]+) \[(?P<stream>stdout|stderr)\](?: |$)"
 # a committed Kaggle run):
 #   704.7s	1344	[rank0]: RuntimeError: [enforce fail at inline_container.cc:815] . ...
 LINE_NUMBER_GUTTER = r"\[(?P<number>\d{1,9})\] | *(?:\d{1,7}(?:\.\d+)?s\t)?(?P<tabbed>\d{1,9})\t"
+# rank_604.s12gn3064.4031852.log:[0604/1024][2025-02-16 22:31:34,422] [misc/socket.cc:586] ...
+# `grep -r` / `grep -H` over several logs puts the file each line came from (and with `-n` its
+# line number) before it (NVIDIA/nccl#1618's "signature in job error log", a grep of the ranks'
+# logs). The path names the writer as the file's own name would: read like one
+# (`attribution.rank_from_path`). Only log-like names count, and only where most of a file's
+# lines carry one.
+GREP_PATH = (
+    r"(?P<path>/?(?:[\w.@+~-]+/)*[\w@+~-][\w.@+~-]*\.(?:log|txt|out|err|stdout|stderr)(?:\.\d+)?)"
+    r"(?::(?P<number>\d+))?:"
+)
 # ... Init COMPLETE [repeated 8x across cluster]   (Ray log deduplication, RAY_DEDUP_LOGS)
 RAY_DEDUP_SUFFIX = r" ?\[repeated (\d+)x across cluster\]$"
 # [2025-03-09 14:40:47 TP3] Scheduler hit an exception: Traceback (most recent call last):
@@ -490,6 +502,13 @@ FRAMERS: tuple[Framer, ...] = (
         # numbers that grow from line to line; a constant one (an NCCL device, a pid) is no gutter
         accept=lambda g: _growing(pl.coalesce(_group(g, "number"), _group(g, "tabbed"))),
         per_file=True,
+    ),
+    Framer(
+        "grep_path",
+        GREP_PATH,
+        lambda g: {"_grep_path": _group(g, "path")},
+        per_file=True,
+        then=lambda frame: _grep_path_writers(frame),
     ),
     Framer(
         "journalctl",
@@ -756,6 +775,7 @@ _SCRATCH: dict[str, pl.DataType] = {
     "_own_tag": pl.String(),  # Open MPI's tag of the line (`[1,19]<stderr>:`)
     "_dp": pl.Int32(),  # SGLang's data-parallel number beside a TP number
     "_dp_tp": pl.Int32(),  # ... and that TP number
+    "_grep_path": pl.String(),  # the file `grep -H` named before the line
 }
 
 
@@ -1104,6 +1124,42 @@ def _strip_ray_dedup(frame: pl.DataFrame) -> pl.DataFrame:
         .otherwise(pl.col("message"))
         .alias("message"),
     )
+
+
+def _grep_path_writers(frame: pl.DataFrame) -> pl.DataFrame:
+    """What each path `grep` named says of its writer, as a file of that name would: a global
+    rank (a task of its own), or a torchrun tree's local rank and node; host and pid from an
+    NCCL debug file's name. Read once per path, not per line."""
+    from logforensics.attribution import rank_from_path  # (attribution frames lines: cycle)
+
+    paths = frame.get_column("_grep_path").drop_nulls().unique().to_list()
+    said = {path: rank_from_path(path) for path in paths}
+    writers = pl.DataFrame(
+        {
+            "_grep_path": paths,
+            "_grep_rank": [said[path].rank for path in paths],
+            "_grep_local": [said[path].local_rank for path in paths],
+            "_grep_node": [said[path].node for path in paths],
+            "_grep_host": [said[path].host for path in paths],
+            "_grep_pid": [said[path].pid for path in paths],
+        },
+        schema={
+            "_grep_path": pl.String,
+            "_grep_rank": pl.Int32,
+            "_grep_local": pl.Int32,
+            "_grep_node": pl.String,
+            "_grep_host": pl.String,
+            "_grep_pid": pl.Int64,
+        },
+    )
+    joined = frame.join(writers, on="_grep_path", how="left", maintain_order="left")
+    return joined.with_columns(
+        pl.coalesce("_task", "_grep_rank").alias("_task"),
+        pl.coalesce("prefix_local_rank", "_grep_local").alias("prefix_local_rank"),
+        pl.coalesce("_node_name", "_grep_node").alias("_node_name"),
+        pl.coalesce("prefix_host", "_grep_host").alias("prefix_host"),
+        pl.coalesce("prefix_pid", "_grep_pid").alias("prefix_pid"),
+    ).drop("_grep_rank", "_grep_local", "_grep_node", "_grep_host", "_grep_pid")
 
 
 def _join_cri_partials(frame: pl.DataFrame) -> pl.DataFrame:

@@ -62,10 +62,17 @@ from parsers.watchdog import RANK_TAG
 # in an issue: `graph/topo.h:230 NCCL WARN Could not find NET with id 0`): read, no process.
 # A line that kept only its device (`[0] misc/socket.cc:71 NCCL WARN socketProgress: ...`,
 # NVIDIA/nccl#1612; `[3] include/shm.h:28 NCCL WARN ...`, NVIDIA/nccl#525) is read the same.
+# A job's own logger may write the source and the process in brackets of its own before NCCL's
+# level (NVIDIA/nccl#1618's job logs, each line of a 1,024-rank job behind `[0604/1024]` and a
+# time):  [misc/socket.cc:586] [s12gn3064:pid=3942408] NCCL WARN socketPollConnect poll() ...
+BRACKETED_IDENTITY = (
+    r"\[(?P<bracket_src>[\w./-]+:\d+)\] \[(?P<bracket_host>[^\s:\[\]]+):pid=(?P<bracket_pid>\d+)\] "
+)
 NCCL_LINE = (
     r"(?:\[(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\] )?"
     r"(?:(?:(?P<host>[^\s:\[\]]*):(?P<pid>\d+):(?P<tid>\d+) )?\[(?P<dev>\d+)\] )?"
     r"(?:[0-9.]+ )?(?:(?P<src>\S+:\d+)(?: \((?P<func>[^)\s]*)\))? )?"
+    rf"(?:{BRACKETED_IDENTITY})?"
     r"NCCL (?P<level>INFO|WARN|TRACE) "
 )
 # The same, without captures: a DFA-only test for the bulk of the lines.
@@ -76,6 +83,7 @@ NCCL_LINE_TEST = (
     # a paste that cut the process identity off (InternLM/xtuner#251):
     #   NCCL INFO comm 0x24a37dd0 rank 1 nranks 2 cudaDev 0 busId 2010 - Abort COMPLETE
     r"|^NCCL (?:INFO|WARN|TRACE) "
+    r"|\[[^\s:\[\]]+:pid=\d+\] NCCL (?:INFO|WARN|TRACE) "
 )
 
 # INFO lines that become events; every other INFO line is only counted.
@@ -536,6 +544,7 @@ def _debug_lines(lines: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
     head = message.str.extract_groups(NCCL_LINE)
     level = head.struct.field("level")
+    src = pl.coalesce(head.struct.field("src"), head.struct.field("bracket_src"))
     body_start = message.str.find(r"NCCL (?:INFO|WARN|TRACE) ") + pl.when(level == "TRACE").then(
         11
     ).otherwise(10)
@@ -547,12 +556,17 @@ def _debug_lines(lines: pl.DataFrame) -> pl.DataFrame:
         .alias("timestamp"),
         # a log shipper may leave the host out (`:166:1228 [0] NCCL INFO`, NVIDIA/nccl#1808):
         # the host is then its prefix's
-        pl.when(head.struct.field("host") != "").then(head.struct.field("host")).alias("host"),
-        head.struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
+        pl.coalesce(
+            pl.when(head.struct.field("host") != "").then(head.struct.field("host")),
+            head.struct.field("bracket_host"),
+        ).alias("host"),
+        pl.coalesce(head.struct.field("pid"), head.struct.field("bracket_pid"))
+        .cast(pl.Int64, strict=False)
+        .alias("pid"),
         head.struct.field("tid").cast(pl.Int64, strict=False).alias("tid"),
         head.struct.field("dev").cast(pl.Int32, strict=False).alias("cuda_dev"),
-        _frame(head.struct.field("src"), head.struct.field("func")).alias("frame"),
-        head.struct.field("src").alias("_src"),
+        _frame(src, head.struct.field("func")).alias("frame"),
+        src.alias("_src"),
         level.alias("_level"),
         message.str.slice(body_start).alias("_body"),
     )

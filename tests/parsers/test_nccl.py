@@ -1048,3 +1048,13 @@ def test_a_warn_of_nccl_before_2_3_without_its_name_is_read(tmp_path):
 def test_a_cuda_kernel_s_source_line_is_no_old_nccl_warn():
     line = "/pytorch/aten/src/ATen/native/cuda/TensorCompare.cu:112: _assert_async_cuda_kernel: block: [0,0,0], thread: [0,0,0] Assertion `probability tensor contains either `inf`, `nan` or element < 0` failed."
     assert parsed_by("nccl", [line]).filter(pl.col("event").is_not_null()).is_empty()
+
+
+def test_a_warn_under_a_job_s_own_logger_keeps_its_source_and_process():
+    # NVIDIA/nccl#1618's job logs, verbatim: the job's logger puts NCCL's source and the
+    # process in brackets of its own before the level
+    line = "[0604/1024][2025-02-16 22:31:34,422] [misc/socket.cc:586] [s12gn3064:pid=3942408] NCCL WARN socketPollConnect poll() returned 1, no POLLOUT events"
+    (warned,) = parsed_by("nccl", [line]).filter(pl.col("event").is_not_null()).to_dicts()
+    assert (warned["host"], warned["pid"]) == ("s12gn3064", 3942408)
+    assert warned["exc_message"] == "socketPollConnect poll() returned 1, no POLLOUT events"
+    assert warned["frame"].startswith("misc/socket.cc:586")
