@@ -56,6 +56,9 @@ PYTHON_FRAME = r"^ {0,4}\S+ \([^()]*\.py:\d+\)$"
 # a global rank in a command line; `--local_rank` and `LOCAL_RANK=` are not one
 COMMAND_RANK = r"(?:^|[\s;])(?:RANK=|--rank[= ]|--global[_-]rank[= ])(\d{1,7})\b"
 ANSI = r"\x1b\[[0-9;]*[A-Za-z]"
+# the command that took the dump, pasted with its shell prompt above it (lhotse-speech/lhotse
+# #1146: `(dev_swbd) user@host:~/dev_swbd/icefall$ py-spy dump -p 3740553`)
+COMMAND_ECHO = r"\bpy-spy dump\b"
 
 
 def looks_like_text_dump(head: bytes) -> bool:
@@ -66,6 +69,8 @@ def looks_like_text_dump(head: bytes) -> bool:
         return False
     text = re.sub(ANSI, "", head[:1024].decode("utf-8", "replace"))
     lines = text.splitlines()
+    if lines and re.search(COMMAND_ECHO, lines[0]):
+        lines = lines[1:]
     if lines and lines[0].startswith("Process "):
         return any(line.startswith("Python v") for line in lines[1:3])
     first = [line for line in lines if line.strip()][:3]

@@ -112,6 +112,8 @@ def _unclaimed_apart(job: Job) -> list[Finding]:
     stuck = where_stuck(job.dumps.unranked)
     if stuck.is_empty():
         return []
+    if stuck.height == 1 and stuck.item(0, "waiting").startswith(NAMED_WAITS):
+        return [_unclaimed_alone_outside(stuck)]
     if stuck.height == 1:
         return _unclaimed_waiting(stuck)
     waits = pl.Series([waits_for_others(waiting) for waiting in stuck.get_column("waiting")])
@@ -306,6 +308,40 @@ def _unclaimed_waiting(stuck: pl.DataFrame) -> list[Finding]:
             },
         )
     ]
+
+
+# What a lone stack outside collectives may wait in to be told: a wait its frames name, not a
+# guess from an idle thread in the job's own code (which may be computing between two samples)
+NAMED_WAITS = ("the DataLoader", "a lock (", "a queue (")
+
+
+def _unclaimed_alone_outside(stuck: pl.DataFrame) -> Finding:
+    """The one stack dumped, no rank claiming it, waits outside any collective: like a lone
+    rank's (`_alone_outside_collectives`), where that process stopped moving, while the ranks
+    that wait would wait in a collective (lhotse-speech/lhotse#1146: a spawned icefall trainer's
+    main thread waiting on its DataLoader's queue at the end of an epoch)."""
+    first = stuck.row(0, named=True)
+    where = first["user_frame"] or first["innermost"]
+    return Finding(
+        kind="stuck_location",
+        severity="error",
+        part="departure",
+        summary=(
+            f"The one process with a stack dump waits in {first['waiting']} at {where}, not in "
+            "a collective: where it stopped moving. The dump does not say which rank it was."
+        ),
+        fix=ALONE_FIX.format(who="that process", mine=f"{first['waiting']} at {where}"),
+        evidence=_stack_evidence(stuck, "innermost"),
+        evidence_total=1,
+        confidence="low",
+        blames_nobody=True,
+        details={
+            "source": first["tool"] or "stack dump",
+            "unclaimed": 1,
+            "waiting": first["waiting"],
+            "alone": True,
+        },
+    )
 
 
 def every_process(count: int) -> str:

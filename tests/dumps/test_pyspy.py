@@ -327,3 +327,12 @@ def test_a_dump_saved_with_a_collector_s_wrapping_is_still_a_dump(tmp_path, wrap
     found = analysis.verdict.finding
     assert found.kind == "stuck_location"
     assert "outside any collective at train (megatron/training.py:915)" in found.summary
+
+
+LHOTSE = ROOT / "tests" / "data" / "dumps" / "lhotse_1146"
+
+
+def test_a_dump_pasted_under_the_command_that_took_it_is_a_dump():
+    # lhotse-speech/lhotse#1146: the shell prompt and `py-spy dump -p 3740553` above the dump
+    assert dump_kind((LHOTSE / "py-spy.txt").read_bytes()) == "pyspy_text"
+    assert dump_kind(b"$ py-spy dump -p 1\nTraining starts\nepoch 1\n") is None

@@ -212,3 +212,22 @@ def test_unclaimed_stacks_all_outside_collectives_still_say_nothing(tmp_path):
     stack = (PREQUEL_SPLIT / "pyspy_node.log").read_text().split("\n\n")[0]
     (root / "pyspy_node.log").write_text(stack + "\n\n" + stack.replace("835990", "835991"))
     assert analyze(root).verdict is None
+
+
+LHOTSE = ROOT / "tests" / "data" / "dumps" / "lhotse_1146"
+
+
+def test_the_one_unclaimed_stack_waiting_for_its_dataloader_is_where_it_stopped(tmp_path):
+    # lhotse-speech/lhotse#1146: one spawned trainer dumped at the end of an epoch, its main
+    # thread on its DataLoader's queue; no rank in the dump
+    analysis = analyze_copy(LHOTSE, tmp_path)
+    found = analysis.verdict.finding
+    assert (found.kind, found.part, found.ranks) == ("stuck_location", "departure", [])
+    assert "the DataLoader (waiting for a batch) at train_one_epoch (train.py:939)" in (
+        found.summary
+    )
+    assert [evidence.line for evidence in found.evidence] == [15]
+    assert analysis.verdict.headline == (
+        "The one process dumped hung waiting in the DataLoader (waiting for a batch)"
+    )
+    assert english_runs(translate(found.summary, "zh")) == []
