@@ -25,7 +25,7 @@ import polars as pl
 
 from logforensics.desync import TIMEOUT_EVENTS
 from logforensics.findings import WAITED, Confidence, Finding, Part, evidence_from, exception_text
-from logforensics.garbled import garbled
+from logforensics.garbled import OBJECT_COLLECTIVE_FRAME, garbled
 from logforensics.intake import read_lines_at
 from logforensics.job import Job
 from logforensics.launchers import shows_torchrun
@@ -1988,6 +1988,7 @@ def _exceptions(job: Job) -> list[Finding]:
         # (Alpha-VLLM/LLaMA2-Accessory#147): the timeout's teardown
         .join(_watchdog_aborts(job, exceptions), on=["file", "line"], how="anti")
         .join(_told_timeouts(job, exceptions), on=["file", "line"], how="anti")
+        .join(_emptied_payloads(job, exceptions), on=["file", "line"], how="anti")
         .join(_worker_deaths_told(job, exceptions), on=["file", "line"], how="anti")
     )
     if primary.is_empty():
@@ -2211,6 +2212,25 @@ def _told_timeouts(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
         .select("file", "line")
         .unique()
     )
+
+
+# An object collective's payload that ended before any object did: an empty buffer unpickled
+EMPTY_PAYLOAD = r"^EOFError\b|Ran out of input"
+
+
+def _emptied_payloads(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
+    """An object collective that handed a rank an empty payload (`EOFError: Ran out of input`
+    unpickling it) in a job whose collectives timed out: the aborted collective's buffer, the
+    timeout's symptom (modelscope/ms-swift#4340: rank 6's `broadcast_object_list` while ranks 2
+    and 7 timed out in that BROADCAST, rank 0 still packing the dataset alone). Without a
+    timeout it stays the rank's failure."""
+    timed_out = job.events.filter(pl.col("event") == "collective_timeout")
+    if timed_out.is_empty() or "frame" not in rows.columns:
+        return rows.select("file", "line").clear()
+    emptied = exception_text().str.contains(EMPTY_PAYLOAD) & pl.col("frame").str.contains(
+        OBJECT_COLLECTIVE_FRAME
+    )
+    return rows.filter(emptied.fill_null(False)).select("file", "line")
 
 
 def _worker_deaths_told(job: Job, rows: pl.DataFrame) -> pl.DataFrame:

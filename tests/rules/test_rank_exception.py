@@ -2710,3 +2710,28 @@ def test_the_spawning_parent_s_exception_names_the_worker_not_its_error(tmp_path
     # the parent's frames are not where the worker failed
     assert "spawn.py:119 in join" not in verdict.finding.summary
     assert english_runs(translate(verdict.finding.summary, "zh")) == []
+
+
+def test_an_object_collective_s_empty_payload_beside_its_timeout_is_the_timeout_s(tmp_path):
+    # modelscope/ms-swift#4340 (tests/data/threads): rank 0 packs the dataset alone (its bar at
+    # 1% after 29:59); ranks 2 and 7 time out in BROADCAST #57, and rank 6's
+    # broadcast_object_list unpickles the aborted broadcast's empty buffer
+    lines = (THREADS / "ms_swift4340_packing_broadcast.log").read_text().splitlines()
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    assert "rank_exception" not in kinds(analysis)
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("collective_timeout", [0])
+    assert "Packing (num_proc=1)" in analysis.verdict.finding.summary
+
+
+def test_an_object_collective_s_empty_payload_without_a_timeout_stays_a_failure(tmp_path):
+    # pytorch/torchtitan#3051, verbatim: the reporter's condensed traceback of a DCP load's
+    # gather_object, no timeout anywhere
+    lines = [
+        'File "torch/distributed/checkpoint/state_dict_loader.py:295" in _load_state_dict',
+        'File "torch/distributed/checkpoint/utils.py:135" in gather_object',
+        'File "torch/distributed/distributed_c10d.py:3364" in _tensor_to_object',
+        "  return _unpickler(io.BytesIO(buf)).load()",
+        "EOFError: Ran out of input",
+    ]
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    assert analysis.verdict.finding.kind == "rank_exception"
