@@ -99,7 +99,8 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
         collective = f"{finding.op} #{finding.seq}" if finding.op else f"collective #{finding.seq}"
         return f"{who} never issued {collective}", None
     if departure == "main_first":
-        return f"{who} was still busy inside main_process_first when the others gave up", None
+        context = details.get("context") or "main_process_first"
+        return f"{who} was still busy inside {context} when the others gave up", None
     if departure == "alone_in_work":
         collective, work = details.get("collective"), details.get("work")
         return f"{who} alone waited in {collective} inside {work}", None

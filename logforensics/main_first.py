@@ -22,6 +22,8 @@ from logforensics.text import rank_list
 
 IN_MAIN_FIRST = '"in_main_process_first":true'
 MAIN_RANK = 0
+# the context named where a traceback shows none (only its call site's `with` was cut)
+DEFAULT_CONTEXT = "main_process_first"
 FIX = (
     "The main process's first-only work outlasted the process group's timeout while the "
     "others waited in its barrier. Do that work before the distributed job (preprocess and "
@@ -42,11 +44,15 @@ def main_rank_still_busy(job: Job) -> list[Finding]:
     if waits.is_empty() or _main_rank_failed(job):
         return []
     waiting = sorted(waits.get_column("rank").drop_nulls().unique().to_list())
+    context = (
+        waits.get_column("extra").str.json_path_match("$.main_first_context").drop_nulls().first()
+        or DEFAULT_CONTEXT
+    )
     who = rank_list(waiting) if waiting else "a rank other than the main one"
     ended = _how_it_ended(waits.row(0, named=True))
     summary = (
         f"Rank {MAIN_RANK} was still doing the work the main process does first (inside "
-        f"main_process_first: dataset preprocessing, tokenisation) when {who} gave up "
+        f"{context}: dataset preprocessing, tokenisation) when {who} gave up "
         f"waiting in its barrier ({ended}): the others wait there for rank {MAIN_RANK} alone."
     )
     return [
@@ -60,7 +66,7 @@ def main_rank_still_busy(job: Job) -> list[Finding]:
             fix=FIX,
             ranks=[MAIN_RANK],
             confidence="medium",
-            details={"departure": "main_first", "other_ranks": waiting},
+            details={"departure": "main_first", "other_ranks": waiting, "context": context},
         )
     ]
 

@@ -623,6 +623,7 @@ def _chains(rows: pl.DataFrame) -> pl.DataFrame:
             pl.col("_exc_message").filter(pl.col("_exc")).first(),
             pl.col("_frame_text").filter(pl.col("_body") & pl.col("_frame")).last(),
             _enters_main_first(pl.col("_body")).alias("_main_first"),
+            _main_first_name(pl.col("_body")).alias("_main_first_name"),
             pl.col("_frame_text")
             .filter(pl.col("_body") & pl.col("_frame"))
             .str.extract(ONE_RANK_WORK_FRAME, 1)
@@ -653,6 +654,11 @@ def _chains(rows: pl.DataFrame) -> pl.DataFrame:
         .alias("_shown_message"),
         pl.col("_frame_text").last().alias("_chain_frame"),
         pl.col("_main_first").any().alias("_chain_main_first"),
+        pl.col("_main_first_name")
+        .filter(pl.col("_main_first"))
+        .drop_nulls()
+        .first()
+        .alias("_chain_main_first_name"),
         pl.col("_work").drop_nulls().last().alias("_chain_work"),
         pl.col("_exc_type").first().alias("_first_type"),
         pl.col("_exc_message").first().alias("_first_message"),
@@ -763,6 +769,14 @@ def _enters_main_first(stack: pl.Expr) -> pl.Expr:
     return (frames.str.contains(MAIN_FIRST_FRAME) & ~from_exit).any() | entered.any()
 
 
+def _main_first_name(stack: pl.Expr) -> pl.Expr:
+    """Which main-process-first context the `stack` lines enter (`main_process_first`,
+    `torch_distributed_zero_first`): its frame's function, else its call site's."""
+    frames = pl.col("_frame_text").filter(stack).str.extract(rf" in ({MAIN_FIRST_CONTEXT})$", 1)
+    calls = pl.col("_stripped").filter(stack).str.extract(rf"\b({MAIN_FIRST_CONTEXT})\(", 1)
+    return pl.coalesce(frames.drop_nulls().first(), calls.drop_nulls().first())
+
+
 def _exception_events(rows: pl.DataFrame) -> pl.DataFrame:
     """One `exception` per chain of tracebacks, and every line of it recognised."""
     spawned = _previous_nonblank("_stripped").str.extract(SPAWNED_PROCESS, 1)
@@ -808,6 +822,7 @@ def _exception_events(rows: pl.DataFrame) -> pl.DataFrame:
             pl.struct(
                 chained_from=from_chain,
                 in_main_process_first=main_first,
+                main_first_context=pl.when(main_first).then(pl.col("_chain_main_first_name")),
                 in_work=work,
                 spawned=spawned,
                 own_frame=own_frame,
@@ -1343,6 +1358,7 @@ def _cut_at_both_ends(rows: pl.DataFrame) -> pl.DataFrame:
             pl.col("_header_before").first(),
             pl.col("_lone_type").last().alias("exc_type"),
             _enters_main_first(pl.lit(True)).alias("_main_first"),
+            _main_first_name(pl.lit(True)).alias("_main_first_name"),
             # a traceback's frames say `line N, in f`; faulthandler's and others' lack the comma
             (pl.col("_frame") & pl.col("message").str.contains(r", in \S+$"))
             .sum()
@@ -1360,7 +1376,16 @@ def _cut_at_both_ends(rows: pl.DataFrame) -> pl.DataFrame:
             (pl.col("_last") + pl.col("exc_type").is_not_null().cast(pl.UInt32)).alias("end_line"),
             "exc_type",
             "frame",
-            pl.when("_main_first").then(pl.lit('{"in_main_process_first":true}')).alias("extra"),
+            pl.when("_main_first")
+            .then(
+                pl.struct(
+                    in_main_process_first=pl.lit(True),
+                    main_first_context=pl.col("_main_first_name"),
+                )
+                .struct.json_encode()
+                .str.replace(r',"main_first_context":null', "")
+            )
+            .alias("extra"),
         )
     )
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from logforensics.i18n import translate, translate_headline
 from tests.builders import analyze_files, kinds
+from tests.test_i18n import english_runs
 
 THREADS = Path(__file__).resolve().parent / "data" / "threads"
 
@@ -203,3 +205,8 @@ def test_a_wait_inside_torch_distributed_zero_first_names_rank_0(tmp_path):
     assert busy.details["departure"] == "main_first"
     # its frames are a wait in the barrier, not a failure of its own
     assert "rank_exception" not in kinds(analysis)
+    # the context is told by its own name, in both languages
+    assert "inside torch_distributed_zero_first:" in busy.summary
+    assert "inside torch_distributed_zero_first when" in analysis.verdict.headline
+    assert english_runs(translate(busy.summary, "zh")) == []
+    assert english_runs(translate_headline(analysis.verdict.headline, "zh")) == []
