@@ -73,6 +73,12 @@ REFUSED_FIX = (
 )
 
 
+# NCCL numbers its retries: the first one as a log's last line is one failed try, which an
+# excerpt may well end at (NVIDIA/nccl#1618's healthy run: `retrying (1/34) after sleep for 100
+# msec`), no sign that the connects never succeeded
+FIRST_RETRY = r"retrying \(1/\d+\)"
+
+
 def refused_to_the_end(job: Job) -> list[Finding]:
     """A process whose NCCL connects to one address were refused and retried until its log
     ends (pytorch/pytorch#167288: `socketPollConnect: connect to 10.29.224.148<52333> returned
@@ -84,7 +90,7 @@ def refused_to_the_end(job: Job) -> list[Finding]:
         return []
     last = nccl.group_by("file", *PROCESS).agg(pl.col("line").max().alias("_last"))
     ending = retries.join(last, on=["file", *PROCESS], nulls_equal=True).filter(
-        pl.col("line") == pl.col("_last")
+        (pl.col("line") == pl.col("_last")) & ~pl.col("text").str.contains(FIRST_RETRY)
     )
     if ending.is_empty():
         return []

@@ -102,6 +102,7 @@ EVENTFUL_INFO = (
     " : Using ",
     "Call to connect returned ",
     "socketPollConnect: connect to ",
+    "socketPollConnect: connect returned ",
 )
 # The interface NCCL's bootstrap and socket transport took (pytorch/pytorch#52916, NCCL 2.7):
 #   GPU9:10330:10330 [0] NCCL INFO Bootstrap : Using [0]lo:127.0.0.1<0>
@@ -115,8 +116,11 @@ INTERFACE = (
 # newer NCCL names the address and counts the tries (pytorch/pytorch#167288):
 #   bj4-ml-g8h20-k8s-slave1026-20250527:5971:6015 [4] NCCL INFO socketPollConnect: connect to
 #   10.29.224.148<52333> returned Connection refused, retrying (18/34) after sleep for 1800 msec
+# and, where NCCL warned of the failed poll first, without the address (NVIDIA/nccl#1618's
+# test of its retry: `socketPollConnect: connect returned Connection timed out, retrying (1/34)
+# after sleep for 100 msec`)
 CONNECT_RETRY = (
-    r"(?:Call to connect|connect to (?P<addr>\S+<\d+>)) returned "
+    r"(?:Call to connect|connect(?: to (?P<addr>\S+<\d+>))?) returned "
     r"(?P<why>[A-Z][a-z]+(?: [a-z]+)*), retrying"
 )
 # The error unwinding its stack, one line per frame; newer NCCL adds `(func)` and a suffix:
@@ -581,11 +585,15 @@ def _debug_lines(lines: pl.DataFrame) -> pl.DataFrame:
     is_allowed = body.str.contains(SHARED_GPU_ALLOWED, literal=True)
     is_mismatch = body.str.contains(MISMATCH)
     is_oom = is_warn & body.str.contains(NCCL_OOM)
-    is_error = is_warn & (
-        body.str.contains(ERROR_WARN)
-        | pl.col("_result").is_not_null()
-        | body.str.contains(CHECKED_IN_TWICE)
-        | body.str.contains(INVALID_RANK)
+    is_error = (
+        is_warn
+        & (
+            body.str.contains(ERROR_WARN)
+            | pl.col("_result").is_not_null()
+            | body.str.contains(CHECKED_IN_TWICE)
+            | body.str.contains(INVALID_RANK)
+        )
+        & ~_retried()
     )
     is_version = body.str.contains(VERSION)
     is_layout = body.str.contains(NODE_LAYOUT)
@@ -663,6 +671,16 @@ def _with_chain_results(framed: pl.DataFrame) -> pl.DataFrame:
             .alias("_result")
         )
     )
+
+
+def _retried() -> pl.Expr:
+    """A WARN whose process's next NCCL line retries the connect it failed (NVIDIA/nccl#1618:
+    `socketPollConnect poll() failed, ... Connection timed out`, then `connect returned
+    Connection timed out, retrying (1/34)`): a try that failed, not a failure, unless the
+    retries run out (another WARN, or a return-code chain, ends them)."""
+    retry = pl.col("_body").str.contains(CONNECT_RETRY) & (pl.col("_level") != "WARN")
+    next_is_retry = retry.shift(-1).over("file", "host", "pid")
+    return (pl.col("_result").is_null() & next_is_retry).fill_null(False)
 
 
 def _frame(src: pl.Expr, func: pl.Expr) -> pl.Expr:

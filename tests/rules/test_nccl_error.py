@@ -1065,6 +1065,22 @@ def test_refused_connects_the_process_got_past_are_no_finding(tmp_path):
     assert not any("kept retrying" in f.summary for f in analysis.findings)
 
 
+# NVIDIA/nccl#1618, verbatim: the PR's test of NCCL's retry on a 16-rank job whose own logger
+# brackets the source and the process; rank 3's poll failed, NCCL retried, and the job completed
+RETRIED_AFTER_ITS_WARN = [
+    "[03/16][2025-02-25 15:46:48,389] [misc/socket.cc:602] [s11gn1268:pid=3987720] NCCL WARN socketPollConnect poll() failed, ret 1, error Connection timed out, revents 8, connect to 172.16.30.229:39953",
+    "[03/16][2025-02-25 15:46:48,390] [misc/socket.cc:551] [s11gn1268:pid=3987720] NCCL INFO socketPollConnect: connect returned Connection timed out, retrying (1/34) after sleep for 100 msec",
+]
+
+
+def test_a_warn_whose_connect_is_retried_next_is_no_failure(tmp_path):
+    analysis = analyze_files(tmp_path, {"job.log": RETRIED_AFTER_ITS_WARN})
+    assert analysis.verdict is None
+    # without the retry, the failed poll is the process's error
+    analysis = analyze_files(tmp_path / "alone", {"job.log": RETRIED_AFTER_ITS_WARN[:1]})
+    assert analysis.verdict.finding.kind == "nccl_error"
+
+
 # ray-project/ray#16979, verbatim (RaySGD, 4 GPUs of one host): the driver's copy of PyTorch's
 # wrapper first, then rank 3's WARN and the chain it unwound with (`-> 1`, a CUDA failure)
 WRAPPER_BEFORE_ITS_WARN = [
