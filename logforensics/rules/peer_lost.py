@@ -596,20 +596,28 @@ def _absent_peer(job: Job, lost: pl.DataFrame) -> list[Finding]:
     `Connection reset by peer` when the trainer, rank 1, crashed)."""
     reporters = set(lost.get_column("rank").drop_nulls().to_list())
     world = job.world_size
-    if not reporters or world is None:
+    seen = set(job.ranks_seen)
+    if not reporters or not seen:
         return []
     errors = job.events.filter(pl.col("severity") == "error")
     if not errors.filter(~about_a_peer()).is_empty():
         return []  # an error of another kind: its own rule explains the lost peers
-    absent = sorted(set(range(world.value)) - set(job.ranks_seen))
-    if len(absent) != 1 or not reporters <= set(job.ranks_seen):
+    # without the world's size, a gap among the ranks seen from 0 up is a rank of the world
+    # (horovod/horovod#2484: ranks 0 and 2 lose their peer, rank 1 killed, no line of its own)
+    ranks = range(world.value) if world is not None else range(max(seen) + 1)
+    absent = sorted(set(ranks) - seen)
+    if len(absent) != 1 or not reporters <= seen:
         return []
     who, others = rank_list(absent), rank_list(sorted(reporters))
+    among = (
+        f"of a world of {world.value}, {who} is the one rank not here"
+        if world is not None
+        else f"of ranks 0 to {max(seen)}, {who} is the one rank not here"
+    )
     summary = (
         f"{who.capitalize()} left no line in these logs while {others} lost "
-        f"{'its' if len(reporters) == 1 else 'their'} connection to a peer: of a world of "
-        f"{world.value}, {who} is the one rank not here, so most likely the peer that went. "
-        "Why it went is in its own log."
+        f"{'its' if len(reporters) == 1 else 'their'} connection to a peer: {among}, so most "
+        "likely the peer that went. Why it went is in its own log."
     )
     rows = lost.sort("file", "line").select("file", "line", "text", "rank")
     finding = _went_first(
@@ -618,7 +626,7 @@ def _absent_peer(job: Job, lost: pl.DataFrame) -> list[Finding]:
         summary,
         ABSENT_FIX.format(who=who),
         absent,
-        "medium",
+        "medium" if world is not None else "low",
         {"departure": "absent", "other_ranks": sorted(reporters)},
     )
     return [replace(finding, kind="missing_rank", part="explanation")]

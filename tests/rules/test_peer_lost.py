@@ -211,6 +211,30 @@ def test_the_one_rank_of_the_world_not_in_the_logs_is_the_peer_the_others_lost(t
     assert verdict.finding.fix.startswith("Get rank 1's own log")
 
 
+# horovod/horovod#2484, verbatim: elastic Horovod on gloo, three processes under horovodrun; a
+# maintainer killed one after a few iterations, and ranks 0 and 2 lost their connection to it
+HOROVOD_KILLED_PEER = [
+    "[0]<stdout>:Running warmup...",
+    "[0]<stdout>:Running benchmark...",
+    "[0]<stdout>:Iter #0: 121.1 img/sec per GPU",
+    "[0]<stdout>:Iter #1: 114.1 img/sec per GPU",
+    "[2]<stderr>:[2020-12-11 18:47:05.325138: E /tmp/pip-install-fyf54fy5/horovod/horovod/common/operations.cc:546] Horovod background loop uncaught exception: [/tmp/pip-install-fyf54fy5/horovod/third_party/compatible_gloo/gloo/transport/tcp/pair.cc:566] Read error [10.86.169.49]:21925: Connection reset by peer",
+    "[0]<stderr>:[2020-12-11 18:47:05.325190: E /tmp/pip-install-fyf54fy5/horovod/horovod/common/operations.cc:546] Horovod background loop uncaught exception: [/tmp/pip-install-fyf54fy5/horovod/third_party/compatible_gloo/gloo/transport/tcp/pair.cc:566] Read error [10.86.169.49]:53652: Connection reset by peer",
+]
+
+
+def test_without_the_world_s_size_the_one_gap_among_the_ranks_is_the_peer_they_lost(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": HOROVOD_KILLED_PEER})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("missing_rank", [1])
+    assert "of ranks 0 to 2, rank 1 is the one rank not here" in verdict.finding.summary
+    assert verdict.finding.confidence == "low"
+    # two ranks missing between them: no one peer to name
+    apart = [line.replace("[2]<stderr>", "[3]<stderr>") for line in HOROVOD_KILLED_PEER]
+    analysis = analyze_files(tmp_path / "apart", {"console.log": apart})
+    assert analysis.verdict.ranks != [1]
+
+
 def test_a_rank_seen_with_no_error_of_its_own_is_not_taken_for_the_absent_peer(tmp_path):
     # the same console beside a rank 1 that logged on without an error: the world is all here
     rank1 = ["using world_size 2", "Trainer 1 initializing RPC", "Training on batch 0"]
