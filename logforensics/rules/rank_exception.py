@@ -431,7 +431,22 @@ def _failures(job: Job) -> list[Finding]:
     return list(failures)
 
 
+# Events that state a fact of the job's set-up and nothing that failed: a job whose events are
+# only these (dense stage marks beside each rank's device print) has no failure to look for
+FACT_EVENTS = (
+    "device_map",
+    "loader_sizes",
+    "world_size",
+    "launch_command",
+    "nccl_init",
+    "nccl_version",
+    "nccl_topology",
+)
+
+
 def _failures_of(job: Job) -> list[Finding]:
+    if job.events.get_column("event").is_in(FACT_EVENTS).all():
+        return []
     findings = _exceptions(job)
     # (an error no line ties to a rank, pinned on the worker torchrun saw fail, explains that
     # worker's death too: ROCm/ROCm#5259's `HW Exception ... GPU Hang`, then its SIGABRT)
