@@ -816,6 +816,17 @@ def _implausible_number(finding: Finding, verdict: Verdict) -> Told:
     return _generic(finding, verdict)
 
 
+def _rpc_transport(finding: Finding, verdict: Verdict) -> Told:
+    """A TensorPipe link between RPC workers that never formed or broke."""
+    details = finding.details
+    peers = details.get("peers") or []
+    to = f" to {peers[0]}" if peers else ""
+    who = f"{_who(finding.ranks, 'A worker')}'s"
+    if details.get("connect"):
+        return f"{who} RPC agent could not connect{to} (`{details.get('error')}`)", None
+    return f"{who} RPC transport{to} failed (`{details.get('error')}`)", None
+
+
 def _generic(finding: Finding, verdict: Verdict) -> Told:
     ranks = finding.blamed or finding.ranks
     return f"{finding.kind} on {rank_list(ranks)}" if ranks else finding.kind, None
@@ -837,6 +848,7 @@ WHAT: dict[str, Callable[[Finding, Verdict], Told]] = {
     "fr_mismatch": _flight_recorder,
     "stuck_location": _stuck_location,
     "implausible_number": _implausible_number,
+    "rpc_transport": _rpc_transport,
 }
 
 

@@ -28,6 +28,7 @@ VOCABULARY = {
     "worker_restart",
     "fr_mismatch",
     "stuck_location",
+    "rpc_transport",
 }
 
 

@@ -110,6 +110,9 @@ CONSEQUENCE = (
     # torchrun's agent finding the rendezvous closed by another agent that stopped: the run
     # had ended elsewhere first (pytorch/pytorch#91943, at the re-rendezvous after a restart)
     r"|RendezvousClosedError"
+    # TensorPipe's transport failing under an RPC call (the rpc_transport rule reads it:
+    # pytorch/tensorpipe#201's `RuntimeError: ECONNREFUSED:` from `rpc_sync`)
+    r"|ECONNREFUSED|ECONNRESET|transport retry counter exceeded|pipe closed"
     r"|KeyboardInterrupt|SignalException|Broken pipe|Socket|gloo|" + HOROVOD_SHUT_DOWN
 )
 # A collective called with what its backend cannot take is the caller's own error, whatever
