@@ -278,6 +278,16 @@ FIX_SHARED_MEMORY = (
     "/dev/shm` on the node shows its size and use; segments (`/dev/shm/nccl-*`) left by killed "
     "jobs fill it too. `NCCL_SHM_DISABLE=1` works around it at some speed between GPUs."
 )
+# /dev/shm refusing the process, not full: its mode (NVIDIA/nccl#328's node08: `Call to
+# shm_open failed : Permission denied`, fixed with a chmod of /dev/shm)
+PERMISSION_DENIED = r"(?i)permission denied|EACCES"
+FIX_SHARED_MEMORY_PERMISSION = (
+    "Let the job's user create files in /dev/shm: NCCL keeps the buffers between a node's "
+    "GPUs there, and shm_open was refused, not short of room. The directory must be writable "
+    "by everyone with the sticky bit (`ls -ld /dev/shm` shows `drwxrwxrwt`; `chmod 1777 "
+    "/dev/shm`), and a container must mount it writable for the job's user. "
+    "`NCCL_SHM_DISABLE=1` works around it at some speed between GPUs."
+)
 FIX_INTERFACE = (
     "Name an interface the host has: `NCCL_SOCKET_IFNAME` (and `GLOO_SOCKET_IFNAME`) must "
     "match one of the interfaces `ip -br addr` lists on every node, by name (`eth0`), prefix "
@@ -837,6 +847,8 @@ def _sent_text(what: str) -> str | None:
 
 def _fix(first: dict[str, object], kind: str) -> str:
     if kind == "environment" and (part := _host_part(first)) is not None:
+        if part == "shared_memory" and re.search(PERMISSION_DENIED, str(first["what"])):
+            return FIX_SHARED_MEMORY_PERMISSION
         return HOST_PART_FIXES[part]
     if first.get("subsystem") == "nvls" and kind in ("cuda", "system", "internal"):
         return FIX_NVLS

@@ -1226,3 +1226,20 @@ def test_nccl_2_7_s_segment_named_without_its_folder_is_the_host_s_shared_memory
         "shared_memory",
     )
     assert failed.fix.startswith("Give the node's shared memory room")
+
+
+# NVIDIA/nccl#328, verbatim: the process on GPU 0 of a 4-GPU node; `sudo chmod 777 /dev/shm`
+# fixed it
+SHM_PERMISSION_DENIED = [
+    "node08:27106:27302 [0] include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied",
+    "node08:27106:27302 [0] NCCL INFO include/shm.h:41 -> 2",
+    "node08:27106:27302 [0] include/shm.h:48 NCCL WARN Error while creating shared memory segment nccl-shm-recv-b7948f403864987a-0-3-0 (size 4460544)",
+]
+
+
+def test_shared_memory_refused_is_fixed_by_its_permissions_not_its_size(tmp_path):
+    verdict = analyze_files(tmp_path, {"train.log": SHM_PERMISSION_DENIED}).verdict
+    assert verdict.finding.kind == "nccl_error"
+    assert "chmod 1777 /dev/shm" in verdict.finding.fix
+    assert "--shm-size" not in verdict.finding.fix
+    assert english_runs(translate(verdict.finding.fix, "zh")) == []
