@@ -70,7 +70,7 @@ from parsers.slurm import (
     DUE_TO_REQUEUE,
     DUE_TO_TIME_LIMIT,
 )
-from parsers.traceback import KV_CACHE_OUT_OF_MEMORY
+from parsers.traceback import HPU_OUT_OF_MEMORY, KV_CACHE_OUT_OF_MEMORY
 
 # Horovod's word on every rank once one rank failed or finished early: "Horovod has been shut
 # down. This was caused by an exception on one of the ranks or an attempt to allreduce,
@@ -188,6 +188,7 @@ OUT_OF_MEMORY = r"(?i)out of memory|OutOfMemoryError"
 # `CUDA error: out of memory`), not one that names it among possible causes
 STATES_OUT_OF_MEMORY = (
     r"(?i)^\s*(?:CUDA (?:error: )?)?out of memory|\b(?:CUDA|NPU|XPU) out of memory"
+    rf"|{HPU_OUT_OF_MEMORY}"
 )
 SWALLOWED_FIX = (
     "The exception was caught and the rank carried on, skipping collectives the other ranks "

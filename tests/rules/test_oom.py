@@ -560,3 +560,24 @@ def test_a_logged_oom_is_caught_but_no_skip_is_claimed_without_a_word_of_one(tmp
     assert "caught and logged (no line says what the rank did next)" in oom.summary
     assert "skipped the batch" not in oom.summary and "decide the skip" not in oom.fix
     assert english_runs(translate(oom.summary, "zh")) == []
+
+
+# huggingface/optimum-habana#368, verbatim (the end of rank 5's traceback, an 8-card Gaudi LoRA
+# run): Gaudi's allocator failing, its own rank in the message
+GAUDI_WORKSPACE = [
+    "Traceback (most recent call last):",
+    '  File "/usr/local/lib/python3.10/dist-packages/habana_frameworks/torch/core/step_closure.py", line 60, in mark_step',
+    "    htcore._mark_step(device_str)",
+    "RuntimeError: [Rank:5] FATAL ERROR :: MODULE:PT_SYNHELPER workspace Allocation of size ::9618705792 failed!",
+]
+# huggingface/optimum-habana#2214, verbatim: the device memory form, under PyTorch's own tag
+GAUDI_DEVICE_MEMORY = "[rank7]: RuntimeError: [Rank:7] FATAL ERROR :: MODULE:PT_DEVMEM Allocation failed for size::2123366400 (2025)MB"
+
+
+def test_gaudi_s_failed_allocations_are_the_rank_s_device_memory_running_out(tmp_path):
+    verdict = analyze_files(tmp_path, {"train.log": GAUDI_WORKSPACE}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("oom", [5])
+    assert verdict.headline == "Rank 5 ran out of device memory"
+    lines = ["Traceback (most recent call last):", GAUDI_DEVICE_MEMORY]
+    verdict = analyze_files(tmp_path / "devmem", {"train.log": lines}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("oom", [7])
