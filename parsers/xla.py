@@ -41,6 +41,20 @@ RENDEZVOUS_SOCKET_CLOSED = r"Failed to meet rendezvous '[^']*': Socket closed"
 DEVICE_EXHAUSTED = "RESOURCE_EXHAUSTED"
 # the traceback's own exception line: `RuntimeError: Aborted: Session ... is not found.`
 EXCEPTION_LINE = r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)): (?P<message>.*)$"
+# XLA's CPU and GPU collectives warning that a participant waits at a rendezvous the others
+# have not reached; the process then hangs (pytorch/xla#7974, verbatim, rank 0 having failed
+# an assertion before its AllReduce):
+#   E0000 00:00:1725834192.702937  625990 collective_ops_utils.h:310] This thread has been
+#   waiting for 5000ms for and may be stuck: participant AllReduceParticipantData{rank=1,
+#   element_count=7840, type=F32, rendezvous_key=RendezvousKey{run_id=RunId: 0,
+#   global_devices=[0,1], num_local_participants=2, collective_op_kind=cross_replica, op_id=0}}
+#   waiting for all participants to arrive at rendezvous RendezvousKey{...}
+# A `collective_timeout` of the participant's rank, the op named, its wait so far in
+# `elapsed_ms` (no timeout: it waits forever) and the devices of the rendezvous as the world.
+RENDEZVOUS_WAIT = (
+    r"This thread has been waiting for (?P<ms>\d+)ms for .*?may be stuck: participant "
+    r"(?P<op>[A-Za-z]+?)ParticipantData\{rank=(?P<rank>\d+),.*?global_devices=\[(?P<devices>[\d, ]*)\]"
+)
 # the traceback follows within this many lines (8 processes' tracebacks may interleave)
 TRACEBACK_LINES = 60
 
@@ -90,7 +104,20 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         pl.lit("error").alias("severity"),
         pl.col("message").str.extract(r"(RESOURCE_EXHAUSTED: .*)$", 1).alias("exc_message"),
     )
-    return pl.concat([reports, said_by_xla], how="diagonal_relaxed")
+    wait = pl.col("message").str.extract_groups(RENDEZVOUS_WAIT)
+    waits = lines.filter(
+        pl.col("candidate") & pl.col("message").str.contains(RENDEZVOUS_WAIT)
+    ).select(
+        "file",
+        "line",
+        pl.lit("collective_timeout").alias("event"),
+        pl.lit("error").alias("severity"),
+        wait.struct.field("rank").cast(pl.Int32, strict=False).alias("rank"),
+        wait.struct.field("op").str.to_uppercase().alias("op"),
+        wait.struct.field("ms").cast(pl.Int64, strict=False).alias("elapsed_ms"),
+        wait.struct.field("devices").str.split(",").list.len().cast(pl.Int32).alias("world_size"),
+    )
+    return pl.concat([reports, said_by_xla, waits], how="diagonal_relaxed")
 
 
 def _raised_types(lines: pl.DataFrame, reports: pl.DataFrame) -> pl.DataFrame:
@@ -113,7 +140,7 @@ def _raised_types(lines: pl.DataFrame, reports: pl.DataFrame) -> pl.DataFrame:
 
 PARSER = LineParser(
     name="xla",
-    literals=("Exception in device=", "RESOURCE_EXHAUSTED: "),
+    literals=("Exception in device=", "RESOURCE_EXHAUSTED: ", "may be stuck: participant"),
     parse=parse,
     context_after=TRACEBACK_LINES,
 )

@@ -597,7 +597,12 @@ def _all_in_default_group(per_rank: pl.DataFrame, reporters: list[int]) -> pl.Da
 
 
 def _group_size(timeouts: pl.DataFrame) -> int | None:
-    """The group size an all-gather or reduce-scatter's element counts state, when all agree."""
+    """The group size an all-gather or reduce-scatter's element counts state, or the wait's own
+    report of its participants (XLA's rendezvous: `global_devices=[0,1]`), when all agree."""
+    if "world_size" in timeouts.columns:
+        stated = timeouts.get_column("world_size").drop_nulls().unique()
+        if stated.len() == 1:
+            return int(stated.item())
     numel_in, numel_out, op = pl.col("numel_in"), pl.col("numel_out"), pl.col("op")
     sizes = (
         timeouts.filter((numel_in > 0) & (numel_out > 0))

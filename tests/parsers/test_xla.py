@@ -112,3 +112,23 @@ def test_xla_s_status_in_a_python_exception_is_an_oom_of_device_memory(tmp_path)
     verdict = analyze_files(tmp_path, {"console.log": [line]}).verdict
     assert verdict.finding.kind == "oom"
     assert verdict.headline == "A rank ran out of device memory"
+
+
+# pytorch/xla#7974, verbatim: two processes under `xmp.spawn` on PJRT's CPU devices; rank 0 hit
+# an assertion before its AllReduce (its output is not in the paste), rank 1 waits forever
+STUCK_AT_RENDEZVOUS = [
+    "(pt25dev_env) ubuntu@ip-10-3-206-226:~$ PJRT_DEVICE=CPU CPU_NUM_DEVICES=2 python test_assert_hang.py ",
+    "Rank 1 continues to rendezvous.",
+    "E0000 00:00:1725834192.702937  625990 collective_ops_utils.h:310] This thread has been waiting for 5000ms for and may be stuck: participant AllReduceParticipantData{rank=1, element_count=7840, type=F32, rendezvous_key=RendezvousKey{run_id=RunId: 0, global_devices=[0,1], num_local_participants=2, collective_op_kind=cross_replica, op_id=0}} waiting for all participants to arrive at rendezvous RendezvousKey{run_id=RunId: 0, global_devices=[0,1], num_local_participants=2, collective_op_kind=cross_replica, op_id=0}",
+]
+
+
+def test_a_participant_stuck_at_a_rendezvous_is_its_rank_s_wait_in_that_collective():
+    (wait,) = parsed_by("xla", STUCK_AT_RENDEZVOUS).to_dicts()
+    assert (wait["event"], wait["rank"], wait["op"]) == ("collective_timeout", 1, "ALLREDUCE")
+    assert (wait["elapsed_ms"], wait["world_size"]) == (5000, 2)
+
+
+def test_the_other_participant_of_the_rendezvous_is_the_one_it_waited_for(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": STUCK_AT_RENDEZVOUS}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("collective_timeout", [0])
