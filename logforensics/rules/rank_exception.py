@@ -1427,8 +1427,16 @@ def _waits_only(job: Job) -> bool:
 
 def _in_a_collective(frame: pl.Expr) -> pl.Expr:
     """Whether a traceback's innermost frame is a collective call or torch.distributed's
-    wrapper of one: a rank waiting for the others there."""
-    return frame.str.contains(COLLECTIVE_CALL) | frame.str.contains(IN_DISTRIBUTED_CALL)
+    wrapper of one: a rank waiting for the others there. Not where the paste stops at the
+    collective checking its own arguments (`_validate_output_list_for_rank(...)`, `_check_*`):
+    that check raises before any wait (EvolvingLMMs-Lab/lmms-eval#322: `gather_object` on a
+    multi-node job given the local rank for the destination's)."""
+    waiting = frame.str.contains(COLLECTIVE_CALL) | frame.str.contains(IN_DISTRIBUTED_CALL)
+    return waiting & ~_last_call().str.contains(ARGUMENT_CHECK).fill_null(False)
+
+
+# torch.distributed's checks of a collective's arguments, which raise before it communicates
+ARGUMENT_CHECK = r"^_(?:validate|check)_\w+$"
 
 
 # the call a code line makes last (`    accelerator.wait_for_everyone()`)

@@ -2735,3 +2735,26 @@ def test_an_object_collective_s_empty_payload_without_a_timeout_stays_a_failure(
     ]
     analysis = analyze_files(tmp_path, {"train.log": lines})
     assert analysis.verdict.finding.kind == "rank_exception"
+
+
+# EvolvingLMMs-Lab/lmms-eval#322, verbatim (the end of the paste): a multi-node evaluation's
+# gather_object, the stack cut at the collective's check of its arguments
+CUT_AT_ARGUMENT_CHECK = [
+    '  File "/opt/hpcaas/.mounts/fs-0663e2d3c38211883/home/orrzohar/lmms-eval-v2/lmms_eval/evaluator.py", line 543, in evaluate',
+    "    torch.distributed.gather_object(",
+    '  File "/data/home/orrzohar/miniconda3/envs/lmmsevalv2/lib/python3.11/site-packages/torch/distributed/c10d_logger.py", line 79, in wrapper',
+    "    return func(*args, **kwargs)",
+    "           ^^^^^^^^^^^^^^^^^^^^^",
+    '  File "/data/home/orrzohar/miniconda3/envs/lmmsevalv2/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", line 2592, in gather_object',
+    "    _validate_output_list_for_rank(my_rank, dst, object_gather_list)",
+]
+
+
+def test_a_stack_cut_at_a_collective_s_argument_check_failed_there(tmp_path):
+    lines = CUT_AT_ARGUMENT_CHECK
+    verdict = analyze_files(tmp_path, {"eval.log": lines}).verdict
+    assert verdict.finding.kind == "rank_exception"
+    assert "in gather_object" in verdict.finding.summary
+    # the same stack cut where the collective waits is a process waiting for the others
+    waiting = [*lines[:-1], "    work.wait()"]
+    assert analyze_files(tmp_path / "waiting", {"eval.log": waiting}).verdict is None
