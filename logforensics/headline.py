@@ -20,7 +20,7 @@ from logforensics.rules.rank_exception import (
     windows_crash,
 )
 from logforensics.rules.stuck_location import every_process
-from logforensics.text import capitalized, clipped, duration, rank_list
+from logforensics.text import capitalized, clipped, duration, rank_list, rank_ranges
 from parsers.nccl import TORCH_DUPLICATE
 
 if TYPE_CHECKING:
@@ -188,7 +188,28 @@ def logged_reason(finding: Finding) -> str:
     return ""
 
 
+def _shards(ranks: Any) -> str:
+    return f"Shard{'s' if len(ranks) > 1 else ''} {rank_ranges(ranks)}"
+
+
+def _never_ready(finding: Finding) -> Told:
+    """An inference server's shards that never finished loading (logforensics/shard_wait.py)."""
+    never = finding.details["never_ready"]
+    ready = finding.details.get("ready")
+    if ready:
+        return f"{_shards(never)} never finished loading; {_shards(ready).lower()} did", None
+    return f"{_shards(never)} never finished loading", "the server's start-up hung"
+
+
+def _last_common_stage(finding: Finding, verdict: Verdict) -> Told:
+    if "never_ready" in finding.details:
+        return _never_ready(finding)
+    return _generic(finding, verdict)
+
+
 def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
+    if "never_ready" in finding.details:
+        return _never_ready(finding)
     if "barrier_key" in finding.details:
         return _short_at_barrier(finding)
     if finding.details.get("side") == "no_libuv":
@@ -849,6 +870,7 @@ WHAT: dict[str, Callable[[Finding, Verdict], Told]] = {
     "stuck_location": _stuck_location,
     "implausible_number": _implausible_number,
     "rpc_transport": _rpc_transport,
+    "last_common_stage": _last_common_stage,
 }
 
 
