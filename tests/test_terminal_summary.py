@@ -397,6 +397,35 @@ HEADLINES = [
         "Rank 2 is stuck in the DataLoader (waiting for a batch) at t.py:88 (py-spy); ranks 0, "
         "1 and 3 wait in dist.all_reduce at t.py:120",
     ),
+    (
+        Verdict(
+            found(
+                "rpc_transport",
+                "explanation",
+                ranks=[0],
+                details={
+                    "peers": ["Test1"],
+                    "error": "ECONNREFUSED: connection refused",
+                    "connect": True,
+                },
+            ),
+            "",
+        ),
+        "Rank 0's RPC agent could not connect to Test1 (`ECONNREFUSED: connection refused`)",
+    ),
+    (
+        Verdict(
+            found(
+                "last_common_stage",
+                "explanation",
+                ranks=[0, 1, 2, 3],
+                blames_nobody=True,
+                details={"never_ready": [0, 1, 2, 3], "waited_s": 600},
+            ),
+            "",
+        ),
+        "Shards 0-3 never finished loading; the server's start-up hung",
+    ),
     (None, "No failure found"),
 ]
 
@@ -412,7 +441,7 @@ def test_every_verdict_kind_has_its_own_words():
     from logforensics.headline import WHAT
     from logforensics.registry import rules
 
-    context_only = {"last_common_stage", "implausible_number", "worker_restart"}
+    context_only = {"implausible_number", "worker_restart"}
     can_be_verdict = {rule.kind for rule in rules()} - context_only
     assert can_be_verdict <= set(WHAT)
     told = {verdict.finding.kind for verdict, _ in HEADLINES if verdict is not None}
