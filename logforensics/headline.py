@@ -252,7 +252,8 @@ def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
             return f"{who} could not open the rendezvous store's port{at}: it was taken", None
         if finding.details.get("side") == "dropped":
             return (
-                f"{who} lost its connection to the rendezvous store{at}: the job never started",
+                f"{who} lost {'their' if len(reporters) > 1 else 'its'} connection to the "
+                f"rendezvous store{at}: the job never started",
                 None,
             )
         if finding.details.get("side") == "wait":

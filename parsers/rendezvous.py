@@ -29,10 +29,16 @@ REASON = r"\((?:errno|system error): (\d+) - ([^)]+)\)"
 # reading a reply, got end-of-file (kubeflow/website#4186, a Kubeflow TrainJob's node-1 pod,
 # verbatim, its C++ frames flattened onto the line by the page):
 #   [W822 03:54:49.636977195 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=15, addr=[wcde03d70a73-node-0-1.wcde03d70a73.kubeflow-user-example-com.svc.cluster.local]:60560, remote=[wcde03d70a73-node-0-0.wcde03d70a73.kubeflow-user-example-com.svc.cluster.local]:29500): failed to recv, got 0 bytes Exception raised from recvBytes at ...  # noqa: E501
+# ... or reset it (sgl-project/sglang#20859, verbatim):
+#   [rank12]:[W318 10:00:41.915284135 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=135, addr=[sglang-0-1.sglang.default.svc.transwarp.local]:48750, remote=[sglang-0.default.pod.transwarp.local]:20000): Connection reset by peer  # noqa: E501
 STORE_DROPPED = (
     r"\[c10d\] \w+ failed on SocketImpl\([^)]*?remote=(?P<endpoint>\[[^\]]*\]:\d+)\): "
-    r"(?P<what>failed to recv, got 0 bytes)"
+    r"(?P<what>failed to recv, got 0 bytes|Connection reset by peer|Broken pipe)"
 )
+# the watchdog finding the store gone when it looks for another rank's dump signal (PyTorch
+# 2.4+; the same thread, verbatim):
+#   [rank8]:[W318 10:00:41.929037914 ProcessGroupNCCL.cpp:1771] [PG ID 0 PG GUID 0 Rank 8] Failed to check the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: Connection reset by peer  # noqa: E501
+DUMP_FLAG_UNREAD = r"Failed to check the \"should dump\" flag on TCPStore, .*with error: (.+)$"
 # a client's connection to the store made (pytorch/pytorch#81704, TORCH_CPP_LOG_LEVEL=INFO):
 #   [I socket.cpp:725] [c10d] The client socket has connected to [10-1-0-200.pytorch-simple-master-0.kubeflow.svc.cluster.local]:23456 on [pytorch-simple-worker-0]:38250.  # noqa: E501
 CONNECTED = r"\[c10d\] The client socket has connected to (\[[^\]]*\]:\d+)"
@@ -75,16 +81,17 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             message.str.extract(REASON, 1).cast(pl.Int64, strict=False).alias("value"),
         )
     )
+    unread = message.str.extract(DUMP_FLAG_UNREAD, 1).str.strip_chars()
     dropped = (
         lines.with_columns(message.str.extract_groups(STORE_DROPPED).alias("_dropped"))
-        .filter(pl.col("_dropped").struct.field("endpoint").is_not_null())
+        .filter(pl.col("_dropped").struct.field("endpoint").is_not_null() | unread.is_not_null())
         .select(
             "file",
             "line",
             pl.lit("store_dropped").alias("event"),
             pl.lit("warning").alias("severity"),
             pl.col("_dropped").struct.field("endpoint").alias("peer"),
-            pl.col("_dropped").struct.field("what").alias("exc_message"),
+            pl.coalesce(pl.col("_dropped").struct.field("what"), unread).alias("exc_message"),
         )
     )
     sizes = (
@@ -147,6 +154,7 @@ PARSER = LineParser(
     literals=(
         "[c10d] The ",
         " failed on SocketImpl(",
+        '"should dump" flag on TCPStore',
         "global_world_sizes=",
         "restart_count=",
         "master_addr=",

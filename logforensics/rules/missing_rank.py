@@ -36,6 +36,7 @@ from logforensics.store_barrier import short_at_barrier
 from logforensics.text import clipped, describe_key, rank_list
 from parsers.nccl import ABOUT_A_PEER
 from parsers.progress_bars import bar_name, last_snapshot
+from parsers.rendezvous import DUMP_FLAG_UNREAD
 
 NO_LOG_FIX = (
     "Collect the logs of every rank (all nodes' torchrun --log-dir trees or per-rank files); if "
@@ -493,7 +494,8 @@ def _store_unreachable(job: Job) -> list[Finding]:
         return [_start_up_failure(failures, summary, PORT_HELD_FIX, "high", details)]
     if failures.select(exception_text().str.contains(STARTUP_DROPPED).all()).item():
         summary = (
-            f"{who} lost its connection to the rendezvous store{where} while the job was "
+            f"{who} lost {_its(reporters)} connection to the rendezvous store{where} while the "
+            "job was "
             f"starting (`{clipped(reason)}`): the host that serves it closed it or went down, or "
             "something between the nodes dropped it. No collective ran; no rank is to blame."
         )
@@ -516,6 +518,10 @@ def _store_unreachable(job: Job) -> list[Finding]:
     return [_start_up_failure(failures, summary, STORE_FIX, "high", details)]
 
 
+def _its(ranks: list[int]) -> str:
+    return "their" if len(ranks) > 1 else "its"
+
+
 def _store_drops(job: Job) -> pl.DataFrame:
     """The store's side closing a client's connection (`store_dropped`, parsers/rendezvous.py),
     the start-up's failure only where nothing else went wrong and the job never went on: in a
@@ -525,6 +531,10 @@ def _store_drops(job: Job) -> pl.DataFrame:
     drops = job.events.filter(pl.col("event") == "store_dropped")
     if drops.is_empty():
         return drops
+    # the watchdog looks for a dump signal in the store only once a process group exists: the
+    # job had formed (sgl-project/sglang#20859)
+    if drops.select(pl.col("text").str.contains(DUMP_FLAG_UNREAD).any()).item():
+        return drops.clear()
     exceptions = job.events.filter(pl.col("event") == "exception")
     other_errors = job.events.filter(pl.col("severity") == "error")
     if not other_errors.is_empty() or not _nothing_else_at_startup(job, exceptions, pl.lit(False)):

@@ -126,3 +126,26 @@ def test_the_store_closing_after_a_rank_failed_is_that_failure_s_teardown(tmp_pa
     analysis = analyze_files(tmp_path, {"console.log": lines})
     assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [0])
     assert "missing_rank" not in [item.kind for item in analysis.findings]
+
+
+# sgl-project/sglang#20859, verbatim: the store's host gone under a running TP=16 job
+STORE_RESET = "[rank12]:[W318 10:00:41.915284135 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=135, addr=[sglang-0-1.sglang.default.svc.transwarp.local]:48750, remote=[sglang-0.default.pod.transwarp.local]:20000): Connection reset by peer"
+DUMP_FLAG = '[rank8]:[W318 10:00:41.929037914 ProcessGroupNCCL.cpp:1771] [PG ID 0 PG GUID 0 Rank 8] Failed to check the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: Connection reset by peer'
+
+
+def test_a_store_reset_and_an_unread_dump_flag_are_the_store_dropped():
+    rows = parsed_by("rendezvous", [STORE_RESET, DUMP_FLAG]).sort("line").to_dicts()
+    assert [(row["event"], row["rank"]) for row in rows] == [
+        ("store_dropped", 12),
+        ("store_dropped", 8),
+    ]
+    assert rows[0]["peer"] == "[sglang-0.default.pod.transwarp.local]:20000"
+    assert {row["exc_message"] for row in rows} == {"Connection reset by peer"}
+
+
+def test_a_watchdog_that_looked_for_a_dump_says_the_job_had_formed(tmp_path):
+    # without it, the store's reset alone reads as a start-up that never formed
+    analysis = analyze_files(tmp_path, {"sglang.log": [STORE_RESET, DUMP_FLAG]})
+    assert analysis.verdict is None
+    alone = analyze_files(tmp_path / "alone", {"sglang.log": [STORE_RESET]}).verdict
+    assert alone.headline.endswith("the job never started")
