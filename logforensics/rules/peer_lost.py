@@ -604,10 +604,11 @@ def _absent_peer(job: Job, lost: pl.DataFrame) -> list[Finding]:
         return []  # an error of another kind: its own rule explains the lost peers
     # without the world's size, a gap among the ranks seen from 0 up is a rank of the world
     # (horovod/horovod#2484: ranks 0 and 2 lose their peer, rank 1 killed, no line of its own)
-    ranks = range(world.value) if world is not None else range(max(seen) + 1)
-    absent = sorted(set(ranks) - seen)
-    if len(absent) != 1 or not reporters <= seen:
+    size = world.value if world is not None else max(seen) + 1
+    # (sizes are log text: one rank absent is counted before any range is made)
+    if size - len({rank for rank in seen if 0 <= rank < size}) != 1 or not reporters <= seen:
         return []
+    absent = sorted(set(range(size)) - seen)
     who, others = rank_list(absent), rank_list(sorted(reporters))
     among = (
         f"of a world of {world.value}, {who} is the one rank not here"

@@ -240,3 +240,12 @@ def test_a_rank_seen_with_no_error_of_its_own_is_not_taken_for_the_absent_peer(t
     rank1 = ["using world_size 2", "Trainer 1 initializing RPC", "Training on batch 0"]
     analysis = analyze_files(tmp_path, {"rank0.log": PARAMETER_SERVER, "rank1.log": rank1})
     assert analysis.verdict.finding.details.get("departure") != "absent"
+
+
+def test_a_gap_up_to_a_rank_no_job_has_is_counted_not_enumerated(tmp_path):
+    # the same console with rank 2's tag become a number near the largest Int32: the gap up to
+    # it is no one rank, and is not built as a range of two billion ranks
+    far = [line.replace("[2]<stderr>", "[2147483000]<stderr>") for line in HOROVOD_KILLED_PEER]
+    analysis = analyze_files(tmp_path, {"console.log": far})
+    assert analysis.verdict.ranks != [1]
+    assert not analysis.rule_errors
