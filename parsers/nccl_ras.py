@@ -104,7 +104,7 @@ def _ranks(rows: pl.DataFrame) -> pl.DataFrame:
         .otherwise(pl.lit("error"))
         .alias("severity"),
         rank("rank").cast(pl.Int32, strict=False).alias("rank"),
-        rank("gpu").alias("cuda_dev"),
+        rank("gpu").cast(pl.Int32, strict=False).alias("cuda_dev"),
         rank("pid").cast(pl.Int64, strict=False).alias("pid"),
         rank("host").alias("host"),
         pl.col("_launched").alias("value"),
@@ -121,7 +121,7 @@ def _dead(rows: pl.DataFrame) -> pl.DataFrame:
         "line",
         pl.lit("ras_dead").alias("event"),
         pl.lit("error").alias("severity"),
-        dead("gpu").alias("cuda_dev"),
+        dead("gpu").cast(pl.Int32, strict=False).alias("cuda_dev"),
         dead("pid").cast(pl.Int64, strict=False).alias("pid"),
         dead("host").alias("host"),
     )

@@ -204,8 +204,10 @@ def test_a_number_too_large_for_its_column_is_no_crash(tmp_path, line):
         # rule or parser failing
         "[2025-03-11 05:21:04,421][torch.distributed.distributed_c10d][INFO] - Waiting in store based barrier to initialize process group for rank: 4294967296, key: store_based_barrier_key:1 (world_size=8, worker_count=1, timeout=0:30:00)",
         "[2025-03-09 00:57:15 TP4] Watchdog timeout (self.watchdog_timeout=99999999999999999999999999)",
+        # NVIDIA/nccl#1911's RAS status line, its GPU's number made too large
+        "  Rank 12 -- GPU 4294967296 managed by process 323032 on node 10.137.190.124",
     ],
-    ids=["store_barrier", "sglang_watchdog"],
+    ids=["store_barrier", "sglang_watchdog", "ras_gpu"],
 )
 def test_an_event_with_a_number_too_large_is_read_without_a_failure(tmp_path, line):
     analysis = analyze(write_logs(tmp_path, {"console.log": [line, line]}))
