@@ -110,6 +110,10 @@ def empty_events() -> pl.DataFrame:
 def conform(frame: pl.LazyFrame | pl.DataFrame) -> pl.LazyFrame:
     """Add missing columns as typed nulls, cast to the schema and order the columns.
 
+    The cast is lenient: a number a log wrote that its column cannot hold (a GPU index past an
+    Int32) becomes null rather than failing the whole analysis; parsers cast their own numbers
+    leniently too, this is the net under the ones that do not.
+
     Raises ImplementationError when a parser emits a column the schema does not declare.
     """
     lazy = frame.lazy()
@@ -118,7 +122,7 @@ def conform(frame: pl.LazyFrame | pl.DataFrame) -> pl.LazyFrame:
     if unknown:
         raise ImplementationError(f"columns not in the event schema: {unknown}")
     return lazy.select(
-        (pl.col(name) if name in present else pl.lit(None)).cast(dtype).alias(name)
+        (pl.col(name) if name in present else pl.lit(None)).cast(dtype, strict=False).alias(name)
         for name, dtype in EVENT_SCHEMA.items()
     )
 

@@ -22,6 +22,13 @@ def test_conform_adds_typed_nulls_in_schema_order():
     assert table.item(0, "rank") is None
 
 
+def test_a_number_its_column_cannot_hold_becomes_null_not_a_failure():
+    # a GPU index as a parser read it from a log, past what an Int32 holds
+    raw = pl.DataFrame({"event": ["ras_rank", "ras_rank"], "cuda_dev": ["4", "4294967296"]})
+    conformed = conform(raw).collect()
+    assert conformed.get_column("cuda_dev").to_list() == [4, None]
+
+
 @pytest.mark.parametrize("scenario", ["two_node_slurm", "skip_backward_hang", "detail_mismatch"])
 def test_every_rank_source_is_declared(scenario):
     events = analyze(SAMPLE_LOGS / scenario / "logs").job.events
