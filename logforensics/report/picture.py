@@ -265,6 +265,9 @@ def _x_positions(columns: list[int], label_width: int) -> tuple[dict[int, int], 
 RANK_MAP_COLUMNS = 32
 RANK_STATES = {
     "blamed": ("named by the verdict", "rank-blamed"),
+    # a verdict that blames none of its ranks (the same error on all of them, a start-up they
+    # all stopped in): drawn as causes, said as the verdict's own
+    "in_verdict": ("in the verdict, none of them blamed", "rank-cause"),
     "cause": ("named by another cause-like finding", "rank-cause"),
     "symptom": ("a symptom: timed out, lost a peer, failed after the others", "rank-symptom"),
     "ok": ("logged, nothing wrong seen", "rank-ok"),
@@ -303,6 +306,7 @@ def build_rank_map(
     world_size: int | None,
     blamed: list[int],
     say: Say = t,
+    verdict_id: str | None = None,
 ) -> RankMap | None:
     """Each rank's state from the findings' roles, for ranks 0 up to the world size (or the
     highest rank seen). None when fewer than two ranks are known. Work and size follow the
@@ -312,9 +316,11 @@ def build_rank_map(
     size = max(world, max(known) + 1 if known else 0)
     if size < 2:
         return None
-    named: dict[str, set[int]] = {"root_cause": set(), "symptom": set()}
+    named: dict[str, set[int]] = {"root_cause": set(), "symptom": set(), "in_verdict": set()}
     for finding in findings:
-        if finding["role"] == "root_cause":
+        if finding["id"] == verdict_id and not blamed:
+            named["in_verdict"].update(finding["ranks"])
+        elif finding["role"] == "root_cause":
             # a cause names its culprits; the other ranks it lists are the ones that agreed
             # or waited (ranks 0, 2 and 3 beside rank 1's other collective), no cause
             named["root_cause"].update(finding["culprit_ranks"] or finding["ranks"])
@@ -322,6 +328,7 @@ def build_rank_map(
             named[str(finding["role"])].update(finding["ranks"], finding["culprit_ranks"])
     by_state = {
         "blamed": set(blamed),
+        "in_verdict": named["in_verdict"],
         "cause": named["root_cause"],
         "symptom": named["symptom"],
         "ok": known,

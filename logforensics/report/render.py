@@ -121,6 +121,7 @@ def _job_context(
             report["world_size"],
             report["verdict"]["ranks"] if report["verdict"] else [],
             say,
+            report["verdict"]["finding"] if report["verdict"] else None,
         ),
         "ranks_shown": _ranks_shown(report),
         "rank_groups": _rank_groups(report) if len(report["ranks"]) > MAX_RANK_ROWS else [],

@@ -272,3 +272,14 @@ def test_evidence_whose_numbers_are_the_claim_is_not_folded():
     assert "[GPU2] Epoch 1 | Batchsize: 4 | Steps: 7" in page[findings_at:]
     # alike lines of other findings still fold (the timeouts of skip_backward_hang)
     assert "and the same line from ranks" in html_for(SAMPLE_LOGS / "skip_backward_hang" / "logs")
+
+
+def test_rank_map_draws_a_verdict_that_blames_none_of_its_ranks_as_the_verdict_s(tmp_path):
+    # huggingface/text-generation-inference#1838's four shards waited on until the log ends
+    # (tests/test_shard_wait.py): the verdict is theirs, no shard blamed
+    from tests.test_shard_wait import FOUR_WAITING
+
+    page = html_for(write_logs(tmp_path, {"tgi.log": FOUR_WAITING}))
+    section = page[page.index('id="rankmap-title"') :].split("</section>")[0]
+    assert "in the verdict, none of them blamed (4)" in section
+    assert "named by another cause-like finding" not in section
