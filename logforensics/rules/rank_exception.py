@@ -2016,6 +2016,7 @@ def _exceptions(job: Job) -> list[Finding]:
         .join(_watchdog_aborts(job, exceptions), on=["file", "line"], how="anti")
         .join(_told_timeouts(job, exceptions), on=["file", "line"], how="anti")
         .join(_emptied_payloads(job, exceptions), on=["file", "line"], how="anti")
+        .join(_actor_deaths_after_aborts(job, exceptions), on=["file", "line"], how="anti")
         .join(_worker_deaths_told(job, exceptions), on=["file", "line"], how="anti")
     )
     if primary.is_empty():
@@ -2260,6 +2261,25 @@ def _emptied_payloads(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
     return rows.filter(emptied.fill_null(False)).select("file", "line")
 
 
+# Ray's word to the caller that an actor's process died (`ray.exceptions.RayTaskError(
+# ActorDiedError)`, `RayActorError`): it names no cause of its own
+ACTOR_DIED = r"(?:ActorDiedError|RayActorError)$"
+
+
+def _actor_deaths_after_aborts(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
+    """Ray telling the driver an actor died, in logs where a rank's watchdog caught a timed-out
+    collective and so took its process down (`To avoid data inconsistency, we are taking the
+    entire process down`, said or not): that abort is the death Ray reports, the failed
+    collective behind it the story (verl-project/verl#5750: the TaskRunner's
+    `RayTaskError(ActorDiedError)` above rank 0's `_ALLGATHER_BASE` timeout in its WorkerDict;
+    OpenRLHF/OpenRLHF#624: the reference model's actor timed out, its caller's actor died)."""
+    aborts = pl.col("event").is_in(["process_abort", "collective_timeout"])
+    if job.events.filter(aborts).is_empty():
+        return rows.select("file", "line").clear()
+    died = pl.col("exc_type").str.contains(ACTOR_DIED).fill_null(False)
+    return rows.filter(died).select("file", "line")
+
+
 def _worker_deaths_told(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
     """`DataLoader worker (pid(s) ...) exited unexpectedly` in a file where the worker told
     how it died (`ERROR: Unexpected bus error encountered in worker.`): the worker's own
@@ -2339,6 +2359,7 @@ def _unattributed(job: Job) -> list[Finding]:
     rows = (
         rows.join(_watchdog_aborts(job, rows), on=["file", "line"], how="anti")
         .join(_worker_deaths_told(job, rows), on=["file", "line"], how="anti")
+        .join(_actor_deaths_after_aborts(job, rows), on=["file", "line"], how="anti")
         .join(_logged_and_went_on(job, rows), on=["file", "line"], how="anti")
     )
     if not job.events.filter(pl.col("event") == "loss_keys").is_empty():

@@ -2758,3 +2758,28 @@ def test_a_stack_cut_at_a_collective_s_argument_check_failed_there(tmp_path):
     # the same stack cut where the collective waits is a process waiting for the others
     waiting = [*lines[:-1], "    work.wait()"]
     assert analyze_files(tmp_path / "waiting", {"eval.log": waiting}).verdict is None
+
+
+# verl-project/verl#5750, verbatim (the driver's traceback's first line and its end, then rank
+# 0's WorkerDict): the actor Ray reports dead is the one whose watchdog took it down
+ACTOR_DIED_AFTER_TIMEOUT = [
+    "Traceback (most recent call last):",
+    "    raise value.as_instanceof_cause()",
+    "ray.exceptions.RayTaskError(ActorDiedError): ray::TaskRunner.run() (pid=4030, ip=10.0.2.100, actor_id=3c87465a346071ce4fca78a401000000, repr=<main_ppo.TaskRunner object at 0x7123673b92b0>)",
+    '  File "/workspace/verl/verl/trainer/main_ppo.py", line 359, in run',
+    "    trainer.fit()",
+    "(WorkerDict pid=7591) [rank0]:[E325 04:13:11.372179233 ProcessGroupNCCL.cpp:760] [Rank 0] To avoid data inconsistency, we are taking the entire process down.",
+    "(WorkerDict pid=7591) [rank0]:[E325 04:13:11.373519468 ProcessGroupNCCL.cpp:2068] [PG ID 0 PG GUID 0(default_pg) Rank 0] Process group watchdog thread terminated with exception: [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=310463, OpType=_ALLGATHER_BASE, NumelIn=205796744, NumelOut=823186976, Timeout(ms)=600000) ran for 600021 milliseconds before timing out.",
+]
+
+
+def test_ray_s_word_that_an_actor_died_is_the_timeout_s_abort_not_a_cause(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": ACTOR_DIED_AFTER_TIMEOUT})
+    assert "rank_exception" not in kinds(analysis)
+    assert (analysis.verdict.finding.kind, analysis.verdict.finding.op) == (
+        "collective_timeout",
+        "_ALLGATHER_BASE",
+    )
+    # without the timeout, the actor's death is the failure the logs show
+    alone = analyze_files(tmp_path / "alone", {"train.log": ACTOR_DIED_AFTER_TIMEOUT[:5]})
+    assert alone.verdict.finding.kind == "rank_exception"
