@@ -226,6 +226,13 @@ def _ray_workers_died(job: Job) -> list[Finding]:
     # (by its pid: a driver's ActorDiedError may take the dead worker's rank from the file)
     own = events.filter(pl.col("event").is_in(OWN_GOING_DOWN)).get_column("pid").drop_nulls()
     died = died.filter(~pl.col("pid").is_in(own.implode()).fill_null(False))
+    # nor a worker that died after another process crashed on a signal of its own in the same
+    # output (PeterGriffinJin/Search-R1#134: a WorkerDict's `Fatal Python error: Floating point
+    # exception`, then the raylet's word of another worker's death): the crash took the job
+    # down, no memory ran out
+    died = died.join(_first_crashes(events), on="file", how="left").filter(
+        pl.col("_crashed_at").is_null() | (pl.col("line") < pl.col("_crashed_at"))
+    )
     if died.is_empty() or _actors_failed_to_start(events, died):
         return []
     ranks = sorted(died.get_column("rank").drop_nulls().unique().to_list()) or _failed_in_train(
@@ -253,6 +260,15 @@ def _ray_workers_died(job: Job) -> list[Finding]:
             job, died, summary, WORKER_DIED_FIX, ranks, details, blames_nobody=not ranks
         )
     ]
+
+
+def _first_crashes(events: pl.DataFrame) -> pl.DataFrame:
+    """Per file, the line of its first process crash on a signal of the process's own (a fatal
+    signal other than the SIGKILL a killer sends): `file, _crashed_at`."""
+    crashes = events.filter(
+        (pl.col("event") == "fatal_signal") & (pl.col("signal").fill_null("") != "SIGKILL")
+    )
+    return crashes.group_by("file").agg(pl.col("line").min().alias("_crashed_at"))
 
 
 # Ray's words for an actor whose class or creation task failed in the worker: the worker's

@@ -581,3 +581,24 @@ def test_gaudi_s_failed_allocations_are_the_rank_s_device_memory_running_out(tmp
     lines = ["Traceback (most recent call last):", GAUDI_DEVICE_MEMORY]
     verdict = analyze_files(tmp_path / "devmem", {"train.log": lines}).verdict
     assert (verdict.finding.kind, verdict.ranks) == ("oom", [7])
+
+
+# PeterGriffinJin/Search-R1#134, verbatim (the crash's first lines and the raylet's last
+# line): a verl WorkerDict's vLLM crashed on SIGFPE (a cuBLAS bug on H20), then Ray saw
+# another worker die
+CRASH_THEN_WORKER_DIED = [
+    "(WorkerDict pid=358504) Fatal Python error: Floating point exception",
+    "(WorkerDict pid=358504) ",
+    "(WorkerDict pid=358504) Stack (most recent call first):",
+    '(WorkerDict pid=358504)   File "/data/miniconda3/envs/searchr1/lib/python3.9/site-packages/vllm/model_executor/layers/vocab_parallel_embedding.py", line 40 in apply',
+    "(raylet) A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the problem, check the logs for the dead worker. RayTask ID: ffffffffffffffff96b1ed6d787c5aa7a11b6f5a01000000 Worker ID: f8e229fdd0a41fb207aae704def053d65d56a4d76f1f8774d32a72d3 Node ID: 6e55cafe876cecf20d0c8aee86d05b60f2f14883e9b85f67afa59ddb Worker IP address: 29.163.243.24 Worker port: 40267 Worker PID: 358920 Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop --force is called. (3) The worker is crashed unexpectedly due to SIGSEGV or other unexpected errors.",
+]
+
+
+def test_a_worker_ray_saw_die_after_another_process_crashed_is_the_crash_s(tmp_path):
+    verdict = analyze_files(tmp_path, {"train.log": CRASH_THEN_WORKER_DIED}).verdict
+    assert verdict.finding.kind == "rank_exception"
+    assert "SIGFPE" in verdict.finding.summary
+    # the raylet's word alone is the worker killed, most likely for memory
+    alone = analyze_files(tmp_path / "alone", {"train.log": CRASH_THEN_WORKER_DIED[-1:]})
+    assert alone.verdict.finding.kind == "oom"
