@@ -318,7 +318,7 @@ def build_rank_map(
         return None
     named: dict[str, set[int]] = {"root_cause": set(), "symptom": set(), "in_verdict": set()}
     for finding in findings:
-        if finding["id"] == verdict_id and not blamed:
+        if verdict_id is not None and finding.get("id") == verdict_id and not blamed:
             named["in_verdict"].update(finding["ranks"])
         elif finding["role"] == "root_cause":
             # a cause names its culprits; the other ranks it lists are the ones that agreed
