@@ -1003,9 +1003,10 @@ def _unattributed_cuts(job: Job) -> list[Finding]:
     do not say. A failure all the same, never "no failure found", blaming nobody; a stack cut
     inside a collective or a wait is a process waiting for the others and says nothing."""
     # stacks printed as the launcher stops on a signal sent from outside are no failure
-    signalled = not _launcher_signals(job).is_empty()
+    if not _launcher_signals(job).is_empty():
+        return []
     openers = _logger_openers(job)
-    if signalled or not _no_error_but_cut_tracebacks(job, openers):
+    if not _no_error_but_cut_tracebacks(job, openers):
         return []
     thrown = _thrown(job)
     if thrown.is_empty() or thrown.get_column("rank").is_not_null().any():
