@@ -20,7 +20,8 @@ from logforensics.rules.rank_exception import (
     windows_crash,
 )
 from logforensics.rules.stuck_location import every_process
-from logforensics.text import capitalized, clipped, duration, rank_list, rank_ranges
+from logforensics.shard_wait import shard_list
+from logforensics.text import capitalized, clipped, duration, rank_list
 from parsers.nccl import TORCH_DUPLICATE
 
 if TYPE_CHECKING:
@@ -188,17 +189,16 @@ def logged_reason(finding: Finding) -> str:
     return ""
 
 
-def _shards(ranks: Any) -> str:
-    return f"Shard{'s' if len(ranks) > 1 else ''} {rank_ranges(ranks)}"
-
-
 def _never_ready(finding: Finding) -> Told:
     """An inference server's shards that never finished loading (logforensics/shard_wait.py)."""
     never = finding.details["never_ready"]
     ready = finding.details.get("ready")
     if ready:
-        return f"{_shards(never)} never finished loading; {_shards(ready).lower()} did", None
-    return f"{_shards(never)} never finished loading", "the server's start-up hung"
+        return (
+            f"{capitalized(shard_list(never))} never finished loading; {shard_list(ready)} did",
+            None,
+        )
+    return f"{capitalized(shard_list(never))} never finished loading", "the server's start-up hung"
 
 
 def _last_common_stage(finding: Finding, verdict: Verdict) -> Told:

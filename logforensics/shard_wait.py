@@ -16,7 +16,7 @@ import polars as pl
 from logforensics.findings import Finding
 from logforensics.job import Job
 from logforensics.placement import placed_finding
-from logforensics.text import rank_ranges
+from logforensics.text import duration, rank_ranges
 
 FIX = (
     "The launcher shows only that the shards did not finish loading; their own output says "
@@ -48,8 +48,8 @@ def shards_never_ready(job: Job) -> list[Finding]:
     seconds = _waited_seconds(still)
     confidence = "medium" if seconds is not None and seconds >= SURE_WAIT_SECONDS else "low"
     ranks = sorted(still.get_column("rank").unique().to_list())
-    shards = f"shard{'s' if len(ranks) > 1 else ''} {rank_ranges(ranks)}"
-    waited = f" for {_minutes(seconds)}" if seconds is not None else ""
+    shards = shard_list(ranks)
+    waited = f" for {duration(seconds)}" if seconds is not None else ""
     last = still.sort("file", "line").tail(1)
     if not ready:
         summary = (
@@ -72,7 +72,7 @@ def shards_never_ready(job: Job) -> list[Finding]:
                 details={"never_ready": ranks, "waited_s": seconds},
             )
         ]
-    done = f"shard{'s' if len(ready) > 1 else ''} {rank_ranges(sorted(ready))}"
+    done = shard_list(sorted(ready))
     summary = (
         f"The launcher waited{waited} for {shards} to load while {done} "
         f"{'was' if len(ready) == 1 else 'were'} ready, and the log ends with no error: "
@@ -103,5 +103,6 @@ def _waited_seconds(waits: pl.DataFrame) -> int | None:
     return int((times.max() - times.min()).total_seconds())
 
 
-def _minutes(seconds: int) -> str:
-    return f"{seconds // 60} min" if seconds >= 120 else f"{seconds} s"
+def shard_list(ranks: list[int]) -> str:
+    """`shard 1`, `shards 0-3`: the launcher's shards by their ranks."""
+    return f"shard{'s' if len(ranks) > 1 else ''} {rank_ranges(ranks)}"
