@@ -41,6 +41,15 @@ ONE_RANK_WORK = (
     r"|map)\b"
 )
 LOADING = r"(?i)\bload"
+# The training loop's own bar, named by that alone (`Train:  58%|...| 818/1421 [13:32:17<...`,
+# Lightning's `Epoch 3:`, diffusers' `Steps:`): every rank runs that loop, and its clock is the
+# training's, not a wait's; a rank inside it says nothing of work only it did
+# (modelscope/ms-swift#5706: rank 6 timed out 13 h into the main process's `Train` bar). A
+# split's name before other work (YOLO's `train: Scanning ...`) is that work's.
+TRAINING_LOOP = (
+    r"(?i)^(?:train(?:ing)?(?: progress| loop| epoch[\s\d/]*)?|epoch[\s\d/]*|steps?"
+    r"|iter(?:ation)?s?|fit(?:ting)?)$"
+)
 # A monitored barrier's report that it gave up waiting (parsers/monitored_barrier.py)
 BARRIER_WAITS = ("barrier_failed", "barrier_peer_error")
 # The rank that prints a job's progress bars when no prefix says whose they are.
@@ -283,7 +292,8 @@ def _last_activity(job: Job, waits: pl.DataFrame, timeout_ms: int | None) -> pl.
     values = pl.col("values") if "values" in events.columns else pl.lit(None, pl.List(pl.Int64))
     unfinished = ~is_bar | (values.list.first() < values.list.last()).fill_null(True)
     named_work = name.str.contains(ONE_RANK_WORK) & ~name.str.contains(LOADING)
-    long_running = is_bar & (_elapsed_ms() >= LONG_SHARE * (timeout_ms or float("inf")))
+    training = name.str.contains(TRAINING_LOOP).fill_null(False) & ~named_work.fill_null(False)
+    long_running = is_bar & ~training & (_elapsed_ms() >= LONG_SHARE * (timeout_ms or float("inf")))
     # loading after a banner of one-rank work loads for that work (finetrainers#114: the
     # validation pipeline's `Loading checkpoint shards: 100%`): the phase is still running,
     # however far its loading bar got
@@ -303,7 +313,7 @@ def _last_activity(job: Job, waits: pl.DataFrame, timeout_ms: int | None) -> pl.
         pl.when(~in_phase).then(values).alias("_values"),
         pl.when(is_bar & ~in_phase).then(_elapsed_ms()).alias("_elapsed_ms"),
         (own_work | in_phase).alias("_work"),
-        (is_bar & unfinished).alias("_unfinished_bar"),
+        (is_bar & unfinished & ~training).alias("_unfinished_bar"),
     )
 
 

@@ -418,10 +418,12 @@ def test_a_bar_outside_the_prefix_ray_puts_on_every_worker_line_is_the_driver_s(
 
 
 def test_the_same_bar_in_a_console_ray_did_not_relay_is_the_main_process_s(tmp_path):
-    # the timeout without Ray's prefix: the bar may then be rank 0's own
+    # the timeout without Ray's prefix: the bar may then be rank 0's own (named here as work
+    # of one rank: the training loop's own bar is every rank's)
     lines = [
         line.split(") ", 1)[1] if line.startswith("(WorkerDict") else line for line in RAY_DRIVER
     ]
+    lines = [line.replace("Training Progress:", "Evaluating:") for line in lines]
     analysis = analyze_files(tmp_path, {"console.log": lines})
     busy = [f for f in analysis.findings if f.details.get("departure") == "busy"]
     assert [f.ranks for f in busy] == [[0]]
@@ -453,3 +455,25 @@ def test_a_rank_busy_after_training_ended_is_still_why_the_others_timed_out(tmp_
         [2],
     )
     assert busy.details["departure"] == "busy"
+
+
+# modelscope/ms-swift#5706, verbatim (the paste's hard wraps kept): the main process's training
+# bar 13 h in, a video reader's fallback warning, then rank 6's watchdog timeout
+TRAIN_BAR = [
+    "Train:  57%|████████████████████████████████████████████████████████████▊                                             | 815/1421 [13:29:50<9:39:21, 57.36s/it]",
+    "video_reader_backend decord error, use torchvision as default, msg: nframes should in interval [2, 1], but got 0.                                             ",
+    "Train:  58%|█████████████████████████████████████████████████████████████                                             | 818/1421 [13:32:17<8:47:19, 52.47s/it]",
+    "[rank6]:[E908 05:24:11.571310624 ProcessGroupNCCL.cpp:629] [Rank 6] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1782692, OpType=_REDUCE_SCAT",
+    "TER_BASE, NumelIn=778567680, NumelOut=19464192, Timeout(ms)=600000) ran for 600011 milliseconds before timing out.                                            ",
+]
+
+
+def test_the_training_loop_s_own_bar_is_no_work_of_one_rank(tmp_path):
+    # every rank runs the training loop; its bar's clock is the training's, not a wait's
+    analysis = analyze_files(tmp_path, {"train.log": TRAIN_BAR})
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "collective_timeout"
+    assert verdict.finding.details.get("departure") != "busy"
+    assert verdict.ranks == []
+    assert "busy" not in verdict.headline
+    assert "Rank 6 timed out in _REDUCE_SCATTER_BASE" in verdict.headline
