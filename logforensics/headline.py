@@ -129,7 +129,9 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
         return f"{who} alone said it skipped a batch or step{at}", None
     if departure == "busy":
         work = clipped(str(details.get("work")), WORK_IN_HEADLINE)
-        return f"{who} was still busy with {work} when the others gave up", None
+        # a guess (the unattributed bar taken for the main process's): said as one
+        likely = " most likely" if finding.confidence == "low" else ""
+        return f"{who} was{likely} still busy with {work} when the others gave up", None
     if departure == "file_wait":
         waiters = _who(_ranks_of(details.get("other_ranks")))
         maker = "" if finding.blames_nobody else f" {rank_list(finding.blamed)} makes"

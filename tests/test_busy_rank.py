@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from logforensics.i18n import translate
+from logforensics.i18n import translate, translate_headline
 from tests.builders import analyze_files
 from tests.conftest import SAMPLE_LOGS
 from tests.test_i18n import english_runs
@@ -70,9 +70,13 @@ def test_an_unattributed_bar_still_running_when_rank_1_timed_out_names_the_main_
     assert "328,986 of 359,152" in busy.summary
     assert "--ddp_timeout" in busy.fix
     assert "Nothing in the logs says why" not in analysis.verdict.reason
+    # the rank a guess (the unattributed bar taken for the main process's): said as one
     assert analysis.verdict.headline.startswith(
-        "Rank 0 was still busy with Tokenizing Prompts (num_proc=64) when the others gave up"
+        "Rank 0 was most likely still busy with Tokenizing Prompts (num_proc=64) when the "
+        "others gave up"
     )
+    chinese = translate_headline(analysis.verdict.headline, "zh")
+    assert english_runs(chinese) == [] and "很可能" in chinese
 
 
 def test_a_rank_s_evaluation_progress_before_the_others_store_timeouts_names_it(tmp_path):
