@@ -39,6 +39,12 @@ from logforensics.nccl_interface import nccl_interface, refused_to_the_end
 from logforensics.never_completed import first_collective_never_completed
 from logforensics.placement import AFTER_MARK, earliest_time, placed_keys
 from logforensics.registry import Rule
+from logforensics.stopped_workers import (
+    ListedFailure,
+    UnstoppedWorker,
+    one_reported_failure,
+    unstopped_worker,
+)
 from logforensics.text import clipped, rank_list
 from logforensics.watchdog_abort import watchdog_abort_alone
 from parsers.nccl import (
@@ -404,8 +410,11 @@ def _errors(job: Job, nccl: pl.DataFrame) -> list[Finding]:
         if not candidates.is_empty():
             findings.append(_cascade(candidates, common.row(0, named=True)))
         return findings
+    candidates, reported = _ranked_by_the_launcher(job, candidates)
     first_who = candidates.item(0, "who")
-    findings.append(_root_cause(job, candidates.filter(pl.col("who") == first_who), candidates))
+    findings.append(
+        _root_cause(job, candidates.filter(pl.col("who") == first_who), candidates, reported)
+    )
     cascade = candidates.filter(pl.col("who") != first_who)
     if not cascade.is_empty():
         findings.append(_cascade(cascade, candidates.row(0, named=True)))
@@ -924,7 +933,34 @@ def _spared(job: Job, candidates: pl.DataFrame) -> bool:
     return bool(failed) and bool(set(job.ranks_seen) - failed)
 
 
-def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Finding:
+def _ranked_by_the_launcher(
+    job: Job, candidates: pl.DataFrame
+) -> tuple[pl.DataFrame, UnstoppedWorker | ListedFailure | None]:
+    """The errors of one process no line ties to a rank, where the launcher reports one worker
+    alone failed (on one node, whose local ranks are the global ones): that worker's
+    (zai-org/ChatGLM3#1174: an unprefixed `DistBackendError ... Failed to find reverse path`,
+    then the agent's `failed (exitcode: 1) local_rank: 0`)."""
+    # (one row: the same error said several times in one file may be several processes',
+    # deocclusion#45's interleaved tracebacks of four workers under an agent naming one)
+    anonymous = candidates.get_column("rank").null_count() == candidates.height
+    if not anonymous or candidates.height != 1:
+        return candidates, None
+    failed = unstopped_worker(job) or one_reported_failure(job)
+    if failed is None:
+        return candidates, None
+    ranked = candidates.with_columns(
+        pl.lit(failed.rank, dtype=pl.Int32).alias("rank"),
+        pl.lit(f"rank {failed.rank}").alias("who"),
+    )
+    return ranked, failed
+
+
+def _root_cause(
+    job: Job,
+    rows: pl.DataFrame,
+    candidates: pl.DataFrame,
+    reported: UnstoppedWorker | ListedFailure | None = None,
+) -> Finding:
     first = rows.row(0, named=True)
     kind = _class_of(first)
     message = (first["exc_message"] or first["error_code"] or "").strip()
@@ -947,9 +983,14 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
             f" {others.get_column('who').n_unique()} other process"
             f"{'es' if others.get_column('who').n_unique() > 1 else ''} failed after it."
         )
+    shown = rows.select("file", "line", "text", "rank")
+    if reported is not None:
+        summary += f" No line ties the error to a rank, but {reported.why()}."
+        launcher = reported.stopped.head(1).select(shown.columns)
+        shown = pl.concat([shown, launcher], how="vertical_relaxed")
     timed = candidates.get_column("timestamp").drop_nulls().len() > 1
     alone = others.is_empty()
-    evidence, total = evidence_from(rows.select("file", "line", "text", "rank"))
+    evidence, total = evidence_from(shown)
     fix = _fix(first, kind) if library == "NCCL" else LIBRARY_FIXES[library]
     return Finding(
         kind="nccl_error",
@@ -969,7 +1010,9 @@ def _root_cause(job: Job, rows: pl.DataFrame, candidates: pl.DataFrame) -> Findi
         or re.search(LINK_LOCAL, str(first["what"])) is not None,
         evidence=evidence,
         evidence_total=total,
-        confidence="high" if kind != "peer" and (timed or alone) else "medium",
+        confidence="medium"
+        if reported is not None or kind == "peer" or not (timed or alone)
+        else "high",
         order=_order(rows),
         timestamp=earliest_time(rows),
         **_position(job, rows),

@@ -1243,3 +1243,43 @@ def test_shared_memory_refused_is_fixed_by_its_permissions_not_its_size(tmp_path
     assert "chmod 1777 /dev/shm" in verdict.finding.fix
     assert "--shm-size" not in verdict.finding.fix
     assert english_runs(translate(verdict.finding.fix, "zh")) == []
+
+
+# zai-org/ChatGLM3#1174 (single-node multi-GPU LoRA), verbatim: the end of an unprefixed rich
+# traceback, NCCL's topology error in the first all_gather, then torchrun's agent stopping the
+# other worker and naming local rank 0 as the one that failed
+REVERSE_PATH = [
+    "DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, internal error, NCCL version 2.14.3",
+    "ncclInternalError: Internal check failed.",
+    "Last error:",
+    "Failed to find reverse path from remNode 0/c1000 nlinks 4 to node 0/1d000",
+    "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 1957665 closing signal SIGTERM",
+    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1957662) of binary: /opt/data/sc5tadm/HXY/chatglm3_6B/glm3-6B/bin/python3.10",
+]
+
+
+def test_an_error_no_line_ties_to_a_rank_is_the_worker_the_launcher_alone_names(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": REVERSE_PATH})
+    (first,) = nccl_errors(analysis)
+    assert analysis.verdict.finding is first
+    assert first.ranks == [0] and first.confidence == "medium"
+    assert "torchrun's agent lists rank 0 alone as failed (exit code 1)" in first.summary
+    assert [e.line for e in first.evidence][-1] == 6  # the agent's line is evidence too
+    assert english_runs(translate(first.summary, "zh")) == []
+
+
+def test_no_worker_is_named_when_the_launcher_reports_two_failed(tmp_path):
+    second = REVERSE_PATH[-1].replace(
+        "local_rank: 0 (pid: 1957662)", "local_rank: 1 (pid: 1957665)"
+    )
+    analysis = analyze_files(tmp_path, {"train.log": [*REVERSE_PATH, second]})
+    (first,) = nccl_errors(analysis)
+    assert first.ranks == []
+
+
+def test_no_worker_is_named_for_the_same_error_said_by_several_processes(tmp_path):
+    # XiaohangZhan/deocclusion#45's shape: one worker's error, told again by others
+    # interleaved in the same console, under an agent naming one failed worker
+    said_again = REVERSE_PATH[:4] * 2
+    analysis = analyze_files(tmp_path, {"train.log": [*said_again, *REVERSE_PATH[4:]]})
+    assert all(f.ranks == [] for f in nccl_errors(analysis))
