@@ -320,7 +320,40 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         ],
         how="diagonal_relaxed",
     )
-    return _logged_by_a_logger(found, lines)
+    return _logged_by_a_logger(_ignored(found, rows), lines)
+
+
+# CPython's report of an exception it could not raise (sys.unraisablehook: in a finaliser, a
+# flush at exit), then the exception's traceback or its line alone:
+#
+#     Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7fcfc2e7a5e0>
+#     Traceback (most recent call last):
+#     ...
+#     AssertionError: can only test a child process
+#
+# (ashleve/lightning-hydra-template#175; facebookresearch/dinov3#113's `Exception ignored in:
+# <_io.BufferedWriter name=83>` / `BrokenPipeError: [Errno 32] Broken pipe`)
+IGNORED = r"^Exception ignored (?:in|on|while)\b"
+
+
+def _ignored(found: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
+    """`found` with the exceptions CPython reported as ignored renamed `ignored_exception` (a
+    warning): never raised, the process went on, so never a rank's failure. The report's own
+    line counts as recognised."""
+    said = pl.col("_stripped").str.contains(IGNORED).fill_null(False)
+    reports = rows.filter(said)
+    if reports.is_empty() or "event" not in found.columns:
+        return found
+    after_report = _previous_nonblank("_stripped").str.contains(IGNORED).fill_null(False)
+    starts = rows.filter(after_report & ~said).select("file", "line")
+    ignored = (pl.col("event") == "exception") & pl.struct("file", "line").is_in(
+        starts.select(pl.struct("file", "line")).to_series().implode()
+    )
+    renamed = found.with_columns(
+        pl.when(ignored).then(pl.lit("ignored_exception")).otherwise("event").alias("event"),
+        pl.when(ignored).then(pl.lit("warning")).otherwise("severity").alias("severity"),
+    )
+    return pl.concat([renamed, _recognised(reports)], how="diagonal_relaxed")
 
 
 # A logger that repeats its record's header on each line of the record (the framer named so
@@ -1461,6 +1494,7 @@ PARSER = LineParser(
         "StopAsyncIteration",
         UNHANDLED,
         "RayTaskError(",
+        "Exception ignored ",
     ),
     parse=parse,
     context_after=40,

@@ -1187,3 +1187,57 @@ def test_a_word_and_colon_under_loose_frames_is_no_exception(after):
     lines = ['  File "train.py", line 12, in main', "    step(batch)", after]
     raised = parsed_by("traceback", lines).filter(pl.col("event") == "exception")
     assert raised.get_column("exc_type").drop_nulls().to_list() == []
+
+
+# ashleve/lightning-hydra-template#175, verbatim: CPython's report of an exception raised in a
+# DataLoader iterator's finaliser, which it could not raise (training went on)
+IGNORED_IN_DEL = [
+    "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7fcfc2e7a5e0>",
+    "Traceback (most recent call last):",
+    '  File "/home/dbw/.conda/envs/pyg18/lib/python3.8/site-packages/torch/utils/data/dataloader.py", line 1324, in __del__',
+    "    self._shutdown_workers()",
+    '  File "/home/dbw/.conda/envs/pyg18/lib/python3.8/site-packages/torch/utils/data/dataloader.py", line 1316, in _shutdown_workers',
+    "    if w.is_alive():",
+    '  File "/home/dbw/.conda/envs/pyg18/lib/python3.8/multiprocessing/process.py", line 160, in is_alive',
+    "    assert self._parent_pid == os.getpid(), 'can only test a child process'",
+    "AssertionError: can only test a child process",
+]
+
+# facebookresearch/dinov3#113, verbatim: a DINOv3 run on 4 GPUs; an ignored flush error with
+# no traceback, then torchrun stopping three workers and naming local rank 1 as failed
+DINOV3_EXIT = [
+    "I20250828 04:05:40 1038637 dinov3 helpers.py:105] Training  [   220/375000]  eta: 3 days, 18:06:38  lr: 0.0000 (0.0000)  wd: 0.0400 (0.0400)  mom: 0.9940 (0.9940)  last_layer_lr: 0.0000 (0.0000)  total_loss: 18.2318 (18.2715)  local_batch_size: 32.00",
+    "Exception ignored in: <_io.BufferedWriter name=83>",
+    "BrokenPipeError: [Errno 32] Broken pipe",
+    "W0828 04:05:46.009000 1038570 site-packages/torch/distributed/elastic/multiprocessing/api.py:897] Sending process 1038637 closing signal SIGTERM",
+    "W0828 04:05:46.012000 1038570 site-packages/torch/distributed/elastic/multiprocessing/api.py:897] Sending process 1038639 closing signal SIGTERM",
+    "W0828 04:05:46.013000 1038570 site-packages/torch/distributed/elastic/multiprocessing/api.py:897] Sending process 1038640 closing signal SIGTERM",
+    "E0828 04:05:46.603000 1038570 site-packages/torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) local_rank: 1 (pid: 1038638) of binary: /root/miniforge3/envs/py313-pt2",
+]
+
+
+@pytest.mark.parametrize(
+    ("lines", "exc_type"),
+    [(IGNORED_IN_DEL, "AssertionError"), (DINOV3_EXIT[1:3], "BrokenPipeError")],
+)
+def test_an_exception_python_reported_as_ignored_is_no_failure(lines, exc_type, tmp_path):
+    assert _events(lines, "exception") == []
+    (ignored,) = _events(lines, "ignored_exception")
+    assert ignored["exc_type"] == exc_type and ignored["severity"] == "warning"
+    # the report's own line is read too
+    assert analyze_files(tmp_path, {"job.log": lines}).unrecognised_lines == 0
+
+
+def test_a_run_that_went_on_after_an_ignored_exception_has_no_verdict(tmp_path):
+    # the lines above between two snapshots of an epoch's bar (mosaicml/composer#106's shape:
+    # the error printed under DDP spawn, the epoch going on)
+    bar = "Epoch 1:   3%|▎         | 1/29 [00:00<00:21,  1.32it/s, loss/train=2.3191]"
+    done = "Epoch 1: 100%|██████████| 29/29 [00:10<00:00,  2.75it/s, loss/train=1.2191]"
+    analysis = analyze_files(tmp_path, {"train.log": [bar, *IGNORED_IN_DEL, done]})
+    assert analysis.verdict is None
+
+
+def test_the_worker_the_launcher_names_failed_despite_an_ignored_flush_error(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": DINOV3_EXIT})
+    assert analysis.verdict.finding.kind == "rank_exception"
+    assert analysis.verdict.ranks == [1]
