@@ -276,6 +276,9 @@ TERMINATE = "terminate called "
 TERMINATE_TYPE = r"terminate called after throwing an instance of '(?P<type>[\w:<>]+)'"
 #   what():  [PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated ...
 WHAT = "what():"
+# The type of a C++ exception whose terminate line (which names it) was cut off: the handler
+# prints `what():` only for a std::exception, so that much is known
+CUT_TYPE = "std::exception"
 
 # -- Process 1 terminated with the following error:
 # (or the line's start where a paste cut it: `-- Process 1 terminated with the`,
@@ -1298,9 +1301,28 @@ def _terminations(rows: pl.DataFrame) -> pl.DataFrame:
         text.str.extract(TERMINATE_TYPE, 1).alias("exc_type"),
         what_message.str.strip_chars().str.slice(0, MESSAGE_CHARS).alias("exc_message"),
     )
+    # a `what():` whose terminate line an excerpt cut off is the handler's all the same: only
+    # it prints that line (ecmwf/WeatherGenerator#1572: `0:   what():  CUDA error:
+    # initialization error`, then c10's stack)
+    after_terminate = pl.col("_previous_text").fill_null("").str.contains(TERMINATE, literal=True)
+    orphans = (
+        nonblank.with_columns(pl.col("_stripped").shift(1).over(STREAM).alias("_previous_text"))
+        .filter(is_what & ~after_terminate)
+        .select(
+            "file",
+            "line",
+            pl.lit("cpp_terminate").alias("event"),
+            pl.lit("error").alias("severity"),
+            pl.col("line").alias("end_line"),
+            pl.lit(CUT_TYPE).alias("exc_type"),
+            what_message.str.strip_chars().str.slice(0, MESSAGE_CHARS).alias("exc_message"),
+        )
+    )
     trailer = text.str.starts_with(EXCEPTION_RAISED_FROM) | text.str.contains(CPP_FRAME)
     rows = _mark_runs(rows, is_what, trailer, "what")
-    return pl.concat([events, _recognised(rows.filter(pl.col("_what_in")))], how="diagonal_relaxed")
+    return pl.concat(
+        [events, orphans, _recognised(rows.filter(pl.col("_what_in")))], how="diagonal_relaxed"
+    )
 
 
 def _ends_loose_frames() -> pl.Expr:

@@ -1241,3 +1241,34 @@ def test_the_worker_the_launcher_names_failed_despite_an_ignored_flush_error(tmp
     analysis = analyze_files(tmp_path, {"train.log": DINOV3_EXIT})
     assert analysis.verdict.finding.kind == "rank_exception"
     assert analysis.verdict.ranks == [1]
+
+
+# ecmwf/WeatherGenerator#1572, verbatim (srun's `0: ` label on each line): the excerpt opens at
+# the terminate handler's `what():`, its `terminate called after throwing ...` line cut off
+ORPHAN_WHAT = [
+    "0:   what():  CUDA error: initialization error",
+    "0: CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.",
+    "0: For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+    "0: Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+    "0: ",
+    "0: Exception raised from c10_cuda_check_implementation at /pytorch/c10/cuda/CUDAException.cpp:43 (most recent call first):",
+]
+
+
+def test_a_what_line_whose_terminate_line_was_cut_is_the_handler_s(tmp_path):
+    (died,) = _events(ORPHAN_WHAT, "cpp_terminate")
+    # the handler prints `what():` only for a std::exception: that much of its type is known
+    assert died["exc_type"] == "std::exception" and died["rank"] == 0
+    assert died["exc_message"] == "CUDA error: initialization error"
+    analysis = analyze_files(tmp_path, {"train.log": ORPHAN_WHAT})
+    assert analysis.verdict.finding.kind == "rank_exception"
+    assert analysis.verdict.ranks == [0]
+
+
+def test_a_what_line_under_its_terminate_line_is_one_event():
+    lines = [
+        "[default3]:terminate called after throwing an instance of 'c10::CUDAError'",
+        "[default3]:  what():  CUDA error: unknown error",
+    ]
+    (died,) = _events(lines, "cpp_terminate")
+    assert died["exc_type"] == "c10::CUDAError"
