@@ -440,6 +440,13 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
         return f"{who} crashed ({signal})", None
     if finding.details.get("relayed_only"):
         return f"{who} failed under torch.multiprocessing.spawn", "its own error is cut"
+    if replicas := finding.details.get("replicas"):
+        names = ", ".join(str(name) for name in replicas)
+        plural = "s" if len(replicas) > 1 else ""
+        return (
+            f"Replica{plural} {names} exited with status {finding.details.get('exit_code')}",
+            None,
+        )
     if finding.details.get("exit_code") is not None:
         workers = finding.details.get("workers")
         who = f"{workers} processes" if isinstance(workers, int) and not finding.ranks else who

@@ -1321,6 +1321,8 @@ def _exited(job: Job) -> list[Finding]:
     if codes.is_empty():
         return [_exit_code_cut(exits, ranks)]
     code = int(codes.item(0))
+    if (replicas := _replicas(exits)) is not None:
+        return [replicas]
     said_error = exits.get_column("extra").str.contains('"error_exit":true', literal=True).any()
     if not _failure_code(code) and not said_error:
         return [_chosen_exit(exits, ranks, code)]
@@ -1387,6 +1389,36 @@ def _exited(job: Job) -> list[Finding]:
             | ({"workers": workers} if workers > 1 and not ranks else {}),
         )
     ]
+
+
+REPLICA_FIX = (
+    "Read the failed replica's own log (Cloud Logging, the job's logs filtered by the replica's "
+    "name) for its whole traceback; Google Cloud's report quotes only the start of it. A "
+    "replica is a machine of the job: each of its ranks' output is in that log."
+)
+
+
+def _replicas(exits: pl.DataFrame) -> Finding | None:
+    """Google Cloud's report of replicas (machines) that exited with an error
+    (parsers/cloud_replica.py), where it is the only launcher's: the replicas by name, no rank
+    (a replica runs several)."""
+    if not exits.get_column("family").eq_missing("cloud_replica").all():
+        return None
+    names = exits.get_column("host").drop_nulls().unique(maintain_order=True).to_list()
+    codes = exits.get_column("exitcode").drop_nulls().unique(maintain_order=True).to_list()
+    said = ", ".join(str(code) for code in codes)
+    who = f"Replica{'s' if len(names) > 1 else ''} {', '.join(names)}"
+    return _unblamed(
+        exits,
+        part="explanation",
+        summary=(
+            f"{who} exited with status {said} (Google Cloud's report); the error "
+            f"{'they' if len(names) > 1 else 'it'} printed is in the replica's own log."
+        ),
+        fix=REPLICA_FIX,
+        ranks=[],
+        details={"exception": f"exit code {said}", "exit_code": codes[0], "replicas": names},
+    )
 
 
 def _code_cut() -> pl.Expr:
