@@ -8,6 +8,7 @@ import polars as pl
 
 from logforensics.attempts import last_attempts
 from logforensics.attribution import path_ranks
+from logforensics.dumps.in_logs import with_log_stacks
 from logforensics.dumps.load import Dumps
 from logforensics.dumps.load import load as load_dumps
 from logforensics.events import EventTable, empty_line_writers, empty_mark_writers, empty_marks
@@ -139,7 +140,7 @@ def build_job(table: EventTable, inventory: Inventory, line_stats: pl.DataFrame)
         marks=attempts.marks,
         earlier_attempts=attempts.earlier,
         implausible=screened.flagged,
-        dumps=load_dumps(inventory.dumps, events),
+        dumps=with_log_stacks(load_dumps(inventory.dumps, events), events),
     )
 
 

@@ -231,6 +231,8 @@ FATAL_SIGNALS = {
 THREAD = r"^(?:Current thread|Thread) 0x[0-9a-fA-F]+\b.*\(most recent call first\):"
 #   <no Python frame>
 NO_PYTHON_FRAME = "<no Python frame>"
+# faulthandler's watchdog firing (`dump_traceback_later`) above its dump: `Timeout (0:00:08)!`
+WATCHDOG_TIMEOUT = r"^Timeout \(\d+:\d{2}:\d{2}(?:\.\d+)?\)!$"
 # Extension modules: torch._C, torch._C._dynamo.autograd_compiler, ... (total: 11)
 EXTENSION_MODULES = "Extension modules: "
 # SIGABRT(6), PID: 3154296, Thread 3154392:
@@ -312,6 +314,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             _bare_exception_events(rows),
             _oom_events(rows),
             _fatal_python_errors(rows),
+            _thread_stacks(rows),
             _c10_signals(rows),
             _native_signals(rows),
             _terminations(rows),
@@ -1188,6 +1191,57 @@ def _fatal_python_errors(rows: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([events, _recognised(dump)], how="diagonal_relaxed")
 
 
+def _thread_stacks(rows: pl.DataFrame) -> pl.DataFrame:
+    """`thread_stack` for each thread of a faulthandler dump printed into a log with no fatal
+    error above it: a snapshot of a live process (`faulthandler.dump_traceback_later`'s
+    `Timeout (0:30:00)!`, a SIGUSR1 handler, a framework's hang report), which the dumps read
+    as a stack of the rank the line's prefix or file names (logforensics/dumps/in_logs.py).
+    `names` holds its frames innermost first (`<file>:<line> in <func>`), `value` which dump of
+    its stream it is (a process dumped every few minutes prints several), `frame` the
+    innermost (determined-ai/determined#4245: `[rank=0] || Thread 0x00007f34546e3240 (most
+    recent call first):`, both ranks in a sampler's `__iter__`)."""
+    text = pl.col("_stripped")
+    thread = text.str.contains(THREAD)
+    if _absent(rows, thread):
+        return _nothing()
+    frame_line = pl.col("_frame") | text.str.starts_with(NO_PYTHON_FRAME)
+    is_fatal = pl.col("message").fill_null("").str.starts_with(FATAL)
+    rows = _mark_runs(
+        rows, is_fatal, thread | frame_line | text.str.starts_with(EXTENSION_MODULES), "fatal"
+    )
+    opens = thread & ~pl.col("_fatal_in")
+    rows = _mark_runs(rows, opens, frame_line, "stack")
+    # a thread right under another thread's frames is the same dump's
+    follows_a_stack = _previous_nonblank("_stack_in").fill_null(False)
+    first = opens & ~follows_a_stack
+    # (a dump under faulthandler's `Timeout (0:30:00)!` is parsers/watchdog_stacks.py's)
+    timed = first & _previous_nonblank("_stripped").str.contains(WATCHDOG_TIMEOUT).fill_null(False)
+    rows = rows.with_columns(first.cum_sum().over(STREAM).alias("_dump"), timed.alias("_timed"))
+    stack = pl.col("_stack_in") & ~pl.col("_timed").any().over(STREAM, "_dump")
+    lines = rows.filter(stack & ~pl.col("_blank"))
+    stacks = (
+        lines.group_by(STREAM, "_stack", maintain_order=True)
+        .agg(
+            pl.col("file").first(),
+            pl.col("line").first(),
+            pl.col("line").max().alias("end_line"),
+            pl.col("_dump").first().cast(pl.Int64).alias("value"),
+            pl.col("_frame_text").filter(pl.col("_frame")).alias("names"),
+        )
+        .select(
+            "file",
+            "line",
+            pl.lit("thread_stack").alias("event"),
+            pl.lit("info").alias("severity"),
+            "end_line",
+            "value",
+            "names",
+            pl.col("names").list.first().alias("frame"),
+        )
+    )
+    return pl.concat([stacks, _recognised(lines)], how="diagonal_relaxed")
+
+
 def _banner_runs(
     rows: pl.DataFrame, is_banner: pl.Expr, members: pl.Expr, name: str
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -1517,6 +1571,8 @@ PARSER = LineParser(
         UNHANDLED,
         "RayTaskError(",
         "Exception ignored ",
+        # faulthandler's watchdog line above a dump (see `_thread_stacks`)
+        "Timeout (",
     ),
     parse=parse,
     context_after=40,

@@ -27,9 +27,9 @@ from __future__ import annotations
 import polars as pl
 
 from logforensics.registry import LineParser
-from parsers.traceback import LIBRARY_FRAME, collective_name, frame_text
+from parsers.traceback import LIBRARY_FRAME, WATCHDOG_TIMEOUT, collective_name, frame_text
 
-TIMEOUT = r"^Timeout \(\d+:\d{2}:\d{2}(?:\.\d+)?\)!$"
+TIMEOUT = WATCHDOG_TIMEOUT
 THREAD = r"^(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):$"
 FRAME = r'^\s*File "[^"]+", line \d+ in \S+'
 CONTEXT = 200  # the dump's threads and frames after its `Timeout` line

@@ -355,8 +355,9 @@ def where_stuck(stacks: pl.DataFrame) -> pl.DataFrame:
     STUCK_SCHEMA. Stacks no rank claims give a row per main thread of each file (a paste
     without `Process` headers holds no process id)."""
     own = stacks.filter(~pl.col("is_worker")) if "is_worker" in stacks.columns else stacks
-    # (a dump of one thread alone, its outer frames cut from the paste, is its process's)
-    alone = pl.col("thread_id").n_unique().over("file", "pid") == 1
+    # (a dump of one thread alone, its outer frames cut from the paste, is its process's; a log
+    # holding several ranks' stacks, none with a process id, holds one such dump per rank)
+    alone = pl.col("thread_id").n_unique().over("file", "pid", "rank") == 1
     main_thread = (
         (pl.col("thread_name") == "MainThread") | (pl.col("thread_id") == pl.col("pid")) | alone
     )
