@@ -322,6 +322,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             _spawn_headers(rows),
             _cuda_hints(rows),
             _unhandled_exceptions(rows),
+            _scripts_unopened(rows),
             _ray_task_errors(rows),
         ],
         how="diagonal_relaxed",
@@ -1024,6 +1025,47 @@ def _unhandled_exceptions(rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+# The interpreter's refusal to start a script it cannot open (CPython's pymain_run_file), the
+# process's only output before it exits with code 2 (EleutherAI/gpt-neox#88: `10.141.250.227:
+# /usr/bin/python3: can't open file 'train_mpu.py': [Errno 2] No such file or directory` from
+# each process of two nodes whose checkout lacked the script)
+SCRIPT_UNOPENED = (
+    r"^(?:\S*/)?python[\d.]*(?:\.exe)?: can't open file (?P<path>'[^']*'|\S+): "
+    r"\[Errno (?P<errno>\d+)\] (?P<why>.+?)\s*$"
+)
+# what CPython raises for these errnos (the interpreter prints the errno; its class is Python's)
+ERRNO_CLASSES = {"2": "FileNotFoundError", "13": "PermissionError", "21": "IsADirectoryError"}
+
+
+def _scripts_unopened(rows: pl.DataFrame) -> pl.DataFrame:
+    """`exception` for a script the interpreter could not open: the errno's class, its words."""
+    parts = pl.col("_stripped").str.extract_groups(SCRIPT_UNOPENED)
+    found = rows.with_columns(parts.alias("_unopened")).filter(
+        pl.col("_unopened").struct.field("errno").is_not_null()
+    )
+    if found.is_empty():
+        return _nothing()
+    unopened = pl.col("_unopened").struct
+    return found.select(
+        "file",
+        "line",
+        pl.lit("exception").alias("event"),
+        pl.lit("error").alias("severity"),
+        pl.col("line").alias("end_line"),
+        unopened.field("errno")
+        .replace_strict(ERRNO_CLASSES, default="OSError", return_dtype=pl.String)
+        .alias("exc_type"),
+        pl.format(
+            "can't open file {}: [Errno {}] {}",
+            unopened.field("path"),
+            unopened.field("errno"),
+            unopened.field("why"),
+        )
+        .str.slice(0, MESSAGE_CHARS)
+        .alias("exc_message"),
+    )
+
+
 def _ray_task_errors(rows: pl.DataFrame) -> pl.DataFrame:
     """`exception` in the process Ray's relayed `RayTaskError(X)` names, the innermost of
     each stream's run of them: that process raised X, whoever printed it. Its message is
@@ -1573,6 +1615,7 @@ PARSER = LineParser(
         "Exception ignored ",
         # faulthandler's watchdog line above a dump (see `_thread_stacks`)
         "Timeout (",
+        ": can't open file ",
     ),
     parse=parse,
     context_after=40,

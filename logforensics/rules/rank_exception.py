@@ -326,12 +326,21 @@ def _message_fix(texts: list[str], who: str) -> str | None:
         (MPI_INIT, MPI_INIT_FIX.format(who=who)),
         (MPICH_INIT, MPICH_INIT_FIX.format(who=who)),
         (BACKEND_UNAVAILABLE, BACKEND_UNAVAILABLE_FIX.format(who=capitalized(who))),
+        (SCRIPT_UNOPENED, SCRIPT_UNOPENED_FIX),
     ):
         if any(re.search(pattern, text) for text in texts):
             return fix
     return None
 
 
+# the interpreter's refusal of a script it cannot open (parsers/traceback.py's words for it)
+SCRIPT_UNOPENED = r"can't open file .*\[Errno \d+\]"
+SCRIPT_UNOPENED_FIX = (
+    "The interpreter could not open the script: it is not at that path (or not readable) on "
+    "the machines that say so. Give every node the same code at the same path (a shared file "
+    "system, or the checkout synced to every node before the launch), and launch from the "
+    "directory a relative script path is relative to."
+)
 UNNAMED_FIX = (
     "Find the rank the others waited for: the one whose log shows it busy or failing at that "
     "time. Prefix each rank's output (`torchrun --tee 3`) so the next log says who raised what."

@@ -1272,3 +1272,27 @@ def test_a_what_line_under_its_terminate_line_is_one_event():
     ]
     (died,) = _events(lines, "cpp_terminate")
     assert died["exc_type"] == "c10::CUDAError"
+
+
+# EleutherAI/gpt-neox#88, verbatim (pdsh's host before each line): the interpreter refusing a
+# script two nodes' checkouts lacked, from each of their processes
+SCRIPT_MISSING = [
+    "10.141.250.227: /usr/bin/python3: can't open file 'train_mpu.py': [Errno 2] No such file or directory",
+    "10.141.250.227: /usr/bin/python3: can't open file 'train_mpu.py': [Errno 2] No such file or directory",
+    "10.141.250.227: /usr/bin/python3: can't open file 'train_mpu.py': [Errno 2] No such file or directory",
+    "10.141.113.189: /usr/bin/python3: can't open file 'train_mpu.py': [Errno 2] No such file or directory",
+]
+
+
+def test_a_script_the_interpreter_could_not_open_is_the_process_s_failure(tmp_path):
+    (first, *_) = _events(SCRIPT_MISSING, "exception")
+    assert first["exc_type"] == "FileNotFoundError"
+    assert (
+        first["exc_message"]
+        == "can't open file 'train_mpu.py': [Errno 2] No such file or directory"
+    )
+    analysis = analyze_files(tmp_path, {"console.log": SCRIPT_MISSING})
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "rank_exception"
+    assert "10.141.250.227, 10.141.113.189" in verdict.finding.summary
+    assert "the same code at the same path" in verdict.finding.fix
