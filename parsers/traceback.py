@@ -1037,29 +1037,43 @@ SCRIPT_UNOPENED = (
 ERRNO_CLASSES = {"2": "FileNotFoundError", "13": "PermissionError", "21": "IsADirectoryError"}
 
 
+# ... and of a module `python -m` cannot find (myc634/UltraLiDAR_nusc_waymo#1: `/usr/bin/python:
+# No module named torch.distributed`, the interpreter torchrun's command line named lacking torch)
+MODULE_UNFOUND = r"^(?:\S*/)?python[\d.]*(?:\.exe)?: No module named (?P<module>\S+)\s*$"
+
+
 def _scripts_unopened(rows: pl.DataFrame) -> pl.DataFrame:
-    """`exception` for a script the interpreter could not open: the errno's class, its words."""
-    parts = pl.col("_stripped").str.extract_groups(SCRIPT_UNOPENED)
-    found = rows.with_columns(parts.alias("_unopened")).filter(
-        pl.col("_unopened").struct.field("errno").is_not_null()
-    )
+    """`exception` for a script the interpreter could not open (the errno's class, its words)
+    or a module it could not find to run."""
+    text = pl.col("_stripped")
+    unopened = text.str.extract_groups(SCRIPT_UNOPENED).struct
+    module = text.str.extract(MODULE_UNFOUND, 1)
+    found = rows.filter(unopened.field("errno").is_not_null() | module.is_not_null())
     if found.is_empty():
         return _nothing()
-    unopened = pl.col("_unopened").struct
     return found.select(
         "file",
         "line",
         pl.lit("exception").alias("event"),
         pl.lit("error").alias("severity"),
         pl.col("line").alias("end_line"),
-        unopened.field("errno")
-        .replace_strict(ERRNO_CLASSES, default="OSError", return_dtype=pl.String)
+        pl.when(module.is_not_null())
+        .then(pl.lit("ModuleNotFoundError"))
+        .otherwise(
+            unopened.field("errno").replace_strict(
+                ERRNO_CLASSES, default="OSError", return_dtype=pl.String
+            )
+        )
         .alias("exc_type"),
-        pl.format(
-            "can't open file {}: [Errno {}] {}",
-            unopened.field("path"),
-            unopened.field("errno"),
-            unopened.field("why"),
+        pl.when(module.is_not_null())
+        .then(pl.format("No module named '{}'", module))
+        .otherwise(
+            pl.format(
+                "can't open file {}: [Errno {}] {}",
+                unopened.field("path"),
+                unopened.field("errno"),
+                unopened.field("why"),
+            )
         )
         .str.slice(0, MESSAGE_CHARS)
         .alias("exc_message"),
@@ -1616,6 +1630,7 @@ PARSER = LineParser(
         # faulthandler's watchdog line above a dump (see `_thread_stacks`)
         "Timeout (",
         ": can't open file ",
+        ": No module named ",
     ),
     parse=parse,
     context_after=40,

@@ -1296,3 +1296,11 @@ def test_a_script_the_interpreter_could_not_open_is_the_process_s_failure(tmp_pa
     assert verdict.finding.kind == "rank_exception"
     assert "10.141.250.227, 10.141.113.189" in verdict.finding.summary
     assert "the same code at the same path" in verdict.finding.fix
+
+
+def test_a_module_the_interpreter_could_not_find_to_run_is_the_process_s_failure():
+    # myc634/UltraLiDAR_nusc_waymo#1's title, verbatim: the interpreter torchrun was told to use
+    # lacked torch
+    (failed,) = _events(["/usr/bin/python: No module named torch.distributed"], "exception")
+    assert failed["exc_type"] == "ModuleNotFoundError"
+    assert failed["exc_message"] == "No module named 'torch.distributed'"
