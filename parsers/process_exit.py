@@ -134,6 +134,11 @@ PALS_REPORT = (
     r"(?P<signal>\d{1,2})(?: and dumped core)?|exited with code (?P<code>-?\d+))\s*$"
 )
 
+# kubectl's word on a command it ran in a pod (`kubectl exec`, the MPI operator's way of
+# starting ranks): the command's exit code, a shell's 128+N for a signal (kubeflow/mpi-operator
+# #444, under horovodrun's rank tag: `[3]<stderr>:command terminated with exit code 137`)
+KUBECTL_EXEC_EXIT = r"^command terminated with exit code (\d+)\s*$"
+
 DEEPSPEED_EXIT = r"\] exits with return code = (-?\d+)\s*$"
 # the spawned command's first local rank (`'--local_rank=0'`, `--local-rank=0` in newer releases)
 DEEPSPEED_LOCAL_RANK = r"'--local[_-]rank=(\d+)'"
@@ -153,8 +158,24 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         _composer_crashes(lines),
         _pals_reports(lines),
         _lightning_child_exits(lines),
+        _kubectl_exec_exits(lines),
     ]
     return pl.concat(parts, how="diagonal_relaxed")
+
+
+def _kubectl_exec_exits(lines: pl.DataFrame) -> pl.DataFrame:
+    code = pl.col("message").str.extract(KUBECTL_EXEC_EXIT, 1).cast(pl.Int32, strict=False)
+    return (
+        lines.with_columns(code.alias("exitcode"))
+        .filter(pl.col("exitcode").is_not_null() & (pl.col("exitcode") != 0))
+        .select(
+            "file",
+            "line",
+            pl.lit("worker_failed").alias("event"),
+            pl.lit("error").alias("severity"),
+            "exitcode",
+        )
+    )
 
 
 def _pals_reports(lines: pl.DataFrame) -> pl.DataFrame:
@@ -342,6 +363,7 @@ PARSER = LineParser(
         ", terminating remaining processes",
         " crashed with exit code ",
         " died from signal ",
+        "command terminated with exit code ",
         " exited with code ",
         LIGHTNING_CHILD,
     ),

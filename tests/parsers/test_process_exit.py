@@ -298,3 +298,25 @@ def test_lightning_s_report_wrapped_by_a_page_still_names_the_child_and_its_kill
     assert (ended["local_rank"], ended["pid"], ended["exitcode"]) == (1, 9487, -9)
     verdict = analyze_files(tmp_path, {"console.log": lines}).verdict
     assert (verdict.finding.kind, verdict.ranks) == ("oom", [1])
+
+
+# kubeflow/mpi-operator#444, verbatim (horovodrun's elastic console, its ranks started through
+# `kubectl exec`): rank 3's command ended by SIGKILL as the job was scaled down; ranks 0 and 2
+# then lost their connection to it
+KUBECTL_EXEC = [
+    "Tue Dec  7 12:44:45 2021[1]<stdout>:Step #1170  Loss: 0.010245",
+    "Tue Dec  7 12:44:45 2021[2]<stdout>:Step #1170  Loss: 0.051376",
+    "Tue Dec  7 12:44:45 2021[3]<stdout>:Step #1170  Loss: 0.058886",
+    "Tue Dec  7 12:44:45 2021[0]<stdout>:Step #1170  Loss: 0.004547",
+    "Tue Dec  7 12:44:45 2021[2]<stderr>:[2021-12-07 12:44:45.326530: E /tmp/pip-install-2jy0u7mn/horovod/horovod/common/operations.cc:525] Horovod background loop uncaught exception: [/tmp/pip-install-2jy0u7mn/horovod/third_party/compatible_gloo/gloo/transport/tcp/pair.cc:566] Read error [10.140.0.107]:12416: Connection reset by peer",
+    "Tue Dec  7 12:44:45 2021[0]<stderr>:[2021-12-07 12:44:45.326489: E /tmp/pip-install-2jy0u7mn/horovod/horovod/common/operations.cc:525] Horovod background loop uncaught exception: [/tmp/pip-install-2jy0u7mn/horovod/third_party/compatible_gloo/gloo/transport/tcp/pair.cc:566] Read error [10.140.0.107]:17321: Connection reset by peer",
+    "Tue Dec  7 12:44:45 2021[3]<stderr>:command terminated with exit code 137",
+]
+
+
+def test_kubectl_s_word_on_a_command_it_ran_is_that_rank_s_exit(tmp_path):
+    (exited,) = parsed_by("process_exit", KUBECTL_EXEC).to_dicts()
+    assert (exited["event"], exited["exitcode"]) == ("worker_failed", 137)
+    analysis = analyze_files(tmp_path, {"launcher.log": KUBECTL_EXEC})
+    assert analysis.verdict.ranks == [3]
+    assert analysis.verdict.headline.startswith("Rank 3 was killed")
