@@ -58,7 +58,11 @@ def attribute_by_process(events: pl.DataFrame) -> pl.DataFrame:
     # a file whose processes are of different ranks is no one rank's: the rank its name gave
     # it goes (NVIDIA/nccl#1808: `worker-9.log` holds ranks 80 and 82's NCCL lines)
     shared = pl.col("process_rank").drop_nulls().n_unique().over("file") > 1
-    by_name = pl.col("rank_from").is_in(["path", "path_local"]).fill_null(False) & shared
+    named = pl.col("rank_from").is_in(["path", "path_local"]).fill_null(False)
+    # nor is one whose process NCCL states is of another rank than the name says
+    # (LlamaFactory#6849: `worker0.log`, a pod's log, holds rank 5's `comm ... rank 5 nranks 8`)
+    contradicted = (named & (pl.col("process_rank") != pl.col("rank")).fill_null(False)).any()
+    by_name = named & (shared | contradicted.over("file"))
     fill = (pl.col("rank").is_null() | by_name) & pl.col("process_rank").is_not_null()
     return by_process.with_columns(
         pl.when(fill)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import polars as pl
+
 from tests.builders import analyze_files, finding
 
 # deepspeedai/DeepSpeed#6875, verbatim: the process's WARN, then rank 4's error quoting it
@@ -75,3 +77,21 @@ def test_a_process_driving_several_gpus_gives_each_line_the_rank_of_its_device(t
     analysis = analyze_files(tmp_path, {"2gpu.log": ONE_PROCESS_TWO_GPUS})
     assert finding(analysis, "nccl_error").ranks == [1]
     assert analysis.verdict.finding.ranks == [1]
+
+
+# hiyouga/LlamaFactory#6849, verbatim (lines 4, 22 and 25 of a pod's log the user would save as
+# `worker0.log`): rank 5's NCCL WARN, its communicator's abort naming the process rank 5, and
+# rank 5's own error
+POD_LOG = [
+    "pt-gbcg65vy-worker-0:4288:4521 [1] misc/socket.cc:30 NCCL WARN socketProgressOpt: Call to recv from 10.119.24.53<49901> failed : Broken pipe",
+    "pt-gbcg65vy-worker-0:4288:4421 [1] NCCL INFO comm 0x5649149de2c0 rank 5 nranks 8 cudaDev 1 busId a7000 - Abort COMPLETE",
+    "[rank5]:[E207 19:37:09.983600771 ProcessGroupNCCL.cpp:1895] [PG ID 0 PG GUID 0(default_pg) Rank 5] Process group watchdog thread terminated with exception: NCCL error: remote process exited or there was a network error, NCCL version 2.21.5",
+]
+
+
+def test_a_file_whose_process_nccl_names_another_rank_is_not_the_rank_its_name_says(tmp_path):
+    analysis = analyze_files(tmp_path, {"worker0.log": POD_LOG})
+    warn = analysis.job.events.filter(pl.col("line") == 1)
+    assert warn.get_column("rank").to_list() == [5]
+    assert warn.get_column("rank_from").to_list() == ["process"]
+    assert analysis.verdict.ranks == [5]
