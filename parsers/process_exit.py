@@ -165,6 +165,24 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
 
 def _kubectl_exec_exits(lines: pl.DataFrame) -> pl.DataFrame:
     code = pl.col("message").str.extract(KUBECTL_EXEC_EXIT, 1).cast(pl.Int32, strict=False)
+    return _worker_exits(lines, code)
+
+
+def _pals_reports(lines: pl.DataFrame) -> pl.DataFrame:
+    said = pl.col("message").str.extract_groups(PALS_REPORT)
+    signal = said.struct.field("signal").cast(pl.Int32, strict=False)
+    code = pl.coalesce(-signal, said.struct.field("code").cast(pl.Int32, strict=False))
+    return _worker_exits(
+        lines.with_columns(said.alias("_pals")),
+        code,
+        pl.col("_pals").struct.field("rank").cast(pl.Int32, strict=False).alias("rank"),
+        pl.col("_pals").struct.field("host").alias("host"),
+    )
+
+
+def _worker_exits(lines: pl.DataFrame, code: pl.Expr, *named: pl.Expr) -> pl.DataFrame:
+    """`worker_failed` for the lines where `code` (the exit code a line reports) is not 0, with
+    the `named` columns (its rank, its host) the line states."""
     return (
         lines.with_columns(code.alias("exitcode"))
         .filter(pl.col("exitcode").is_not_null() & (pl.col("exitcode") != 0))
@@ -174,25 +192,7 @@ def _kubectl_exec_exits(lines: pl.DataFrame) -> pl.DataFrame:
             pl.lit("worker_failed").alias("event"),
             pl.lit("error").alias("severity"),
             "exitcode",
-        )
-    )
-
-
-def _pals_reports(lines: pl.DataFrame) -> pl.DataFrame:
-    said = pl.col("message").str.extract_groups(PALS_REPORT)
-    signal = said.struct.field("signal").cast(pl.Int32, strict=False)
-    code = pl.coalesce(-signal, said.struct.field("code").cast(pl.Int32, strict=False))
-    return (
-        lines.with_columns(said.alias("_pals"), code.alias("exitcode"))
-        .filter(pl.col("exitcode").is_not_null() & (pl.col("exitcode") != 0))
-        .select(
-            "file",
-            "line",
-            pl.lit("worker_failed").alias("event"),
-            pl.lit("error").alias("severity"),
-            "exitcode",
-            pl.col("_pals").struct.field("rank").cast(pl.Int32, strict=False).alias("rank"),
-            pl.col("_pals").struct.field("host").alias("host"),
+            *named,
         )
     )
 
