@@ -1249,8 +1249,9 @@ def _fatal_python_errors(rows: pl.DataFrame) -> pl.DataFrame:
 
 def _thread_stacks(rows: pl.DataFrame) -> pl.DataFrame:
     """`thread_stack` for each thread of a faulthandler dump printed into a log with no fatal
-    error above it: a snapshot of a live process (`faulthandler.dump_traceback_later`'s
-    `Timeout (0:30:00)!`, a SIGUSR1 handler, a framework's hang report), which the dumps read
+    error above it: a snapshot of a live process (a SIGUSR1 handler's, a framework's hang
+    report; under the watchdog's `Timeout (0:30:00)!` it is parsers/watchdog_stacks.py's), which
+    the dumps read
     as a stack of the rank the line's prefix or file names (logforensics/dumps/in_logs.py).
     `names` holds its frames innermost first (`<file>:<line> in <func>`), `value` which dump of
     its stream it is (a process dumped every few minutes prints several), `frame` the

@@ -1,5 +1,5 @@
 """Stacks a process printed into its own log (faulthandler's threads with no fatal error above
-them: `dump_traceback_later`, a signal handler, a framework's hang report), read by
+them: a signal handler's, a framework's hang report), read by
 `parsers/traceback.py` as `thread_stack` events and attributed like any line, by the line's
 prefix or its file. They join the dumps' stacks for the ranks no dump file covers, each rank's
 last dump of its log.
