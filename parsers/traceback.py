@@ -323,6 +323,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             _cuda_hints(rows),
             _unhandled_exceptions(rows),
             _scripts_unopened(rows),
+            _native_cuda_checks(rows),
             _ray_task_errors(rows),
         ],
         how="diagonal_relaxed",
@@ -1042,6 +1043,36 @@ ERRNO_CLASSES = {"2": "FileNotFoundError", "13": "PermissionError", "21": "IsADi
 MODULE_UNFOUND = r"^(?:\S*/)?python[\d.]*(?:\.exe)?: No module named (?P<module>\S+)\s*$"
 
 
+# A native library's own check of a CUDA call, which prints the CUDA error and ends the process
+# (bitsandbytes' CUDA_CHECK_RETURN: Firefly-LLaMA2-Chinese#9's `Error operation not supported at
+# line 351 in file /home/tim/git/bitsandbytes/csrc/pythonInterface.c` before torchrun reports
+# local rank 0's exit; `Error invalid device function at line 508 in file .../csrc/ops.cu` in
+# tloen/alpaca-lora#320)
+NATIVE_CUDA_CHECK = (
+    r"^Error (?P<what>[a-z][a-z ]+?) at line (?P<lineno>\d+) in file "
+    r"(?P<path>\S+\.(?:c|cc|cpp|cu))\s*$"
+)
+
+
+def _native_cuda_checks(rows: pl.DataFrame) -> pl.DataFrame:
+    """`exception` for a native library's failed CUDA call: the CUDA error's words, the source
+    line that checked it as the frame."""
+    said = pl.col("_stripped").str.extract_groups(NATIVE_CUDA_CHECK).struct
+    found = rows.filter(said.field("what").is_not_null())
+    if found.is_empty():
+        return _nothing()
+    return found.select(
+        "file",
+        "line",
+        pl.lit("exception").alias("event"),
+        pl.lit("error").alias("severity"),
+        pl.col("line").alias("end_line"),
+        pl.lit("CUDA error").alias("exc_type"),
+        said.field("what").alias("exc_message"),
+        _place(said.field("path"), said.field("lineno"), pl.lit("?")).alias("frame"),
+    )
+
+
 def _scripts_unopened(rows: pl.DataFrame) -> pl.DataFrame:
     """`exception` for a script the interpreter could not open (the errno's class, its words)
     or a module it could not find to run."""
@@ -1632,6 +1663,7 @@ PARSER = LineParser(
         "Timeout (",
         ": can't open file ",
         ": No module named ",
+        " in file ",
     ),
     parse=parse,
     context_after=40,

@@ -1304,3 +1304,48 @@ def test_a_module_the_interpreter_could_not_find_to_run_is_the_process_s_failure
     (failed,) = _events(["/usr/bin/python: No module named torch.distributed"], "exception")
     assert failed["exc_type"] == "ModuleNotFoundError"
     assert failed["exc_message"] == "No module named 'torch.distributed'"
+
+
+# yangjianxin1/Firefly-LLaMA2-Chinese#9, verbatim: bitsandbytes' own check of a CUDA call, then
+# torchrun's agent naming the worker that exited (one node)
+NATIVE_CHECK = [
+    "Error operation not supported at line 351 in file /home/tim/git/bitsandbytes/csrc/pythonInterface.c",
+    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 31779) of binary: /root/miniconda3/envs/chatglm_ft/bin/python",
+]
+
+
+@pytest.mark.parametrize(
+    ("line", "message", "frame"),
+    [
+        (
+            NATIVE_CHECK[0],
+            "operation not supported",
+            "/home/tim/git/bitsandbytes/csrc/pythonInterface.c:351 in ?",
+        ),
+        # tloen/alpaca-lora#320's title and bitsandbytes-foundation/bitsandbytes#470, verbatim
+        (
+            "Error invalid device function at line 508 in file /home/surfingtech/alpaca-lora-main/bitsandbytes-main/csrc/ops.cu",
+            "invalid device function",
+            "/home/surfingtech/alpaca-lora-main/bitsandbytes-main/csrc/ops.cu:508 in ?",
+        ),
+        (
+            "Error invalid device ordinal at line 359 in file /home/tim/git/bitsandbytes/csrc/pythonInterface.c",
+            "invalid device ordinal",
+            "/home/tim/git/bitsandbytes/csrc/pythonInterface.c:359 in ?",
+        ),
+    ],
+)
+def test_a_native_library_s_failed_cuda_check_is_the_process_s_error(line, message, frame):
+    (failed,) = _events([line], "exception")
+    assert (failed["exc_type"], failed["exc_message"], failed["frame"]) == (
+        "CUDA error",
+        message,
+        frame,
+    )
+
+
+def test_the_worker_the_launcher_names_died_of_the_native_check(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": NATIVE_CHECK})
+    verdict = analysis.verdict
+    assert verdict.ranks == [0]
+    assert "CUDA error: operation not supported" in verdict.finding.summary
