@@ -59,6 +59,8 @@ MAIN_RANK = 0
 # to be work that outlasted it whatever its name.
 NEAR = 20
 LONG_SHARE = 0.9
+# ... and how many timeouts a bar must have run to have begun before the others' wait
+LOOP_SHARE = 4
 # A line's rank stated by the line, its prefix or its path: not inferred for a whole file from
 # one line's content. A writer a launcher prefix or path names by local rank (torchrun --tee's
 # `[default2]:`) is one process: its other lines' rank holds for it.
@@ -293,7 +295,12 @@ def _last_activity(job: Job, waits: pl.DataFrame, timeout_ms: int | None) -> pl.
     unfinished = ~is_bar | (values.list.first() < values.list.last()).fill_null(True)
     named_work = name.str.contains(ONE_RANK_WORK) & ~name.str.contains(LOADING)
     training = name.str.contains(TRAINING_LOOP).fill_null(False) & ~named_work.fill_null(False)
-    long_running = is_bar & ~training & (_elapsed_ms() >= LONG_SHARE * (timeout_ms or float("inf")))
+    waited_ms = timeout_ms or float("inf")
+    # a bar that had run for several timeouts when the others gave up began long before their
+    # wait: the loop every rank runs (axolotl-ai-cloud/axolotl#967: an unnamed bar 5:58:04 into
+    # training, glued to rank 6's 30-minute timeout), not work one rank did while they waited
+    began_before = is_bar & (_elapsed_ms() > LOOP_SHARE * waited_ms).fill_null(False)
+    long_running = is_bar & ~training & ~began_before & (_elapsed_ms() >= LONG_SHARE * waited_ms)
     # loading after a banner of one-rank work loads for that work (finetrainers#114: the
     # validation pipeline's `Loading checkpoint shards: 100%`): the phase is still running,
     # however far its loading bar got
@@ -313,7 +320,7 @@ def _last_activity(job: Job, waits: pl.DataFrame, timeout_ms: int | None) -> pl.
         pl.when(~in_phase).then(values).alias("_values"),
         pl.when(is_bar & ~in_phase).then(_elapsed_ms()).alias("_elapsed_ms"),
         (own_work | in_phase).alias("_work"),
-        (is_bar & unfinished & ~training).alias("_unfinished_bar"),
+        (is_bar & unfinished & ~training & ~began_before).alias("_unfinished_bar"),
     )
 
 

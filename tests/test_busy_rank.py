@@ -481,3 +481,19 @@ def test_the_training_loop_s_own_bar_is_no_work_of_one_rank(tmp_path):
     assert verdict.ranks == []
     assert "busy" not in verdict.headline
     assert "Rank 6 timed out in _REDUCE_SCATTER_BASE" in verdict.headline
+
+
+# axolotl-ai-cloud/axolotl#967, verbatim (the paste shows tqdm's carriage return as `^M`): the
+# main process's training bar, 5:58:04 into training and glued to rank 6's 30-minute timeout;
+# rank 7's timeout in the same collective
+LOOP_BAR = [
+    "^M 13%|█▎        | 3004/23865 [5:58:04<41:19:58,  7.13s/it][E ProcessGroupNCCL.cpp:475] [Rank 6] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=20879, OpType=ALLREDUCE, NumelIn=419044352, NumelOut=419044352, Timeout(ms)=1800000) ran for 1800055 milliseconds before timing out.",
+    "[E ProcessGroupNCCL.cpp:475] [Rank 7] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=20879, OpType=ALLREDUCE, NumelIn=406069248, NumelOut=406069248, Timeout(ms)=1800000) ran for 1800115 milliseconds before timing out.",
+]
+
+
+def test_a_bar_that_ran_for_hours_before_the_wait_is_the_loop_every_rank_runs(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": LOOP_BAR})
+    assert not [f for f in analysis.findings if f.details.get("departure") == "busy"]
+    assert analysis.verdict.finding.kind == "collective_timeout"
+    assert "busy" not in analysis.verdict.headline
