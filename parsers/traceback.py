@@ -1447,9 +1447,12 @@ def _terminations(rows: pl.DataFrame) -> pl.DataFrame:
     # it prints that line (ecmwf/WeatherGenerator#1572: `0:   what():  CUDA error:
     # initialization error`, then c10's stack)
     after_terminate = pl.col("_previous_text").fill_null("").str.contains(TERMINATE, literal=True)
+    # (a process group's own words, `what():  [PG ID 0 ... Rank 2] Process group watchdog
+    # thread terminated ...`, are parsers/watchdog.py's, with the rank they name)
+    group_said = what_message.str.strip_chars().str.contains(r"^\[(?:PG |Rank \d)").fill_null(False)
     orphans = (
         nonblank.with_columns(pl.col("_stripped").shift(1).over(STREAM).alias("_previous_text"))
-        .filter(is_what & ~after_terminate)
+        .filter(is_what & ~after_terminate & ~group_said)
         .select(
             "file",
             "line",
