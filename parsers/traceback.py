@@ -964,11 +964,7 @@ def _bare_exception_events(rows: pl.DataFrame) -> pl.DataFrame:
         rows.with_columns(above.alias("_above"))
         .filter(pl.col("_bare"))
         .select(
-            "file",
-            "line",
-            pl.lit("exception").alias("event"),
-            pl.lit("error").alias("severity"),
-            pl.col("line").alias("end_line"),
+            *_one_line("exception"),
             pl.col("_exc_type").alias("exc_type"),
             pl.col("_exc_message").alias("exc_message"),
             pl.col("_above").alias("frame"),
@@ -1016,11 +1012,7 @@ def _unhandled_exceptions(rows: pl.DataFrame) -> pl.DataFrame:
     type and the process; the message is in the traceback RETURNN prints after it."""
     text = pl.col("message")
     return rows.filter(text.str.contains(UNHANDLED_TYPE)).select(
-        "file",
-        "line",
-        pl.lit("exception").alias("event"),
-        pl.lit("error").alias("severity"),
-        pl.col("line").alias("end_line"),
+        *_one_line("exception"),
         text.str.extract(UNHANDLED_TYPE, 1).alias("exc_type"),
         text.str.extract(UNHANDLED_PID, 1).cast(pl.Int64, strict=False).alias("pid"),
     )
@@ -1062,11 +1054,7 @@ def _native_cuda_checks(rows: pl.DataFrame) -> pl.DataFrame:
     if found.is_empty():
         return _nothing()
     return found.select(
-        "file",
-        "line",
-        pl.lit("exception").alias("event"),
-        pl.lit("error").alias("severity"),
-        pl.col("line").alias("end_line"),
+        *_one_line("exception"),
         pl.lit("CUDA error").alias("exc_type"),
         said.field("what").alias("exc_message"),
         _place(said.field("path"), said.field("lineno"), pl.lit("?")).alias("frame"),
@@ -1083,11 +1071,7 @@ def _scripts_unopened(rows: pl.DataFrame) -> pl.DataFrame:
     if found.is_empty():
         return _nothing()
     return found.select(
-        "file",
-        "line",
-        pl.lit("exception").alias("event"),
-        pl.lit("error").alias("severity"),
-        pl.col("line").alias("end_line"),
+        *_one_line("exception"),
         pl.when(module.is_not_null())
         .then(pl.lit("ModuleNotFoundError"))
         .otherwise(
@@ -1136,11 +1120,7 @@ def _ray_task_errors(rows: pl.DataFrame) -> pl.DataFrame:
         .unique(["file", "line"], keep="first", maintain_order=True)
     )
     events = named.select(
-        "file",
-        "line",
-        pl.lit("exception").alias("event"),
-        pl.lit("error").alias("severity"),
-        pl.col("line").alias("end_line"),
+        *_one_line("exception"),
         pl.col("_ray").struct.field("type").alias("exc_type"),
         pl.col("_said_message").alias("exc_message"),
         pl.col("_ray").struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
@@ -1454,11 +1434,7 @@ def _terminations(rows: pl.DataFrame) -> pl.DataFrame:
         nonblank.with_columns(pl.col("_stripped").shift(1).over(STREAM).alias("_previous_text"))
         .filter(is_what & ~after_terminate & ~group_said)
         .select(
-            "file",
-            "line",
-            pl.lit("cpp_terminate").alias("event"),
-            pl.lit("error").alias("severity"),
-            pl.col("line").alias("end_line"),
+            *_one_line("cpp_terminate"),
             pl.lit(CUT_TYPE).alias("exc_type"),
             what_message.str.strip_chars().str.slice(0, MESSAGE_CHARS).alias("exc_message"),
         )
@@ -1609,6 +1585,17 @@ GDB_BUILTIN = r"^<built-in (?:method|function) \S+.*>$"
 # Frames a loose run must hold to be taken for a cut traceback (one stray frame line says
 # little).
 MIN_CUT_FRAMES = 2
+
+
+def _one_line(event: str) -> tuple[str | pl.Expr, ...]:
+    """The columns that open an error `event` a single line holds (it ends on that line)."""
+    return (
+        "file",
+        "line",
+        pl.lit(event).alias("event"),
+        pl.lit("error").alias("severity"),
+        pl.col("line").alias("end_line"),
+    )
 
 
 def _absent(rows: pl.DataFrame, marker: pl.Expr) -> bool:
