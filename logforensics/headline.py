@@ -476,7 +476,10 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
             f"{'their tracebacks' if many else 'its traceback'} cut before the exception",
             "the logs do not say which ranks" if many else "the logs do not say its rank",
         )
-    if finding.details.get("cut") and finding.details.get("peer_lost"):
+    if finding.details.get("cut") and (
+        finding.details.get("peer_lost")
+        or ("frame" in finding.details and not finding.details["frame"])
+    ):
         return (
             f"{who} failed, {'its' if len(finding.ranks) == 1 else 'their'} exception line cut off",
             None,

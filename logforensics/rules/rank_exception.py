@@ -962,24 +962,34 @@ def _cut_crashes(job: Job, explained: set[int]) -> list[Finding]:
     frame = pl.col("frame")
     # a rank torchrun reports as exited with an error failed, wherever its paste stops
     exited = _exited_with_error(job)
+    alone = _no_error_but_cut_tracebacks(job)
     deepest = (
         (frame.str.contains(STDLIB_FRAME).fill_null(False) & ~frame.str.contains(INSTALLED))
         | pl.col("rank").is_in(exited)
-        | pl.lit(_no_error_but_cut_tracebacks(job))
+        | pl.lit(alone)
     )
+    elsewhere = (
+        ~_in_a_collective(frame) & ~_calling_a_collective() & ~frame.str.contains(WAITING_FRAME)
+    )
+    # a header alone (`[rank1]: Traceback (most recent call last):` ending the paste) shows
+    # no call it could be waiting in: the one failure logs with no other error show
+    # (Lightning-AI/litgpt#2020: rank 1's traceback cut at its header while verifying settings)
+    headed_only = frame.is_null() & pl.lit(alone)
     cut = _cut_unexplained(job, explained).filter(
-        frame.is_not_null()
-        & deepest
-        & ~_in_a_collective(frame)
-        & ~_calling_a_collective()
-        & ~frame.str.contains(WAITING_FRAME)
+        headed_only | (frame.is_not_null() & deepest & elsewhere)
     )
     if cut.is_empty():
         return []
     ranks = sorted(cut.get_column("rank").unique().to_list())
-    frame = cut.get_column("frame").item(0)
+    frames = cut.get_column("frame").drop_nulls()
+    frame = frames.item(0) if not frames.is_empty() else None
     who = rank_list(ranks)
     confirmed = set(ranks) <= set(exited)
+    where = (
+        f"cut before its exception line, innermost in {frame}"
+        if frame is not None
+        else "the logs cut before its first frame"
+    )
     return [
         placed_finding(
             job,
@@ -988,14 +998,16 @@ def _cut_crashes(job: Job, explained: set[int]) -> list[Finding]:
             severity="error",
             part="explanation",
             summary=(
-                f"{who.capitalize()} ended in a traceback cut before its exception line, "
-                f"innermost in {frame}: most likely it failed there, and the others were left "
-                "waiting for it."
+                f"{who.capitalize()} ended in a traceback {where}: most likely it failed "
+                "there, and the others were left waiting for it."
             ),
             fix=(
                 f"The exception line is missing from these logs: attach the whole log of {who} "
                 "(stderr) to read the error, then fix what failed in that call (its innermost "
                 "frame is the last call the rank made)."
+                if frame is not None
+                else f"The traceback is cut in these logs: attach the whole log of {who} "
+                "(stderr) to read the error and where it was raised."
             ),
             ranks=ranks,
             confidence="medium" if confirmed else "low",

@@ -775,6 +775,29 @@ def test_a_cut_traceback_is_a_failure_when_the_logs_hold_no_other_error(tmp_path
     assert crash.details["frame"].endswith("rfdetr/main.py:483 in train")
 
 
+# Lightning-AI/litgpt#2020, verbatim (four ranks under Lightning): rank 1's traceback cut at
+# its header while verifying settings; the IndexError the reporter names is not in the paste
+LITGPT_HEADER_ONLY = [
+    "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/4",
+    "Initializing distributed: GLOBAL_RANK: 3, MEMBER: 4/4",
+    "Initializing distributed: GLOBAL_RANK: 2, MEMBER: 3/4",
+    "[rank: 0] Seed set to 1337",
+    "[rank: 1] Seed set to 1337",
+    "Verifying settings ...",
+    "[rank1]: Traceback (most recent call last):",
+]
+
+
+def test_a_ranks_traceback_cut_at_its_header_is_the_failure_logs_with_no_other_error_show(
+    tmp_path,
+):
+    analysis = analyze_files(tmp_path, {"train.log": LITGPT_HEADER_ONLY})
+    crash = analysis.verdict.finding
+    assert (crash.kind, crash.ranks, crash.confidence) == ("rank_exception", [1], "low")
+    assert analysis.verdict.headline == "Rank 1 failed, its exception line cut off"
+    assert "cut before its first frame" in crash.summary
+
+
 # ChenRocks/UNITER#31, verbatim excerpts (horovodrun, two ranks): rank 1's traceback ends in
 # Horovod's shut-down; mpirun's summary names rank 0 as the first process to exit. The CUDA
 # out-of-memory error the reporter then found is not among the lines retrieved.
