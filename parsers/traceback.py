@@ -1033,6 +1033,13 @@ ERRNO_CLASSES = {"2": "FileNotFoundError", "13": "PermissionError", "21": "IsADi
 # ... and of a module `python -m` cannot find (myc634/UltraLiDAR_nusc_waymo#1: `/usr/bin/python:
 # No module named torch.distributed`, the interpreter torchrun's command line named lacking torch)
 MODULE_UNFOUND = r"^(?:\S*/)?python[\d.]*(?:\.exe)?: No module named (?P<module>\S+)\s*$"
+# ... or one whose lookup raised, the exception in parentheses (meta-llama/llama#1374: `/opt/
+# anaconda3/bin/python: Error while finding module specification for 'models.llama4.scripts.
+# chat_completion' (ModuleNotFoundError: No module named 'models')` from both workers)
+MODULE_SPEC_FAILED = (
+    r"^(?:\S*/)?python[\d.]*(?:\.exe)?: Error while finding module specification for "
+    r"'[^']*' \((?P<type>[A-Za-z_][\w.]*): (?P<message>.*)\)\s*$"
+)
 
 
 # A native library's own check of a CUDA call, which prints the CUDA error and ends the process
@@ -1067,12 +1074,19 @@ def _scripts_unopened(rows: pl.DataFrame) -> pl.DataFrame:
     text = pl.col("_stripped")
     unopened = text.str.extract_groups(SCRIPT_UNOPENED).struct
     module = text.str.extract(MODULE_UNFOUND, 1)
-    found = rows.filter(unopened.field("errno").is_not_null() | module.is_not_null())
+    lookup = text.str.extract_groups(MODULE_SPEC_FAILED).struct
+    found = rows.filter(
+        unopened.field("errno").is_not_null()
+        | module.is_not_null()
+        | lookup.field("type").is_not_null()
+    )
     if found.is_empty():
         return _nothing()
     return found.select(
         *_one_line("exception"),
-        pl.when(module.is_not_null())
+        pl.when(lookup.field("type").is_not_null())
+        .then(lookup.field("type"))
+        .when(module.is_not_null())
         .then(pl.lit("ModuleNotFoundError"))
         .otherwise(
             unopened.field("errno").replace_strict(
@@ -1080,7 +1094,9 @@ def _scripts_unopened(rows: pl.DataFrame) -> pl.DataFrame:
             )
         )
         .alias("exc_type"),
-        pl.when(module.is_not_null())
+        pl.when(lookup.field("type").is_not_null())
+        .then(lookup.field("message"))
+        .when(module.is_not_null())
         .then(pl.format("No module named '{}'", module))
         .otherwise(
             pl.format(
@@ -1653,6 +1669,7 @@ PARSER = LineParser(
         "Timeout (",
         ": can't open file ",
         ": No module named ",
+        ": Error while finding module specification ",
         " in file ",
     ),
     parse=parse,

@@ -1306,6 +1306,18 @@ def test_a_module_the_interpreter_could_not_find_to_run_is_the_process_s_failure
     assert failed["exc_message"] == "No module named 'torch.distributed'"
 
 
+def test_a_module_lookup_that_raised_is_the_processs_exception_of_that_type():
+    # meta-llama/llama#1374, verbatim: each torchrun worker's interpreter, run with `-m`, could
+    # not import the package its module is in (PYTHONPATH lacked the llama-models checkout)
+    line = (
+        "/opt/anaconda3/bin/python: Error while finding module specification for "
+        "'models.llama4.scripts.chat_completion' (ModuleNotFoundError: No module named 'models')"
+    )
+    (failed,) = _events([line], "exception")
+    assert failed["exc_type"] == "ModuleNotFoundError"
+    assert failed["exc_message"] == "No module named 'models'"
+
+
 # yangjianxin1/Firefly-LLaMA2-Chinese#9, verbatim: bitsandbytes' own check of a CUDA call, then
 # torchrun's agent naming the worker that exited (one node)
 NATIVE_CHECK = [
