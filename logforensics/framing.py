@@ -350,6 +350,13 @@ TORCH_LOGGER = (
     r"\[(?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] torch(?:\.\w+)+: "
     r"\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ?"
 )
+# 2022-06-29 11:36:17,871: rank0[824065][MainThread]: INFO: composer.utils.reproducibility: ...
+# (MosaicML Composer's and llm-foundry's log format: time, `rank{global rank}[pid][thread]`;
+# mosaicml/composer#1218, mosaicml/examples#292)
+COMPOSER_RECORD = (
+    r"(?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}): rank(?P<rank>\d+)"
+    r"\[(?P<pid>\d+)\]\[[^\]]*\]: "
+)
 # [2024-02-27T21:35:28.705869Z] fa88a9df [rank=1] || [E ProcessGroupNCCL.cpp:828] [Rank 1] ...
 # [2024-02-27T21:35:35.628581Z]          || ERROR: Trial 139 (Experiment 138) was terminated: ...
 # [2020-06-09T20:10:40Z] cf108822 [RUNNING] ||  Tue Jun  9 20:10:40 2020[1]<stderr>:*** Received ...
@@ -748,6 +755,18 @@ FRAMERS: tuple[Framer, ...] = (
             "_rank": _number(_group(g, "rank")),
             "_inner_rank": _number(_group(g, "inner")),
         },
+    ),
+    Framer(
+        "composer",
+        COMPOSER_RECORD,
+        lambda g: {
+            "_rank": _number(_group(g, "rank")),
+            "prefix_pid": _group(g, "pid").cast(pl.Int64, strict=False),
+            "prefix_time": _group(g, "time").str.to_datetime(
+                "%Y-%m-%d %H:%M:%S,%3f", strict=False, time_unit="us"
+            ),
+        },
+        literals=(": rank",),
     ),
     Framer(
         "torch_logger",

@@ -228,6 +228,8 @@ def _composer_crashes(lines: pl.DataFrame) -> pl.DataFrame:
         pl.lit("error").alias("severity"),
         said.struct.field("code").cast(pl.Int32, strict=False).alias("exitcode"),
         said.struct.field("rank").cast(pl.Int32, strict=False).alias("rank"),
+        # it reports only the first crash it sees, then stops the rest
+        pl.lit('{"first_to_exit":true}').alias("extra"),
     )
 
 
