@@ -29,7 +29,7 @@ from logforensics.job import Job
 from logforensics.placement import placed_finding
 from logforensics.stopped_workers import child_failed_error
 from logforensics.text import duration, rank_list
-from parsers.phase_banners import phase_name
+from parsers.phase_banners import GLUED_RECORD, phase_name
 from parsers.progress_bars import bar_name
 
 # Work a job commonly runs on one rank while the others wait: the name of the bar or of the
@@ -275,7 +275,11 @@ def _last_activity(job: Job, waits: pl.DataFrame, timeout_ms: int | None) -> pl.
     is_bar = pl.col("event") == "progress_bar"
     is_line = (pl.col("event") == "stage") & (pl.col("family") == "progress")
     is_phase = pl.col("event") == "phase"
-    activity = events.filter(is_bar | is_line | is_phase).sort("file", "line")
+    # a record glued to a bar's end was written after the bar
+    glued = is_phase & pl.col("message").str.contains(GLUED_RECORD)
+    activity = events.filter(is_bar | is_line | is_phase).sort(
+        "file", "line", glued, maintain_order=True
+    )
     writer = pl.when(_stated).then(pl.col("rank"))
     banner = pl.when(is_phase).then(phase_name(pl.col("message")))
     activity = activity.with_columns(

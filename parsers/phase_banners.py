@@ -32,8 +32,13 @@ PHASE_WORD = (
 # Where a banner's words begin: the message's start, or after a log header's last separator
 # (` - `, `] `, `: `), or after a row of stars, or after the header of Python logging's
 # default format, `LEVEL:logger.name:` (a torchtune console, meta-pytorch/torchtune#2651:
-# `INFO:torchtune.utils._logging:Saving checkpoint. This may take some time. ...`)
-CLAUSE_START = r"(?:^|\] |: | - |\*+ |^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:)"
+# `INFO:torchtune.utils._logging:Saving checkpoint. This may take some time. ...`), also where
+# that header follows a progress bar's end on the bar's line, the record written before the
+# bar's newline (meta-pytorch/torchtune#2059: `... 101/101 [1:54:39<00:00, 69.96s/it]INFO:
+# torchtune.utils._logging:Saving checkpoint. ...`)
+LOGGING_HEADER = r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:"
+GLUED_RECORD = rf"\]{LOGGING_HEADER}"
+CLAUSE_START = rf"(?:^|\] |: | - |\*+ |^{LOGGING_HEADER}|{GLUED_RECORD})"
 STARTER = (
     r"(?:(?:running|starting|start|begin(?:ning)?|now|doing|computing)\s+(?:[\w*-]+\s+){0,3})?"
 )

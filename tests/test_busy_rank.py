@@ -350,6 +350,28 @@ def test_the_main_process_s_save_announced_by_python_logging_s_default_header(tm
     assert found.details["other_ranks"] == [4]
 
 
+# meta-pytorch/torchtune#2059, verbatim: the training bar's last refresh with rank 0's save
+# record glued to its end (no newline between them), the save's own progress, then rank 4's
+# watchdog timeout (the excerpt cut it)
+TORCHTUNE_SAVE_GLUED = [
+    "1|101|Loss: 0.13964782655239105: 100%|█████████████████████████████████████████████████████████████| 101/101 [1:54:39<00:00, 69.96s/it]INFO:torchtune.utils._logging:Saving checkpoint. This may take some time. Retrieving full model state dict...",
+    "INFO:torchtune.utils._logging:Getting full model state dict took 114.73 secs",
+    "[rank4]:[E1129 11:56:57.204055508 ProcessGroupNCCL.cpp:616] [Rank 4] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=28956, OpType=ALLREDUCE,",
+]
+
+
+def test_a_save_record_glued_to_the_end_of_the_training_bar_is_the_main_process_s_work(
+    tmp_path,
+):
+    found = analyze_files(tmp_path, {"train.log": TORCHTUNE_SAVE_GLUED}).verdict.finding
+    assert (found.kind, found.ranks, found.details["work"]) == (
+        "collective_timeout",
+        [0],
+        "Saving checkpoint",
+    )
+    assert found.details["other_ranks"] == [4]
+
+
 def test_an_unnamed_bar_unfinished_while_other_ranks_time_out_is_the_main_process_s(tmp_path):
     # open-mmlab/mmdetection3d#1635: rank 0's evaluation bar (no name, no rank) stops at
     # 5853/6019, then ranks 3, 6 and 7 time out in ALLREDUCE
