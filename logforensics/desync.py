@@ -47,9 +47,28 @@ def per_rank_timeouts(events: pl.DataFrame) -> pl.DataFrame:
         .alias("pg"),
     )
     return (
-        _one_failure_told_twice(timeouts)
+        _apart_by_timeout(_one_failure_told_twice(timeouts))
         .drop("_untagged")
         .unique(subset=["rank", "pg", "seq", "op"], keep="first", maintain_order=True)
+    )
+
+
+def _apart_by_timeout(timeouts: pl.DataFrame) -> pl.DataFrame:
+    """Untagged reports whose timeout is not the one most untagged reports name: a process
+    group has one timeout, so they are another group's, whose numbers compare with no other's
+    (FlagOpen/FlagEmbedding#764: rank 0's ALLREDUCE #6029 at 600000 ms beside every rank's
+    ALLGATHER #6206-6207 at 1800000 ms)."""
+    untagged = ~pl.col("pg_tagged") & pl.col("timeout_ms").is_not_null()
+    timeouts_named = timeouts.filter(untagged).get_column("timeout_ms")
+    if timeouts_named.n_unique() < 2:
+        return timeouts
+    usual = timeouts_named.mode().sort().item(0)
+    other = untagged & (pl.col("timeout_ms") != usual)
+    return timeouts.with_columns(
+        pl.when(other)
+        .then(pl.format("{} (timeout {} ms)", pl.col("pg"), pl.col("timeout_ms")))
+        .otherwise("pg")
+        .alias("pg")
     )
 
 

@@ -121,6 +121,25 @@ def test_untagged_seqs_from_several_groups_name_no_laggard(tmp_path):
     assert analysis.verdict.finding is timeout and timeout.confidence == "low"
 
 
+# FlagOpen/FlagEmbedding#764, verbatim (four ranks, no PG tag): rank 0 also times out in an
+# ALLREDUCE of a group made with a 10-minute timeout; in the default group's ALLGATHERs rank 1
+# is still in #6206, which ranks 0 and 2 had completed
+ALLGATHER_BEHIND = [
+    "  1%|▏         | 4817/360910 [38:19<22:40:36,  4.36it/s][rank2]:[E ProcessGroupNCCL.cpp:523] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=6207, OpType=ALLGATHER, NumelIn=48128, NumelOut=192512, Timeout(ms)=1800000) ran for 1800644 milliseconds before timing out.",
+    "[rank0]:[E ProcessGroupNCCL.cpp:523] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=6207, OpType=ALLGATHER, NumelIn=49152, NumelOut=196608, Timeout(ms)=1800000) ran for 1800838 milliseconds before timing out.",
+    "[rank0]:[E ProcessGroupNCCL.cpp:523] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=6029, OpType=ALLREDUCE, NumelIn=65084417, NumelOut=65084417, Timeout(ms)=600000) ran for 1801622 milliseconds before timing out.",
+    "[rank1]:[E ProcessGroupNCCL.cpp:523] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=6206, OpType=ALLGATHER, NumelIn=8192, NumelOut=32768, Timeout(ms)=1800000) ran for 1801713 milliseconds before timing out.",
+]
+
+
+def test_an_untagged_report_with_another_timeout_is_another_groups(tmp_path):
+    # a group has one timeout: rank 0's 10-minute ALLREDUCE #6029 does not stand for its place
+    # in the 30-minute group, where rank 1 is the one behind
+    verdict = analyze_files(tmp_path, {"train.log": ALLGATHER_BEHIND}).verdict
+    assert verdict.ranks == [1]
+    assert "#6206" in verdict.finding.summary
+
+
 # --- timeouts that name no WorkNCCL ---------------------------------------------------------
 
 # vllm-project/vllm-omni#2928: rank 1's dump signal of its own timeout, rank 0's of rank 1's
