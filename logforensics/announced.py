@@ -16,8 +16,14 @@ from __future__ import annotations
 
 import polars as pl
 
-# an error word, then the rank (`... exception from <host> with rank id: 2`)
-BY_ERROR = r"(?i)\b(?:error|exception|failed|failure)\b.*?\brank(?:[ _]?id)?\s*[:=#]?\s*\[?(\d+)\b"
+# an error word, then the rank (`... exception from <host> with rank id: 2`); a rank after a
+# word that makes it the other end of the failure is a peer's (`Error: Failed to resolve UCX
+# endpoint for rank 1` before the process's own traceback: mlcommons/training_results_v3.0#5)
+BY_ERROR = (
+    r"(?i)\b(?:error|exception|failed|failure)\b.*?"
+    r"(?:\b(?P<peer>for|to|from|towards|peer|remote)\s+)?"
+    r"\brank(?:[ _]?id)?\s*[:=#]?\s*\[?(?P<rank>\d+)\b"
+)
 # the rank, then what befell it (`Rank[2] failed.`, `rank 3 raised`)
 RANK_FAILED = r"(?i)\brank\s*[:=#]?\s*\[?(\d+)\]?\s*(?:failed|raised|crashed)\b"
 # the mark in `extra` of a traceback whose rank is its own (attribution keeps the rest of its
@@ -39,7 +45,9 @@ def with_announced_ranks(found: pl.DataFrame, framed: pl.DataFrame) -> pl.DataFr
     if heads.is_empty():
         return found
     message = pl.col("message")
-    said = pl.coalesce(message.str.extract(BY_ERROR, 1), message.str.extract(RANK_FAILED, 1))
+    by_error = message.str.extract_groups(BY_ERROR).struct
+    own_rank = pl.when(by_error.field("peer").is_null()).then(by_error.field("rank"))
+    said = pl.coalesce(own_rank, message.str.extract(RANK_FAILED, 1))
     above = (
         framed.join(heads.select("file", (pl.col("line") - 1).alias("line")), on=["file", "line"])
         .select(

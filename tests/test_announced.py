@@ -37,3 +37,22 @@ def test_the_named_rank_is_the_traceback_s_alone(tmp_path):
     analysis = analyze_files(tmp_path, {"train.log": others + lines})
     ranked = analysis.job.events.filter(rank=2)
     assert set(ranked.get_column("event").to_list()) == {"exception"}
+
+
+# mlcommons/training_results_v3.0#5, verbatim: Open MPI's UCX layer on the process that could
+# not reach rank 1, then that process's own traceback (two nodes, MPI launch, no rank prefix)
+UCX_PEER = [
+    "[hpci5201:103648] pml_ucx.c:419  Error: ucp_ep_create(proc=1) failed: Endpoint timeout",
+    "[hpci5201:103648] pml_ucx.c:472  Error: Failed to resolve UCX endpoint for rank 1",
+    "Traceback (most recent call last):",
+    '  File "/dev/shm/data/hugectl/train.py", line 344, in <module>',
+    "    model = hugectr.Model(solver, reader, optimizer)",
+    "RuntimeError: Runtime error: MPI_ERR_OTHER: known error not in list",
+]
+
+
+def test_a_rank_the_error_above_names_as_the_other_end_is_not_the_tracebacks(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": UCX_PEER})
+    exception = analysis.job.events.filter(event="exception").row(0, named=True)
+    assert exception["rank"] is None
+    assert analysis.verdict.ranks == []
