@@ -284,6 +284,8 @@ def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
 
 def _collective_mismatch(finding: Finding, verdict: Verdict) -> Told:
     if finding.details.get("source") == "horovod stall":
+        if finding.details.get("crossed"):
+            return f"{_who(finding.ranks)} ran other collectives than the other ranks", None
         if finding.blames_nobody:
             return f"{_who(finding.ranks)} and the other ranks submitted different tensors", None
         return f"{_who(finding.ranks)} alone submitted a tensor the others never did", None
@@ -599,6 +601,11 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
         versions = [str(version) for version in details["versions"]]
         said = ", ".join(versions[:-1]) + " and " + versions[-1]
         return f"The processes run different NCCL versions ({said})", None
+    if details.get("backend_error_unsaid"):
+        return (
+            f"{_who(finding.ranks, 'A process')} died of a DistBackendError",
+            "the logs do not hold its message",
+        )
     if details.get("watchdog_abort"):
         reported = _ranks_of(details.get("reported_by"))
         return (

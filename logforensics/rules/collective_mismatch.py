@@ -416,6 +416,8 @@ def _from_horovod_stall(job: Job) -> list[Finding]:
     what = tensors[0] if tensors else "a tensor"
     more = f" (and {len(tensors) - 1} more)" if len(tensors) > 1 else ""
     who = rank_list(missing)
+    if not blamed and (apart := _apart_in_both_directions(job, missing_rows)) is not None:
+        return [_crossed_submissions(job, missing_rows, *apart)]
     lone = None if blamed else _lone_submitter(job, missing)
     if lone is not None:
         return [_lone_submitter_finding(job, missing_rows, lone, missing, what, more, tensors)]
@@ -448,6 +450,61 @@ def _from_horovod_stall(job: Job) -> list[Finding]:
             details={"source": "horovod stall", "tensors": tensors[:10], "ready": sorted(ready)},
         )
     ]
+
+
+def _apart_in_both_directions(
+    job: Job, missing_rows: pl.DataFrame
+) -> tuple[list[int], str, str] | None:
+    """Where each tensor is missing either on the same minority of ranks or on all the others,
+    that minority ran other collectives than the rest: it lacks what they submitted and they
+    lack what it submitted (deepinsight/insightface#1287: rank 0 missing `...noname.691941`,
+    ranks 1-7 missing `...noname.691943`). The minority, a tensor it lacks, one the rest lack."""
+    per_tensor = (
+        missing_rows.explode("names")
+        .filter(pl.col("names").is_not_null() & pl.col("peer_rank").is_not_null())
+        .group_by("names", maintain_order=True)
+        .agg(pl.col("peer_rank").unique().sort())
+    )
+    if per_tensor.height < 2:
+        return None
+    named = set(missing_rows.get_column("peer_rank").drop_nulls().to_list())
+    size = job.world_size.value if job.world_size is not None else max(named) + 1
+    if size > MAX_STALL_WORLD:
+        return None
+    world = set(range(size))
+    sets = [set(ranks) for ranks in per_tensor.get_column("peer_rank").to_list()]
+    few = min(sets, key=len)
+    if len(few) * 2 >= size or not all(ranks in (few, world - few) for ranks in sets):
+        return None
+    tensors = per_tensor.get_column("names").to_list()
+    theirs = next(t for t, ranks in zip(tensors, sets, strict=True) if ranks == few)
+    its = next((t for t, ranks in zip(tensors, sets, strict=True) if ranks != few), None)
+    if its is None:
+        return None
+    return sorted(few), theirs, its
+
+
+def _crossed_submissions(
+    job: Job, rows: pl.DataFrame, few: list[int], theirs: str, its: str
+) -> Finding:
+    who = rank_list(few)
+    summary = (
+        f"Horovod's stall inspector: {who} never submitted {theirs}, which every other rank "
+        f"had, and submitted {its}, which none of them did: {who} ran other collectives than "
+        "the rest (a skipped or extra step, a caught exception, a branch on its data)."
+    )
+    return placed_finding(
+        job,
+        rows,
+        kind="collective_mismatch",
+        severity="error",
+        part="departure",
+        summary=summary,
+        fix=STALL_FIX.format(who=who),
+        ranks=few,
+        confidence="medium",
+        details={"source": "horovod stall", "tensors": [theirs, its], "crossed": True},
+    )
 
 
 def _tensor_names(rows: pl.DataFrame) -> list[str]:

@@ -26,6 +26,7 @@ import re
 
 import polars as pl
 
+from logforensics.backend_error import backend_error_unsaid
 from logforensics.findings import (
     Evidence,
     Finding,
@@ -340,6 +341,7 @@ def check(job: Job) -> list[Finding]:
         + nccl_interface(job)
         + refused_to_the_end(job)
         + watchdog_abort_alone(job)
+        + backend_error_unsaid(job)
     )
     if nccl.is_empty():
         return never_completed

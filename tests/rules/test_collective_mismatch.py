@@ -608,6 +608,42 @@ def test_a_stall_with_no_end_after_it_is_still_the_departure(tmp_path):
     assert analysis.verdict.ranks == [0]
 
 
+# deepinsight/insightface#1287, verbatim (8 ranks, mpirun with timestamps): rank 0 lacks the
+# allreduce every other rank submitted, and they lack the one rank 0 submitted
+STALL_CROSSED = [
+    "Fri Oct 23 17:16:00 2020[0]<stderr>:[2020-10-23 17:16:00.707119: W horovod/common/stall_inspector.cc:105] One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds. This may indicate that different ranks are trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock. ",
+    "Fri Oct 23 17:16:00 2020[0]<stderr>:Stalled ranks:",
+    "Fri Oct 23 17:16:00 2020[0]<stderr>:0: [horovod_allreduce.noname.691941]",
+    *(
+        f"Fri Oct 23 17:16:00 2020[0]<stderr>:{rank}: [horovod_allreduce.noname.691943]"
+        for rank in range(1, 8)
+    ),
+]
+
+
+def test_a_rank_lacking_what_all_others_submitted_and_alone_in_what_they_lack_strayed(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": STALL_CROSSED})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("collective_mismatch", [0])
+    assert verdict.headline == "Rank 0 ran other collectives than the other ranks"
+    assert "submitted horovod_allreduce.noname.691943, which none of them did" in (
+        verdict.finding.summary
+    )
+
+
+def test_stalled_ops_naming_ready_ranks_only_keep_their_verdict(tmp_path):
+    # horovod/horovod#100, verbatim (two ranks, Horovod's 2017 form): only `ready ranks` are
+    # named, so no report names a missing rank (the analysis once failed on that)
+    lines = [
+        "Stalled ops: ",
+        "model/model/DistributedAdamOptimizer_Allreduce/HorovodAllgather_model_model_gradients_concat_0 [ready ranks: 1], ",
+        "model/model/DistributedAdamOptimizer_Allreduce/HorovodAllreduce_model_model_gradients_AddN_58_0 [ready ranks: 1], ",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert not analysis.rule_errors
+    assert analysis.verdict.finding.kind == "collective_mismatch"
+
+
 NCCL_DATA = Path(__file__).parents[1] / "data" / "nccl"
 
 

@@ -878,6 +878,33 @@ def test_the_watchdog_s_abort_beside_its_timeout_is_the_timeout_s_symptom(tmp_pa
     assert analysis.verdict.finding.kind == "collective_timeout"
 
 
+# ray-project/ray#40758, verbatim (the end of the driver's traceback): Ray relays the Train
+# worker's DistBackendError by its type alone, the worker's own traceback cut
+RAY_BACKEND_ERROR = [
+    '  File "/home/ray/anaconda3/lib/python3.9/site-packages/ray/_private/worker.py", line 2547, in get',
+    "    raise value.as_instanceof_cause()",
+    "ray.exceptions.RayTaskError(DistBackendError): ray::_Inner.train() (pid=249, ip=10.0.0.78, actor_id=37a2771439edeb1576a519a301000000, repr=TorchTrainer)",
+    '  File "/home/ray/anaconda3/lib/python3.9/site-packages/ray/tune/trainable/trainable.py", line 400, in train',
+    "    raise skipped from exception_cause(skipped)",
+    '  File "/home/ray/anaconda3/lib/python3.9/site-packages/ray/train/_internal/utils.py", line 54, in check_for_failure',
+    "    ray.get(object_ref)",
+    "ray.exceptions.RayTaskError(DistBackendError): ray::_RayTrainWorker__execute.get_next() (pid=192, ip=10.0.0.19, actor_id=a3e4eb7bfa5c10d44e303ba301000000, repr=<ray.train._internal.worker_group.RayTrainWorker object at 0x7fbfd5e7a100>)",
+]
+
+
+def test_a_backend_error_whose_message_is_cut_is_a_failure_of_the_process_that_raised_it(
+    tmp_path,
+):
+    analysis = analyze_files(tmp_path, {"driver.log": RAY_BACKEND_ERROR})
+    failed = finding(analysis, "nccl_error")
+    assert analysis.verdict is not None and analysis.verdict.finding is failed
+    assert failed.confidence == "low"
+    assert failed.summary.startswith(
+        "A process (host 10.0.0.19, pid 192) died of a DistBackendError"
+    )
+    assert analysis.verdict.headline.startswith("A process died of a DistBackendError")
+
+
 # --- processes whose failure only a return-code chain shows ---------------------------------
 
 
