@@ -32,7 +32,15 @@ TEARDOWN_FIX = (
 # How close after a rank's finish mark a line of no known rank is taken for that rank's.
 NEXT_LINES = 3
 # Finish marks that end the whole program, whichever process printed them.
-PROGRAM_ENDS = ("main_returned", "program_exit", "tests_done", "workers_succeeded", "max_reached")
+# (`tests_validated`: nccl-tests' validation summary after its last size, parsers/nccl_tests.py)
+PROGRAM_ENDS = (
+    "main_returned",
+    "program_exit",
+    "tests_done",
+    "tests_validated",
+    "workers_succeeded",
+    "max_reached",
+)
 # The CUDA runtime's error once the process has begun to exit (cudaErrorCudartUnloading): a
 # failure that says so was printed during teardown whatever the logs hold before it
 # (bigscience-workshop/Megatron-DeepSpeed#265: the watchdog thread's `CUDA error: driver

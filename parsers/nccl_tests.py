@@ -12,6 +12,17 @@ empty there. Framing may have taken the host already: pdsh's `host: ` looks the 
 failure is an `exception` of type `CUDA failure` in the process that
 printed it; an NCCL failure is an `nccl_error` with NCCL's words; a relay line counts as
 read, no event of its own.
+
+The run's table of ranks says which process (host, pid) drives which rank on which device,
+as NCCL's init lines do (an `nccl_tests_rank` event with `comm_rank`, `nranks` (the table's
+highest rank plus one), `host`, `pid` and `cuda_dev`, for logforensics/process_map.py); the
+validation summary at the end says the run finished (`run_finished`, `{"finish":
+"tests_validated"}`) or that results came out wrong (`nccl_error`, `wrong results`):
+
+    #  Rank  0 Group  0 Pid   5026 on         vm device  0 [0x00] NVIDIA H200
+    # Out of bounds values : 0 OK
+
+(Azure/azurehpc-health-checks#142: a healthy 8-GPU run; NVIDIA/nccl-tests#219's two nodes.)
 """  # noqa: E501 -- verbatim lines
 
 from __future__ import annotations
@@ -26,9 +37,63 @@ CHECK = (
 )
 RELAY = r"^\s*\.\. \S+ pid \d+: Test failure [\w./-]+:\d+\s*$"
 KIND = "CUDA failure"
+RANK_ROW = (
+    r"^#\s+Rank\s+(?P<rank>\d+)\s+Group\s+\d+\s+Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)"
+    r"\s+device\s+(?P<device>\d+)\s"
+)
+VALIDATED = r"^#\s*Out of bounds values\s*:\s*(?P<wrong>\d+)\s+(?P<verdict>OK|FAILED)\s*$"
+FINISHED = '{"finish":"tests_validated"}'
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
+    return pl.concat(
+        [_checks(lines), _rank_table(lines), _validation(lines)], how="diagonal_relaxed"
+    )
+
+
+def _rank_table(lines: pl.DataFrame) -> pl.DataFrame:
+    row = pl.col("message").str.extract_groups(RANK_ROW).struct
+    rows = lines.filter(row.field("rank").is_not_null())
+    if rows.is_empty():
+        return rows.select("file", "line")
+    rank = row.field("rank").cast(pl.Int32, strict=False)
+    return rows.select(
+        "file",
+        "line",
+        pl.lit("nccl_tests_rank").alias("event"),
+        pl.lit("info").alias("severity"),
+        rank.alias("comm_rank"),
+        (rank.max().over("file") + 1).alias("nranks"),
+        row.field("host").alias("host"),
+        row.field("pid").cast(pl.Int64, strict=False).alias("pid"),
+        row.field("device").cast(pl.Int32, strict=False).alias("cuda_dev"),
+    )
+
+
+def _validation(lines: pl.DataFrame) -> pl.DataFrame:
+    said = pl.col("message").str.extract_groups(VALIDATED).struct
+    rows = lines.filter(said.field("verdict").is_not_null())
+    if rows.is_empty():
+        return rows.select("file", "line")
+    ok = said.field("verdict") == "OK"
+    return rows.select(
+        "file",
+        "line",
+        pl.when(ok).then(pl.lit("run_finished")).otherwise(pl.lit("nccl_error")).alias("event"),
+        pl.when(ok).then(pl.lit("info")).otherwise(pl.lit("error")).alias("severity"),
+        pl.when(ok).then(pl.lit(FINISHED)).alias("extra"),
+        pl.when(~ok)
+        .then(
+            pl.format(
+                "{} values out of bounds: the collective's results were wrong", said.field("wrong")
+            )
+        )
+        .alias("exc_message"),
+        pl.when(~ok).then(pl.lit("wrong results")).alias("error_code"),
+    )
+
+
+def _checks(lines: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
     check = message.str.extract_groups(CHECK)
     library, words = check.struct.field("library"), check.struct.field("words")
@@ -62,6 +127,6 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
 
 PARSER = LineParser(
     name="nccl_tests",
-    literals=("Test CUDA failure", "Test NCCL failure", "Test failure"),
+    literals=("Test CUDA failure", "Test NCCL failure", "Test failure", " Pid ", "Out of bounds"),
     parse=parse,
 )

@@ -46,3 +46,49 @@ def test_every_process_of_a_node_that_failed_alike_is_the_verdict(tmp_path):
     assert analysis.verdict.finding.kind == "rank_exception"
     assert analysis.verdict.finding.ranks == list(range(8, 16))
     assert "invalid device ordinal" in analysis.verdict.finding.summary
+
+
+# Azure/azurehpc-health-checks#142, verbatim: a healthy all_reduce_perf run on one 8-GPU VM
+HEALTHY_RUN = [
+    "# nThread 1 nGpus 8 minBytes 17179869184 maxBytes 17179869184 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0",
+    "#",
+    "# Using devices",
+    *(
+        f"#  Rank  {r} Group  0 Pid   5026 on         vm device  {r} [0x00] NVIDIA H200"
+        for r in range(8)
+    ),
+    "#",
+    " 17179869184    4294967296     float     sum      -1    62639  274.27  479.97      0    62601  274.44  480.26      0",
+    "# Out of bounds values : 0 OK",
+    "# Avg bus bandwidth    : 480.11",
+]
+# NVIDIA/nccl-tests#219, verbatim: two nodes, one process driving two GPUs on each
+TWO_NODES = [
+    "#  Rank  0 Group  0 Pid 3740409 on fengyun416 device  0 [0x01] NVIDIA RTX A6000",
+    "#  Rank  1 Group  0 Pid 3740409 on fengyun416 device  1 [0x07] NVIDIA RTX A6000",
+    "#  Rank  2 Group  0 Pid 3164639 on    fengyun device  0 [0x01] NVIDIA RTX A6000",
+    "#  Rank  3 Group  0 Pid 3164639 on    fengyun device  1 [0x05] NVIDIA RTX A6000",
+]
+
+
+def test_the_rank_table_ties_each_rank_to_its_process_and_device():
+    rows = parsed_by("nccl_tests", TWO_NODES).sort("line")
+    assert rows.get_column("comm_rank").to_list() == [0, 1, 2, 3]
+    assert set(rows.get_column("nranks").to_list()) == {4}
+    assert rows.row(2, named=True)["host"] == "fengyun"
+    assert (rows.row(3, named=True)["pid"], rows.row(3, named=True)["cuda_dev"]) == (3164639, 1)
+
+
+def test_a_validated_run_is_a_finished_run_with_no_failure(tmp_path):
+    analysis = analyze_files(tmp_path, {"all_reduce_perf.log": HEALTHY_RUN})
+    assert analysis.verdict is None
+    assert sorted(analysis.job.ranks_seen) == list(range(8))
+    finished = analysis.job.events.filter(pl.col("event") == "run_finished")
+    assert finished.height == 1
+
+
+def test_wrong_results_are_a_failure():
+    # the summary's other word: nccl-tests prints `# Out of bounds values : %d %s` with OK or
+    # FAILED after the count (its src/common.cu); no public paste of a FAILED run was found
+    (row,) = parsed_by("nccl_tests", ["# Out of bounds values : 12 FAILED"]).iter_rows(named=True)
+    assert (row["event"], row["error_code"]) == ("nccl_error", "wrong results")
