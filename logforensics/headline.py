@@ -460,6 +460,11 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
         return "A worker exited with an error and the launcher stopped the others", None
     if finding.details.get("aborted"):
         return f"{who} went down first: its process group's abort hung", None
+    if finding.details.get("trainers_aborted"):
+        whose = "the trainer's own log" if len(finding.ranks) == 1 else "the trainers' own logs"
+        return f"{who} ended with an error (PaddlePaddle's launcher's report)", (
+            f"the error is in {whose}"
+        )
     if finding.details.get("summary_cut"):
         return "A worker failed (torchrun's report)", "the logs do not say which rank or why"
     if finding.details.get("service_report"):

@@ -113,6 +113,17 @@ HARNESS_CHILD_EXIT = r"\bexiting process (\d+) with exit code: (-?\d+)"
 # releases of 2022 end it without the period, mosaicml/composer#1165: `... exit code -6`)
 COMPOSER_CRASH = r"\bRank (?P<rank>\d{1,7}) crashed with exit code (?P<code>-?\d+)(?:\.|\s*$)"
 
+# PaddlePaddle's launcher on the trainers it saw end with an error, by rank, after it stopped
+# the rest (paddle/distributed/utils/launch_utils.py; PaddlePaddle/PaddleDetection#5202:
+#   ERROR 2022-02-12 15:52:16,973 launch_utils.py:604] ABORT!!! Out of all 4 trainers, the
+#   trainer process with rank=[3] was aborted. Please check its log.
+# ); it says no exit code, only that each listed trainer's was not 0 (`aborted` in `extra`)
+PADDLE_ABORT = (
+    r"ABORT!!! Out of all (?P<world>\d+) trainers, the trainer process with "
+    r"rank=\[(?P<ranks>[\d, ]+)\] was aborted"
+)
+ABORTED = '{"aborted":true}'
+
 # Lightning's watch over the workers its main process started (`_ChildProcessObserver` in
 # lightning/fabric/strategies/launchers/subprocess_script.py): the first child it sees end
 # with a non-zero code, under that child's local rank (`rank_prefixed_message(..., rank=i + 1)`,
@@ -159,8 +170,34 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         _pals_reports(lines),
         _lightning_child_exits(lines),
         _kubectl_exec_exits(lines),
+        _paddle_aborts(lines),
     ]
     return pl.concat(parts, how="diagonal_relaxed")
+
+
+def _paddle_aborts(lines: pl.DataFrame) -> pl.DataFrame:
+    said = pl.col("message").str.extract_groups(PADDLE_ABORT).struct
+    found = lines.filter(said.field("ranks").is_not_null())
+    if found.is_empty():
+        return found.select("file", "line")
+    return (
+        found.select(
+            "file",
+            "line",
+            said.field("ranks").str.extract_all(r"\d+").alias("rank"),
+            said.field("world").cast(pl.Int32, strict=False).alias("world_size"),
+        )
+        .explode("rank")
+        .select(
+            "file",
+            "line",
+            pl.lit("worker_failed").alias("event"),
+            pl.lit("error").alias("severity"),
+            pl.col("rank").cast(pl.Int32, strict=False),
+            "world_size",
+            pl.lit(ABORTED).alias("extra"),
+        )
+    )
 
 
 def _kubectl_exec_exits(lines: pl.DataFrame) -> pl.DataFrame:
@@ -368,6 +405,7 @@ PARSER = LineParser(
         "command terminated with exit code ",
         " exited with code ",
         LIGHTNING_CHILD,
+        "ABORT!!! Out of all ",
     ),
     parse=parse,
 )

@@ -1222,7 +1222,11 @@ def _error_exits(job: Job) -> pl.DataFrame:
     return (
         pl.concat([reported, spawned, srun_error_exits(job)], how="vertical_relaxed")
         # (a code that stands for a fatal signal is that signal's death: `_signal_deaths`)
-        .filter(((pl.col("exitcode").fill_null(0) > 0) & exit_signal().is_null()) | _code_cut())
+        .filter(
+            ((pl.col("exitcode").fill_null(0) > 0) & exit_signal().is_null())
+            | _code_cut()
+            | _aborted_report()
+        )
         .with_columns(pl.coalesce("rank", _local_is_global(job)).alias("rank"))
     )
 
@@ -1339,6 +1343,8 @@ def _exited(job: Job) -> list[Finding]:
     exits = reported.sort("file", "line")
     ranks = sorted(exits.get_column("rank").drop_nulls().unique().to_list())
     codes = exits.get_column("exitcode").drop_nulls()
+    if exits.filter(_aborted_report()).height == exits.height and ranks:
+        return [_aborted_trainers(exits, ranks)]
     if codes.is_empty():
         return [_exit_code_cut(exits, ranks)]
     code = int(codes.item(0))
@@ -1439,6 +1445,41 @@ def _replicas(exits: pl.DataFrame) -> Finding | None:
         fix=REPLICA_FIX,
         ranks=[],
         details={"exception": f"exit code {said}", "exit_code": codes[0], "replicas": names},
+    )
+
+
+def _aborted_report() -> pl.Expr:
+    """A launcher's report of a worker that ended with an error, no code said (PaddlePaddle's
+    `ABORT!!! ... the trainer process with rank=[3] was aborted`, parsers/process_exit.py)."""
+    return pl.col("extra").fill_null("").str.contains('"aborted":true', literal=True)
+
+
+ABORTED_FIX = (
+    "Read the failed trainer's own log for its error: PaddlePaddle's launcher writes each "
+    "trainer's output to `log/workerlog.<rank>` (its `--log_dir`); the launcher's console shows "
+    "only that the trainer ended with an error."
+)
+
+
+def _aborted_trainers(exits: pl.DataFrame, ranks: list[int]) -> Finding:
+    """The trainers PaddlePaddle's launcher lists as ended with an error, after which it stopped
+    the others (PaddlePaddle/PaddleDetection#5202: rank 3 of 4): they failed first, of an
+    error in their own logs."""
+    who = rank_list(ranks)
+    logs = ", ".join(f"`log/workerlog.{rank}`" for rank in ranks[:4])
+    return _from_rows(
+        exits,
+        severity="error",
+        part="departure",
+        summary=(
+            f"{who.capitalize()} ended with an error before the others (PaddlePaddle's "
+            "launcher reports the trainer process aborted, then stopped the rest); the error "
+            f"is in {'its' if len(ranks) == 1 else 'their'} own log ({logs})."
+        ),
+        fix=ABORTED_FIX,
+        ranks=ranks,
+        confidence="low",
+        details={"exception": "aborted", "trainers_aborted": True},
     )
 
 

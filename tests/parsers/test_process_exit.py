@@ -320,3 +320,27 @@ def test_kubectl_s_word_on_a_command_it_ran_is_that_rank_s_exit(tmp_path):
     analysis = analyze_files(tmp_path, {"launcher.log": KUBECTL_EXEC})
     assert analysis.verdict.ranks == [3]
     assert analysis.verdict.headline.startswith("Rank 3 was killed")
+
+
+# PaddlePaddle's launcher, verbatim: PaddlePaddle/PaddleDetection#5202 (rank 3 of 4, after it
+# stopped the other trainers' process groups) and PaddlePaddle/PaddleClas#727 (ranks 1-3)
+PADDLE_ONE = [
+    "INFO 2022-02-12 15:52:12,964 launch_utils.py:320] terminate process group gid:2606667",
+    "INFO 2022-02-12 15:52:16,972 launch_utils.py:341] terminate all the procs",
+    "ERROR 2022-02-12 15:52:16,973 launch_utils.py:604] ABORT!!! Out of all 4 trainers, the trainer process with rank=[3] was aborted. Please check its log.",
+]
+PADDLE_THREE = "ERROR 2021-05-16 22:14:00,649 launch_utils.py:545] ABORT!!! Out of all 4 trainers, the trainer process with rank=[1, 2, 3] was aborted. Please check its log."
+
+
+def test_each_trainer_paddles_launcher_lists_as_aborted_ended_with_an_error():
+    rows = parsed_by("process_exit", [PADDLE_THREE])
+    assert rows.get_column("rank").to_list() == [1, 2, 3]
+    assert set(rows.get_column("event").to_list()) == {"worker_failed"}
+    assert set(rows.get_column("world_size").to_list()) == {4}
+
+
+def test_the_trainer_paddles_launcher_names_is_the_verdict_and_its_own_log_the_fix(tmp_path):
+    verdict = analyze_files(tmp_path, {"train.log": PADDLE_ONE}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [3])
+    assert "`log/workerlog.3`" in verdict.finding.summary
+    assert verdict.headline.startswith("Rank 3 ended with an error")
