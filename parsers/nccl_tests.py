@@ -63,7 +63,7 @@ def _rank_table(lines: pl.DataFrame) -> pl.DataFrame:
         pl.lit("nccl_tests_rank").alias("event"),
         pl.lit("info").alias("severity"),
         rank.alias("comm_rank"),
-        (rank.max().over("file") + 1).alias("nranks"),
+        (rank.cast(pl.Int64).max().over("file") + 1).alias("nranks"),
         row.field("host").alias("host"),
         row.field("pid").cast(pl.Int64, strict=False).alias("pid"),
         row.field("device").cast(pl.Int32, strict=False).alias("cuda_dev"),

@@ -104,7 +104,14 @@ RESULT_CLASSES = {
     "6": "peer",
 }
 
+# nccl-tests' validation summary of results that came out wrong (parsers/nccl_tests.py)
+WRONG_RESULTS = "wrong results"
 CLASS_WORDS = {
+    "wrong_results": (
+        " nccl-tests checked the collective's results against the expected values and found "
+        "them wrong: the data was corrupted on its way (a faulty GPU, NVLink or network link, "
+        "memory errors), not a call that failed."
+    ),
     "peer": (
         " It reports that the peer went away or the network to it failed (NCCL cannot tell "
         "which): the failure most likely began at that peer or on that link; this is the "
@@ -318,6 +325,12 @@ FIX_FOREIGN = (
     "point monitoring at its own port; a newer NCCL may ignore such connections."
 )
 FIXES = {
+    "wrong_results": (
+        "Find the faulty part: run the test on each node alone (`-g` with that node's GPUs), "
+        "then on pairs of nodes, until the wrong results follow one GPU, node or link; check "
+        "that GPU's memory errors (`nvidia-smi -q -d ECC,ROW_REMAPPER`) and the kernel log "
+        "(Xid messages), and take it out of service before training on it."
+    ),
     "foreign": FIX_FOREIGN,
     "peer": FIX_PEER,
     "infiniband": FIX_INFINIBAND,
@@ -784,6 +797,8 @@ def _class_of(first: dict[str, object]) -> str:
     lost peer, the host's own set-up), else the ncclResult_t its return-code chain carried,
     else CUDA or system."""
     what = str(first["what"])
+    if first.get("error_code") == WRONG_RESULTS:
+        return "wrong_results"
     if _matches(what, FOREIGN):
         return "foreign"
     if _matches(what, ENVIRONMENT):

@@ -92,3 +92,11 @@ def test_wrong_results_are_a_failure():
     # FAILED after the count (its src/common.cu); no public paste of a FAILED run was found
     (row,) = parsed_by("nccl_tests", ["# Out of bounds values : 12 FAILED"]).iter_rows(named=True)
     assert (row["event"], row["error_code"]) == ("nccl_error", "wrong results")
+
+
+def test_wrong_results_are_said_as_corrupted_data_not_a_failed_call(tmp_path):
+    lines = [*HEALTHY_RUN[3:5], "# Out of bounds values : 12 FAILED"]
+    verdict = analyze_files(tmp_path, {"all_reduce_perf.log": lines}).verdict
+    assert verdict.headline == "The collective's results came out wrong (nccl-tests' check)"
+    assert "corrupted on its way" in verdict.finding.summary
+    assert "ECC,ROW_REMAPPER" in verdict.finding.fix
