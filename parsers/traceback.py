@@ -452,6 +452,9 @@ def _classify(lines: pl.DataFrame) -> pl.DataFrame:
             pl.col("_stripped").eq("").alias("_blank"),
             (
                 pl.col("_stripped").str.starts_with(HEADER)
+                # a paste quoted as inline code keeps the backtick that opened it
+                # (huggingface/accelerate#2229: "`Traceback (most recent call last):")
+                | pl.col("_stripped").str.starts_with("`" + HEADER)
                 | pl.col("_stripped").str.contains(RICH_HEADER)
                 # a whole traceback flattened into a report's line (see FLATTENED)
                 | pl.col("_stripped").str.contains(HEADER + ' File "', literal=True)

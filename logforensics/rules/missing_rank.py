@@ -28,6 +28,7 @@ from logforensics.findings import (
     exception_text,
 )
 from logforensics.gloo_interface import wrong_interface
+from logforensics.intake import read_lines_at
 from logforensics.job import Job
 from logforensics.placement import earliest_time
 from logforensics.registry import Rule
@@ -419,6 +420,10 @@ LATER_GROUP_KEY = r"default_pg/\d+//0*[1-9]\d*//|pg_wrapper:0*[1-9]"
 # on exit barrier. Elapsed: 309.24648356437683 seconds`, then the store's `Socket Timeout`):
 # the job had formed and run; the wait says nothing of its start
 EXIT_BARRIER = "Error waiting on exit barrier"
+# ... or the wait's own traceback through that barrier, the agent's record cut (huggingface/
+# accelerate#2229: `File ".../torch/distributed/elastic/agent/server/api.py", line 904, in
+# _exit_barrier` above the store's `RuntimeError: Socket Timeout`)
+EXIT_BARRIER_FRAME = ", in _exit_barrier"
 
 
 def _store_waits(job: Job) -> pl.DataFrame:
@@ -438,7 +443,9 @@ def _store_waits(job: Job) -> pl.DataFrame:
 
 
 def _before_exit_barriers(job: Job, waits: pl.DataFrame) -> pl.DataFrame:
-    """`waits` without those after torchrun's report of its exit barrier in the same file."""
+    """`waits` without those after torchrun's report of its exit barrier in the same file, nor
+    those whose traceback passes through that barrier."""
+    waits = _outside_the_exit_barrier(job, waits)
     ends = (
         job.events.filter(pl.col("text").str.contains(EXIT_BARRIER, literal=True))
         .group_by("file")
@@ -448,6 +455,24 @@ def _before_exit_barriers(job: Job, waits: pl.DataFrame) -> pl.DataFrame:
         return waits
     marked = waits.join(ends, on="file", how="left")
     return marked.filter(pl.col("_end").is_null() | (pl.col("line") < pl.col("_end"))).drop("_end")
+
+
+def _outside_the_exit_barrier(job: Job, waits: pl.DataFrame) -> pl.DataFrame:
+    spans = waits.filter(pl.col("end_line").is_not_null()).select(
+        "file",
+        pl.int_ranges("line", pl.col("end_line").cast(pl.Int64) + 1).alias("_at"),
+        pl.col("line").alias("_start"),
+    )
+    if spans.is_empty():
+        return waits
+    spans = spans.explode("_at").with_columns(pl.col("_at").cast(pl.UInt32).alias("line"))
+    texts = read_lines_at(job.inventory, spans.select("file", "line"))
+    through = (
+        texts.filter(pl.col("text").str.contains(EXIT_BARRIER_FRAME, literal=True))
+        .join(spans, on=["file", "line"])
+        .select("file", pl.col("_start").alias("line"))
+    )
+    return waits.join(through, on=["file", "line"], how="anti")
 
 
 # The client tries every address the store's host name resolves to, IPv6 and IPv4 in turn; an

@@ -1361,3 +1361,15 @@ def test_the_worker_the_launcher_names_died_of_the_native_check(tmp_path):
     verdict = analysis.verdict
     assert verdict.ranks == [0]
     assert "CUDA error: operation not supported" in verdict.finding.summary
+
+
+def test_a_traceback_quoted_as_inline_code_keeps_its_header():
+    # huggingface/accelerate#2229, verbatim: the paste opened with a backtick
+    lines = [
+        "`Traceback (most recent call last):",
+        '  File "/opt/conda/lib/python3.7/site-packages/torch/distributed/elastic/utils/store.py", line 31, in get_all',
+        '    data = store.get(f"{prefix}{idx}")',
+        "RuntimeError: Socket Timeout`",
+    ]
+    (failed,) = _events(lines, "exception")
+    assert (failed["line"], failed["end_line"], failed["exc_type"]) == (1, 4, "RuntimeError")

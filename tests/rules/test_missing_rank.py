@@ -657,14 +657,40 @@ def test_a_store_wait_at_torchrun_s_exit_barrier_is_no_start_up_failure(tmp_path
     analysis = analyze_files(tmp_path, {"node0.log": EXIT_BARRIER_TIMEOUT})
     assert "missing_rank" not in kinds(analysis)  # it had been "the job never formed"
     assert analysis.verdict.finding.kind == "rank_exception"
-    # the same wait with no exit barrier before it is a start-up that never completed
-    start = [
+    # without the agent's record, its traceback through `_exit_barrier` says the same
+    traceback_only = [
         line
         for line in EXIT_BARRIER_TIMEOUT
         if "exit barrier" not in line and "exitcode" not in line
     ]
-    started = analyze_files(tmp_path / "start", {"node0.log": start})
-    assert started.verdict.finding.kind == "missing_rank"
+    ended = analyze_files(tmp_path / "traceback", {"node0.log": traceback_only})
+    assert "missing_rank" not in kinds(ended)
+
+
+# huggingface/accelerate#2229, verbatim (a paste quoted as inline code, its last line cut by
+# the excerpt): node 0's agent timed out at the exit barrier; one of its workers could not
+# reach the other machine
+EXIT_BARRIER_AFTER_NO_ROUTE = [
+    "`Traceback (most recent call last):",
+    '  File "/opt/conda/lib/python3.7/site-packages/torch/distributed/elastic/agent/server/api.py", line 904, in _exit_barrier',
+    "    barrier_timeout=self._exit_barrier_timeout,",
+    '  File "/opt/conda/lib/python3.7/site-packages/torch/distributed/elastic/utils/store.py", line 67, in barrier',
+    "    synchronize(store, data, rank, world_size, key_prefix, barrier_timeout)",
+    '  File "/opt/conda/lib/python3.7/site-packages/torch/distributed/elastic/utils/store.py", line 53, in synchronize',
+    "    agent_data = get_all(store, key_prefix, world_size)",
+    '  File "/opt/conda/lib/python3.7/site-packages/torch/distributed/elastic/utils/store.py", line 31, in get_all',
+    '    data = store.get(f"{prefix}{idx}")',
+    "RuntimeError: Socket Timeout`",
+    "`ps-8:796:796 [1] NCCL INFO Bootstrap : Using enp67s0:192.168.1.8<0>",
+    "ps-8:796:796 [1] NCCL INFO NET/Socket : Using [0]enp67s0:192.168.1.8<0>",
+    "ps-8:795:822 [0] include/socket.h:409 NCCL WARN Net : Connect to 192.168.1.9<54263> failed : No route to",
+]
+
+
+def test_the_agents_exit_barrier_wait_is_no_start_up_failure_beside_the_nccl_error(tmp_path):
+    analysis = analyze_files(tmp_path, {"main.log": EXIT_BARRIER_AFTER_NO_ROUTE})
+    assert "missing_rank" not in kinds(analysis)
+    assert analysis.verdict.finding.kind == "nccl_error"
 
 
 def test_a_rendezvous_join_that_timed_out_waited_for_nodes_not_for_a_store(tmp_path):
