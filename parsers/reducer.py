@@ -43,6 +43,11 @@ LIGHTNING_UNUSED = (
 # Parameters which did not receive grad for rank 0: text_model.final_layer_norm.bias, text_model.final_layer_norm.weight
 UNUSED_NAMES = r"Parameters which did not receive grad for rank (\d+): "
 UNUSED_NAMES_PREFIX = r"^.*?" + UNUSED_NAMES
+# [Rank 1] Parameter: static_encoder.context_grns.3.glu.lin.bias did not get gradient in backwards pass.
+# (the same error's names, one per line of c10's INFO log, TORCH_CPP_LOG_LEVEL=INFO with the
+# debug level set: Nixtla/neuralforecast#1110 behind `[rank1]:[I816 21:41:23.034545571
+# reducer.cpp:1989] `)
+UNUSED_ONE = r"\[Rank (?P<rank>\d+)\] Parameter: (?P<name>\S+) did not get gradient"
 # Parameter indices which did not receive grad for rank 2: 362 363 364 365
 UNUSED_INDICES = (
     r"Parameter indices which did not receive grad for rank (?P<rank>\d+): "
@@ -88,7 +93,11 @@ def _event() -> pl.Expr:
     message = pl.col("message")
     return (
         # A message joined onto one line names the parameters: keep the more specific event.
-        pl.when(message.str.contains(UNUSED_NAMES) | message.str.contains(UNUSED_INDICES))
+        pl.when(
+            message.str.contains(UNUSED_NAMES)
+            | message.str.contains(UNUSED_INDICES)
+            | message.str.contains(UNUSED_ONE)
+        )
         .then(pl.lit("unused_params"))
         .when(
             message.str.contains(UNFINISHED, literal=True)
@@ -127,6 +136,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     ready = message.str.extract_groups(READY_TWICE)
     mismatch = message.str.extract_groups(MODEL_MISMATCH)
     shape = message.str.extract_groups(SHAPE_MISMATCH)
+    one = message.str.extract_groups(UNUSED_ONE)
     counts = pl.concat_list(
         mismatch.struct.field("own").cast(pl.Int64, strict=False),
         mismatch.struct.field("peer_count").cast(pl.Int64, strict=False),
@@ -152,6 +162,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             indices.struct.field("rank"),
             mismatch.struct.field("rank"),
             shape.struct.field("rank"),
+            one.struct.field("rank"),
         )
         .cast(pl.Int32, strict=False)
         .alias("rank"),
@@ -176,6 +187,9 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             pl.when(ready.struct.field("name").is_not_null()).then(
                 pl.concat_list(ready.struct.field("name"))
             ),
+            pl.when(one.struct.field("name").is_not_null()).then(
+                pl.concat_list(one.struct.field("name"))
+            ),
         ).alias("names"),
     )
 
@@ -186,6 +200,7 @@ PARSER = LineParser(
         UNFINISHED,
         LIGHTNING_UNUSED,
         "did not receive grad for rank",
+        " did not get gradient",
         "has been marked as ready twice",
         READY_ONCE,
         "DDP expects same model across all ranks",

@@ -1227,8 +1227,36 @@ def _error_exits(job: Job) -> pl.DataFrame:
             | _code_cut()
             | _aborted_report()
         )
-        .with_columns(pl.coalesce("rank", _local_is_global(job)).alias("rank"))
+        .with_columns(
+            pl.coalesce("rank", _local_is_global(job), _child_of_rank_zero(job)).alias("rank")
+        )
     )
+
+
+# Lightning's main process says its global rank as the group forms
+LIGHTNING_MEMBER = "Initializing distributed: GLOBAL_RANK: "
+
+
+def _child_of_rank_zero(job: Job) -> pl.Expr:
+    """A child Lightning's launcher reports by its local rank, in a file whose only main
+    process is global rank 0: that node's local ranks are the global ones (Nixtla/
+    neuralforecast#1291: `Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4`, then
+    `[rank: 1] Child process with PID 23026 terminated with code 1`)."""
+    members = job.events.filter(
+        (pl.col("event") == "world_size")
+        & pl.col("text").str.contains(LIGHTNING_MEMBER, literal=True).fill_null(False)
+    )
+    files = (
+        members.group_by("file")
+        .agg(pl.col("rank").drop_nulls().unique().alias("_ranks"))
+        .filter(pl.col("_ranks").list.len() == 1)
+        .filter(pl.col("_ranks").list.first() == 0)
+        .get_column("file")
+    )
+    if files.is_empty():
+        return pl.lit(None, dtype=pl.Int32)
+    lightning = pl.col("extra").eq_missing(pl.lit(LIGHTNING_REPORT))
+    return pl.when(lightning & pl.col("file").is_in(files.implode())).then(pl.col("local_rank"))
 
 
 # torch.multiprocessing.spawn's parent, on a child that exited with a code and printed nothing
@@ -1701,8 +1729,12 @@ def _killed_by_lightning(job: Job) -> pl.DataFrame:
         return pl.DataFrame(schema={"file": job.events.schema["file"], "line": pl.UInt32})
     first = reported.group_by("file").agg(pl.col("line").min().alias("_reported"))
     kills = job.events.filter(pl.col("event").is_in(DEATH_EVENTS)).with_columns(_signal_of_death())
+    # ... and Ray's word that the worker process it ran in died (Nixtla/neuralforecast#1291:
+    # the raylet's `A worker died or was killed ... by an unexpected system error`)
+    kills = kills.filter(pl.col("signal") == "SIGKILL").select("file", "line")
+    ray_seen = job.events.filter(pl.col("event") == "worker_died").select("file", "line")
     return (
-        kills.filter(pl.col("signal") == "SIGKILL")
+        pl.concat([kills, ray_seen])
         .join(first, on="file")
         .filter(pl.col("line") > pl.col("_reported"))
         .select("file", pl.col("line").cast(pl.UInt32))

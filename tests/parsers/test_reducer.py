@@ -310,3 +310,20 @@ def test_a_parameter_shaped_unlike_process_0s_is_reported_by_the_rank_it_names(l
     row = only(reducer_events([line]))
     assert (row["event"], row["severity"]) == ("shape_mismatch", "error")
     assert (row["rank"], row["peer_rank"], row["values"]) == (rank, 0, [index])
+
+
+# Nixtla/neuralforecast#1110, verbatim (hard-wrapped by the poster's terminal): the unused
+# parameters c10's INFO log names one per line as the reducer raises its error
+UNUSED_ONE_PER_LINE = [
+    "[rank1]:[I816 21:41:23.034545571 reducer.cpp:1989] [Rank 1] Parameter: static_encoder.context_grns.3.glu.lin.bias did not get gradient i",
+    "n backwards pass.                                                                                                                       ",
+    "[rank1]:[I816 21:41:23.034555851 reducer.cpp:1989] [Rank 1] Parameter: static_encoder.context_grns.3.glu.lin.weight did not get gradient",
+    " in backwards pass.                                                                                                                     ",
+]
+
+
+def test_each_parameter_the_info_log_names_is_an_unused_parameter_of_its_rank(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": UNUSED_ONE_PER_LINE})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("reducer_unused_params", [1])
+    assert "static_encoder.context_grns.3.glu.lin.weight" in verdict.finding.summary

@@ -2806,3 +2806,21 @@ def test_ray_s_word_that_an_actor_died_is_the_timeout_s_abort_not_a_cause(tmp_pa
     # without the timeout, the actor's death is the failure the logs show
     alone = analyze_files(tmp_path / "alone", {"train.log": ACTOR_DIED_AFTER_TIMEOUT[:5]})
     assert alone.verdict.finding.kind == "rank_exception"
+
+
+# Nixtla/neuralforecast#1291, verbatim (Ray Tune running a Lightning DDP trial, the raylet's
+# line cut by the excerpt): Lightning's main process (global rank 0) reports its child of local
+# rank 1 failed and kills everything, its own process too, which Ray then sees die
+LIGHTNING_UNDER_RAY = [
+    "(_train_tune pid=22946) Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4",
+    "(_train_tune pid=22946) [rank: 1] Child process with PID 23026 terminated with code 1. Forcefully terminating all other processes to avoid zombies 🧟",
+    "(raylet) A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the problem, check the logs for the dead worker. RayTask ID: ffffffffffffffff14b6988a6a4935518fd4985a01000000 Worker ID: fa49156216bca352caee735419dc8cf5a59f668a96d20f17a94ddec9 Node ID: 6eabca3b606628a676f68efc346d601b765017331b5032e290b6b99e Worker IP address: 169.255.255.2 Worker port: 33095 Worker PID: 22946 Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop --force is called. (",
+]
+
+
+def test_the_child_lightning_reports_failed_is_the_verdict_not_the_ray_worker_it_killed(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": LIGHTNING_UNDER_RAY})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [1])
+    assert verdict.headline == "Rank 1 exited with code 1"
+    assert "oom" not in [finding.kind for finding in analysis.findings]
