@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from logforensics.findings import Finding, evidence_from
+from logforensics.findings import Finding
 from logforensics.job import Job
-from logforensics.placement import earliest_time, place_with_step
 from logforensics.text import rank_list
+from logforensics.watchdog_abort import failure_said_by_its_echo
 
 BACKEND_ERROR = "DistBackendError"
 UNSAID_FIX = (
@@ -47,15 +47,10 @@ def backend_error_unsaid(job: Job) -> list[Finding]:
         where.append(f"pid {first['pid']}")
     who = rank_list(ranks).capitalize() if ranks else "A process"
     who += f" ({', '.join(where)})" if where and len(ranks) <= 1 else ""
-    order, step, stage = place_with_step(job, failed)
-    evidence, total = evidence_from(
-        failed.sort("file", "line").select("file", "line", "text", "rank")
-    )
     return [
-        Finding(
-            kind="nccl_error",
-            severity="error",
-            part="explanation",
+        failure_said_by_its_echo(
+            job,
+            failed,
             summary=(
                 f"{who} died of a DistBackendError, which PyTorch raises for what its "
                 "communication backend reports (an NCCL error, an aborted communicator, a "
@@ -63,13 +58,6 @@ def backend_error_unsaid(job: Job) -> list[Finding]:
             ),
             fix=UNSAID_FIX,
             ranks=ranks,
-            step=step,
-            stage=stage,
-            evidence=evidence,
-            evidence_total=total,
-            order=order,
-            timestamp=earliest_time(failed),
-            confidence="low",
             details={"backend_error_unsaid": True},
         )
     ]

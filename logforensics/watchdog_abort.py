@@ -38,15 +38,10 @@ def watchdog_abort_alone(job: Job) -> list[Finding]:
         return []
     ranks = sorted(aborts.get_column("rank").drop_nulls().unique().to_list())
     who = rank_list(ranks).capitalize() if ranks else "A process"
-    order, step, stage = place_with_step(job, aborts)
-    evidence, total = evidence_from(
-        aborts.sort("file", "line").select("file", "line", "text", "rank")
-    )
     return [
-        Finding(
-            kind="nccl_error",
-            severity="error",
-            part="explanation",
+        failure_said_by_its_echo(
+            job,
+            aborts,
             summary=(
                 f"{who} was taken down by its NCCL watchdog after a collective failed or timed "
                 "out (`Some NCCL operations have failed or timed out`); the line that says "
@@ -54,13 +49,40 @@ def watchdog_abort_alone(job: Job) -> list[Finding]:
             ),
             fix=WATCHDOG_ABORT_FIX,
             ranks=[],  # the process that reports an abort is not shown to be its cause
-            step=step,
-            stage=stage,
-            evidence=evidence,
-            evidence_total=total,
-            order=order,
-            timestamp=earliest_time(aborts),
-            confidence="low",
             details={"watchdog_abort": True, "reported_by": ranks},
         )
     ]
+
+
+def failure_said_by_its_echo(
+    job: Job,
+    rows: pl.DataFrame,
+    *,
+    summary: str,
+    fix: str,
+    ranks: list[int],
+    details: dict[str, object],
+) -> Finding:
+    """A communication failure the logs show only by what it left behind (`rows`: the
+    watchdog's abort, an exception's type with its message cut), where they hold no other
+    error: an `nccl_error` at low confidence, placed at those lines."""
+    order, step, stage = place_with_step(job, rows)
+    evidence, total = evidence_from(
+        rows.sort("file", "line").select("file", "line", "text", "rank")
+    )
+    return Finding(
+        kind="nccl_error",
+        severity="error",
+        part="explanation",
+        summary=summary,
+        fix=fix,
+        ranks=ranks,
+        step=step,
+        stage=stage,
+        evidence=evidence,
+        evidence_total=total,
+        order=order,
+        timestamp=earliest_time(rows),
+        confidence="low",
+        details=details,
+    )
