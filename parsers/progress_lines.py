@@ -75,9 +75,11 @@ FAILURE_WORDS = (
 # (`Killing subprocess 31867`, torch.distributed.launch stopping its workers, is no counter)
 # (and numbers that name a resource: `on fd 188`, `[id=176]`, `addr 0`)
 # (`id` alone, not `batch_id`: a script may count batches by it)
+# (and the ids of processes, groups and threads: PaddlePaddle's launcher stopping its trainers,
+# `terminate process group gid:2606667`, then 2606672 and 2606677: PaddleDetection#5202)
 IDENTITY = (
-    r"(?i)(?:^|[\s_])(?:rank|device|devices|gpu|cuda|node|pid|port|worker|thread|process"
-    r"|subprocess|fd|addr|address|handle|iface|interface)$|(?:^|\s)id$"
+    r"(?i)(?:^|[\s_])(?:rank|device|devices|gpu|cuda|node|pid|ppid|pgid|gid|tid|port|worker"
+    r"|thread|process|subprocess|fd|addr|address|handle|iface|interface)$|(?:^|\s)id$"
 )
 # The name of a counter: the words just before it (`iteration`, `total step`, `step_in_slice`)
 NAME_BEFORE = r"([A-Za-z][A-Za-z_]*(?: [A-Za-z][A-Za-z_]*)?)[^A-Za-z<]*$"

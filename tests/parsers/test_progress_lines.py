@@ -237,6 +237,16 @@ def test_the_launcher_killing_its_workers_one_pid_after_another_is_no_progress(t
     assert analysis.verdict.finding is finding(analysis, "oom")
 
 
+def test_the_launcher_stopping_process_groups_one_gid_after_another_is_no_progress():
+    # PaddlePaddle/PaddleDetection#5202, verbatim: PaddlePaddle's launcher stopping its trainers
+    lines = [
+        "INFO 2022-02-12 15:52:12,964 launch_utils.py:320] terminate process group gid:2606667",
+        "INFO 2022-02-12 15:52:12,966 launch_utils.py:320] terminate process group gid:2606672",
+        "INFO 2022-02-12 15:52:12,967 launch_utils.py:320] terminate process group gid:2606677",
+    ]
+    assert parsed_by("progress_lines", lines).filter(event="stage").is_empty()
+
+
 def test_a_count_to_a_total_that_starts_again_counts_rounds(tmp_path):
     # sparticlesteve/pytorch-nccl-hang: each trial counts `running step 1/10` ... `10/10`
     # afresh on every rank; in the last trial ranks 0 and 25 never print step 1
