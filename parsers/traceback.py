@@ -323,6 +323,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             _cuda_hints(rows),
             _unhandled_exceptions(rows),
             _scripts_unopened(rows),
+            _argument_errors(rows),
             _native_cuda_checks(rows),
             _ray_task_errors(rows),
         ],
@@ -1045,6 +1046,23 @@ MODULE_SPEC_FAILED = (
 )
 
 
+# argparse refusing the command line it was given: its usage banner, then `<prog>: error:
+# <why>`, and the process exits with code 2. A launcher's own argument the script does not
+# declare is the common case (huggingface/pytorch-image-models#1724: `train.py: error:
+# unrecognized arguments: --local-rank=2`, torch >= 2.0's torch.distributed.launch passing
+# `--local-rank`; the prog may be a description with spaces, microsoft/unilm#1597). Only
+# argparse's own messages count: `srun: error: ...` is SLURM's.
+ARGUMENT_ERROR = (
+    r"^(?P<prog>.+?): error: (?P<why>(?:unrecognized arguments|the following arguments are "
+    r"required|argument \S+: |ambiguous option: ).*?)\s*$"
+)
+# ... and its banner where a paste ends before the error line (cnulab/RealNet#54: `usage:
+# train_realnet.py [-h] [--config CONFIG] ... [--local_rank LOCAL_RANK]` ends the log)
+USAGE_BANNER = r"^usage: \S+ \[-h\]"
+# how far below a banner its error line stands at most (a long usage wraps over many lines)
+USAGE_LINES = 40
+
+
 # A native library's own check of a CUDA call, which prints the CUDA error and ends the process
 # (bitsandbytes' CUDA_CHECK_RETURN: Firefly-LLaMA2-Chinese#9's `Error operation not supported at
 # line 351 in file /home/tim/git/bitsandbytes/csrc/pythonInterface.c` before torchrun reports
@@ -1069,6 +1087,41 @@ def _native_cuda_checks(rows: pl.DataFrame) -> pl.DataFrame:
         said.field("what").alias("exc_message"),
         _place(said.field("path"), said.field("lineno"), pl.lit("?")).alias("frame"),
     )
+
+
+def _argument_errors(rows: pl.DataFrame) -> pl.DataFrame:
+    """`exception` of type ArgumentError for argparse's refusal (its error line), or for its
+    usage banner where no error line follows within USAGE_LINES (the paste cut it)."""
+    text = pl.col("_stripped")
+    said = text.str.extract_groups(ARGUMENT_ERROR).struct
+    banner = text.str.contains(USAGE_BANNER)
+    if _absent(rows, said.field("why").is_not_null() | banner):
+        return _nothing()
+    error_at = pl.when(said.field("why").is_not_null()).then(pl.col("line").cast(pl.Int64))
+    next_error = error_at.backward_fill().over(STREAM)
+    cut = banner & (
+        next_error.is_null() | ((next_error - pl.col("line").cast(pl.Int64)) > USAGE_LINES)
+    )
+    marked = rows.with_columns(cut.alias("_banner_alone"))
+    found = marked.filter(said.field("why").is_not_null() | pl.col("_banner_alone"))
+    # a banner its error line follows is read with it
+    banners = _recognised(marked.filter(banner & ~pl.col("_banner_alone")))
+    refusals = found.select(
+        *_one_line("exception"),
+        pl.lit("ArgumentError").alias("exc_type"),
+        pl.when(pl.col("_banner_alone"))
+        .then(
+            pl.format(
+                "its command line was refused (argparse's usage banner; the error line is not "
+                "in the logs): {}",
+                text,
+            )
+        )
+        .otherwise(said.field("why"))
+        .str.slice(0, MESSAGE_CHARS)
+        .alias("exc_message"),
+    )
+    return pl.concat([refusals, banners], how="diagonal_relaxed")
 
 
 def _scripts_unopened(rows: pl.DataFrame) -> pl.DataFrame:
@@ -1673,6 +1726,8 @@ PARSER = LineParser(
         ": can't open file ",
         ": No module named ",
         ": Error while finding module specification ",
+        ": error: ",
+        "usage: ",
         " in file ",
     ),
     parse=parse,

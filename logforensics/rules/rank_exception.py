@@ -327,6 +327,8 @@ def _message_fix(texts: list[str], who: str) -> str | None:
         (MPICH_INIT, MPICH_INIT_FIX.format(who=who)),
         (BACKEND_UNAVAILABLE, BACKEND_UNAVAILABLE_FIX.format(who=capitalized(who))),
         (SCRIPT_UNOPENED, SCRIPT_UNOPENED_FIX),
+        (LAUNCHER_LOCAL_RANK, LAUNCHER_LOCAL_RANK_FIX),
+        (ARGUMENTS_REFUSED, ARGUMENTS_REFUSED_FIX),
     ):
         if any(re.search(pattern, text) for text in texts):
             return fix
@@ -340,6 +342,22 @@ SCRIPT_UNOPENED_FIX = (
     "the machines that say so. Give every node the same code at the same path (a shared file "
     "system, or the checkout synced to every node before the launch), and launch from the "
     "directory a relative script path is relative to."
+)
+# argparse's refusal of the command line (parsers/traceback.py's ArgumentError), and the
+# launcher's own argument among what it refused
+ARGUMENTS_REFUSED = r"^ArgumentError: "
+LAUNCHER_LOCAL_RANK = r"^ArgumentError: .*--local[-_]rank"
+LAUNCHER_LOCAL_RANK_FIX = (
+    "The script does not accept the local-rank argument the launcher passes: "
+    "torch.distributed.launch in PyTorch >= 2.0 passes `--local-rank` (older releases "
+    "`--local_rank`). Declare both spellings (`parser.add_argument('--local-rank', "
+    "'--local_rank', type=int, default=0)`), or drop the argument and read "
+    "`os.environ['LOCAL_RANK']` (torchrun sets it and passes no argument)."
+)
+ARGUMENTS_REFUSED_FIX = (
+    "The script refused its command line and exited (argparse exits with code 2): compare the "
+    "launch command's arguments with the script's parser (a misspelt or removed option, a "
+    "required one missing) and run the same command on one process to see the whole message."
 )
 UNNAMED_FIX = (
     "Find the rank the others waited for: the one whose log shows it busy or failing at that "

@@ -1373,3 +1373,36 @@ def test_a_traceback_quoted_as_inline_code_keeps_its_header():
     ]
     (failed,) = _events(lines, "exception")
     assert (failed["line"], failed["end_line"], failed["exc_type"]) == (1, 4, "RuntimeError")
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        # huggingface/pytorch-image-models#1724, verbatim: torch.distributed.launch (torch 2.0)
+        # passing `--local-rank` to a script that declares `--local_rank`
+        (
+            "train.py: error: unrecognized arguments: --local-rank=2",
+            "unrecognized arguments: --local-rank=2",
+        ),
+        # microsoft/unilm#1597, verbatim: the parser's prog is a description with spaces
+        (
+            "BEiT fine-tuning and evaluation script for image classification: error: unrecognized arguments: --local-rank=1",
+            "unrecognized arguments: --local-rank=1",
+        ),
+    ],
+)
+def test_argparses_refusal_is_the_processs_argument_error(line, message):
+    (refused,) = _events([line], "exception")
+    assert (refused["exc_type"], refused["exc_message"]) == ("ArgumentError", message)
+
+
+def test_argparses_banner_where_the_paste_ends_is_a_refusal_its_error_line_cut():
+    # cnulab/RealNet#54, verbatim: the usage banner ends the log
+    banner = "usage: train_realnet.py [-h] [--config CONFIG] [--dataset {MVTec-AD,VisA,MPDD,BTAD}] [--local_rank LOCAL_RANK]"
+    (refused,) = _events([banner], "exception")
+    assert refused["exc_type"] == "ArgumentError"
+    assert refused["exc_message"].startswith("its command line was refused")
+    # SLURM's own `srun: error:` is no argparse refusal (huggingface/accelerate#2960, verbatim,
+    # as ../shared/formats.md quotes it)
+    srun = "srun: error: SH-IDC1-10-140-24-95: task 0: Exited with exit code 1"
+    assert _events([srun], "exception") == []

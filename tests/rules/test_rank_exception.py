@@ -2824,3 +2824,13 @@ def test_the_child_lightning_reports_failed_is_the_verdict_not_the_ray_worker_it
     assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [1])
     assert verdict.headline == "Rank 1 exited with code 1"
     assert "oom" not in [finding.kind for finding in analysis.findings]
+
+
+def test_a_launchers_local_rank_the_script_refused_gets_the_fix_that_accepts_it(tmp_path):
+    # huggingface/pytorch-image-models#1724, verbatim: argparse's refusal of torch 2.0's
+    # `--local-rank`
+    lines = ["train.py: error: unrecognized arguments: --local-rank=2"]
+    verdict = analyze_files(tmp_path, {"train.log": lines}).verdict
+    assert verdict.finding.kind == "rank_exception"
+    assert verdict.headline.endswith("died of an ArgumentError")
+    assert "`--local-rank`" in verdict.finding.fix and "LOCAL_RANK" in verdict.finding.fix
