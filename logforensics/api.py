@@ -46,6 +46,7 @@ INFERRED_SOURCES = (
     "node_index",
     "process",
     "device",
+    "world_of_one",
 )
 
 

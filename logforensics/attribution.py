@@ -17,7 +17,9 @@ Trust order for every event (the `rank_from` column):
    shows a single node;
 7. `node_index`: a local rank plus node index × `--nproc_per_node`, where the node index comes
    from an srun task id wrapping a torchrun agent (or a Kubeflow pod name) and the launch
-   command line in the logs states `--nproc_per_node`.
+   command line in the logs states `--nproc_per_node`;
+8. `world_of_one`: rank 0, where the largest world the logs state is one process and no line
+   states another rank (the launcher's own lines excepted).
 
 Nothing else: no rank is ever assumed. A node is what a node prefix names (an srun task that
 wraps torchrun, a pdsh host, a kubectl pod, a Ray worker's ip), else the torchrun `--log-dir`
@@ -290,6 +292,7 @@ def attribute(
         ("path_local", pl.col("path_rank")),
         ("node_index", node_index * pl.lit(nproc, dtype=pl.Int32) + pl.col("local_rank")),
         ("device", device),
+        ("world_of_one", _world_of_one(events, limit)),
     ]
     rank = pl.coalesce([value for _, value in choices])
     source = pl.when(choices[0][1].is_not_null()).then(pl.lit(choices[0][0]))
@@ -315,6 +318,23 @@ def attribute(
             "_offset",
             *(name for name in consumed if name in events.columns),
         )
+    )
+
+
+# the launcher's own lines: no worker wrote them
+LAUNCHER_FAMILIES = ("elastic", "launch")
+
+
+def _world_of_one(events: pl.DataFrame, limit: int) -> pl.Expr:
+    """Rank 0 for every worker line of a job whose largest stated world is one process and
+    whose lines state no other rank (cnulab/RealNet#54: `python -m torch.distributed.launch
+    --nproc_per_node=1 ...`, then the worker's argparse refusal): there is no other rank to
+    have written them."""
+    stated = events.get_column("rank").drop_nulls()
+    if limit != 1 or not stated.is_in([0]).all():
+        return pl.lit(None, dtype=pl.Int32)
+    return pl.when(~pl.col("family").is_in(LAUNCHER_FAMILIES).fill_null(False)).then(
+        pl.lit(0, dtype=pl.Int32)
     )
 
 

@@ -451,6 +451,7 @@ INFERENCE_WORDS = {
     "node_index": "the node index × --nproc_per_node",
     "process": "the process (host and pid) another line ties to a rank",
     "device": "the CUDA device their progress lines name (one node)",
+    "world_of_one": "a world of one process",
 }
 # Why files were skipped, in a few words: the first pattern that fits the reason said.
 SKIP_KINDS = (

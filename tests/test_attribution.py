@@ -463,3 +463,22 @@ def test_submitit_s_per_task_error_log_tells_whose_traceback_it_is(tmp_path):
     }
     analysis = analyze_files(tmp_path, files)
     assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [1])
+
+
+# cnulab/RealNet#54, verbatim: a launch of one process, then that worker's argparse banner
+ONE_PROCESS = [
+    "python -m torch.distributed.launch --nproc_per_node=1  train_realnet.py --dataset MVTec-AD --class_name bottle",
+    "NOTE: Redirects are currently not supported in Windows or MacOs.",
+    "usage: train_realnet.py [-h] [--config CONFIG] [--dataset {MVTec-AD,VisA,MPDD,BTAD}] [--local_rank LOCAL_RANK]",
+]
+
+
+def test_in_a_world_of_one_process_the_workers_lines_are_rank_0s(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": ONE_PROCESS})
+    refused = analysis.job.events.filter(pl.col("event") == "exception").row(0, named=True)
+    assert (refused["rank"], refused["rank_from"]) == (0, "world_of_one")
+    assert analysis.verdict.headline == "Rank 0 died of an ArgumentError"
+    # with a second process launched, nothing says which one it was
+    two = [ONE_PROCESS[0].replace("=1", "=2"), *ONE_PROCESS[1:]]
+    unsure = analyze_files(tmp_path / "two", {"train.log": two})
+    assert unsure.verdict.ranks == []
