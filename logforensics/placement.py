@@ -134,7 +134,8 @@ def placed_finding(job: Job, rows: pl.DataFrame, **fields: Any) -> Finding:
     evidence, total = evidence_from(
         rows.sort("file", "line").select("file", "line", "text", "rank")
     )
-    fields.setdefault("order", place(job, rows))
+    if "order" not in fields:
+        fields["order"] = place(job, rows)
     return Finding(
         evidence=evidence,
         evidence_total=total,

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from logforensics.findings import Finding, evidence_from
+from logforensics.findings import Finding
 from logforensics.job import Job
-from logforensics.placement import earliest_time, place_with_step
+from logforensics.placement import place_with_step, placed_finding
 from logforensics.text import rank_list
 
 ABORT_EVENTS = ("ops_failed", "process_abort")
@@ -67,10 +67,9 @@ def failure_said_by_its_echo(
     watchdog's abort, an exception's type with its message cut), where they hold no other
     error: an `nccl_error` at low confidence, placed at those lines."""
     order, step, stage = place_with_step(job, rows)
-    evidence, total = evidence_from(
-        rows.sort("file", "line").select("file", "line", "text", "rank")
-    )
-    return Finding(
+    return placed_finding(
+        job,
+        rows,
         kind="nccl_error",
         severity="error",
         part="explanation",
@@ -79,10 +78,7 @@ def failure_said_by_its_echo(
         ranks=ranks,
         step=step,
         stage=stage,
-        evidence=evidence,
-        evidence_total=total,
         order=order,
-        timestamp=earliest_time(rows),
         confidence="low",
         details=details,
     )
