@@ -71,6 +71,23 @@ class Job:
             return True  # the world a one-node launch command states is that node's
         return world is None or local.is_empty() or world.value <= int(local.max()) + 1
 
+    def span_lines(self, rows: pl.DataFrame) -> pl.DataFrame:
+        """`file, line, text, _start`: every line of each row's span (`line` to `end_line`, a
+        traceback's), read again from its file, with the span's first line."""
+        spans = (
+            rows.filter(pl.col("end_line").is_not_null())
+            .select(
+                "file",
+                pl.int_ranges("line", pl.col("end_line").cast(pl.Int64) + 1).alias("_at"),
+                pl.col("line").alias("_start"),
+            )
+            .explode("_at")
+            .select("file", pl.col("_at").cast(pl.UInt32).alias("line"), "_start")
+        )
+        return read_lines_at(self.inventory, spans.select("file", "line")).join(
+            spans, on=["file", "line"]
+        )
+
     def quote(self, rows: pl.DataFrame) -> pl.DataFrame:
         """`rows` (`file, line, rank`) with `text`: the lines read again from their files (a
         stage mark keeps no text of its own)."""

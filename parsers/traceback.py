@@ -628,8 +628,13 @@ def frame_text(line: pl.Expr) -> pl.Expr:
     )
 
 
+# a frame as `_place` words it, read back (`/root/workspace/diffusion-pipe/train.py:283 in
+# <module>`)
+PLACE = r"^(?P<path>.+):(?P<lineno>\d+) in (?P<func>.+)$"
+
+
 def _place(path: pl.Expr, lineno: pl.Expr, func: pl.Expr) -> pl.Expr:
-    """`<file>:<line> in <func>`, null when any part is."""
+    """`<file>:<line> in <func>` (PLACE), null when any part is."""
     return pl.concat_str(path, pl.lit(":"), lineno, pl.lit(" in "), func)
 
 
@@ -1026,9 +1031,10 @@ def _unhandled_exceptions(rows: pl.DataFrame) -> pl.DataFrame:
 # process's only output before it exits with code 2 (EleutherAI/gpt-neox#88: `10.141.250.227:
 # /usr/bin/python3: can't open file 'train_mpu.py': [Errno 2] No such file or directory` from
 # each process of two nodes whose checkout lacked the script)
+INTERPRETER = r"^(?:\S*/)?python[\d.]*(?:\.exe)?: "
 SCRIPT_UNOPENED = (
-    r"^(?:\S*/)?python[\d.]*(?:\.exe)?: can't open file (?P<path>'[^']*'|\S+): "
-    r"\[Errno (?P<errno>\d+)\] (?P<why>.+?)\s*$"
+    INTERPRETER
+    + r"can't open file (?P<path>'[^']*'|\S+): \[Errno (?P<errno>\d+)\] (?P<why>.+?)\s*$"
 )
 # what CPython raises for these errnos (the interpreter prints the errno; its class is Python's)
 ERRNO_CLASSES = {"2": "FileNotFoundError", "13": "PermissionError", "21": "IsADirectoryError"}
@@ -1036,12 +1042,12 @@ ERRNO_CLASSES = {"2": "FileNotFoundError", "13": "PermissionError", "21": "IsADi
 
 # ... and of a module `python -m` cannot find (myc634/UltraLiDAR_nusc_waymo#1: `/usr/bin/python:
 # No module named torch.distributed`, the interpreter torchrun's command line named lacking torch)
-MODULE_UNFOUND = r"^(?:\S*/)?python[\d.]*(?:\.exe)?: No module named (?P<module>\S+)\s*$"
+MODULE_UNFOUND = INTERPRETER + r"No module named (?P<module>\S+)\s*$"
 # ... or one whose lookup raised, the exception in parentheses (meta-llama/llama#1374: `/opt/
 # anaconda3/bin/python: Error while finding module specification for 'models.llama4.scripts.
 # chat_completion' (ModuleNotFoundError: No module named 'models')` from both workers)
 MODULE_SPEC_FAILED = (
-    r"^(?:\S*/)?python[\d.]*(?:\.exe)?: Error while finding module specification for "
+    INTERPRETER + r"Error while finding module specification for "
     r"'[^']*' \((?P<type>[A-Za-z_][\w.]*): (?P<message>.*)\)\s*$"
 )
 

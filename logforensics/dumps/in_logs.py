@@ -13,9 +13,8 @@ import polars as pl
 
 from logforensics.dumps.faulthandler import processless_frames, short_source
 from logforensics.dumps.load import Dumps
+from parsers.traceback import PLACE
 
-# a frame as parsers/traceback.py words it: `<file>:<line> in <func>`
-PLACE = r"^(?P<path>.+):(?P<lineno>\d+) in (?P<func>.+)$"
 THREAD_ID = r"Thread (0x[0-9a-fA-F]+)"
 
 

@@ -28,7 +28,6 @@ from logforensics.findings import (
     exception_text,
 )
 from logforensics.gloo_interface import wrong_interface
-from logforensics.intake import read_lines_at
 from logforensics.job import Job
 from logforensics.placement import earliest_time
 from logforensics.registry import Rule
@@ -458,18 +457,9 @@ def _before_exit_barriers(job: Job, waits: pl.DataFrame) -> pl.DataFrame:
 
 
 def _outside_the_exit_barrier(job: Job, waits: pl.DataFrame) -> pl.DataFrame:
-    spans = waits.filter(pl.col("end_line").is_not_null()).select(
-        "file",
-        pl.int_ranges("line", pl.col("end_line").cast(pl.Int64) + 1).alias("_at"),
-        pl.col("line").alias("_start"),
-    )
-    if spans.is_empty():
-        return waits
-    spans = spans.explode("_at").with_columns(pl.col("_at").cast(pl.UInt32).alias("line"))
-    texts = read_lines_at(job.inventory, spans.select("file", "line"))
     through = (
-        texts.filter(pl.col("text").str.contains(EXIT_BARRIER_FRAME, literal=True))
-        .join(spans, on=["file", "line"])
+        job.span_lines(waits)
+        .filter(pl.col("text").str.contains(EXIT_BARRIER_FRAME, literal=True))
         .select("file", pl.col("_start").alias("line"))
     )
     return waits.join(through, on=["file", "line"], how="anti")

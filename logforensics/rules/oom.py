@@ -21,9 +21,14 @@ from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
 from logforensics.placement import earliest_raise, earliest_time, place_with_step, placed_finding
 from logforensics.registry import Rule
-from logforensics.rules.rank_exception import HARDWARE, out_of_host_memory, out_of_shared_memory
+from logforensics.rules.rank_exception import (
+    HARDWARE,
+    killed_by_lightning,
+    out_of_host_memory,
+    out_of_shared_memory,
+)
 from logforensics.text import capitalized, clipped, duration, rank_list, rank_ranges
-from parsers.process_exit import FAILED_HOST_ALLOCATION, LIGHTNING_REPORT
+from parsers.process_exit import FAILED_HOST_ALLOCATION
 from parsers.progress_bars import bar_name
 from parsers.ray_memory import MONITOR as RAY_MONITOR
 from parsers.traceback import (
@@ -237,9 +242,7 @@ def _ray_workers_died(job: Job) -> list[Finding]:
     # then kills its own process and the other children (Nixtla/neuralforecast#1291: `[rank:
     # 1] Child process with PID 23026 terminated with code 1. Forcefully terminating all other
     # processes`, then the raylet's word of the Tune worker's death)
-    died = died.join(_lightning_stops(events), on="file", how="left").filter(
-        pl.col("_stopped_at").is_null() | (pl.col("line") < pl.col("_stopped_at"))
-    )
+    died = died.join(killed_by_lightning(job), on=["file", "line"], how="anti")
     if died.is_empty() or _actors_failed_to_start(events, died):
         return []
     ranks = sorted(died.get_column("rank").drop_nulls().unique().to_list()) or _failed_in_train(
@@ -267,17 +270,6 @@ def _ray_workers_died(job: Job) -> list[Finding]:
             job, died, summary, WORKER_DIED_FIX, ranks, details, blames_nobody=not ranks
         )
     ]
-
-
-def _lightning_stops(events: pl.DataFrame) -> pl.DataFrame:
-    """Per file, the line where Lightning's launcher first reported a child that ended with an
-    error: `file, _stopped_at`."""
-    reported = events.filter(
-        (pl.col("event") == "worker_failed")
-        & (pl.col("extra") == LIGHTNING_REPORT)
-        & (pl.col("exitcode").fill_null(0) > 0)
-    )
-    return reported.group_by("file").agg(pl.col("line").min().alias("_stopped_at"))
 
 
 def _first_crashes(events: pl.DataFrame) -> pl.DataFrame:

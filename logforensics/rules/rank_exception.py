@@ -70,7 +70,7 @@ from parsers.slurm import (
     DUE_TO_REQUEUE,
     DUE_TO_TIME_LIMIT,
 )
-from parsers.traceback import HPU_OUT_OF_MEMORY, KV_CACHE_OUT_OF_MEMORY
+from parsers.traceback import HPU_OUT_OF_MEMORY, KV_CACHE_OUT_OF_MEMORY, PLACE
 
 # Horovod's word on every rank once one rank failed or finished early: "Horovod has been shut
 # down. This was caused by an exception on one of the ranks or an attempt to allreduce,
@@ -1369,7 +1369,7 @@ def _exited(job: Job) -> list[Finding]:
             & ~about_a_peer()
         )
         .join(reported.select("file", "line"), on=["file", "line"], how="anti")
-        .join(_killed_by_lightning(job), on=["file", "line"], how="anti")
+        .join(killed_by_lightning(job), on=["file", "line"], how="anti")
         .filter(~pl.col("text").fill_null("").str.contains(AGENT_LOGGER, literal=True))
     )
     if not others.is_empty():
@@ -1494,10 +1494,15 @@ def _replicas(exits: pl.DataFrame) -> Finding | None:
     )
 
 
+def _flagged(flag: str) -> pl.Expr:
+    """Whether an event's `extra` sets `flag` (a parser's `{"<flag>":true}`)."""
+    return pl.col("extra").fill_null("").str.contains(f'"{flag}":true', literal=True)
+
+
 def _aborted_report() -> pl.Expr:
     """A launcher's report of a worker that ended with an error, no code said (PaddlePaddle's
     `ABORT!!! ... the trainer process with rank=[3] was aborted`, parsers/process_exit.py)."""
-    return pl.col("extra").fill_null("").str.contains('"aborted":true', literal=True)
+    return _flagged("aborted")
 
 
 ABORTED_FIX = (
@@ -1531,7 +1536,7 @@ def _aborted_trainers(exits: pl.DataFrame, ranks: list[int]) -> Finding:
 
 def _code_cut() -> pl.Expr:
     """A launcher's exit report whose code a paste cut off."""
-    return pl.col("extra").fill_null("").str.contains('"code_cut":true', literal=True)
+    return _flagged("code_cut")
 
 
 def _exit_code_cut(exits: pl.DataFrame, ranks: list[int]) -> Finding:
@@ -1732,9 +1737,10 @@ def _stopped_by_the_agent(job: Job) -> pl.DataFrame:
     return entries.filter(stop & (pl.col("timestamp") > first_failure).fill_null(False))
 
 
-def _killed_by_lightning(job: Job) -> pl.DataFrame:
-    """`file, line` of the SIGKILLs after Lightning's launcher reported a worker ended with an
-    error, in the same file: the launcher stopping its own main process and the other workers
+def killed_by_lightning(job: Job) -> pl.DataFrame:
+    """`file, line` of the SIGKILLs (and Ray's word of a worker's death) after Lightning's
+    launcher reported a worker ended with an error, in the same file: the launcher stopping its
+    own main process and the other workers
     (it sends SIGKILL; a run here, tests/data/launchers/lightning: `[rank: 1] Child process
     with PID 23634 terminated with code 1. Forcefully terminating all other processes ...`,
     then the shell's `line 1: 23631 Killed ...` of the main process), not the OOM killer's."""
@@ -1916,7 +1922,7 @@ def _by_test_harness(exits: pl.DataFrame) -> bool:
 
 def _first_to_exit() -> pl.Expr:
     """A launcher's report that names the job's first process to end."""
-    return pl.col("extra").fill_null("").str.contains('"first_to_exit":true', literal=True)
+    return _flagged("first_to_exit")
 
 
 LIGHTNING_EXITED_FIX = (
@@ -2174,11 +2180,6 @@ def _exceptions(job: Job) -> list[Finding]:
     return sorted(findings, key=lambda f: f.ranks)
 
 
-# `/root/workspace/diffusion-pipe/train.py:283 in <module>`: a frame as the traceback parser
-# keeps it
-FRAME_PLACE = r"^(?P<path>.+):(?P<number>\d+) in (?P<function>.+)$"
-
-
 def _inheriting(job: Job, thrown: pl.DataFrame) -> pl.DataFrame:
     """`thrown`, a rank's traceback cut before its exception line taking the exception of
     another rank's whole traceback that holds the cut one's last frame: the same call that
@@ -2190,22 +2191,13 @@ def _inheriting(job: Job, thrown: pl.DataFrame) -> pl.DataFrame:
     whole = thrown.filter(pl.col("exc_type").is_not_null() & pl.col("end_line").is_not_null())
     if cut.is_empty() or whole.is_empty():
         return thrown
-    spans = whole.select(
-        "file",
-        pl.int_ranges("line", pl.col("end_line") + 1).alias("_at"),
-        pl.col("line").alias("_start"),
-    ).explode("_at")
-    wanted = spans.select("file", pl.col("_at").cast(pl.UInt32).alias("line"))
-    texts = read_lines_at(job.inventory, wanted).join(
-        spans.with_columns(pl.col("_at").cast(pl.UInt32)).rename({"_at": "line"}),
-        on=["file", "line"],
-    )
+    texts = job.span_lines(whole)
     inherited = []
     for row in cut.iter_rows(named=True):
-        place = re.match(FRAME_PLACE, str(row["frame"]))
+        place = re.match(PLACE, str(row["frame"]))
         if place is None:
             continue
-        needle = f'"{place["path"]}", line {place["number"]}, in {place["function"]}'
+        needle = f'"{place["path"]}", line {place["lineno"]}, in {place["func"]}'
         holders = texts.filter(pl.col("text").str.contains(needle, literal=True))
         if holders.is_empty():
             continue
@@ -2683,7 +2675,7 @@ def _signal_deaths(job: Job, explained: set[int]) -> list[Finding]:
     deaths = (
         deaths.filter(pl.col("signal").is_in(list(FATAL.values())))
         .join(_stopped_by_the_agent(job).select("file", "line"), on=["file", "line"], how="anti")
-        .join(_killed_by_lightning(job), on=["file", "line"], how="anti")
+        .join(killed_by_lightning(job), on=["file", "line"], how="anti")
     )
     reports = _broken_reports(job)
     deaths = _not_of_a_rank_that_lived_on(job, deaths, reports)
@@ -2882,7 +2874,7 @@ def _unattributed_deaths(job: Job) -> list[Finding]:
         job.events.filter(pl.col("event").is_in(DEATH_EVENTS) & pl.col("rank").is_null())
         .with_columns(_signal_of_death())
         .filter(pl.col("signal").is_in(list(FATAL.values())))
-        .join(_killed_by_lightning(job), on=["file", "line"], how="anti")
+        .join(killed_by_lightning(job), on=["file", "line"], how="anti")
         .sort("file", "line")
     )
     crashes = _not_an_abort_told_before(job, _not_the_abort_of_a_broken_rank(job, crashes))
