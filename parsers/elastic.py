@@ -91,6 +91,17 @@ ERROR_FILE = r"^\s+error_file\s*:\s*(\S+)"
 SIGNAL_RECEIVED = r'^\s+(?:traceback|msg)\s*:\s*"?Signal \d+ \((SIG[A-Z0-9]+)\) received by PID'
 #   traceback : Traceback (most recent call last):
 TRACEBACK_FIELD = r"^\s+traceback\s*:"
+# An entry whose fields a paste ran together on one line, their labels and indentation lost
+# (a torch.distributed.launch job's summary, pasted from a rendered page):
+#   rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>
+#   traceback : signal 9 (SIGKILL) received by PID 36071
+GLUED_ENTRY = (
+    r"^\s*rank\s*:?\s*(?P<rank>\d+) ?\(local[_ ]rank: ?(?P<local_rank>\d+)\)\s*"
+    r"exitcode\s*: ?(?P<exitcode>-?\d+)(?: ?\(pid: ?(?P<pid>\d+)\))?"
+)
+GLUED_SIGNAL = r"(?i)^\s*(?:traceback|msg)\s*:\s*\"?signal \d+ \((SIG[A-Z0-9]+)\) received by PID"
+# its heading, the colon parted from it: `Root Cause (first observed failure) :`
+GLUED_ROOT_CAUSE = r"^\s*Root Cause(?: \(first observed failure\))?\s*:\s*$"
 # ... failed (exitcode: -6) local_rank: 1 (pid: 886322) of binary: /idas/.../bin/python
 # A paste may cut or garble the tail (tatsu-lab/stanford_alpaca#183: `failed (exitcode: -9)
 # local_rankroot/anaconda3/...`): the stem says the death, the tail only who when it is whole.
@@ -167,6 +178,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     return pl.concat(
         [
             _summary(rows),
+            _glued_entries(rows),
             _worker_failures(rows),
             _legacy_worker_exits(rows),
             _process_failures(rows),
@@ -385,6 +397,47 @@ def _child_failures(folded: pl.DataFrame) -> pl.DataFrame:
         "exc_message",
         "frame",
     )
+
+
+def _glued_entries(rows: pl.DataFrame) -> pl.DataFrame:
+    """A `child_failed` for each entry whose fields a paste ran together (GLUED_ENTRY), its
+    signal from the `traceback :` line after it, the root cause where a `Root Cause` heading
+    is the last heading above it."""
+    message = pl.col("_message")
+    found = message.str.extract_groups(GLUED_ENTRY).struct
+    heading = (
+        pl.when(message.str.contains(GLUED_ROOT_CAUSE))
+        .then(True)
+        .when(message.str.contains(OTHER_FAILURES))
+        .then(False)
+    )
+    marked = rows.with_columns(
+        heading.forward_fill().over(STREAM).fill_null(False).alias("_root_cause"),
+        pl.when(_next_line_matches(GLUED_SIGNAL))
+        .then(message.shift(-1).over(STREAM).str.extract(GLUED_SIGNAL, 1))
+        .alias("signal"),
+    )
+    glued = marked.filter(found.field("rank").is_not_null())
+    if glued.is_empty():
+        return glued.select("file", "line")
+    events = glued.select(
+        "file",
+        "line",
+        pl.lit("child_failed").alias("event"),
+        pl.lit("error").alias("severity"),
+        found.field("rank").cast(pl.Int32, strict=False).alias("rank"),
+        found.field("local_rank").cast(pl.Int32, strict=False).alias("local_rank"),
+        found.field("exitcode").cast(pl.Int32, strict=False).alias("exitcode"),
+        found.field("pid").cast(pl.Int64, strict=False).alias("pid"),
+        "signal",
+        pl.struct(root_cause=pl.col("_root_cause"), error_file=pl.lit(None, pl.String))
+        .struct.json_encode()
+        .alias("extra"),
+    )
+    said = marked.filter(
+        message.str.contains(GLUED_SIGNAL) | message.str.contains(GLUED_ROOT_CAUSE)
+    ).select("file", "line", pl.lit(None, pl.String).alias("event"))
+    return pl.concat([events, said], how="diagonal_relaxed")
 
 
 def _worker_failures(rows: pl.DataFrame) -> pl.DataFrame:

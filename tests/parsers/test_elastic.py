@@ -688,3 +688,35 @@ def test_the_old_launcher_s_report_of_a_killed_worker_is_its_death(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": [LEGACY_KILLED]})
     assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("oom", [3])
     assert kinds(analysis) == ["oom"]
+
+
+# ZhehengJiangLancaster/AMVUR#2 (a torch.distributed.launch job of four workers), verbatim: the
+# summary pasted from a rendered page, its entry's fields run together
+GLUED_SUMMARY = [
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
+    "experiments/supervised HO3D V2.py FAILED",
+    "Failures:",
+    "<NO OTHER FAILURES>",
+    "Root Cause (first observed failure) :",
+    "[0]:",
+    "time",
+    "host",
+    "2023-09-14 01:45:50",
+    "ding-X10DRG",
+    "rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>",
+    "traceback : signal 9 (SIGKILL) received by PID 36071",
+]
+
+
+def test_an_entry_whose_fields_ran_together_is_still_that_rank_s_failure(tmp_path):
+    (entry,) = _events(GLUED_SUMMARY, "child_failed")
+    assert (entry["rank"], entry["local_rank"], entry["exitcode"], entry["pid"]) == (
+        2,
+        2,
+        -9,
+        36071,
+    )
+    assert entry["signal"] == "SIGKILL"
+    assert json.loads(entry["extra"])["root_cause"] is True
+    verdict = analyze_files(tmp_path, {"train.log": GLUED_SUMMARY}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("oom", [2])
