@@ -299,12 +299,17 @@ RAY_DEDUP_SUFFIX = r" ?\[repeated (\d+)x across cluster\]$"
 # inside one group of processes, sgl-project/sglang#7707: `DP5 TP5`, `DP6 TP6`, `DP7 TP7`, then
 # `[2025-07-02 11:57:15 DP6 TP6] TpModelWorkerClient hit an exception`); where one does, the DP
 # numbers are replicas, each its own group, and one DP number alone cannot tell: no rank.
+# An expert-parallel number (` EP2`) numbers the same process inside its TP group, and the first
+# pipeline stage (` PP0`) starts the global numbering, so its TP number is still the rank
+# (sgl-project/sglang#9805: `[2025-08-29 20:35:50 DP2 TP2 EP2 PP0] Scheduler hit an exception`);
+# a later stage's rank would need the TP size, which the prefix does not say.
 SGLANG_WORKER = (
     r"\[(?P<time>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})"
     r"(?P<dims>(?: (?:[A-Z]{2,4}|DP_RANK|ATTN_TP_RANK|ATTN TP RANK) ?\d+)+)\] "
 )
-SGLANG_RANK = r"^ TP(\d+)$"
-SGLANG_DP_TP = r"^ DP(?P<dp>\d+) TP(?P<tp>\d+)$"
+SGLANG_SAME_PROCESS = r"(?: EP\d+)?(?: PP0)?$"
+SGLANG_RANK = r"^ TP(\d+)" + SGLANG_SAME_PROCESS
+SGLANG_DP_TP = r"^ DP(?P<dp>\d+) TP(?P<tp>\d+)" + SGLANG_SAME_PROCESS
 # [default0]:2026-11-30 15:04:29,000 INFO {'rank': 0, 'local_rank': 0, 'device': 0, ...}
 # [trainer3]:... (header f"[{name}{local_rank}]:", torch/distributed/elastic/.../tail_log.py)
 # [trainer0|0]:ncclInternalError: ...   (a torchx console, NVIDIA/nccl#1837: a second number after

@@ -460,6 +460,10 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
         return "A worker exited with an error and the launcher stopped the others", None
     if finding.details.get("aborted"):
         return f"{who} went down first: its process group's abort hung", None
+    if finding.details.get("workers_aborted"):
+        return "A worker ended with an error and the launcher stopped the others", (
+            "its report names no worker"
+        )
     if finding.details.get("trainers_aborted"):
         whose = "the trainer's own log" if len(finding.ranks) == 1 else "the trainers' own logs"
         return f"{who} ended with an error (PaddlePaddle's launcher's report)", (
@@ -467,6 +471,8 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
         )
     if finding.details.get("summary_cut"):
         return "A worker failed (torchrun's report)", "the logs do not say which rank or why"
+    if finding.details.get("exiting"):
+        return f"{who} crashed while exiting", "the CUDA driver was shutting down"
     if finding.details.get("service_report"):
         return "The training job failed (the training service's report)", (
             "the job's own error is not in these logs"
@@ -780,6 +786,10 @@ def _peer_lost(finding: Finding, verdict: Verdict) -> Told:
             else ", in a system call"
         )
         return f"{who} hung in the kernel{inside}", None
+    if finding.details.get("launcher") == "msrun":
+        nodes = ", ".join(map(str, finding.details.get("nodes") or []))
+        who = _who(finding.ranks) if finding.ranks else f"Node {nodes}"
+        return f"{who} went silent first: MindSpore's scheduler lost its heartbeat", None
     if finding.details.get("devices") is not None:
         peers = ", ".join(finding.details.get("peers") or [])
         who = _who(finding.ranks) if finding.ranks else f"Device {peers}"

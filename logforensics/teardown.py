@@ -53,6 +53,7 @@ def mark_after_finish(findings: Iterable[Finding], job: Job) -> list[Finding]:
     shutting down, turned into teardown warnings."""
     findings = list(findings)
     marks = _finish_marks(job)
+    alone = _sole_failure(findings)
     for finding in findings:
         if finding.severity != "error" or not _teardown_kind(finding):
             continue
@@ -71,6 +72,14 @@ def mark_after_finish(findings: Iterable[Finding], job: Job) -> list[Finding]:
                 "A hang or error while process groups are torn down, not in training.",
             )
             finding.details["after_finish"] = {"file": first[0], "line": first[1]}
+        elif _exiting(finding) and finding is alone:
+            finding.confidence = "low"
+            finding.summary = (
+                "A process crashed while exiting (the CUDA driver was shutting down): "
+                f"{finding.summary} Its exit code fails the job; nothing else in the logs does."
+            )
+            finding.fix = TEARDOWN_FIX
+            finding.details["exiting"] = True
         elif _exiting(finding):
             _as_teardown(
                 finding,
@@ -110,6 +119,14 @@ def finished_ranks(job: Job) -> pl.DataFrame:
 def _exiting(finding: Finding) -> bool:
     """A crash whose error is the CUDA driver shutting down."""
     return DRIVER_SHUTTING_DOWN in str(finding.details.get("exception") or "")
+
+
+def _sole_failure(findings: list[Finding]) -> Finding | None:
+    """The one error finding, if there is exactly one. A crash at exit that is all the logs
+    show failed the job (its abort is a non-zero exit: pytorch/pytorch#56390, a test worker
+    that crashed so); beside another failure it is that failure's teardown."""
+    errors = [finding for finding in findings if finding.severity == "error"]
+    return errors[0] if len(errors) == 1 else None
 
 
 def _teardown_kind(finding: Finding) -> bool:

@@ -21,8 +21,8 @@ or a device task of the collective that timed out, under the runtime's unstamped
     worker-1: EI9999: Inner Error!
     worker-1: EI9999: 2024-07-03-11:28:40.419.527  The error from device(chipId:0, dieId:0), serial number is 1, hccl fftsplus task timeout occurred during task execution, stream_id:4, ...
 
-is a `collective_timeout` of the rank that waited; any other failure an `nccl_error` (HCCL
-plays NCCL's part), with the reason as its message. Either is read at the `(PID, ...)` line.
+is a `collective_timeout` of the rank that waited; a device whose memory ran out an `oom`;
+any other failure an `nccl_error` (HCCL plays NCCL's part), with the reason as its message. Either is read at the `(PID, ...)` line.
 """
 
 from __future__ import annotations
@@ -41,6 +41,20 @@ FAILED_CALL = (
 REASON = r"^\s*(?P<code>E[A-Z]\d{4}): (?:\[PID: \d+\] )?\d{4}-\d\d-\d\d-\S+\s+(?P<reason>.+?)\s*$"
 # a wait that gave up: a socket's or a device task's (`hccl fftsplus task timeout occurred`)
 WAITED = r"(?i)times? out|timed out|did not send the data in time|\btimeout\b"
+# the device's memory ran out under the failed call (hiyouga/LLaMA-Factory#5322, ZeRO-3 on
+# eight 910B: `EL0004: 2024-08-28-16:15:00.358.141 Failed to allocate memory.`, then the
+# runtime's `reason=[driver error:out of memory]`): the rank's OOM, not the library's failure
+OUT_OF_MEMORY = r"(?i)failed to allocate memory|\bout of memory\b"
+# a device task's wait that gave up, told by the runtime without a failed call's line above it
+# (a MindSpore job's console and plog on 910B, discuss.mindspore.cn/t/topic/1156: one rank
+# evaluated for longer than HCCL_EXEC_TIMEOUT while the others waited):
+#   EE9999 The error from device(chipId:3, dieId:0), serial number is 1, event wait timeout occurred during task execution, stream_id:122, sq_id:122, task_id:790, event_id=73, timeout=1980.[FUNC:...]
+#   ProcessStarsWaitTimeoutErrorInfo:The error from device(chipId:2, dieId:0), serial number is 1, event wait timeout occurred during task execution, ...
+DEVICE_WAIT = (
+    r"The error from device\(chipId:(?P<device>\d+), dieId:\d+\), serial number is \d+, "
+    r"(?P<what>[\w ]*?time ?out) occurred during task execution"
+    r"(?:.*?\btimeout=(?P<seconds>\d+)\b)?"
+)
 # the limit it gave up at: `timeout:1836.` (seconds), `timeout:30min(default)`
 TIMEOUT_SECONDS = r"\btimeout:(\d+)(?:\D|$)"
 TIMEOUT_MINUTES = r"\btimeout:(\d+)min\b"
@@ -100,10 +114,13 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     )
     reason = pl.col("_reason_text")
     waited = reason.fill_null("").str.contains(WAITED)
+    ran_out = reason.fill_null("").str.contains(OUT_OF_MEMORY)
     failures = joined.select(
         "file",
         "line",
-        pl.when(waited)
+        pl.when(ran_out)
+        .then(pl.lit("oom"))
+        .when(waited)
         .then(pl.lit("collective_timeout"))
         .otherwise(pl.lit("nccl_error"))
         .alias("event"),
@@ -125,7 +142,45 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     recognised = reasons.select(
         "file", pl.col("_reason_line").alias("line"), pl.lit(None, pl.String).alias("event")
     )
-    return pl.concat([failures, recognised, _heartbeats_lost(lines)], how="diagonal_relaxed")
+    return pl.concat(
+        [
+            failures,
+            recognised,
+            _heartbeats_lost(lines),
+            _device_waits(lines.join(calls.select("file").unique(), on="file", how="anti")),
+        ],
+        how="diagonal_relaxed",
+    )
+
+
+def _device_waits(lines: pl.DataFrame) -> pl.DataFrame:
+    """`collective_timeout` of the device whose task's wait gave up, in files with no failed
+    call's line (that line carries the failure, these its runtime's detail: Ascend/pytorch#43's
+    `event wait timeout` eleven lines under the barrier's failed call): its limit in seconds
+    (`timeout=1980`, HCCL_EXEC_TIMEOUT's), the device its `chipId`."""
+    message = pl.col("message")
+    wait = message.str.extract_groups(DEVICE_WAIT)
+    return (
+        lines.with_columns(wait.alias("_wait"))
+        .filter(
+            pl.col("_wait").struct.field("device").is_not_null() & ~message.str.contains(REASON)
+        )
+        .select(
+            "file",
+            "line",
+            pl.lit("collective_timeout").alias("event"),
+            pl.lit("error").alias("severity"),
+            pl.col("_wait").struct.field("device").alias("device"),
+            pl.format(
+                "{} on device {}",
+                pl.col("_wait").struct.field("what"),
+                pl.col("_wait").struct.field("device"),
+            ).alias("exc_message"),
+            (pl.col("_wait").struct.field("seconds").cast(pl.Int64, strict=False) * 1000).alias(
+                "timeout_ms"
+            ),
+        )
+    )
 
 
 def _heartbeats_lost(lines: pl.DataFrame) -> pl.DataFrame:
@@ -157,7 +212,17 @@ def _heartbeats_lost(lines: pl.DataFrame) -> pl.DataFrame:
 
 PARSER = LineParser(
     name="hccl",
-    literals=("RankID:", "EJ0", "EI0", "EE0", "EH0", "EL0", "EZ0", "Cluster Exception Location"),
+    literals=(
+        "RankID:",
+        "EJ0",
+        "EI0",
+        "EE0",
+        "EH0",
+        "EL0",
+        "EZ0",
+        "Cluster Exception Location",
+        "occurred during task execution",
+    ),
     parse=parse,
     context_after=REASON_LINES,
 )

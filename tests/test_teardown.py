@@ -101,12 +101,40 @@ def test_a_crash_after_megatron_s_exit_interval_is_teardown(tmp_path):
     assert crash.severity == "warning" and crash.details["after_finish"]["line"] == 1
 
 
-def test_the_cuda_driver_shutting_down_is_teardown_without_a_finish_mark(tmp_path):
+def test_a_crash_at_exit_with_no_other_failure_is_the_verdict_at_low_confidence(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": DRIVER_SHUTTING_DOWN[1:]})
-    assert analysis.verdict is None
-    crash = finding(analysis, "rank_exception")
-    assert crash.severity == "warning" and crash.details["exiting"] is True
-    assert crash.summary.startswith("While the process was exiting")
+    crash = analysis.verdict.finding
+    assert crash.kind == "rank_exception" and crash.confidence == "low"
+    assert crash.details["exiting"] is True
+    assert crash.summary.startswith("A process crashed while exiting")
+    assert "dist.destroy_process_group()" in crash.fix
+
+
+# pytorch/pytorch#56390, verbatim (ezyang's CI excerpt): a test worker aborted in the NCCL
+# cleanup thread as the driver shut down; the harness did not check its exit code
+CI_WORKER_CRASH_AT_EXIT = [
+    "Apr 19 17:26:40   test_all_reduce_sum_cuda (__main__.TestDistBackendWithSpawn) ... terminate called after throwing an instance of 'c10::Error'",
+    "Apr 19 17:26:40   what():  CUDA error: driver shutting down",
+    "Apr 19 17:26:40 Exception raised from query at /var/lib/jenkins/workspace/aten/src/ATen/cuda/CUDAEvent.h:95 (most recent call first):",
+    "Apr 19 17:26:40 frame #3: c10d::ProcessGroupNCCL::workCleanupLoop() + 0x288 (0x7f75ebff76d8 in /opt/conda/lib/python3.6/site-packages/torch/lib/libtorch_python.so)",
+]
+
+
+def test_a_test_worker_s_crash_at_exit_is_why_the_job_failed(tmp_path):
+    verdict = analyze_files(tmp_path, {"ci.log": CI_WORKER_CRASH_AT_EXIT}).verdict
+    assert verdict is not None and verdict.finding.details["exiting"] is True
+    assert verdict.headline == "A process crashed while exiting; the CUDA driver was shutting down"
+
+
+def test_a_crash_at_exit_beside_another_failure_is_its_teardown(tmp_path):
+    # modelscope/FunASR#2006 (field sample funasr-2006): an OOM, without its rank prefix, in
+    # another process's file
+    oom = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 336.00 MiB. GPU 2 has a total capacity of 79.15 GiB of which 302.75 MiB is free."
+    logs = {"a.log": [oom], "b.log": DRIVER_SHUTTING_DOWN[1:]}
+    analysis = analyze_files(tmp_path, logs)
+    crash = next(f for f in analysis.findings if f.details.get("exiting"))
+    assert crash.severity == "warning" and crash.summary.startswith("While the process was exiting")
+    assert analysis.verdict.finding.kind == "oom"
 
 
 # Plachtaa/VITS-fast-fine-tuning#353, verbatim (the whole paste): the script ends its last

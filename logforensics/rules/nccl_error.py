@@ -635,8 +635,8 @@ def _aborted(job: Job) -> bool:
 
 # the families whose lines are a collective library's own, or its transport's: NCCL's (and
 # RCCL's, in NCCL's words), Ascend's HCCL (parsers/hccl.py), Intel's oneCCL (parsers/oneccl.py),
-# the RDMA provider's (parsers/rdma.py)
-COLLECTIVE_LIBRARIES = ("nccl", "nccl_tests", "hccl", "oneccl", "rdma", "custom_allreduce")
+# the RDMA provider's (parsers/rdma.py), UCX's under MPI (parsers/ucx.py)
+COLLECTIVE_LIBRARIES = ("nccl", "nccl_tests", "hccl", "oneccl", "rdma", "custom_allreduce", "ucx")
 ABORTED_BY = ("collective_timeout", "ops_failed", "process_abort", "nccl_abort")
 
 
@@ -904,9 +904,22 @@ FIX_CUSTOM_ALLREDUCE = (
     "all-reduce off (`--disable-custom-all-reduce`, `disable_custom_all_reduce=True`) so NCCL "
     "does the all-reduce, or fix peer access (`nvidia-smi topo -p2p r` shows which pairs can)."
 )
+FIX_UCX = (
+    "UCX could not connect this process to its peer: the words after `UCX  ERROR` say which "
+    "transport and device failed. Check that the hosts reach each other on that device "
+    "(`ucx_info -d` lists the devices, `ibv_devinfo` the ports; RoCE needs the same subnet and "
+    "GID index on both ends), then pin the transports and device that work (`UCX_TLS=rc,sm,self`"
+    " or `tcp`, `UCX_NET_DEVICES=mlx5_0:1`) for every process of the job."
+)
 # the other collective libraries' names (their families), and the fix for each
-LIBRARY_NAMES = {"hccl": "HCCL", "oneccl": "oneCCL", "custom_allreduce": "vLLM's custom all-reduce"}
+LIBRARY_NAMES = {
+    "hccl": "HCCL",
+    "oneccl": "oneCCL",
+    "custom_allreduce": "vLLM's custom all-reduce",
+    "ucx": "UCX",
+}
 LIBRARY_FIXES = {
+    "UCX": FIX_UCX,
     "HCCL": FIX_HCCL,
     "oneCCL": FIX_ONECCL,
     "vLLM's custom all-reduce": FIX_CUSTOM_ALLREDUCE,

@@ -580,7 +580,10 @@ def _gpu(job: Job) -> list[Finding]:
     said_by_xla = ooms.get_column("text").str.contains(XLA_OUT_OF_MEMORY).all()
     for_kv_cache = bool(ooms.get_column("text").str.contains(KV_CACHE_OUT_OF_MEMORY).any())
     # an NPU's or XPU's allocator says so in CUDA's words with its device's name
-    other_device = ooms.get_column("text").str.contains(OTHER_DEVICE_OUT_OF_MEMORY).all()
+    other_device = (
+        ooms.get_column("text").str.contains(OTHER_DEVICE_OUT_OF_MEMORY)
+        | ooms.get_column("family").eq("hccl")
+    ).all()
     memory = (
         "TPU memory" if on_tpu else "device memory" if said_by_xla or other_device else "GPU memory"
     )

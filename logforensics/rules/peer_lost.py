@@ -52,6 +52,7 @@ def check(job: Job) -> list[Finding]:
     return (
         _node_failures(job)
         + _heartbeats_lost(job)
+        + _nodes_timed_out(job)
         + _hung_in_the_kernel(job)
         + _connections_lost(lost)
         + (
@@ -104,6 +105,45 @@ def _heartbeats_lost(job: Job) -> list[Finding]:
             timestamp=earliest_time(lost),
             confidence="medium",
             details={"peers": peers, "devices": devices},
+        )
+    ]
+
+
+NODE_TIMED_OUT_FIX = (
+    "Read that worker's own log first (msrun writes `worker_<rank>.log` in its `--log_dir`): "
+    "it ended or hung before the others (an exception, an OOM kill, a device error), and "
+    "msrun then stopped every worker. If its log ends with no error, check its host "
+    "(`dmesg -T`, `npu-smi info`) and the network to the scheduler's host."
+)
+
+
+def _nodes_timed_out(job: Job) -> list[Finding]:
+    """msrun's reading of its scheduler's log: the nodes whose heartbeat it lost (`Time out
+    nodes are ['3']`, parsers/msrun.py). A worker's node id is its rank: that rank went silent
+    before msrun stopped the others."""
+    lost = job.events.filter(pl.col("event") == "node_timed_out").sort("file", "line")
+    if lost.is_empty():
+        return []
+    nodes = lost.get_column("peer").unique(maintain_order=True).to_list()
+    ranks = sorted({int(node) for node in nodes if node.isdigit() and len(node) < 10})
+    who = rank_list(ranks) if len(ranks) == len(nodes) else f"node {', '.join(nodes)}"
+    evidence, total = evidence_from(lost.select("file", "line", "text", "rank"))
+    return [
+        Finding(
+            kind="peer_lost",
+            severity="error",
+            part="explanation",
+            summary=(
+                f"MindSpore's scheduler lost the heartbeat of {who} (msrun's analysis of its "
+                "log): that worker ended or hung first, and msrun then stopped the others."
+            ),
+            fix=NODE_TIMED_OUT_FIX,
+            ranks=ranks,
+            evidence=evidence,
+            evidence_total=total,
+            timestamp=earliest_time(lost),
+            confidence="medium",
+            details={"nodes": nodes, "launcher": "msrun"},
         )
     ]
 

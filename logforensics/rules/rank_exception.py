@@ -1389,8 +1389,8 @@ def _exited(job: Job) -> list[Finding]:
     exits = reported.sort("file", "line")
     ranks = sorted(exits.get_column("rank").drop_nulls().unique().to_list())
     codes = exits.get_column("exitcode").drop_nulls()
-    if exits.filter(_aborted_report()).height == exits.height and ranks:
-        return [_aborted_trainers(exits, ranks)]
+    if exits.filter(_aborted_report()).height == exits.height:
+        return [_aborted_trainers(exits, ranks) if ranks else _unnamed_worker_ended(exits)]
     if codes.is_empty():
         return [_exit_code_cut(exits, ranks)]
     code = int(codes.item(0))
@@ -1531,6 +1531,31 @@ def _aborted_trainers(exits: pl.DataFrame, ranks: list[int]) -> Finding:
         ranks=ranks,
         confidence="low",
         details={"exception": "aborted", "trainers_aborted": True},
+    )
+
+
+UNNAMED_WORKER_FIX = (
+    "Read each worker's own log for the error: the one whose log ends in a traceback or an "
+    "error failed first (MindSpore's msrun writes `worker_<rank>.log` in its `--log_dir`, "
+    "PaddlePaddle's launcher `log/workerlog.<rank>`); the launcher's console shows only that "
+    "a worker ended with an error."
+)
+
+
+def _unnamed_worker_ended(exits: pl.DataFrame) -> Finding:
+    """A launcher's word that some worker ended with an error, then that it stopped the rest,
+    naming none (MindSpore's msrun: `There's worker exits with exception, kill all other
+    workers.`, parsers/msrun.py): a failure all the same, blaming nobody."""
+    return _unblamed(
+        exits,
+        part="explanation",
+        summary=(
+            "A worker ended with an error and the launcher then stopped the others (its "
+            "report names no worker); the error is in that worker's own log."
+        ),
+        fix=UNNAMED_WORKER_FIX,
+        ranks=[],
+        details={"exception": "aborted", "workers_aborted": True},
     )
 
 
@@ -2459,6 +2484,23 @@ def _logged_and_went_on(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
     return after.filter(pl.col("_progress") & ~pl.col("_failure")).select("file", "line")
 
 
+# An MPI error code in an exception's message: `RuntimeError: Runtime error: MPI_ERR_OTHER: known
+# error not in list` (mlcommons/training_results_v3.0#5, HugeCTR's MPI_Bcast)
+MPI_ERROR_CODE = r"\bMPI_ERR_[A-Z]+\b"
+
+
+def _mpi_code_under_ucx_failure(job: Job) -> pl.Expr:
+    """An exception that only relays MPI's failure (its error code, or Open MPI's banner of a
+    failed call, parsers/mpi_errors.py), where UCX, MPI's transport, said what failed: the
+    nccl_error rule reads UCX's words (parsers/ucx.py; open-mpi/ompi#8003: `UCX  ERROR
+    connect(...) failed: Connection timed out`, then `*** An error occurred in MPI_Allgather`)."""
+    ucx = job.events.filter((pl.col("event") == "nccl_error") & (pl.col("family") == "ucx"))
+    if ucx.is_empty():
+        return pl.lit(False)
+    relayed = pl.col("what").str.contains(MPI_ERROR_CODE) | (pl.col("exc_type") == "MPI error")
+    return relayed.fill_null(False)
+
+
 def _unattributed(job: Job) -> list[Finding]:
     """Exceptions no line ties to a rank (not the launcher's summary of its children), when no
     rank's own exception is in the logs: a failure all the same (never "no failure found"
@@ -2491,7 +2533,7 @@ def _unattributed(job: Job) -> list[Finding]:
     # an exception from using a collective's garbled payload is the desync's symptom, whoever
     # raised it (logforensics/garbled.py)
     rows = rows.with_columns(exception_text().alias("what")).filter(
-        ~said_oom.fill_null(False) & ~garbled()
+        ~said_oom.fill_null(False) & ~garbled() & ~_mpi_code_under_ucx_failure(job)
     )
     rows = (
         rows.join(_watchdog_aborts(job, rows), on=["file", "line"], how="anti")

@@ -79,3 +79,33 @@ def test_a_kubectl_stamp_on_every_line_does_not_cut_the_traceback_from_its_rank(
     stamped = [f"2025-03-09T14:40:47.{i:06d}Z {line}" for i, line in enumerate(SCHEDULER_FAILED)]
     ranks = [row.get("prefix_rank") for row in frame(stamped)]
     assert ranks == [4, 3, 0, 4, 4, 3, 3, 3, 3, 3, 3]
+
+
+# sgl-project/sglang#9805, verbatim (the paste ends inside the traceback): pipeline, expert and
+# data-parallel attention; only DP2's scheduler raised on the first request
+PP_EP_DP_ATTENTION = [
+    "[2025-08-29 20:35:50 DP0 TP0 EP0 PP0] Prefill batch. #new-seq: 1, #new-token: 6, #cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0, ",
+    "[2025-08-29 20:35:50 DP3 TP3 EP3 PP0] Prefill batch. #new-seq: 1, #new-token: 6, #cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0, ",
+    "[2025-08-29 20:35:50 DP2 TP2 EP2 PP0] Prefill batch. #new-seq: 1, #new-token: 6, #cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0, ",
+    "[2025-08-29 20:35:50 DP1 TP1 EP1 PP0] Prefill batch. #new-seq: 1, #new-token: 6, #cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 0, ",
+    "[2025-08-29 20:35:50 DP2 TP2 EP2 PP0] Scheduler hit an exception: Traceback (most recent call last):",
+    '  File "/home/ubuntu/dist/sglang/python/sglang/srt/managers/scheduler.py", line 2582, in run_scheduler_process',
+    "    scheduler.event_loop_pp()",
+    '  File "/home/ubuntu/dist/sglang/.venv/lib/python3.12/site-packages/torch/utils/_contextlib.py", line 120, in decorate_context',
+]
+
+
+def test_the_first_pipeline_stage_s_tensor_parallel_numbers_are_the_ranks():
+    rows = frame(PP_EP_DP_ATTENTION[:4], "server.log")
+    assert [row.get("prefix_rank") for row in rows] == [0, 3, 2, 1]
+
+
+def test_a_later_pipeline_stage_names_no_rank_without_its_tensor_parallel_size():
+    lines = [line.replace(" PP0]", " PP1]") for line in PP_EP_DP_ATTENTION[:4]]
+    assert [row.get("prefix_rank") for row in frame(lines, "server.log")] == [None] * 4
+
+
+def test_a_scheduler_s_cut_traceback_blames_its_rank(tmp_path):
+    analysis = analyze_files(tmp_path, {"server.log": PP_EP_DP_ATTENTION})
+    assert analysis.verdict.finding.kind == "rank_exception"
+    assert analysis.verdict.ranks == [2]

@@ -86,3 +86,39 @@ def test_a_device_whose_heartbeat_was_lost_is_named(tmp_path):
     verdict = analyze_files(tmp_path, {"train.log": HEARTBEAT_LOST}).verdict
     assert (verdict.finding.kind, verdict.ranks) == ("peer_lost", [1])
     assert verdict.headline.startswith("Rank 1 went silent first: HCCL lost its heartbeat")
+
+
+# hiyouga/LLaMA-Factory#5322, verbatim: ZeRO-3 LoRA on eight 910B2; the device of RankID 2 ran out
+DEVICE_OUT_OF_MEMORY = [
+    "[ERROR] 2024-08-28-16:15:00 (PID:15597, Device:2, RankID:2) ERR00100 PTA call acl api failed",
+    "EL0004: 2024-08-28-16:15:00.358.141 Failed to allocate memory.",
+    "        Possible Cause: Available memory is insufficient.",
+    "        Solution: Close applications not in use.",
+    "        TraceBack (most recent call last):",
+    "        rtFftsPlusTaskLaunch execute failed, reason=[driver error:out of memory][FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:53]",
+]
+
+
+def test_a_device_that_could_not_allocate_is_its_rank_s_oom(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": DEVICE_OUT_OF_MEMORY})
+    assert analysis.verdict.finding.kind == "oom" and analysis.verdict.ranks == [2]
+    assert analysis.verdict.headline == "Rank 2 ran out of device memory"
+
+
+# discuss.mindspore.cn/t/topic/1156, verbatim: 4 x 8 NPUs under MindSpore; one rank of each
+# server evaluated longer than HCCL_EXEC_TIMEOUT while the others' device waits gave up
+DEVICE_WAIT_GAVE_UP = [
+    "[ERROR] DEVICE(192563,ffff90722010,python):2025-03-18-20:50:24.716.326 [mindspore/ccsrc/plugin/device/ascend/hal/device/ascend_stream_manager.cc:241] SyncStream] Call runtime aclrtSynchronizeStreamWithTimeout error.",
+    "EE9999: Inner Error!",
+    "EE9999 The error from device(chipId:3, dieId:0), serial number is 1, event wait timeout occurred during task execution, stream_id:122, sq_id:122, task_id:790, event_id=73, timeout=1980.[FUNC:ProcessStarsWaitTimeoutErrorInfo][FILE:device_error_proc.cc][LINE:1314]",
+]
+PLOG_WAIT = "ProcessStarsWaitTimeoutErrorInfo:The error from device(chipId:2, dieId:0), serial number is 1, event wait timeout occurred during task execution, stream_id:122, sq_id:122, task_id:790, event_id=73, timeout=1980."
+
+
+def test_a_device_wait_that_gave_up_is_that_device_s_timeout(tmp_path):
+    waits = parsed_by("hccl", [*DEVICE_WAIT_GAVE_UP, PLOG_WAIT]).filter(event="collective_timeout")
+    assert waits.get_column("device").to_list() == ["3", "2"]
+    assert set(waits.get_column("timeout_ms")) == {1_980_000}
+    verdict = analyze_files(tmp_path, {"train.log": DEVICE_WAIT_GAVE_UP}).verdict
+    assert verdict.finding.kind == "collective_timeout"
+    assert verdict.finding.details["timeout_ms"] == 1_980_000
