@@ -269,6 +269,11 @@ REPORT_GUTTER = r"[ \t]+\|(?: |$)|[ \t]*\* \d+ x "
 # A runner's label and the stream it read a line from (milabench's, mila-iqia/milabench#281);
 # the label names the process's node
 STREAM_LABEL = r"(?P<label>[^\s\[\]]+) \[(?P<stream>stdout|stderr)\](?: |$)"
+# stderr:   rank      : 1 (local_rank: 1)
+# A test harness that runs the job as a subprocess and echoes its streams line by line, each
+# behind the stream's label (`accelerate test`'s execute_subprocess_async, huggingface/
+# accelerate#1473: the worker's summary labelled, the harness's own traceback after it not)
+SUBPROCESS_STREAM = r"(?P<stream>stdout|stderr): "
 # A log viewer's or a paste's line numbers in front of every line (hiyouga/LlamaFactory#8261):
 #   [1784] [rank0]:[E602 11:17:52.399340163 ProcessGroupNCCL.cpp:2268] [PG ID 1 PG GUID 1 ...
 # or as `cat -n` and `nl` write them (right-aligned, then a tab), here over a sample's log:
@@ -605,6 +610,9 @@ FRAMERS: tuple[Framer, ...] = (
         STREAM_LABEL,
         lambda g: {"_node_name": _group(g, "label"), "prefix_stream": _group(g, "stream")},
         per_file=True,
+    ),
+    Framer(
+        "subprocess_stream", SUBPROCESS_STREAM, lambda g: {"prefix_stream": _group(g, "stream")}
     ),
     Framer(
         "srun",

@@ -1974,20 +1974,27 @@ COLLECTIVE_CALL = (
 )
 
 
+# a rank's own word that its monitored barrier failed (parsers/monitored_barrier.py)
+BARRIER_FAILURES = ("barrier_failed", "barrier_peer_error")
+
+
 def _cut_unexplained(job: Job, explained: set[int]) -> pl.DataFrame:
     """Tracebacks cut before their exception line, on ranks no other exception explains, that
     do not follow their rank's own timeout report in its file: with blocking wait (or when the
     watchdog's error reaches the Python thread) the timed-out collective raises, and its
     traceback is the timeout's own (OpenRLHF/OpenRLHF#1135: rank 6's `timed out in blocking
-    wait` and then its stack, cut by the paste)."""
+    wait` and then its stack, cut by the paste); so is a monitored barrier's, after the rank's
+    word that the barrier failed (sgl-project/sglang#5602's TP3: `Rank 3 successfully reached
+    monitoredBarrier, but received errors ... from rank 0`, then its scheduler's traceback)."""
     cut = job.events.filter(
         (pl.col("event") == "exception")
         & pl.col("exc_type").is_null()
         & pl.col("rank").is_not_null()
         & ~pl.col("rank").is_in(list(explained))
     ).sort("file", "line")
+    own_wait_failed = pl.col("event").is_in((*TIMEOUT_EVENTS, *BARRIER_FAILURES))
     timed_out = (
-        job.events.filter(pl.col("event").is_in(TIMEOUT_EVENTS) & pl.col("rank").is_not_null())
+        job.events.filter(own_wait_failed & pl.col("rank").is_not_null())
         .group_by("file", "rank")
         .agg(pl.col("line").min().alias("_timed_out_at"))
     )

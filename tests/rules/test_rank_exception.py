@@ -2834,3 +2834,26 @@ def test_a_launchers_local_rank_the_script_refused_gets_the_fix_that_accepts_it(
     assert verdict.finding.kind == "rank_exception"
     assert verdict.headline.endswith("died of an ArgumentError")
     assert "`--local-rank`" in verdict.finding.fix and "LOCAL_RANK" in verdict.finding.fix
+
+
+# sgl-project/sglang#5602, verbatim (the paste ends inside the traceback): TP3 reached the
+# monitored barrier of model loading but got errors from rank 0, then its scheduler raised
+BARRIER_THEN_CUT_TRACEBACK = [
+    "[2025-04-21 04:13:43] Received sigquit from a child process. It usually means the child failed.",
+    "[rank3]:[E421 04:13:43.426633564 ProcessGroupGloo.cpp:143] Rank 3 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.",
+    "[2025-04-21 04:13:43 TP3] Scheduler hit an exception: Traceback (most recent call last):",
+    '  File "/home/ubuntu/miniconda3/envs/sglang2/lib/python3.10/site-packages/sglang/srt/managers/scheduler.py", line 2056, in run_scheduler_process',
+    "    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, dp_rank)",
+    '  File "/home/ubuntu/miniconda3/envs/sglang2/lib/python3.10/site-packages/sglang/srt/managers/scheduler.py", line 260, in __init__',
+    "    self.tp_worker = TpWorkerClass(",
+    '  File "/home/ubuntu/miniconda3/envs/sglang2/lib/python3.10/site-packages/sglang/srt/managers/tp_worker_overlap_thread.py", line 63, in __init__',
+    "    self.worker = TpModelWorker(server_args, gpu_id, tp_rank, dp_rank, nccl_port)",
+    '  File "/home/ubuntu/miniconda3/envs/sglang2/lib/python3.10/site-packages/sglang/srt/managers/tp_worker.py", line 75, in __init__',
+    "    self.model_runner = ModelRunner(",
+]
+
+
+def test_a_cut_traceback_after_the_rank_s_failed_monitored_barrier_is_that_barrier_s(tmp_path):
+    analysis = analyze_files(tmp_path, {"server.log": BARRIER_THEN_CUT_TRACEBACK})
+    assert analysis.verdict.finding.kind == "monitored_barrier"
+    assert not any(f.kind == "rank_exception" and f.severity == "error" for f in analysis.findings)
