@@ -1348,6 +1348,19 @@ def _service_report() -> pl.Expr:
 AGENT_LOGGER = "torch.distributed.elastic."
 
 
+def _gave_up_after(reported: pl.DataFrame) -> pl.Expr:
+    """A wait that timed out (a watchdog's timeout) stamped after the first reported exit: the
+    exited worker is what it waited for, no failure of the waiting rank's own (pytorch/pytorch
+    #134006: torchrun's summary has rank 4 exit at 11:37:36; rank 0's subgroup all-gather
+    times out at 11:47:24, its 600 s after rank 4 left)."""
+    exited_at = reported.get_column("timestamp").drop_nulls().min()
+    if exited_at is None:
+        return pl.lit(False)
+    return (
+        pl.col("event").is_in(TIMEOUT_EVENTS) & (pl.col("timestamp") > pl.lit(exited_at))
+    ).fill_null(False)
+
+
 def _exited(job: Job) -> list[Finding]:
     """A launcher's report that a worker exited with an error code (torchrun's `failed (exitcode: 1)
     local_rank: 0 (pid: 876053)`), in logs that hold no error of any rank's own: the worker's
@@ -1372,6 +1385,7 @@ def _exited(job: Job) -> list[Finding]:
         .join(killed_by_lightning(job), on=["file", "line"], how="anti")
         .filter(~pl.col("text").fill_null("").str.contains(AGENT_LOGGER, literal=True))
     )
+    others = others.filter(~_gave_up_after(reported))
     if not others.is_empty():
         return []
     # torchrun's own ChildFailedError, spawn's ProcessExitedException only say a worker failed;

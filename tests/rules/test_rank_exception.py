@@ -2857,3 +2857,44 @@ def test_a_cut_traceback_after_the_rank_s_failed_monitored_barrier_is_that_barri
     analysis = analyze_files(tmp_path, {"server.log": BARRIER_THEN_CUT_TRACEBACK})
     assert analysis.verdict.finding.kind == "monitored_barrier"
     assert not any(f.kind == "rank_exception" and f.severity == "error" for f in analysis.findings)
+
+
+# pytorch/pytorch#134006, verbatim: torchrun's summary has rank 4 exit at 11:37:36; rank 0's
+# subgroup all-gather times out at 11:47:24, its 600 s after
+EXIT_THEN_SUBGROUP_TIMEOUT = [
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+    "============================================================",
+    "miminalbug.py FAILED",
+    "------------------------------------------------------------",
+    "Failures:",
+    "  <NO_OTHER_FAILURES>",
+    "------------------------------------------------------------",
+    "Root Cause (first observed failure):",
+    "[0]:",
+    "  time      : 2024-08-20_11:37:36",
+    "  host      : workergpu008.cm.cluster",
+    "  rank      : 4 (local_rank: 0)",
+    "  exitcode  : 1 (pid: 793062)",
+    "  error_file: <N/A>",
+    "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+    "============================================================",
+    "srun: error: workergpu008: task 1: Exited with exit code 1",
+    "[rank0]:[E820 11:47:24.069865760 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=_ALLGATHER_BASE, NumelIn=1, NumelOut=2, Timeout(ms)=600000) ran for 600001 milliseconds before timing out.",
+    "[rank0]:[E820 11:47:24.070046070 ProcessGroupNCCL.cpp:1664] [PG 1 Rank 0] Exception (either an error or timeout) detected by watchdog at work: 2, last enqueued NCCL work: 3, last completed NCCL work: 1.",
+]
+
+
+def test_a_reported_exit_before_the_others_timed_out_is_what_they_waited_for(tmp_path):
+    verdict = analyze_files(tmp_path, {"train.log": EXIT_THEN_SUBGROUP_TIMEOUT}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [4])
+    assert verdict.headline.startswith("Rank 4 exited with code 1; rank 0 waited for it")
+
+
+def test_a_timeout_before_the_reported_exit_still_speaks_for_itself(tmp_path):
+    # the same lines with the summary's time after the watchdog's: the exit may follow it
+    lines = [
+        line.replace("2024-08-20_11:37:36", "2024-08-20_11:57:36")
+        for line in EXIT_THEN_SUBGROUP_TIMEOUT
+    ]
+    verdict = analyze_files(tmp_path, {"train.log": lines}).verdict
+    assert verdict.finding.kind == "collective_timeout"
