@@ -53,11 +53,11 @@ OUT_OF_MEMORY = r"(?i)failed to allocate memory|\bout of memory\b"
 DEVICE_WAIT = (
     r"The error from device\(chipId:(?P<device>\d+), dieId:\d+\), serial number is \d+, "
     r"(?P<what>[\w ]*?time ?out) occurred during task execution"
-    r"(?:.*?\btimeout=(?P<seconds>\d+)\b)?"
+    r"(?:.*?\btimeout=(?P<seconds>\d{1,12})\b)?"  # (seconds: more would overflow in ms)
 )
 # the limit it gave up at: `timeout:1836.` (seconds), `timeout:30min(default)`
-TIMEOUT_SECONDS = r"\btimeout:(\d+)(?:\D|$)"
-TIMEOUT_MINUTES = r"\btimeout:(\d+)min\b"
+TIMEOUT_SECONDS = r"\btimeout:(\d{1,12})(?:\D|$)"
+TIMEOUT_MINUTES = r"\btimeout:(\d{1,10})min\b"
 REASON_LINES = 3  # from the failed call to its reason, a wrapped line between
 # HCCL's report of a device whose heartbeat stopped, under a wait that timed out (Ascend/pytorch's
 # troubleshooting case `HCCL_timeout.md`: EI0002 on device 0, device 1's process gone):

@@ -122,3 +122,10 @@ def test_a_device_wait_that_gave_up_is_that_device_s_timeout(tmp_path):
     verdict = analyze_files(tmp_path, {"train.log": DEVICE_WAIT_GAVE_UP}).verdict
     assert verdict.finding.kind == "collective_timeout"
     assert verdict.finding.details["timeout_ms"] == 1_980_000
+
+
+def test_a_limit_no_integer_holds_in_milliseconds_is_left_unsaid():
+    # the same wait with its limit replaced by a number whose milliseconds overflow 64 bits
+    line = DEVICE_WAIT_GAVE_UP[2].replace("timeout=1980", "timeout=9223372036854775")
+    (wait,) = parsed_by("hccl", [line]).filter(event="collective_timeout").iter_rows(named=True)
+    assert wait["timeout_ms"] is None
