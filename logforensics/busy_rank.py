@@ -111,6 +111,7 @@ def busy_past_timeout(job: Job) -> list[Finding]:
         and not unnamed.is_empty()
         and waits.filter(pl.col("rank").is_null() | ~_stated).is_empty()
         and not _outside_the_workers_relay(unnamed, waits)
+        and not _waited_for_someone_else(waits)
     ):
         # work no prefix attributes is most often the main process's (frameworks print
         # progress and evaluation on it alone): a guess, said as one; not when a process of
@@ -235,6 +236,17 @@ def _failed_elsewhere(job: Job, busy: int, stuck: pl.DataFrame) -> bool:
 WORKER_RELAYS = frozenset(
     ("ray", "torchrun_tee", "srun", "mpirun", "mpirun_label", "skypilot", "determined")
 )
+
+
+def _waited_for_someone_else(waits: pl.DataFrame) -> bool:
+    """Whether a waiting rank's own report names the peer it waited for, and not as the main
+    rank: a rank other than the main one (`waiting for send/recv from rank 3`), or a peer in its
+    communicator's own numbering, which may be any global rank (HCCL's `from remote rank:
+    [24]` under RankID 101, vllm-project/vllm-ascend#3413, beside a Ray worker's graph-capture
+    bar): the wait says whom it waited for, and the guess would contradict it."""
+    named = waits.filter(pl.col("peer_rank").is_not_null() & (pl.col("peer_rank") != MAIN_RANK))
+    in_its_group = pl.col("extra").fill_null("").str.contains('"remote_rank":', literal=True)
+    return not named.is_empty() or not waits.filter(in_its_group).is_empty()
 
 
 def _outside_the_workers_relay(work: pl.DataFrame, waits: pl.DataFrame) -> bool:

@@ -55,6 +55,9 @@ DEVICE_WAIT = (
     r"(?P<what>[\w ]*?time ?out) occurred during task execution"
     r"(?:.*?\btimeout=(?P<seconds>\d{1,12})\b)?"  # (seconds: more would overflow in ms)
 )
+# the peer a wait names, in the communicator's own numbering (not the global rank: a subgroup's
+# position, vllm-project/vllm-ascend#3413: `... from remote rank: [24]` under RankID 101)
+REMOTE_RANK = r"remote rank:? ?\[(\d{1,9})\]"
 # the limit it gave up at: `timeout:1836.` (seconds), `timeout:30min(default)`
 TIMEOUT_SECONDS = r"\btimeout:(\d{1,12})(?:\D|$)"
 TIMEOUT_MINUTES = r"\btimeout:(\d{1,10})min\b"
@@ -138,6 +141,9 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         )
         .alias("timeout_ms"),
         pl.col("_reason_line").alias("end_line"),
+        pl.format('{{"remote_rank":{}}}', reason.fill_null("").str.extract(REMOTE_RANK, 1)).alias(
+            "extra"
+        ),
     )
     recognised = reasons.select(
         "file", pl.col("_reason_line").alias("line"), pl.lit(None, pl.String).alias("event")

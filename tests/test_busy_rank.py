@@ -519,3 +519,30 @@ def test_a_bar_that_ran_for_hours_before_the_wait_is_the_loop_every_rank_runs(tm
     assert not [f for f in analysis.findings if f.details.get("departure") == "busy"]
     assert analysis.verdict.finding.kind == "collective_timeout"
     assert "busy" not in analysis.verdict.headline
+
+
+# vllm-project/vllm-ascend#3413, verbatim (two excerpts of one paste): a Ray worker's graph-capture
+# bar, then HCCL's RankID 101 timing out in an AllReduce waiting for "remote rank: [24]", a
+# position in its 32-rank group
+HCCL_NAMES_ITS_PEER = [
+    "(WorkerDict pid=23510) INFO 10-11 14:54:02 [kv_cache_utils.py:1091] Maximum concurrency for 34,816 tokens per request: 25.17x",
+    "(WorkerDict pid=23511) INFO 10-11 14:54:02 [kv_cache_utils.py:1087] GPU KV cache size: 876,416 tokens",
+    "(WorkerDict pid=23511) INFO 10-11 14:54:02 [kv_cache_utils.py:1091] Maximum concurrency for 34,816 tokens per request: 25.17x",
+    "(WorkerDict pid=2963, ip=172.16.3.196) INFO 10-11 14:54:02 [model_runner_v1.py:3384] Starting to capture ACL graphs for cases: [256, 128, 64, 32, 16, 8, 4], mode: FULL, uniform_decode: True",
+    "(WorkerDict pid=2963, ip=172.16.3.196) ",
+    "Capturing ACL graphs (decode, FULL):   0%|          | 0/7 [00:00<?, ?it/s]",
+    "(WorkerDict pid=2968, ip=172.16.3.196) [rank5]:[W1011 14:54:05.900183195 compiler_depend.ts:149] Warning: Waiting for pending NCCL work to finish before starting graph capture. (function operator())",
+    "(WorkerDict pid=2963, ip=172.16.3.196) ",
+    "Capturing ACL graphs (decode, FULL):  14%|█▍        | 1/7 [00:03<00:21,  3.67s/it]",
+    'time="2025-10-11T22:56:07+08:00" level=info msg="analyzer is diagnosing" file="analyzer.go:308" Command=analyze Component=ma-training-toolkit Container=modelarts-training-sidecar Platform=ModelArts-Service',
+    "[ERROR] 2025-10-11-15:09:34 (PID:2969, Device:0, RankID:101) ERR00100 PTA call acl api failed.",
+    "EI0002: [PID: 2969] 2025-10-11-15:09:34.713.335 The wait execution of the Notify register times out. Reason: The Notify register has not received the Notify record from remote rank: [24]. base information: [streamID:[109], taskID[38], taskType[Notify Wait], tag[AllReduce_group_name_1654NHRAllReduceComm_device], AlgType(level 0-1-2):[ring-NHR-NHR].]. task information: [notify id:[0x0000000000000213], stage:[0], remote rank:[24]]. group information: [group:[group_name_1654], user define information[Unspecified], rankSize[32], rankId[25 24]]",
+    "        Possible Cause: 1. An exception occurs during the execution on some NPUs in the cluster. As a result, collective communication operation failed.2. The execution speed on some NPU in the cluster is too slow to complete a communication operation within the timeout interval. (default 1800s, You can set the interval by using HCCL_EXEC_TIMEOUT.)3. The number of training samples of each NPU is inconsistent.4. Packet loss or other connectivity problems occur on the communication link.",
+]
+
+
+def test_a_wait_that_names_its_peer_is_not_pinned_on_the_main_process(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": HCCL_NAMES_ITS_PEER})
+    assert analysis.verdict.finding.kind == "collective_timeout"
+    assert 0 not in analysis.verdict.ranks
+    assert not any("main process" in finding.summary for finding in analysis.findings)
