@@ -87,26 +87,34 @@ def _heartbeats_lost(job: Job) -> list[Finding]:
     devices = sorted({int(device) for device in lost.get_column("device")})
     ranks = devices if len(hosts) == 1 and job.one_node() else []
     named = ", ".join(peers[:4])
+    summary = (
+        f"HCCL lost the heartbeat of device {named} (host/device): its process exited or its "
+        "network went down, and the others' collective timed out waiting for it."
+        + (f" On this one node that is {rank_list(ranks)}." if ranks else "")
+    )
+    details = {"peers": peers, "devices": devices}
+    return [_heartbeat_lost(lost, summary, HEARTBEAT_FIX, ranks, details)]
+
+
+def _heartbeat_lost(
+    lost: pl.DataFrame, summary: str, fix: str, ranks: list[int], details: dict[str, object]
+) -> Finding:
+    """A rank a monitor lost the heartbeat of: it went silent first (medium confidence: the
+    monitor says when, not why)."""
     evidence, total = evidence_from(lost.select("file", "line", "text", "rank"))
-    return [
-        Finding(
-            kind="peer_lost",
-            severity="error",
-            part="explanation",
-            summary=(
-                f"HCCL lost the heartbeat of device {named} (host/device): its process exited "
-                "or its network went down, and the others' collective timed out waiting for it."
-                + (f" On this one node that is {rank_list(ranks)}." if ranks else "")
-            ),
-            fix=HEARTBEAT_FIX,
-            ranks=ranks,
-            evidence=evidence,
-            evidence_total=total,
-            timestamp=earliest_time(lost),
-            confidence="medium",
-            details={"peers": peers, "devices": devices},
-        )
-    ]
+    return Finding(
+        kind="peer_lost",
+        severity="error",
+        part="explanation",
+        summary=summary,
+        fix=fix,
+        ranks=ranks,
+        evidence=evidence,
+        evidence_total=total,
+        timestamp=earliest_time(lost),
+        confidence="medium",
+        details=details,
+    )
 
 
 NODE_TIMED_OUT_FIX = (
@@ -127,25 +135,12 @@ def _nodes_timed_out(job: Job) -> list[Finding]:
     nodes = lost.get_column("peer").unique(maintain_order=True).to_list()
     ranks = sorted({int(node) for node in nodes if node.isdigit() and len(node) < 10})
     who = rank_list(ranks) if len(ranks) == len(nodes) else f"node {', '.join(nodes)}"
-    evidence, total = evidence_from(lost.select("file", "line", "text", "rank"))
-    return [
-        Finding(
-            kind="peer_lost",
-            severity="error",
-            part="explanation",
-            summary=(
-                f"MindSpore's scheduler lost the heartbeat of {who} (msrun's analysis of its "
-                "log): that worker ended or hung first, and msrun then stopped the others."
-            ),
-            fix=NODE_TIMED_OUT_FIX,
-            ranks=ranks,
-            evidence=evidence,
-            evidence_total=total,
-            timestamp=earliest_time(lost),
-            confidence="medium",
-            details={"nodes": nodes, "launcher": "msrun"},
-        )
-    ]
+    summary = (
+        f"MindSpore's scheduler lost the heartbeat of {who} (msrun's analysis of its log): that "
+        "worker ended or hung first, and msrun then stopped the others."
+    )
+    details = {"nodes": nodes, "launcher": "msrun"}
+    return [_heartbeat_lost(lost, summary, NODE_TIMED_OUT_FIX, ranks, details)]
 
 
 def _slurm_step_cancelled() -> pl.Expr:
