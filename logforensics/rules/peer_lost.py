@@ -93,28 +93,7 @@ def _heartbeats_lost(job: Job) -> list[Finding]:
         + (f" On this one node that is {rank_list(ranks)}." if ranks else "")
     )
     details = {"peers": peers, "devices": devices}
-    return [_heartbeat_lost(lost, summary, HEARTBEAT_FIX, ranks, details)]
-
-
-def _heartbeat_lost(
-    lost: pl.DataFrame, summary: str, fix: str, ranks: list[int], details: dict[str, object]
-) -> Finding:
-    """A rank a monitor lost the heartbeat of: it went silent first (medium confidence: the
-    monitor says when, not why)."""
-    evidence, total = evidence_from(lost.select("file", "line", "text", "rank"))
-    return Finding(
-        kind="peer_lost",
-        severity="error",
-        part="explanation",
-        summary=summary,
-        fix=fix,
-        ranks=ranks,
-        evidence=evidence,
-        evidence_total=total,
-        timestamp=earliest_time(lost),
-        confidence="medium",
-        details=details,
-    )
+    return [_lost_from_outside(lost, summary, HEARTBEAT_FIX, ranks, "medium", details)]
 
 
 NODE_TIMED_OUT_FIX = (
@@ -140,7 +119,7 @@ def _nodes_timed_out(job: Job) -> list[Finding]:
         "worker ended or hung first, and msrun then stopped the others."
     )
     details = {"nodes": nodes, "launcher": "msrun"}
-    return [_heartbeat_lost(lost, summary, NODE_TIMED_OUT_FIX, ranks, details)]
+    return [_lost_from_outside(lost, summary, NODE_TIMED_OUT_FIX, ranks, "medium", details)]
 
 
 def _slurm_step_cancelled() -> pl.Expr:
