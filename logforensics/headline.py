@@ -440,6 +440,8 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
         return f"DataLoader workers of {whose} crashed ({signal})", None
     if signal:
         return f"{who} crashed ({signal})", None
+    if finding.details.get("signal_cut"):
+        return f"{who} crashed on a signal", "the line naming it is cut"
     if finding.details.get("relayed_only"):
         return f"{who} failed under torch.multiprocessing.spawn", "its own error is cut"
     if replicas := finding.details.get("replicas"):

@@ -260,6 +260,10 @@ NATIVE_SIGNAL = (
     r"|^\*\*\* (?P<absl>SIG[A-Z]+) received at time=\d+(?: on cpu \d+)? \*\*\*$"
 )
 ABSL_RECEIVED = " received at time="
+# Open MPI's handler announcing a crash before it names the signal (`Signal: ... (11)` on the
+# next line): where a paste cuts the banner there, the process died of a signal all the same
+# (NVIDIA/nccl#1669: `[rtptest1621:405884] *** Process received signal ***`, twice, then the end)
+SIGNAL_ANNOUNCED = r"^\[(?P<host>[\w.-]+):(?P<pid>\d+)\] \*\*\* Process received signal \*\*\*\s*$"
 BANNER_SIGNALS = {"Segfault": "Segmentation fault"}
 #  ==== backtrace (tid: 296459) ====     0  /usr/lib/libucs.so.0(ucs_handle_error+0x2d4) [0x7fe...]
 #   0 0x0000000000042520 __sigaction()  ???:0
@@ -317,6 +321,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             _thread_stacks(rows),
             _c10_signals(rows),
             _native_signals(rows),
+            _signals_unnamed(rows),
             _terminations(rows),
             _frames_without_header(rows),
             _spawn_headers(rows),
@@ -1475,6 +1480,39 @@ def _native_signals(rows: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([events, _recognised(run)], how="diagonal_relaxed")
 
 
+def _signals_unnamed(rows: pl.DataFrame) -> pl.DataFrame:
+    """`fatal_signal` of a process whose Open MPI handler announced a signal that no line
+    names (SIGNAL_ANNOUNCED), at its first announcement; where the handler's `Signal:` line
+    follows, `_native_signals` reads it."""
+    text = pl.col("_stripped")
+    announced = text.str.extract_groups(SIGNAL_ANNOUNCED)
+    if _absent(rows, announced.struct.field("pid").is_not_null()):
+        return _nothing()
+    named = (
+        rows.filter(text.str.contains(NATIVE_SIGNAL))
+        .select("file", text.str.extract_groups(NATIVE_SIGNAL).struct.field("pid").alias("_pid"))
+        .unique()
+    )
+    return (
+        rows.with_columns(announced.alias("_announced"))
+        .filter(pl.col("_announced").struct.field("pid").is_not_null())
+        .with_columns(pl.col("_announced").struct.field("pid").alias("_pid"))
+        .join(named, on=["file", "_pid"], how="anti")
+        .sort("line")
+        .unique(["file", "_pid"], keep="first", maintain_order=True)
+        .select(
+            "file",
+            "line",
+            pl.lit("fatal_signal").alias("event"),
+            pl.lit("error").alias("severity"),
+            pl.lit("a signal (the line naming it is cut)").alias("exc_message"),
+            pl.lit('{"signal_cut":true}').alias("extra"),
+            pl.col("_announced").struct.field("host").alias("host"),
+            pl.col("_pid").cast(pl.Int64, strict=False).alias("pid"),
+        )
+    )
+
+
 def _terminations(rows: pl.DataFrame) -> pl.DataFrame:
     """`cpp_terminate`, with the `what():` line after it (or on the same line) as its
     message; the C++ stack c10 appends to `what()` is recognised."""
@@ -1727,6 +1765,7 @@ PARSER = LineParser(
         "frame #",
         "Caught signal ",
         "Signal: ",
+        "*** Process received signal ***",
         "terminated with the following error:",
         " encountered !",
         ABSL_RECEIVED,

@@ -2936,7 +2936,7 @@ def _unattributed_deaths(job: Job) -> list[Finding]:
     crashes = (
         job.events.filter(pl.col("event").is_in(DEATH_EVENTS) & pl.col("rank").is_null())
         .with_columns(_signal_of_death())
-        .filter(pl.col("signal").is_in(list(FATAL.values())))
+        .filter(pl.col("signal").is_in(list(FATAL.values())) | _flagged("signal_cut"))
         .join(killed_by_lightning(job), on=["file", "line"], how="anti")
         .sort("file", "line")
     )
@@ -2944,6 +2944,8 @@ def _unattributed_deaths(job: Job) -> list[Finding]:
     if crashes.is_empty():
         return []
     first = crashes.row(0, named=True)
+    if first["signal"] is None:
+        return [_signal_cut(crashes, first)]
     failed = unstopped_worker(job)
     if failed is not None and first["pid"] in (None, failed.pid):
         signal = str(first["signal"])
@@ -2977,6 +2979,26 @@ def _unattributed_deaths(job: Job) -> list[Finding]:
             details={"exception": first["signal"], "signal": first["signal"]},
         )
     ]
+
+
+def _signal_cut(crashes: pl.DataFrame, first: dict[str, object]) -> Finding:
+    """A process whose crash handler announced a signal that no line of these logs names
+    (Open MPI's `*** Process received signal ***`, the paste cut before `Signal:`,
+    NVIDIA/nccl#1669): a crash all the same, blaming nobody."""
+    host, pid = first.get("host"), first.get("pid")
+    place = f" (host {host}, pid {pid})" if host and pid is not None else ""
+    return _unblamed(
+        crashes,
+        part="explanation",
+        summary=(
+            f"A process whose rank the logs do not say crashed on a signal{place}: its crash "
+            "handler announced it, and the lines naming the signal and where it struck are cut "
+            "from these logs."
+        ),
+        fix=CRASH_FIX,
+        ranks=[],
+        details={"exception": "a signal", "signal": None, "signal_cut": True},
+    )
 
 
 def _fatal_fix(job: Job, who: str, it: str) -> str:

@@ -1406,3 +1406,25 @@ def test_argparses_banner_where_the_paste_ends_is_a_refusal_its_error_line_cut()
     # as ../shared/formats.md quotes it)
     srun = "srun: error: SH-IDC1-10-140-24-95: task 0: Exited with exit code 1"
     assert _events([srun], "exception") == []
+
+
+# NVIDIA/nccl#1669, verbatim (the paste ends here): the RAS client crashed a process still
+# setting up its communicators; Open MPI's handler announced the signal twice, its name cut
+SIGNAL_NAME_CUT = [
+    "rtptest1621:405884:407462 [0] NCCL INFO RAS client listening socket at ::1<28028>",
+    "[rtptest1621:405884] *** Process received signal ***",
+    "[rtptest1621:405884] *** Process received signal ***",
+]
+
+
+def test_a_signal_announced_without_its_name_is_the_process_s_crash(tmp_path):
+    (crash,) = _events(SIGNAL_NAME_CUT, "fatal_signal")
+    assert (crash["line"], crash["host"], crash["pid"]) == (2, "rtptest1621", 405884)
+    verdict = analyze_files(tmp_path, {"output.log": SIGNAL_NAME_CUT}).verdict
+    assert verdict.headline == "A process crashed on a signal; the line naming it is cut"
+
+
+def test_a_signal_announced_then_named_is_read_once_by_its_name():
+    lines = [*SIGNAL_NAME_CUT[:2], "[rtptest1621:405884] Signal: Segmentation fault (11)"]
+    (crash,) = _events(lines, "fatal_signal")
+    assert crash["signal"] == "SIGSEGV"
