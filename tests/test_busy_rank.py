@@ -546,3 +546,4 @@ def test_a_wait_that_names_its_peer_is_not_pinned_on_the_main_process(tmp_path):
     assert analysis.verdict.finding.kind == "collective_timeout"
     assert 0 not in analysis.verdict.ranks
     assert not any("main process" in finding.summary for finding in analysis.findings)
+    assert "It waited for rank 24 of its communicator" in analysis.verdict.finding.summary

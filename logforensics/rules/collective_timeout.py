@@ -214,7 +214,7 @@ def _timeouts(job: Job) -> list[Finding]:
         words.append(f" in collective #{seq}")
     if timeout_ms:
         words.append(f" after {duration(timeout_ms / 1000)}")
-    summary = "".join(words) + "."
+    summary = "".join(words) + "." + _peer_in_its_group(timeouts)
     if desync:
         summary += (
             f" At the same point the ranks ran different collectives ({desync}): they had "
@@ -664,6 +664,21 @@ MIN_REPORTERS = 2
 PAIR = 2
 # Naming every silent rank of a huge world would name noise: beyond this, say nothing.
 MAX_WORLD_FOR_SUSPECTS = 4096
+
+
+def _peer_in_its_group(timeouts: pl.DataFrame) -> str:
+    """The peer a timeout's own report names in its communicator's numbering (HCCL's `remote
+    rank: [24]`, parsers/hccl.py; vllm-project/vllm-ascend#3413), said as that: a position in
+    the group, not a global rank."""
+    said = timeouts.get_column("extra").drop_nulls().str.extract(r'"remote_rank":(\d+)', 1)
+    peers = sorted({int(peer) for peer in said.drop_nulls().to_list()})
+    if not peers:
+        return ""
+    which = ", ".join(map(str, peers[:4]))
+    return (
+        f" It waited for rank {which} of its communicator (the library's own numbering, "
+        "not necessarily the global rank)."
+    )
 
 
 def _main_collective(timeouts: pl.DataFrame) -> tuple[int | None, str | None]:
