@@ -6,13 +6,12 @@ torchrun's, on Ascend NPUs):
     [ERROR] ME(162078:281473590168608,MainProcess):2025-03-10-09:40:38.720.000 [mindspore/parallel/cluster/process_entity/_api.py:331] Scheduler process 162146 exit with exception.
     [ERROR] ME(162078:281473590168608,MainProcess):2025-03-10-09:40:38.722.000 [mindspore/parallel/cluster/process_entity/_api.py:431] Time out nodes are ['3']
 
-(mindspore-lab/mindformers' DeepSeek-R1-Distill inference on four 910A, a report on the
-MindSpore forum.) A worker that exited with an exception is a `worker_failed` of no rank, no code
-said (`aborted`: msrun does not say which worker, nor how it ended). The last line is msrun's reading of its scheduler's log: the nodes whose
-heartbeat the scheduler lost (`node: 3 is timed out`). Each is a `node_timed_out` event, the
-node id its `peer` (a worker's node id is its rank id under msrun; the line is the launcher's,
-not that rank's). An empty list (`Time out nodes are []`) says
-nothing and is only recognised.
+(candle-org/MindAct#1983: DeepSeek-R1-Distill-Qwen-32B on four 910A.) A worker that exited with
+an exception is a `worker_failed` of no rank, no code said (`aborted`: msrun does not say which
+worker, nor how it ended). The last line is msrun's reading of its scheduler's log, the nodes
+whose heartbeat the scheduler lost: each is a `node_timed_out` event, the node id its `peer` (a
+worker's node id is its rank id under msrun; the line is the launcher's, not that rank's). An
+empty list (`Time out nodes are []`) says nothing and is only recognised.
 """
 
 from __future__ import annotations
@@ -25,8 +24,6 @@ WORKER_EXITED = "There's worker exits with exception, kill all other workers"
 SCHEDULER_EXITED = r"Scheduler process \d+ exit with exception"
 TIMED_OUT_NODES = r"Time out nodes are \[(?P<nodes>[^\]]*)\]"
 NODE_ID = r"'([^']*)'"
-# the scheduler's own line for each of them
-NODE_TIMED_OUT = r"\bnode: (?P<node>\S+) is timed out"
 
 
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
@@ -38,19 +35,10 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         pl.lit("error").alias("severity"),
         pl.lit('{"launcher":"msrun","aborted":true}').alias("extra"),
     )
-    one = message.str.extract(NODE_TIMED_OUT, 1)
-    listed = (
-        lines.select(
-            "file",
-            "line",
-            pl.when(one.is_not_null())
-            .then(pl.concat_list(pl.format("'{}'", one)))
-            .otherwise(message.str.extract(TIMED_OUT_NODES, 1).str.extract_all(NODE_ID))
-            .alias("_nodes"),
-            (message.str.contains(TIMED_OUT_NODES) | one.is_not_null()).alias("_said"),
-        )
-        .filter(pl.col("_said"))
-        .drop("_said")
+    listed = lines.filter(message.str.contains(TIMED_OUT_NODES)).select(
+        "file",
+        "line",
+        message.str.extract(TIMED_OUT_NODES, 1).str.extract_all(NODE_ID).alias("_nodes"),
     )
     nodes = (
         listed.filter(pl.col("_nodes").list.len() > 0)
@@ -74,6 +62,6 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
 
 PARSER = LineParser(
     name="msrun",
-    literals=(WORKER_EXITED, "Time out nodes are", " is timed out", "Scheduler process "),
+    literals=(WORKER_EXITED, "Time out nodes are", "Scheduler process "),
     parse=parse,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tests.builders import analyze_files, parsed_by
 
-# A MindSpore forum report (DeepSeek-R1-Distill-Qwen-32B inference, msrun with four workers on
+# candle-org/MindAct#1983 (DeepSeek-R1-Distill-Qwen-32B inference, msrun with four workers on
 # 910A), verbatim: a worker exited with an exception, msrun stopped the others, then named the
 # node its scheduler had lost
 MSRUN_NODE_3 = [
