@@ -29,6 +29,7 @@ from logforensics.job import Job
 from logforensics.placement import placed_finding
 from logforensics.stopped_workers import child_failed_error
 from logforensics.text import duration, rank_list
+from parsers.hccl import remote_rank
 from parsers.phase_banners import GLUED_RECORD, phase_name
 from parsers.progress_bars import bar_name
 
@@ -245,8 +246,7 @@ def _waited_for_someone_else(waits: pl.DataFrame) -> bool:
     [24]` under RankID 101, vllm-project/vllm-ascend#3413, beside a Ray worker's graph-capture
     bar): the wait says whom it waited for, and the guess would contradict it."""
     named = waits.filter(pl.col("peer_rank").is_not_null() & (pl.col("peer_rank") != MAIN_RANK))
-    in_its_group = pl.col("extra").fill_null("").str.contains('"remote_rank":', literal=True)
-    return not named.is_empty() or not waits.filter(in_its_group).is_empty()
+    return not named.is_empty() or not waits.filter(remote_rank().is_not_null()).is_empty()
 
 
 def _outside_the_workers_relay(work: pl.DataFrame, waits: pl.DataFrame) -> bool:

@@ -159,6 +159,12 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def remote_rank() -> pl.Expr:
+    """The peer a wait's report names in its communicator's numbering, as `parse` keeps it in
+    the event's `extra` (REMOTE_RANK); null where it names none."""
+    return pl.col("extra").str.extract(r'"remote_rank":(\d+)', 1).cast(pl.Int64, strict=False)
+
+
 def _device_waits(lines: pl.DataFrame) -> pl.DataFrame:
     """`collective_timeout` of the device whose task's wait gave up, in files with no failed
     call's line (that line carries the failure, these its runtime's detail: Ascend/pytorch#43's

@@ -34,6 +34,7 @@ from logforensics.registry import Rule
 from logforensics.store_barrier import overcounted_barrier
 from logforensics.teardown import finished_ranks
 from logforensics.text import capitalized, duration, rank_list
+from parsers.hccl import remote_rank
 from parsers.phase_banners import phase_name
 
 FIX_SUSPECTS = (
@@ -670,8 +671,7 @@ def _peer_in_its_group(timeouts: pl.DataFrame) -> str:
     """The peer a timeout's own report names in its communicator's numbering (HCCL's `remote
     rank: [24]`, parsers/hccl.py; vllm-project/vllm-ascend#3413), said as that: a position in
     the group, not a global rank."""
-    said = timeouts.get_column("extra").drop_nulls().str.extract(r'"remote_rank":(\d+)', 1)
-    peers = sorted({int(peer) for peer in said.drop_nulls().to_list()})
+    peers = sorted(set(timeouts.select(remote_rank()).to_series().drop_nulls().to_list()))
     if not peers:
         return ""
     which = ", ".join(map(str, peers[:4]))
