@@ -404,6 +404,8 @@ def _glued_entries(rows: pl.DataFrame) -> pl.DataFrame:
     signal from the `traceback :` line after it, the root cause where a `Root Cause` heading
     is the last heading above it."""
     message = pl.col("_message")
+    if not rows.select(message.str.contains(GLUED_ENTRY).any()).item():
+        return rows.select("file", "line").clear()
     found = message.str.extract_groups(GLUED_ENTRY).struct
     heading = (
         pl.when(message.str.contains(GLUED_ROOT_CAUSE))
@@ -417,10 +419,7 @@ def _glued_entries(rows: pl.DataFrame) -> pl.DataFrame:
         .then(message.shift(-1).over(STREAM).str.extract(GLUED_SIGNAL, 1))
         .alias("signal"),
     )
-    glued = marked.filter(found.field("rank").is_not_null())
-    if glued.is_empty():
-        return glued.select("file", "line")
-    events = glued.select(
+    events = marked.filter(found.field("rank").is_not_null()).select(
         "file",
         "line",
         pl.lit("child_failed").alias("event"),

@@ -1485,9 +1485,9 @@ def _signals_unnamed(rows: pl.DataFrame) -> pl.DataFrame:
     names (SIGNAL_ANNOUNCED), at its first announcement; where the handler's `Signal:` line
     follows, `_native_signals` reads it."""
     text = pl.col("_stripped")
-    announced = text.str.extract_groups(SIGNAL_ANNOUNCED)
-    if _absent(rows, announced.struct.field("pid").is_not_null()):
+    if _absent(rows, text.str.contains(SIGNAL_ANNOUNCED)):
         return _nothing()
+    announced = text.str.extract_groups(SIGNAL_ANNOUNCED)
     named = (
         rows.filter(text.str.contains(NATIVE_SIGNAL))
         .select("file", text.str.extract_groups(NATIVE_SIGNAL).struct.field("pid").alias("_pid"))
