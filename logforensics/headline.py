@@ -88,7 +88,8 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
             theirs = ops.get(str(others[0]))
             number = f" #{finding.seq}" if finding.seq is not None else ""
             if mine and theirs and mine != theirs:
-                return f"{who} ran {mine} as collective{number} where the others ran {theirs}", None
+                place = f" as collective{number}" if number else ""
+                return f"{who} ran {mine}{place} where the others ran {theirs}", None
             if mine and mine == theirs and details.get("called_from"):
                 place = details["called_from"]
                 return f"{who} called {mine} from {place}, not where the others called it", None

@@ -107,15 +107,12 @@ def _from_timeouts(job: Job) -> list[Finding]:
             kind="stage_divergence",
             severity="error" if blamed else "warning",
             part="departure" if blamed else "context",
-            summary=(
-                f"The ranks reached the same collective sequence number in different "
-                f"collectives ({describe(mixed)}): their code paths had already diverged." + said
-            ),
+            summary=_where_they_stood(mixed) + said,
             fix=DESYNC_FIX,
             ranks=ranks,
             culprit_ranks=odd,
             blames_nobody=not odd,
-            seq=int(mixed.item(0, "seq")),
+            seq=_seq_of(mixed),
             evidence=evidence,
             evidence_total=total,
             confidence="medium" if odd and not left else "low",
@@ -128,6 +125,25 @@ def _from_timeouts(job: Job) -> list[Finding]:
             },
         )
     ]
+
+
+def _where_they_stood(mixed: pl.DataFrame) -> str:
+    if _seq_of(mixed) is None:
+        # older torch numbers no collective: each rank timed out in its one collective
+        return (
+            f"Each rank timed out in a single collective, not the same one ({describe(mixed)}): "
+            f"their code paths had already diverged."
+        )
+    return (
+        f"The ranks reached the same collective sequence number in different collectives "
+        f"({describe(mixed)}): their code paths had already diverged."
+    )
+
+
+def _seq_of(mixed: pl.DataFrame) -> int | None:
+    """The sequence number the mixed reports share; reports of older torch carry none."""
+    seq = mixed.item(0, "seq")
+    return None if seq is None else int(seq)
 
 
 # A collective this large is a training step's gradients; one of at most one element is a

@@ -171,3 +171,26 @@ def test_mixed_collectives_with_no_side_to_blame_leave_the_timeout_the_verdict()
     assert verdict.headline.endswith("they were in different collectives at that point")
     desync = finding(analysis, "stage_divergence")
     assert (desync.severity, desync.ranks, desync.culprit_ranks) == ("warning", [3, 7], [])
+
+
+# DeepGraphLearning/GearNet#13: torch 1.10's watchdog, which numbers no collective; the
+# reporter's paste keeps its line numbers in brackets
+GEARNET_UNNUMBERED_TIMEOUTS = [
+    "[219013] [E ProcessGroupNCCL.cpp:587] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(OpType=_ALLGATHER_BASE, Timeout(ms)=1800000) ran for 1804901 milliseconds before timing out.",
+    "[219014] [E ProcessGroupNCCL.cpp:587] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(OpType=BROADCAST, Timeout(ms)=1800000) ran for 1805974 milliseconds before timing out.",
+    "[219015] [E ProcessGroupNCCL.cpp:587] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(OpType=BROADCAST, Timeout(ms)=1800000) ran for 1805985 milliseconds before timing out.",
+]
+
+
+def test_unnumbered_timeouts_in_different_collectives_name_the_odd_one_out(tmp_path):
+    # each rank timed out in one collective, with no sequence number to line them up: rank 0
+    # alone was in another collective than the majority (this once failed the rule outright)
+    analysis = analyze_files(tmp_path, {"train.log": GEARNET_UNNUMBERED_TIMEOUTS})
+    desync = finding(analysis, "stage_divergence")
+    assert (desync.ranks, desync.culprit_ranks, desync.seq) == ([0, 2, 3], [0], None)
+    assert desync.summary.startswith("Each rank timed out in a single collective, not the same")
+    assert analysis.verdict.finding is desync
+    assert not analysis.rule_errors
+    assert analysis.verdict.headline.startswith(
+        "Rank 0 ran _ALLGATHER_BASE where the others ran BROADCAST"
+    )
