@@ -144,6 +144,21 @@ def mixed_ops_at_one_seq(timeouts: pl.DataFrame) -> pl.DataFrame:
     return at_seq.sort("rank").drop("_fingerprint")
 
 
+def sizes_apart(mixed: pl.DataFrame) -> bool:
+    """Mixed reports that name one op, each with its size: the ranks stood at the same call of
+    the same collective with tensors of different sizes, a shape mismatch, not on different
+    code paths (axolotl-ai-cloud/axolotl#967: rank 6's ALLREDUCE #20879 of 419,044,352
+    elements, rank 7's of 406,069,248)."""
+    if mixed.is_empty():
+        return False
+    ops, sizes = mixed.get_column("op"), mixed.get_column("numel_in")
+    if ops.null_count() or ops.n_unique() != 1 or sizes.null_count():
+        return False
+    # a coalesced work bundles several collectives: its count is no one tensor's size
+    # (modelscope/DiffSynth-Studio#458: COALESCED #610 gives four ranks four counts)
+    return "COALESCED" not in str(ops.item(0)).upper()
+
+
 def odd_ones_out(mixed: pl.DataFrame) -> list[int]:
     """The ranks whose collective differs from what a strict majority ran at the same point;
     none when there is no strict majority (two ranks, or a tie)."""

@@ -14,6 +14,9 @@ import polars as pl
 from logforensics.desync import (
     ROOTED_OPS,
     comparable_timeout_seqs,
+    describe,
+    mixed_ops_at_one_seq,
+    odd_ones_out,
     per_rank_timeouts,
     points_apart,
 )
@@ -24,6 +27,7 @@ from logforensics.placement import earliest_time, place, placed_finding
 from logforensics.plausible import rank_limit
 from logforensics.registry import Rule
 from logforensics.rules.rank_exception import CONSEQUENCE, MISUSED, with_exception_lines
+from logforensics.rules.stage_divergence import shape_mismatch
 from logforensics.teardown import finished_ranks
 from logforensics.text import capitalized, rank_list
 
@@ -45,6 +49,7 @@ def check(job: Job) -> list[Finding]:
         + _from_nccl_warning(job)
         + _from_gloo_sizes(job)
         + _from_timeout_positions(job)
+        + _from_timeout_sizes(job)
         + _left_alone(job)
         + _in_another_collective(job)
         + _from_loss_keys(job)
@@ -969,6 +974,73 @@ def _from_timeout_positions(job: Job) -> list[Finding]:
             )
         )
     return findings
+
+
+SIZES_FIX = (
+    "Every rank must pass a tensor of the same size to each collective. Different sizes at one "
+    "call mean the ranks' sets of tensors differ: parameters that get gradients on some ranks "
+    "only (MoE experts no token reached, a branch some batches skip: use every parameter in "
+    "every step, or `find_unused_parameters=True`), ZeRO-3 or FSDP gathering different modules "
+    "on different ranks (data-dependent control flow in forward), or per-rank data of uneven "
+    "length gathered without padding. Look at {who}'s call."
+)
+
+
+def _from_timeout_sizes(job: Job) -> list[Finding]:
+    """Ranks that timed out at one sequence number in the same collective with tensors of
+    different sizes (axolotl-ai-cloud/axolotl#967: ALLREDUCE #20879, rank 6 with 419,044,352
+    elements, rank 7 with 406,069,248): none could complete a call whose partners exchange
+    other amounts. The ranks whose size is not the majority's are the odd ones out; with two
+    ranks, or no majority, nobody is blamed."""
+    per_rank = per_rank_timeouts(job.events)
+    mixed = mixed_ops_at_one_seq(per_rank)
+    if not shape_mismatch(job, mixed) or _one_behind(per_rank, mixed):
+        return []
+    ranks = sorted(mixed.get_column("rank").unique().to_list())
+    odd = odd_ones_out(mixed)
+    op, seq = mixed.item(0, "op"), mixed.item(0, "seq")
+    call = f"{op} #{seq}" if seq is not None else op
+    if odd:
+        blamed = (
+            f" {rank_list(odd).capitalize()} {'is' if len(odd) == 1 else 'are'} the odd one "
+            "out: the others agree on their size."
+        )
+    else:
+        blamed = " Nothing tells which side's size is the wrong one, so neither is blamed."
+    summary = (
+        f"The ranks timed out in the same collective ({call}) with tensors of different sizes "
+        f"({describe(mixed)}): they were not exchanging the same data, so none could complete."
+        + blamed
+    )
+    return [
+        placed_finding(
+            job,
+            mixed,
+            kind="collective_mismatch",
+            severity="error",
+            part="departure",
+            summary=summary,
+            fix=SIZES_FIX.format(who=rank_list(odd or ranks)),
+            ranks=ranks,
+            culprit_ranks=odd,
+            blames_nobody=not odd,
+            op=op,
+            seq=seq,
+            confidence="medium" if odd else "low",
+            details={"pg": mixed.item(0, "pg"), "source": "timeout sizes", "shapes_only": True},
+        )
+    ]
+
+
+def _one_behind(per_rank: pl.DataFrame, mixed: pl.DataFrame) -> bool:
+    """A rank of the group still in an earlier collective than the one the sizes differ in:
+    the ranks had parted there first, which `_from_timeout_positions` tells (FlagOpen/
+    FlagEmbedding#764: rank 1 in ALLGATHER #6206, ranks 0 and 2 in #6207 of two sizes)."""
+    seq = mixed.item(0, "seq")
+    if seq is None:
+        return False
+    group = per_rank.filter(pl.col("pg").eq_missing(mixed.item(0, "pg")))
+    return bool(group.get_column("seq").drop_nulls().min() < seq)
 
 
 def _apart_without_majority(job: Job, rows: pl.DataFrame, ranks: list[int]) -> Finding:

@@ -23,6 +23,7 @@ from logforensics.desync import (
     odd_ones_out,
     per_rank_timeouts,
     points_apart,
+    sizes_apart,
 )
 from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
@@ -216,7 +217,12 @@ def _timeouts(job: Job) -> list[Finding]:
     if timeout_ms:
         words.append(f" after {duration(timeout_ms / 1000)}")
     summary = "".join(words) + "." + _peer_in_its_group(timeouts)
-    if desync:
+    if desync and sizes_apart(mixed):
+        summary += (
+            f" At the same point the ranks ran one collective with tensors of different sizes "
+            f"({desync}): they had desynchronised."
+        )
+    elif desync:
         summary += (
             f" At the same point the ranks ran different collectives ({desync}): they had "
             "desynchronised."

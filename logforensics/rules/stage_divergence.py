@@ -13,7 +13,13 @@ import polars as pl
 
 from logforensics.attribution import stamp_of
 from logforensics.busy_rank import collective_inside_one_rank_work
-from logforensics.desync import describe, mixed_ops_at_one_seq, odd_ones_out, per_rank_timeouts
+from logforensics.desync import (
+    describe,
+    mixed_ops_at_one_seq,
+    odd_ones_out,
+    per_rank_timeouts,
+    sizes_apart,
+)
 from logforensics.exited_first import exited_first
 from logforensics.file_wait import waited_for_a_file
 from logforensics.findings import EVIDENCE_CAP, Evidence, Finding, evidence_from
@@ -82,12 +88,12 @@ def _from_timeouts(job: Job) -> list[Finding]:
     The ranks whose op is not the majority's are the odd ones out (principle 6); with two
     ranks, or no majority, nothing tells which side departed."""
     mixed = mixed_ops_at_one_seq(per_rank_timeouts(job.events))
-    if mixed.is_empty():
+    if mixed.is_empty() or shape_mismatch(job, mixed):
         return []
     ranks = sorted(mixed.get_column("rank").unique().to_list())
     odd = odd_ones_out(mixed)
     evidence, total = evidence_from(mixed.select("file", "line", "text", "rank"))
-    left, why = ([], "") if odd else _left_the_step(job, mixed)
+    left, why = ([], "") if odd else left_the_step(job, mixed)
     if odd:
         who = rank_list(odd)
         said = (
@@ -151,7 +157,14 @@ def _seq_of(mixed: pl.DataFrame) -> int | None:
 GRADIENT_SIZED = 1024
 
 
-def _left_the_step(job: Job, mixed: pl.DataFrame) -> tuple[list[int], str]:
+def shape_mismatch(job: Job, mixed: pl.DataFrame) -> bool:
+    """One collective in different sizes at one number, with no side known to have left the
+    training step: the ranks are at the same call with different tensors (a collective
+    mismatch), not on different paths."""
+    return sizes_apart(mixed) and not left_the_step(job, mixed)[0]
+
+
+def left_the_step(job: Job, mixed: pl.DataFrame) -> tuple[list[int], str]:
     """With no majority, the side that left the training step: the ranks that announced a
     phase of their own (`Validate epoch: 1, rank: 1`), else the ranks in a one-element
     collective against the others' gradient-sized one (modelscope/FunASR#2317)."""

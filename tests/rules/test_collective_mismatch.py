@@ -668,3 +668,66 @@ def test_calls_that_stop_a_few_apart_name_no_one(tmp_path):
     cut = next(i for i, line in enumerate(lines) if "Step [0/97]" in line)
     analysis = analyze_files(tmp_path, {"console.log": lines[:cut]})
     assert all(f.details.get("departure") != "stopped_calling" for f in analysis.findings)
+
+
+# axolotl-ai-cloud/axolotl#967, verbatim (the first line after the progress bar's last
+# redraw): one ALLREDUCE number, two sizes, two ranks
+ALLREDUCE_TWO_SIZES = [
+    "\r 13%|█▎        | 3004/23865 [5:58:04<41:19:58,  7.13s/it][E ProcessGroupNCCL.cpp:475] [Rank 6] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=20879, OpType=ALLREDUCE, NumelIn=419044352, NumelOut=419044352, Timeout(ms)=1800000) ran for 1800055 milliseconds before timing out.",
+    "[E ProcessGroupNCCL.cpp:475] [Rank 7] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=20879, OpType=ALLREDUCE, NumelIn=406069248, NumelOut=406069248, Timeout(ms)=1800000) ran for 1800115 milliseconds before timing out.",
+]
+# PKU-YuanGroup/MoE-LLaVA#20, verbatim: ZeRO-3's parameter all-gather, rank 0 alone with
+# another size
+ALLGATHER_ONE_SIZE_APART = [
+    "[E ProcessGroupNCCL.cpp:467] [Rank 6] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=202558, OpType=_ALLGATHER_BASE, NumelIn=2359296, NumelOut=18874368, Timeout(ms)=1800000) ran for 1800376 milliseconds before timing out.",
+    "[E ProcessGroupNCCL.cpp:467] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=202558, OpType=_ALLGATHER_BASE, NumelIn=2359296, NumelOut=18874368, Timeout(ms)=1800000) ran for 1800392 milliseconds before timing out.",
+    "[E ProcessGroupNCCL.cpp:467] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=202558, OpType=_ALLGATHER_BASE, NumelIn=2359296, NumelOut=18874368, Timeout(ms)=1800000) ran for 1800436 milliseconds before timing out.",
+    "[E ProcessGroupNCCL.cpp:467] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=202558, OpType=_ALLGATHER_BASE, NumelIn=75264, NumelOut=602112, Timeout(ms)=1800000) ran for 1800709 milliseconds before timing out.",
+]
+
+
+def test_one_collective_of_two_sizes_at_one_number_is_a_mismatch_blaming_neither(tmp_path):
+    # the same call with different tensors: a shape mismatch is the cause, the timeouts its
+    # symptom, and with two ranks nothing says whose size is wrong
+    analysis = analyze_files(tmp_path, {"train.log": ALLREDUCE_TWO_SIZES})
+    mismatch = analysis.verdict.finding
+    assert (mismatch.kind, mismatch.ranks, mismatch.op, mismatch.seq) == (
+        "collective_mismatch",
+        [6, 7],
+        "ALLREDUCE",
+        20879,
+    )
+    assert mismatch.blames_nobody and mismatch.culprit_ranks == []
+    assert "rank 7 ALLREDUCE (406069248 elements)" in mismatch.summary
+    assert analysis.verdict.headline.startswith(
+        "The ranks passed tensors of different shapes to ALLREDUCE"
+    )
+    assert "stage_divergence" not in kinds(analysis)
+    assert english_runs(translate(mismatch.summary, "zh")) == []
+    assert english_runs(translate(mismatch.fix, "zh")) == []
+
+
+def test_the_one_rank_with_another_size_is_the_odd_one_out(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": ALLGATHER_ONE_SIZE_APART})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("collective_mismatch", [0])
+    assert verdict.headline.startswith("Rank 0 passed a tensor of another shape to _ALLGATHER_BASE")
+    assert "Rank 0 is the odd one out" in verdict.finding.summary
+    timeout = finding(analysis, "collective_timeout")
+    assert "one collective with tensors of different sizes" in timeout.summary
+    assert english_runs(translate(timeout.summary, "zh")) == []
+
+
+# modelscope/DiffSynth-Studio#458, verbatim: a coalesced work of four ranks, four counts
+COALESCED_COUNTS = [
+    "Epoch 0:   0%|                                                              | 0/500 [00:00<?, ?it/s][rank1]:[E318 07:39:53.713449198 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=610, OpType=COALESCED, NumelIn=56320, NumelOut=450560, Timeout(ms)=600000) ran for 600007 milliseconds before timing out.",
+    "[rank7]:[E318 07:39:53.717957624 ProcessGroupNCCL.cpp:616] [Rank 7] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=610, OpType=COALESCED, NumelIn=107520, NumelOut=860160, Timeout(ms)=600000) ran for 600018 milliseconds before timing out.",
+    "[rank2]:[E318 07:39:53.795163158 ProcessGroupNCCL.cpp:616] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=610, OpType=COALESCED, NumelIn=81920, NumelOut=655360, Timeout(ms)=600000) ran for 600089 milliseconds before timing out.",
+]
+
+
+def test_a_coalesced_work_of_different_counts_is_no_shape_mismatch(tmp_path):
+    # a coalesced work bundles several collectives: its count is no one tensor's size
+    analysis = analyze_files(tmp_path, {"train.log": COALESCED_COUNTS})
+    assert analysis.verdict.finding.kind == "collective_timeout"
+    assert all(f.details.get("source") != "timeout sizes" for f in analysis.findings)
