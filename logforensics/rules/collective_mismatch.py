@@ -976,7 +976,7 @@ def _from_timeout_positions(job: Job) -> list[Finding]:
     return findings
 
 
-SIZES_FIX = (
+TIMEOUT_SIZES_FIX = (
     "Every rank must pass a tensor of the same size to each collective. Different sizes at one "
     "call mean the ranks' sets of tensors differ: parameters that get gradients on some ranks "
     "only (MoE experts no token reached, a branch some batches skip: use every parameter in "
@@ -1020,7 +1020,7 @@ def _from_timeout_sizes(job: Job) -> list[Finding]:
             severity="error",
             part="departure",
             summary=summary,
-            fix=SIZES_FIX.format(who=rank_list(odd or ranks)),
+            fix=TIMEOUT_SIZES_FIX.format(who=rank_list(odd or ranks)),
             ranks=ranks,
             culprit_ranks=odd,
             blames_nobody=not odd,
