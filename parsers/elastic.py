@@ -107,13 +107,15 @@ GLUED_ROOT_CAUSE = r"^\s*Root Cause(?: \(first observed failure\))?\s*:\s*$"
 # local_rankroot/anaconda3/...`): the stem says the death, the tail only who when it is whole.
 # Rich's console handler (`accelerate launch`) puts the level in a column before the message:
 #    ERROR    failed (exitcode: -9) local_rank: 5 (pid: 22) of  api.py:673
-# (huggingface/accelerate#1214; the tail wraps to the next line). A logging format of the
+# (huggingface/accelerate#1214; the tail wraps to the next line), or with its time column
+# before that (HarderThenHarder/transformers_tasks#27: `[16:26:31] ERROR    failed (exitcode: 1)
+# local_rank: 1 (pid: 17572) of binary: ...`). A logging format of the
 # script's own puts a space after the logger's name (salesforce/BLIP#90:
 # `[ERROR] 2022-08-21 20:11:07,312 api: failed (exitcode: -9) local_rank: 0 (pid: 28413) ...`)
 # A build that names the binary first (shihao1895/MemoryVLA#20, on PAI-DLC): `failed (exitcode:
 # -9) for binary located at /mnt/.../bin/python3.10 with local_rank: 0 (process ID: 71)`
 WORKER_FAILED = (
-    r"(?:api: ?|\] |^|^\s*ERROR +)failed \(exitcode: (?P<exitcode>-?\d+)\)"
+    r"(?:api: ?|\] |^|^\s*(?:\[[\d:/ ]+\] +)?ERROR +)failed \(exitcode: (?P<exitcode>-?\d+)\)"
     r"(?:(?: for binary located at \S+ with)? local_rank: (?P<local_rank>\d+) "
     r"\((?:pid|process ID): (?P<pid>\d+)\))?"
 )

@@ -198,6 +198,10 @@ UNIT_BYTES = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 # Ray's memory monitor's kill as the caller sees it: the node's memory ran out, not a GPU's
 # `ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.`
 RAY_OUT_OF_MEMORY = "ray.exceptions.OutOfMemoryError"
+# a CUDA runtime call's own error string, as a kernel library reports it (HarderThenHarder/
+# transformers_tasks#27: `RuntimeError: :0: cudaFuncSetAttribute(kernel_entry, ...): out of
+# memory`): the GPU's memory, not the host's
+CUDA_CALL_OUT_OF_MEMORY = r"\bcuda[A-Z]\w*\(.*\):? out of memory\b"
 # The host refusing a process memory: Python's own `MemoryError`, and the OS's ENOMEM
 # (modelscope/FunASR#1716: `[rank2]: OSError: [Errno 12] Cannot allocate memory`)
 HOST_MEMORY_ERROR = r"(?:^|\.)MemoryError$"
@@ -1240,6 +1244,7 @@ def _oom_events(rows: pl.DataFrame) -> pl.DataFrame:
         # the CUDA runtime's error, capitalised by some allocators (vLLM's cumem allocator:
         # `RuntimeError: CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:62`)
         | text.str.contains("(?i)CUDA error: out of memory")
+        | text.str.contains(CUDA_CALL_OUT_OF_MEMORY)
         | text.str.contains(XLA_OUT_OF_MEMORY)
         | text.str.contains(KV_CACHE_OUT_OF_MEMORY)
     )

@@ -27,6 +27,7 @@ from logforensics.rules.rank_exception import (
     out_of_host_memory,
     out_of_shared_memory,
 )
+from logforensics.stopped_workers import one_reported_failure
 from logforensics.text import capitalized, clipped, duration, rank_list, rank_ranges
 from parsers.process_exit import FAILED_HOST_ALLOCATION
 from parsers.progress_bars import bar_name
@@ -570,6 +571,12 @@ def _gpu(job: Job) -> list[Finding]:
     from_gpu = _ranks_on_gpus(job, devices) if not ranks and devices else None
     if from_gpu is not None:
         ranks = sorted(from_gpu[0])
+    # no line says whose it was: the one worker a launcher reports failed is
+    # (HarderThenHarder/transformers_tasks#27: an unranked traceback, then torchrun's agent's
+    # `failed (exitcode: 1) local_rank: 1`)
+    reported = None if ranks or from_gpu is not None else one_reported_failure(job)
+    if reported is not None:
+        ranks = [reported.rank]
     who = rank_list(ranks) if ranks else on_gpu
     if from_gpu is not None:
         who += f" (on GPU{'s' if len(devices) > 1 else ''} {', '.join(devices)})"
@@ -627,9 +634,10 @@ def _gpu(job: Job) -> list[Finding]:
         summary += ", caught and logged (no line says what the rank did next)."
     else:
         summary += "."
-    evidence, total = evidence_from(
-        ooms.sort("file", "line").select("file", "line", "text", "rank")
-    )
+    shown = ooms.select("file", "line", "text", "rank")
+    if reported is not None:
+        shown = pl.concat([shown, reported.stopped.head(1).select(shown.columns)])
+    evidence, total = evidence_from(shown.sort("file", "line"))
     # caught and logged, it is a failure if the rank left the path (the reasoner sees that in
     # the marks), or if the run is not seen to go on after it and ends in an error
     # (fairseq#708: the skip, then nothing until the traceback of the user's Ctrl-C)
@@ -638,6 +646,8 @@ def _gpu(job: Job) -> list[Finding]:
         summary += " Nothing in the logs shows the run going on after it."
     if from_gpu is not None:
         summary += " " + from_gpu[1]
+    if reported is not None:
+        summary += f" No line ties the error to a rank, but {reported.why()}."
     return [
         Finding(
             kind="oom",
@@ -650,7 +660,7 @@ def _gpu(job: Job) -> list[Finding]:
             + (NCCL_FIX if in_nccl else "")
             + (SKIP_FIX if skipped else "")
             + (KV_CACHE_FIX if for_kv_cache else ""),
-            confidence="medium" if device or stalled or from_gpu else "high",
+            confidence="medium" if device or stalled or from_gpu or reported else "high",
             ranks=ranks,
             step=step,
             stage=stage,

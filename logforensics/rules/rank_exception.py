@@ -2522,6 +2522,10 @@ def _mpi_code_under_ucx_failure(job: Job) -> pl.Expr:
     return relayed.fill_null(False)
 
 
+def _read_as_oom(job: Job) -> pl.DataFrame:
+    return job.events.filter(pl.col("event").is_in(["oom", "host_oom"])).select("file", "line")
+
+
 def _unattributed(job: Job) -> list[Finding]:
     """Exceptions no line ties to a rank (not the launcher's summary of its children), when no
     rank's own exception is in the logs: a failure all the same (never "no failure found"
@@ -2556,6 +2560,8 @@ def _unattributed(job: Job) -> list[Finding]:
     rows = rows.with_columns(exception_text().alias("what")).filter(
         ~said_oom.fill_null(False) & ~garbled() & ~_mpi_code_under_ucx_failure(job)
     )
+    # whatever its words, an exception line a parser read as running out of memory
+    rows = rows.join(_read_as_oom(job), on=["file", "line"], how="anti")
     rows = (
         rows.join(_watchdog_aborts(job, rows), on=["file", "line"], how="anti")
         .join(_worker_deaths_told(job, rows), on=["file", "line"], how="anti")

@@ -609,6 +609,18 @@ def test_rich_s_level_column_before_the_agent_s_failure_line_is_read():
     assert found.filter(pl.col("event") == "worker_sigterm").height == 7
 
 
+# HarderThenHarder/transformers_tasks#27, verbatim: Rich's time column before the level
+RICH_WITH_TIME = [
+    "[16:26:30] WARNING  Sending process 17571 closing signal SIGTERM                                                                                                                                                                                          ",
+    "[16:26:31] ERROR    failed (exitcode: 1) local_rank: 1 (pid: 17572) of binary: /data1/software/anaconda3/envs/llm_env/bin/python ",
+]
+
+
+def test_rich_s_time_column_before_the_level_keeps_the_failure_line_read():
+    failed = parsed_by("elastic", RICH_WITH_TIME).filter(pl.col("event") == "worker_failed")
+    assert failed.select("exitcode", "local_rank", "pid").rows() == [(1, 1, 17572)]
+
+
 def test_a_worker_killed_after_loading_under_rich_logging_is_host_memory(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": RICH_AGENT})
     assert analysis.verdict is not None and analysis.verdict.finding.kind == "oom"

@@ -602,3 +602,26 @@ def test_a_worker_ray_saw_die_after_another_process_crashed_is_the_crash_s(tmp_p
     # the raylet's word alone is the worker killed, most likely for memory
     alone = analyze_files(tmp_path / "alone", {"train.log": CRASH_THEN_WORKER_DIED[-1:]})
     assert alone.verdict.finding.kind == "oom"
+
+
+# HarderThenHarder/transformers_tasks#27, verbatim: a kernel library's CUDA call that ran out of
+# memory, in a traceback no line ties to a rank, then torchrun's agent (Rich's console format)
+# naming the worker that failed
+KERNEL_CALL_OOM = [
+    "RuntimeError: :0: cudaFuncSetAttribute(kernel_entry, cudaFuncAttributeMaxDynamicSharedMemorySize, integer_cast<int32_t>(launch_configs[0].smemSizeInBytes)): out of memory",
+    "/data1/software/anaconda3/envs/llm_env/lib/python3.8/site-packages/torch/autograd/__init__.py:200: UserWarning: Grad strides do not match bucket view strides. This may indicate grad was not created according to the gradient layout contract, or that the param's strides changed since DDP was constructed.  This is not an error, but may impair performance.",
+    "[16:26:30] WARNING  Sending process 17571 closing signal SIGTERM                                                                                                                                                                                          ",
+    "[16:26:31] ERROR    failed (exitcode: 1) local_rank: 1 (pid: 17572) of binary: /data1/software/anaconda3/envs/llm_env/bin/python ",
+]
+
+
+def test_a_cuda_call_out_of_memory_is_the_gpu_s_and_the_failed_worker_s(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": KERNEL_CALL_OOM})
+    oom = analysis.verdict.finding
+    assert (oom.kind, oom.ranks, oom.details["memory"]) == ("oom", [1], "GPU memory")
+    assert "torchrun's agent lists rank 1 alone as failed (exit code 1)" in oom.summary
+    assert oom.confidence == "medium"
+    assert {e.line for e in oom.evidence} == {1, 4}
+    # the out-of-memory exception is not told again as an exception of its own
+    assert "rank_exception" not in kinds(analysis)
+    assert english_runs(translate(oom.summary, "zh")) == []
