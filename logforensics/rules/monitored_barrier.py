@@ -88,11 +88,19 @@ def _from_waiting_side(job: Job) -> list[Finding]:
     world = job.world_size.value if job.world_size is not None else None
     all_others = world is not None and set(arrived) | set(waited_for) == set(range(world))
     who = rank_list(arrived).capitalize() if arrived else "Some ranks"
+    never_received = _send_never_received(job, waiting)
     if all_others and not own_log:
         summary = (
             f"{who} reached the monitored barrier and got errors waiting for "
             f"{rank_list(waited_for)}, which coordinates it: every other rank of the "
             f"{world} had arrived, so {'it' if len(waited_for) == 1 else 'they'} never did."
+        )
+    elif never_received and not own_log:
+        summary = (
+            f"{who} reached the monitored barrier and got errors waiting for "
+            f"{rank_list(waited_for)}, which coordinates it: the send to it timed out, and gloo "
+            "sends only once the receiver has posted its receive, so "
+            f"{'it' if len(waited_for) == 1 else 'they'} never entered the barrier."
         )
     elif own_log:
         summary = (
@@ -118,11 +126,33 @@ def _from_waiting_side(job: Job) -> list[Finding]:
             summary=summary,
             fix=WAITING_FIX.format(who=rank_list(waited_for)),
             ranks=waited_for,
-            blames_nobody=not (own_log or all_others),
-            confidence="high" if own_log else "medium" if all_others else "low",
+            blames_nobody=not (own_log or all_others or never_received),
+            confidence="high" if own_log else "medium" if all_others or never_received else "low",
             details={"ranks_that_arrived": arrived, "seen_from": "the waiting ranks"},
         )
     ]
+
+
+# gloo's own words when a send's receiver never posted the matching receive
+SEND_UNTAKEN = "for send operation to complete"
+# how far below the barrier's error its `Original exception:` stands
+ORIGINAL_EXCEPTION_SPAN = 4
+
+
+def _send_never_received(job: Job, waiting: pl.DataFrame) -> bool:
+    """A waiting rank's original exception is gloo's `Timed out waiting 1800000ms for send
+    operation to complete` (QwenAudio/CosyVoice#1727): gloo's TCP pair holds a send until the
+    peer announces a matching receive, and the coordinator posts its receives on entering the
+    barrier, so it never entered it."""
+    timeouts = job.events.filter(
+        (pl.col("event") == "transport_timeout")
+        & pl.col("text").str.contains(SEND_UNTAKEN, literal=True)
+    ).select("file", pl.col("line").alias("_timeout_line"))
+    if timeouts.is_empty():
+        return False
+    below = waiting.select("file", "line").join(timeouts, on="file")
+    gap = pl.col("_timeout_line").cast(pl.Int64) - pl.col("line").cast(pl.Int64)
+    return not below.filter((gap > 0) & (gap <= ORIGINAL_EXCEPTION_SPAN)).is_empty()
 
 
 RULE = Rule(kind="monitored_barrier", check=check, specificity=10)

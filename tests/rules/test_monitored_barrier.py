@@ -47,6 +47,31 @@ def test_without_the_coordinators_log_nobody_is_blamed(tmp_path):
     )
 
 
+# QwenAudio/CosyVoice#1727, verbatim (rank 1's output only): the original exception is gloo's
+# send to the coordinator that timed out
+SEND_TIMED_OUT = [
+    "[rank1]:[E ProcessGroupGloo.cpp:144] Rank 1 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.",
+    "2025-12-19 09:03:13,924 WARNING Rank 1 model.join() exit failed, some ranks may have exited early: Rank 1 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.",
+    " Original exception:",
+    "[../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:133] Timed out waiting 1800000ms for send operation to complete",
+]
+
+
+def test_a_send_to_the_coordinator_that_timed_out_means_it_never_entered(tmp_path):
+    # gloo holds a send until the receiver posts its receive: the coordinator never did
+    analysis = analyze_files(tmp_path, {"train.log": SEND_TIMED_OUT})
+    barrier = analysis.verdict.finding
+    assert (barrier.kind, barrier.blamed, barrier.confidence) == (
+        "monitored_barrier",
+        [0],
+        "medium",
+    )
+    assert "never entered the barrier" in barrier.summary
+    # without the original exception the coordinator may have stopped over another rank
+    cut = analyze_files(tmp_path / "cut", {"train.log": SEND_TIMED_OUT[:3]})
+    assert finding(cut, "monitored_barrier").blamed == []
+
+
 def test_the_coordinators_own_silent_log_makes_it_the_one(tmp_path):
     files = {"rank1.log": WAITING_ONLY, "rank0.log": ["rank=0 step=4 stage=before_forward"]}
     barrier = finding(analyze_files(tmp_path, files), "monitored_barrier")
@@ -102,6 +127,14 @@ def test_the_coordinator_of_a_world_whose_other_ranks_all_arrived_never_did(tmp_
 
 
 def test_without_the_world_size_the_coordinator_is_not_blamed(tmp_path):
-    lines = [line for line in TWO_RANK_WORLD if "nranks 2" not in line]
+    # (nor without the original exception: its send that timed out is proof of its own)
+    lines = [
+        line
+        for line in TWO_RANK_WORLD
+        if "nranks 2" not in line and "for send operation" not in line
+    ]
     barrier = finding(analyze_files(tmp_path, {"console.log": lines}), "monitored_barrier")
     assert barrier.blamed == []
+    sent = [line for line in TWO_RANK_WORLD if "nranks 2" not in line]
+    barrier = finding(analyze_files(tmp_path / "sent", {"console.log": sent}), "monitored_barrier")
+    assert barrier.blamed == [0] and "never entered the barrier" in barrier.summary
