@@ -2384,9 +2384,17 @@ def _watchdog_aborts(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
     exception: [Rank 0] Watchdog caught collective operation timeout: ...`)."""
     said = pl.col("exc_message").fill_null("").str.strip_chars()
     own_words = said.str.contains(WATCHDOG_WORDS)
+    # Python's exception quoting the watchdog's report, read as that rank's timeout on its own
+    # line (flytocc/rtdetr-mmdet#1: `RuntimeError: NCCL communicator was aborted on rank 1.
+    # Original reason for failure was: [Rank 1] Watchdog caught collective operation timeout`)
+    echoes = rows.filter((pl.col("event") == "exception") & own_words).join(
+        job.events.filter(pl.col("event").is_in(WATCHDOG_ABORT_EVENTS)).select("file", "line"),
+        on=["file", "line"],
+        how="semi",
+    )
     aborts = rows.filter((pl.col("event") == "cpp_terminate") & ((said == "") | own_words))
     if aborts.is_empty():
-        return aborts.select("file", "line")
+        return echoes.select("file", "line")
     reports = (
         job.events.filter(pl.col("event").is_in(WATCHDOG_ABORT_EVENTS))
         .group_by("file")
@@ -2394,11 +2402,12 @@ def _watchdog_aborts(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
     )
     # one whose `what():` is the report is the timeout wherever it stands (argonne-lcf/alcf-
     # nccl-tests: the abort opens the paste, its `what():` the first report in it)
-    return (
+    told = (
         aborts.join(reports, on="file", how="left")
         .filter(own_words | (pl.col("_reported_at") < pl.col("line")).fill_null(False))
         .select("file", "line")
     )
+    return pl.concat([told, echoes.select("file", "line")])
 
 
 # How many lines from an exception its backend's own report of the same failure may stand

@@ -755,3 +755,21 @@ def test_a_rank_seen_in_the_console_that_reported_nothing_never_joined(tmp_path)
 def test_a_console_without_the_silent_rank_s_lines_names_no_one(tmp_path):
     analysis = analyze_files(tmp_path, {"job.err": SLURM_ERR})
     assert finding(analysis, "collective_timeout").culprit_ranks == []
+
+
+# flytocc/rtdetr-mmdet#1, verbatim: rank 1's timeout told only inside its Python exception, the
+# two others' watchdog lines
+ABORTED_WITH_ITS_REASON = [
+    "RuntimeError: NCCL communicator was aborted on rank 1.  Original reason for failure was: [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2511984, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1809553 milliseconds before timing out.",
+    "[E ProcessGroupNCCL.cpp:828] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2511984, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1809826 milliseconds before timing out.",
+    "[E ProcessGroupNCCL.cpp:828] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2511984, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1809836 milliseconds before timing out.",
+]
+
+
+def test_an_exception_quoting_the_watchdog_s_report_is_that_timeout_not_a_wait_of_its_own(
+    tmp_path,
+):
+    analysis = analyze_files(tmp_path, {"train.log": ABORTED_WITH_ITS_REASON})
+    timeout = analysis.verdict.finding
+    assert (timeout.kind, timeout.ranks, timeout.seq) == ("collective_timeout", [0, 1, 2], 2511984)
+    assert [f.kind for f in analysis.findings] == ["collective_timeout"]
