@@ -1361,6 +1361,19 @@ def _gave_up_after(reported: pl.DataFrame) -> pl.Expr:
     ).fill_null(False)
 
 
+def _srun_teardown(job: Job) -> pl.DataFrame:
+    """srun's word on its tasks below SLURM's cancellation of the step (`tasks 3,7: Killed`):
+    the step's teardown after a task's failure, no failure of their own (facebookresearch/
+    deit#102: task 5 exited with code 1, then the step was cancelled and every other task
+    killed)."""
+    tasks = job.events.filter(pl.col("event") == "task_exit")
+    cancelled = job.events.filter(pl.col("event") == "step_cancelled")
+    if tasks.is_empty() or cancelled.is_empty():
+        return tasks.select("file", "line")
+    above = above_a_cancellation(tasks, cancelled).select("file", "line")
+    return tasks.select("file", "line").join(above, on=["file", "line"], how="anti")
+
+
 def _exited(job: Job) -> list[Finding]:
     """A launcher's report that a worker exited with an error code (torchrun's `failed (exitcode: 1)
     local_rank: 0 (pid: 876053)`), in logs that hold no error of any rank's own: the worker's
@@ -1385,7 +1398,9 @@ def _exited(job: Job) -> list[Finding]:
         .join(killed_by_lightning(job), on=["file", "line"], how="anti")
         .filter(~pl.col("text").fill_null("").str.contains(AGENT_LOGGER, literal=True))
     )
-    others = others.filter(~_gave_up_after(reported))
+    others = others.filter(~_gave_up_after(reported)).join(
+        _srun_teardown(job), on=["file", "line"], how="anti"
+    )
     if not others.is_empty():
         return []
     # torchrun's own ChildFailedError, spawn's ProcessExitedException only say a worker failed;
@@ -1432,6 +1447,8 @@ def _exited(job: Job) -> list[Finding]:
         return [_first_exit(exits, alone=True)]
     if (before := _failed_before_the_stop(job)) is not None:
         return [before]
+    if not _waits_only(job) and (part := _part_of_their_node(exits, ranks, code)) is not None:
+        return [part]
     # an exit code without its error: the worker may have failed on its own, or on a peer's
     # failure (a closed rendezvous, an NCCL error): it is not blamed; where the only tracebacks
     # are waits for the others, the exit most likely ended one of them (a consequence)
@@ -1742,6 +1759,39 @@ CHOSEN_EXIT_FIX = (
 )
 
 
+def _part_of_their_node(exits: pl.DataFrame, ranks: list[int], code: int) -> Finding | None:
+    """torchrun's summary lists some of one node's workers as failed, with one exit code, and
+    not the others its local ranks show were there (zai-org/GLM-130B#100: local ranks 6 and 7
+    of at least 8, both `exitcode : 1` in the same second): a peer's failure or a lost
+    rendezvous would have ended the node's workers alike, so the failure was the listed
+    ones'. Which of them failed first the summary cannot say (its `Root Cause` is the earliest
+    by whole seconds, a tie broken by order), so all are named, at low confidence."""
+    entries = exits.filter(pl.col("event") == "child_failed")
+    if entries.height != exits.height or len(ranks) < 2 or entries["host"].n_unique() != 1:
+        return None
+    local = entries.get_column("local_rank").drop_nulls()
+    if local.len() != entries.height or local.n_unique() != len(ranks):
+        return None
+    workers = int(local.max()) + 1
+    if len(ranks) * 2 > workers:
+        return None  # most of the node failed: as likely the node's or a peer's doing
+    summary = (
+        f"{rank_list(ranks).capitalize()} exited with code {code} (torchrun's summary), while "
+        f"the node's other workers (it ran at least {workers}) are not listed as failed: the "
+        "failure was theirs, not the node's; the errors they printed are not in these logs."
+    )
+    return _from_rows(
+        exits,
+        severity="error",
+        part="departure",
+        summary=summary,
+        fix=EXITED_FIX,
+        ranks=ranks,
+        confidence="low",
+        details={"exception": f"exit code {code}", "exit_code": code},
+    )
+
+
 def _failed_alone(job: Job, exits: pl.DataFrame) -> bool:
     """One worker failed, with its rank known, while its agent still had others to stop
     (torchrun's `Sending process 80 closing signal SIGTERM` for pids other than the failed
@@ -1753,6 +1803,8 @@ def _failed_alone(job: Job, exits: pl.DataFrame) -> bool:
         return False
     if by_lightning(exits):
         return True  # it reports the first child it sees fail, then stops the others itself
+    if exits.get_column("event").eq("task_exit").all() and not _srun_teardown(job).is_empty():
+        return True  # srun's one error exit, then its kills of the rest once SLURM cancelled
     failed_pid = exits.item(0, "pid")
     stopped = agent_stops(job).filter(pl.col("file") == exits.item(0, "file")).get_column("pid")
     return not stopped.is_empty() and failed_pid not in stopped.to_list()

@@ -1591,6 +1591,80 @@ def test_the_one_failure_torchrun_lists_is_blamed_at_low_confidence(tmp_path):
     assert "the only failure torchrun's summary lists" in verdict.finding.summary
 
 
+# zai-org/GLM-130B#100, verbatim: two of a node's eight workers in torchrun's summary, the same
+# exit code in the same second
+TWO_OF_A_NODE = [
+    "    raise ChildFailedError(",
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+    "============================================================",
+    "/home/edcuser/models/glm/GLM-130B-main/generate.py FAILED",
+    "------------------------------------------------------------",
+    "Failures:",
+    "[1]:",
+    "  time      : 2023-03-14_11:22:52",
+    "  host      : localhost.localdomain",
+    "  rank      : 7 (local_rank: 7)",
+    "  exitcode  : 1 (pid: 160925)",
+    "  error_file: <N/A>",
+    "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+    "------------------------------------------------------------",
+    "Root Cause (first observed failure):",
+    "[0]:",
+    "  time      : 2023-03-14_11:22:52",
+    "  host      : localhost.localdomain",
+    "  rank      : 6 (local_rank: 6)",
+    "  exitcode  : 1 (pid: 160924)",
+    "  error_file: <N/A>",
+    "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+]
+
+
+def test_some_of_a_node_s_workers_failing_alike_are_named_together(tmp_path):
+    # the summary's `Root Cause` is only the earlier of two at the same second: both are named
+    # (the failure was theirs, not the node's), none picked
+    analysis = analyze_files(tmp_path, {"console.log": TWO_OF_A_NODE})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks, verdict.finding.confidence) == (
+        "rank_exception",
+        [6, 7],
+        "low",
+    )
+    assert "(it ran at least 8) are not listed as failed" in verdict.finding.summary
+    assert english_runs(translate(verdict.finding.summary, "zh")) == []
+    # all of a node's workers failing alike may be the node's or a peer's doing: nobody named
+    whole = [
+        line.replace("rank      : 7 (local_rank: 7)", "rank      : 1 (local_rank: 1)").replace(
+            "rank      : 6 (local_rank: 6)", "rank      : 0 (local_rank: 0)"
+        )
+        for line in TWO_OF_A_NODE
+    ]
+    assert analyze_files(tmp_path / "whole", {"console.log": whole}).verdict.ranks == []
+
+
+# facebookresearch/deit#102, verbatim: srun's report of task 5's exit, then SLURM cancelling
+# the step and srun's word on every other task it killed
+SRUN_ONE_TASK_THEN_TEARDOWN = [
+    "srun: error: learnfair0824: task 5: Exited with exit code 1",
+    "srun: launch/slurm: _step_signal: Terminating StepId=43575862.0",
+    "slurmstepd: error: *** STEP 43575862.0 ON learnfair0824 CANCELLED AT 2021-07-14T08:00:36 ***",
+    "srun: error: learnfair0824: tasks 3,7: Killed",
+    "srun: error: learnfair0833: task 8: Killed",
+    "srun: error: learnfair0824: task 1: Killed",
+    "srun: error: learnfair0824: tasks 0,2,6: Killed",
+    "srun: error: learnfair0833: tasks 9-10,12-15: Killed",
+    "srun: error: learnfair0824: task 4: Killed",
+    "srun: error: learnfair0833: task 11: Killed",
+    "srun: Force Terminated StepId=43575862.0",
+]
+
+
+def test_srun_s_kills_after_the_cancellation_leave_the_task_that_exited_first(tmp_path):
+    verdict = analyze_files(tmp_path, {"slurm.out": SRUN_ONE_TASK_THEN_TEARDOWN}).verdict
+    assert verdict is not None
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [5])
+    assert verdict.headline == "Rank 5 exited with code 1"
+
+
 def test_an_internal_assert_naming_a_process_group_file_is_the_rank_s_own_failure(tmp_path):
     # awslabs/keys_values (Lightning Fabric, ring attention on 3 GPUs), verbatim but for the
     # frames between the header and the call
