@@ -253,6 +253,8 @@ def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
         at = f" at {endpoint}" if endpoint else ""
         if finding.details.get("side") == "server":
             return f"{who} could not open the rendezvous store's port{at}: it was taken", None
+        if finding.details.get("side") == "server_unsaid":
+            return f"{who} could not open the rendezvous store's port{at}", None
         if finding.details.get("side") == "dropped":
             return (
                 f"{who} lost {'their' if len(reporters) > 1 else 'its'} connection to the "

@@ -45,7 +45,7 @@ def test_the_rank_whose_timeout_is_in_another_collective_left_the_others_path():
     assert apart.details["ops"] == {"0": "all_reduce", "1": "barrier", "2": "all_reduce"}
     assert "rank 1 in barrier at main (break_worker.py:21): `dist.barrier()`" in apart.summary
     assert analysis.verdict.headline.startswith(
-        "Rank 1 ran barrier as collective where the others ran all_reduce"
+        "Rank 1 ran barrier where the others ran all_reduce"
     )
 
 

@@ -507,6 +507,18 @@ def _store_unreachable(job: Job) -> list[Finding]:
         )
         details["side"] = "server"
         return [_start_up_failure(failures, summary, PORT_HELD_FIX, "high", details)]
+    if _server_side(failures):
+        # the store's own listen or bind failed, its reason not in these logs: not a client
+        # that could not reach it (a MetaX forum paste broke torch's `... port: 29500, code:
+        # -98, name: EADDRINUSE ...` onto lines of their own)
+        summary = (
+            f"{who} could not open the rendezvous store's port{where} while the job was "
+            f"starting (`{clipped(reason)}`): it serves the store itself, so the port is held by "
+            "another process on that host or the address is not one of the host's own. No "
+            "collective ran; no rank is to blame."
+        )
+        details["side"] = "server_unsaid"
+        return [_start_up_failure(failures, summary, PORT_HELD_FIX, "medium", details)]
     if failures.select(exception_text().str.contains(STARTUP_DROPPED).all()).item():
         summary = (
             f"{who} lost {_its(reporters)} connection to the rendezvous store{where} while the "
@@ -595,6 +607,14 @@ PORT_HELD_FIX = (
     "`--rdzv-endpoint host:<port>`; torchrun's c10d rendezvous picks a free port when none is "
     "fixed)."
 )
+
+
+def _server_side(failures: pl.DataFrame) -> bool:
+    """Whether every failure is the store's own (bind, listen)."""
+    said = pl.concat_str(
+        pl.col("exc_message").fill_null(""), pl.col("error_code").fill_null(""), separator=" "
+    )
+    return bool(failures.select(said.str.contains(SERVER_SIDE).all()).item())
 
 
 def _port_held(failures: pl.DataFrame) -> bool:

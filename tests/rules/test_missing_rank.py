@@ -4,8 +4,10 @@ from pathlib import Path
 
 import pytest
 
+from logforensics.i18n import translate, translate_headline
 from tests.builders import analyze, analyze_files, finding, kinds, marks
 from tests.rules.test_duplicate_device import init_line
+from tests.test_i18n import english_runs
 
 THREADS = Path(__file__).resolve().parent.parent / "data" / "threads"
 
@@ -247,6 +249,32 @@ def test_a_store_that_could_not_bind_its_port_was_beaten_to_it_by_another_proces
     assert "another process on that host already holds it" in verdict.finding.summary
     assert "could not reach" not in verdict.finding.summary
     assert verdict.finding.fix.startswith("The port the store listens on is taken")
+
+
+def test_a_store_that_could_not_listen_is_the_store_s_own_failure_its_reason_unsaid(tmp_path):
+    # developer.metax-tech.com/forum/u/avaarg/430, verbatim: the forum broke torch's one-line
+    # message (`... port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, ...`) onto lines of
+    # their own; the listen failure alone is the server side's, not a client that could not
+    # reach it
+    lines = [
+        "RuntimeError: The server socket has failed to listen on any local network address.",
+        "port: 29500",
+        "useIpv6: 0",
+        "code: -98",
+        "name: EADDRINUSE",
+        "message: address already in use",
+        "Traceback (most recent call last):",
+        'File "/opt/conda/lib/python3.12/site-packages/torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py", line 79, in _create_tcp_store',
+        "store = TCPStore(",
+        "...",
+    ]
+    verdict = analyze_files(tmp_path, {"train.log": lines}).verdict
+    assert verdict.finding.kind == "missing_rank" and verdict.ranks == []
+    assert verdict.finding.details["side"] == "server_unsaid"
+    assert verdict.headline == "A process could not open the rendezvous store's port"
+    assert "could not reach" not in verdict.finding.summary
+    assert english_runs(translate(verdict.finding.summary, "zh")) == []
+    assert english_runs(translate_headline(verdict.headline, "zh")) == []
 
 
 def test_a_retried_connect_in_a_job_that_trained_is_no_failure(tmp_path):
