@@ -199,8 +199,10 @@ MPIRUN_TAG = (
 # (RayTrainWorker pid=1193, ip=10.244.4.193) [rank1]: Traceback (most recent call last):
 # (WorkerDict pid=3569860) degamts15:3569860:3571297 [0] NCCL INFO ncclCommInitRank ...
 # (Worker_TP11 pid=113) ERROR 08-10 23:02:36 [multiproc_executor.py:898] ...   (vLLM's workers)
+# (ActorWorker(actor_train-1) pid=18175, ip=33.199.184.82) [2025-10-11 11:16:52] ...  (an actor
+# whose repr names it: alibaba/ROLL#193)
 RAY_WORKER = (
-    r"\((?:(?P<actor>[A-Za-z_][\w.:-]*) )?(?:rank=(?P<rank>\d+) )?pid=(?P<pid>\d+)"
+    r"\((?:(?P<actor>[A-Za-z_][\w.:-]*(?:\([\w.:-]*\))?) )?(?:rank=(?P<rank>\d+) )?pid=(?P<pid>\d+)"
     r"(?:, ip=(?P<ip>\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F:]+))?\)(?: |$)"  # `$`: an empty line
 )
 # 2021-07-08 08:28:12 10.164.0.33 [0] torch.multiprocessing.spawn.ProcessExitedException: ...

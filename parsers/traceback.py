@@ -468,11 +468,14 @@ def _classify(lines: pl.DataFrame) -> pl.DataFrame:
                 # a logger's record that ends in the header: the traceback follows on its own
                 # lines (sgl-project/sglang#9805: `... Scheduler hit an exception: Traceback
                 # (most recent call last):`, its prefix peeled or not)
-                # (not torchrun's summary field `traceback : Traceback ...`: parsers/elastic.py)
+                # (not torchrun's summary field `traceback : Traceback ...`: parsers/elastic.py),
+                # or whose last field is bracketed (alibaba/ROLL#193: `... [ERROR]
+                # [actor_train-1 1 / 8][PID 18175] Traceback (most recent call last):`)
                 | (
                     pl.col("_stripped").str.ends_with(": " + HEADER)
                     & ~pl.col("_stripped").str.starts_with("traceback :")
                 )
+                | pl.col("_stripped").str.ends_with("] " + HEADER)
                 | pl.col("_stripped").str.contains(RICH_HEADER)
                 # a whole traceback flattened into a report's line (see FLATTENED)
                 | pl.col("_stripped").str.contains(HEADER + ' File "', literal=True)

@@ -1158,7 +1158,10 @@ def _logger_openers(job: Job) -> pl.DataFrame:
         .join(before.with_columns(pl.col("line").cast(pl.UInt32)), on=["file", "line"])
         .select("file", (pl.col("line") - 1).alias("line"), "opens")
     )
-    openers = pl.concat([before, blank.cast(before.schema)])
+    # ... or the record's own line, the header glued to its end (alibaba/ROLL#193: `[ERROR]
+    # [actor_train-1 1 / 8][PID 18175] Traceback (most recent call last):`)
+    same = starts.select("file", "line", opens).cast(before.schema)
+    openers = pl.concat([before, blank.cast(before.schema), same])
     return (
         records.join(openers, on=["file", "line"])
         .select("file", "line", "event", "opens")

@@ -1665,6 +1665,27 @@ def test_srun_s_kills_after_the_cancellation_leave_the_task_that_exited_first(tm
     assert verdict.headline == "Rank 5 exited with code 1"
 
 
+# alibaba/ROLL#193, verbatim: a Ray actor whose repr names it (`ActorWorker(actor_train-1)`),
+# its logger's error record ending in the traceback's header, the stack cut in Megatron's step
+ACTOR_RECORD_OPENS_A_CUT_STACK = [
+    "(ActorWorker(actor_train-1) pid=18175, ip=33.199.184.82) [2025-10-11 11:16:52] [decorator.py (306)] [ERROR] [actor_train-1 1 / 8][PID 18175] Traceback (most recent call last):",
+    '(ActorWorker(actor_train-1) pid=18175, ip=33.199.184.82)   File "/checkpoint/binary/train_package/roll/distributed/scheduler/decorator.py", line 295, in inner',
+    "(ActorWorker(actor_train-1) pid=18175, ip=33.199.184.82)     result = func(*args, **kwargs)",
+    '(ActorWorker(actor_train-1) pid=18175, ip=33.199.184.82)   File "/checkpoint/binary/train_package/roll/pipeline/base_worker.py", line 104, in train_step',
+    "(ActorWorker(actor_train-1) pid=18175, ip=33.199.184.82)     pg_metrics = self.strategy.train_step(batch=data, loss_func=self.loss_func)",
+    '(ActorWorker(actor_train-1) pid=18175, ip=33.199.184.82)   File "/checkpoint/binary/train_package/roll/distributed/strategy/megatron_strategy.py", line 454, in train_step',
+    '(ActorWorker(actor_train-1) pid=18175, ip=33.199.184.82)     metrics_tensors: List[Dict[str, "torch.Tensor"]] = self.forward_backward_func(',
+]
+
+
+def test_a_record_ending_in_the_header_opens_a_cut_traceback_that_is_a_failure(tmp_path):
+    verdict = analyze_files(tmp_path, {"train.log": ACTOR_RECORD_OPENS_A_CUT_STACK}).verdict
+    assert verdict is not None and verdict.finding.kind == "rank_exception"
+    # the actor's prefix is peeled (its host is read), the stack's innermost frame named
+    assert verdict.headline.startswith("A process on 33.199.184.82 failed, its traceback cut")
+    assert "megatron_strategy.py:454 in train_step" in verdict.finding.summary
+
+
 def test_an_internal_assert_naming_a_process_group_file_is_the_rank_s_own_failure(tmp_path):
     # awslabs/keys_values (Lightning Fabric, ring attention on 3 GPUs), verbatim but for the
     # frames between the header and the call
