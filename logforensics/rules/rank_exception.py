@@ -1372,7 +1372,7 @@ def _srun_teardown(job: Job) -> pl.DataFrame:
     tasks = job.events.filter(pl.col("event") == "task_exit")
     cancelled = job.events.filter(pl.col("event") == "step_cancelled")
     if tasks.is_empty() or cancelled.is_empty():
-        return tasks.select("file", "line")
+        return tasks.select("file", "line").clear()  # (no cancellation: no teardown)
     above = above_a_cancellation(tasks, cancelled).select("file", "line")
     return tasks.select("file", "line").join(above, on=["file", "line"], how="anti")
 

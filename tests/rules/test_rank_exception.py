@@ -1663,6 +1663,10 @@ def test_srun_s_kills_after_the_cancellation_leave_the_task_that_exited_first(tm
     assert verdict is not None
     assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [5])
     assert verdict.headline == "Rank 5 exited with code 1"
+    # without SLURM's cancellation, a task srun reports killed is no teardown: not one failure
+    uncancelled = [line for line in SRUN_ONE_TASK_THEN_TEARDOWN if "CANCELLED" not in line]
+    verdict = analyze_files(tmp_path / "uncancelled", {"slurm.out": uncancelled}).verdict
+    assert verdict is None or verdict.ranks != [5]
 
 
 # alibaba/ROLL#193, verbatim: a Ray actor whose repr names it (`ActorWorker(actor_train-1)`),
