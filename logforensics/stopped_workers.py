@@ -112,6 +112,12 @@ class ListedFailure:
         return f"torchrun's {self.reporter} lists {listed}"
 
 
+def no_line_ties(failed: UnstoppedWorker | ListedFailure) -> str:
+    """The sentence a finding adds where no line ties its error to a rank and the launcher's
+    word on `failed` does."""
+    return f" No line ties the error to a rank, but {failed.why()}."
+
+
 def listed_failure(job: Job) -> ListedFailure | None:
     """The one worker torchrun's summary lists as failed with an exit code, where it lists no
     other (and the logs hold no other launcher's report)."""

@@ -609,19 +609,21 @@ PORT_HELD_FIX = (
 )
 
 
-def _server_side(failures: pl.DataFrame) -> bool:
-    """Whether every failure is the store's own (bind, listen)."""
-    said = pl.concat_str(
+def _store_said() -> pl.Expr:
+    """What a store failure says: its exception's message and the system's reason."""
+    return pl.concat_str(
         pl.col("exc_message").fill_null(""), pl.col("error_code").fill_null(""), separator=" "
     )
-    return bool(failures.select(said.str.contains(SERVER_SIDE).all()).item())
+
+
+def _server_side(failures: pl.DataFrame) -> bool:
+    """Whether every failure is the store's own (bind, listen)."""
+    return bool(failures.select(_store_said().str.contains(SERVER_SIDE).all()).item())
 
 
 def _port_held(failures: pl.DataFrame) -> bool:
     """Whether every failure is the store's own (bind, listen) and one says its port is taken."""
-    said = pl.concat_str(
-        pl.col("exc_message").fill_null(""), pl.col("error_code").fill_null(""), separator=" "
-    )
+    said = _store_said()
     server, taken = said.str.contains(SERVER_SIDE).all(), said.str.contains(PORT_TAKEN).any()
     return bool(failures.select(server & taken).item())
 

@@ -43,6 +43,7 @@ from logforensics.registry import Rule
 from logforensics.stopped_workers import (
     ListedFailure,
     UnstoppedWorker,
+    no_line_ties,
     one_reported_failure,
     unstopped_worker,
 )
@@ -1015,7 +1016,7 @@ def _root_cause(
         )
     shown = rows.select("file", "line", "text", "rank")
     if reported is not None:
-        summary += f" No line ties the error to a rank, but {reported.why()}."
+        summary += no_line_ties(reported)
         launcher = reported.stopped.head(1).select(shown.columns)
         shown = pl.concat([shown, launcher], how="vertical_relaxed")
     timed = candidates.get_column("timestamp").drop_nulls().len() > 1

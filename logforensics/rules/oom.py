@@ -27,7 +27,7 @@ from logforensics.rules.rank_exception import (
     out_of_host_memory,
     out_of_shared_memory,
 )
-from logforensics.stopped_workers import one_reported_failure
+from logforensics.stopped_workers import no_line_ties, one_reported_failure
 from logforensics.text import capitalized, clipped, duration, rank_list, rank_ranges
 from parsers.process_exit import FAILED_HOST_ALLOCATION
 from parsers.progress_bars import bar_name
@@ -647,7 +647,7 @@ def _gpu(job: Job) -> list[Finding]:
     if from_gpu is not None:
         summary += " " + from_gpu[1]
     if reported is not None:
-        summary += f" No line ties the error to a rank, but {reported.why()}."
+        summary += no_line_ties(reported)
     return [
         Finding(
             kind="oom",

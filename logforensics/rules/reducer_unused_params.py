@@ -15,7 +15,7 @@ from logforensics.findings import Finding
 from logforensics.job import Job
 from logforensics.placement import place_with_step, placed_finding
 from logforensics.registry import Rule
-from logforensics.stopped_workers import one_reported_failure
+from logforensics.stopped_workers import no_line_ties, one_reported_failure
 from logforensics.text import rank_list
 
 REDUCER_EVENTS = (
@@ -237,7 +237,7 @@ def _unused(job: Job, rows: pl.DataFrame) -> Finding:
         f"DDP's reducer on {who} found parameters that received no gradient{what}"
         + (f" in step {step}" if step is not None else "")
         + "; the gradient all_reduce of that iteration never completed."
-        + (f" No line ties the error to a rank, but {failed.why()}." if failed is not None else "")
+        + (no_line_ties(failed) if failed is not None else "")
     )
     return placed_finding(
         job,
