@@ -590,6 +590,7 @@ NCCL_WORDS = {
     "cuda": "A CUDA call inside NCCL failed on {who}",
     "system": "A system call inside NCCL failed on {who}",
     "internal": "NCCL failed internally on {who}",
+    "crash": "NCCL crashed in {who}",
     "usage": "NCCL refused a call on {who} (invalid usage)",
     "unknown": "NCCL failed on {who}",
     "topology": "NCCL could not map the devices of {who}",

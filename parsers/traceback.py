@@ -260,6 +260,10 @@ SIGNAL_NAME = r"[A-Z][a-z]+(?: [a-z]+)*"
 NATIVE_SIGNAL = (
     r"^\[(?P<host>[\w.-]+):(?P<pid>\d+) *(?::\d+(?::(?P<tid>\d+))?)?\] "
     rf"(?:Caught signal \d+ \((?P<ucx>{SIGNAL_NAME})|Signal: (?P<ompi>{SIGNAL_NAME}) \(\d+\))"
+    # UCX's banner with its process tag lost, eight processes' alike in a row (CarperAI/trlx
+    # #536: `Caught signal 7 (Bus error: nonexistent physical address)`): the cause it
+    # describes after the name keeps it UCX's
+    rf"|^Caught signal \d+ \((?P<untagged>{SIGNAL_NAME})(?:: [^)]*)?\)$"
     r"|^!+ (?P<banner>Segfault) encountered !+$"
     r"|^\*\*\* (?P<absl>SIG[A-Z]+) received at time=\d+(?: on cpu \d+)? \*\*\*$"
 )
@@ -269,6 +273,19 @@ ABSL_RECEIVED = " received at time="
 # (NVIDIA/nccl#1669: `[rtptest1621:405884] *** Process received signal ***`, twice, then the end)
 SIGNAL_ANNOUNCED = r"^\[(?P<host>[\w.-]+):(?P<pid>\d+)\] \*\*\* Process received signal \*\*\*\s*$"
 BANNER_SIGNALS = {"Segfault": "Segmentation fault"}
+# A native frame inside NCCL, where a crash banner's backtrace runs through NCCL's own code: as
+# UCX prints one (msr-fiddle/pipedream#76, CarperAI/trlx#536), the function then its source
+#    2 0x000000000006f425 ncclShmOpen()  /dvs/p4/build/sw/gpgpu/nccl/.../src/misc/shmutils.cc:52
+#    5 0x00000000000489b1 ???()  /usr/lib/x86_64-linux-gnu/libnccl.so.2:0
+# and as glibc's backtrace_symbols does (NVIDIA/nccl#1996)
+#    3  /opt/tiger/nccl/lib/libnccl.so(+0x120057) [0x7ff1c18c1057]
+NATIVE_CALL = (
+    r"^\d+ +0x[0-9a-f]+ +(?P<func>[^\s(]+)\(\) +(?P<place>\S+)$"
+    r"|^(?:\d+ +)?(?P<library>/\S+?)\((?P<symbol>[^)+]*)\+0x[0-9a-f]+\) \[0x[0-9a-f]+\]$"
+)
+IN_NCCL = r"^nccl[A-Z]|libnccl"
+# the frame a crash in NCCL is told by (`shmutils.cc:52 in ncclShmOpen`), read back by the rules
+NCCL_CRASH_FRAME = r"^(?:libnccl[\w.]*(?::\d+)?(?: in \S+)?|(?:\S+ in )?nccl[A-Z]\w*)$"
 #  ==== backtrace (tid: 296459) ====     0  /usr/lib/libucs.so.0(ucs_handle_error+0x2d4) [0x7fe...]
 #   0 0x0000000000042520 __sigaction()  ???:0
 #  [ic5:133017] [ 0] /lib/x86_64-linux-gnu/libc.so.6(+0x42520)[0x7f978f9e4520]
@@ -1459,9 +1476,11 @@ def _native_signals(rows: pl.DataFrame) -> pl.DataFrame:
         .agg(pl.col("_frame_text").first().alias("frame"))
     )
     banners = banners.join(innermost, on=[STREAM, "_native"], how="left")
+    banners = _with_nccl_frame(run, banners)
     parts = text.str.extract_groups(NATIVE_SIGNAL)
     name = pl.coalesce(
         parts.struct.field("ucx"),
+        parts.struct.field("untagged"),
         parts.struct.field("ompi"),
         parts.struct.field("banner").replace_strict(BANNER_SIGNALS, default=None),
     )
@@ -1486,6 +1505,51 @@ def _native_signals(rows: pl.DataFrame) -> pl.DataFrame:
         "frame",
     )
     return pl.concat([events, _recognised(run)], how="diagonal_relaxed")
+
+
+def _with_nccl_frame(run: pl.DataFrame, banners: pl.DataFrame) -> pl.DataFrame:
+    """`frame`, where no Python frame gave one, as the first native frame of the banner's
+    backtrace inside NCCL (`shmutils.cc:52 in ncclShmOpen`). Banners printed in a row, one
+    backtrace under the last, are processes that crashed together: the backtrace is taken for
+    each of them (CarperAI/trlx#536: eight bus errors, then one backtrace in ncclShmOpen)."""
+    call = pl.col("_stripped").str.extract_groups(NATIVE_CALL)
+    func = pl.coalesce(call.struct.field("func"), call.struct.field("symbol"))
+    place = pl.coalesce(call.struct.field("place"), call.struct.field("library"))
+    known_func = pl.when(~pl.col("_func").is_in(["", "???"])).then(pl.col("_func"))
+    known_place = pl.when(~pl.col("_place").str.starts_with("???")).then(
+        pl.col("_place").str.split("/").list.last()
+    )
+    nccl = (
+        run.with_columns(func.alias("_func"), place.alias("_place"))
+        .filter(
+            pl.col("_func").str.contains(IN_NCCL).fill_null(False)
+            | pl.col("_place").str.contains(IN_NCCL).fill_null(False)
+        )
+        .sort("line")
+        .group_by(STREAM, "_native")
+        .agg(
+            pl.coalesce(pl.format("{} in {}", known_place, known_func), known_func, known_place)
+            .first()
+            .alias("_nccl_frame")
+        )
+    )
+    in_a_row = (pl.col("line") != pl.col("line").shift(1) + 1).fill_null(True).cum_sum()
+    return (
+        banners.join(nccl, on=[STREAM, "_native"], how="left")
+        .sort(STREAM, "line")
+        .with_columns(in_a_row.over(STREAM).alias("_in_a_row"))
+        .with_columns(
+            pl.col("_nccl_frame").backward_fill().over(STREAM, "_in_a_row").alias("_nccl_frame")
+        )
+        .with_columns(pl.coalesce("frame", "_nccl_frame").alias("frame"))
+    )
+
+
+def crashed_in_nccl() -> pl.Expr:
+    """A fatal signal whose backtrace runs through NCCL's own code (`_with_nccl_frame`)."""
+    return (pl.col("event") == "fatal_signal") & pl.col("frame").str.contains(
+        NCCL_CRASH_FRAME
+    ).fill_null(False)
 
 
 def _signals_unnamed(rows: pl.DataFrame) -> pl.DataFrame:

@@ -59,6 +59,7 @@ from parsers.nccl import (
     WRAPPER,
     subsystem_of,
 )
+from parsers.traceback import crashed_in_nccl
 
 # The peer's EFA queue pair no longer exists: its process is gone, whatever the reason (a
 # container's OOM kill in awslabs/awsome-distributed-ai#312). The rank that says so is not it.
@@ -73,6 +74,9 @@ FABRIC = r"completed with error"
 # interface found`), shared memory it cannot create or open (pytorch#37004, torchtitan#853)
 ENVIRONMENT = (
     r"(?i)no socket interface found|NCCL_SOCKET_IFNAME|/dev/shm|shm_open|shmutils|"
+    # a bus error in NCCL's own code: a mapping of its segments in /dev/shm that the host could
+    # not back (msr-fiddle/pipedream#76 and CarperAI/trlx#536, both fixed with `--shm-size`)
+    r"\bBus error\b|"
     # NCCL 2.7's words for the same segment, named without its folder (dmlc/xgboost#5963:
     # `include/shm.h:48 NCCL WARN Error while creating shared memory segment nccl-shm-recv-...`)
     r"shared memory segment|"
@@ -85,7 +89,9 @@ ENVIRONMENT = (
 # /dev/shm it could not create, open or grow: torchtitan#853 in a CI container with 16 MB of
 # it), or the interface NCCL_SOCKET_IFNAME names
 HOST_PARTS = {
-    "shared_memory": r"(?i)/dev/shm|shm_open|shmutils|shared memory|No space left on device",
+    "shared_memory": (
+        r"(?i)/dev/shm|shm_open|shmutils|shared memory|No space left on device|\bBus error\b"
+    ),
     "interface": r"(?i)no socket interface found|NCCL_SOCKET_IFNAME",
 }
 CUDA = r"(?i)cuda"
@@ -138,6 +144,8 @@ CLASS_WORDS = {
         "communicators: a problem of the node's hardware or of this NCCL version with it."
     ),
     "internal": " NCCL returned an internal error (ncclInternalError) on this rank.",
+    "crash": " The process died on a signal in NCCL: a crash of the library, not an error it "
+    "returned.",
     "foreign": (
         " Something that is not a process of this job connected to this rank's NCCL port: a "
         "port scanner, a metrics scraper or another job. NCCL's proxy thread can stall on such "
@@ -209,6 +217,13 @@ FIX_INTERNAL = (
     "the same NCCL build (`torch.cuda.nccl.version()` on each node), and no other job or "
     "earlier run may use the same MASTER_ADDR:MASTER_PORT. Elsewhere, rerun with "
     "`NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET` and compare the ranks' settings."
+)
+FIX_CRASH = (
+    "NCCL itself crashed: keep the whole backtrace, rerun with `NCCL_DEBUG=INFO` to see what "
+    "NCCL was doing, and make sure the process loads one NCCL (the one its PyTorch was built "
+    "with: `torch.cuda.nccl.version()`; no other libnccl on LD_LIBRARY_PATH, network plugins "
+    "built for it). A crash in a known NCCL version is often fixed in a later one: upgrade, or "
+    "report it to NVIDIA/nccl with the backtrace."
 )
 FIX_USAGE = (
     "NCCL rejected what this rank asked of it. A size mismatch between the two sides of a link "
@@ -343,12 +358,18 @@ FIXES = {
     "environment": FIX_ENVIRONMENT,
     "topology": FIX_TOPOLOGY,
     "internal": FIX_INTERNAL,
+    "crash": FIX_CRASH,
     "usage": FIX_USAGE,
 }
 
 
 def check(job: Job) -> list[Finding]:
-    nccl = job.events.filter(pl.col("family").is_in(COLLECTIVE_LIBRARIES))
+    nccl = pl.concat(
+        [
+            job.events.filter(pl.col("family").is_in(COLLECTIVE_LIBRARIES)),
+            _crashes_in_nccl(job),
+        ]
+    )
     never_completed = (
         first_collective_never_completed(job)
         + gloo_interface(job)
@@ -360,6 +381,16 @@ def check(job: Job) -> list[Finding]:
     if nccl.is_empty():
         return never_completed
     return _errors(job, nccl) + never_completed + _versions(nccl, job)
+
+
+def _crashes_in_nccl(job: Job) -> pl.DataFrame:
+    """Processes that died on a signal inside NCCL's code (a crash banner whose backtrace runs
+    through NCCL: parsers/traceback.py), as NCCL's errors of their own, told by the signal and
+    the frame: a bus error there is NCCL's shared memory, whatever the process ran."""
+    crashes = job.events.filter(crashed_in_nccl())
+    return crashes.with_columns(
+        pl.lit("nccl_error").alias("event"), pl.col("message").alias("exc_message")
+    )
 
 
 def _errors(job: Job, nccl: pl.DataFrame) -> list[Finding]:
@@ -804,6 +835,8 @@ def _class_of(first: dict[str, object]) -> str:
         return "foreign"
     if _matches(what, ENVIRONMENT):
         return "environment"
+    if first.get("signal") is not None:  # a crash banner's (`_crashes_in_nccl`)
+        return "crash"
     if _matches(what, IB_ASYNC_ERROR):  # the adapter's own error event, no peer in it
         return "ib_device"
     if _matches(what, INFINIBAND):
@@ -840,6 +873,8 @@ def _class_words(first: dict[str, object], kind: str) -> str:
         words += f" The failing call was in NCCL's {subsystem}."
     if kind == "foreign" and (sent := _sent_text(str(first["what"]))):
         words += f" The bytes it sent, read as text: `{sent}`."
+    if first.get("signal") is not None:
+        words += f" The crash's backtrace runs through NCCL's own code, at {first['frame']}."
     return words + _link_local_words(first)
 
 

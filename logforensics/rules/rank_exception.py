@@ -70,7 +70,7 @@ from parsers.slurm import (
     DUE_TO_REQUEUE,
     DUE_TO_TIME_LIMIT,
 )
-from parsers.traceback import HPU_OUT_OF_MEMORY, KV_CACHE_OUT_OF_MEMORY, PLACE
+from parsers.traceback import HPU_OUT_OF_MEMORY, KV_CACHE_OUT_OF_MEMORY, PLACE, crashed_in_nccl
 
 # Horovod's word on every rank once one rank failed or finished early: "Horovod has been shut
 # down. This was caused by an exception on one of the ranks or an attempt to allreduce,
@@ -2797,7 +2797,7 @@ def _signal_deaths(job: Job, explained: set[int]) -> list[Finding]:
     deaths = (
         pl.concat(
             [
-                events.filter(pl.col("event").is_in(DEATH_EVENTS)).with_columns(_signal_of_death()),
+                _own_deaths(job).with_columns(_signal_of_death()),
                 spawned.filter(pl.col("signal").is_not_null()),
             ],
             how="vertical_relaxed",
@@ -2894,6 +2894,12 @@ def _every_rank(aborted: list[int], broke: set[int], ranks_known: set[int]) -> b
 
 # A process's death on a signal: its own handler's line, or the launcher's report of it
 DEATH_EVENTS = ("fatal_signal", *EXIT_REPORTS)
+
+
+def _own_deaths(job: Job) -> pl.DataFrame:
+    """The deaths of processes, but crashes inside NCCL's code: those are NCCL's failures
+    (the nccl_error rule's)."""
+    return job.events.filter(pl.col("event").is_in(DEATH_EVENTS) & ~crashed_in_nccl())
 
 
 def _signal_of_death() -> pl.Expr:
@@ -3004,7 +3010,8 @@ def _unattributed_deaths(job: Job) -> list[Finding]:
     #183: `failed (exitcode: -9) local_rankroot/...`): a failure all the same, never "no failure
     found", blaming nobody, said with the host and process the banner names."""
     crashes = (
-        job.events.filter(pl.col("event").is_in(DEATH_EVENTS) & pl.col("rank").is_null())
+        _own_deaths(job)
+        .filter(pl.col("rank").is_null())
         .with_columns(_signal_of_death())
         .filter(pl.col("signal").is_in(list(FATAL.values())) | _flagged("signal_cut"))
         .join(killed_by_lightning(job), on=["file", "line"], how="anti")

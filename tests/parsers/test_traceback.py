@@ -700,30 +700,80 @@ def test_the_outermost_frame_of_saving_or_evaluation_is_kept():
 # --- native crash banners -----------------------------------------------------------------
 
 
+# NVIDIA/nccl#1996, verbatim (cut): a SIGSEGV on one of NCCL's threads, UCX's handler
+NCCL_1996 = [
+    "[n125-011-039:288505:0:296459] Caught signal 11 (Segmentation fault: address not mapped to object at address 0x48)",
+    "==== backtrace (tid: 296459) ====",
+    " 0  /usr/lib/libucs.so.0(ucs_handle_error+0x2d4) [0x7fedc925c274]",
+    " 3  /opt/tiger/nccl/lib/libnccl.so(+0x120057) [0x7ff1c18c1057]",
+]
+# msr-fiddle/pipedream#76, verbatim (cut): a torchrun worker in Docker dies of a bus error in
+# NCCL's threads; the reporter's fix was `--shm-size=6g`
+PIPEDREAM_76 = [
+    "[8d6bf97c3bf4:3039 :0:3095] Caught signal 7 (Bus error: nonexistent physical address)",
+    "==== backtrace (tid:   3095) ====",
+    " 0 0x0000000000043090 killpg()  ???:0",
+    " 1 0x000000000018bb41 __nss_database_lookup()  ???:0",
+    " 2 0x000000000007587d ncclGroupEnd()  ???:0",
+    " 3 0x000000000007b0ef ncclGroupEnd()  ???:0",
+    " 4 0x0000000000059e97 ncclGetUniqueId()  ???:0",
+    " 5 0x00000000000489b1 ???()  /usr/lib/x86_64-linux-gnu/libnccl.so.2:0",
+    " 8 0x0000000000008609 start_thread()  ???:0",
+    " 9 0x000000000011f133 clone()  ???:0",
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
+]
+# CarperAI/trlx#536, verbatim: `deepspeed` on 8 V100s, every process's UCX banner without its
+# `[host:pid:...]` tag, then one backtrace: NCCL's shared-memory transport mapping its segment
+TRLX_536 = [
+    *["Caught signal 7 (Bus error: nonexistent physical address)"] * 8,
+    "==== backtrace (tid:   3458) ====",
+    " 0 0x0000000000043090 killpg()  ???:0",
+    " 1 0x000000000018bb41 __nss_database_lookup()  ???:0",
+    " 2 0x000000000006f425 ncclShmOpen()  /dvs/p4/build/sw/gpgpu/nccl/gitfusion/stable/src/misc/shmutils.cc:52",
+    " 3 0x0000000000074322 shmRecvSetup()  /dvs/p4/build/sw/gpgpu/nccl/gitfusion/stable/src/transport/shm.cc:110",
+    " 4 0x00000000000556a4 ncclTransportP2pSetup()  /dvs/p4/build/sw/gpgpu/nccl/gitfusion/stable/src/transport.cc:33",
+]
+# ai2cm/ace#346, verbatim
+ACE_346 = [
+    "[92c90024c028:157  :4:419] Caught signal 11 (Segmentation fault: address not mapped to object at address (nil))",
+    "==== backtrace (tid:    414) ====",
+    " 0 0x0000000000042520 __sigaction()  ???:0",
+    "=================================",
+]
+
+
 def test_ucx_s_crash_banner_is_a_fatal_signal_with_its_backtrace():
-    # NVIDIA/nccl#1996, verbatim (cut): a SIGSEGV on one of NCCL's threads, UCX's handler
-    lines = [
-        "[n125-011-039:288505:0:296459] Caught signal 11 (Segmentation fault: address not mapped to object at address 0x48)",
-        "==== backtrace (tid: 296459) ====",
-        " 0  /usr/lib/libucs.so.0(ucs_handle_error+0x2d4) [0x7fedc925c274]",
-        " 3  /opt/tiger/nccl/lib/libnccl.so(+0x120057) [0x7ff1c18c1057]",
-    ]
-    found = parse(lines)
+    found = parse(NCCL_1996)
     assert found.height == 1
     crash = found.row(0, named=True)
     assert (crash["event"], crash["signal"], crash["end_line"]) == ("fatal_signal", "SIGSEGV", 4)
     assert (crash["host"], crash["pid"], crash["tid"]) == ("n125-011-039", 288505, 296459)
 
 
+def test_a_crash_in_nccl_s_code_is_told_by_its_first_nccl_frame():
+    crash = parse(NCCL_1996).row(0, named=True)
+    assert crash["frame"] == "libnccl.so"  # glibc's symbol-less frame: the library
+    crash = parse(PIPEDREAM_76).row(0, named=True)
+    assert crash["frame"] == "ncclGroupEnd"  # UCX's `???:0`: the function alone
+
+
+def test_ucx_s_untagged_banners_in_a_row_share_the_backtrace_under_them(tmp_path):
+    crashes = parse(TRLX_536).filter(pl.col("event") == "fatal_signal")
+    assert crashes.get_column("line").to_list() == list(range(1, 9))
+    assert set(crashes.get_column("signal")) == {"SIGBUS"}
+    assert set(crashes.get_column("frame")) == {"shmutils.cc:52 in ncclShmOpen"}
+    assert crashes.get_column("pid").null_count() == 8  # the tag that names it is lost
+    assert analyze_files(tmp_path, {"train.log": TRLX_536}).unrecognised_lines == 0
+
+
+def test_a_native_crash_outside_nccl_names_no_nccl_frame():
+    # ai2cm/ace#346 below: a backtrace in the C library only
+    crash = parse(ACE_346).row(0, named=True)
+    assert crash["frame"] is None
+
+
 def test_ucx_s_banner_with_a_padded_pid_and_no_thread_id():
-    # ai2cm/ace#346, verbatim
-    lines = [
-        "[92c90024c028:157  :4:419] Caught signal 11 (Segmentation fault: address not mapped to object at address (nil))",
-        "==== backtrace (tid:    414) ====",
-        " 0 0x0000000000042520 __sigaction()  ???:0",
-        "=================================",
-    ]
-    crash = parse(lines).row(0, named=True)
+    crash = parse(ACE_346).row(0, named=True)
     assert (crash["signal"], crash["pid"], crash["end_line"]) == ("SIGSEGV", 157, 4)
 
 

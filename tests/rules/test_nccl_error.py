@@ -11,6 +11,7 @@ from logforensics.api import analyze
 from logforensics.i18n import translate, translate_headline
 from tests.builders import analyze_files, finding, kinds, marks, parse, parsed_by
 from tests.parsers.test_gloo import APPLIO_79, AWS_DO_EKS_50, AWS_DO_EKS_51
+from tests.parsers.test_traceback import NCCL_1996, PIPEDREAM_76, TRLX_536
 from tests.rules.test_duplicate_device import init_line
 from tests.test_i18n import english_runs
 
@@ -1310,3 +1311,38 @@ def test_no_worker_is_named_for_the_same_error_said_by_several_processes(tmp_pat
     said_again = REVERSE_PATH[:4] * 2
     analysis = analyze_files(tmp_path, {"train.log": [*said_again, *REVERSE_PATH[4:]]})
     assert all(f.ranks == [] for f in nccl_errors(analysis))
+
+
+# --- crashes inside NCCL's code -------------------------------------------------------------
+
+
+def test_bus_errors_in_nccl_s_shared_memory_set_up_are_nccl_s_not_a_rank_s(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": TRLX_536})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("nccl_error", [])
+    assert verdict.finding.details["host_part"] == "shared_memory"
+    assert verdict.headline.startswith("NCCL could not get shared memory (/dev/shm)")
+    assert "at shmutils.cc:52 in ncclShmOpen" in verdict.finding.summary
+    assert "--shm-size" in verdict.finding.fix and "NCCL_SHM_DISABLE=1" in verdict.finding.fix
+    # the crash is told once, as NCCL's: not again as a rank's death or the host's memory
+    assert "rank_exception" not in kinds(analysis) and "oom" not in kinds(analysis)
+    assert english_runs(translate(verdict.finding.summary, "zh")) == []
+
+
+def test_a_bus_error_in_nccl_s_threads_is_its_shared_memory_whatever_the_function(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": PIPEDREAM_76}).verdict
+    assert verdict.finding.kind == "nccl_error"
+    assert verdict.headline == "NCCL could not get shared memory (/dev/shm) on host 8d6bf97c3bf4"
+    assert "pid 3039" in verdict.finding.summary and "at ncclGroupEnd" in verdict.finding.summary
+
+
+def test_a_segfault_in_nccl_is_the_library_crashing(tmp_path):
+    # NVIDIA/nccl#1996: NCCL 2.27.7's RAS thread crashed
+    verdict = analyze_files(tmp_path, {"console.log": NCCL_1996}).verdict
+    assert (verdict.finding.kind, verdict.finding.details["class"]) == ("nccl_error", "crash")
+    assert verdict.headline == "NCCL crashed in a process on host n125-011-039"
+    assert "(host n125-011-039, pid 288505)" in verdict.finding.summary
+    assert "report it to NVIDIA/nccl" in verdict.finding.fix
+    assert translate_headline(verdict.headline, "zh") != verdict.headline
+    for said in (verdict.finding.summary, verdict.finding.fix):
+        assert english_runs(translate(said, "zh")) == []

@@ -9,6 +9,7 @@ from logforensics.headline import verdict_headline
 from logforensics.i18n import translate, translate_headline
 from tests.builders import analyze, analyze_files, finding, kinds, marks
 from tests.parsers.test_elastic import SUMMARY as ELASTIC_SUMMARY
+from tests.parsers.test_traceback import ACE_346
 from tests.test_i18n import english_runs
 
 THREADS = Path(__file__).parents[1] / "data" / "threads"
@@ -513,17 +514,11 @@ def test_a_worker_s_logged_error_is_its_rank_s_and_the_lost_peer_after_it_a_symp
 
 
 def test_a_native_crash_no_line_ties_to_a_rank_is_a_failure_blaming_nobody(tmp_path):
-    # NVIDIA/nccl#1996, verbatim (cut): UCX's banner for a SIGSEGV in NCCL 2.27.7's RAS thread
-    lines = [
-        "[n125-011-039:288505:0:296459] Caught signal 11 (Segmentation fault: address not mapped to object at address 0x48)",
-        "==== backtrace (tid: 296459) ====",
-        " 0  /usr/lib/libucs.so.0(ucs_handle_error+0x2d4) [0x7fedc925c274]",
-        " 3  /opt/tiger/nccl/lib/libnccl.so(+0x120057) [0x7ff1c18c1057]",
-    ]
-    analysis = analyze_files(tmp_path, {"console.log": lines})
+    # ai2cm/ace#346, verbatim: UCX's banner for a SIGSEGV, its backtrace in the C library
+    analysis = analyze_files(tmp_path, {"console.log": ACE_346})
     crash = analysis.verdict.finding
     assert (crash.kind, analysis.verdict.ranks) == ("rank_exception", [])
-    assert "crashed on SIGSEGV (host n125-011-039, pid 288505)" in crash.summary
+    assert "crashed on SIGSEGV (host 92c90024c028, pid 157)" in crash.summary
 
 
 def test_a_segfault_banner_with_native_frames_is_a_crash_where_its_first_frame_is(tmp_path):
