@@ -891,6 +891,18 @@ def _rpc_transport(finding: Finding, verdict: Verdict) -> Told:
     return f"{who} RPC transport{to} failed (`{details.get('error')}`)", None
 
 
+def _rendezvous_split(finding: Finding, verdict: Verdict) -> Told:
+    """Nodes whose agents waited in rendezvous of their own."""
+    if finding.details.get("no_endpoint"):
+        return (
+            f"The {finding.details.get('nodes')} nodes waited in rendezvous of their own",
+            "the launch names no --rdzv-endpoint",
+        )
+    runs = len(finding.details.get("run_ids") or [])
+    why = "torchrun made up a run id on each" if finding.details.get("generated") else ""
+    return f"The nodes joined {runs} different rendezvous and never met", why or None
+
+
 def _generic(finding: Finding, verdict: Verdict) -> Told:
     ranks = finding.blamed or finding.ranks
     return f"{finding.kind} on {rank_list(ranks)}" if ranks else finding.kind, None
@@ -913,6 +925,7 @@ WHAT: dict[str, Callable[[Finding, Verdict], Told]] = {
     "stuck_location": _stuck_location,
     "implausible_number": _implausible_number,
     "rpc_transport": _rpc_transport,
+    "rendezvous_split": _rendezvous_split,
     "last_common_stage": _last_common_stage,
 }
 

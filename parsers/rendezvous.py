@@ -9,6 +9,16 @@ event; the `missing_rank` rule reads them with the exceptions that fail `init_pr
 the same way. torchrun's rendezvous result (`global_ranks=[1]`, `global_world_sizes=[2]`,
 `master_addr=...`, printed by the agent of each node) states the world size; its other fields
 and the agent's lines around it are recognised.
+
+Each node's agent names the rendezvous it joins: the run id torchrun made up when `--rdzv-id`
+was empty, and the dynamic rendezvous handler's words about it (ymcui/Chinese-LLaMA-Alpaca-2
+#274, two nodes' consoles, verbatim):
+
+    WARNING:torch.distributed.launcher.api:config has no run_id, generated a random run_id: 304504801270300669882724678499925037384
+    WARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:The node '38049eef641b_3140_0' has failed to shutdown the rendezvous '304504801270300669882724678499925037384' due to an error of type RendezvousConnectionError.
+
+Each is a `rendezvous_run` event, `extra` holding the run id (and whether torchrun generated
+it); the node's host and agent pid come from its name (`<host>_<pid>_<n>`).
 """  # noqa: E501 -- verbatim lines
 
 from __future__ import annotations
@@ -58,6 +68,16 @@ RESULT_FIELD = (
     r"^\s+(?:restart_count|master_addr|master_port|group_rank|group_world_size|local_ranks"
     r"|role_ranks|global_ranks|role_world_sizes|global_world_sizes)=\S*\s*$"
 )
+# torchrun's own id for a launch given none (torch.distributed.launcher.api)
+GENERATED_RUN_ID = r"config has no run_id, generated a random run_id: (\S+)"
+# the dynamic rendezvous handler naming the node and the rendezvous: `The node '<host>_<pid>_<n>'
+# attempted to join the next round of the rendezvous '<run id>'.`, `... has joined round 0 of the
+# rendezvous ...`, `... has failed to shutdown the rendezvous ... due to an error of type ...`
+RENDEZVOUS_NODE = (
+    r"The node '(?P<node>[^']+)' (?P<did>[^']{1,80}?) the rendezvous '(?P<run>[^']+)'"
+    r"(?: due to an error of type (?P<error>\w+))?"
+)
+NODE_NAME = r"^(?P<host>.+)_(?P<pid>\d+)_\d+$"
 AGENT_LINE = (
     r"Rendezvous complete for workers\. Result:|\] Starting worker group"
     r"|Setting worker\d+ reply file to: "
@@ -123,7 +143,40 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         "peer",
     )
     return pl.concat(
-        [failures, dropped, sizes, _node_ranks(lines), connected, agent], how="diagonal_relaxed"
+        [failures, dropped, sizes, _node_ranks(lines), connected, agent, _run_ids(lines)],
+        how="diagonal_relaxed",
+    )
+
+
+def _run_ids(lines: pl.DataFrame) -> pl.DataFrame:
+    """A `rendezvous_run` event for each line naming the rendezvous a node's agent joins."""
+    message = pl.col("message")
+    generated = message.str.extract(GENERATED_RUN_ID, 1)
+    node = message.str.extract_groups(RENDEZVOUS_NODE)
+    named = lines.with_columns(generated.alias("_generated"), node.alias("_node")).filter(
+        pl.col("_generated").is_not_null() | pl.col("_node").struct.field("run").is_not_null()
+    )
+    if named.is_empty():
+        return named.select("file", "line")
+    name = pl.col("_node").struct.field("node").str.extract_groups(NODE_NAME)
+    error = pl.col("_node").struct.field("error")
+    return named.select(
+        "file",
+        "line",
+        pl.lit("rendezvous_run").alias("event"),
+        pl.when(error.is_not_null())
+        .then(pl.lit("warning"))
+        .otherwise(pl.lit("info"))
+        .alias("severity"),
+        name.struct.field("host").alias("host"),
+        name.struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
+        error.alias("exc_type"),
+        pl.struct(
+            pl.coalesce("_generated", pl.col("_node").struct.field("run")).alias("run_id"),
+            pl.col("_generated").is_not_null().alias("generated"),
+        )
+        .struct.json_encode()
+        .alias("extra"),
     )
 
 
@@ -168,6 +221,8 @@ PARSER = LineParser(
         "Rendezvous complete for workers",
         "Starting worker group",
         " reply file to: ",
+        "generated a random run_id: ",
+        " the rendezvous '",
     ),
     parse=parse,
 )

@@ -29,6 +29,7 @@ VOCABULARY = {
     "fr_mismatch",
     "stuck_location",
     "rpc_transport",
+    "rendezvous_split",
 }
 
 

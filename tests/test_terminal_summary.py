@@ -416,6 +416,17 @@ HEADLINES = [
     (
         Verdict(
             found(
+                "rendezvous_split",
+                "explanation",
+                details={"run_ids": ["1745", "3045"], "generated": True},
+            ),
+            "",
+        ),
+        "The nodes joined 2 different rendezvous and never met; torchrun made up a run id on each",
+    ),
+    (
+        Verdict(
+            found(
                 "last_common_stage",
                 "explanation",
                 ranks=[0, 1, 2, 3],

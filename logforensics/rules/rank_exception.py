@@ -960,8 +960,12 @@ IN_DISTRIBUTED_CALL = r"torch/distributed/(?:c10d_logger|distributed_c10d)\.py:"
 INSTALLED = r"/(?:site|dist)-packages/"
 # the launcher's own code (torch.distributed.launch, torchrun, the elastic agent): a stack that
 # ends there is the launcher's, not a worker's (JingyunLiang/VRT#47: `torch/distributed/
-# launch.py` cut after the agent's `Received 1 death signal`)
-LAUNCHER_FRAME = r"torch/distributed/(?:launch|run)\.py:|torch/distributed/(?:elastic|launcher)/"
+# launch.py` cut after the agent's `Received 1 death signal`), or torchrun's console script itself
+# (QwenAudio/CosyVoice#241: `/usr/local/bin/torchrun:8 in <module>`, a paste cut there)
+LAUNCHER_FRAME = (
+    r"torch/distributed/(?:launch|run)\.py:|torch/distributed/(?:elastic|launcher)/"
+    r"|(?:^|/)torchrun:\d+ in <module>$"
+)
 
 
 def _cut_crashes(job: Job, explained: set[int]) -> list[Finding]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from tests.builders import analyze_files, only, parsed_by
 
 # kubeflow/trainer#2041, verbatim: worker 1 cannot reach worker 0's dynamic c10d port
@@ -149,3 +151,19 @@ def test_a_watchdog_that_looked_for_a_dump_says_the_job_had_formed(tmp_path):
     assert analysis.verdict is None
     alone = analyze_files(tmp_path / "alone", {"sglang.log": [STORE_RESET]}).verdict
     assert alone.headline.endswith("the job never started")
+
+
+# ymcui/Chinese-LLaMA-Alpaca-2#274, verbatim: the two nodes' agents, each with an id of its own
+GENERATED = "WARNING:torch.distributed.launcher.api:config has no run_id, generated a random run_id: 304504801270300669882724678499925037384"
+SHUTDOWN_FAILED = "WARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:The node '38049eef641b_3140_0' has failed to shutdown the rendezvous '304504801270300669882724678499925037384' due to an error of type RendezvousConnectionError."
+
+
+def test_the_run_id_a_node_s_agent_joins_is_read_with_the_node_s_name():
+    rows = parsed_by("rendezvous", [GENERATED, SHUTDOWN_FAILED]).sort("line").to_dicts()
+    assert [row["event"] for row in rows] == ["rendezvous_run", "rendezvous_run"]
+    assert [json.loads(row["extra"]) for row in rows] == [
+        {"run_id": "304504801270300669882724678499925037384", "generated": True},
+        {"run_id": "304504801270300669882724678499925037384", "generated": False},
+    ]
+    assert (rows[1]["host"], rows[1]["pid"]) == ("38049eef641b", 3140)
+    assert (rows[1]["severity"], rows[1]["exc_type"]) == ("warning", "RendezvousConnectionError")
