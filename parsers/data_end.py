@@ -14,6 +14,13 @@ barrier; a rank whose barrier fails because another rank ran out of batches says
 
     2025-12-19 09:03:13,768 INFO Detected uneven workload distribution: Rank 5 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.
 
+AllenNLP's trainer says so of the worker whose batches ran out first, the others still
+training (allenai/allennlp#5030, verbatim, the row of its console's box):
+
+    0 | 2021-03-02 00:46:12,994 - WARNING - allennlp.training.trainer - Worker 0 completed its entire epoch (training).
+
+a `data_end` of the worker it names.
+
 An `uneven_data` event of the rank that says it (`current rank 5` on a later line): the rank
 with batches left, not the one whose data ended, which the line does not name.
 """  # noqa: E501 -- a verbatim line
@@ -31,6 +38,9 @@ DATA_END = (
 )
 
 
+# AllenNLP's `Worker 0 completed its entire epoch (training).`
+WORKER_DONE_EARLY = r"\bWorker (\d+) completed its entire epoch\b"
+
 UNEVEN_WORKLOAD = "Detected uneven workload distribution"
 # `Rank 5 successfully reached monitoredBarrier` in the same line
 REACHED = r"Rank (\d+) successfully reached monitoredBarrier"
@@ -39,12 +49,13 @@ REACHED = r"Rank (\d+) successfully reached monitoredBarrier"
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
     rank, world_size = stated_rank()
     message = pl.col("message")
-    ends = lines.filter(message.str.contains(DATA_END)).select(
+    worker = message.str.extract(WORKER_DONE_EARLY, 1).cast(pl.Int32, strict=False)
+    ends = lines.filter(message.str.contains(DATA_END) | worker.is_not_null()).select(
         "file",
         "line",
         pl.lit("data_end").alias("event"),
         pl.lit("info").alias("severity"),
-        rank,
+        pl.coalesce(worker, rank).alias("rank"),
         world_size,
     )
     uneven = lines.filter(message.str.contains(UNEVEN_WORKLOAD, literal=True)).select(
@@ -69,6 +80,7 @@ PARSER = LineParser(
         "ran out of",
         "no more",
         "No more",
+        " completed its entire epoch",
         UNEVEN_WORKLOAD,
     ),
     parse=parse,

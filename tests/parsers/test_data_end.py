@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.builders import parsed_by
+from tests.builders import analyze_files, parsed_by
 
 
 def test_an_icefall_end_of_dataloader_line_names_its_rank_and_world():
@@ -44,3 +44,17 @@ UNEVEN_WORKLOAD = [
 def test_an_uneven_workload_report_is_said_by_a_rank_that_still_had_batches():
     said = parsed_by("data_end", UNEVEN_WORKLOAD)
     assert said.select("event", "rank").rows() == [("uneven_data", 5), ("uneven_data", 6)]
+
+
+# allenai/allennlp#5030, verbatim (the row of the console's box, its border kept): AllenNLP's
+# trainer, the worker whose batches ran out; the job hung at the epoch's end
+ALLENNLP_DONE = "0 | 2021-03-02 00:46:12,994 - WARNING - allennlp.training.trainer - Worker 0 completed its entire epoch (training).                      │"
+
+
+def test_allennlp_s_worker_that_completed_its_epoch_ran_out_of_data(tmp_path):
+    said = parsed_by("data_end", [ALLENNLP_DONE])
+    assert said.select("event", "rank").rows() == [("data_end", 0)]
+    # with the world known and worker 1 never done, worker 0's loader was the shorter
+    world = "+ torchrun --nproc_per_node=2 train.py"  # constructed: the launch states 2 workers
+    verdict = analyze_files(tmp_path, {"train.log": [world, ALLENNLP_DONE]}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("loader_size_mismatch", [0])
