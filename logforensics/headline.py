@@ -253,6 +253,12 @@ def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
         at = f" at {endpoint}" if endpoint else ""
         if finding.details.get("side") == "server":
             return f"{who} could not open the rendezvous store's port{at}: it was taken", None
+        if finding.details.get("side") == "unresolved":
+            return (
+                f"{who} could not look up the rendezvous store's address{at}: the job never "
+                "started",
+                None,
+            )
         if finding.details.get("side") == "server_unsaid":
             return f"{who} could not open the rendezvous store's port{at}", None
         if finding.details.get("side") == "dropped":

@@ -32,6 +32,14 @@ SOCKET_FAILURE = (
     r"to bind to|failed to listen on|timed out after \d+ms while trying to connect to|has timed "
     r"out)[^\[(]*(?P<endpoint>\[[^\]]*\]:\d+|\([^)]*\))?"
 )
+# ... or could not look up the store's host name at all (pytorch/pytorch#74824, verbatim):
+#   [W socket.cpp:601] [c10d] The IPv6 network addresses of (ece-a58489.austin.utexas.edu, 44685) cannot be retrieved (gai error: -2 - Name or service not known).  # noqa: E501
+# (verl-project/verl#2550: an IPv6 address still in its brackets, `([2605:340:...:1540], 59699)`)
+UNRESOLVED = (
+    r"\[c10d\] The (?:IPv[46] )?network addresses of \((?P<host>.+), (?P<port>\d+)\) cannot be "
+    r"retrieved \(gai error: -?\d+ - (?P<reason>[^)]*?)\s*\)"
+)
+UNRESOLVED_WHAT = "could not resolve the address of"
 # the system's reason, Linux's `(errno: 113 - No route to host)` or Windows' `(system error:
 # 10049 - <the message in the system's language>)` (hiyouga/LlamaFactory#7127)
 REASON = r"\((?:errno|system error): (\d+) - ([^)]+)\)"
@@ -101,6 +109,23 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             message.str.extract(REASON, 1).cast(pl.Int64, strict=False).alias("value"),
         )
     )
+    unresolved = lines.with_columns(message.str.extract_groups(UNRESOLVED).alias("_lookup")).filter(
+        pl.col("_lookup").struct.field("host").is_not_null()
+    )
+    unresolved = unresolved.select(
+        "file",
+        "line",
+        pl.lit("store_unreachable").alias("event"),
+        pl.lit("error").alias("severity"),
+        # as printed: the brackets of an IPv6 address given as a host are the fault there
+        pl.format(
+            "({}, {})",
+            pl.col("_lookup").struct.field("host"),
+            pl.col("_lookup").struct.field("port"),
+        ).alias("peer"),
+        pl.lit(UNRESOLVED_WHAT).alias("exc_message"),
+        pl.col("_lookup").struct.field("reason").alias("error_code"),
+    )
     unread = message.str.extract(DUMP_FLAG_UNREAD, 1).str.strip_chars()
     dropped = (
         lines.with_columns(message.str.extract_groups(STORE_DROPPED).alias("_dropped"))
@@ -143,7 +168,16 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         "peer",
     )
     return pl.concat(
-        [failures, dropped, sizes, _node_ranks(lines), connected, agent, _run_ids(lines)],
+        [
+            failures,
+            unresolved,
+            dropped,
+            sizes,
+            _node_ranks(lines),
+            connected,
+            agent,
+            _run_ids(lines),
+        ],
         how="diagonal_relaxed",
     )
 

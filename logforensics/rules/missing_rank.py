@@ -36,7 +36,7 @@ from logforensics.store_barrier import short_at_barrier
 from logforensics.text import clipped, describe_key, rank_list
 from parsers.nccl import ABOUT_A_PEER
 from parsers.progress_bars import bar_name, last_snapshot
-from parsers.rendezvous import DUMP_FLAG_UNREAD
+from parsers.rendezvous import DUMP_FLAG_UNREAD, UNRESOLVED_WHAT
 
 NO_LOG_FIX = (
     "Collect the logs of every rank (all nodes' torchrun --log-dir trees or per-rank files); if "
@@ -262,6 +262,12 @@ STORE_SOCKET = (
 STARTUP_WORDS = (
     r"(?i)not known|host not found|no route to host|connection refused|failed to connect"
     r"|timed out .*connect|address already in use|failed to (?:bind|listen)"
+)
+UNRESOLVED_FIX = (
+    "The store's host name did not resolve where this ran: put it in DNS or in every node's "
+    "/etc/hosts (`getent hosts <name>` on each node shows what resolves), or give MASTER_ADDR "
+    "(`--rdzv-endpoint`, `--master-addr`) as an IP address; where a host alone is asked for, an "
+    "IPv6 address goes without its square brackets (`MASTER_ADDR=fd00::1`)."
 )
 STORE_FIX = (
     "The job never formed: a process could not reach the rendezvous store. Check that the host "
@@ -519,6 +525,14 @@ def _store_unreachable(job: Job) -> list[Finding]:
         )
         details["side"] = "server_unsaid"
         return [_start_up_failure(failures, summary, PORT_HELD_FIX, "medium", details)]
+    if failures.select(pl.col("exc_message").eq(UNRESOLVED_WHAT).all()).item():
+        summary = (
+            f"{who} could not look up the address of the rendezvous store{where} while the job "
+            f"was starting (`{clipped(reason)}`): its host's name does not resolve there. No "
+            "collective ran; no rank is to blame."
+        )
+        details["side"] = "unresolved"
+        return [_start_up_failure(failures, summary, UNRESOLVED_FIX, "high", details)]
     if failures.select(exception_text().str.contains(STARTUP_DROPPED).all()).item():
         summary = (
             f"{who} lost {_its(reporters)} connection to the rendezvous store{where} while the "

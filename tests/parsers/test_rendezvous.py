@@ -167,3 +167,22 @@ def test_the_run_id_a_node_s_agent_joins_is_read_with_the_node_s_name():
     ]
     assert (rows[1]["host"], rows[1]["pid"]) == ("38049eef641b", 3140)
     assert (rows[1]["severity"], rows[1]["exc_type"]) == ("warning", "RendezvousConnectionError")
+
+
+# pytorch/pytorch#74824, verbatim (quoted in a README's troubleshooting)
+UNRESOLVED_NAME = "[W socket.cpp:601] [c10d] The IPv6 network addresses of (ece-a58489.austin.utexas.edu, 44685) cannot be retrieved (gai error: -2 - Name or service not known)."
+# verl-project/verl#2550, verbatim: a Ray worker's, the store's IPv6 address still in brackets
+UNRESOLVED_BRACKETS = "(4l0bidWorkerDict_0:13 WorkerDict pid=207005, ip=[2605:340:cd51:4900:73e8:12cb:cfe2:1540]) [W715 20:00:39.994813154 socket.cpp:752] [c10d] The IPv6 network addresses of ([2605:340:cd51:4900:73e8:12cb:cfe2:1540], 59699) cannot be retrieved (gai error: -2 - Name or service not known)."
+
+
+def test_a_store_host_that_does_not_resolve_is_a_store_out_of_reach():
+    rows = parsed_by("rendezvous", [UNRESOLVED_NAME, UNRESOLVED_BRACKETS]).sort("line").to_dicts()
+    assert [(row["event"], row["error_code"]) for row in rows] == [
+        ("store_unreachable", "Name or service not known"),
+        ("store_unreachable", "Name or service not known"),
+    ]
+    # the address as printed: the brackets are the fault in the second
+    assert [row["peer"] for row in rows] == [
+        "(ece-a58489.austin.utexas.edu, 44685)",
+        "([2605:340:cd51:4900:73e8:12cb:cfe2:1540], 59699)",
+    ]

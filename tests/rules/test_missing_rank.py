@@ -6,6 +6,7 @@ import pytest
 
 from logforensics.i18n import translate, translate_headline
 from tests.builders import analyze, analyze_files, finding, kinds, marks
+from tests.parsers.test_rendezvous import UNRESOLVED_BRACKETS, UNRESOLVED_NAME
 from tests.rules.test_duplicate_device import init_line
 from tests.test_i18n import english_runs
 
@@ -919,3 +920,23 @@ def test_the_port_taken_in_the_words_of_torch_s_process_group_code_is_the_store_
     verdict = analyze_files(tmp_path, {"console.log": [line]}).verdict
     assert verdict.finding.kind == "missing_rank" and verdict.finding.details["side"] == "server"
     assert verdict.headline == "A process could not open the rendezvous store's port: it was taken"
+
+
+def test_a_store_address_that_does_not_resolve_is_a_start_up_that_never_formed(tmp_path):
+    verdict = analyze_files(tmp_path, {"train.log": [UNRESOLVED_BRACKETS]}).verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("missing_rank", [])
+    assert verdict.headline == (
+        "A process could not look up the rendezvous store's address at "
+        "([2605:340:cd51:4900:73e8:12cb:cfe2:1540], 59699): the job never started"
+    )
+    assert "`Name or service not known`" in verdict.finding.summary
+    assert "/etc/hosts" in verdict.finding.fix and "square brackets" in verdict.finding.fix
+    assert translate_headline(verdict.headline, "zh") != verdict.headline
+    for said in (verdict.finding.summary, verdict.finding.fix):
+        assert english_runs(translate(said, "zh")) == []
+
+
+def test_a_lookup_that_failed_before_the_job_went_on_is_no_failure(tmp_path):
+    # c10d tries each address family in turn: a run that trained after it got through
+    lines = [UNRESOLVED_NAME, *marks(0, range(3))]
+    assert analyze_files(tmp_path, {"rank0.log": lines}).verdict is None
