@@ -77,21 +77,8 @@ def _no_endpoint(job: Job) -> list[Finding]:
         "(`--master-addr` and `--master-port` serve the static backend only), so each node "
         "waited in a rendezvous of its own and the nodes never met."
     )
-    return [
-        placed_finding(
-            job,
-            launched.head(1),
-            kind="rendezvous_split",
-            severity="error",
-            part="explanation",
-            summary=summary,
-            fix=ENDPOINT_FIX,
-            ranks=[],
-            blames_nobody=True,
-            confidence="medium",
-            details={"no_endpoint": True, "backend": backend, "nodes": count},
-        )
-    ]
+    details = {"no_endpoint": True, "backend": backend, "nodes": count}
+    return [_split(job, launched.head(1), summary, ENDPOINT_FIX, details)]
 
 
 def _run_ids_apart(job: Job) -> list[Finding]:
@@ -126,21 +113,27 @@ def _run_ids_apart(job: Job) -> list[Finding]:
         "Agents with different run ids never meet: each waited for nodes that were waiting "
         "elsewhere until its rendezvous timed out or its store went away."
     )
-    return [
-        placed_finding(
-            job,
-            shown,
-            kind="rendezvous_split",
-            severity="error",
-            part="explanation",
-            summary=summary,
-            fix=FIX,
-            ranks=[],
-            blames_nobody=True,
-            confidence="medium",
-            details={"run_ids": sorted(runs.to_list()), "generated": generated},
-        )
-    ]
+    details = {"run_ids": sorted(runs.to_list()), "generated": generated}
+    return [_split(job, shown, summary, FIX, details)]
+
+
+def _split(
+    job: Job, rows: pl.DataFrame, summary: str, fix: str, details: dict[str, object]
+) -> Finding:
+    """The nodes' split, told by `rows`: no rank left the others' path, so none is blamed."""
+    return placed_finding(
+        job,
+        rows,
+        kind="rendezvous_split",
+        severity="error",
+        part="explanation",
+        summary=summary,
+        fix=fix,
+        ranks=[],
+        blames_nobody=True,
+        confidence="medium",
+        details=details,
+    )
 
 
 def _diagnosis(finding: Finding) -> str:
