@@ -382,6 +382,8 @@ def _oom(finding: Finding, verdict: Verdict) -> Told:
         return "A worker died without a word while loading: most likely out of host memory", None
     if finding.details.get("killer") == "shm":  # a bus error or shared memory's own words
         who = _who(finding.ranks) if finding.ranks else "The job"
+        if finding.details.get("signal") == "SIGBUS":  # read from the signal alone
+            return f"{who} died of a bus error: most likely out of shared memory (/dev/shm)", None
         return f"{who} ran out of shared memory (/dev/shm)", None
     if finding.details.get("killer") == "unknown":  # no memory report: read from the death
         who = _who(finding.ranks, "A process")

@@ -47,7 +47,10 @@ def test_workers_bus_errors_are_the_node_s_shared_memory_running_out(tmp_path):
     analysis = analyze_files(tmp_path, {"output.log": BUS_ERRORS})
     verdict = analysis.verdict
     assert (verdict.finding.kind, verdict.ranks) == ("oom", [])
-    assert verdict.headline.startswith("The job ran out of shared memory (/dev/shm)")
+    # (the workers' own words hedge: `This might be caused by insufficient shared memory`)
+    assert verdict.headline.startswith(
+        "The job died of a bus error: most likely out of shared memory (/dev/shm)"
+    )
     assert "3 reports" in verdict.finding.summary
     assert "--shm-size" in verdict.finding.fix and "--ipc=host" in verdict.finding.fix
     assert [evidence.line for evidence in verdict.finding.evidence] == [3, 4, 5]

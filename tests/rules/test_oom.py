@@ -372,7 +372,10 @@ def test_a_bus_error_of_a_process_no_line_ties_to_a_rank_is_shared_memory_too(tm
     analysis = analyze_files(tmp_path, {"console.log": lines})
     verdict = analysis.verdict
     assert (verdict.finding.kind, verdict.ranks) == ("oom", [])
-    assert verdict.headline.startswith("The job ran out of shared memory (/dev/shm)")
+    # a bus error alone says no more than most likely
+    assert verdict.headline.startswith(
+        "The job died of a bus error: most likely out of shared memory (/dev/shm)"
+    )
     assert "pid 1034" in verdict.finding.summary and "--shm-size" in verdict.finding.fix
 
 
@@ -388,7 +391,9 @@ def test_a_worker_s_own_report_of_its_bus_error_is_the_cause_in_either_order(tmp
     for name, shown in (("plain", lines), ("stamped", stamped)):
         verdict = analyze_files(tmp_path / name, {"train.log": shown}).verdict
         assert verdict.finding.kind == "oom", name
-        assert verdict.headline == "The job ran out of shared memory (/dev/shm)"
+        assert verdict.headline == (
+            "The job died of a bus error: most likely out of shared memory (/dev/shm)"
+        )
 
 
 def test_a_one_node_launch_command_keeps_local_ranks_global(tmp_path):
