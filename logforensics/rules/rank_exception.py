@@ -2443,22 +2443,17 @@ def _watchdog_aborts(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
     exception: [Rank 0] Watchdog caught collective operation timeout: ...`)."""
     said = pl.col("exc_message").fill_null("").str.strip_chars()
     own_words = said.str.contains(WATCHDOG_WORDS)
+    watchdog = job.events.filter(pl.col("event").is_in(WATCHDOG_ABORT_EVENTS))
     # Python's exception quoting the watchdog's report, read as that rank's timeout on its own
     # line (flytocc/rtdetr-mmdet#1: `RuntimeError: NCCL communicator was aborted on rank 1.
     # Original reason for failure was: [Rank 1] Watchdog caught collective operation timeout`)
     echoes = rows.filter((pl.col("event") == "exception") & own_words).join(
-        job.events.filter(pl.col("event").is_in(WATCHDOG_ABORT_EVENTS)).select("file", "line"),
-        on=["file", "line"],
-        how="semi",
+        watchdog.select("file", "line"), on=["file", "line"], how="semi"
     )
     aborts = rows.filter((pl.col("event") == "cpp_terminate") & ((said == "") | own_words))
     if aborts.is_empty():
         return echoes.select("file", "line")
-    reports = (
-        job.events.filter(pl.col("event").is_in(WATCHDOG_ABORT_EVENTS))
-        .group_by("file")
-        .agg(pl.col("line").min().alias("_reported_at"))
-    )
+    reports = watchdog.group_by("file").agg(pl.col("line").min().alias("_reported_at"))
     # one whose `what():` is the report is the timeout wherever it stands (argonne-lcf/alcf-
     # nccl-tests: the abort opens the paste, its `what():` the first report in it)
     told = (
