@@ -14,8 +14,8 @@ barrier; a rank whose barrier fails because another rank ran out of batches says
 
     2025-12-19 09:03:13,768 INFO Detected uneven workload distribution: Rank 5 successfully reached monitoredBarrier, but received errors while waiting for send/recv from rank 0. Please check rank 0 logs for faulty rank.
 
-AllenNLP's trainer says so of the worker whose batches ran out first, the others still
-training (allenai/allennlp#5030, verbatim, the row of its console's box):
+AllenNLP's trainer says so of each worker whose epoch's batches ran out, where the job hung at
+the epoch's end (allenai/allennlp#5030, verbatim, the row of its console's box):
 
     0 | 2021-03-02 00:46:12,994 - WARNING - allennlp.training.trainer - Worker 0 completed its entire epoch (training).
 
@@ -39,7 +39,7 @@ DATA_END = (
 
 
 # AllenNLP's `Worker 0 completed its entire epoch (training).`
-WORKER_DONE_EARLY = r"\bWorker (\d+) completed its entire epoch\b"
+WORKER_EPOCH_DONE = r"\bWorker (\d+) completed its entire epoch\b"
 
 UNEVEN_WORKLOAD = "Detected uneven workload distribution"
 # `Rank 5 successfully reached monitoredBarrier` in the same line
@@ -49,7 +49,7 @@ REACHED = r"Rank (\d+) successfully reached monitoredBarrier"
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
     rank, world_size = stated_rank()
     message = pl.col("message")
-    worker = message.str.extract(WORKER_DONE_EARLY, 1).cast(pl.Int32, strict=False)
+    worker = message.str.extract(WORKER_EPOCH_DONE, 1).cast(pl.Int32, strict=False)
     ends = lines.filter(message.str.contains(DATA_END) | worker.is_not_null()).select(
         "file",
         "line",
