@@ -200,7 +200,9 @@ WORKER_DIED_FIX = (
 )
 
 
-OWN_GOING_DOWN = ("process_abort", "fatal_signal", "exception")
+# a worker's own lines that show it going down: its watchdog's timeout too (the watchdog then
+# takes the process down; a paste can stop before it says so)
+OWN_GOING_DOWN = ("process_abort", "fatal_signal", "exception", "collective_timeout")
 
 
 TERMINATED_WORKER = r"\bThe process receives a SIG(?:TERM|INT)\b"
@@ -225,7 +227,8 @@ def _ray_workers_died(job: Job) -> list[Finding]:
     terminated = pl.col("text").str.contains(TERMINATED_WORKER).fill_null(False)
     died = events.filter((pl.col("event") == "worker_died") & unexpected & ~terminated)
     lost_nodes = events.filter(pl.col("event").is_in(["node_lost", "node_failure"]))
-    died = died.filter(~pl.col("host").is_in(lost_nodes.get_column("host").drop_nulls().implode()))
+    on_lost_node = pl.col("host").is_in(lost_nodes.get_column("host").drop_nulls().implode())
+    died = died.filter(~on_lost_node.fill_null(False))
     # nor a worker whose own lines show it going down: its watchdog taking the process down, a
     # fatal signal, an exception (a verl SFT run: rank 1's watchdog aborted it after its timeout,
     # then Ray saw the actor die)

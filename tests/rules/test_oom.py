@@ -620,3 +620,22 @@ def test_a_cuda_call_out_of_memory_is_the_gpu_s_and_the_failed_worker_s(tmp_path
     # the out-of-memory exception is not told again as an exception of its own
     assert "rank_exception" not in kinds(analysis)
     assert english_runs(translate(oom.summary, "zh")) == []
+
+
+# vllm-project/vllm#1846, verbatim (a tensor-parallel engine's first collective timing out on
+# both Ray workers): the raylet reports worker 1080651 dead just before that worker's own
+# watchdog timeout reaches the console, the paste cut before its abort
+WATCHDOG_THEN_WORKER_DIED = (
+    (THREADS / "vllm_1846_ray_workers_watchdog.log").read_text().splitlines()
+)
+
+
+def test_a_worker_whose_own_watchdog_timed_out_was_not_killed_for_memory(tmp_path):
+    analysis = analyze_files(tmp_path, {"vllm_test.log": WATCHDOG_THEN_WORKER_DIED})
+    assert analysis.verdict.finding.kind == "collective_timeout"
+    assert "oom" not in kinds(analysis)
+    # the same console under kubectl's --prefix (its pod is then the worker's host)
+    pod = [f"[pod/trainer-worker-0/pytorch] {line}" for line in WATCHDOG_THEN_WORKER_DIED]
+    prefixed = analyze_files(tmp_path / "pod", {"vllm_test.log": pod})
+    assert prefixed.verdict.finding.kind == "collective_timeout"
+    assert "oom" not in kinds(prefixed)
