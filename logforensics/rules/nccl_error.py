@@ -853,7 +853,12 @@ def _class_of(first: dict[str, object]) -> str:
         return "cuda"
     if first.get("subsystem") == "topology":
         return "topology"
-    if first["host"] is None and not first.get("subsystem"):
+    # NCCL's own `host:pid:tid` identity (UCX's own tag) marks the library's own line; a host
+    # a launcher's prefix gave (a pod, a node) says nothing of what failed
+    own_line = first.get("tid") is not None or (
+        first["host"] is not None and first["family"] == "ucx"
+    )
+    if not own_line and not first.get("subsystem"):
         return "unknown"
     return "system"
 

@@ -37,6 +37,10 @@ def test_a_failed_hccl_call_is_a_collective_library_error_of_its_rank_with_its_r
     assert (verdict.finding.kind, verdict.ranks) == ("nccl_error", [3])
     assert verdict.headline == "HCCL failed on rank 3"
     assert "npu-smi info" in verdict.finding.fix
+    # the same console under kubectl's --prefix: the pod named as the host changes nothing
+    pod = [f"[pod/llama-factory-worker-0/pytorch] {line}" for line in STALE_PROCESS]
+    prefixed = analyze_files(tmp_path / "pod", {"output.log": pod}).verdict
+    assert (prefixed.finding.kind, prefixed.ranks) == ("nccl_error", [3])
 
 
 def test_an_hccl_wait_that_timed_out_is_the_waiting_rank_s_timeout(tmp_path):
