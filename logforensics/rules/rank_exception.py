@@ -25,6 +25,7 @@ import polars as pl
 
 from logforensics.desync import TIMEOUT_EVENTS
 from logforensics.findings import WAITED, Confidence, Finding, Part, evidence_from, exception_text
+from logforensics.framing import frame_lines
 from logforensics.garbled import OBJECT_COLLECTIVE_FRAME, garbled
 from logforensics.intake import read_lines_at
 from logforensics.job import Job
@@ -1157,8 +1158,10 @@ def _logger_openers(job: Job) -> pl.DataFrame:
     # (huggingface/text-generation-inference#1644: `ERROR shard-manager: ... Shard complete
     # standard error output:`, an empty line, then the traceback)
     gap = read_lines_at(job.inventory, before.select("file", pl.col("line").cast(pl.UInt32)))
+    # (blank once framed: a pod's kubectl --prefix or a node's label stands before it too)
     blank = (
-        gap.filter(pl.col("text").str.strip_chars() == "")
+        frame_lines(gap)
+        .filter(pl.col("message").str.strip_chars() == "")
         .join(before.with_columns(pl.col("line").cast(pl.UInt32)), on=["file", "line"])
         .select("file", (pl.col("line") - 1).alias("line"), "opens")
     )

@@ -2789,6 +2789,10 @@ def test_a_cut_stack_a_launcher_s_error_record_opened_after_a_blank_line_is_a_fa
     verdict = analyze_files(tmp_path, {"launcher.log": TGI_SHARD_DUMP}).verdict
     assert verdict is not None and verdict.finding.kind == "rank_exception"
     assert "text_generation_server/server.py:235 in serve" in verdict.finding.summary
+    # the same console from `kubectl logs --prefix`: the blank line carries the pod's prefix
+    pod = [f"[pod/tgi-0/text-generation-inference] {line}" for line in TGI_SHARD_DUMP]
+    prefixed = analyze_files(tmp_path / "pod", {"launcher.log": pod}).verdict
+    assert prefixed is not None and prefixed.finding.kind == "rank_exception"
 
 
 # facebookresearch/detectron2#1439, verbatim (the paste ends inside the parent's report): a
