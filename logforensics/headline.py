@@ -207,6 +207,16 @@ def _never_ready(finding: Finding) -> Told:
 def _last_common_stage(finding: Finding, verdict: Verdict) -> Told:
     if "never_ready" in finding.details:
         return _never_ready(finding)
+    if "joining" in finding.details:  # logforensics/setup_stall.py
+        every = (
+            f"All {finding.details['world']} ranks"
+            if finding.details.get("world_known")
+            else "Every rank in the logs"
+        )
+        return (
+            f"{every} hung joining the process group",
+            "the logs end with no error while they connected",
+        )
     return _generic(finding, verdict)
 
 

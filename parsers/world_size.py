@@ -72,6 +72,13 @@ BARRIER_WAITING = (
     r"worker_count=(?P<count>\d+)"
 )
 
+# A rank's word, just before `init_process_group`, that it joins the group at an address (no
+# world size in it): fairseq's and metaseq's `distributed_utils` (facebookresearch/metaseq#86,
+# verbatim: `2022-05-10 05:09:39 | INFO | metaseq.distributed.utils | distributed init (rank 0):
+# tcp://localhost:19587`) and the DeiT/MAE family's `init_distributed_mode` (implus/UM-MAE#12,
+# verbatim: `| distributed init (rank 5): env://, gpu 5`)
+DISTRIBUTED_INIT = r"(?:^|[\s|])distributed init \(rank (\d+)\): \S"
+
 # fairseq's table of every worker's GPU, which rank 0 prints once the workers' answers are
 # gathered (facebookresearch/fairseq#2385, verbatim; `enviroments` is fairseq's spelling):
 # 2020-07-28 06:31:03 | INFO | fairseq.utils | ***********************CUDA enviroments for all 8 workers***********************
@@ -131,6 +138,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             .alias("rank"),
             pl.lit("world_size").alias("event"),
             pl.lit("info").alias("severity"),
+            _setup(message, default_group).alias("extra"),
         )
         .filter(pl.col("world_size").is_not_null() & (pl.col("world_size") > 0))
     )
@@ -151,8 +159,38 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         pl.lit("info").alias("severity"),
         barrier.struct.field("key").alias("pg"),
     )
+    announced = message.str.extract(DISTRIBUTED_INIT, 1).cast(pl.Int32, strict=False)
+    joins = lines.filter(announced.is_not_null()).select(
+        "file",
+        "line",
+        announced.alias("rank"),
+        pl.lit("group_joining").alias("event"),
+        pl.lit("info").alias("severity"),
+        pl.lit(JOINING).alias("extra"),
+    )
     table_rows = lines.filter(message.str.contains(CUDA_TABLE_ROW)).select("file", "line")
-    return pl.concat([stated, checked_in, sub_group, waits, table_rows], how="diagonal_relaxed")
+    return pl.concat(
+        [stated, checked_in, sub_group, waits, joins, table_rows], how="diagonal_relaxed"
+    )
+
+
+# Where a line stands in setting up the default process group: a rank announcing that it joins
+# (Lightning's `Initializing distributed`, Ray Train's `Setting up process group for`, vLLM's
+# worker) comes before `init_process_group` returns; Lightning's `All distributed processes
+# registered` and the default group's completed store barrier come after it, once every rank
+# joined (logforensics/setup_stall.py)
+JOINING = '{"setup":"joining"}'
+READY = '{"setup":"ready"}'
+
+
+def _setup(message: pl.Expr, default_group: pl.Expr) -> pl.Expr:
+    joining = (
+        message.str.contains(MEMBER)
+        | message.str.contains(RAY_TRAIN_JOINS)
+        | message.str.contains(WORKER_JOINS)
+    )
+    ready = message.str.contains(REGISTERED) | default_group.fill_null(False)
+    return pl.when(ready).then(pl.lit(READY)).when(joining).then(pl.lit(JOINING))
 
 
 PARSER = LineParser(
@@ -171,6 +209,7 @@ PARSER = LineParser(
         "CUDA enviro",
         "; total memory = ",
         "Setting up process group for: ",
+        "distributed init (rank ",
     ),
     parse=parse,
 )

@@ -1,0 +1,107 @@
+"""Every rank announced that it was joining the process group, and the logs end there: a job
+that hung while its ranks connected to one another (parsers/world_size.py reads the
+announcements).
+
+Frameworks print a line per rank as it enters `init_process_group`: Lightning's
+`Initializing distributed: GLOBAL_RANK: r, MEMBER: m/w`, Ray Train's `Setting up process group
+for: env:// [rank=r, world_size=w]`, vLLM's worker's `world_size=w rank=r local_rank=l
+distributed_init_method=...`. Once every rank has joined, Lightning's rank 0 says so (`All
+distributed processes registered. Starting with w processes`) and training output follows.
+Logs in which every rank of the world announced itself, nothing said the group came up, and
+nothing at all failed, ending within a few lines of the last announcement, stopped with every
+rank inside the group's set-up: the rendezvous or the backend's first connections never
+completed (threestudio-project/threestudio#81: four Lightning ranks, then nothing;
+ray-project/ray#23060: five Ray Train workers on two hosts, NCCL, then nothing).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logforensics.findings import Finding
+from logforensics.job import Job
+from logforensics.placement import placed_finding
+from logforensics.text import rank_ranges
+from parsers.world_size import JOINING, READY
+
+FIX = (
+    "The ranks never finished connecting to one another. Check that every node reaches the "
+    "rendezvous address (`MASTER_ADDR:MASTER_PORT`: same value on every node, a routable "
+    "address, the port open in the firewall), that the backend picks an interface the nodes "
+    "share (`NCCL_SOCKET_IFNAME` / `GLOO_SOCKET_IFNAME`), and that the world size and node "
+    "ranks given to each node agree. Run again with `NCCL_DEBUG=INFO` and "
+    "`TORCH_DISTRIBUTED_DEBUG=DETAIL` to see the connection that waits; trying the gloo "
+    "backend tells the network from NCCL."
+)
+# lines a log may hold after the last announcement and still end in the set-up (a driver's own
+# line, a blank, a stray print); a log that goes on past them shows something else
+TAIL_LINES = 8
+
+
+def stalled_joining(job: Job) -> list[Finding]:
+    events = job.events
+    if not events.filter(pl.col("severity") == "error").is_empty():
+        return []
+    setup = events.filter(pl.col("event").is_in(["world_size", "group_joining"])).with_columns(
+        pl.col("extra").fill_null("").alias("_setup")
+    )
+    if not setup.filter(pl.col("_setup") == READY).is_empty():
+        return []
+    joining = setup.filter((pl.col("_setup") == JOINING) & pl.col("rank").is_not_null())
+    if joining.is_empty():
+        return []
+    # the world the announcements state, else the job's; without one, the ranks from 0 on
+    worlds = joining.get_column("world_size").drop_nulls().unique()
+    if worlds.len() > 1:
+        return []
+    world = int(worlds.item()) if worlds.len() else _stated_world(job)
+    ranks = sorted(joining.get_column("rank").unique().to_list())
+    expected = list(range(world if world is not None else max(ranks) + 1))
+    if len(ranks) < 2 or ranks != expected or not _logs_end_there(job, joining):
+        return []
+    announced = joining.sort("file", "line")
+    who = (
+        f"All {world} ranks ({rank_ranges(ranks)})"
+        if world is not None
+        else f"Every rank in the logs ({rank_ranges(ranks)})"
+    )
+    summary = (
+        f"{who} announced that they were joining the process "
+        "group, and the logs end there: nothing says the group came up and nothing failed. "
+        "The job hung while its ranks connected to one another (the rendezvous or the "
+        "backend's first connections), the last point they all reached."
+    )
+    return [
+        placed_finding(
+            job,
+            pl.concat([announced.head(1), announced.tail(1)]).unique(maintain_order=True),
+            kind="last_common_stage",
+            severity="error",
+            part="explanation",
+            summary=summary,
+            fix=FIX,
+            ranks=ranks,
+            blames_nobody=True,
+            confidence="medium",
+            details={"joining": ranks, "world": world or len(ranks), "world_known": bool(world)},
+        )
+    ]
+
+
+def _stated_world(job: Job) -> int | None:
+    return job.world_size.value if job.world_size is not None else None
+
+
+def _logs_end_there(job: Job, joining: pl.DataFrame) -> bool:
+    """Whether every file holding announcements ends within TAIL_LINES of its last one, with
+    no event after it but other ranks' announcements."""
+    lasts = joining.group_by("file").agg(pl.col("line").max().alias("_last"))
+    lines = job.file_stats.group_by("file").agg(pl.col("last_line").max().alias("_end"))
+    ends = lasts.join(lines, on="file", how="left")
+    if (
+        ends.get_column("_end").null_count()
+        or not ends.filter(pl.col("_end") - pl.col("_last") > TAIL_LINES).is_empty()
+    ):
+        return False
+    later = job.events.join(lasts, on="file").filter(pl.col("line") > pl.col("_last"))
+    return later.is_empty()

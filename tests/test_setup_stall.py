@@ -1,0 +1,95 @@
+# ruff: noqa: E501 -- test data are verbatim log lines
+"""Every rank announced joining the process group, and the logs end there."""
+
+from __future__ import annotations
+
+from logforensics.i18n import translate, translate_headline
+from tests.builders import analyze_files, kinds
+from tests.conftest import SAMPLE_LOGS
+from tests.test_i18n import english_runs
+
+# threestudio-project/threestudio#81, verbatim (the end of the paste): four Lightning ranks set
+# their seeds and start joining, then nothing more is printed and nothing fails
+LIGHTNING_JOINING = [
+    "[INFO] HPU available: False, using: 0 HPUs",
+    "[rank: 0] Global seed set to 0",
+    "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4",
+    "[rank: 1] Global seed set to 0",
+    "[rank: 3] Global seed set to 0",
+    "[rank: 2] Global seed set to 0",
+    "[rank: 3] Global seed set to 0",
+    "Initializing distributed: GLOBAL_RANK: 3, MEMBER: 4/4",
+    "[rank: 2] Global seed set to 0",
+    "Initializing distributed: GLOBAL_RANK: 2, MEMBER: 3/4",
+    "[rank: 1] Global seed set to 0",
+    "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/4",
+]
+# ray-project/ray#23060, verbatim: five Ray Train workers on two hosts (NCCL) set up their
+# group, the driver names its results folder, and the job hangs
+RAY_TRAIN_JOINING = [
+    "2022-03-11 01:47:20,988\tINFO trainer.py:199 -- Trainer logs will be logged in: /home/gpu1/ray_results/train_2022-03-11_01-47-20",
+    "(BaseWorkerMixin pid=20102, ip=10.0.100.15) 2022-03-11 01:47:25,905\tINFO torch.py:66 -- Setting up process group for: env:// [rank=0, world_size=5]",
+    "(BaseWorkerMixin pid=25342, ip=10.0.100.14) 2022-03-11 01:47:25,982\tINFO torch.py:66 -- Setting up process group for: env:// [rank=1, world_size=5]",
+    "(BaseWorkerMixin pid=25344, ip=10.0.100.14) 2022-03-11 01:47:25,988\tINFO torch.py:66 -- Setting up process group for: env:// [rank=3, world_size=5]",
+    "(BaseWorkerMixin pid=25343, ip=10.0.100.14) 2022-03-11 01:47:25,984\tINFO torch.py:66 -- Setting up process group for: env:// [rank=2, world_size=5]",
+    "(BaseWorkerMixin pid=25345, ip=10.0.100.14) 2022-03-11 01:47:26,044\tINFO torch.py:66 -- Setting up process group for: env:// [rank=4, world_size=5]",
+    "2022-03-11 01:47:26,132\tINFO trainer.py:205 -- Run results will be logged in: /home/gpu1/ray_results/train_2022-03-11_01-47-20/run_001",
+]
+
+# implus/UM-MAE#12, verbatim (one node's console, "stuck here for each node"): the MAE code's
+# print before `init_process_group`, no world size in it
+MAE_JOINING = [
+    "*****************************************",
+    "| distributed init (rank 5): env://, gpu 5",
+    "| distributed init (rank 3): env://, gpu 3",
+    "| distributed init (rank 1): env://, gpu 1",
+    "| distributed init (rank 0): env://, gpu 0",
+    "| distributed init (rank 4): env://, gpu 4",
+    "| distributed init (rank 7): env://, gpu 7",
+    "| distributed init (rank 2): env://, gpu 2",
+    "| distributed init (rank 6): env://, gpu 6",
+]
+
+
+def test_every_rank_joining_and_then_silence_is_a_hang_in_the_group_s_set_up(tmp_path):
+    verdict = analyze_files(tmp_path, {"train.log": LIGHTNING_JOINING}).verdict
+    assert verdict is not None
+    assert (verdict.finding.kind, verdict.ranks) == ("last_common_stage", [])
+    assert verdict.finding.ranks == [0, 1, 2, 3]
+    assert verdict.headline.startswith("All 4 ranks hung joining the process group")
+    assert "MASTER_ADDR" in verdict.finding.fix
+    assert {e.line for e in verdict.finding.evidence} == {3, 12}
+    ray = analyze_files(tmp_path / "ray", {"driver.log": RAY_TRAIN_JOINING}).verdict
+    assert ray is not None and ray.finding.kind == "last_common_stage"
+    assert ray.finding.ranks == [0, 1, 2, 3, 4]
+    # no world stated: every rank the logs show, from 0 on, and said so
+    mae = analyze_files(tmp_path / "mae", {"node0.out": MAE_JOINING}).verdict
+    assert mae is not None and mae.finding.ranks == list(range(8))
+    assert mae.headline.startswith("Every rank in the logs hung joining the process group")
+    # ranks that do not start at 0 may be one node's of several whose first never joined
+    later = [line.replace("(rank ", "(rank 1") for line in MAE_JOINING]
+    assert analyze_files(tmp_path / "later", {"node1.out": later}).verdict is None
+
+
+def test_a_group_that_came_up_or_a_rank_that_never_announced_is_no_such_hang(tmp_path):
+    # a run here (sample_logs/lightning_rank_exception): Lightning says the group came up
+    console = (SAMPLE_LOGS / "lightning_rank_exception/logs/console.log").read_text()
+    started = console.splitlines()[:8]
+    assert "All distributed processes registered. Starting with 2 processes" in started
+    assert analyze_files(tmp_path, {"console.log": started}).verdict is None
+    # rank 1's announcement left out: not every rank of the world is there
+    three = [line for line in LIGHTNING_JOINING if "GLOBAL_RANK: 1," not in line]
+    assert "last_common_stage" not in kinds(analyze_files(tmp_path / "three", {"t.log": three}))
+    # the logs going on past the announcements show something else
+    longer = LIGHTNING_JOINING + ["[rank: 1] Global seed set to 0"] * 20
+    assert analyze_files(tmp_path / "longer", {"t.log": longer}).verdict is None
+
+
+def test_the_hang_in_set_up_reads_in_chinese(tmp_path):
+    verdict = analyze_files(tmp_path, {"train.log": LIGHTNING_JOINING}).verdict
+    mae = analyze_files(tmp_path / "mae", {"node0.out": MAE_JOINING}).verdict
+    assert english_runs(translate(mae.finding.summary, "zh")) == []
+    assert english_runs(translate_headline(mae.headline, "zh")) == []
+    assert english_runs(translate(verdict.finding.summary, "zh")) == []
+    assert english_runs(translate(verdict.finding.fix, "zh")) == []
+    assert english_runs(translate_headline(verdict.headline, "zh")) == []
