@@ -42,7 +42,7 @@ def stalled_joining(job: Job) -> list[Finding]:
     events = job.events
     if not events.filter(pl.col("severity") == "error").is_empty():
         return []
-    setup = events.filter(pl.col("event").is_in(["world_size", "group_joining"])).with_columns(
+    setup = events.filter(pl.col("event").is_in(["world_size", "group_setup"])).with_columns(
         pl.col("extra").fill_null("").alias("_setup")
     )
     if not setup.filter(pl.col("_setup") == READY).is_empty():

@@ -78,6 +78,10 @@ BARRIER_WAITING = (
 # tcp://localhost:19587`) and the DeiT/MAE family's `init_distributed_mode` (implus/UM-MAE#12,
 # verbatim: `| distributed init (rank 5): env://, gpu 5`)
 DISTRIBUTED_INIT = r"(?:^|[\s|])distributed init \(rank (\d+)\): \S"
+# ... and fairseq's word once `init_process_group` returned (XuezheMax/apollo#4, verbatim:
+# `2020-10-18 02:33:50 | INFO | fairseq.distributed_utils | initialized host learnfair0892 as
+# rank 3`; facebookresearch/fairseq#2329 shows the host as `<2nd node server>`, spaces in it)
+INITIALIZED_HOST = r"(?:^|[\s|])initialized host .+? as rank (\d+)\b"
 
 # fairseq's table of every worker's GPU, which rank 0 prints once the workers' answers are
 # gathered (facebookresearch/fairseq#2385, verbatim; `enviroments` is fairseq's spelling):
@@ -160,13 +164,17 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         barrier.struct.field("key").alias("pg"),
     )
     announced = message.str.extract(DISTRIBUTED_INIT, 1).cast(pl.Int32, strict=False)
-    joins = lines.filter(announced.is_not_null()).select(
+    initialized = message.str.extract(INITIALIZED_HOST, 1).cast(pl.Int32, strict=False)
+    joins = lines.filter(announced.is_not_null() | initialized.is_not_null()).select(
         "file",
         "line",
-        announced.alias("rank"),
-        pl.lit("group_joining").alias("event"),
+        pl.coalesce(announced, initialized).alias("rank"),
+        pl.lit("group_setup").alias("event"),
         pl.lit("info").alias("severity"),
-        pl.lit(JOINING).alias("extra"),
+        pl.when(announced.is_not_null())
+        .then(pl.lit(JOINING))
+        .otherwise(pl.lit(READY))
+        .alias("extra"),
     )
     table_rows = lines.filter(message.str.contains(CUDA_TABLE_ROW)).select("file", "line")
     return pl.concat(
@@ -210,6 +218,7 @@ PARSER = LineParser(
         "; total memory = ",
         "Setting up process group for: ",
         "distributed init (rank ",
+        "initialized host ",
     ),
     parse=parse,
 )

@@ -50,6 +50,23 @@ MAE_JOINING = [
     "| distributed init (rank 6): env://, gpu 6",
 ]
 
+# XuezheMax/apollo#4, verbatim (the start of a fairseq log whose training went on): fairseq says
+# each rank's `init_process_group` returned
+FAIRSEQ_JOINED = [
+    "2020-10-18 02:33:50 | INFO | fairseq.distributed_utils | distributed init (rank 0): tcp://localhost:17289",
+    "2020-10-18 02:33:50 | INFO | fairseq.distributed_utils | distributed init (rank 3): tcp://localhost:17289",
+    "2020-10-18 02:33:50 | INFO | fairseq.distributed_utils | initialized host learnfair0892 as rank 3",
+    "2020-10-18 02:33:50 | INFO | fairseq.distributed_utils | distributed init (rank 6): tcp://localhost:17289",
+    "2020-10-18 02:33:50 | INFO | fairseq.distributed_utils | initialized host learnfair0892 as rank 6",
+    "2020-10-18 02:33:50 | INFO | fairseq.distributed_utils | distributed init (rank 1): tcp://localhost:17289",
+    "2020-10-18 02:33:50 | INFO | fairseq.distributed_utils | initialized host learnfair0892 as rank 1",
+    "2020-10-18 02:33:50 | INFO | fairseq.distributed_utils | distributed init (rank 5): tcp://localhost:17289",
+    "2020-10-18 02:33:50 | INFO | fairseq.distributed_utils | initialized host learnfair0892 as rank 5",
+    "2020-10-18 02:33:50 | INFO | fairseq.distributed_utils | distributed init (rank 2): tcp://localhost:17289",
+    "2020-10-18 02:33:50 | INFO | fairseq.distributed_utils | initialized host learnfair0892 as rank 2",
+    "2020-10-18 02:33:50 | INFO | fairseq.distributed_utils | distributed init (rank 4): tcp://localhost:17289",
+]
+
 
 def test_every_rank_joining_and_then_silence_is_a_hang_in_the_group_s_set_up(tmp_path):
     verdict = analyze_files(tmp_path, {"train.log": LIGHTNING_JOINING}).verdict
@@ -77,6 +94,8 @@ def test_a_group_that_came_up_or_a_rank_that_never_announced_is_no_such_hang(tmp
     started = console.splitlines()[:8]
     assert "All distributed processes registered. Starting with 2 processes" in started
     assert analyze_files(tmp_path, {"console.log": started}).verdict is None
+    # fairseq saying the ranks' groups came up (the paste cut there)
+    assert analyze_files(tmp_path / "fairseq", {"train.log": FAIRSEQ_JOINED}).verdict is None
     # rank 1's announcement left out: not every rank of the world is there
     three = [line for line in LIGHTNING_JOINING if "GLOBAL_RANK: 1," not in line]
     assert "last_common_stage" not in kinds(analyze_files(tmp_path / "three", {"t.log": three}))
