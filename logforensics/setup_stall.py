@@ -5,8 +5,10 @@ announcements).
 Frameworks print a line per rank as it enters `init_process_group`: Lightning's
 `Initializing distributed: GLOBAL_RANK: r, MEMBER: m/w`, Ray Train's `Setting up process group
 for: env:// [rank=r, world_size=w]`, vLLM's worker's `world_size=w rank=r local_rank=l
-distributed_init_method=...`. Once every rank has joined, Lightning's rank 0 says so (`All
-distributed processes registered. Starting with w processes`) and training output follows.
+distributed_init_method=...`, fairseq's and the DeiT/MAE family's `distributed init (rank r):
+<address>` (no world in it: the ranks from 0 on stand for it). Once the group is up, Lightning's
+rank 0 says so (`All distributed processes registered. Starting with w processes`), fairseq
+says `initialized host <host> as rank r`, and training output follows.
 Logs in which every rank of the world announced itself, nothing said the group came up, and
 nothing at all failed, ending within a few lines of the last announcement, stopped with every
 rank inside the group's set-up: the rendezvous or the backend's first connections never
@@ -94,7 +96,7 @@ def _stated_world(job: Job) -> int | None:
 
 def _logs_end_there(job: Job, joining: pl.DataFrame) -> bool:
     """Whether every file holding announcements ends within TAIL_LINES of its last one, with
-    no event after it but other ranks' announcements."""
+    no event after it."""
     lasts = joining.group_by("file").agg(pl.col("line").max().alias("_last"))
     lines = job.file_stats.group_by("file").agg(pl.col("last_line").max().alias("_end"))
     ends = lasts.join(lines, on="file", how="left")
