@@ -102,11 +102,16 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     default_group = barrier.struct.field("key") == "1"
     waiting = message.str.extract_groups(BARRIER_WAITING)
     is_waiting = waiting.struct.field("key").is_not_null()
+    # a rank announcing that it joins the group, in the words of each framework
+    member_rank = message.str.extract(MEMBER, 1)
+    worker_rank = message.str.extract(WORKER_JOINS, 1)
+    ray_rank = message.str.extract(RAY_TRAIN_JOINS, 1)
+    registered = message.str.extract(REGISTERED, 1)
     size = pl.coalesce(
         message.str.extract(STATED, 1),
         message.str.extract(MEMBER, 2),
         message.str.extract(RANK_OF_SIZE, 2),
-        message.str.extract(REGISTERED, 1),
+        registered,
         message.str.extract(CUDA_TABLE, 1),
         message.str.extract(LAUNCHER_WORLD, 1),
         message.str.extract(RAY_TRAIN_JOINS, 2),
@@ -131,10 +136,10 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             "line",
             size.alias("world_size"),
             pl.coalesce(
-                message.str.extract(MEMBER, 1),
+                member_rank,
                 message.str.extract(RANK_OF_SIZE, 1),
-                message.str.extract(WORKER_JOINS, 1),
-                message.str.extract(RAY_TRAIN_JOINS, 1),
+                worker_rank,
+                ray_rank,
                 message.str.extract(RANK_BESIDE_SIZE, 1),
                 barrier.struct.field("rank"),
             )
@@ -142,7 +147,12 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             .alias("rank"),
             pl.lit("world_size").alias("event"),
             pl.lit("info").alias("severity"),
-            _setup(message, default_group).alias("extra"),
+            _setup(
+                joining=member_rank.is_not_null()
+                | worker_rank.is_not_null()
+                | ray_rank.is_not_null(),
+                ready=registered.is_not_null() | default_group.fill_null(False),
+            ).alias("extra"),
         )
         .filter(pl.col("world_size").is_not_null() & (pl.col("world_size") > 0))
     )
@@ -191,13 +201,7 @@ JOINING = '{"setup":"joining"}'
 READY = '{"setup":"ready"}'
 
 
-def _setup(message: pl.Expr, default_group: pl.Expr) -> pl.Expr:
-    joining = (
-        message.str.contains(MEMBER)
-        | message.str.contains(RAY_TRAIN_JOINS)
-        | message.str.contains(WORKER_JOINS)
-    )
-    ready = message.str.contains(REGISTERED) | default_group.fill_null(False)
+def _setup(*, joining: pl.Expr, ready: pl.Expr) -> pl.Expr:
     return pl.when(ready).then(pl.lit(READY)).when(joining).then(pl.lit(JOINING))
 
 
