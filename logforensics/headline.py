@@ -753,6 +753,14 @@ def _collective_timeout(finding: Finding, verdict: Verdict) -> Told:
         )
     if details.get("phase") == "heartbeat":
         who = rank_list(finding.ranks) if finding.ranks else "a rank"
+        waiting = details.get("waiting_ranks") or []
+        if culprits and waiting:
+            op = details.get("waiting_op")
+            them = "it" if len(culprits) == 1 else "them"
+            return (
+                f"The NCCL watchdog of {rank_list(culprits)} got stuck",
+                f"{rank_list(waiting)} waited for {them}" + (f" in {op}" if op else ""),
+            )
         return f"The NCCL watchdog of {who} got stuck", ""
     if details.get("never_completed"):
         return (

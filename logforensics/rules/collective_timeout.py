@@ -174,19 +174,60 @@ def _stuck_watchdogs(job: Job) -> list[Finding]:
         + (f" for {duration(seconds.max())}" if len(seconds) else "")
         + " and the process was terminated: something inside the process blocked it."
     )
+    stalled, waits = _stalled_while_others_waited(job, stuck)
+    waiting = sorted(waits.get_column("rank").unique().to_list())
+    if stalled:
+        first = waits.row(0, named=True)
+        where = f" in {first['op']}" if first["op"] else ""
+        where += f" #{first['seq']}" if first["seq"] is not None and where else ""
+        summary += (
+            f" {rank_list(waiting).capitalize()} timed out{where} meanwhile, most likely "
+            f"waiting for {rank_list(stalled)}, which reported no timeout of "
+            f"{'its' if len(stalled) == 1 else 'their'} own."
+        )
     return [
         placed_finding(
             job,
-            stuck,
+            pl.concat([stuck, waits.head(2)], how="diagonal_relaxed"),
             kind="collective_timeout",
             severity="error",
             part="consequence",
             summary=summary,
             fix=HEARTBEAT_FIX,
             ranks=ranks,
-            details={"phase": "heartbeat"},
+            culprit_ranks=stalled,
+            details={"phase": "heartbeat", "waiting_ranks": waiting, "waiting_op": _op(waits)},
         )
     ]
+
+
+def _op(waits: pl.DataFrame) -> str | None:
+    """The collective the first of `waits` timed out in, if it names one."""
+    return waits.sort("file", "line").item(0, "op") if waits.height else None
+
+
+def _stalled_while_others_waited(job: Job, stuck: pl.DataFrame) -> tuple[list[int], pl.DataFrame]:
+    """The ranks whose watchdog got stuck without reporting a timeout of their own, while other
+    ranks of their group timed out in a collective; and those timeouts. A process whose
+    watchdog stalls is blocked inside itself (a hung CUDA call); the others, waiting for it in
+    the next collective, time out (vllm-project/vllm#9839: rank 2 in GATHER #12471541, rank 0's
+    heartbeat monitor). A rank that timed out and then stalled while aborting is no such rank."""
+    timeouts = job.events.filter(
+        pl.col("event").is_in(TIMEOUT_EVENTS) & pl.col("rank").is_not_null()
+    )
+    if timeouts.is_empty():
+        return [], timeouts
+    timed_out = set(timeouts.get_column("rank").to_list())
+    quiet = stuck.filter(pl.col("rank").is_not_null() & ~pl.col("rank").is_in(list(timed_out)))
+    # where both lines name their process group, the waits must be in the stalled rank's
+    same_group = timeouts.join(
+        quiet.select(pl.col("pg").alias("_pg")).unique(), how="cross"
+    ).filter(pl.col("pg").is_null() | pl.col("_pg").is_null() | (pl.col("pg") == pl.col("_pg")))
+    if quiet.is_empty() or same_group.is_empty():
+        return [], timeouts.clear()
+    stalled = sorted(quiet.get_column("rank").unique().to_list())
+    waits = same_group.drop("_pg").unique(["file", "line"]).sort("file", "line")
+    return stalled, waits
 
 
 def _timeouts(job: Job) -> list[Finding]:

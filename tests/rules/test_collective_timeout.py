@@ -107,6 +107,33 @@ def test_stuck_watchdog(tmp_path):
     assert stuck.ranks == [1] and stuck.details["phase"] == "heartbeat"
 
 
+# vllm-project/vllm#9839, verbatim: rank 2's watchdog times out in the tensor-parallel group's
+# GATHER, then rank 0 (the gather's destination, which reported no timeout) has its heartbeat
+# monitor fire: its process was blocked, and rank 2 waited for it
+GATHER_WAIT = "[rank2]:[E ProcessGroupNCCL.cpp:1414] [PG 2 Rank 2] Process group watchdog thread terminated with exception: [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=12471541, OpType=GATHER, NumelIn=1520640, NumelOut=0, Timeout(ms)=600000) ran for 600053 milliseconds before timing out."
+RANK0_HEARTBEAT = "[rank0]:[E ProcessGroupNCCL.cpp:1316] [PG 2 Rank 0] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=9"
+
+
+def test_a_stuck_watchdog_on_a_rank_that_never_timed_out_is_what_the_others_waited_for(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": [GATHER_WAIT, RANK0_HEARTBEAT]})
+    stuck = analysis.verdict.finding
+    assert stuck.details["phase"] == "heartbeat"
+    assert analysis.verdict.ranks == [0]
+    assert "Rank 2 timed out in GATHER #12471541 meanwhile" in stuck.summary
+    assert "most likely waiting for rank 0" in stuck.summary
+
+
+def test_a_stuck_watchdog_names_no_culprit_beside_its_own_timeout(tmp_path):
+    # DEIM#105's rank 1 heartbeat after rank 1's own timeout (vllm#9839's line, its rank tag
+    # changed to 1): the watchdog stalled while aborting the timed-out work, as every rank may
+    own_timeout = GATHER_WAIT.replace("[rank2]", "[rank1]").replace("Rank 2]", "Rank 1]")
+    heartbeat = "[rank1]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Heartbeat monitor timed out! Process will be terminated after dumping debug info. workMetaList_.size()=103"
+    analysis = analyze_files(tmp_path, {"train.log": [own_timeout, heartbeat]})
+    stuck = next(f for f in analysis.findings if f.details.get("phase") == "heartbeat")
+    assert stuck.culprit_ranks == []
+    assert "meanwhile" not in stuck.summary
+
+
 def test_untagged_seqs_from_several_groups_name_no_laggard(tmp_path):
     # pytorch-lightning#19487 (field sample pl-19487): no PG tag; rank 0 times out on three
     # works of one group and rank 7 on another group's 64088, so nobody is behind anybody
