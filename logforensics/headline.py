@@ -159,6 +159,8 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
         return f"{who} left the job (NCCL RAS: its process is gone)", None
     if finding.blames_nobody:
         where = f" at step {finding.step}" if finding.step is not None else ""
+        if finding.step is None and finding.stage:  # a milestone: no step, its words
+            where = f" before `{finding.stage}`"
         return f"{_who(finding.ranks)} stopped{where} while {rank_list(others)} went on", ""
     if departure == "skipped":
         return f"{who} skipped {_skipped(finding)}{logged_reason(finding)}", None

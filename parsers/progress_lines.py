@@ -138,11 +138,21 @@ def _milestones(shaped: pl.DataFrame) -> pl.DataFrame:
         ).alias("_about")
     )
     named = named.filter(pl.col("_about").is_not_null() & (pl.col("_about") < MAX_MILESTONE_RANK))
+    # a print the job makes at each collective (`past barrier for 1`, `past all_reduce for 0`):
+    # several ranks printing the family make each of its prints a milestone, also one that a
+    # single rank reached (pytorch/pytorch#43345: rank 1 never printed `past all_reduce`)
+    family = pl.col("_template").str.replace_all(COLLECTIVE_WORD, "<C>")
     per_rank = named.group_by("_template", "_about").agg(pl.len().alias("_times"))
     kept = per_rank.group_by("_template").agg(
         pl.col("_about").n_unique().alias("_ranks"), pl.col("_times").max().alias("_most")
     )
-    kept = kept.filter((pl.col("_ranks") >= 2) & (pl.col("_most") <= MAX_MILESTONE_REPEATS))
+    family_ranks = (
+        per_rank.with_columns(family.alias("_family"))
+        .group_by("_family")
+        .agg(pl.col("_about").n_unique().alias("_family_ranks"))
+    )
+    kept = kept.with_columns(family.alias("_family")).join(family_ranks, on="_family")
+    kept = kept.filter((pl.col("_family_ranks") >= 2) & (pl.col("_most") <= MAX_MILESTONE_REPEATS))
     milestones = named.join(kept.select("_template"), on="_template")
     return milestones.select(
         "file",

@@ -264,7 +264,7 @@ def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Findi
         summary=summary,
         fix=fix,
         ranks=ranks,
-        step=expected["step"],
+        step=None if progress.has_no_step(expected) else expected["step"],
         stage=first.missed_stages[0] if first.missed_stages else expected["stage"],
         epoch=None if expected["epoch"] == -1 else expected["epoch"],
         evidence=evidence[:EVIDENCE_CAP],

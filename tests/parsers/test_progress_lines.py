@@ -110,6 +110,42 @@ def test_collective_milestones_are_read_without_a_counter(tmp_path):
     ]
 
 
+# pytorch/pytorch#43345, the output in the issue, verbatim: both ranks print a line at each
+# collective; rank 1 (placed on rank 0's GPU by the script) never prints `past all_reduce`
+ALL_REDUCE_NEVER_PASSED = [
+    "init nccl 1, 2",
+    "init nccl 0, 2",
+    "dist init for 1",
+    "dist init for 0",
+    "past barrier for 0",
+    "past barrier for 1",
+    "past all_reduce for 0",
+]
+
+
+def test_a_collective_print_only_one_rank_reached_is_a_milestone_of_its_family():
+    found = parsed_by("progress_lines", ALL_REDUCE_NEVER_PASSED)
+    assert sorted(found.select("stage", "rank").rows()) == [
+        ("past all_reduce for", 0),
+        ("past barrier for", 0),
+        ("past barrier for", 1),
+    ]
+
+
+def test_the_rank_that_never_passed_a_collective_the_other_passed_is_told(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": ALL_REDUCE_NEVER_PASSED}).verdict
+    assert verdict.finding.kind == "stage_divergence" and verdict.finding.ranks == [1]
+    # two ranks, one on each side: a guess that blames neither, said at the milestone
+    assert verdict.ranks == []
+    assert verdict.headline == "Rank 1 stopped before `past all_reduce for` while rank 0 went on"
+
+
+def test_a_collective_print_of_one_rank_alone_is_no_milestone():
+    # rank 0's own collective print with no family the other ranks print: a line of its own
+    lines = ["past all_reduce for 0"] + ALL_REDUCE_NEVER_PASSED[:4]
+    assert parsed_by("progress_lines", lines).is_empty()
+
+
 def test_a_number_that_does_not_grow_is_no_progress():
     # the same line every few seconds, its numbers steady (a throughput print)
     line = "2026-11-30 10:00:00,000 INFO some unrelated message about throughput tokens/s=12345.6"
