@@ -14,9 +14,12 @@ a `stage` event whose stage is the template's name (the words before the counter
 step is the counter. An earlier number that rises where the counter starts again is the
 epoch. The ranks are then aligned on these exactly as on stage marks.
 
-Lines that name a collective and the rank they are about, printed by several ranks, are
-milestones even without a counter (`past barrier for 1`, `past all_reduce for 0`): each is a
-stage of its own, and a rank that never printed one the others did stopped before it.
+Lines that name a collective, or a phase begun or ended, and the rank they are about,
+printed once or twice by each of several ranks, are milestones even without a counter (`past
+barrier for 1`, `past all_reduce for 0`, `0 before barrier: [0, 3]`, `0 done`): each is a
+stage of its own, and a rank that never printed one the others did stopped before it. The rank
+is the rank word, else the number that changes from line to line of the print, else the number
+that ends it.
 
 This parser sees only the lines no other parser recognised, in files that print no stage
 marks (their progress is known already).
@@ -127,11 +130,19 @@ def _counted(shaped: pl.DataFrame) -> pl.DataFrame:
 
 
 def _milestones(shaped: pl.DataFrame) -> pl.DataFrame:
-    """Collective milestones several ranks print once or twice each, with the rank they name
-    (the rank word, else the number that ends the line)."""
-    named = shaped.filter(pl.col("_template").str.contains(COLLECTIVE_WORD)).with_columns(
+    """Milestones several ranks print once or twice each (a collective, a phase begun or
+    ended), with the rank they name: the rank word, else the number that differs from line to
+    line of the print (its printer's), else the number that ends the line."""
+    marked = shaped.filter(
+        pl.col("_template").str.contains(COLLECTIVE_WORD)
+        | pl.col("_template").str.contains(PHASE_WORD)
+    )
+    named = marked.join(_printer_positions(marked), on="_template", how="left").with_columns(
         pl.coalesce(
             "_rank",
+            pl.col("_numbers")
+            .list.get(pl.col("_printer_at"), null_on_oob=True)
+            .cast(pl.Int32, strict=False),
             pl.when(pl.col("_template").str.contains(r"<N>\W*$")).then(
                 pl.col("_numbers").list.last().cast(pl.Int32, strict=False)
             ),
@@ -164,6 +175,7 @@ def _milestones(shaped: pl.DataFrame) -> pl.DataFrame:
         pl.col("_template")
         .str.replace_all(RANK_PLACEHOLDER, "")  # `Rank 1: After broadcast` -> After broadcast
         .str.replace_all(r"<\w>", "")
+        .str.replace_all(r"[\[(][\s,;]*[\])]", "")  # what held only numbers: `[0, 3]`
         .str.replace_all(r"\s+", " ")
         .str.strip_chars(" :,-")
         .alias("stage"),
@@ -174,6 +186,35 @@ def _milestones(shaped: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _printer_positions(marked: pl.DataFrame) -> pl.DataFrame:
+    """`_template, _printer_at`: in a print each rank makes once, the number that takes the
+    most values from line to line (at least two, each a possible rank) is its printer's
+    (pytorch/pytorch#130102: `0 before barrier: [0, 3]`, `3 before barrier: [0, 3]`, ...: the
+    first number, not the group the line ends in)."""
+    positions = (
+        marked.select("_template", "_numbers")
+        .with_columns(pl.int_ranges(pl.col("_numbers").list.len()).alias("_at"))
+        .explode("_numbers", "_at")
+        .group_by("_template", "_at")
+        .agg(
+            pl.col("_numbers").n_unique().alias("_values"),
+            pl.col("_numbers").max().alias("_largest"),
+        )
+        .filter((pl.col("_values") >= 2) & (pl.col("_largest") < MAX_MILESTONE_RANK))
+    )
+    return (
+        positions.sort("_values", "_at", descending=[True, False])
+        .group_by("_template", maintain_order=True)
+        .first()
+        .select("_template", pl.col("_at").alias("_printer_at"))
+    )
+
+
+# A phase a rank begins or ends, or a point it reached (`Rank 1: load weight end.`, `before CV
+# device 7`, `0 done`): printed once by each rank that gets there
+PHASE_WORD = (
+    r"(?i)\b(?:before|after|begin|end|done|finished|entering|exiting|arrived|reached|past)\b"
+)
 # The rank a milestone names is who printed it, not what it says: out of its stage name.
 RANK_PLACEHOLDER = r"(?i)\[?\brank\]?[ \t]*[:=#]?[ \t]*<N>\]?"
 # A milestone names a rank of a real job, and each rank prints it a few times at most.

@@ -245,7 +245,8 @@ def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Findi
             undecided = True
             summary += (
                 f" As many ranks went on as stopped, and the marks alone cannot tell whether "
-                f"{who} stopped on its own or waited for {rank_list(others)}: neither is blamed."
+                f"{who} stopped on {'its' if len(ranks) == 1 else 'their'} own or waited for "
+                f"{rank_list(others)}: neither is blamed."
             )
     evidence = _evidence(job, progress, departures)
     said = _said_while_departing(job, progress.marks.filter(pl.col("rank") == first.rank), first)

@@ -140,6 +140,38 @@ def test_the_rank_that_never_passed_a_collective_the_other_passed_is_told(tmp_pa
     assert verdict.headline == "Rank 1 stopped before `past all_reduce for` while rank 0 went on"
 
 
+# pytorch/pytorch#130102, the output in the issue, verbatim: each rank prints its rank and its
+# subgroup before a subgroup barrier, then `done`; ranks 1 and 3 never print `done`
+SUBGROUP_BARRIER = [
+    "0 before barrier: [0, 3]",
+    "3 before barrier: [0, 3]",
+    "1 before barrier: [1, 2]",
+    "2 before barrier: [1, 2]",
+    "0 done",
+    "2 done",
+]
+
+
+def test_a_phase_print_is_a_milestone_of_the_rank_its_changing_number_names():
+    found = parsed_by("progress_lines", SUBGROUP_BARRIER)
+    # the first number is the printer's (it differs on every line), not the group's last
+    assert sorted(found.select("stage", "rank").rows()) == [
+        ("before barrier", 0),
+        ("before barrier", 1),
+        ("before barrier", 2),
+        ("before barrier", 3),
+        ("done", 0),
+        ("done", 2),
+    ]
+
+
+def test_ranks_that_never_ended_a_phase_others_ended_are_told(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": SUBGROUP_BARRIER}).verdict
+    assert verdict.finding.kind == "stage_divergence" and verdict.finding.ranks == [1, 3]
+    assert verdict.headline == "Ranks 1 and 3 stopped before `done` while ranks 0 and 2 went on"
+    assert "stopped on their own" in verdict.finding.summary
+
+
 def test_a_collective_print_of_one_rank_alone_is_no_milestone():
     # rank 0's own collective print with no family the other ranks print: a line of its own
     lines = ["past all_reduce for 0"] + ALL_REDUCE_NEVER_PASSED[:4]
