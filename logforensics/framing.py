@@ -134,11 +134,13 @@ KUBECTL_TIMESTAMP = rf"(?:(?P<time>{RFC3339}) )+"
 # peeled on the same terms; its "Error" is the collector's, the line's `[W` is PyTorch's)
 # 2019-06-02T16:13:44.884Z: [1,12]<stdout>:container-...:815:864 [0] transport/net_ib.cu:80 NCCL
 # WARN ...   (a stamp with a colon after it, NVIDIA/nccl#230)
+# 2020-01-15 22:42:07 UTC master.0 -- [1,1]<stdout>:plx-somenumberid-worker-0:28:36 [0] NCCL ...
+# (Polyaxon's job log: the stamp, its zone and the pod before ` -- `, polyaxon/polyaxon#657)
 COLLECTOR_TIME = (
     r" *(?P<stamp>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?"
     r"(?:Z|[+-]\d{2}:?\d{2})?|\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?):? "
     r"(?:(?P<host>[A-Za-z][\w-]*(?:\.[\w-]+)*) >> )?"
-    r"(?:(?:[\w<>.-]+ ){0,3}[\w<>.-]+: )?"
+    r"(?:(?:[\w<>.-]+ ){0,3}(?:[\w<>.-]+: |-- ))?"
 )
 AFTER_COLLECTOR_TIME = (
     r"^(?:\[rank\d+\]:|\[\d+,\d+\]<std|[\w.-]*:\d+:\d+ \[\d+\] |[EWIF]\d{4} \d\d:|\[[EWIF]\d{4} "

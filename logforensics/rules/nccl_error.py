@@ -395,7 +395,10 @@ def _crashes_in_nccl(job: Job) -> pl.DataFrame:
 
 def _errors(job: Job, nccl: pl.DataFrame) -> list[Finding]:
     errors = pl.concat(
-        [nccl.filter(pl.col("event") == "nccl_error"), _unannounced_chains(nccl, _aborted(job))],
+        [
+            nccl.filter(pl.col("event") == "nccl_error"),
+            _unannounced_chains(nccl, _aborted(job), _handled_probes(job, nccl)),
+        ],
         how="diagonal_relaxed",
     )
     if errors.is_empty():
@@ -672,7 +675,9 @@ COLLECTIVE_LIBRARIES = ("nccl", "nccl_tests", "hccl", "oneccl", "rdma", "custom_
 ABORTED_BY = ("collective_timeout", "ops_failed", "process_abort", "nccl_abort")
 
 
-def _unannounced_chains(nccl: pl.DataFrame, aborted: bool = False) -> pl.DataFrame:
+def _unannounced_chains(
+    nccl: pl.DataFrame, aborted: bool = False, handled: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """Return-code chains of a failure (`misc/socket.cc:567 -> 2`, then `bootstrap.cc:270 ->
     2`) printed by a process that WARNs about nothing: its failure is the chain's, at INFO level
     (NVIDIA/nccl#1000: bootstrap on two nodes' IPoIB interfaces in different subnets). A
@@ -686,12 +691,15 @@ def _unannounced_chains(nccl: pl.DataFrame, aborted: bool = False) -> pl.DataFra
     Where a communicator was `aborted`, a process's chain of socket calls alone ending in an
     internal error (`misc/socket.cc:881 -> 3`) is its sockets closed under NCCL's threads by
     the abort, no failure of its own (PKU-YuanGroup/UniWorld#46: three processes' chains as
-    rank 6's watchdog took its process down)."""
+    rank 6's watchdog took its process down). `handled`: processes whose one-frame chain NCCL
+    went on from (`_handled_probes`), no failure."""
     failed = (pl.col("event") == "nccl_unwind") & pl.col("error_code").is_in(list(RESULT_CLASSES))
     said = nccl.filter(pl.col("event").is_in(["nccl_error", "nccl_warn", "oom"]))
     chains = nccl.filter(failed & pl.col("pid").is_not_null())
     if aborted:
         chains = chains.join(_torn_down(chains), on=PROCESS, how="anti", nulls_equal=True)
+    if handled is not None and handled.height:
+        chains = chains.join(handled, on=PROCESS, how="anti", nulls_equal=True)
     if (
         chains.is_empty()
         or (said.get_column("pid").is_null() | said.get_column("host").is_null()).any()
@@ -723,6 +731,54 @@ def _unannounced_chains(nccl: pl.DataFrame, aborted: bool = False) -> pl.DataFra
         )
         .drop("_frames")
     )
+
+
+# How many lines after a one-frame chain its process must go on printing within
+PROBE_FOLLOW_LINES = 3
+
+
+def _handled_probes(job: Job, nccl: pl.DataFrame) -> pl.DataFrame:
+    """`host, pid` of the processes whose return-code chain is a single frame, after which the
+    same process printed NCCL's next line of its set-up: the call's caller handled the error
+    and NCCL went on (polyaxon/polyaxon#657: `Could not find real path of /sys/class/net/eth0/
+    device`, `include/net.h:24 -> 2`, then `CUDA Dev 0[0], Socket NIC distance :  SYS` on each
+    of three pods: a virtual NIC's topology probe), and those whose one frame is the same
+    place such a process went on from. An error NCCL does not handle goes up the chain, a frame
+    per caller."""
+    failed = (pl.col("event") == "nccl_unwind") & pl.col("pid").is_not_null()
+    chains = nccl.filter(failed)
+    if chains.is_empty():
+        return chains.select(PROCESS)
+    single = chains.filter(pl.len().over(PROCESS) == 1)
+    if single.is_empty():
+        return single.select(PROCESS)
+    after = single.select(
+        "file",
+        pl.int_ranges(pl.col("line") + 1, pl.col("line") + 1 + PROBE_FOLLOW_LINES)
+        .cast(pl.List(pl.UInt32))
+        .alias("line"),
+        *PROCESS,
+    ).explode("line")
+    texts = job.quote(after.drop(PROCESS)).select("file", "line", "text").unique()
+    own = pl.concat_str(pl.col("host"), pl.lit(":"), pl.col("pid").cast(pl.String), pl.lit(":"))
+    went_on = (
+        after.join(texts, on=["file", "line"])
+        .filter(
+            pl.col("text").str.contains(own, literal=True)
+            & pl.col("text").str.contains(" NCCL INFO ", literal=True)
+            & ~pl.col("text").str.contains(UNWIND_FRAME)
+        )
+        .select(PROCESS)
+        .unique()
+    )
+    # the same one-frame failure in a process whose next lines the logs do not show is the
+    # same handled probe
+    handled_at = single.join(went_on, on=PROCESS, nulls_equal=True).select("frame").unique()
+    return single.join(handled_at, on="frame").select(PROCESS).unique()
+
+
+# a return-code frame's words (`misc/socket.cc:567 -> 2`)
+UNWIND_FRAME = r" -> \d+\s*$"
 
 
 def _torn_down(chains: pl.DataFrame) -> pl.DataFrame:

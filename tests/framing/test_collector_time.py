@@ -95,3 +95,11 @@ def test_open_mpi_s_crash_report_under_a_date_is_read(tmp_path):
     verdict = analyze_files(tmp_path, {"console.log": STAMPED_SIGNAL_REPORT}).verdict
     assert verdict.finding.kind == "rank_exception"
     assert "SIGSEGV (host k8s-slave03, pid 956)" in verdict.finding.summary
+
+
+def test_a_platforms_stamp_zone_and_pod_before_an_mpi_tag_are_peeled():
+    # polyaxon/polyaxon#657, verbatim: Polyaxon's `<time> UTC <pod> -- ` before mpirun's tag
+    line = "2020-01-15 22:42:07 UTC master.0 -- [1,1]<stdout>:plx-somenumberid-worker-0:28:36 [0] NCCL INFO include/net.h:24 -> 2"
+    (row,) = frame([line])
+    assert row["prefix_rank"] == 1
+    assert row["message"] == "plx-somenumberid-worker-0:28:36 [0] NCCL INFO include/net.h:24 -> 2"

@@ -729,6 +729,19 @@ def test_a_return_code_chain_no_warn_announced_is_the_process_s_error(tmp_path):
     assert "NCCL_SOCKET_IFNAME" in analysis.verdict.finding.fix
 
 
+POLYAXON_657 = Path(__file__).parents[1] / "data" / "threads" / "polyaxon_657_horovod_stall.log"
+
+
+def test_a_one_frame_chain_nccl_went_on_from_is_no_error(tmp_path):
+    # polyaxon/polyaxon#657 (tests/data/threads): each pod's topology probe of a virtual NIC
+    # returns `include/net.h:24 -> 2` and its set-up goes on; minutes later Horovod's stall
+    # inspector names rank 0 as the one that never submitted the allreduce
+    analysis = analyze(POLYAXON_657)
+    assert nccl_errors(analysis) == []
+    assert analysis.verdict.finding.kind == "stage_divergence"
+    assert analysis.verdict.ranks == [0]
+
+
 def test_a_chain_after_its_process_s_warn_is_no_second_error(tmp_path):
     # NVIDIA/nccl#1176 (srun --label), verbatim: the WARN says it, the chain unwinds it
     lines = [
