@@ -199,6 +199,9 @@ TRAINING = re.compile(
     # size of 2 detected (node's local rank is 1. ...`)
     rb"|\bdistributed training\b|\bworld[ _]size\b\s*(?:of|is|:|=)\s*\d+"
     rb"|\blocal[ _]rank\b\s*(?:is|:|=)?\s*\d+"
+    # the job's own training function or loop in its records (huggingface/accelerate#485:
+    # loguru's `__main__:training_function:68 - time : 0:00:10.736053`), an epoch counted
+    rb"|\btrain(?:ing)?_\w+|(?i:\bepoch\b)\s*[:=]?\s*\d+"
 )
 HEAD_BYTES = 256 * 1024  # of each file, looked at for the words above
 HEAD_FILES = 64

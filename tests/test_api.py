@@ -104,6 +104,21 @@ def test_lines_the_analyzer_does_not_know_and_that_report_no_training_are_refuse
         analyze_files(tmp_path, {"output.log": no_loss})
 
 
+# huggingface/accelerate#485, a maintainer's healthy 2-GPU run, verbatim: loguru records of the
+# script's training function, one per process and epoch, none a line the analyzer knows
+ACCELERATE_EPOCH_TIMES = [
+    "2022-07-02 07:42:09.937 | INFO     | __main__:training_function:68 - time : 0:00:10.736053",
+    "2022-07-02 07:42:09.943 | INFO     | __main__:training_function:68 - time : 0:00:10.742042",
+    "2022-07-02 07:42:20.144 | INFO     | __main__:training_function:68 - time : 0:00:10.206601",
+]
+
+
+def test_records_of_the_job_s_training_function_are_analysed_not_refused(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": ACCELERATE_EPOCH_TIMES})
+    assert analysis.verdict is None
+    assert analysis.unrecognised_lines == len(ACCELERATE_EPOCH_TIMES)
+
+
 # deepmodeling/deepmd-kit#4595, verbatim: a healthy start, DeePMD's own summary and Open MPI's
 # shared-memory notes, none a line the analyzer knows
 DEEPMD_START = [
