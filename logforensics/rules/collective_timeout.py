@@ -196,7 +196,12 @@ def _stuck_watchdogs(job: Job) -> list[Finding]:
             fix=HEARTBEAT_FIX,
             ranks=ranks,
             culprit_ranks=stalled,
-            details={"phase": "heartbeat", "waiting_ranks": waiting, "waiting_op": _op(waits)},
+            details={
+                "phase": "heartbeat",
+                "waiting_ranks": waiting,
+                "waiting_op": _op(waits),
+                **({"culprits_from": "the heartbeat monitor"} if stalled else {}),
+            },
         )
     ]
 

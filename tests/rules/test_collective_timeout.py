@@ -121,6 +121,7 @@ def test_a_stuck_watchdog_on_a_rank_that_never_timed_out_is_what_the_others_wait
     assert analysis.verdict.ranks == [0]
     assert "Rank 2 timed out in GATHER #12471541 meanwhile" in stuck.summary
     assert "most likely waiting for rank 0" in stuck.summary
+    assert "the heartbeat monitor singles out rank 0" in analysis.verdict.reason
 
 
 def test_a_stuck_watchdog_names_no_culprit_beside_its_own_timeout(tmp_path):
