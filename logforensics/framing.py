@@ -239,9 +239,10 @@ VLLM_HEADER = (
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? "
     r"\[?[\w./-]+\.py:\d+\] "
 )
-# A worker's label that numbers it in one dimension only (`Worker_TP11`, `Worker_rank3`): its
-# rank. `Worker_DP0_TP1` numbers it in two and says no global rank.
-ACTOR_RANK = r"^[A-Za-z]+_(?:TP|[Rr]ank|RANK)(\d+)$"
+# A worker's label that numbers it in one dimension only (`Worker_TP11`, `Worker_rank3`, or
+# `Worker_PP3` of an engine split into pipeline stages alone: vLLM names only the dimensions
+# larger than one): its rank. `Worker_DP0_TP1` numbers it in two and says no global rank.
+ACTOR_RANK = r"^[A-Za-z]+_(?:TP|PP|[Rr]ank|RANK)(\d+)$"
 # ErrorMessage "RuntimeError: SMDDP does not support: ReduceOp
 # (SageMaker's failure report, `AlgorithmError: ExecuteUserScriptError:`, `ExitCode 1`, then the
 # tail of the process's stderr in one quoted string: Lightning-AI/pytorch-lightning#20409)

@@ -53,6 +53,14 @@ def test_the_innermost_of_nested_worker_labels_names_the_writer():
     assert {row["prefix_pid"] for row in rows} == {586112}
 
 
+def test_a_pipeline_stage_alone_numbers_its_worker_s_rank():
+    # vllm-project/vllm#27067, verbatim: pipeline_parallel_size=4, tensor_parallel_size=1; the
+    # last stage's worker fails while the engine is built
+    line = "(EngineCore_DP0 pid=200073) (Worker_PP3 pid=200085) ERROR 10-17 02:19:27 [multiproc_executor.py:654] WorkerProc hit an exception."
+    (row,) = frame([line])
+    assert row["prefix_rank"] == 3 and row["prefix_pid"] == 200085
+
+
 def test_a_logger_header_repeated_on_a_records_lines_is_peeled_from_the_repeats_only():
     first, header, frame_line = (row["message"] for row in frame(VLLM_IN_RAY))
     # the record's own line keeps its level: it is an error the log reports
