@@ -24,7 +24,7 @@ from logforensics.findings import Finding
 from logforensics.job import Job
 from logforensics.placement import placed_finding
 from logforensics.text import rank_ranges
-from parsers.world_size import JOINING, READY
+from parsers.world_size import DISTRIBUTED_INIT, JOINING, READY
 
 FIX = (
     "The ranks never finished connecting to one another. Check that every node reaches the "
@@ -61,6 +61,8 @@ def stalled_joining(job: Job) -> list[Finding]:
     expected = list(range(world if world is not None else max(ranks) + 1))
     if len(ranks) < 2 or ranks != expected or not _logs_end_there(job, joining):
         return []
+    if _master_went_on(job, joining):
+        return []
     announced = joining.sort("file", "line")
     who = (
         f"All {world} ranks ({rank_ranges(ranks)})"
@@ -92,6 +94,30 @@ def stalled_joining(job: Job) -> list[Finding]:
 
 def _stated_world(job: Job) -> int | None:
     return job.world_size.value if job.world_size is not None else None
+
+
+def _master_went_on(job: Job, joining: pl.DataFrame) -> bool:
+    """Whether a file whose last announcement is fairseq's or the DeiT family's `distributed
+    init (rank r)` goes on with any line: those frameworks print it before
+    `init_process_group`, then silence every rank but the first, so whatever follows is the
+    first rank's own output once the group was up (facebookresearch/fairseq#247: four ranks'
+    announcements, then rank 0's `Namespace(...)` of its arguments, in a run that trained)."""
+    last = (
+        joining.sort("file", "line")
+        .group_by("file", maintain_order=True)
+        .last()
+        .filter(pl.col("message").str.contains(DISTRIBUTED_INIT))
+    )
+    if last.is_empty():
+        return False
+    after = last.select(
+        "file",
+        pl.int_ranges(pl.col("line") + 1, pl.col("line") + 1 + TAIL_LINES)
+        .cast(pl.List(pl.UInt32))
+        .alias("line"),
+    ).explode("line")
+    texts = job.quote(after)
+    return not texts.filter(pl.col("text").fill_null("").str.strip_chars() != "").is_empty()
 
 
 def _logs_end_there(job: Job, joining: pl.DataFrame) -> bool:

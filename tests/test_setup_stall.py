@@ -68,6 +68,18 @@ FAIRSEQ_JOINED = [
 ]
 
 
+# facebookresearch/fairseq#247, verbatim (the start of a paste from a run that trained; the
+# argument dump's first physical line): fairseq silences every rank but the first once the
+# group is up, and the first prints its arguments
+FAIRSEQ_WENT_ON = [
+    "| distributed init (rank 0): tcp://localhost:19097",
+    "| distributed init (rank 2): tcp://localhost:19097",
+    "| distributed init (rank 3): tcp://localhost:19097",
+    "| distributed init (rank 1): tcp://localhost:19097",
+    "Namespace(adam_betas='(0.9, 0.98)', adam_eps=1e-08, arch='transformer_vaswani_wmt_en_de_big', attention_dropout=0.0, clip_norm=0.0, criterion='label_smoothed_cross_entropy', data='out/WMT14-ende/', decoder_attention_heads=16, decoder_embed_dim=1024, decoder_embed_path=None, decoder_ffn_embed_dim=4096, decoder_layers=6, decoder_learned_pos=False, decoder_normalize_before=False, device_id=0, distributed_backend='nccl', distributed_init_method='tcp://localhost:19097', distributed_port=-1, distributed_rank=0, distributed_world_size=4, dropout=0.3, encoder_attention_heads=16, encoder_embed_dim=1024, encoder_embed_path=None, encoder_ffn_embed_dim=4096, encoder_layers=6, encoder_learned_pos=False, encoder_normalize_before=False, fp16=True, keep_interval_updates=-1, label_smoothing=0.1, left_pad_source='True', left_pad_target='False', log_format=None, log_interval=1000, lr=[0.0005], lr_scheduler='inverse_sqrt', lr_shrink=0.1, max_epoch=0, max_sentences=None, max_sentences_valid=None, max_sourc",
+]
+
+
 def test_every_rank_joining_and_then_silence_is_a_hang_in_the_group_s_set_up(tmp_path):
     verdict = analyze_files(tmp_path, {"train.log": LIGHTNING_JOINING}).verdict
     assert verdict is not None
@@ -99,6 +111,10 @@ def test_a_group_that_came_up_or_a_rank_that_never_announced_is_no_such_hang(tmp
     # rank 1's announcement left out: not every rank of the world is there
     three = [line for line in LIGHTNING_JOINING if "GLOBAL_RANK: 1," not in line]
     assert "last_common_stage" not in kinds(analyze_files(tmp_path / "three", {"t.log": three}))
+    # the first rank's own output after fairseq's announcements: the group came up
+    assert FAIRSEQ_WENT_ON[-1].startswith("Namespace(")
+    assert analyze_files(tmp_path / "fs247", {"train.log": FAIRSEQ_WENT_ON}).verdict is None
+    assert analyze_files(tmp_path / "fs247cut", {"t.log": FAIRSEQ_WENT_ON[:4]}).verdict
     # the logs going on past the announcements show something else
     longer = LIGHTNING_JOINING + ["[rank: 1] Global seed set to 0"] * 20
     assert analyze_files(tmp_path / "longer", {"t.log": longer}).verdict is None
