@@ -149,10 +149,16 @@ def _milestones(shaped: pl.DataFrame) -> pl.DataFrame:
         ).alias("_about")
     )
     named = named.filter(pl.col("_about").is_not_null() & (pl.col("_about") < MAX_MILESTONE_RANK))
-    # a print the job makes at each collective (`past barrier for 1`, `past all_reduce for 0`):
-    # several ranks printing the family make each of its prints a milestone, also one that a
-    # single rank reached (pytorch/pytorch#43345: rank 1 never printed `past all_reduce`)
-    family = pl.col("_template").str.replace_all(COLLECTIVE_WORD, "<C>")
+    # a print the job makes at each collective (`past barrier for 1`, `past all_reduce for 0`)
+    # or at each end of a phase (`Rank 1: load weight begin.`, `... end.`): several ranks
+    # printing the family make each of its prints a milestone, also one that a single rank
+    # reached (pytorch/pytorch#43345: rank 1 never printed `past all_reduce`;
+    # sgl-project/sglang#99: rank 0 never printed `load weight end.`)
+    family = (
+        pl.col("_template")
+        .str.replace_all(COLLECTIVE_WORD, "<C>")
+        .str.replace_all(PHASE_WORD, "<C>")
+    )
     per_rank = named.group_by("_template", "_about").agg(pl.len().alias("_times"))
     kept = per_rank.group_by("_template").agg(
         pl.col("_about").n_unique().alias("_ranks"), pl.col("_times").max().alias("_most")

@@ -172,6 +172,32 @@ def test_ranks_that_never_ended_a_phase_others_ended_are_told(tmp_path):
     assert "stopped on their own" in verdict.finding.summary
 
 
+# sgl-project/sglang#99, the description's console, verbatim (up to rank 1's `end.`; the router's
+# traceback follows): each tensor-parallel rank brackets its weight loading; rank 0 never ends
+WEIGHTS_NEVER_LOADED = [
+    "server started on [0.0.0.0]:10010",
+    "server started on [0.0.0.0]:10011",
+    "accepted ('127.0.0.1', 51884) with fd 6",
+    "welcome ('127.0.0.1', 51884)",
+    "accepted ('127.0.0.1', 40934) with fd 6",
+    "welcome ('127.0.0.1', 40934)",
+    "Rank 1: load weight begin.",
+    "quant_config: AWQConfig(weight_bits=4, group_size=128, zero_point=True)",
+    "Rank 0: load weight begin.",
+    "quant_config: AWQConfig(weight_bits=4, group_size=128, zero_point=True)",
+    "Rank 1: load weight end.",
+]
+
+
+def test_the_end_of_a_phase_one_rank_alone_reached_is_a_milestone_of_its_begin_s_family():
+    found = parsed_by("progress_lines", WEIGHTS_NEVER_LOADED)
+    assert sorted(found.select("stage", "rank").rows()) == [
+        ("load weight begin.", 0),
+        ("load weight begin.", 1),
+        ("load weight end.", 1),
+    ]
+
+
 def test_a_collective_print_of_one_rank_alone_is_no_milestone():
     # rank 0's own collective print with no family the other ranks print: a line of its own
     lines = ["past all_reduce for 0"] + ALL_REDUCE_NEVER_PASSED[:4]
