@@ -35,8 +35,10 @@ KILLED_WORDS = "killed due to memory pressure (OOM)"
 COUNT = r"(\d+) Workers \(tasks / actors\) killed"
 NODE_IP = r"at node \(ID: \w+, IP: ([\w.:-]+)\)"
 ADVICE = "Refer to the documentation on how to address the out of memory issue"
-TASK_KILLED = "Memory on the node (IP: "
-TASK_NODE = r"^Memory on the node \(IP: ([\w.:-]+),"
+TASK_KILLED = "Memory on the node ("
+# (an older Ray names the node by its ID alone: `Memory on the node ( ID: 37f3bd...) where the
+# task (actor ID: ..., name=RewardModelRayActor.__init__, pid=5315, ...)`, OpenRLHF/OpenRLHF#171)
+TASK_NODE = r"^Memory on the node \((?:IP: ([\w.:-]+),)? *ID: \w+\) where the task \("
 TASK_PID = r"\bwhere the task \([^)]*?\bpid=(\d+)"
 TASK_WORDS = "Task was killed due to the node running low on memory"
 RAISED = "OutOfMemoryError"  # `ray.exceptions.OutOfMemoryError: Task was killed ...`

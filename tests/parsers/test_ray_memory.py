@@ -90,3 +90,14 @@ def test_ray_s_words_for_the_kill_logged_by_its_caller_are_the_host_s(tmp_path):
 def test_the_raised_error_is_one_kill_not_two(tmp_path):
     # the exception line is the traceback parser's, not a second kill of this family's
     assert parsed_by("ray_memory", TASK_KILLED[:-1]).filter(event="host_oom").is_empty()
+
+
+# OpenRLHF/OpenRLHF#171, verbatim: an older Ray names the node by its ID alone
+NODE_BY_ID = "Memory on the node ( ID: 37f3bd9fa11d642c9e13892ee048dfc1f58c4597b77202a59a33835b) where the task (actor ID: 658f7608dec0f9a3428857d502000000, name=RewardModelRayActor.__init__, pid=5315, memory used=1.67GB) was running was 445.48GB / 468.75GB (0.950365), which exceeds the memory usage threshold of 0.95. Ray killed this worker (ID: 384252cde217c088bb1cceb44ff7b1fec88a53bd8e7c82273275b694) because it was the most recently scheduled task; to see more information about memory usage on this node, use `ray logs raylet.out -ip 33.123.202.4`. To see the logs of the worker, use `ray logs worker-384252cde217c088bb1cceb44ff7b1fec88a53bd8e7c82273275b694*out -ip 33.123.202.4. Top 10 memory users:"
+
+
+def test_a_task_killed_on_a_node_named_by_its_id_alone_is_the_host_s(tmp_path):
+    killed = only(parsed_by("ray_memory", [NODE_BY_ID]).filter(event="host_oom"))
+    assert (killed["host"], killed["pid"]) == (None, 5315)
+    oom = analyze_files(tmp_path, {"console.log": [NODE_BY_ID]}).verdict.finding
+    assert oom.kind == "oom" and oom.details["host_memory"]
