@@ -348,6 +348,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             _spawn_headers(rows),
             _cuda_hints(rows),
             _unhandled_exceptions(rows),
+            _ray_core_unhandled(rows),
             _scripts_unopened(rows),
             _argument_errors(rows),
             _native_cuda_checks(rows),
@@ -1061,6 +1062,36 @@ def _unhandled_exceptions(rows: pl.DataFrame) -> pl.DataFrame:
         *_one_line("exception"),
         text.str.extract(UNHANDLED_TYPE, 1).alias("exc_type"),
         text.str.extract(UNHANDLED_PID, 1).cast(pl.Int64, strict=False).alias("pid"),
+    )
+
+
+# Ray's core worker (its C++ side) dying of an exception nothing caught, in Ray's own log
+# format: the process's own failure (volcengine/verl#472: `[2025-03-04 19:28:30,014 E 27497
+# 27497] logging.cc:113: Unhandled exception: N5boost10wrapexceptINS_6system12system_errorEEE.
+# what(): thread: Resource temporarily unavailable [system:11]`, several workers out of threads)
+RAY_CORE_UNHANDLED = (
+    r"^\[[\d-]+ [\d:.,]+ [EF] (?P<pid>\d+) \d+\] logging\.cc:\d+: Unhandled exception: "
+    r"(?P<type>\S+?)\.? what\(\): (?P<message>.*?)(?: \[repeated \d+x across cluster\].*)?$"
+)
+
+
+def _ray_core_unhandled(rows: pl.DataFrame) -> pl.DataFrame:
+    """`exception` for a Ray worker's C++ `Unhandled exception: <type>. what(): <message>`, of
+    the process its line names."""
+    text = pl.col("message")
+    found = rows.filter(text.str.contains(RAY_CORE_UNHANDLED))
+    if found.is_empty():
+        return found.select("file", "line")
+    groups = text.str.extract_groups(RAY_CORE_UNHANDLED)
+    mangled = groups.struct.field("type")
+    # the innermost name of a mangled C++ type (`N5boost10wrapexceptINS_6system12system_errorEEE`:
+    # `system_error`), the lower-case names the standard library and Boost give their types
+    innermost = mangled.str.extract_all(r"\d+[a-z_]+").list.last().str.replace(r"^\d+", "")
+    return found.select(
+        *_one_line("exception"),
+        pl.coalesce(innermost, mangled).alias("exc_type"),
+        groups.struct.field("message").alias("exc_message"),
+        groups.struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
     )
 
 

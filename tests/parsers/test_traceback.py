@@ -1478,3 +1478,16 @@ def test_a_signal_announced_then_named_is_read_once_by_its_name():
     lines = [*SIGNAL_NAME_CUT[:2], "[rtptest1621:405884] Signal: Segmentation fault (11)"]
     (crash,) = _events(lines, "fatal_signal")
     assert crash["signal"] == "SIGSEGV"
+
+
+# volcengine/verl#472, verbatim: a verl worker's Ray core (C++) dies of an exception nothing
+# caught, as the host ran out of threads
+RAY_CORE_ABORT = "(WorkerDict pid=27497) [2025-03-04 19:28:30,014 E 27497 27497] logging.cc:113: Unhandled exception: N5boost10wrapexceptINS_6system12system_errorEEE. what(): thread: Resource temporarily unavailable [system:11] [repeated 2x across cluster] (Ray deduplicates logs by default. Set RAY_DEDUP_LOGS=0 to disable log deduplication, or see https://docs.ray.io/en/master/ray-observability/user-guides/configure-logging.html#log-deduplication for more options.)"
+
+
+def test_a_ray_workers_own_unhandled_cpp_exception_is_its_failure(tmp_path):
+    thrown = only(parsed_by("traceback", [RAY_CORE_ABORT]).filter(event="exception"))
+    assert (thrown["exc_type"], thrown["pid"]) == ("system_error", 27497)
+    assert thrown["exc_message"] == "thread: Resource temporarily unavailable [system:11]"
+    verdict = analyze_files(tmp_path, {"driver.log": [RAY_CORE_ABORT]}).verdict
+    assert verdict.finding.kind == "rank_exception"
