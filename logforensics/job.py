@@ -88,6 +88,19 @@ class Job:
             spans, on=["file", "line"]
         )
 
+    def lines_after(self, rows: pl.DataFrame, count: int, *keep: str) -> pl.DataFrame:
+        """`file, line, text` and the `keep` columns of `rows`: the `count` lines after each
+        row's line in its file, read again (none past the file's end)."""
+        after = rows.select(
+            "file",
+            pl.int_ranges(pl.col("line") + 1, pl.col("line") + 1 + count)
+            .cast(pl.List(pl.UInt32))
+            .alias("line"),
+            *keep,
+        ).explode("line")
+        texts = self.quote(after.select("file", "line").unique()).select("file", "line", "text")
+        return after.join(texts, on=["file", "line"]).filter(pl.col("text").is_not_null())
+
     def quote(self, rows: pl.DataFrame) -> pl.DataFrame:
         """`rows` (`file, line, rank`) with `text`: the lines read again from their files (a
         stage mark keeps no text of its own)."""

@@ -110,14 +110,8 @@ def _master_went_on(job: Job, joining: pl.DataFrame) -> bool:
     )
     if last.is_empty():
         return False
-    after = last.select(
-        "file",
-        pl.int_ranges(pl.col("line") + 1, pl.col("line") + 1 + TAIL_LINES)
-        .cast(pl.List(pl.UInt32))
-        .alias("line"),
-    ).explode("line")
-    texts = job.quote(after)
-    return not texts.filter(pl.col("text").fill_null("").str.strip_chars() != "").is_empty()
+    after = job.lines_after(last, TAIL_LINES)
+    return not after.filter(pl.col("text").str.strip_chars() != "").is_empty()
 
 
 def _logs_end_there(job: Job, joining: pl.DataFrame) -> bool:

@@ -752,18 +752,10 @@ def _handled_probes(job: Job, nccl: pl.DataFrame) -> pl.DataFrame:
     single = chains.filter(pl.len().over(PROCESS) == 1)
     if single.is_empty():
         return single.select(PROCESS)
-    after = single.select(
-        "file",
-        pl.int_ranges(pl.col("line") + 1, pl.col("line") + 1 + PROBE_FOLLOW_LINES)
-        .cast(pl.List(pl.UInt32))
-        .alias("line"),
-        *PROCESS,
-    ).explode("line")
-    texts = job.quote(after.drop(PROCESS)).select("file", "line", "text").unique()
+    after = job.lines_after(single, PROBE_FOLLOW_LINES, *PROCESS)
     own = pl.concat_str(pl.col("host"), pl.lit(":"), pl.col("pid").cast(pl.String), pl.lit(":"))
     went_on = (
-        after.join(texts, on=["file", "line"])
-        .filter(
+        after.filter(
             pl.col("text").str.contains(own, literal=True)
             & pl.col("text").str.contains(" NCCL INFO ", literal=True)
             & ~pl.col("text").str.contains(UNWIND_FRAME)
