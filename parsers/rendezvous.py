@@ -32,6 +32,11 @@ SOCKET_FAILURE = (
     r"to bind to|failed to listen on|timed out after \d+ms while trying to connect to|has timed "
     r"out)[^\[(]*(?P<endpoint>\[[^\]]*\]:\d+|\([^)]*\))?"
 )
+# torch 1.x's client giving up on its connection to the store, raised where the rendezvous
+# backend creates it (pytorch/pytorch#69197: every node's agent, `_create_tcp_store` in
+# `c10d_rendezvous_backend.py`): `RuntimeError: connect() timed out. Original timeout was
+# 60000 ms.`
+CONNECT_TIMED_OUT = r"(?:^|: )(connect\(\) timed out)\. Original timeout was \d+ ms"
 # ... or could not look up the store's host name at all (pytorch/pytorch#74824, verbatim):
 #   [W socket.cpp:601] [c10d] The IPv6 network addresses of (ece-a58489.austin.utexas.edu, 44685) cannot be retrieved (gai error: -2 - Name or service not known).  # noqa: E501
 # (verl-project/verl#2550: an IPv6 address still in its brackets, `([2605:340:...:1540], 59699)`)
@@ -109,6 +114,13 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
             message.str.extract(REASON, 1).cast(pl.Int64, strict=False).alias("value"),
         )
     )
+    timed_out = lines.filter(message.str.contains(CONNECT_TIMED_OUT)).select(
+        "file",
+        "line",
+        pl.lit("store_unreachable").alias("event"),
+        pl.lit("error").alias("severity"),
+        message.str.extract(CONNECT_TIMED_OUT, 1).alias("exc_message"),
+    )
     unresolved = lines.with_columns(message.str.extract_groups(UNRESOLVED).alias("_lookup")).filter(
         pl.col("_lookup").struct.field("host").is_not_null()
     )
@@ -170,6 +182,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     return pl.concat(
         [
             failures,
+            timed_out,
             unresolved,
             dropped,
             sizes,
@@ -240,6 +253,7 @@ PARSER = LineParser(
     name="rendezvous",
     literals=(
         "[c10d] The ",
+        "connect() timed out. Original timeout was ",
         " failed on SocketImpl(",
         '"should dump" flag on TCPStore',
         "global_world_sizes=",

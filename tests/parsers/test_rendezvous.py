@@ -186,3 +186,25 @@ def test_a_store_host_that_does_not_resolve_is_a_store_out_of_reach():
         "(ece-a58489.austin.utexas.edu, 44685)",
         "([2605:340:cd51:4900:73e8:12cb:cfe2:1540], 59699)",
     ]
+
+
+# pytorch/pytorch#69197, verbatim (the start of the traceback every node's agent printed):
+# torch 1.x's client gave up connecting to the c10d rendezvous store
+STORE_CONNECT_TIMED_OUT = [
+    "Traceback (most recent call last):",
+    '  File "/home/ubuntu/miniconda3/envs/py39/lib/python3.9/site-packages/torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py", line 155, in _create_tcp_store',
+    "    store = TCPStore(",
+    "RuntimeError: connect() timed out. Original timeout was 60000 ms.",
+]
+
+
+def test_a_store_connection_that_timed_out_is_a_store_not_reached(tmp_path):
+    (failed,) = (
+        parsed_by("rendezvous", STORE_CONNECT_TIMED_OUT)
+        .filter(event="store_unreachable")
+        .iter_rows(named=True)
+    )
+    assert failed["exc_message"] == "connect() timed out"
+    verdict = analyze_files(tmp_path, {"console.log": STORE_CONNECT_TIMED_OUT}).verdict
+    assert verdict.finding.kind == "missing_rank"
+    assert "could not reach the rendezvous store" in verdict.finding.summary
