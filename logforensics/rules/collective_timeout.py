@@ -216,7 +216,10 @@ def _stalled_while_others_waited(job: Job, stuck: pl.DataFrame) -> tuple[list[in
     ranks of their group timed out in a collective; and those timeouts. A process whose
     watchdog stalls is blocked inside itself (a hung CUDA call); the others, waiting for it in
     the next collective, time out (vllm-project/vllm#9839: rank 2 in GATHER #12471541, rank 0's
-    heartbeat monitor). A rank that timed out and then stalled while aborting is no such rank."""
+    heartbeat monitor). A rank that timed out and then stalled while aborting is no such rank,
+    nor one whose stall began, by the clocks of the lines, after the others had timed out: it
+    stalled in their failure's wake (volcengine/verl#1158: ranks 3 and 7 time out in ALLTOALL
+    at 10:42:28; rank 2's watchdog, stuck for 480 s, is reported at 10:53:25)."""
     timeouts = job.events.filter(
         pl.col("event").is_in(TIMEOUT_EVENTS) & pl.col("rank").is_not_null()
     )
@@ -224,6 +227,10 @@ def _stalled_while_others_waited(job: Job, stuck: pl.DataFrame) -> tuple[list[in
         return [], timeouts
     timed_out = set(timeouts.get_column("rank").to_list())
     quiet = stuck.filter(pl.col("rank").is_not_null() & ~pl.col("rank").is_in(list(timed_out)))
+    last_timeout = timeouts.select(_glog_clock().max()).item()
+    if last_timeout is not None:
+        stalled_from = _glog_clock() - pl.col("value").fill_null(0)
+        quiet = quiet.filter(~(stalled_from > last_timeout).fill_null(False))
     # where both lines name their process group, the waits must be in the stalled rank's
     same_group = timeouts.join(
         quiet.select(pl.col("pg").alias("_pg")).unique(), how="cross"
@@ -233,6 +240,21 @@ def _stalled_while_others_waited(job: Job, stuck: pl.DataFrame) -> tuple[list[in
     stalled = sorted(quiet.get_column("rank").unique().to_list())
     waits = same_group.drop("_pg").unique(["file", "line"]).sort("file", "line")
     return stalled, waits
+
+
+# c10's glog-like `E419 10:42:28.858931807` (`E0419` in glog) before PyTorch's C++ lines: month,
+# day and time, no year
+GLOG_CLOCK = r"\b[EWIF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)\."
+
+
+def _glog_clock() -> pl.Expr:
+    """Seconds into the year (months as 31 days: for ordering lines of one run) of a C++ line's
+    glog stamp; null without one."""
+    parts = pl.col("text").str.extract_groups(GLOG_CLOCK)
+    month, day, hour, minute, second = (
+        parts.struct.field(str(index)).cast(pl.Int64, strict=False) for index in range(1, 6)
+    )
+    return ((month * 31 + day) * 24 + hour) * 3600 + minute * 60 + second
 
 
 def _timeouts(job: Job) -> list[Finding]:

@@ -135,6 +135,26 @@ def test_a_stuck_watchdog_names_no_culprit_beside_its_own_timeout(tmp_path):
     assert "meanwhile" not in stuck.summary
 
 
+# verl-project/verl#1158, verbatim: ranks 7 and 3 time out in ALLTOALL at 10:42:28; rank 2's
+# watchdog, stuck for 480 s, is reported at 10:53:25: it stalled after they had timed out
+STALLED_AFTER_THE_TIMEOUTS = [
+    "[rank7]:[E419 10:42:28.858931807 ProcessGroupNCCL.cpp:616] [Rank 7] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4486, OpType=ALLTOALL, NumelIn=46684160, NumelOut=46684160, Timeout(ms)=600000) ran for 600013 milliseconds before timing out.",
+    "[rank7]:[E419 10:42:28.861967180 ProcessGroupNCCL.cpp:1785] [PG ID 2 PG GUID 9 Rank 7] Exception (either an error or timeout) detected by watchdog at work: 4486, last enqueued NCCL work: 4489, last completed NCCL work: 4485.",
+    "[rank3]:[E419 10:42:28.883292273 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4486, OpType=ALLTOALL, NumelIn=46684160, NumelOut=46684160, Timeout(ms)=600000) ran for 600088 milliseconds before timing out.",
+    "[rank3]:[E419 10:42:28.883570619 ProcessGroupNCCL.cpp:1785] [PG ID 2 PG GUID 9 Rank 3] Exception (either an error or timeout) detected by watchdog at work: 4486, last enqueued NCCL work: 4489, last completed NCCL work: 4485.",
+    "[rank2]:[E419 10:53:25.421620797 ProcessGroupNCCL.cpp:1484] [PG ID 2 PG GUID 9 Rank 2] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives. This typically indicates a NCCL/CUDA API (e.g., CudaEventDestroy) hang blocking the watchdog, and could be triggered by another thread holding the GIL inside a CUDA api (for example, CudaEventDestroy), or other deadlock-prone behaviors.If you suspect the watchdog is not actually stuck and a longer timeout would help, you can either increase the timeout (TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC) to a larger value or disable the heartbeat monitor (TORCH_NCCL_ENABLE_MONITORING=0).If either of aforementioned helps, feel free to file an issue to PyTorch about the short timeout or false positive abort; otherwise, please attempt to debug the hang. ",
+]
+
+
+def test_a_watchdog_that_stalled_after_the_others_timed_out_is_not_what_they_waited_for(
+    tmp_path,
+):
+    analysis = analyze_files(tmp_path, {"console.log": STALLED_AFTER_THE_TIMEOUTS})
+    stuck = next(f for f in analysis.findings if f.details.get("phase") == "heartbeat")
+    assert stuck.ranks == [2] and stuck.culprit_ranks == []
+    assert analysis.verdict.ranks == []
+
+
 def test_untagged_seqs_from_several_groups_name_no_laggard(tmp_path):
     # pytorch-lightning#19487 (field sample pl-19487): no PG tag; rank 0 times out on three
     # works of one group and rank 7 on another group's 64088, so nobody is behind anybody
