@@ -1066,7 +1066,7 @@ def _unhandled_exceptions(rows: pl.DataFrame) -> pl.DataFrame:
 
 
 # Ray's core worker (its C++ side) dying of an exception nothing caught, in Ray's own log
-# format: the process's own failure (volcengine/verl#472: `[2025-03-04 19:28:30,014 E 27497
+# format: the process's own failure (verl-project/verl#472: `[2025-03-04 19:28:30,014 E 27497
 # 27497] logging.cc:113: Unhandled exception: N5boost10wrapexceptINS_6system12system_errorEEE.
 # what(): thread: Resource temporarily unavailable [system:11]`, several workers out of threads)
 RAY_CORE_UNHANDLED = (

@@ -218,7 +218,7 @@ def _stalled_while_others_waited(job: Job, stuck: pl.DataFrame) -> tuple[list[in
     the next collective, time out (vllm-project/vllm#9839: rank 2 in GATHER #12471541, rank 0's
     heartbeat monitor). A rank that timed out and then stalled while aborting is no such rank,
     nor one whose stall began, by the clocks of the lines, after the others had timed out: it
-    stalled in their failure's wake (volcengine/verl#1158: ranks 3 and 7 time out in ALLTOALL
+    stalled in their failure's wake (verl-project/verl#1158: ranks 3 and 7 time out in ALLTOALL
     at 10:42:28; rank 2's watchdog, stuck for 480 s, is reported at 10:53:25)."""
     timeouts = job.events.filter(
         pl.col("event").is_in(TIMEOUT_EVENTS) & pl.col("rank").is_not_null()

@@ -1480,7 +1480,7 @@ def test_a_signal_announced_then_named_is_read_once_by_its_name():
     assert crash["signal"] == "SIGSEGV"
 
 
-# volcengine/verl#472, verbatim: a verl worker's Ray core (C++) dies of an exception nothing
+# verl-project/verl#472, verbatim: a verl worker's Ray core (C++) dies of an exception nothing
 # caught, as the host ran out of threads
 RAY_CORE_ABORT = "(WorkerDict pid=27497) [2025-03-04 19:28:30,014 E 27497 27497] logging.cc:113: Unhandled exception: N5boost10wrapexceptINS_6system12system_errorEEE. what(): thread: Resource temporarily unavailable [system:11] [repeated 2x across cluster] (Ray deduplicates logs by default. Set RAY_DEDUP_LOGS=0 to disable log deduplication, or see https://docs.ray.io/en/master/ray-observability/user-guides/configure-logging.html#log-deduplication for more options.)"
 
