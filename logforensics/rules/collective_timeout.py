@@ -30,7 +30,7 @@ from logforensics.job import Job
 from logforensics.main_first import main_rank_still_busy
 from logforensics.never_completed import aborted_ranks
 from logforensics.never_issued import never_enqueued
-from logforensics.placement import earliest_time, place, placed_finding
+from logforensics.placement import clock_of, earliest_time, place, placed_finding
 from logforensics.registry import Rule
 from logforensics.store_barrier import overcounted_barrier
 from logforensics.teardown import finished_ranks
@@ -176,10 +176,10 @@ def _stuck_watchdogs(job: Job) -> list[Finding]:
     )
     stalled, waits = _stalled_while_others_waited(job, stuck)
     waiting = sorted(waits.get_column("rank").unique().to_list())
+    op = waits.item(0, "op") if stalled else None
     if stalled:
-        first = waits.row(0, named=True)
-        where = f" in {first['op']}" if first["op"] else ""
-        where += f" #{first['seq']}" if first["seq"] is not None and where else ""
+        seq = waits.item(0, "seq")
+        where = (f" in {op}" + (f" #{seq}" if seq is not None else "")) if op else ""
         summary += (
             f" {rank_list(waiting).capitalize()} timed out{where} meanwhile, most likely "
             f"waiting for {rank_list(stalled)}, which reported no timeout of "
@@ -199,16 +199,11 @@ def _stuck_watchdogs(job: Job) -> list[Finding]:
             details={
                 "phase": "heartbeat",
                 "waiting_ranks": waiting,
-                "waiting_op": _op(waits),
+                "waiting_op": op,
                 **({"culprits_from": "the heartbeat monitor"} if stalled else {}),
             },
         )
     ]
-
-
-def _op(waits: pl.DataFrame) -> str | None:
-    """The collective the first of `waits` timed out in, if it names one."""
-    return waits.sort("file", "line").item(0, "op") if waits.height else None
 
 
 def _stalled_while_others_waited(job: Job, stuck: pl.DataFrame) -> tuple[list[int], pl.DataFrame]:
@@ -227,9 +222,9 @@ def _stalled_while_others_waited(job: Job, stuck: pl.DataFrame) -> tuple[list[in
         return [], timeouts
     timed_out = set(timeouts.get_column("rank").to_list())
     quiet = stuck.filter(pl.col("rank").is_not_null() & ~pl.col("rank").is_in(list(timed_out)))
-    last_timeout = timeouts.select(_glog_clock().max()).item()
+    last_timeout = timeouts.select(_written_at().max()).item()
     if last_timeout is not None:
-        stalled_from = _glog_clock() - pl.col("value").fill_null(0)
+        stalled_from = _written_at() - pl.duration(seconds=pl.col("value").fill_null(0))
         quiet = quiet.filter(~(stalled_from > last_timeout).fill_null(False))
     # where both lines name their process group, the waits must be in the stalled rank's
     same_group = timeouts.join(
@@ -242,19 +237,12 @@ def _stalled_while_others_waited(job: Job, stuck: pl.DataFrame) -> tuple[list[in
     return stalled, waits
 
 
-# c10's glog-like `E419 10:42:28.858931807` (`E0419` in glog) before PyTorch's C++ lines: month,
-# day and time, no year
-GLOG_CLOCK = r"\b[EWIF](\d{1,2})(\d\d) (\d\d):(\d\d):(\d\d)\."
-
-
-def _glog_clock() -> pl.Expr:
-    """Seconds into the year (months as 31 days: for ordering lines of one run) of a C++ line's
-    glog stamp; null without one."""
-    parts = pl.col("text").str.extract_groups(GLOG_CLOCK)
-    month, day, hour, minute, second = (
-        parts.struct.field(str(index)).cast(pl.Int64, strict=False) for index in range(1, 6)
+def _written_at() -> pl.Expr:
+    """When each event's line was written (`placement.clock_of`: glog's month, day and clock on
+    PyTorch's C++ lines), as a time in one leap year, for comparing lines of one run."""
+    return pl.concat_str(pl.lit("2000"), clock_of()).str.to_datetime(
+        "%Y%m%d %H:%M:%S%.f", strict=False, time_unit="us"
     )
-    return ((month * 31 + day) * 24 + hour) * 3600 + minute * 60 + second
 
 
 def _timeouts(job: Job) -> list[Finding]:
