@@ -159,16 +159,16 @@ def _milestones(shaped: pl.DataFrame) -> pl.DataFrame:
         .str.replace_all(COLLECTIVE_WORD, "<C>")
         .str.replace_all(PHASE_WORD, "<C>")
     )
-    per_rank = named.group_by("_template", "_about").agg(pl.len().alias("_times"))
-    kept = per_rank.group_by("_template").agg(
-        pl.col("_about").n_unique().alias("_ranks"), pl.col("_times").max().alias("_most")
+    per_rank = (
+        named.group_by("_template", "_about")
+        .agg(pl.len().alias("_times"))
+        .with_columns(family.alias("_family"))
     )
-    family_ranks = (
-        per_rank.with_columns(family.alias("_family"))
-        .group_by("_family")
-        .agg(pl.col("_about").n_unique().alias("_family_ranks"))
+    kept = per_rank.group_by("_template", "_family").agg(pl.col("_times").max().alias("_most"))
+    family_ranks = per_rank.group_by("_family").agg(
+        pl.col("_about").n_unique().alias("_family_ranks")
     )
-    kept = kept.with_columns(family.alias("_family")).join(family_ranks, on="_family")
+    kept = kept.join(family_ranks, on="_family")
     kept = kept.filter((pl.col("_family_ranks") >= 2) & (pl.col("_most") <= MAX_MILESTONE_REPEATS))
     milestones = named.join(kept.select("_template"), on="_template")
     return milestones.select(
@@ -198,9 +198,7 @@ def _printer_positions(marked: pl.DataFrame) -> pl.DataFrame:
     (pytorch/pytorch#130102: `0 before barrier: [0, 3]`, `3 before barrier: [0, 3]`, ...: the
     first number, not the group the line ends in)."""
     positions = (
-        marked.select("_template", "_numbers")
-        .with_columns(pl.int_ranges(pl.col("_numbers").list.len()).alias("_at"))
-        .explode("_numbers", "_at")
+        _by_position(marked.select("_template", "_numbers"))
         .group_by("_template", "_at")
         .agg(
             pl.col("_numbers").n_unique().alias("_values"),
@@ -213,6 +211,13 @@ def _printer_positions(marked: pl.DataFrame) -> pl.DataFrame:
         .group_by("_template", maintain_order=True)
         .first()
         .select("_template", pl.col("_at").alias("_printer_at"))
+    )
+
+
+def _by_position(lines: pl.DataFrame) -> pl.DataFrame:
+    """A row per number of each line: `_numbers` the number, `_at` its place in the line."""
+    return lines.with_columns(pl.int_ranges(pl.col("_numbers").list.len()).alias("_at")).explode(
+        "_numbers", "_at"
     )
 
 
@@ -295,9 +300,7 @@ def _counters(often: pl.DataFrame) -> pl.DataFrame:
     """Per (writer, template): the position of its counter, of its epoch if the counter
     starts again at each epoch, and the template's name. Templates without one are dropped."""
     positions = (
-        often.select("_writer", "_template", "line", "_numbers")
-        .with_columns(pl.int_ranges(pl.col("_numbers").list.len()).alias("_at"))
-        .explode("_numbers", "_at")
+        _by_position(often.select("_writer", "_template", "line", "_numbers"))
         .sort("_writer", "_template", "_at", "line")
         .with_columns(
             pl.col("_numbers").diff().over("_writer", "_template", "_at").alias("_change")

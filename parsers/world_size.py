@@ -181,10 +181,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         pl.coalesce(announced, initialized).alias("rank"),
         pl.lit("group_setup").alias("event"),
         pl.lit("info").alias("severity"),
-        pl.when(announced.is_not_null())
-        .then(pl.lit(JOINING))
-        .otherwise(pl.lit(READY))
-        .alias("extra"),
+        _setup(joining=announced.is_not_null(), ready=initialized.is_not_null()).alias("extra"),
     )
     table_rows = lines.filter(message.str.contains(CUDA_TABLE_ROW)).select("file", "line")
     return pl.concat(
