@@ -34,6 +34,22 @@ def test_reads_a_mark_wherever_it_stands(line, rank, step, stage, epoch):
     assert parse([line]).is_empty()
 
 
+@pytest.mark.parametrize(
+    "lead",
+    [
+        # what tests/robustness/test_properties.py drew when polars 2.2 began counting `find`
+        # in characters while the marks were cut by bytes: the cut then split a character
+        "\x80\U00010000\U00010000",
+        "训练日志",  # a label in another script before the mark
+        "✅ 🚀",
+    ],
+)
+def test_reads_a_mark_after_characters_of_several_bytes(lead):
+    marks = marks_of([f"{lead} rank=3 step=12 stage=before_backward"])
+    row = marks.row(0, named=True)
+    assert (row["rank"], row["step"], row["stage"]) == (3, 12, "before_backward")
+
+
 def test_keys_must_start_a_word():
     # `local_rank=` is not `rank=`, `prestep=` is not `step=`.
     assert marks_of(["local_rank=1 prestep=3 stage=x"]).is_empty()
