@@ -280,7 +280,8 @@ def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
                 None,
             )
         if finding.details.get("side") == "wait":
-            return f"{who} timed out waiting at the rendezvous store: the job never formed", None
+            # the timeouts beside it are the same waits at the store, not what followed
+            return f"{who} timed out waiting at the rendezvous store: the job never formed", ""
         never = (
             "a process group never formed"
             if finding.details.get("ran")

@@ -33,7 +33,7 @@ from logforensics.placement import earliest_time
 from logforensics.registry import Rule
 from logforensics.stopped_workers import EXIT_REPORTS, child_failed_error
 from logforensics.store_barrier import short_at_barrier
-from logforensics.text import clipped, describe_key, rank_list
+from logforensics.text import clipped, describe_key, duration, rank_list
 from parsers.nccl import ABOUT_A_PEER
 from parsers.progress_bars import bar_name, last_snapshot
 from parsers.rendezvous import DUMP_FLAG_UNREAD, UNRESOLVED_WHAT
@@ -383,7 +383,9 @@ def _nothing_else_at_startup(job: Job, exceptions: pl.DataFrame, own: pl.Expr) -
     aside), no collective ran, no progress."""
     others = exceptions.filter(~own & ~child_failed_error() & pl.col("exc_type").is_not_null())
     # the store's count of the processes that joined it is a wait at start-up, not a collective
-    at_the_store = pl.col("text").str.contains(CLIENTS_WAIT).fill_null(False)
+    at_the_store = pl.col("text").str.contains(CLIENTS_WAIT).fill_null(False) | pl.col(
+        "text"
+    ).str.contains(SOCKET_WAIT, literal=True).fill_null(False)
     ran = job.events.filter(pl.col("event").is_in(RAN) & ~at_the_store)
     return others.is_empty() and ran.is_empty() and _went_on(job).is_empty()
 
@@ -420,6 +422,15 @@ RAN = (
 # (huggingface/trl#2923: `DistStoreError: wait timeout after 600000ms, keys:
 # //worker/attempt_0/default_pg/0//7//cuda//pg_wrapper:7/0/1`, rank 0 alone creating group 7)
 LATER_GROUP_KEY = r"default_pg/\d+//0*[1-9]\d*//|pg_wrapper:0*[1-9]"
+# A store client's own wait on its socket (parsers/watchdog.py reads it as a timeout) ...
+SOCKET_WAIT = "waitForInput: "
+# ... in the launcher's process: a frame of torchrun (or the older `torch.distributed.launch`)
+# or of its elastic agent, within the traceback that follows the wait
+LAUNCHER_FRAME = (
+    r"torch/distributed/(?:run|launch)\.py\", line \d+|torch/distributed/elastic/agent/server/"
+    r"|torch/distributed/launcher/api\.py\""
+)
+LAUNCHER_FRAME_LINES = 16
 # torchrun's agent at the end of its run, waiting for the other nodes' agents
 # (skypilot-org/skypilot#825: `ERROR:torch.distributed.elastic.agent.server.api:Error waiting
 # on exit barrier. Elapsed: 309.24648356437683 seconds`, then the store's `Socket Timeout`):
@@ -440,11 +451,33 @@ def _store_waits(job: Job) -> pl.DataFrame:
     said = exception_text()
     is_wait = (said.str.contains(STORE_WAIT) | said.str.contains(CLIENTS_WAIT)).fill_null(False)
     waits = exceptions.filter(is_wait & ~said.str.contains(LATER_GROUP_KEY).fill_null(False))
+    waits = pl.concat([waits, _launcher_socket_waits(job)], how="diagonal_relaxed")
     if waits.is_empty():
         return waits
     if not _nothing_else_at_startup(job, exceptions, is_wait):
         return waits.clear()
     return _before_exit_barriers(job, waits)
+
+
+def _launcher_socket_waits(job: Job) -> pl.DataFrame:
+    """A store client's socket wait that timed out in the launcher itself: the traceback right
+    after it runs through torchrun's own code, not a training script's (modelscope/ms-swift
+    #3343: `waitForInput: socket ... remote=[...]:23456) timed out after 900000ms`, then
+    `File ".../torch/distributed/run.py", line 923, in <module>`). The agent waits at the store
+    for the other nodes' agents to rendezvous; no worker had started."""
+    sockets = job.events.filter(
+        (pl.col("event") == "collective_timeout")
+        & pl.col("text").str.contains(SOCKET_WAIT, literal=True)
+    )
+    if sockets.is_empty():
+        return sockets
+    launched = (
+        job.lines_after(sockets, LAUNCHER_FRAME_LINES, pl.col("line").alias("_wait"))
+        .filter(pl.col("text").str.contains(LAUNCHER_FRAME))
+        .select("file", pl.col("_wait").alias("line"))
+        .unique()
+    )
+    return sockets.join(launched, on=["file", "line"], how="semi")
 
 
 def _before_exit_barriers(job: Job, waits: pl.DataFrame) -> pl.DataFrame:
@@ -598,7 +631,7 @@ def _store_wait_timed_out(job: Job) -> list[Finding]:
         return []
     first = waits.row(0, named=True)
     reason = exception_text().str.strip_chars(": ")
-    said = waits.select(reason).item(0, 0) or first["exc_type"]
+    said = waits.select(reason).item(0, 0) or first["exc_type"] or _socket_wait_said(first)
     reporters = sorted(waits.get_column("rank").drop_nulls().unique().to_list())
     who = rank_list(reporters).capitalize() if reporters else "A process"
     summary = (
@@ -608,6 +641,14 @@ def _store_wait_timed_out(job: Job) -> list[Finding]:
     )
     details = {"phase": "rendezvous", "side": "wait", "reporters": reporters}
     return [_start_up_failure(waits, summary, STORE_WAIT_FIX, "medium", details)]
+
+
+def _socket_wait_said(wait: dict[str, object]) -> str:
+    """A launcher's socket wait in a few words: whom it waited for and how long."""
+    peer = f" on {wait['peer']}" if wait.get("peer") else ""
+    timeout = wait.get("timeout_ms")
+    waited = f" after {duration(int(timeout) / 1000)}" if isinstance(timeout, int) else ""
+    return f"the launcher's wait for the store{peer} timed out{waited}"
 
 
 # The store's own side failed (bind, listen), no client's connect, and for the reason that the

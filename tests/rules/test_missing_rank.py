@@ -582,6 +582,51 @@ def test_the_store_giving_up_on_its_clients_is_a_job_that_never_formed(tmp_path,
     assert verdict.headline.startswith("A process timed out waiting at the rendezvous store")
 
 
+# modelscope/ms-swift#3343, verbatim up to where the stored thread cut it (a two-node GRPO
+# run; the traceback as pasted, without indentation): torchrun's own store client on one node
+# waited 900 s for the other node's agent, then its traceback runs through torch's run.py
+AGENT_STORE_WAIT = [
+    "[W228 18:45:15.738941174 socket.cpp:462] [c10d] waitForInput: poll for socket SocketImpl(fd=11, addr=[xxxxx.com]:38674, remote=[::ffff:33.148.62.162]:23456) returned 0, likely a timeout",
+    "[W228 18:45:15.741177013 socket.cpp:487] [c10d] waitForInput: socket SocketImpl(fd=11, addr=[xxxxxx.com]:38674, remote=[::ffff:33.148.62.162]:23456) timed out after 900000ms",
+    "Traceback (most recent call last):",
+    'File "/opt/conda/lib/python3.10/runpy.py", line 196, in _run_module_as_main',
+    "return _run_code(code, main_globals, None,",
+    'File "/opt/conda/lib/python3.10/runpy.py", line 86, in _run_code',
+    "exec(code, run_globals)",
+    'File "/opt/conda/lib/python3.10/site-packages/torch/distributed/run.py", line 923, in <module>',
+    "main()",
+    'File "/opt/conda/lib/python3.10/site-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 355, in wrapper',
+    "return f(*args, **kwargs)",
+    'File "/opt/conda/lib/python3.10/site-packages/torch/distributed/run.py", line 919, in main',
+    "run(args)",
+    'File "/opt/conda/lib/python3.10/site-packages/torch/distributed/run.py", line 910, in run',
+]
+
+
+def test_the_launcher_s_own_store_wait_is_a_job_that_never_formed(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": AGENT_STORE_WAIT}).verdict
+    assert verdict.finding.kind == "missing_rank" and verdict.ranks == []
+    assert verdict.finding.details["side"] == "wait"
+    assert "[::ffff:33.148.62.162]:23456" in verdict.finding.summary
+    assert "15 min" in verdict.finding.summary
+    # the wait is the failure told, not a second timeout after it
+    assert verdict.headline == (
+        "A process timed out waiting at the rendezvous store: the job never formed"
+    )
+
+
+def test_a_worker_s_store_wait_is_not_the_launcher_s(tmp_path):
+    # the same two lines followed by a training script's traceback: a worker waited at the
+    # store for a peer once the job had formed
+    worker = [
+        *AGENT_STORE_WAIT[:3],
+        '  File "/app/train.py", line 88, in <module>',
+        "    dist.barrier()",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": worker})
+    assert analysis.verdict.finding.kind == "collective_timeout"
+
+
 def test_a_store_wait_after_the_job_trained_is_a_wait_for_a_busy_rank(tmp_path):
     # the same line after training went on: a rank kept the others waiting, no failed start
     files = {"console.log": [*marks(0, range(3)), *STORE_WAIT_ALONE]}
