@@ -349,6 +349,15 @@ def _collective_mismatch(finding: Finding, verdict: Verdict) -> Told:
         return f"The ranks passed tensors of different shapes to {op}", None
     if finding.culprit_ranks:
         return f"{_who(finding.culprit_ranks)} called another collective than the others", None
+    stepped = finding.details.get("out_of_step")
+    if isinstance(stepped, dict):
+        ahead, behind = stepped["ahead"], stepped["behind"]
+        return (
+            f"{_who(sorted([ahead, behind]))} were out of step in their collectives (rank "
+            f"{ahead} at {stepped['op']} #{stepped['at']}, rank {behind} at "
+            f"#{stepped['behind_at']})",
+            None,
+        )
     if finding.blames_nobody:
         return "The ranks called different collectives at the same point", None
     return f"{_who(finding.ranks)} called different collectives at the same point", None

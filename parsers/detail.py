@@ -43,11 +43,14 @@ MISMATCH_OWN = (
     r"Rank (?P<rank>\d+) is running (?:inconsistent )?collective:(?: " + FINGERPRINT + ")?"
 )
 # ..., but Rank 0 is running collective: CollectiveFingerPrint(...   /  ..., but Rank 1 is running collective: REDUCE.
+# (or, its sentences a line each, `but Rank 0 is running collective: ...` with no comma before)
 MISMATCH_PEER = (
-    r", but Rank (?P<rank>\d+) is running collective: (?:" + FINGERPRINT + r"|(?P<bare_op>\w+)\.)"
+    r"(?:, |\s)but Rank (?P<rank>\d+) is running collective: (?:"
+    + FINGERPRINT
+    + r"|(?P<bare_op>\w+)\.)"
 )
 # ..., but Rank 0 is running   (the rest cut by a paste: the other side's rank alone)
-MISMATCH_PEER_RANK = r", but Rank (\d+) is running"
+MISMATCH_PEER_RANK = r"(?:, |\s)but Rank (\d+) is running"
 # [Rank 0] Running collective: CollectiveFingerPrint(SequenceNumber=20OpType=BARRIER)
 RUNNING = r"\[Rank (?P<rank>\d+)\] Running collective: " + FINGERPRINT
 # ProcessGroupWrapper: Monitored Barrier encountered error running collective: CollectiveFingerPrint(...
@@ -63,7 +66,12 @@ SHAPE_CHECK = SHAPE_CHECK_WORDING + r" (?P<op>\w+) on rank (?P<rank>\d+)\b"
 #       OpType=ALLGATHER,
 #       TensorShape=[1, 279, 44, 72],
 #       TensorDtypes=Float,
+# and an SGLang server's report a sentence per line (sgl-project/sglang#13227, verbatim):
+#   RuntimeError: Detected mismatch between collectives on ranks.
+#   Rank 7 is running collective: CollectiveFingerPrint(SequenceNumber=18, OpType=BROADCAST, ...)
+#   but Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=30, OpType=BROADCAST, ...)
 FINGERPRINT_LINES = 5
+OPEN_ENDS = ("collective:", MISMATCH_WORDING + ".")
 
 
 def _fingerprint_columns(found: pl.Expr) -> list[pl.Expr]:
@@ -76,10 +84,11 @@ def _fingerprint_columns(found: pl.Expr) -> list[pl.Expr]:
 
 
 def _with_the_fingerprint_below(lines: pl.DataFrame) -> pl.DataFrame:
-    """Each sentence that ends at `collective:` with the fingerprint printed on the lines under
-    it joined on (the other lines as they are)."""
+    """Each sentence that ends at `collective:` (or at `on ranks.`) with the fingerprints
+    printed on the lines under it joined on (the other lines as they are)."""
     message = pl.col("message")
-    ends_open = pl.col("candidate") & message.str.strip_chars_end().str.ends_with("collective:")
+    ends = message.str.strip_chars_end()
+    ends_open = pl.col("candidate") & pl.any_horizontal(ends.str.ends_with(end) for end in OPEN_ENDS)
     if not lines.select(ends_open.any()).item():
         return lines
     below = [

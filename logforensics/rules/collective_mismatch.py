@@ -1215,6 +1215,12 @@ def _from_detail(job: Job) -> list[Finding]:
     elif not one_sided:
         # one pair, or pairs with no rank in common: either side may be the one that left
         # (ZhikangNiu/encodec-pytorch#30: each rank drew its own random number to choose)
+        if stepped := _out_of_step(reports):
+            summary += (
+                f" Both ran {stepped['op']}, {stepped['by']} collectives apart: rank "
+                f"{stepped['ahead']} had issued {stepped['by']} more than rank "
+                f"{stepped['behind']}, calls the other never made or skipped."
+            )
         summary += " The reports do not say which side left the common path."
     elif one_sided:
         common = _odd_fingerprint(described)
@@ -1244,9 +1250,38 @@ def _from_detail(job: Job) -> list[Finding]:
             details={
                 "fingerprints": {str(rank): printed for rank, printed in described.items()},
                 **({"shapes_only": True} if _shapes_only(reports) else {}),
+                **({"out_of_step": _out_of_step(reports)} if _out_of_step(reports) else {}),
             },
         )
     ]
+
+
+def _out_of_step(reports: pl.DataFrame) -> dict[str, object]:
+    """One pair of ranks in the same op at different numbers, a few collectives apart
+    (sgl-project/sglang#13227: rank 7 at BROADCAST #18, rank 0 at BROADCAST #30): which rank
+    was ahead, by how many, in what op; empty for any other report."""
+    pairs = reports.unique(subset=["rank", "peer_rank"])
+    if pairs.height != 1:
+        return {}
+    report = pairs.row(0, named=True)
+    seq, peer_seq = report["seq"], report["peer_seq"]
+    if seq is None or peer_seq is None or seq == peer_seq or report["peer_rank"] is None:
+        return {}
+    if report["op"] is None or report["op"] != report["peer_op"]:
+        return {}
+    ahead, behind = (
+        (report["rank"], report["peer_rank"])
+        if seq > peer_seq
+        else (report["peer_rank"], report["rank"])
+    )
+    return {
+        "op": report["op"],
+        "ahead": ahead,
+        "behind": behind,
+        "by": abs(seq - peer_seq),
+        "at": max(seq, peer_seq),
+        "behind_at": min(seq, peer_seq),
+    }
 
 
 def _shapes_only(reports: pl.DataFrame) -> bool:

@@ -154,6 +154,30 @@ def test_the_next_sentence_is_not_taken_for_a_fingerprint():
     assert (mismatch["rank"], mismatch["op"]) == (1, None)
 
 
+# sgl-project/sglang#13227, verbatim (the paste's own `...`, and the space after `ranks.`): an
+# SGLang server's report with each side on a line of its own
+SENTENCE_PER_LINE = [
+    "RuntimeError: Detected mismatch between collectives on ranks. ",
+    "Rank 7 is running collective: CollectiveFingerPrint(SequenceNumber=18, OpType=BROADCAST, ...)",
+    "but Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=30, OpType=BROADCAST, ...)",
+]
+
+
+def test_a_report_with_a_line_per_side_is_read_whole():
+    mismatch = only(parsed_by("detail", SENTENCE_PER_LINE))
+    assert (mismatch["line"], mismatch["rank"], mismatch["seq"], mismatch["op"]) == (
+        1,
+        7,
+        18,
+        "BROADCAST",
+    )
+    assert (mismatch["peer_rank"], mismatch["peer_seq"], mismatch["peer_op"]) == (
+        0,
+        30,
+        "BROADCAST",
+    )
+
+
 # PyTorch's distributed docs, "Debugging torch.distributed applications", TORCH_DISTRIBUTED_DEBUG
 # (docs/source/distributed.md at 0015d6b5), verbatim: DETAIL's shape check on a 2-rank job
 SHAPE_CHECK = [

@@ -6,6 +6,7 @@ from pathlib import Path
 from logforensics.api import analyze
 from logforensics.i18n import translate, translate_headline
 from tests.builders import analyze_files, finding, kinds
+from tests.parsers.test_detail import SENTENCE_PER_LINE
 from tests.test_i18n import english_runs
 
 # speechbrain/speechbrain#2401 (formats.md §6), verbatim
@@ -53,6 +54,20 @@ def test_one_report_of_a_pair_does_not_say_which_side_left(tmp_path):
     assert mismatch.ranks == [0, 1] and mismatch.blamed == []
     assert "do not say which side left the common path" in mismatch.summary
     assert analysis.verdict.finding is mismatch and analysis.verdict.ranks == []
+
+
+def test_ranks_in_one_op_at_different_numbers_are_told_as_out_of_step(tmp_path):
+    # sgl-project/sglang#13227
+    analysis = analyze_files(tmp_path, {"console.log": SENTENCE_PER_LINE})
+    mismatch = finding(analysis, "collective_mismatch")
+    assert mismatch.ranks == [0, 7] and mismatch.blamed == []
+    assert "12 collectives apart: rank 0 had issued 12 more than rank 7" in mismatch.summary
+    assert analysis.verdict.headline == (
+        "Ranks 0 and 7 were out of step in their collectives (rank 0 at BROADCAST #30, rank 7 "
+        "at #18)"
+    )
+    assert not english_runs(translate_headline(analysis.verdict.headline, "zh"))
+    assert not english_runs(translate(mismatch.summary, "zh"))
 
 
 # speechbrain/speechbrain#1166, verbatim (torch 1.10): the reporting rank states only its own
