@@ -279,6 +279,9 @@ def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
                 f"rendezvous store{at}: the job never started",
                 None,
             )
+        if finding.details.get("side") == "closed":
+            who = _who(reporters) if reporters else "A node's agent"
+            return f"{who} found the rendezvous already closed: the job never formed", ""
         if finding.details.get("side") == "wait":
             # the timeouts beside it are the same waits at the store, not what followed
             return f"{who} timed out waiting at the rendezvous store: the job never formed", ""

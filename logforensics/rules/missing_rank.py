@@ -66,7 +66,7 @@ def check(job: Job) -> list[Finding]:
         (absent or _never_formed(job))
         + _vanished(job)
         + _init_never_completed(job)
-        + (_store_unreachable(job) or _store_wait_timed_out(job))
+        + (_store_unreachable(job) or _store_wait_timed_out(job) or _closed_at_first_join(job))
         + _mesh_never_formed(job)
         + (short_at_barrier(job, default_group=True) if not claimed else [])
         + (_unreachable_nodes(job) or _not_launched(job))
@@ -649,6 +649,51 @@ def _socket_wait_said(wait: dict[str, object]) -> str:
     timeout = wait.get("timeout_ms")
     waited = f" after {duration(int(timeout) / 1000)}" if isinstance(timeout, int) else ""
     return f"the launcher's wait for the store{peer} timed out{waited}"
+
+
+CLOSED = r"\bRendezvousClosedError\b"
+CLOSED_FIX = (
+    "The agent joined a rendezvous that was already closed: one left over from a run that had "
+    "ended, under the same run id. Give every job its own `--rdzv-id` (torchrun makes one up "
+    "only where none is given; an operator or script that passes a fixed one, or `none`, reuses "
+    "it), or clear the backend's state (etcd's keys for that id) before the relaunch. An agent "
+    "that starts after the others finished finds their rendezvous closed the same way."
+)
+
+
+def _closed_at_first_join(job: Job) -> list[Finding]:
+    """torchrun's agent finding the rendezvous closed as it first joined, before any worker
+    ran (kubeflow/trainer#1638, etcd backend: `Rendezvous'ing worker group`, then the error
+    record's `"message": "RendezvousClosedError: "`; the reporter's pytorch/pytorch#82160 gives
+    the cause, every job on run id `none`, so a restarted pod joined the last run's closed
+    rendezvous). Not at a re-rendezvous after the agent restarted its workers (pytorch/pytorch
+    #91943): the job had formed and ended elsewhere first."""
+    said = pl.concat_str(
+        pl.col("exc_type").fill_null(""), exception_text().fill_null(""), separator=" "
+    )
+    exceptions = job.events.filter(pl.col("event") == "exception")
+    closed = exceptions.filter(said.str.contains(CLOSED))
+    if closed.is_empty() or not _nothing_else_at_startup(
+        job, exceptions, said.str.contains(CLOSED)
+    ):
+        return []
+    restarted = pl.concat([job.events, job.earlier_attempts], how="diagonal_relaxed").filter(
+        pl.col("event") == "workers_restarted"
+    )
+    if restarted.height:
+        return []
+    closed = _at_the_start(job, closed).sort("file", "line")
+    if closed.is_empty():
+        return []
+    reporters = sorted(closed.get_column("rank").drop_nulls().unique().to_list())
+    who = rank_list(reporters).capitalize() if reporters else "A node's agent"
+    summary = (
+        f"{who} found the rendezvous already closed when it first joined "
+        "(`RendezvousClosedError`): no worker started. A rendezvous closes when its run "
+        "ends, so this run id most likely belonged to an earlier run. No rank is to blame."
+    )
+    details = {"phase": "rendezvous", "side": "closed", "reporters": reporters}
+    return [_start_up_failure(closed, summary, CLOSED_FIX, "medium", details)]
 
 
 # The store's own side failed (bind, listen), no client's connect, and for the reason that the

@@ -823,6 +823,34 @@ RENDEZVOUS_CLOSED = [
 ]
 
 
+# kubeflow/trainer#1638, verbatim up to where the stored thread cut it: an elastic PyTorchJob's
+# pod on the etcd backend, restarted, joins its first rendezvous and finds it closed (its
+# reporter's pytorch/pytorch#82160: every job ran on run id `none`, so the pod picked up the
+# last run's closed rendezvous)
+CLOSED_AT_FIRST_JOIN = [
+    "INFO:torch.distributed.elastic.agent.server.local_elastic_agent:log directory set to: /tmp/torchelastic_pnz8n4_3/none_b_ggbxiq",
+    "INFO:torch.distributed.elastic.agent.server.api:[default] starting workers for entrypoint: python",
+    "INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous'ing worker group",
+    "ERROR:torch.distributed.elastic.multiprocessing.errors.error_handler:{",
+    '  "message": {',
+    '    "message": "RendezvousClosedError: ",',
+    '    "extraInfo": {',
+]
+
+
+def test_a_rendezvous_closed_at_the_agent_s_first_join_is_a_job_that_never_formed(tmp_path):
+    analysis = analyze_files(tmp_path, {"pod.log": CLOSED_AT_FIRST_JOIN})
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "missing_rank" and verdict.ranks == []
+    assert verdict.finding.details["side"] == "closed"
+    assert "`--rdzv-id`" in verdict.finding.fix
+    assert verdict.headline == (
+        "A node's agent found the rendezvous already closed: the job never formed"
+    )
+    assert not english_runs(translate_headline(verdict.headline, "zh"))
+    assert not english_runs(translate(verdict.finding.summary, "zh"))
+
+
 def test_a_rendezvous_closed_after_the_run_trained_is_no_start_up_failure(tmp_path):
     analysis = analyze_files(tmp_path, {"worker0.log": RENDEZVOUS_CLOSED})
     assert "missing_rank" not in kinds(analysis)
