@@ -167,6 +167,8 @@ def _stage_divergence(finding: Finding, verdict: Verdict) -> Told:
     if departure == "stopped":
         before = f" before step {finding.step}" if finding.step is not None else ""
         return f"{who} went quiet{before}{logged_reason(finding)}", None
+    if departure == "went_ahead":
+        return f"{who} went on to `{finding.stage}` while {rank_list(others)} never did", ""
     return f"{who} repeated a step the others ran once", None
 
 

@@ -18,7 +18,7 @@ import polars as pl
 
 from logforensics.text import describe_key
 
-DepartureKind = Literal["skipped", "repeated", "stopped"]
+DepartureKind = Literal["skipped", "repeated", "stopped", "went_ahead"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +117,11 @@ def build_progress(
         marks.select("key", "epoch", "occ", "step", "stage", "stage_pos").unique("key").sort("key")
     )
     ranks = tuple(marks.get_column("rank").unique().sort().to_list())
-    departures = _departures(marks, keys, stage_order, len(ranks)) if _in_lockstep(learned) else ()
+    departures = (
+        _departures(marks, keys, stage_order, len(ranks), milestones)
+        if _in_lockstep(learned)
+        else ()
+    )
     last_marks = _last_marks(marks, learned, writers)
     return Progress(stage_order, marks, keys, ranks, departures, last_marks, templates, milestones)
 
@@ -279,14 +283,18 @@ def _last_marks(marks: pl.DataFrame, learned: pl.DataFrame, writers: pl.DataFram
 # Where a stage comes from a template of the progress lines frameworks print (not a stage
 # mark), it counts only when most ranks print it: a line only rank 0 prints (a trainer's
 # summary) says nothing about where the others are.
+# One printed by a few ranks (two or more) as the last thing each of them printed is kept too:
+# where they went that the others did not follow (progress's `_went_ahead`).
 def _shared_progress(marks: pl.DataFrame) -> pl.DataFrame:
     if marks.is_empty():
         return marks
     ranks = marks.get_column("rank").n_unique()
+    last = pl.col("line") == pl.col("line").max().over("file", "rank")
     shared = (
-        marks.group_by("stage")
-        .agg(pl.col("rank").n_unique().alias("ranks"))
-        .filter(pl.col("ranks") * 2 >= ranks)
+        marks.with_columns(last.alias("_last"))
+        .group_by("stage")
+        .agg(pl.col("rank").n_unique().alias("ranks"), pl.col("_last").all().alias("last"))
+        .filter((pl.col("ranks") * 2 >= ranks) | ((pl.col("ranks") >= 2) & pl.col("last")))
         .get_column("stage")
     )
     return marks.filter(pl.col("stage").is_in(shared.implode()))
@@ -387,7 +395,11 @@ def _learn_stage_order(marks: pl.DataFrame) -> tuple[str, ...]:
 
 
 def _departures(
-    marks: pl.DataFrame, keys: pl.DataFrame, stage_order: tuple[str, ...], rank_count: int
+    marks: pl.DataFrame,
+    keys: pl.DataFrame,
+    stage_order: tuple[str, ...],
+    rank_count: int,
+    milestones: frozenset[str] = frozenset(),
 ) -> tuple[Departure, ...]:
     if rank_count < 2:
         return ()
@@ -473,7 +485,54 @@ def _departures(
         )
     flagged = {departure.rank for departure in departures}
     departures.extend(_own_skips(marks, keys, stage_order, flagged))
+    if not departures:
+        departures = _went_ahead(marks, keys, last_majority_pos, rank_count, milestones)
     return tuple(sorted(departures, key=_in_order))
+
+
+def _went_ahead(
+    marks: pl.DataFrame,
+    keys: pl.DataFrame,
+    last_majority_pos: int,
+    rank_count: int,
+    milestones: frozenset[str],
+) -> list[Departure]:
+    """A few ranks (two or more, fewer than half) that went on to one milestone the others
+    never printed, with nothing after it, while every other rank's progress ends just before:
+    they left a stretch the others were still in (wenet-e2e/wenet#1895: ranks 6 and 7 print
+    `before CV device N` after the first training batch, ranks 0-5 nothing more). A later
+    step of the same loop on a few ranks is no such sign: an excerpt, or buffered output, cut
+    between the ranks' prints of one step looks the same."""
+    lengths = marks.filter(pl.col("rank").ne_missing(pl.col("rank").shift(-1))).select(
+        "rank", (pl.col("pos") + 1).alias("length")
+    )
+    ahead = lengths.filter(pl.col("length") == last_majority_pos + 2).get_column("rank")
+    behind = lengths.filter(pl.col("length") == last_majority_pos + 1).height
+    if len(ahead) < 2 or len(ahead) * 2 >= rank_count or len(ahead) + behind != rank_count:
+        return []
+    reached = marks.filter(pl.col("pos") == last_majority_pos + 1).get_column("key").unique()
+    if reached.len() != 1:
+        return []
+    key = int(reached.item())
+    reached_key = keys.row(key, named=True)
+    if str(reached_key["stage"]) not in milestones:
+        return []
+    expected = {name: reached_key[name] for name in ("epoch", "occ", "step", "stage")}
+    return [
+        Departure(
+            rank=rank,
+            position=last_majority_pos + 1,
+            kind="went_ahead",
+            expected_key=key,
+            actual_key=key,
+            missed_stages=(),
+            majority_support=len(ahead),
+            tie=False,
+            expected=expected,
+            order=float(key),
+        )
+        for rank in ahead.to_list()
+    ]
 
 
 def _in_order(departure: Departure) -> tuple[float, int]:

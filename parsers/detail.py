@@ -88,7 +88,9 @@ def _with_the_fingerprint_below(lines: pl.DataFrame) -> pl.DataFrame:
     printed on the lines under it joined on (the other lines as they are)."""
     message = pl.col("message")
     ends = message.str.strip_chars_end()
-    ends_open = pl.col("candidate") & pl.any_horizontal(ends.str.ends_with(end) for end in OPEN_ENDS)
+    ends_open = pl.col("candidate") & pl.any_horizontal(
+        ends.str.ends_with(end) for end in OPEN_ENDS
+    )
     if not lines.select(ends_open.any()).item():
         return lines
     below = [

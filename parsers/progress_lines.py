@@ -92,7 +92,10 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     shaped = _shaped(lines)
     if shaped.is_empty():
         return _nothing()
-    return pl.concat([_counted(shaped), _milestones(shaped)], how="diagonal_relaxed")
+    counted = _counted(shaped)
+    # a print that counts is progress at its count, not also a milestone (`Rank 0 batch 85`)
+    milestones = _milestones(shaped).join(counted, on=["file", "line"], how="anti")
+    return pl.concat([counted, milestones], how="diagonal_relaxed")
 
 
 def _counted(shaped: pl.DataFrame) -> pl.DataFrame:
@@ -136,6 +139,7 @@ def _milestones(shaped: pl.DataFrame) -> pl.DataFrame:
     marked = shaped.filter(
         pl.col("_template").str.contains(COLLECTIVE_WORD)
         | pl.col("_template").str.contains(PHASE_WORD)
+        | (pl.col("_rank").is_not_null() & pl.col("_template").str.contains(TRAINING_WORD))
     )
     named = marked.join(_printer_positions(marked), on="_template", how="left").with_columns(
         pl.coalesce(
@@ -178,17 +182,35 @@ def _milestones(shaped: pl.DataFrame) -> pl.DataFrame:
         pl.lit("info").alias("severity"),
         pl.lit("progress").alias("family"),
         pl.lit(0, dtype=pl.Int64).alias("step"),
-        pl.col("_template")
-        .str.replace_all(RANK_PLACEHOLDER, "")  # `Rank 1: After broadcast` -> After broadcast
-        .str.replace_all(r"<\w>", "")
-        .str.replace_all(r"[\[(][\s,;]*[\])]", "")  # what held only numbers: `[0, 3]`
-        .str.replace_all(r"\s+", " ")
-        .str.strip_chars(" :,-")
-        .alias("stage"),
+        _milestone_name().alias("stage"),
         pl.col("_about").alias("rank"),
         pl.struct(template=pl.col("_template"), milestone=pl.lit(True))
         .struct.json_encode()
         .alias("extra"),
+    )
+
+
+def _milestone_name() -> pl.Expr:
+    """A milestone's words: its template without the rank, numbers, times and the logger's
+    level (`<T> INFO before CV device <N>` -> `before CV device`); a training step's report
+    only up to its first number (`TRAIN Batch 0/0 loss 45.30 ...` -> `TRAIN Batch`)."""
+    template = pl.col("_template").str.replace_all(RANK_PLACEHOLDER, "")
+    head = template.str.extract(r"^(.*?)<[NF]>", 1)
+    named = (
+        pl.when(
+            ~template.str.contains(COLLECTIVE_WORD)
+            & ~template.str.contains(PHASE_WORD)
+            & head.str.contains(r"[A-Za-z]{2}").fill_null(False)
+        )
+        .then(head)
+        .otherwise(template)
+    )
+    return (
+        named.str.replace_all(r"<\w>", "")
+        .str.replace_all(r"[\[(][\s,;]*[\])]", "")  # what held only numbers: `[0, 3]`
+        .str.replace_all(r"\s+", " ")
+        .str.strip_chars(" :,-|")
+        .str.replace(LEVEL_WORD, "")
     )
 
 
@@ -226,6 +248,12 @@ def _by_position(lines: pl.DataFrame) -> pl.DataFrame:
 PHASE_WORD = (
     r"(?i)\b(?:before|after|begin|end|done|finished|entering|exiting|arrived|reached|past)\b"
 )
+# ... or a training step's report that names its rank (`TRAIN Batch 0/0 loss 45.30 ... rank
+# 6`, wenet-e2e/wenet#1895): printed once or twice, too few for a counter, it still says the
+# rank got that far
+TRAINING_WORD = r"(?i)\b(?:loss|lr|batch|iter|iteration|step)\b"
+# A logger's level before a milestone's words is no part of its name (`INFO before CV device`)
+LEVEL_WORD = r"^(?:DEBUG|INFO|WARN|WARNING|NOTICE)\b[\s:|-]*"
 # The rank a milestone names is who printed it, not what it says: out of its stage name.
 RANK_PLACEHOLDER = r"(?i)\[?\brank\]?[ \t]*[:=#]?[ \t]*<N>\]?"
 # A milestone names a rank of a real job, and each rank prints it a few times at most.

@@ -50,6 +50,13 @@ DESYNC_FIX = (
     "only, a `continue` past backward). Run with TORCH_DISTRIBUTED_DEBUG=DETAIL to have the "
     "mismatch reported with both fingerprints, and print stage marks per rank."
 )
+AHEAD_FIX = (
+    "{who} left a stretch of the run the others were still in: most often an epoch's end "
+    "reached early, on fewer batches (uneven shards; give every rank the same number: "
+    "`DistributedSampler(..., drop_last=True)` and `drop_last=True` on the loader, or DDP's "
+    "`Join`), else a phase only {who_lower} entered (an evaluation or a save inside `if rank in "
+    "...`). The others then wait in a collective that never comes."
+)
 REPEAT_FIX = (
     "{who} ran a step again that the other ranks ran once (a retry or a restarted loop on one "
     "rank). Make retries collective, or restart every rank together."
@@ -226,6 +233,12 @@ def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Findi
         )
         its = "its" if len(ranks) == 1 else "their"
         fix = STOP_FIX.format(who=who, its=its)
+    elif first.kind == "went_ahead":
+        summary = (
+            f"{who.capitalize()} went on to {where} while {rank_list(others)} never printed it "
+            f"and printed nothing more: {who} left a stretch the others were still in."
+        )
+        fix = AHEAD_FIX.format(who=who.capitalize(), who_lower=who)
     else:
         summary = (
             f"{who.capitalize()} repeated an earlier step where {rank_list(others)} ran {where}."
@@ -233,7 +246,8 @@ def _finding(job: Job, progress: Progress, departures: list[Departure]) -> Findi
         fix = REPEAT_FIX.format(who=who.capitalize())
     if template:
         summary += f" (Progress read from lines the ranks print: `{_trimmed(template)}`.)"
-    confidence = "high"
+    # which side left is read from the few that went on, not from a majority that agrees
+    confidence = "low" if first.kind == "went_ahead" else "high"
     undecided = False
     if first.tie:
         confidence = "medium" if first.kind == "skipped" else "low"

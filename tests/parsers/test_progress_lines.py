@@ -6,8 +6,10 @@ from pathlib import Path
 
 import polars as pl
 
+from logforensics.i18n import translate, translate_headline
 from tests.builders import analyze_files, finding, kinds, marks, parsed_by
 from tests.conftest import SAMPLE_LOGS
+from tests.test_i18n import english_runs
 
 THREADS = Path(__file__).parent.parent / "data" / "threads"
 
@@ -196,6 +198,73 @@ def test_the_end_of_a_phase_one_rank_alone_reached_is_a_milestone_of_its_begin_s
         ("load weight begin.", 1),
         ("load weight end.", 1),
     ]
+
+
+# wenet-e2e/wenet#1895, the console in the issue, verbatim: eight DeepSpeed ranks report their
+# first training batch, then only ranks 6 and 7 print `before CV`, and the job hangs
+MINORITY_WENT_AHEAD = [
+    "2023-06-30 16:50:40,885 DEBUG TRAIN Batch 0/0 loss 45.301559 loss_att 20.047174 loss_ctc 104.228462 lr 0.00000002 rank 6",
+    "2023-06-30 16:50:40,885 DEBUG TRAIN Batch 0/0 loss 46.355526 loss_att 21.453304 loss_ctc 104.460709 lr 0.00000002 rank 1",
+    "2023-06-30 16:50:40,885 DEBUG TRAIN Batch 0/0 loss 44.419464 loss_att 18.688032 loss_ctc 104.459473 lr 0.00000002 rank 5",
+    "2023-06-30 16:50:40,885 DEBUG TRAIN Batch 0/0 loss 49.367683 loss_att 24.666615 loss_ctc 107.003494 lr 0.00000002 rank 3",
+    "2023-06-30 16:50:40,885 DEBUG TRAIN Batch 0/0 loss 48.105114 loss_att 20.708897 loss_ctc 112.029617 lr 0.00000002 rank 7",
+    "2023-06-30 16:50:40,885 DEBUG TRAIN Batch 0/0 loss 46.844284 loss_att 21.519693 loss_ctc 105.934982 lr 0.00000002 rank 2",
+    "2023-06-30 16:50:40,885 DEBUG TRAIN Batch 0/0 loss 45.000580 loss_att 20.097860 loss_ctc 103.106926 lr 0.00000002 rank 4",
+    "2023-06-30 16:50:40,885 DEBUG TRAIN Batch 0/0 loss 40.835991 loss_att 18.077282 loss_ctc 93.939636 lr 0.00000002 rank 0",
+    "2023-06-30 16:50:57,330 INFO before CV device 7",
+    "2023-06-30 16:50:57,333 INFO before CV device 6",
+]
+
+
+def test_a_training_report_each_rank_prints_once_is_a_milestone_named_by_its_words():
+    found = parsed_by("progress_lines", MINORITY_WENT_AHEAD)
+    assert sorted(found.select("stage", "rank").unique().rows()) == [
+        *(("TRAIN Batch", rank) for rank in range(8)),
+        ("before CV device", 6),
+        ("before CV device", 7),
+    ]
+
+
+def test_a_few_ranks_that_went_on_to_a_phase_the_others_never_reached_are_told(tmp_path):
+    analysis = analyze_files(tmp_path, {"train.log": MINORITY_WENT_AHEAD})
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "stage_divergence" and verdict.ranks == [6, 7]
+    assert verdict.finding.details["departure"] == "went_ahead"
+    assert verdict.finding.confidence == "low"
+    assert verdict.headline == (
+        "Ranks 6 and 7 went on to `before CV device` while ranks 0-5 never did"
+    )
+    assert "drop_last=True" in verdict.finding.fix
+    for told in (translate_headline(verdict.headline, "zh"), translate(verdict.finding.fix, "zh")):
+        assert not english_runs(told)
+
+
+def test_one_rank_alone_going_on_is_no_departure(tmp_path):
+    # a line the main process alone prints last (a summary, a save) is how healthy runs end too
+    lines = [line for line in MINORITY_WENT_AHEAD if not line.endswith("device 6")]
+    analysis = analyze_files(tmp_path, {"train.log": lines})
+    assert "stage_divergence" not in kinds(analysis)
+
+
+def test_a_phase_the_few_printed_before_the_others_went_on_too_is_no_departure(tmp_path):
+    # the same prints, and every rank's next batch after them: nobody stayed behind
+    later = [
+        line.replace("Batch 0/0", "Batch 1/0").replace("16:50:40", "16:51:10")
+        for line in MINORITY_WENT_AHEAD[:8]
+    ]
+    analysis = analyze_files(tmp_path, {"train.log": MINORITY_WENT_AHEAD + later})
+    assert "stage_divergence" not in kinds(analysis)
+
+
+def test_a_later_step_a_few_ranks_printed_last_is_no_departure(tmp_path):
+    # counters: ranks 0 and 1 printed step 3 before the excerpt (or their buffers) ended
+    lines = [
+        f"[default{rank}]:step {step}/48 loss=0.1 lr=0.001"
+        for step in range(3)
+        for rank in range(8)
+    ] + ["[default0]:step 3/48 loss=0.1 lr=0.001", "[default1]:step 3/48 loss=0.1 lr=0.001"]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert "stage_divergence" not in kinds(analysis)
 
 
 def test_a_collective_print_of_one_rank_alone_is_no_milestone():
