@@ -211,6 +211,11 @@ def _never_ready(finding: Finding) -> Told:
 def _last_common_stage(finding: Finding, verdict: Verdict) -> Told:
     if "never_ready" in finding.details:
         return _never_ready(finding)
+    if finding.details.get("unranked"):  # logforensics/setup_stall.py
+        return (
+            "The job most likely hung creating its process group",
+            "the logs end there with no error",
+        )
     if "joining" in finding.details:  # logforensics/setup_stall.py
         every = (
             f"All {finding.details['world']} ranks"

@@ -51,7 +51,7 @@ def stalled_joining(job: Job) -> list[Finding]:
         return []
     joining = setup.filter((pl.col("_setup") == JOINING) & pl.col("rank").is_not_null())
     if joining.is_empty():
-        return []
+        return _unranked_stall(job, setup.filter(pl.col("_setup") == JOINING))
     # the world the announcements state, else the job's; without one, the ranks from 0 on
     worlds = joining.get_column("world_size").drop_nulls().unique()
     if worlds.len() > 1:
@@ -88,6 +88,40 @@ def stalled_joining(job: Job) -> list[Finding]:
             blames_nobody=True,
             confidence="medium",
             details={"joining": ranks, "world": world or len(ranks), "world_known": bool(world)},
+        )
+    ]
+
+
+def _unranked_stall(job: Job, joining: pl.DataFrame) -> list[Finding]:
+    """A framework's word that the group is being created, which names no rank (DeepSpeed's
+    first rank's `Initializing TorchBackend in DeepSpeed with backend nccl`), the last thing
+    the logs hold: no progress anywhere, nothing failed, nothing after it (RLHFlow/Online-RLHF
+    #11: `main_process_port: 0` in the accelerate config, so the ranks never met). Which ranks
+    got there is not said: a guess that blames none."""
+    if joining.is_empty() or job.progress is not None or not _logs_end_there(job, joining):
+        return []
+    if job.file_stats.height != joining.get_column("file").n_unique():
+        return []  # another file goes on: the set-up is not where the job stopped
+    announced = joining.sort("file", "line")
+    summary = (
+        "The logs end as the processes were creating the process group (the framework said "
+        "so, and no rank printed anything after), with nothing failed: the job most likely "
+        "hung while its ranks connected to one another. Which ranks got that far is not "
+        "said."
+    )
+    return [
+        placed_finding(
+            job,
+            announced.tail(1),
+            kind="last_common_stage",
+            severity="error",
+            part="explanation",
+            summary=summary,
+            fix=FIX,
+            ranks=[],
+            blames_nobody=True,
+            confidence="low",
+            details={"joining": [], "world": None, "world_known": False, "unranked": True},
         )
     ]
 

@@ -83,6 +83,11 @@ DISTRIBUTED_INIT = r"(?:^|[\s|])distributed init \(rank (\d+)\): \S"
 # rank 3`; facebookresearch/fairseq#2329 shows the host as `<2nd node server>`, spaces in it)
 INITIALIZED_HOST = r"(?:^|[\s|])initialized host .+? as rank (\d+)\b"
 
+# DeepSpeed's `init_distributed` as it creates the torch group (its first rank's word, no rank
+# in it; RLHFlow/Online-RLHF#11, verbatim: `[2024-06-11 00:23:36,254] [INFO]
+# [comm.py:668:init_distributed] Initializing TorchBackend in DeepSpeed with backend nccl`)
+DEEPSPEED_JOINS = r"\binit_distributed\] Initializing TorchBackend in DeepSpeed with backend \w+"
+
 # fairseq's table of every worker's GPU, which rank 0 prints once the workers' answers are
 # gathered (facebookresearch/fairseq#2385, verbatim; `enviroments` is fairseq's spelling):
 # 2020-07-28 06:31:03 | INFO | fairseq.utils | ***********************CUDA enviroments for all 8 workers***********************
@@ -175,13 +180,16 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     )
     announced = message.str.extract(DISTRIBUTED_INIT, 1).cast(pl.Int32, strict=False)
     initialized = message.str.extract(INITIALIZED_HOST, 1).cast(pl.Int32, strict=False)
-    joins = lines.filter(announced.is_not_null() | initialized.is_not_null()).select(
+    deepspeed = message.str.contains(DEEPSPEED_JOINS)
+    joins = lines.filter(announced.is_not_null() | initialized.is_not_null() | deepspeed).select(
         "file",
         "line",
         pl.coalesce(announced, initialized).alias("rank"),
         pl.lit("group_setup").alias("event"),
         pl.lit("info").alias("severity"),
-        _setup(joining=announced.is_not_null(), ready=initialized.is_not_null()).alias("extra"),
+        _setup(joining=announced.is_not_null() | deepspeed, ready=initialized.is_not_null()).alias(
+            "extra"
+        ),
     )
     table_rows = lines.filter(message.str.contains(CUDA_TABLE_ROW)).select("file", "line")
     return pl.concat(
@@ -220,6 +228,7 @@ PARSER = LineParser(
         "Setting up process group for: ",
         "distributed init (rank ",
         "initialized host ",
+        "Initializing TorchBackend in DeepSpeed",
     ),
     parse=parse,
 )

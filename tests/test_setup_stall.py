@@ -128,3 +128,42 @@ def test_the_hang_in_set_up_reads_in_chinese(tmp_path):
     assert english_runs(translate(verdict.finding.summary, "zh")) == []
     assert english_runs(translate(verdict.finding.fix, "zh")) == []
     assert english_runs(translate_headline(verdict.headline, "zh")) == []
+
+
+# RLHFlow/Online-RLHF#11, verbatim: the three lines the poster quotes as where the terminal
+# stops; DeepSpeed's first rank says it creates the torch group, no rank prints anything more
+# (the cause: `main_process_port: 0` in the accelerate config)
+DEEPSPEED_JOINING = [
+    "[2024-06-11 00:23:36,254] [INFO] [comm.py:637:init_distributed] cdb=None",
+    "[2024-06-11 00:23:36,254] [INFO] [comm.py:668:init_distributed] Initializing TorchBackend in DeepSpeed with backend nccl",
+    "[2024-06-11 00:23:36,296] [INFO] [comm.py:637:init_distributed] cdb=None",
+]
+
+
+def test_logs_that_end_as_the_group_is_created_are_a_likely_hang_in_its_set_up(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": DEEPSPEED_JOINING}).verdict
+    assert verdict.finding.kind == "last_common_stage" and verdict.ranks == []
+    assert verdict.finding.confidence == "low"
+    assert verdict.headline == (
+        "The job most likely hung creating its process group; the logs end there with no error"
+    )
+    assert "MASTER_ADDR:MASTER_PORT" in verdict.finding.fix
+    assert not english_runs(translate_headline(verdict.headline, "zh"))
+    assert not english_runs(translate(verdict.finding.summary, "zh"))
+
+
+def test_a_group_created_and_then_used_is_no_such_hang(tmp_path):
+    # the same lines, then training: the group came up
+    trained = [*DEEPSPEED_JOINING, *(f"{{'loss': 0.{n}, 'epoch': 0.0{n}}}" for n in range(3))]
+    trained += [f"[rank{r}]: rank={r} step=0 stage=forward" for r in range(2)]
+    analysis = analyze_files(tmp_path, {"console.log": trained})
+    assert not any(f.details.get("unranked") for f in analysis.findings)
+    # or another file goes on past it
+    other = analyze_files(
+        tmp_path / "other",
+        {
+            "console.log": DEEPSPEED_JOINING,
+            "rank1.log": [f"step {n}/48 loss=0.1" for n in range(5)],
+        },
+    )
+    assert not any(f.details.get("unranked") for f in other.findings)
