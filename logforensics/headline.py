@@ -658,6 +658,8 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
         versions = [str(version) for version in details["versions"]]
         said = ", ".join(versions[:-1]) + " and " + versions[-1]
         return f"The processes run different NCCL versions ({said})", None
+    if details.get("networks"):
+        return "The nodes set up NCCL's network differently", None
     if details.get("class") == "wrong_results":
         return "The collective's results came out wrong (nccl-tests' check)", None
     if details.get("backend_error_unsaid"):

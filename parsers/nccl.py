@@ -103,6 +103,10 @@ EVENTFUL_INFO = (
     "Call to connect returned ",
     "socketPollConnect: connect to ",
     "socketPollConnect: connect returned ",
+    "NET/Plugin",
+    "Plugin Path : ",
+    "Using network ",
+    "Using internal Network ",
 )
 # The interface NCCL's bootstrap and socket transport took (pytorch/pytorch#52916, NCCL 2.7):
 #   GPU9:10330:10330 [0] NCCL INFO Bootstrap : Using [0]lo:127.0.0.1<0>
@@ -111,6 +115,18 @@ EVENTFUL_INFO = (
 INTERFACE = (
     r"^(?:Bootstrap|NET/Socket) : Using (?:\[\d+\])?(?P<iface>[\w.-]+):(?P<addr>[0-9A-Fa-f.:%]+)<"
 )
+# The network each process's NCCL set up: an external network plugin it loaded, its internal
+# one, and the transport it uses (NVIDIA/nccl#1634, two nodes of one mpirun, verbatim:
+#   HGX-H100-11:18226:18274 [5] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.  # noqa: E501
+#   HGX-H100-04:589474:589541 [0] NCCL INFO Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so  # noqa: E501
+# older NCCL: `NET/Plugin : No plugin found (libnccl-net.so), using internal implementation`,
+# and `Using network Socket` or `Using network IB` once the transport is chosen)
+NETWORK_INTERNAL = (
+    r"^NET/Plugin ?: (?:Could not find: \S+? ?\S*\.so\.? Using internal (?:network|net) plugin"
+    r"|No plugin found \([^)]*\)(?:,? using internal implementation|\.?\s*$))"
+)
+NETWORK_PLUGIN = r"^(?:Plugin Path : (\S+)|NET/Plugin: Loaded net plugin (.+?) \(v\d+\))"
+NETWORK_USED = r"^Using (?:internal )?[Nn]etwork (\S.*?)\s*$"
 # A connect the bootstrap retries (same thread): nobody listens at the address it was given
 #   GPU9:10330:10399 [0] NCCL INFO Call to connect returned Connection refused, retrying
 # newer NCCL names the address and counts the tries (pytorch/pytorch#167288):
@@ -601,6 +617,11 @@ def _debug_lines(lines: pl.DataFrame) -> pl.DataFrame:
     is_unwind = pl.col("_unwind_code").is_not_null()
     is_interface = body.str.contains(INTERFACE)
     is_retry = body.str.contains(CONNECT_RETRY)
+    is_network = (
+        body.str.contains(NETWORK_INTERNAL)
+        | body.str.contains(NETWORK_PLUGIN)
+        | body.str.contains(NETWORK_USED)
+    )
     event = (
         pl.when(is_pair | is_shared | is_allowed)
         .then(pl.lit("duplicate_gpu"))
@@ -626,6 +647,8 @@ def _debug_lines(lines: pl.DataFrame) -> pl.DataFrame:
         .then(pl.lit("nccl_interface"))
         .when(is_retry)
         .then(pl.lit("connect_retry"))
+        .when(is_network)
+        .then(pl.lit("nccl_network"))
     )
     severity = (
         pl.when(is_allowed)
@@ -646,6 +669,7 @@ def _debug_lines(lines: pl.DataFrame) -> pl.DataFrame:
             _others(events.filter(pl.col("event").is_in(["nccl_mismatch", "nccl_version"]))),
             _unwinds(events.filter(pl.col("event") == "nccl_unwind")),
             _sockets(events.filter(pl.col("event").is_in(["nccl_interface", "connect_retry"]))),
+            _networks(events.filter(pl.col("event") == "nccl_network")),
         ],
         how="diagonal_relaxed",
     )
@@ -838,6 +862,28 @@ def _sockets(events: pl.DataFrame) -> pl.DataFrame:
             pl.coalesce(
                 interface.struct.field("addr"), pl.col("_body").str.extract(CONNECT_RETRY, 1)
             ).alias("peer"),
+        )
+    )
+
+
+def _networks(events: pl.DataFrame) -> pl.DataFrame:
+    """`nccl_network`: what the process's NCCL uses for the network, in `device`: `internal
+    plugin`, `plugin <path or name>`, or `network <transport>`."""
+    body = pl.col("_body")
+    plugin = body.str.extract_groups(NETWORK_PLUGIN)
+    return _line_columns(
+        events.with_columns(
+            pl.when(body.str.contains(NETWORK_INTERNAL))
+            .then(pl.lit("internal plugin"))
+            .when(body.str.contains(NETWORK_PLUGIN))
+            .then(
+                pl.format(
+                    "plugin {}",
+                    pl.coalesce(plugin.struct.field("1"), plugin.struct.field("2")),
+                )
+            )
+            .otherwise(pl.format("network {}", body.str.extract(NETWORK_USED, 1)))
+            .alias("device"),
         )
     )
 

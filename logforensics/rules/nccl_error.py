@@ -380,7 +380,7 @@ def check(job: Job) -> list[Finding]:
     )
     if nccl.is_empty():
         return never_completed
-    return _errors(job, nccl) + never_completed + _versions(nccl, job)
+    return _errors(job, nccl) + never_completed + _versions(nccl, job) + _networks(nccl, job)
 
 
 def _crashes_in_nccl(job: Job) -> pl.DataFrame:
@@ -1548,6 +1548,102 @@ def _versions(nccl: pl.DataFrame, job: Job) -> list[Finding]:
             details={"versions": per_version.get_column("version").to_list()},
         )
     ]
+
+
+FIX_NETWORKS = (
+    "Give every node the same NCCL network set-up: the same network plugin or none (the "
+    "`libnccl-net*.so` of HPC-X or aws-ofi-nccl on every node's library path, `NCCL_NET_PLUGIN` "
+    "alike everywhere), the same transport (an InfiniBand device on every node, or "
+    "`NCCL_IB_DISABLE=1` on all of them), and one container image. `NCCL_DEBUG=INFO "
+    "NCCL_DEBUG_SUBSYS=INIT,NET` prints each node's choice."
+)
+
+
+def _networks(nccl: pl.DataFrame, job: Job) -> list[Finding]:
+    """Hosts whose NCCL set up the network differently: an external network plugin on some,
+    NCCL's internal one on others, or another transport (`Using network IB` beside `Using
+    network Socket`). Processes on such nodes do not connect, or hang in their first
+    collective (NVIDIA/nccl#1634: HGX-H100-11 finds no `libnccl-net.so` while HGX-H100-04
+    loads HPC-X's; the pair hangs in nccl-tests and nothing fails). Context, or the
+    explanation where nothing in the logs failed otherwise."""
+    chosen = nccl.filter(
+        (pl.col("event") == "nccl_network") & pl.col("host").is_not_null()
+    ).with_columns(
+        pl.when(pl.col("device").str.starts_with("network "))
+        .then(pl.lit("transport"))
+        .otherwise(pl.lit("plugin"))
+        .alias("facet")
+    )
+    if chosen.is_empty():
+        return []
+    per_host = chosen.group_by("facet", "host").agg(
+        pl.col("device").unique().alias("choices"), pl.col("device").first().alias("choice")
+    )
+    # a facet every host states one choice for, the hosts disagreeing on it
+    split = (
+        per_host.group_by("facet")
+        .agg(
+            (pl.col("choices").list.len() == 1).all().alias("single"),
+            pl.col("choice").n_unique().alias("kinds"),
+        )
+        .filter(pl.col("single") & (pl.col("kinds") > 1))
+        .get_column("facet")
+    )
+    if split.is_empty():
+        return []
+    facet = "plugin" if "plugin" in split.to_list() else split.item(0)
+    apart = (
+        per_host.filter(pl.col("facet") == facet)
+        .group_by("choice")
+        .agg(pl.col("host").sort().alias("hosts"))
+        .sort("choice")
+    )
+    parts = [
+        f"{_network_said(row['choice'])} on {', '.join(row['hosts'][:3])}"
+        + (f" (+{len(row['hosts']) - 3})" if len(row["hosts"]) > 3 else "")
+        for row in apart.iter_rows(named=True)
+    ]
+    cited = (
+        chosen.filter(pl.col("facet") == facet)
+        .sort("file", "line")
+        .unique(subset=["device"], keep="first", maintain_order=True)
+    )
+    evidence, total = evidence_from(cited.select("file", "line", "text", "rank"))
+    alone = job.events.filter(pl.col("severity") == "error").is_empty() and not _past_init(job)
+    ranks = sorted(chosen.get_column("rank").drop_nulls().unique().to_list())
+    return [
+        Finding(
+            kind="nccl_error",
+            severity="error" if alone else "warning",
+            part="explanation" if alone else "context",
+            summary=(
+                "The nodes set up NCCL's network differently ("
+                + "; ".join(parts)
+                + "): processes on nodes set up apart fail to connect or hang in their first "
+                "collective."
+                + (
+                    " Nothing else in these logs failed: the difference is the likeliest cause."
+                    if alone
+                    else ""
+                )
+            ),
+            fix=FIX_NETWORKS,
+            ranks=ranks,
+            evidence=evidence,
+            evidence_total=total,
+            confidence="low" if alone else "high",
+            blames_nobody=True,
+            details={"networks": apart.get_column("choice").to_list()},
+        )
+    ]
+
+
+def _network_said(choice: str) -> str:
+    if choice == "internal plugin":
+        return "NCCL's internal network plugin"
+    if choice.startswith("plugin "):
+        return f"the network plugin `{choice.removeprefix('plugin ')}`"
+    return f"the {choice.removeprefix('network ')} transport"
 
 
 def _past_init(job: Job) -> bool:

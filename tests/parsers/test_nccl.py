@@ -1058,3 +1058,43 @@ def test_a_warn_under_a_job_s_own_logger_keeps_its_source_and_process():
     assert (warned["host"], warned["pid"]) == ("s12gn3064", 3942408)
     assert warned["exc_message"] == "socketPollConnect poll() returned 1, no POLLOUT events"
     assert warned["frame"].startswith("misc/socket.cc:586")
+
+
+@pytest.mark.parametrize(
+    ("line", "network"),
+    [
+        # NVIDIA/nccl#1634 (tests/rules/test_nccl_error.py), verbatim
+        (
+            "HGX-H100-11:18226:18274 [5] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.",
+            "internal plugin",
+        ),
+        (
+            "HGX-H100-04:589474:589541 [0] NCCL INFO Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so",
+            "plugin /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so",
+        ),
+        # tests/data/nccl/nccl-857-rank1-stops-calling, verbatim (an older NCCL)
+        (
+            "ai:487637:487637 [3] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation",
+            "internal plugin",
+        ),
+        ("ai:487637:487637 [3] NCCL INFO Using network Socket", "network Socket"),
+        # NVIDIA/nccl#226, verbatim (older still: no word of the internal one)
+        (
+            "ip-172-31-8-153:45343:45343 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so).",
+            "internal plugin",
+        ),
+        # NVIDIA/nccl#1267 (tests/rules/test_nccl_error.py), verbatim
+        (
+            "instance-8g-96c-1:525765:525765 [0] NCCL INFO NET/Plugin: Loaded net plugin FastSocket (v4)",
+            "plugin FastSocket",
+        ),
+    ],
+)
+def test_the_network_a_process_s_nccl_set_up_is_read(line, network):
+    assert only(parsed_by("nccl", [line]), "nccl_network")["device"] == network
+
+
+def test_a_plugin_symbol_nccl_did_not_find_says_nothing_of_the_network():
+    # NVIDIA/nccl#1267, verbatim: a probe of the plugin's interface versions, not a choice
+    line = "instance-8g-96c-1:525765:525765 [0] NCCL INFO NET/Plugin: Failed to find ncclNetPlugin_v6 symbol."
+    assert parsed_by("nccl", [line]).filter(pl.col("event") == "nccl_network").is_empty()

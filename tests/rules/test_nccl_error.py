@@ -198,6 +198,52 @@ def test_mixed_releases_past_init_stay_context(tmp_path):
     assert (versions.severity, versions.role) == ("warning", "context")
 
 
+# NVIDIA/nccl#1634, verbatim (the two lines the thread quotes): a two-node nccl-tests run that
+# hangs with no error; one node finds no network plugin, the other loads HPC-X's
+PLUGIN_ON_ONE_NODE = [
+    "HGX-H100-11:18226:18274 [5] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.",
+    "HGX-H100-04:589474:589541 [0] NCCL INFO Plugin Path : /opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so",
+]
+
+
+def test_nodes_whose_nccl_set_up_the_network_differently_are_the_cause_when_nothing_failed(
+    tmp_path,
+):
+    verdict = analyze_files(tmp_path, {"console.log": PLUGIN_ON_ONE_NODE}).verdict
+    assert (verdict.finding.kind, verdict.finding.confidence) == ("nccl_error", "low")
+    assert verdict.ranks == []
+    assert verdict.headline == "The nodes set up NCCL's network differently"
+    summary = verdict.finding.summary
+    assert "NCCL's internal network plugin on HGX-H100-11" in summary
+    assert "`/opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so` on HGX-H100-04" in summary
+    assert [e.line for e in verdict.finding.evidence] == [1, 2]
+    assert "NCCL_IB_DISABLE=1" in verdict.finding.fix
+    assert not english_runs(translate(summary, "zh"))
+
+
+def test_transports_apart_are_read_from_the_network_each_node_uses(tmp_path):
+    # the line of MIXED_AT_INIT's second node, and the same on a node with InfiniBand
+    socket = "instance-8g-96c-2:525781:525957 [0] NCCL INFO Using network Socket"
+    ib = "instance-8g-96c-1:525765:525957 [0] NCCL INFO Using network IB"
+    networks = finding(analyze_files(tmp_path, {"console.log": [socket, ib]}), "nccl_error")
+    assert "the IB transport on instance-8g-96c-1" in networks.summary
+    assert "the Socket transport on instance-8g-96c-2" in networks.summary
+    # every node on the same one: nothing to say
+    same = analyze_files(tmp_path / "same", {"console.log": [socket, socket.replace("-2:", "-1:")]})
+    assert "nccl_error" not in kinds(same)
+
+
+def test_a_network_difference_beside_a_failure_is_context(tmp_path):
+    # the nodes' lines beside a broken connection's WARN (formats.md §3, verbatim)
+    lines = [
+        *PLUGIN_ON_ONE_NODE,
+        "a100-st-p4d24xlarge-22:183006:183220 [1] misc/socket.cc:518 NCCL WARN Net : Call to recv from 10.200.84.247<58355> failed : Broken pipe",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    networks = next(f for f in analysis.findings if f.details.get("networks"))
+    assert (networks.severity, networks.role) == ("warning", "context")
+
+
 def test_one_version_printed_two_ways_is_consistent(tmp_path):
     files = world(["node-a", "node-b"])
     files["nccl.node-a.100.log"].append("node-a:100:100 [0] NCCL INFO NCCL version 2.18.3+cuda12.2")
