@@ -1520,31 +1520,24 @@ def _versions(nccl: pl.DataFrame, job: Job) -> list[Finding]:
         evidence.append(Evidence(first["file"], first["line"], first["text"], first["rank"]))
     ranks = sorted({rank for row in per_version.iter_rows(named=True) for rank in row["ranks"]})
     releases = stated.get_column("version").str.extract(r"^(\d+\.\d+)", 1).n_unique()
-    alone = (
-        releases > 1
-        and job.events.filter(pl.col("severity") == "error").is_empty()
-        and not _past_init(job)
+    alone = releases > 1 and _nothing_else_failed(job)
+    summary = (
+        "The ranks do not run the same NCCL version ("
+        + "; ".join(parts)
+        + "): mixed NCCL builds can fail or hang at communicator init."
     )
     return [
-        Finding(
-            kind="nccl_error",
-            severity="error" if alone else "warning",
-            part="explanation" if alone else "context",
-            summary=(
-                "The ranks do not run the same NCCL version ("
-                + "; ".join(parts)
-                + "): mixed NCCL builds can fail or hang at communicator init."
-                + (
-                    " Nothing else in these logs failed: the mix is the likeliest cause."
-                    if alone
-                    else ""
-                )
+        _set_up_apart(
+            summary
+            + (
+                " Nothing else in these logs failed: the mix is the likeliest cause."
+                if alone
+                else ""
             ),
-            fix=FIX_VERSIONS,
+            FIX_VERSIONS,
+            alone,
             ranks=ranks,
-            evidence=evidence,
-            evidence_total=stated.height,
-            confidence="low" if alone else "high",
+            evidence=(evidence, stated.height),
             details={"versions": per_version.get_column("version").to_list()},
         )
     ]
@@ -1608,34 +1601,61 @@ def _networks(nccl: pl.DataFrame, job: Job) -> list[Finding]:
         .sort("file", "line")
         .unique(subset=["device"], keep="first", maintain_order=True)
     )
-    evidence, total = evidence_from(cited.select("file", "line", "text", "rank"))
-    alone = job.events.filter(pl.col("severity") == "error").is_empty() and not _past_init(job)
-    ranks = sorted(chosen.get_column("rank").drop_nulls().unique().to_list())
+    alone = _nothing_else_failed(job)
+    summary = (
+        "The nodes set up NCCL's network differently ("
+        + "; ".join(parts)
+        + "): processes on nodes set up apart fail to connect or hang in their first collective."
+    )
     return [
-        Finding(
-            kind="nccl_error",
-            severity="error" if alone else "warning",
-            part="explanation" if alone else "context",
-            summary=(
-                "The nodes set up NCCL's network differently ("
-                + "; ".join(parts)
-                + "): processes on nodes set up apart fail to connect or hang in their first "
-                "collective."
-                + (
-                    " Nothing else in these logs failed: the difference is the likeliest cause."
-                    if alone
-                    else ""
-                )
+        _set_up_apart(
+            summary
+            + (
+                " Nothing else in these logs failed: the difference is the likeliest cause."
+                if alone
+                else ""
             ),
-            fix=FIX_NETWORKS,
-            ranks=ranks,
-            evidence=evidence,
-            evidence_total=total,
-            confidence="low" if alone else "high",
-            blames_nobody=True,
+            FIX_NETWORKS,
+            alone,
+            ranks=sorted(chosen.get_column("rank").drop_nulls().unique().to_list()),
+            evidence=evidence_from(cited.select("file", "line", "text", "rank")),
             details={"networks": apart.get_column("choice").to_list()},
+            blames_nobody=True,
         )
     ]
+
+
+def _set_up_apart(
+    summary: str,
+    fix: str,
+    alone: bool,
+    *,
+    ranks: list[int],
+    evidence: tuple[list[Evidence], int],
+    details: dict[str, object],
+    blames_nobody: bool = False,
+) -> Finding:
+    """Processes whose NCCL was set up differently (its version, its network): the
+    explanation, as a guess, where `alone` (nothing else failed, no communicator past init);
+    context beside a failure."""
+    lines, total = evidence
+    return Finding(
+        kind="nccl_error",
+        severity="error" if alone else "warning",
+        part="explanation" if alone else "context",
+        summary=summary,
+        fix=fix,
+        ranks=ranks,
+        evidence=lines,
+        evidence_total=total,
+        confidence="low" if alone else "high",
+        blames_nobody=blames_nobody,
+        details=details,
+    )
+
+
+def _nothing_else_failed(job: Job) -> bool:
+    return job.events.filter(pl.col("severity") == "error").is_empty() and not _past_init(job)
 
 
 def _network_said(choice: str) -> str:
