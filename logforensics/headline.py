@@ -953,6 +953,15 @@ def _rendezvous_split(finding: Finding, verdict: Verdict) -> Told:
     return f"The nodes joined {runs} different rendezvous and never met", why or None
 
 
+def _worker_restart(finding: Finding, verdict: Verdict) -> Told:
+    if finding.details.get("unexplained"):
+        return (
+            "The workers failed and the launcher restarted them",
+            "the logs do not hold what the failed attempt died of",
+        )
+    return _generic(finding, verdict)
+
+
 def _generic(finding: Finding, verdict: Verdict) -> Told:
     ranks = finding.blamed or finding.ranks
     return f"{finding.kind} on {rank_list(ranks)}" if ranks else finding.kind, None
@@ -977,6 +986,7 @@ WHAT: dict[str, Callable[[Finding, Verdict], Told]] = {
     "rpc_transport": _rpc_transport,
     "rendezvous_split": _rendezvous_split,
     "last_common_stage": _last_common_stage,
+    "worker_restart": _worker_restart,
 }
 
 

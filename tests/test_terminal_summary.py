@@ -63,6 +63,11 @@ SKIPPED = found(
 
 HEADLINES = [
     (
+        Verdict(found("worker_restart", blames_nobody=True, details={"unexplained": True}), ""),
+        "The workers failed and the launcher restarted them; the logs do not hold what the "
+        "failed attempt died of",
+    ),
+    (
         Verdict(SKIPPED, "", (SKIPPED, timeout([0, 1, 2, 3], 20))),
         "Rank 2 skipped part of step 5 after a NaN loss; ranks 0, 1 and 3 waited for it until "
         "the timeout (20 s)",
@@ -452,7 +457,7 @@ def test_every_verdict_kind_has_its_own_words():
     from logforensics.headline import WHAT
     from logforensics.registry import rules
 
-    context_only = {"implausible_number", "worker_restart"}
+    context_only = {"implausible_number"}
     can_be_verdict = {rule.kind for rule in rules()} - context_only
     assert can_be_verdict <= set(WHAT)
     told = {verdict.finding.kind for verdict, _ in HEADLINES if verdict is not None}

@@ -4,9 +4,10 @@ Within a console that shows torchrun's `Worker group FAILED. 1/1 attempts left; 
 worker group`, the failures before that line belong to an attempt that is over (see
 `logforensics/attempts.py`): the other findings come from the attempt after it. This rule
 quotes the earlier attempt's first failure, so that the report still says why the workers
-were restarted. It is context, never the verdict: a restart that was followed by a run that
-finished leaves no failure to fix in this job, and a run that failed again has a failure of
-its own.
+were restarted. It is context: a restart that was followed by a run that finished leaves no
+failure to fix in this job, and a run that failed again has a failure of its own. Where the
+logs hold nothing but the restart (no failure before it, nothing after it going on), the
+restart is the failure they report, and the verdict.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import polars as pl
 from logforensics.findings import Evidence, Finding
 from logforensics.job import Job
 from logforensics.registry import Rule
+from logforensics.text import clipped
 
 FIX = (
     "Nothing to change for the restart itself: torchrun restarted the workers as "
@@ -31,7 +33,7 @@ def check(job: Job) -> list[Finding]:
     just before each console's cut (after the restart before it, if any), the earliest first."""
     earlier = job.earlier_attempts
     if earlier.is_empty():
-        return []
+        return _restarted_unexplained(job)
     restarts = job.events.filter(pl.col("event") == "workers_restarted").select(
         "file", "line", "text", "extra"
     )
@@ -107,6 +109,59 @@ def _finding(job: Job, failed: pl.DataFrame) -> Finding:
         evidence_total=failed.height + consoles,
         details={"restart": {"file": first["file"], "line": int(first["_cut"])}},
     )
+
+
+UNEXPLAINED_FIX = (
+    "The failure itself is in the workers' own output, which these logs do not hold: torchrun's "
+    "`--log-dir` (or `--redirects`/`--tee`) files, each worker's `error.json` reply file under "
+    "the agent's log directory, or the console before these lines. Analyse those; a restart "
+    "that fails the same way each attempt spends `--max-restarts` and then ends the job."
+)
+# what shows the attempt after a restart went on: a worker's progress, or the run's end
+WENT_ON = ("stage", "progress_bar", "epoch_start", "epoch_end", "run_finished")
+
+
+def _restarted_unexplained(job: Job) -> list[Finding]:
+    """The agent restarting its workers after a failure, where the logs hold nothing of the
+    failed attempt, nothing failing anywhere and nothing of the next attempt going on
+    (ylanglbw/Doc2EDAG#24: `Worker group FAILED. 3/3 attempts left; will restart worker
+    group`, the rendezvous again, `attempt_1`'s reply files, and the paste ends). The
+    restart is then the only failure the logs report: the verdict, as it was reported."""
+    restarts = job.events.filter(
+        (pl.col("event") == "workers_restarted") & pl.col("extra").is_not_null()
+    ).sort("file", "line")
+    if restarts.is_empty() or not job.events.filter(pl.col("severity") == "error").is_empty():
+        return []
+    first = restarts.row(0, named=True)
+    after = job.events.filter(
+        pl.col("event").is_in(WENT_ON) & (pl.col("line") > first["line"])
+    ).filter(pl.col("file") == first["file"])
+    if after.height or (job.progress is not None and not job.progress.marks.is_empty()):
+        return []
+    text = str(first["text"]).strip()
+    said = text[text.find("Worker group") :] if "Worker group" in text else text
+    return [
+        Finding(
+            kind="worker_restart",
+            severity="error",
+            part="explanation",
+            summary=(
+                f"The launcher found its worker group failed and restarted it (`{clipped(said)}`); "
+                "the logs hold no line of the attempt that failed, so what it died of is not "
+                "said here."
+            ),
+            fix=UNEXPLAINED_FIX,
+            ranks=[],
+            evidence=[Evidence(first["file"], int(first["line"]), text)],
+            evidence_total=restarts.height,
+            confidence="low",
+            blames_nobody=True,
+            details={
+                "restart": {"file": first["file"], "line": int(first["line"])},
+                "unexplained": True,
+            },
+        )
+    ]
 
 
 RULE = Rule(kind="worker_restart", check=check)

@@ -75,3 +75,51 @@ def test_a_next_attempt_cut_where_it_forms_its_group_leaves_the_earlier_one_the_
     verdict = analyze_files(tmp_path, {"launcher.log": lines}).verdict
     assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [1])
     assert "label out of range" in verdict.finding.summary
+
+
+# ylanglbw/Doc2EDAG#24, verbatim: a single-node, four-worker torchrun console that shows only
+# the agent restarting its workers and starting attempt 1; nothing of attempt 0 is in the paste
+RESTART_ALONE = [
+    "INFO:torch.distributed.elastic.agent.server.api:[default] Worker group FAILED. 3/3 attempts left; will restart worker group",
+    "INFO:torch.distributed.elastic.agent.server.api:[default] Stopping worker group",
+    "INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous'ing worker group",
+    "INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous complete for workers. Result:",
+    "  restart_count=1",
+    "  master_addr=127.0.0.1",
+    "  master_port=29500",
+    "  group_rank=0",
+    "  group_world_size=1",
+    "  local_ranks=[0, 1, 2, 3]",
+    "  role_ranks=[0, 1, 2, 3]",
+    "  global_ranks=[0, 1, 2, 3]",
+    "  role_world_sizes=[4, 4, 4, 4]",
+    "  global_world_sizes=[4, 4, 4, 4]",
+    "",
+    "INFO:torch.distributed.elastic.agent.server.api:[default] Starting worker group",
+    "INFO:torch.distributed.elastic.multiprocessing:Setting worker0 reply file to: /tmp/torchelastic_kh8gjpdz/none_12bm0xei/attempt_1/0/error.json",
+    "INFO:torch.distributed.elastic.multiprocessing:Setting worker1 reply file to: /tmp/torchelastic_kh8gjpdz/none_12bm0xei/attempt_1/1/error.json",
+    "INFO:torch.distributed.elastic.multiprocessing:Setting worker2 reply file to: /tmp/torchelastic_kh8gjpdz/none_12bm0xei/attempt_1/2/error.json",
+    "INFO:torch.distributed.elastic.multiprocessing:Setting worker3 reply file to: /tmp/torchelastic_kh8gjpdz/none_12bm0xei/attempt_1/3/error.json",
+]
+
+
+def test_a_restart_with_nothing_of_the_failed_attempt_is_the_verdict_as_reported(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": RESTART_ALONE})
+    verdict = analysis.verdict
+    assert verdict is not None and verdict.finding.kind == "worker_restart"
+    assert (verdict.finding.confidence, verdict.ranks) == ("low", [])
+    assert "`Worker group FAILED. 3/3 attempts left; will restart worker group`" in (
+        verdict.finding.summary
+    )
+    assert verdict.headline == (
+        "The workers failed and the launcher restarted them; the logs do not hold what the "
+        "failed attempt died of"
+    )
+    assert "error.json" in verdict.finding.fix
+
+
+def test_a_restart_the_next_attempt_went_on_from_is_no_failure_of_its_own(tmp_path):
+    # the same restart, then the workers' progress: the attempt after it ran
+    lines = [*RESTART_ALONE, *(f"[default{r}]:rank={r} step=0 stage=forward" for r in range(4))]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert "worker_restart" not in kinds(analysis)
