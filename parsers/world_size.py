@@ -87,6 +87,12 @@ INITIALIZED_HOST = r"(?:^|[\s|])initialized host .+? as rank (\d+)\b"
 # in it; RLHFlow/Online-RLHF#11, verbatim: `[2024-06-11 00:23:36,254] [INFO]
 # [comm.py:668:init_distributed] Initializing TorchBackend in DeepSpeed with backend nccl`)
 DEEPSPEED_JOINS = r"\binit_distributed\] Initializing TorchBackend in DeepSpeed with backend \w+"
+# ... and wenet's train.py, each process just before `init_process_group`, with its local GPU
+# (no rank; wenet-e2e/wenet#812, verbatim: `2021-11-24 08:11:49,857 INFO training on multiple
+# gpus, this gpu 7`)
+WENET_JOINS = r"\btraining on multiple gpus, this gpu \d+"
+# the words each framework's unranked announcement holds
+UNRANKED_JOINS = DEEPSPEED_JOINS + "|" + WENET_JOINS
 
 # fairseq's table of every worker's GPU, which rank 0 prints once the workers' answers are
 # gathered (facebookresearch/fairseq#2385, verbatim; `enviroments` is fairseq's spelling):
@@ -180,14 +186,14 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     )
     announced = message.str.extract(DISTRIBUTED_INIT, 1).cast(pl.Int32, strict=False)
     initialized = message.str.extract(INITIALIZED_HOST, 1).cast(pl.Int32, strict=False)
-    deepspeed = message.str.contains(DEEPSPEED_JOINS)
-    joins = lines.filter(announced.is_not_null() | initialized.is_not_null() | deepspeed).select(
+    unranked = message.str.contains(UNRANKED_JOINS)
+    joins = lines.filter(announced.is_not_null() | initialized.is_not_null() | unranked).select(
         "file",
         "line",
         pl.coalesce(announced, initialized).alias("rank"),
         pl.lit("group_setup").alias("event"),
         pl.lit("info").alias("severity"),
-        _setup(joining=announced.is_not_null() | deepspeed, ready=initialized.is_not_null()).alias(
+        _setup(joining=announced.is_not_null() | unranked, ready=initialized.is_not_null()).alias(
             "extra"
         ),
     )
@@ -229,6 +235,7 @@ PARSER = LineParser(
         "distributed init (rank ",
         "initialized host ",
         "Initializing TorchBackend in DeepSpeed",
+        "training on multiple gpus, this gpu ",
     ),
     parse=parse,
 )

@@ -167,3 +167,25 @@ def test_a_group_created_and_then_used_is_no_such_hang(tmp_path):
         },
     )
     assert not any(f.details.get("unranked") for f in other.findings)
+
+
+# wenet-e2e/wenet#812, verbatim: 8 machines x 8 GPUs; each process's word before
+# `init_process_group` (its local GPU, no rank), then nothing (solved by gloo -> nccl)
+WENET_JOINING = [
+    "2021-11-24 08:11:49,857 INFO training on multiple gpus, this gpu 7",
+    "2021-11-24 08:11:49,857 INFO training on multiple gpus, this gpu 5",
+    "2021-11-24 08:11:55,954 INFO training on multiple gpus, this gpu 2",
+    "2021-11-24 08:11:55,954 INFO training on multiple gpus, this gpu 5",
+    "2021-11-24 08:11:55,954 INFO training on multiple gpus, this gpu 4",
+    "2021-11-24 08:11:55,954 INFO training on multiple gpus, this gpu 1",
+    "2021-11-24 08:11:55,955 INFO training on multiple gpus, this gpu 6",
+    "2021-11-24 08:11:55,956 INFO training on multiple gpus, this gpu 0",
+    "2021-11-24 08:11:55,957 INFO training on multiple gpus, this gpu 7",
+    "2021-11-24 08:11:55,957 INFO training on multiple gpus, this gpu 3",
+]
+
+
+def test_wenet_s_word_before_the_group_and_then_silence_is_the_same_likely_hang(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": WENET_JOINING}).verdict
+    assert verdict.finding.kind == "last_common_stage" and verdict.ranks == []
+    assert verdict.finding.details.get("unranked")
