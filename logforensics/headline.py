@@ -651,6 +651,10 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
             return f"NCCL's connects were refused until the log ends{where}", (
                 "nothing listens at the peer's address"
             )
+        if finding.confidence == "low":  # listed across hosts, no connect seen failing
+            return f"NCCL used the loopback interface in a job across hosts{where}", (
+                "the communicator most likely never formed"
+            )
         return f"NCCL bootstrapped over the loopback interface{where}", (
             "the communicator never formed"
         )

@@ -39,7 +39,7 @@ def nccl_interface(job: Job) -> list[Finding]:
         on_loopback, on=PROCESS, how="semi", nulls_equal=True
     )
     if refused.is_empty():
-        return []
+        return _loopback_across_hosts(job, nccl, loopback)
     rows = pl.concat([loopback.head(1), refused], how="diagonal_relaxed").sort("file", "line")
     ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
     who = f"{rank_list(ranks).capitalize()}'s NCCL" if ranks else "NCCL"
@@ -125,3 +125,46 @@ def refused_to_the_end(job: Job) -> list[Finding]:
             blames_nobody=True,
         )
     ]
+
+
+def _loopback_across_hosts(job: Job, nccl: pl.DataFrame, loopback: pl.DataFrame) -> list[Finding]:
+    """NCCL's socket transport using a loopback interface in a job whose NCCL lines come from
+    two hosts or more, when nothing failed and nothing went on: a peer on another host given
+    the loopback address connects to itself (horovod/horovod#789: NCCL 2.3 in two Docker
+    containers lists `NET : Using interface lo:127.0.0.1<0>` before eth0 on both, and the job
+    hangs; the fix is NCCL_SOCKET_IFNAME). A guess: the logs do not show the connects."""
+    hosts = nccl.get_column("host").drop_nulls().unique()
+    if hosts.len() < 2:
+        return []
+    if not job.events.filter(pl.col("severity") == "error").is_empty():
+        return []
+    if job.progress is not None and not job.progress.marks.is_empty():
+        return []
+    on = loopback.get_column("host").drop_nulls().unique().sort().to_list()
+    first = loopback.row(0, named=True)
+    ranks = sorted(loopback.get_column("rank").drop_nulls().unique().to_list())
+    summary = (
+        f"NCCL uses the loopback interface ({first['device']}:{first['peer']}) on "
+        f"{_hosts(on)}, in a job across "
+        f"{hosts.len()} hosts: a peer on another host given a loopback address connects to "
+        "itself, so the communicator cannot form. Nothing else in these logs failed; the "
+        "network setting is the likeliest cause."
+    )
+    return [
+        interface_finding(
+            loopback.sort("file", "line").head(3),
+            summary=summary,
+            fix=NCCL_INTERFACE_FIX,
+            ranks=ranks,
+            transport="nccl",
+            interfaces=[first["device"]],
+            confidence="low",
+            blames_nobody=True,
+        )
+    ]
+
+
+def _hosts(hosts: list[str]) -> str:
+    if len(hosts) > 3:
+        return f"{', '.join(hosts[:3])} and {len(hosts) - 3} more"
+    return " and ".join([", ".join(hosts[:-1]), hosts[-1]]) if len(hosts) > 1 else hosts[0]

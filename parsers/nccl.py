@@ -112,8 +112,11 @@ EVENTFUL_INFO = (
 #   GPU9:10330:10330 [0] NCCL INFO Bootstrap : Using [0]lo:127.0.0.1<0>
 #   GPU9:10330:10330 [0] NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0>
 # (newer NCCL leaves out the `[0]`: `Bootstrap : Using eth0:10.0.0.4<0>`); the first is kept
+# (NCCL 2.3 names each interface on a line of its own: `NET : Using interface lo:127.0.0.1<0>`,
+# horovod/horovod#789)
 INTERFACE = (
-    r"^(?:Bootstrap|NET/Socket) : Using (?:\[\d+\])?(?P<iface>[\w.-]+):(?P<addr>[0-9A-Fa-f.:%]+)<"
+    r"^(?:Bootstrap|NET/Socket|NET) : Using (?:interface )?(?:\[\d+\])?"
+    r"(?P<iface>[\w.-]+):(?P<addr>[0-9A-Fa-f.:%]+)<"
 )
 # The network each process's NCCL set up: an external network plugin it loaded, its internal
 # one, and the transport it uses (NVIDIA/nccl#1634, two nodes of one mpirun, verbatim:

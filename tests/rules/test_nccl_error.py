@@ -1405,3 +1405,43 @@ def test_a_segfault_in_nccl_is_the_library_crashing(tmp_path):
     assert translate_headline(verdict.headline, "zh") != verdict.headline
     for said in (verdict.finding.summary, verdict.finding.fix):
         assert english_runs(translate(said, "zh")) == []
+
+
+# horovod/horovod#789, verbatim (the first excerpt of the description's log; the blank lines
+# between the processes' blocks left out): NCCL 2.3 in two Docker containers on two servers
+# lists the loopback interface before eth0; the job then hangs (the title: `NCCL connect timeout
+# : Connection refused`, a line the paste's excerpts do not hold)
+LOOPBACK_LISTED = [
+    "e53b7da88fea:2493:2753 [0] misc/ibvwrap.cu:63 NCCL WARN Failed to open libibverbs.so[.1]",
+    "e53b7da88fea:2493:2753 [0] NCCL INFO Using internal Network Socket",
+    "e53b7da88fea:2493:2753 [0] NCCL INFO NET : Using interface lo:127.0.0.1<0>",
+    "e53b7da88fea:2493:2753 [0] NCCL INFO NET : Using interface eth0:3.10.11.7<0>",
+    "e53b7da88fea:2493:2753 [0] NCCL INFO NET/Socket : 2 interfaces found",
+    "NCCL version 2.3.5+cuda9.0",
+    "e53b7da88fea:2493:2753 [0] NCCL INFO rank 0 nranks 4",
+    "e53b7da88fea:2494:2756 [1] misc/ibvwrap.cu:63 NCCL WARN Failed to open libibverbs.so[.1]",
+    "e53b7da88fea:2494:2756 [1] NCCL INFO Using internal Network Socket",
+    "e53b7da88fea:2494:2756 [1] NCCL INFO rank 1 nranks 4",
+    "51ca79e04561:4880:5140 [1] misc/ibvwrap.cu:63 NCCL WARN Failed to open libibverbs.so[.1]",
+    "51ca79e04561:4880:5140 [1] NCCL INFO Using internal Network Socket",
+    "51ca79e04561:4880:5140 [1] NCCL INFO rank 3 nranks 4",
+]
+
+
+def test_loopback_listed_in_a_job_across_hosts_is_the_likely_cause_when_nothing_failed(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": LOOPBACK_LISTED}).verdict
+    assert (verdict.finding.kind, verdict.finding.confidence) == ("nccl_error", "low")
+    assert "(lo:127.0.0.1) on e53b7da88fea, in a job across 2 hosts" in verdict.finding.summary
+    assert "NCCL_SOCKET_IFNAME" in verdict.finding.fix
+    assert verdict.headline == (
+        "NCCL used the loopback interface in a job across hosts; the communicator most likely "
+        "never formed"
+    )
+    assert not english_runs(translate_headline(verdict.headline, "zh"))
+    assert not english_runs(translate(verdict.finding.summary, "zh"))
+
+
+def test_loopback_on_one_host_is_no_fault(tmp_path):
+    one_host = [line for line in LOOPBACK_LISTED if line.startswith("e53b7da88fea")]
+    analysis = analyze_files(tmp_path, {"console.log": one_host})
+    assert not any(f.details.get("transport") == "nccl" for f in analysis.findings)
