@@ -59,7 +59,7 @@ def stalled_joining(job: Job) -> list[Finding]:
     world = int(worlds.item()) if worlds.len() else _stated_world(job)
     ranks = sorted(joining.get_column("rank").unique().to_list())
     expected = list(range(world if world is not None else max(ranks) + 1))
-    if len(ranks) < 2 or ranks != expected or not _logs_end_there(job, joining):
+    if len(ranks) < 2 or ranks != expected or not logs_end_there(job, joining):
         return []
     if _master_went_on(job, joining):
         return []
@@ -99,7 +99,7 @@ def _unranked_stall(job: Job, joining: pl.DataFrame) -> list[Finding]:
     the logs hold: no progress anywhere, nothing failed, nothing after it (RLHFlow/Online-RLHF
     #11: `main_process_port: 0` in the accelerate config, so the ranks never met). Which ranks
     got there is not said: a guess that blames none."""
-    if joining.is_empty() or job.progress is not None or not _logs_end_there(job, joining):
+    if joining.is_empty() or job.progress is not None or not logs_end_there(job, joining):
         return []
     if job.file_stats.height != joining.get_column("file").n_unique():
         return []  # another file goes on: the set-up is not where the job stopped
@@ -149,7 +149,7 @@ def _master_went_on(job: Job, joining: pl.DataFrame) -> bool:
     return not after.filter(pl.col("text").str.strip_chars() != "").is_empty()
 
 
-def _logs_end_there(job: Job, joining: pl.DataFrame) -> bool:
+def logs_end_there(job: Job, joining: pl.DataFrame) -> bool:
     """Whether every file holding announcements ends within TAIL_LINES of its last one, with
     no event after it."""
     lasts = joining.group_by("file").agg(pl.col("line").max().alias("_last"))

@@ -31,6 +31,7 @@ from logforensics.gloo_interface import wrong_interface
 from logforensics.job import Job
 from logforensics.placement import earliest_time
 from logforensics.registry import Rule
+from logforensics.setup_stall import logs_end_there
 from logforensics.stopped_workers import EXIT_REPORTS, child_failed_error
 from logforensics.store_barrier import short_at_barrier
 from logforensics.text import clipped, describe_key, duration, rank_list
@@ -66,7 +67,12 @@ def check(job: Job) -> list[Finding]:
         (absent or _never_formed(job))
         + _vanished(job)
         + _init_never_completed(job)
-        + (_store_unreachable(job) or _store_wait_timed_out(job) or _closed_at_first_join(job))
+        + (
+            _store_unreachable(job)
+            or _store_wait_timed_out(job)
+            or _closed_at_first_join(job)
+            or _agent_left_joining(job)
+        )
         + _mesh_never_formed(job)
         + (short_at_barrier(job, default_group=True) if not claimed else [])
         + (_unreachable_nodes(job) or _not_launched(job))
@@ -694,6 +700,44 @@ def _closed_at_first_join(job: Job) -> list[Finding]:
     )
     details = {"phase": "rendezvous", "side": "closed", "reporters": reporters}
     return [_start_up_failure(closed, summary, CLOSED_FIX, "medium", details)]
+
+
+# the dynamic rendezvous handler as a node's agent asks to join (`The node '<host>_<pid>_0'
+# attempts to join the next round of the rendezvous '1234'.`; older torch `attempted`)
+JOINING_ROUND = "to join the next round of the rendezvous"
+JOINING_FIX = (
+    "The other nodes never joined this node's rendezvous. Start every node with the same "
+    "`--rdzv-endpoint host:port` (give the port: without one the first node picks a random "
+    "port the others cannot know), the same `--rdzv-id` and `--nnodes`, and check that every "
+    "node reaches that address and port; then read the other nodes' own logs for why they did "
+    "not arrive."
+)
+
+
+def _agent_left_joining(job: Job) -> list[Finding]:
+    """A node's agent asking to join the rendezvous as the last thing the logs hold: nothing
+    failed, nothing after it (no worker started, no other node's join), no progress
+    (pytorch/pytorch#64990: the second node's agent `attempts to join the next round of the
+    rendezvous '1234'`; the first node had picked a random port, since `--rdzv_endpoint` gave
+    none). The other nodes never joined it: a guess, the logs do not show the wait's end."""
+    joins = job.events.filter(
+        (pl.col("event") == "rendezvous_run")
+        & pl.col("text").str.contains(JOINING_ROUND, literal=True)
+    )
+    if joins.is_empty() or not job.events.filter(pl.col("severity") == "error").is_empty():
+        return []
+    if job.progress is not None or not logs_end_there(job, joins):
+        return []
+    last = joins.sort("file", "line").tail(1)
+    host = last.item(0, "host")
+    run = last.select(pl.col("extra").str.json_path_match("$.run_id")).item()
+    who = f"The agent on {host}" if host else "A node's agent"
+    summary = (
+        f"{who} asked to join the rendezvous '{run}' and the logs end there: no worker "
+        "started and nothing failed. The other nodes most likely never joined it."
+    )
+    details = {"phase": "rendezvous", "side": "joining", "reporters": [], "host": host}
+    return [_start_up_failure(last, summary, JOINING_FIX, "low", details)]
 
 
 # The store's own side failed (bind, listen), no client's connect, and for the reason that the

@@ -6,6 +6,7 @@ import pytest
 
 from logforensics.i18n import translate, translate_headline
 from tests.builders import analyze, analyze_files, finding, kinds, marks
+from tests.conftest import SAMPLE_LOGS
 from tests.parsers.test_rendezvous import UNRESOLVED_BRACKETS, UNRESOLVED_NAME
 from tests.rules.test_duplicate_device import init_line
 from tests.test_i18n import english_runs
@@ -1013,3 +1014,54 @@ def test_a_lookup_that_failed_before_the_job_went_on_is_no_failure(tmp_path):
     # c10d tries each address family in turn: a run that trained after it got through
     lines = [UNRESOLVED_NAME, *marks(0, range(3))]
     assert analyze_files(tmp_path, {"rank0.log": lines}).verdict is None
+
+
+# pytorch/pytorch#64990, verbatim up to where the stored thread cut it: the second node's
+# torchrun (`--rdzv_endpoint=172.30.2.12`, no port) asks to join rendezvous '1234', and nothing
+# more; the first node had picked a random port the second could not know (kiukchung)
+AGENT_JOINING = [
+    "➜  pipeline_resnet50 git:(pytorch-pipeline) ✗ ./run.sh",
+    "[INFO] 2021-09-14 14:02:29,295 run: Running torch.distributed.run with args: ['/home/ubuntu/.local/lib/python3.6/site-packages/torch/distributed/run.py', '--nnodes=2', '--nproc_per_node=1', '--rdzv_id=1234', '--rdzv_backend=c10d', '--rdzv_endpoint=172.30.2.12', 'main.py']",
+    "[INFO] 2021-09-14 14:02:29,297 run: Using nproc_per_node=1.",
+    "[INFO] 2021-09-14 14:02:29,297 api: Starting elastic_operator with launch configs:",
+    "  entrypoint       : main.py",
+    "  min_nodes        : 2",
+    "  max_nodes        : 2",
+    "  nproc_per_node   : 1",
+    "  run_id           : 1234",
+    "  rdzv_backend     : c10d",
+    "  rdzv_endpoint    : 172.30.2.12",
+    "  rdzv_configs     : {'timeout': 900}",
+    "  max_restarts     : 3",
+    "  monitor_interval : 5",
+    "  log_dir          : None",
+    "  metrics_cfg      : {}",
+    "",
+    "[INFO] 2021-09-14 14:02:29,309 local_elastic_agent: log directory set to: /tmp/torchelastic_ozl1psve/1234_31eglxsv",
+    "[INFO] 2021-09-14 14:02:29,309 api: [default] starting workers for entrypoint: python3",
+    "[INFO] 2021-09-14 14:02:29,309 api: [default] Rendezvous'ing worker group",
+    "[INFO] 2021-09-14 14:02:29,309 dynamic_rendezvous: The node 'ip-172-30-2-79_28389_0' attempts to join the next round of the rendezvous '1234'.",
+]
+
+
+def test_an_agent_left_asking_to_join_the_rendezvous_is_a_job_that_never_formed(tmp_path):
+    verdict = analyze_files(tmp_path, {"machine_two.log": AGENT_JOINING}).verdict
+    assert verdict.finding.kind == "missing_rank" and verdict.ranks == []
+    assert (verdict.finding.confidence, verdict.finding.details["side"]) == ("low", "joining")
+    assert "rendezvous '1234'" in verdict.finding.summary
+    assert verdict.headline == (
+        "The agent on ip-172-30-2-79 waited to join the rendezvous; the other nodes most likely "
+        "never came"
+    )
+    assert "`--rdzv-endpoint host:port`" in verdict.finding.fix
+    assert not english_runs(translate_headline(verdict.headline, "zh"))
+    assert not english_runs(translate(verdict.finding.summary, "zh"))
+
+
+def test_an_agent_that_joined_and_started_its_workers_is_no_such_stall(tmp_path):
+    # the agent's words once the round completed, and its workers' first lines
+    # (sample_logs/restart_recovered, a run here)
+    console = (SAMPLE_LOGS / "restart_recovered" / "logs" / "launcher.log").read_text()
+    started = [*AGENT_JOINING, *console.splitlines()[26:60]]
+    analysis = analyze_files(tmp_path, {"machine_two.log": started})
+    assert not any(f.details.get("side") == "joining" for f in analysis.findings)
