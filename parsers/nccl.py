@@ -429,9 +429,11 @@ BARE_WARN = (
 BARE_WARN_WORDS = ("Got completion from peer", "/dev/shm/nccl-")
 # NCCL 2.0-2.2 printed no `NCCL` before the level, its sources `.cu` files (Horovod's
 # troubleshooting guide quotes `node1:22671:22795 [1] transport/p2p.cu:431 WARN failed to open
-# CUDA IPC handle : 30 unknown error`): read as today's WARN
-OLD_WARN = r"^[^\s:\[\]]*:\d+:\d+ \[\d+\] \S+\.cu:\d+ WARN "
-OLD_SOURCE = ".cu:"
+# CUDA IPC handle : 30 unknown error`) or headers (NVIDIA/nccl-tests#15: `gpu-bql-144-103:18553:
+# 18611 [0] include/socket.h:360 WARN Call to connect failed : Connection timed out`): read as
+# today's WARN
+OLD_WARN = r"^[^\s:\[\]]*:\d+:\d+ \[\d+\] \S+\.(?:cu|h):\d+ WARN "
+OLD_SOURCES = (".cu:", ".h:")
 
 LITERALS = (
     "NCCL INFO",
@@ -451,7 +453,7 @@ LITERALS = (
     "ncclUnhandledCudaError:",
     "ncclInvalidArgument:",
     *BARE_WARN_WORDS,
-    OLD_SOURCE,
+    *OLD_SOURCES,
 )
 
 
@@ -486,7 +488,7 @@ def _warns_in_other_words(lines: pl.DataFrame) -> pl.DataFrame:
     2.3 (OLD_WARN) given today's words in `message`; `lines` itself where no line holds either
     (one scan: the other passes are not made on the bulk of INFO lines)."""
     message = pl.col("message")
-    if not lines.select(message.str.contains_any([*BARE_WARN_WORDS, OLD_SOURCE]).any()).item():
+    if not lines.select(message.str.contains_any([*BARE_WARN_WORDS, *OLD_SOURCES]).any()).item():
         return lines
     said_last = message.str.contains(LAST_ERROR, literal=True).fill_null(False)
     after_last_error = (said_last.shift(1) | said_last.shift(2)).over("file").fill_null(False)

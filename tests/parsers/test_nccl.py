@@ -1045,6 +1045,17 @@ def test_a_warn_of_nccl_before_2_3_without_its_name_is_read(tmp_path):
     assert verdict.finding.kind == "nccl_error"
 
 
+def test_a_warn_of_old_nccl_from_a_header_is_read(tmp_path):
+    # NVIDIA/nccl-tests#15, verbatim (NCCL 2.2.13, two servers): the bootstrap's connect,
+    # whose source is a header
+    line = "gpu-bql-144-103:18553:18611 [0] include/socket.h:360 WARN Call to connect failed : Connection timed out"
+    (warned,) = parsed_by("nccl", [line]).filter(pl.col("event").is_not_null()).to_dicts()
+    assert (warned["host"], warned["pid"]) == ("gpu-bql-144-103", 18553)
+    assert warned["exc_message"] == "Call to connect failed : Connection timed out"
+    verdict = analyze_files(tmp_path, {"rank0.log": [line]}).verdict
+    assert verdict.finding.kind == "nccl_error"
+
+
 def test_a_cuda_kernel_s_source_line_is_no_old_nccl_warn():
     line = "/pytorch/aten/src/ATen/native/cuda/TensorCompare.cu:112: _assert_async_cuda_kernel: block: [0,0,0], thread: [0,0,0] Assertion `probability tensor contains either `inf`, `nan` or element < 0` failed."
     assert parsed_by("nccl", [line]).filter(pl.col("event").is_not_null()).is_empty()
