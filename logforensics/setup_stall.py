@@ -95,10 +95,10 @@ def stalled_joining(job: Job) -> list[Finding]:
 def _unranked_stall(job: Job, joining: pl.DataFrame) -> list[Finding]:
     """A framework's word that the group is being created, which names no rank (DeepSpeed's
     first rank's `Initializing TorchBackend in DeepSpeed with backend nccl`, wenet's `training
-    on multiple gpus, this gpu 7`), the last thing
-    the logs hold: no progress anywhere, nothing failed, nothing after it (RLHFlow/Online-RLHF
-    #11: `main_process_port: 0` in the accelerate config, so the ranks never met). Which ranks
-    got there is not said: a guess that blames none."""
+    on multiple gpus, this gpu 7`), the last thing the logs hold: no progress anywhere,
+    nothing failed, nothing after it (RLHFlow/Online-RLHF#11: `main_process_port: 0` in the
+    accelerate config, so the ranks never met). Which ranks got there is not said: a guess
+    that blames none."""
     if joining.is_empty() or job.progress is not None or not logs_end_there(job, joining):
         return []
     if job.file_stats.height != joining.get_column("file").n_unique():

@@ -19,7 +19,9 @@ printed once or twice by each of several ranks, are milestones even without a co
 barrier for 1`, `past all_reduce for 0`, `0 before barrier: [0, 3]`, `0 done`): each is a
 stage of its own, and a rank that never printed one the others did stopped before it. The rank
 is the rank word, else the number that changes from line to line of the print, else the number
-that ends it.
+that ends it. A training step's report that names its rank (`TRAIN Batch 0/0 loss 45.3 ...
+rank 6`), too rare for a counter, is a milestone too, named by its words before the first
+number.
 
 This parser sees only the lines no other parser recognised, in files that print no stage
 marks (their progress is known already).
