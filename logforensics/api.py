@@ -193,7 +193,12 @@ def _nothing_recognised(path: Path, inventory: Inventory, lines: int) -> str:
 # `DEEPMD INFO    computing device:      cuda:4`, `CUDA_VISIBLE_DEVICES:  unset`): a GPU job's
 # log, which may have failed nowhere
 TRAINING = re.compile(
-    rb"(?i)\bloss['\"]?\s*[:=]?\s*-?\d+\.\d+"
+    # (any loss by name: allenai/OLMo#453's `train/CrossEntropyLoss=0.0370`)
+    rb"(?i)\b\w*loss['\"]?\s*[:=]?\s*-?\d+\.\d+"
+    # a step or iteration counted towards its total (`[step=43362/739328]`, OLMo's), or steps
+    # counted done (rwth-i6/returnn#1485: `Trained 904 steps, 0:10:02 elapsed`)
+    rb"|\b(?:step|iter|iteration)\s*[:=]?\s*\d+\s*/\s*\d+"
+    rb"|\btrained \d+ (?:steps|batches|epochs|iterations)\b"
     rb"|\bcuda:\d+|\bCUDA_VISIBLE_DEVICES\b|\b(?:LOCAL_RANK|WORLD_SIZE)\b|torch\.distributed"
     # a job's own words for its processes (k2-fsa/snowfall#155: `Distributed training with world
     # size of 2 detected (node's local rank is 1. ...`)

@@ -107,6 +107,37 @@ def test_lines_the_analyzer_does_not_know_and_that_report_no_training_are_refuse
         analyze_files(tmp_path, {"output.log": no_loss})
 
 
+# allenai/OLMo#453, verbatim (the start of the PR's paste): a healthy run's metrics, each rank
+# logging its own; its loss is named `CrossEntropyLoss`, its step counted towards a total
+OLMO_METRICS = [
+    "train/CrossEntropyLoss=0.0370",
+    "train/Perplexity=1.038",
+    "throughput/total_tokens=181,873,410,048",
+    "throughput/device/tokens_per_second=14,991",
+    "throughput/device/batches_per_second=0.2288",
+    "2024-02-12 15:14:50,866 - olmo.train - INFO - [step=43362/739328]",
+    "train/CrossEntropyLoss=0.0380",
+    "train/Perplexity=1.039",
+]
+# rwth-i6/returnn#1485, verbatim: four healthy ranks each counting the steps they trained
+RETURNN_STEPS = [
+    "Trained 904 steps, 0:10:02 elapsed (92.1% computing time)",
+    "Trained 904 steps, 0:10:02 elapsed (92.0% computing time)",
+    "Trained 904 steps, 0:10:03 elapsed (92.0% computing time)",
+    "Trained 904 steps, 0:10:02 elapsed (92.1% computing time)",
+    "Trained 910 steps, 0:10:51 elapsed (84.6% computing time)",
+    "Trained 910 steps, 0:09:19 elapsed (98.6% computing time)",
+    "Trained 910 steps, 0:10:51 elapsed (84.6% computing time)",
+    "Trained 910 steps, 0:10:51 elapsed (84.6% computing time)",
+]
+
+
+@pytest.mark.parametrize("lines", [OLMO_METRICS, RETURNN_STEPS], ids=["olmo", "returnn"])
+def test_a_loss_by_any_name_or_steps_counted_are_a_training_log_not_refused(tmp_path, lines):
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert analysis.verdict is None
+
+
 # huggingface/accelerate#485, a maintainer's healthy 2-GPU run, verbatim: loguru records of the
 # script's training function, one per process and epoch, none a line the analyzer knows
 ACCELERATE_EPOCH_TIMES = [
