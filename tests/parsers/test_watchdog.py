@@ -935,3 +935,13 @@ def test_a_report_broken_by_hand_with_its_sequence_number_elided_is_read_whole(t
     assert (timeout["rank"], timeout["op"], timeout["timeout_ms"]) == (0, "ALLREDUCE", 1800000)
     verdict = analyze_files(tmp_path, {"console.log": lines}).verdict
     assert verdict.headline.startswith("Rank 0 timed out in ALLREDUCE after 30 min")
+
+
+def test_sglang_s_scheduler_watchdog_is_a_timeout_with_its_limit(tmp_path):
+    # sgl-project/sglang#29144, verbatim (the first of the eight DP ranks' reports): the
+    # scheduler's batch ran past its watchdog's limit
+    line = "[DP0 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300.0, self.soft=False)"
+    timeout = only(parsed_by("watchdog", [line]))
+    assert (timeout["event"], timeout["timeout_ms"]) == ("collective_timeout", 300_000)
+    verdict = analyze_files(tmp_path, {"console.log": [line]}).verdict
+    assert verdict.finding.kind == "collective_timeout"
