@@ -17,7 +17,7 @@ from logforensics.attribution import compile_rank_pattern, rank_pattern
 from logforensics.errors import InputError
 from logforensics.events import ParsedBatch, finish_events, parse_batch, parse_files
 from logforensics.findings import Finding, assign_ids
-from logforensics.framing import frame_lines
+from logforensics.framing import ANSI_ESCAPE, frame_lines
 from logforensics.intake import (
     DEFAULT_MAX_BYTES,
     Inventory,
@@ -208,6 +208,7 @@ TRAINING = re.compile(
     # loguru's `__main__:training_function:68 - time : 0:00:10.736053`), an epoch counted
     rb"|\btrain(?:ing)?_\w+|(?i:\bepoch\b)\s*[:=]?\s*\d+"
 )
+ANSI_ESCAPE_BYTES = re.compile(ANSI_ESCAPE.encode())
 HEAD_BYTES = 256 * 1024  # of each file, looked at for the words above
 HEAD_FILES = 64
 
@@ -215,9 +216,10 @@ HEAD_FILES = 64
 def _reports_training(inventory: Inventory) -> bool:
     """Whether the first bytes of the first files report a training loss or the job's GPUs
     and processes: such logs are analysed (and may show no failure), not refused as something
-    else's."""
+    else's. Colour codes are read past, as the parsers read past them (`\x1b[32mTrained`)."""
     for log_file in inventory.files[:HEAD_FILES]:
-        if TRAINING.search(head_bytes(log_file, HEAD_BYTES)):
+        head = ANSI_ESCAPE_BYTES.sub(b"", head_bytes(log_file, HEAD_BYTES))
+        if TRAINING.search(head):
             return True
     return False
 

@@ -107,7 +107,7 @@ def test_lines_the_analyzer_does_not_know_and_that_report_no_training_are_refuse
         analyze_files(tmp_path, {"output.log": no_loss})
 
 
-# allenai/OLMo#453, verbatim (the start of the PR's paste): a healthy run's metrics, each rank
+# allenai/OLMo#453, verbatim (the PR's paste as the stored thread holds it): a healthy run's metrics, each rank
 # logging its own; its loss is named `CrossEntropyLoss`, its step counted towards a total
 OLMO_METRICS = [
     "train/CrossEntropyLoss=0.0370",
@@ -118,6 +118,26 @@ OLMO_METRICS = [
     "2024-02-12 15:14:50,866 - olmo.train - INFO - [step=43362/739328]",
     "train/CrossEntropyLoss=0.0380",
     "train/Perplexity=1.039",
+    "throughput/total_tokens=181,873,410,048",
+    "throughput/device/tokens_per_second=14,991",
+    "throughput/device/batches_per_second=0.2288",
+    "2024-02-12 15:14:50,866 - olmo.train - INFO - [step=43362/739328]",
+    "train/CrossEntropyLoss=0.0378",
+    "train/Perplexity=1.039",
+    "throughput/total_tokens=181,873,410,048",
+    "throughput/device/tokens_per_second=14,991",
+    "throughput/device/batches_per_second=0.2288",
+    "2024-02-12 15:14:50,866 - olmo.train - INFO - [step=43362/739328]",
+    "train/CrossEntropyLoss=0.0383",
+    "train/Perplexity=1.039",
+    "throughput/total_tokens=181,873,410,048",
+    "throughput/device/tokens_per_second=14,991",
+    "throughput/device/batches_per_second=0.2288",
+    "2024-02-12 15:14:50,866 - olmo.train - INFO - [step=43362/739328]",
+    "train/CrossEntropyLoss=2.421",
+    "train/Perplexity=11.25",
+    "throughput/total_tokens=181,873,410,048",
+    "throughput/device/tokens_per_second=14,991",
 ]
 # rwth-i6/returnn#1485, verbatim: four healthy ranks each counting the steps they trained
 RETURNN_STEPS = [
@@ -136,6 +156,9 @@ RETURNN_STEPS = [
 def test_a_loss_by_any_name_or_steps_counted_are_a_training_log_not_refused(tmp_path, lines):
     analysis = analyze_files(tmp_path, {"console.log": lines})
     assert analysis.verdict is None
+    # the same lines as a colouring console writes them
+    coloured = [f"\x1b[32m{line}\x1b[0m" for line in lines]
+    assert analyze_files(tmp_path / "coloured", {"console.log": coloured}).verdict is None
 
 
 # huggingface/accelerate#485, a maintainer's healthy 2-GPU run, verbatim: loguru records of the
