@@ -70,8 +70,16 @@ TIMEOUT_WORDING = ("collective operation timeout", "timed out in blocking wait")
 # vllm-project/vllm-omni#2928; deepspeedai/DeepSpeed#1834). `... from  rank 1 ...` is another
 # rank's timeout: only a progress report of this one.
 WATCHDOG_CAUGHT = "Watchdog caught collective"
+# SGLang's scheduler, whose batch ran past its watchdog's limit (sgl-project/sglang#29144,
+# verbatim: `[DP0 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300.0,
+# self.soft=False)`, on every DP rank of an 8-way server): the process stuck, most often in a
+# collective another rank never joined
+SCHEDULER_WATCHDOG = r"Scheduler watchdog timeout \(self\.watchdog_timeout=(\d+(?:\.\d+)?)"
+SCHEDULER_WATCHDOG_LITERAL = "Scheduler watchdog timeout"
+
 OWN_TIMEOUT_WORDING = (
     WATCHDOG_CAUGHT,
+    SCHEDULER_WATCHDOG_LITERAL,
     "Timeout at NCCL work:",
     "detected by watchdog at work",
     "timeout signal from this local rank",
@@ -231,13 +239,6 @@ BROADCASTS_DUMP = "Broadcasting signal exception_dump to other ranks"
 #   [rank6]:[E222 18:40:45.627415948 ProcessGroupNCCL.cpp:1362] [PG ID 0 PG GUID 0(default_pg) Rank 6] Future for ProcessGroup abort timed out after 600000 ms
 ABORT_TIMED_OUT = r"Future for ProcessGroup abort timed out after (\d+) ms"
 
-# SGLang's scheduler, whose batch ran past its watchdog's limit (sgl-project/sglang#29144,
-# verbatim: `[DP0 TP0] Scheduler watchdog timeout (self.watchdog_timeout=300.0,
-# self.soft=False)`, on every DP rank of an 8-way server): the process stuck, most often in a
-# collective another rank never joined
-SCHEDULER_WATCHDOG = r"Scheduler watchdog timeout \(self\.watchdog_timeout=(\d+(?:\.\d+)?)"
-SCHEDULER_WATCHDOG_LITERAL = "Scheduler watchdog timeout"
-
 OPS_FAILED = "Some NCCL operations have failed or timed out"
 PROCESS_ABORT = "To avoid data inconsistency, we are taking the entire process down"
 
@@ -293,8 +294,6 @@ def _event() -> pl.Expr:
         .when(_contains_any(PROGRAM_EXIT))
         .then(pl.lit("program_exit"))
         .when(message.str.contains(SOCKET_WAIT_TIMEOUT) | _poll_alone())
-        .then(pl.lit("collective_timeout"))
-        .when(_has(SCHEDULER_WATCHDOG_LITERAL))
         .then(pl.lit("collective_timeout"))
         .when(_thrown().struct.field("type").is_not_null())
         .then(pl.lit("exception"))
@@ -613,7 +612,6 @@ PARSER = LineParser(
         *HEARTBEAT_WORDING,
         *OWN_TIMEOUT_WORDING,
         "waitForInput: ",
-        SCHEDULER_WATCHDOG_LITERAL,
         WATCHDOG_DIED,
         ASYNC_CHECK,
         "is setting up NCCL communicator",
