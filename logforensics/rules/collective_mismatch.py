@@ -1167,6 +1167,7 @@ def _from_detail(job: Job) -> list[Finding]:
     common = set.intersection(*pair_sets) if len(pair_sets) > 1 else set()
     # torch <= 1.11 names no other side: each reporter says only what it ran itself
     one_sided = reports.get_column("peer_rank").is_null().all()
+    stepped = _out_of_step(reports)
     own = reports.filter(pl.col("rank").is_not_null()).unique(
         subset=["rank"], keep="first", maintain_order=True
     )
@@ -1215,7 +1216,7 @@ def _from_detail(job: Job) -> list[Finding]:
     elif not one_sided:
         # one pair, or pairs with no rank in common: either side may be the one that left
         # (ZhikangNiu/encodec-pytorch#30: each rank drew its own random number to choose)
-        if stepped := _out_of_step(reports):
+        if stepped:
             summary += (
                 f" Both ran {stepped['op']}, {stepped['by']} collectives apart: rank "
                 f"{stepped['ahead']} had issued {stepped['by']} more than rank "
@@ -1250,7 +1251,7 @@ def _from_detail(job: Job) -> list[Finding]:
             details={
                 "fingerprints": {str(rank): printed for rank, printed in described.items()},
                 **({"shapes_only": True} if _shapes_only(reports) else {}),
-                **({"out_of_step": _out_of_step(reports)} if _out_of_step(reports) else {}),
+                **({"out_of_step": stepped} if stepped else {}),
             },
         )
     ]
