@@ -21,7 +21,7 @@ from logforensics.rules.rank_exception import (
 )
 from logforensics.rules.stuck_location import every_process
 from logforensics.shard_wait import shard_list
-from logforensics.text import capitalized, clipped, duration, rank_list
+from logforensics.text import capitalized, clipped, duration, enumerated, rank_list
 from parsers.nccl import TORCH_DUPLICATE
 
 if TYPE_CHECKING:
@@ -663,8 +663,7 @@ def _nccl_error(finding: Finding, verdict: Verdict) -> Told:
             "the communicator never formed"
         )
     if details.get("versions"):
-        versions = [str(version) for version in details["versions"]]
-        said = ", ".join(versions[:-1]) + " and " + versions[-1]
+        said = enumerated([str(version) for version in details["versions"]])
         return f"The processes run different NCCL versions ({said})", None
     if details.get("networks"):
         return "The nodes set up NCCL's network differently", None

@@ -8,7 +8,7 @@ import polars as pl
 from logforensics.findings import Finding
 from logforensics.gloo_interface import interface_finding
 from logforensics.job import Job
-from logforensics.text import rank_list
+from logforensics.text import enumerated, rank_list
 
 # the interface or address NCCL names when it took a loopback one: `lo:127.0.0.1`, `lo:::1`
 LOOPBACK_ADDRESS = r"^(?:127\.\d+\.\d+\.\d+|::1)$"
@@ -167,4 +167,4 @@ def _loopback_across_hosts(job: Job, nccl: pl.DataFrame, loopback: pl.DataFrame)
 def _hosts(hosts: list[str]) -> str:
     if len(hosts) > 3:
         return f"{', '.join(hosts[:3])} and {len(hosts) - 3} more"
-    return " and ".join([", ".join(hosts[:-1]), hosts[-1]]) if len(hosts) > 1 else hosts[0]
+    return enumerated(hosts)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 
 def rank_runs(ranks: Iterable[int]) -> list[str]:
@@ -22,6 +22,13 @@ def rank_runs(ranks: Iterable[int]) -> list[str]:
     return runs
 
 
+def enumerated(words: Sequence[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    if len(words) < 2:
+        return "".join(words)
+    return f"{', '.join(words[:-1])} and {words[-1]}"
+
+
 def rank_list(ranks: Iterable[int], limit: int = 8) -> str:
     """`rank 3`, `ranks 0, 1 and 3`, `ranks 0-511` (runs are collapsed), `ranks 0, 2, ... (+9)`."""
     runs = rank_runs(ranks)
@@ -31,9 +38,7 @@ def rank_list(ranks: Iterable[int], limit: int = 8) -> str:
         return f"rank {runs[0]}"
     shown = runs[:limit]
     more = f" (+{len(runs) - limit} more)" if len(runs) > limit else ""
-    if len(shown) == 1:
-        return f"ranks {shown[0]}{more}"
-    return f"ranks {', '.join(shown[:-1])} and {shown[-1]}{more}"
+    return f"ranks {enumerated(shown)}{more}"
 
 
 def describe_key(key: Mapping[str, object]) -> str:
