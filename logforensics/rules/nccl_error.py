@@ -1528,14 +1528,10 @@ def _versions(nccl: pl.DataFrame, job: Job) -> list[Finding]:
     )
     return [
         _set_up_apart(
-            summary
-            + (
-                " Nothing else in these logs failed: the mix is the likeliest cause."
-                if alone
-                else ""
-            ),
+            summary,
             FIX_VERSIONS,
             alone,
+            cause="the mix",
             ranks=ranks,
             evidence=(evidence, stated.height),
             details={"versions": per_version.get_column("version").to_list()},
@@ -1609,14 +1605,10 @@ def _networks(nccl: pl.DataFrame, job: Job) -> list[Finding]:
     )
     return [
         _set_up_apart(
-            summary
-            + (
-                " Nothing else in these logs failed: the difference is the likeliest cause."
-                if alone
-                else ""
-            ),
+            summary,
             FIX_NETWORKS,
             alone,
+            cause="the difference",
             ranks=sorted(chosen.get_column("rank").drop_nulls().unique().to_list()),
             evidence=evidence_from(cited.select("file", "line", "text", "rank")),
             details={"networks": apart.get_column("choice").to_list()},
@@ -1630,15 +1622,18 @@ def _set_up_apart(
     fix: str,
     alone: bool,
     *,
+    cause: str,
     ranks: list[int],
     evidence: tuple[list[Evidence], int],
     details: dict[str, object],
     blames_nobody: bool = False,
 ) -> Finding:
     """Processes whose NCCL was set up differently (its version, its network): the
-    explanation, as a guess, where `alone` (nothing else failed, no communicator past init);
-    context beside a failure."""
+    explanation, as a guess, where nothing else failed and no communicator got past its init
+    (`alone`: `cause` is then said to be the likeliest); context beside a failure."""
     lines, total = evidence
+    if alone:
+        summary += f" Nothing else in these logs failed: {cause} is the likeliest cause."
     return Finding(
         kind="nccl_error",
         severity="error" if alone else "warning",
