@@ -485,6 +485,8 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
     if signal and finding.details.get("loader_worker"):
         whose = rank_list(finding.ranks) if finding.ranks else "a rank"
         return f"DataLoader workers of {whose} crashed ({signal})", None
+    if signal and finding.details.get("at_exit"):
+        return f"{who} crashed ({signal}) while exiting, after the run had finished", None
     if signal:
         return f"{who} crashed ({signal})", None
     if finding.details.get("signal_cut"):

@@ -158,6 +158,21 @@ def _finish_marks(job: Job) -> pl.DataFrame:
     )
 
 
+def finished_before_all(job: Job, rows: pl.DataFrame) -> tuple[str, int] | None:
+    """The first finish mark before `rows` (`file, line, rank`) when one covers every row: a
+    failure printed only once the run had finished, as (file, line); else None."""
+    marks = _finish_marks(job)
+    if marks.is_empty() or rows.is_empty():
+        return None
+    found = [
+        _finished_before(marks, Evidence(row["file"], row["line"], "", row["rank"]))
+        for row in rows.select("file", "line", "rank").iter_rows(named=True)
+    ]
+    if any(mark is None for mark in found):
+        return None
+    return min(found)  # type: ignore[type-var]
+
+
 def _finished_before(marks: pl.DataFrame, evidence: Evidence) -> tuple[str, int] | None:
     """The first finish mark that covers this evidence line, as (file, line)."""
     same_file = marks.filter((pl.col("file") == evidence.file) & (pl.col("line") < evidence.line))

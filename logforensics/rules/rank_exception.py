@@ -61,6 +61,7 @@ from logforensics.stopped_workers import (
     srun_error_exits,
     unstopped_worker,
 )
+from logforensics.teardown import finished_before_all
 from logforensics.text import capitalized, clipped, duration, rank_list
 from parsers.cuda_assert import KIND as CUDA_ASSERTION
 from parsers.elastic import OLD_LAUNCHER_SIGNAL, WORKER_COMMAND
@@ -2994,7 +2995,12 @@ def _not_after_a_terminate(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
     thrown in, so the exception its `what():` names is the failure, read as one (mit-han-lab/
     distrifuser#13: both processes' `NCCL Error 5: invalid usage`, then torchrun's `failed
     (exitcode: -6) local_rank: 0`)."""
-    terminated = job.events.filter(pl.col("event") == "cpp_terminate")
+    # (one that names no exception, `terminate called without an active exception`, tells no
+    # failure of its own: the abort is the failure, NVIDIA/Megatron-LM#1874)
+    terminated = job.events.filter(
+        (pl.col("event") == "cpp_terminate")
+        & (pl.col("exc_type").is_not_null() | pl.col("exc_message").is_not_null())
+    )
     if deaths.is_empty() or terminated.is_empty():
         return deaths
     # the abort of a process the terminate does not name as another's
@@ -3253,6 +3259,10 @@ def _death(job: Job, signal: str, ranks: list[int], rows: pl.DataFrame) -> Findi
     who = rank_list(ranks).capitalize()
     verb = "was killed" if signal == "SIGKILL" else "died"
     shared = _shared_by_all(job, ranks)
+    rows = pl.concat([_bare_terminates_above(job, rows), rows], how="diagonal_relaxed")
+    at_exit = None if shared else finished_before_all(job, rows)
+    if at_exit is not None:
+        return _died_at_exit(job, rows, f"{who} {verb} by {signal}", said, signal, at_exit)
     summary = (
         f"{who} {verb} by {signal}"
         + (f" ({said})" if said else "")
@@ -3297,6 +3307,86 @@ def _death(job: Job, signal: str, ranks: list[int], rows: pl.DataFrame) -> Findi
         timestamp=earliest_time(rows),
         confidence="medium" if inferred else "high",
         details={"exception": signal, "signal": signal, "swallowed": False, "logged": False},
+    )
+
+
+EXIT_CRASH_FIX = (
+    "The run's work was done; the process crashed on its way out. Look at what runs at exit: "
+    "objects destroyed while a thread or a CUDA stream still uses them (`pure virtual method "
+    "called`, `terminate called without an active exception`), a profiler or tracer left "
+    "running, `atexit` handlers. Stop profilers and join threads before the end of the "
+    "script, and call `dist.destroy_process_group()` once every rank is done; run with "
+    "`PYTHONFAULTHANDLER=1` to see where it crashes."
+)
+
+
+def _died_at_exit(
+    job: Job, rows: pl.DataFrame, died: str, said: str, signal: str, mark: tuple[str, int]
+) -> Finding:
+    """A rank that died of a signal only after its finish mark: the run's work was done and its
+    teardown crashed, failing the job by its exit code (NVIDIA/Megatron-LM#1874: the training
+    and validation done, `destroy_process_group() was not called` on each rank, then `pure
+    virtual method called` and torchrun's `failed (exitcode: -6) local_rank: 0`)."""
+    evidence, total = evidence_from(with_exception_lines(rows.sort("file", "line")))
+    summary = (
+        f"{died}" + (f" ({said})" if said else "") + f" after the run had finished "
+        f"({mark[0]}:{mark[1]}): a crash while the process exited, not in training. Its exit "
+        "code fails the job."
+    )
+    ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
+    return Finding(
+        kind="rank_exception",
+        severity="error",
+        part="explanation",
+        summary=summary,
+        fix=EXIT_CRASH_FIX,
+        ranks=ranks,
+        evidence=evidence,
+        evidence_total=total,
+        timestamp=earliest_time(rows),
+        confidence="medium",
+        details={
+            "exception": signal,
+            "signal": signal,
+            "swallowed": False,
+            "logged": False,
+            "at_exit": {"file": mark[0], "line": mark[1]},
+        },
+    )
+
+
+# How many lines above a launcher's report of a death the process's own abort may stand (the
+# launcher's stops of the other workers come between)
+TERMINATE_REACH = 20
+
+
+def _bare_terminates_above(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
+    """C++'s `terminate called` naming no exception (`... without an active exception`,
+    `... recursively`) above a death in its file, of no rank or the dead rank's: how that
+    process came to abort, quoted with it."""
+    bare = job.events.filter(
+        (pl.col("event") == "cpp_terminate")
+        & pl.col("exc_type").is_null()
+        & pl.col("exc_message").is_null()
+    )
+    if bare.is_empty():
+        return bare.select("file", "line", "text", "rank")
+    deaths = rows.select(
+        "file", pl.col("line").cast(pl.Int64).alias("_death"), pl.col("rank").alias("_rank")
+    )
+    return (
+        bare.select("file", "line", "text", "rank")
+        .join(deaths, on="file")
+        .filter(
+            (pl.col("line") < pl.col("_death"))
+            & (pl.col("line") >= pl.col("_death") - TERMINATE_REACH)
+            & (pl.col("rank").is_null() | (pl.col("rank") == pl.col("_rank")))
+        )
+        .with_columns(pl.coalesce("rank", "_rank").alias("rank"))
+        .sort("file", "line")
+        .unique(["file", "_death"], keep="last", maintain_order=True)
+        .unique(["file", "line"], maintain_order=True)
+        .drop("_death", "_rank")
     )
 
 

@@ -2996,3 +2996,44 @@ def test_a_timeout_before_the_reported_exit_still_speaks_for_itself(tmp_path):
     ]
     verdict = analyze_files(tmp_path, {"train.log": lines}).verdict
     assert verdict.finding.kind == "collective_timeout"
+
+
+# NVIDIA/Megatron-LM#1874, verbatim from the validation report on: both ranks' exit warning, then
+# rank 0's `pure virtual method called` and a terminate that names no exception, and torchrun's
+# report of its SIGABRT. The maintainer: "a profiler teardown failure rather than a training
+# failure: validation completed, and the process subsequently aborted".
+CRASH_AT_EXIT = [
+    " validation loss at iteration 150 on test set | lm loss value: 1.177732E+01 | lm loss PPL: 1.302641E+05 | ",
+    "-----------------------------------------------------------------------------------------------------------",
+    "[rank0]:[W1019 08:16:22.397556647 ProcessGroupNCCL.cpp:1477] Warning: WARNING: destroy_process_group() was not called before program exit, which can leak resources. For more info, please see https://pytorch.org/docs/stable/distributed.html#shutdown (function operator())",
+    "[rank1]:[W1019 08:16:22.418489772 ProcessGroupNCCL.cpp:1477] Warning: WARNING: destroy_process_group() was not called before program exit, which can leak resources. For more info, please see https://pytorch.org/docs/stable/distributed.html#shutdown (function operator())",
+    "[rank0]:[W1019 08:16:25.280921748 observer.cpp:116] Warning: Leaked callback handle: 1 (function operator())",
+    "pure virtual method called",
+    "terminate called without an active exception",
+    "E1019 08:21:39.599000 3036 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: -6) local_rank: 0 (pid: 3042) of binary: /usr/bin/python",
+]
+
+
+def test_a_crash_after_the_run_finished_is_its_exit_and_fails_the_job(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": CRASH_AT_EXIT})
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "rank_exception" and verdict.ranks == [0]
+    assert verdict.headline == "Rank 0 crashed (SIGABRT) while exiting, after the run had finished"
+    assert "after the run had finished (console.log:3)" in verdict.finding.summary
+    quoted = [evidence.text for evidence in verdict.finding.evidence]
+    assert quoted[0] == "terminate called without an active exception"
+    assert "profiler" in verdict.finding.fix
+    assert english_runs(translate_headline(verdict.headline, "zh")) == []
+    assert english_runs(translate(verdict.finding.summary, "zh")) == []
+
+
+def test_a_terminate_that_names_no_exception_leaves_the_abort_a_death(tmp_path):
+    # the same process's abort, the run's finish not in the excerpt: a crash like any other,
+    # quoted with the terminate above it (before, the terminate hid the death and nothing failed)
+    analysis = analyze_files(tmp_path, {"console.log": CRASH_AT_EXIT[-3:]})
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "rank_exception" and verdict.ranks == [0]
+    assert verdict.headline == "Rank 0 crashed (SIGABRT)"
+    assert "after the run" not in verdict.finding.summary
+    quoted = [evidence.text for evidence in verdict.finding.evidence]
+    assert "terminate called without an active exception" in quoted
