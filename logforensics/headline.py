@@ -1021,6 +1021,8 @@ def _consequence(verdict: Verdict) -> str:
         if finding.kind == "nccl_error":
             if verdict.finding.kind == "duplicate_device":
                 return "NCCL refused to start"
+            if finding.details.get("after_oom"):  # the out-of-memory process's own errors
+                continue
             who = rank_list(finding.ranks) if finding.ranks else "other processes"
             return f"{who} failed in NCCL after it"
     for finding in (verdict.finding, *verdict.chain):

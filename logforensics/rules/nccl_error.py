@@ -1421,7 +1421,10 @@ def _explained_by_oom(job: Job, rows: pl.DataFrame) -> Finding:
     rows = placed_keys(job, rows)
     ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
     processes = rows.get_column("who").n_unique()
-    who = rank_list(ranks).capitalize() if ranks else f"{processes} process(es) of unknown rank"
+    # (these are the errors of the processes that ran out themselves, from that line on: no
+    # other process's failure; NVIDIA/TensorRT-LLM#1670, one process's OOM and its 7 WARNs)
+    same = "The same process" if processes == 1 else "The same processes"
+    who = rank_list(ranks).capitalize() if ranks else same
     evidence, total = evidence_from(
         rows.sort("file", "line").select("file", "line", "text", "rank")
     )
@@ -1440,7 +1443,7 @@ def _explained_by_oom(job: Job, rows: pl.DataFrame) -> Finding:
         confidence="medium",
         order=_order(rows),
         timestamp=earliest_time(rows),
-        details={"processes": processes},
+        details={"processes": processes, "after_oom": True},
     )
 
 

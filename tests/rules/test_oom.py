@@ -256,6 +256,26 @@ def test_nccl_s_failed_allocation_quoted_as_the_last_error_is_out_of_gpu_memory(
     assert after.part == "consequence" and "see the oom finding" in after.summary
 
 
+# NVIDIA/TensorRT-LLM#1670, verbatim (the paste's blank lines kept): one process (host
+# VM-0-16-ubuntu, pid 392) retrying, each time NCCL's failed allocation and then its failed
+# stream handle
+ONE_PROCESS_RETRYING = [
+    "VM-0-16-ubuntu:392:494 [2] enqueue.cc:43 NCCL WARN Cuda failure 'out of memory'",
+    "",
+    "VM-0-16-ubuntu:392:494 [2] enqueue.cc:54 NCCL WARN Cuda failure 'invalid resource handle'",
+    "",
+] * 3
+
+
+def test_the_out_of_memory_process_s_own_later_nccl_errors_are_no_other_process_s(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": ONE_PROCESS_RETRYING})
+    assert analysis.verdict.finding.kind == "oom"
+    assert "other processes" not in analysis.verdict.headline
+    assert "failed in NCCL after it" not in analysis.verdict.headline
+    (after,) = [f for f in analysis.findings if f.kind == "nccl_error"]
+    assert after.summary.startswith("The same process then failed in NCCL (3 error line(s))")
+
+
 def test_a_last_error_other_than_an_allocation_is_no_oom(tmp_path):
     lines = [
         line.replace("Failed to CUDA calloc async 1920 bytes", "Cuda failure 'invalid argument'")
