@@ -769,6 +769,8 @@ def _waited(finding: Finding) -> Told:
 def _collective_timeout(finding: Finding, verdict: Verdict) -> Told:
     details = finding.details
     culprits = finding.blamed
+    if details.get("source") == "horovod stall":
+        return f"{_who(finding.ranks)} never submitted the tensor the others waited on", None
     if details.get("waiting"):  # in an exception's words (rules/rank_exception.py)
         return _waited(finding)
     if details.get("departure"):  # a rank busy with its own work (busy_rank.py, main_first.py)

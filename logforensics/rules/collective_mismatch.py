@@ -426,11 +426,20 @@ def _from_horovod_stall(job: Job) -> list[Finding]:
     lone = None if blamed else _lone_submitter(job, missing)
     if lone is not None:
         return [_lone_submitter_finding(job, missing_rows, lone, missing, what, more, tensors)]
-    if blamed:
+    elsewhere = blamed and _seen_submitting_others(events, ready, missing)
+    if elsewhere:
         summary = (
             f"Horovod's stall inspector: {who} never submitted {what}{more} while the other "
-            f"ranks waited for {'it' if len(missing) == 1 else 'them'}: {who} left the common "
-            "path (another branch, a caught exception, fewer batches)."
+            f"ranks waited for {'it' if len(missing) == 1 else 'them'}, and {who} submitted "
+            "other tensors meanwhile: "
+            f"{who} left the common path (another branch, a caught exception, fewer batches)."
+        )
+    elif blamed:
+        summary = (
+            f"Horovod's stall inspector: {who} never submitted {what}{more} while the other "
+            f"ranks waited for {'it' if len(missing) == 1 else 'them'}. What held "
+            f"{'it' if len(missing) == 1 else 'them'} the logs do not say: another branch, a "
+            "caught exception, fewer batches, or work of its own that took longer."
         )
     else:
         summary = (
@@ -442,9 +451,16 @@ def _from_horovod_stall(job: Job) -> list[Finding]:
         placed_finding(
             job,
             missing_rows,
-            # a minority that never issued the op the others wait in departed from their path
-            # (the earliest divergence); groups too large for that ran different collectives
-            kind="stage_divergence" if blamed else "collective_mismatch",
+            # a minority seen submitting other tensors departed from the others' path (the
+            # earliest divergence); one only missing is waited for, like a rank a watchdog's
+            # timeout singles out; groups too large for either ran different collectives
+            kind=(
+                "stage_divergence"
+                if elsewhere
+                else "collective_timeout"
+                if blamed
+                else "collective_mismatch"
+            ),
             severity="error",
             part="departure",
             summary=summary,
@@ -455,6 +471,28 @@ def _from_horovod_stall(job: Job) -> list[Finding]:
             details={"source": "horovod stall", "tensors": tensors[:10], "ready": sorted(ready)},
         )
     ]
+
+
+def _seen_submitting_others(events: pl.DataFrame, ready: set[int], missing: list[int]) -> bool:
+    """Whether the stall reports show a missing rank submitting tensors the others did not
+    wait for: ready on another stalled op (horovod/horovod#336: rank 3 ready on the loss while
+    ranks 0-2 wait in the gradients), or absent from another tensor's missing ranks
+    (Lightning-AI/pytorch-lightning#5155: rank 0 missing from `broadcast.bool.sz`, rank 1 later
+    missing from the allreduces rank 0 had gone on to). Missing alone tells that a rank never
+    came, not where it went (horovod/horovod#2506: `5: [horovod_allreduce.157]` and nothing
+    more)."""
+    if set(missing) & ready:
+        return True
+    per_tensor = (
+        events.filter((pl.col("event") == "stall_missing") & pl.col("peer_rank").is_not_null())
+        .explode("names")
+        .filter(pl.col("names").is_not_null())
+        .group_by("names")
+        .agg(pl.col("peer_rank").unique())
+    )
+    return any(
+        not set(missing) <= set(ranks) for ranks in per_tensor.get_column("peer_rank").to_list()
+    )
 
 
 def _apart_in_both_directions(
@@ -556,7 +594,8 @@ def _stragglers(job: Job, rows: pl.DataFrame, missing: list[int], arrived: list[
     return placed_finding(
         job,
         rows,
-        kind="stage_divergence",
+        # late, one by one: waited for, with no sign of another path
+        kind="collective_timeout",
         severity="error",
         part="departure",
         summary=summary,

@@ -53,10 +53,11 @@ def test_many_missing_ranks_are_a_split_blaming_no_rank(tmp_path):
     assert "one node runs other code" in split.fix
 
 
-def test_one_missing_rank_left_the_path(tmp_path):
+def test_one_missing_rank_is_the_one_the_others_waited_for(tmp_path):
     analysis = analyze_files(tmp_path, {"console.log": ONE_MISSING})
     stalled = analysis.verdict.finding
-    assert (stalled.kind, analysis.verdict.ranks) == ("stage_divergence", [1])
+    assert (stalled.kind, analysis.verdict.ranks) == ("collective_timeout", [1])
+    assert analysis.verdict.headline == "Rank 1 never submitted the tensor the others waited on"
     assert "rank 1 never submitted HorovodBroadcast_dense_kernel_Momentum_0 (and 2 more)" in (
         stalled.summary
     )
@@ -124,8 +125,33 @@ ARRIVING = [
 def test_ranks_arriving_one_by_one_are_late_not_a_lone_submitter_s_collective(tmp_path):
     analysis = analyze_files(tmp_path, {"train.log": ARRIVING})
     verdict = analysis.verdict
-    assert (verdict.finding.kind, verdict.ranks) == ("stage_divergence", [0, 1, 4])
+    assert (verdict.finding.kind, verdict.ranks) == ("collective_timeout", [0, 1, 4])
     assert verdict.finding.details["arrived"] == [3]
     assert "one by one, late" in verdict.finding.summary
     assert not [f for f in analysis.findings if "alone submitted" in f.summary]
     assert english_runs(translate(verdict.finding.summary, "zh")) == []
+
+
+# horovod/horovod#2506, verbatim (MXNet, mpirun's prefix): rank 5 alone missing from one
+# allreduce, and no report shows it submitting anything else
+ONLY_MISSING = [
+    "[1,0]<stderr>:[2020-12-06 09:54:57.653026: W /tmp/pip-install-i80hmvxk/horovod/horovod/common/stall_inspector.cc:105] One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds. This may indicate that different ranks are trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock. ",
+    "[1,0]<stderr>:Missing ranks:",
+    "[1,0]<stderr>:5: [horovod_allreduce.157]",
+]
+
+
+def test_a_rank_only_missing_is_waited_for_and_one_seen_elsewhere_left_the_path(tmp_path):
+    analysis = analyze_files(tmp_path / "missing", {"console.log": ONLY_MISSING})
+    stalled = analysis.verdict.finding
+    assert (stalled.kind, analysis.verdict.ranks) == ("collective_timeout", [5])
+    assert "rank 5 never submitted horovod_allreduce.157" in stalled.summary
+    assert "left the common path" not in stalled.summary
+    assert english_runs(translate(stalled.summary, "zh")) == []
+    # a later report, also missing rank 4 from a tensor rank 5 submitted: rank 5 was elsewhere
+    later = ONLY_MISSING[-1].replace("5: [horovod_allreduce.157]", "4: [horovod_allreduce.158]")
+    elsewhere = [*ONLY_MISSING, *ONLY_MISSING, later]
+    departed = analyze_files(tmp_path / "elsewhere", {"console.log": elsewhere}).verdict
+    assert (departed.finding.kind, departed.ranks) == ("stage_divergence", [5])
+    assert "rank 5 submitted other tensors meanwhile" in departed.finding.summary
+    assert english_runs(translate(departed.finding.summary, "zh")) == []

@@ -784,7 +784,7 @@ def test_a_one_frame_chain_nccl_went_on_from_is_no_error(tmp_path):
     # inspector names rank 0 as the one that never submitted the allreduce
     analysis = analyze(POLYAXON_657)
     assert nccl_errors(analysis) == []
-    assert analysis.verdict.finding.kind == "stage_divergence"
+    assert analysis.verdict.finding.kind == "collective_timeout"  # (rank 0 only missing)
     assert analysis.verdict.ranks == [0]
 
 
