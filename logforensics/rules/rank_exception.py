@@ -3262,7 +3262,7 @@ def _death(job: Job, signal: str, ranks: list[int], rows: pl.DataFrame) -> Findi
     rows = pl.concat([_bare_terminates_above(job, rows), rows], how="diagonal_relaxed")
     at_exit = None if shared else finished_before_all(job, rows)
     if at_exit is not None:
-        return _died_at_exit(job, rows, f"{who} {verb} by {signal}", said, signal, at_exit)
+        return _died_at_exit(rows, f"{who} {verb} by {signal}", said, signal, at_exit)
     summary = (
         f"{who} {verb} by {signal}"
         + (f" ({said})" if said else "")
@@ -3321,29 +3321,24 @@ EXIT_CRASH_FIX = (
 
 
 def _died_at_exit(
-    job: Job, rows: pl.DataFrame, died: str, said: str, signal: str, mark: tuple[str, int]
+    rows: pl.DataFrame, died: str, said: str, signal: str, mark: tuple[str, int]
 ) -> Finding:
     """A rank that died of a signal only after its finish mark: the run's work was done and its
     teardown crashed, failing the job by its exit code (NVIDIA/Megatron-LM#1874: the training
     and validation done, `destroy_process_group() was not called` on each rank, then `pure
     virtual method called` and torchrun's `failed (exitcode: -6) local_rank: 0`)."""
-    evidence, total = evidence_from(with_exception_lines(rows.sort("file", "line")))
     summary = (
         f"{died}" + (f" ({said})" if said else "") + f" after the run had finished "
         f"({mark[0]}:{mark[1]}): a crash while the process exited, not in training. Its exit "
         "code fails the job."
     )
-    ranks = sorted(rows.get_column("rank").drop_nulls().unique().to_list())
-    return Finding(
-        kind="rank_exception",
+    return _from_rows(
+        rows.sort("file", "line"),
         severity="error",
         part="explanation",
         summary=summary,
         fix=EXIT_CRASH_FIX,
-        ranks=ranks,
-        evidence=evidence,
-        evidence_total=total,
-        timestamp=earliest_time(rows),
+        ranks=sorted(rows.get_column("rank").drop_nulls().unique().to_list()),
         confidence="medium",
         details={
             "exception": signal,
