@@ -21,6 +21,8 @@ from parsers.python_warnings import WARNING
 from parsers.traceback import BARE_EXCEPTION
 
 ALLOCATOR = "CUDA out of memory. Tried to allocate"
+# the same from PyTorch's ROCm build (salesforce/CodeGen2#3)
+HIP_ALLOCATOR = "HIP out of memory. Tried to allocate"
 # the driver API's own error name, which frameworks other than PyTorch's allocator report
 # (horovod/horovod#1350, TensorFlow under Horovod: `[1,1]<stderr>:2019-08-26 18:41:15.943905: E
 # tensorflow/stream_executor/cuda/cuda_driver.cc:828] failed to allocate 2.96G (3173555200
@@ -44,4 +46,4 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-PARSER = LineParser(name="cuda_oom", literals=(ALLOCATOR, DRIVER_ERROR), parse=parse)
+PARSER = LineParser(name="cuda_oom", literals=(ALLOCATOR, HIP_ALLOCATOR, DRIVER_ERROR), parse=parse)

@@ -184,6 +184,8 @@ OOM_DEVICE = r"(?:GPU|NPU|XPU) (?P<device>\d+)(?: has a total capac|;)"
 # Other accelerators' allocators say it as CUDA's does, their device's name first
 # (vllm-project/vllm-ascend#3357: `RuntimeError: NPU out of memory. Tried to allocate 11.50 GiB
 # (NPU 15; 60.97 GiB total capacity; ...)`, torch_npu on Ascend; Intel's XPU allocator the same)
+# PyTorch's ROCm build says it of HIP (salesforce/CodeGen2#3 on a ROCm cluster: `RuntimeError:
+# HIP out of memory. Tried to allocate 576.00 MiB (GPU 3; 15.98 GiB total capacity; ...)`)
 # Intel Gaudi's device allocator failing, its own rank in the message (huggingface/optimum-habana
 # #368: `RuntimeError: [Rank:5] FATAL ERROR :: MODULE:PT_SYNHELPER workspace Allocation of size
 # ::9618705792 failed!`; #2214: `[Rank:7] FATAL ERROR :: MODULE:PT_DEVMEM Allocation failed for
@@ -192,7 +194,7 @@ HPU_OUT_OF_MEMORY = (
     r"MODULE:PT_(?:DEVMEM|SYNHELPER)\b.*\bAllocation (?:failed|of size ::?\d+ failed)"
 )
 HPU_RANK = r"\[Rank:(\d+)\] FATAL ERROR"
-OTHER_DEVICE_OUT_OF_MEMORY = rf"\b(?:NPU|XPU) out of memory|{HPU_OUT_OF_MEMORY}"
+OTHER_DEVICE_OUT_OF_MEMORY = rf"\b(?:HIP|NPU|XPU) out of memory|{HPU_OUT_OF_MEMORY}"
 DEVICE_OUT_OF_MEMORY = rf"\bCUDA out of memory|{OTHER_DEVICE_OUT_OF_MEMORY}"
 UNIT_BYTES = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 # Ray's memory monitor's kill as the caller sees it: the node's memory ran out, not a GPU's

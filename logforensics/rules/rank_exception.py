@@ -189,7 +189,7 @@ OUT_OF_MEMORY = r"(?i)out of memory|OutOfMemoryError"
 # A message that is an out-of-memory error (`CUDA out of memory. Tried to allocate ...`,
 # `CUDA error: out of memory`), not one that names it among possible causes
 STATES_OUT_OF_MEMORY = (
-    r"(?i)^\s*(?:CUDA (?:error: )?)?out of memory|\b(?:CUDA|NPU|XPU) out of memory"
+    r"(?i)^\s*(?:CUDA (?:error: )?)?out of memory|\b(?:CUDA|HIP|NPU|XPU) out of memory"
     rf"|{HPU_OUT_OF_MEMORY}"
 )
 SWALLOWED_FIX = (

@@ -65,3 +65,18 @@ def test_a_rank_that_aborts_after_its_gpu_ran_out_died_of_the_oom(tmp_path):
     assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("oom", [1])
     # the abort is the OOM's end, not a death of its own left unexplained
     assert all("SIGABRT" not in item.summary for item in analysis.findings)
+
+
+# salesforce/CodeGen2#3, verbatim (pdsh's host prefix; two processes' tracebacks interleaved on
+# one line): PyTorch's ROCm build names HIP where CUDA's names CUDA
+HIP_OUT_OF_MEMORY = [
+    "c05r2n11: RuntimeErrorRuntimeError: : HIP out of memory. Tried to allocate 576.00 MiB (GPU 3; 15.98 GiB total capacity; 15.83 GiB already allocated; 0 bytes free; 15.84 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_HIP_ALLOC_CONFHIP out of memory. Tried to allocate 576.00 MiB (GPU 1; 15.98 GiB total capacity; 15.83 GiB already allocated; 0 bytes free; 15.84 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_HIP_ALLOC_CONF",
+    "c05r2n11: RuntimeError",
+]
+
+
+def test_hip_s_out_of_memory_is_an_oom_as_cuda_s_is(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": HIP_OUT_OF_MEMORY})
+    oom = analysis.verdict.finding
+    assert oom.kind == "oom" and "576 MiB" in oom.summary
+    assert "c05r2n11" in analysis.verdict.finding.evidence[0].text
