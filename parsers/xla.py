@@ -55,6 +55,11 @@ RENDEZVOUS_WAIT = (
     r"This thread has been waiting for (?P<ms>\d+)ms for .*?may be stuck: participant "
     r"(?P<op>[A-Za-z]+?)ParticipantData\{rank=(?P<rank>\d+),.*?global_devices=\[(?P<devices>[\d, ]*)\]"
 )
+# XRT's mesh client failing to reach the mesh master, the service through which the processes
+# of an `xmp.spawn` find each other (pytorch/xla#2604, `XRT_TPU_CONFIG` unset, verbatim):
+#   Failed to connect to client mesh master: d7c1c93dfe8c:56419
+# a `store_unreachable` event: the job could not form, as with torch's rendezvous store
+MESH_MASTER_UNREACHABLE = r"Failed to connect to client mesh master: (?P<endpoint>\S+)"
 # the traceback follows within this many lines (8 processes' tracebacks may interleave)
 TRACEBACK_LINES = 60
 
@@ -117,7 +122,17 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         wait.struct.field("ms").cast(pl.Int64, strict=False).alias("elapsed_ms"),
         wait.struct.field("devices").str.split(",").list.len().cast(pl.Int32).alias("world_size"),
     )
-    return pl.concat([reports, said_by_xla, waits], how="diagonal_relaxed")
+    unreachable = lines.filter(
+        pl.col("candidate") & pl.col("message").str.contains(MESH_MASTER_UNREACHABLE)
+    ).select(
+        "file",
+        "line",
+        pl.lit("store_unreachable").alias("event"),
+        pl.lit("error").alias("severity"),
+        pl.col("message").str.extract(MESH_MASTER_UNREACHABLE, 1).alias("peer"),
+        pl.lit("failed to connect to").alias("exc_message"),
+    )
+    return pl.concat([reports, said_by_xla, waits, unreachable], how="diagonal_relaxed")
 
 
 def _raised_types(lines: pl.DataFrame, reports: pl.DataFrame) -> pl.DataFrame:
@@ -140,7 +155,12 @@ def _raised_types(lines: pl.DataFrame, reports: pl.DataFrame) -> pl.DataFrame:
 
 PARSER = LineParser(
     name="xla",
-    literals=("Exception in device=", "RESOURCE_EXHAUSTED: ", "may be stuck: participant"),
+    literals=(
+        "Exception in device=",
+        "RESOURCE_EXHAUSTED: ",
+        "may be stuck: participant",
+        "Failed to connect to client mesh master: ",
+    ),
     parse=parse,
     context_after=TRACEBACK_LINES,
 )

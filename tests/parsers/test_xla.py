@@ -132,3 +132,34 @@ def test_a_participant_stuck_at_a_rendezvous_is_its_rank_s_wait_in_that_collecti
 def test_the_other_participant_of_the_rendezvous_is_the_one_it_waited_for(tmp_path):
     verdict = analyze_files(tmp_path, {"console.log": STUCK_AT_RENDEZVOUS}).verdict
     assert (verdict.finding.kind, verdict.ranks) == ("collective_timeout", [0])
+
+
+# pytorch/xla#2604, verbatim from the end of the stack dump on (XRT_TPU_CONFIG unset: the
+# processes' mesh client could not reach the mesh master; xmp.spawn then exits with code 17)
+MESH_MASTER_UNREACHABLE = [
+    "*** End stack trace ***",
+    "Failed to connect to client mesh master: d7c1c93dfe8c:56419",
+    "Traceback (most recent call last):",
+    '  File "xla_spawn.py", line 73, in <module>',
+    "    app.run(main, flags_parser=parse_args)",
+    '  File "/root/anaconda3/envs/pytorch/lib/python3.6/site-packages/absl/app.py", line 300, in run',
+    "    _run_main(main, args)",
+    '  File "/root/anaconda3/envs/pytorch/lib/python3.6/site-packages/absl/app.py", line 251, in _run_main',
+    "    sys.exit(main(argv))",
+    '  File "xla_spawn.py", line 69, in main',
+    "    xmp.spawn(mod._mp_fn, args=(), nprocs=args.num_cores, start_method='fork')",
+    '  File "/root/anaconda3/envs/pytorch/lib/python3.6/site-packages/torch_xla/distributed/xla_multiprocessing.py", line 395, in spawn',
+    "    start_method=start_method)",
+    '  File "/root/anaconda3/envs/pytorch/lib/python3.6/site-packages/torch/multiprocessing/spawn.py", line 157, in start_processes',
+    "    while not context.join():",
+    '  File "/root/anaconda3/envs/pytorch/lib/python3.6/site-packages/torch/multiprocessing/spawn.py", line 112, in join',
+    "    (error_index, exitcode)",
+    "Exception: process 1 terminated with exit code 17",
+]
+
+
+def test_a_mesh_client_that_cannot_reach_the_master_is_a_job_that_never_formed(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": MESH_MASTER_UNREACHABLE})
+    verdict = analysis.verdict
+    assert verdict.finding.kind == "missing_rank"
+    assert "d7c1c93dfe8c:56419" in verdict.headline
