@@ -41,6 +41,7 @@ from logforensics.announced import OWN_RANK
 from logforensics.errors import InputError
 from logforensics.framing import PREFIX_COLUMNS, frame_lines
 from logforensics.plausible import believed_rank, largest_world_size, rank_limit
+from parsers.process_exit import REPORTED
 
 # torchrun --log-dir: <dir>/<run_id>_<rand>/attempt_<n>/<local_rank>/{stdout,stderr}.log
 TORCHRUN_TREE = re.compile(r"^(?P<node>(?:.*/)?attempt_\d+)/(?P<local>\d+)/[^/]+$")
@@ -478,7 +479,7 @@ def _file_content_ranks(events: pl.DataFrame, limit: int) -> pl.DataFrame:
         # following error:`): that child's rank, not the rank of the console's other lines
         # (fairseq#869: rank 0's caught OOM above it)
         | (
-            pl.col("extra").str.contains(OWN_RANK, literal=True).fill_null(False)
+            pl.col("extra").str.contains_any([OWN_RANK, REPORTED]).fill_null(False)
             if "extra" in events.columns
             else pl.lit(False)
         )

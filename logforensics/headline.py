@@ -520,6 +520,9 @@ def _rank_exception(finding: Finding, verdict: Verdict) -> Told:
         return f"{who} ended with an error (PaddlePaddle's launcher's report)", (
             f"the error is in {whose}"
         )
+    if finding.details.get("died_unexpectedly"):
+        own = "its" if len(finding.ranks) == 1 else "their"
+        return f"{who} died unexpectedly, no error of {own} own logged", "the engine shut down"
     if finding.details.get("summary_cut"):
         return "A worker failed (torchrun's report)", "the logs do not say which rank or why"
     if finding.details.get("exiting"):

@@ -145,6 +145,22 @@ PALS_REPORT = (
     r"(?P<signal>\d{1,2})(?: and dumped core)?|exited with code (?P<code>-?\d+))\s*$"
 )
 
+# vLLM's multiprocessing executor on a worker process it saw die, the worker named by its rank
+# (`VllmWorker-{rank}`); the exit code follows in later releases (OpenPipe/ART#201;
+# vllm-project/vllm-ascend PR 7742's run):
+#   ERROR 07-04 17:35:16 [multiproc_executor.py:140] Worker proc VllmWorker-1 died
+#   unexpectedly, shutting down executor.
+#   ... Worker proc VllmWorker-14 died unexpectedly (exit code: None), shutting down executor.
+# a `worker_failed` of that rank, written by the engine's process, not the worker's
+# (`reported` in `extra`: the engine's own lines beside it are not rank 1's; intel/llm-scaler
+# #154, the engine core's traceback right after); with no code said, `died` too
+VLLM_WORKER_DIED = (
+    r"\bWorker proc VllmWorker-(?P<rank>\d{1,7}) died unexpectedly"
+    r"(?: \(exit code: (?:(?P<code>-?\d+)|None)\))?, shutting down executor"
+)
+REPORTED = '"reported":true'
+DIED = '{"died":true,' + REPORTED + "}"
+
 # kubectl's word on a command it ran in a pod (`kubectl exec`, the MPI operator's way of
 # starting ranks): the command's exit code, a shell's 128+N for a signal (kubeflow/mpi-operator
 # #444, under horovodrun's rank tag: `[3]<stderr>:command terminated with exit code 137`)
@@ -171,6 +187,7 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         _lightning_child_exits(lines),
         _kubectl_exec_exits(lines),
         _paddle_aborts(lines),
+        _vllm_worker_deaths(lines),
     ]
     return pl.concat(parts, how="diagonal_relaxed")
 
@@ -197,6 +214,23 @@ def _paddle_aborts(lines: pl.DataFrame) -> pl.DataFrame:
             "world_size",
             pl.lit(ABORTED).alias("extra"),
         )
+    )
+
+
+def _vllm_worker_deaths(lines: pl.DataFrame) -> pl.DataFrame:
+    said = pl.col("message").str.extract_groups(VLLM_WORKER_DIED).struct
+    code = said.field("code").cast(pl.Int32, strict=False)
+    return lines.filter(said.field("rank").is_not_null()).select(
+        "file",
+        "line",
+        pl.lit("worker_failed").alias("event"),
+        pl.lit("error").alias("severity"),
+        said.field("rank").cast(pl.Int32, strict=False).alias("rank"),
+        code.alias("exitcode"),
+        pl.when(code.is_null())
+        .then(pl.lit(DIED))
+        .otherwise(pl.lit("{" + REPORTED + "}"))
+        .alias("extra"),
     )
 
 
@@ -406,6 +440,7 @@ PARSER = LineParser(
         " exited with code ",
         LIGHTNING_CHILD,
         "ABORT!!! Out of all ",
+        "died unexpectedly",
     ),
     parse=parse,
 )

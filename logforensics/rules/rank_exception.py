@@ -496,6 +496,7 @@ def _failures_of(job: Job) -> list[Finding]:
         + _cut_and_gone(job, explained)
         + (crashes := _cut_crashes(job, explained))
         + (exits := _exited(job) if not crashes else [])
+        + _died(job, explained)
         + (_spawn_parent_cut(job) if not findings and not deaths and not exits else [])
         + (_launcher_summary_cut(job) if not findings and not deaths and not exits else [])
         + _aborted(job, explained)
@@ -1255,6 +1256,7 @@ def _error_exits(job: Job) -> pl.DataFrame:
             ((pl.col("exitcode").fill_null(0) > 0) & exit_signal().is_null())
             | _code_cut()
             | _aborted_report()
+            | _died_report()
         )
         .with_columns(
             pl.coalesce("rank", _local_is_global(job), _child_of_rank_zero(job)).alias("rank")
@@ -1391,7 +1393,7 @@ def _exited(job: Job) -> list[Finding]:
     failure is all they say (pytorch#147064: it failed because the other node's agent left). A
     finding all the same, with low confidence and no blame."""
     events = job.events
-    reported = _error_exits(job)
+    reported = _error_exits(job).filter(~_died_report())
     if reported.is_empty() or exited_quietly(job):
         return []  # (an exit its own output shows had no error is peer_lost's departure)
     # (the exit's own line may be an error line of the launcher's logger too: DeepSpeed's
@@ -1573,6 +1575,58 @@ def _aborted_trainers(exits: pl.DataFrame, ranks: list[int]) -> Finding:
         ranks=ranks,
         confidence="low",
         details={"exception": "aborted", "trainers_aborted": True},
+    )
+
+
+def _died_report() -> pl.Expr:
+    """An executor's report of a worker process that died, no code said (vLLM's `Worker proc
+    VllmWorker-1 died unexpectedly`, parsers/process_exit.py)."""
+    return _flagged("died")
+
+
+DIED_FIX = (
+    "A worker process that dies with no error of its own was most often killed or crashed in "
+    "native code: look on its host for the kernel's OOM killer (`dmesg -T | grep -i 'killed "
+    "process'`), the container's memory limit and /dev/shm size (`df -h /dev/shm`), and run "
+    "it with `PYTHONFAULTHANDLER=1` so that a crash prints its stack. Any error the worker "
+    "printed is in its own lines (vLLM prefixes them `(VllmWorker rank=N pid=...)`)."
+)
+
+
+def _died(job: Job, explained: set[int]) -> list[Finding]:
+    """The workers an executor saw die, where no exception of their own explains it; the
+    engine's own errors after it (its core's traceback on losing the worker, intel/llm-scaler
+    #154) are the death's consequence, not another failure."""
+    exits = (
+        _error_exits(job)
+        .filter(_died_report() & pl.col("rank").is_not_null())
+        .filter(~pl.col("rank").is_in(list(explained)))
+        .sort("file", "line")
+    )
+    if exits.is_empty():
+        return []
+    return [_died_unexpectedly(exits, sorted(exits.get_column("rank").unique().to_list()))]
+
+
+def _died_unexpectedly(exits: pl.DataFrame, ranks: list[int]) -> Finding:
+    """Workers an inference engine's executor saw die, naming them, in logs that hold no error
+    of theirs (OpenPipe/ART#201: `Worker proc VllmWorker-1 died unexpectedly, shutting down
+    executor.`, then the engine waiting on its shared-memory broadcast): they failed first,
+    of something their own output does not show."""
+    who = rank_list(ranks)
+    return _from_rows(
+        exits,
+        severity="error",
+        part="explanation",
+        summary=(
+            f"{who.capitalize()} died unexpectedly, and the engine shut its executor down "
+            f"(vLLM's report of its worker process{'' if len(ranks) == 1 else 'es'}); "
+            f"no error of {'its' if len(ranks) == 1 else 'their'} own is in these logs."
+        ),
+        fix=DIED_FIX,
+        ranks=ranks,
+        confidence="medium",
+        details={"exception": "died", "died_unexpectedly": True},
     )
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
 import pytest
 
-from logforensics.i18n import translate
+from logforensics.i18n import translate, translate_headline
 from tests.builders import analyze_files, kinds, only, parsed_by
 from tests.test_i18n import english_runs
 
@@ -344,3 +345,54 @@ def test_the_trainer_paddles_launcher_names_is_the_verdict_and_its_own_log_the_f
     assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [3])
     assert "`log/workerlog.3`" in verdict.finding.summary
     assert verdict.headline.startswith("Rank 3 ended with an error")
+
+
+# OpenPipe/ART#201, verbatim (vLLM v1, two GPUs): the engine's executor saw worker 1 die, then
+# waits on its shared-memory broadcast
+VLLM_WORKER_DIED = [
+    "DEBUG 07-04 17:35:10 [shm_broadcast.py:456] No available shared memory broadcast block found in 60 second.",
+    "ERROR 07-04 17:35:16 [multiproc_executor.py:140] Worker proc VllmWorker-1 died unexpectedly, shutting down executor.",
+    "DEBUG 07-04 17:36:10 [shm_broadcast.py:456] No available shared memory broadcast block found in 60 second.",
+    "DEBUG 07-04 17:37:10 [shm_broadcast.py:456] No available shared memory broadcast block found in 60 second.",
+    "DEBUG 07-04 17:38:10 [shm_broadcast.py:456] No available shared memory broadcast block found in 60 second.",
+]
+# vllm-project/vllm-ascend PR 7742, a run quoted in the thread (a later release says the code)
+VLLM_WORKER_DIED_NO_CODE = "[2026-08-22 13:05:18.630086][UC][E] Worker proc VllmWorker-14 died unexpectedly (exit code: None), shutting down executor. [416204,434190][multiproc_executor.py:295,monitor_workers]"
+# intel/llm-scaler#154, verbatim as far as the thread's excerpt goes (docker compose's prefix):
+# the engine core's own traceback right after it lost worker 3
+VLLM_ENGINE_AFTER_WORKER_DIED = [
+    'eap-llm-server-on-arc  | INFO:     127.0.0.1:48802 - "GET /health HTTP/1.1" 200 OK',
+    "eap-llm-server-on-arc  | ERROR 11-08 11:01:29 [multiproc_executor.py:135] Worker proc VllmWorker-3 died unexpectedly, shutting down executor.",
+    "eap-llm-server-on-arc  | ERROR 11-08 11:01:30 [core.py:502] EngineCore encountered a fatal error.",
+    "eap-llm-server-on-arc  | ERROR 11-08 11:01:30 [core.py:502] Traceback (most recent call last):",
+    'eap-llm-server-on-arc  | ERROR 11-08 11:01:30 [core.py:502]   File "/usr/local/lib/python3.10/dist-packages/vllm/v1/engine/core.py", line 493, in run_engine_core',
+    "eap-llm-server-on-arc  | ERROR 11-08 11:01:30 [core.py:502]     engine_core.run_busy_loop()",
+    'eap-llm-server-on-arc  | ERROR 11-08 11:01:30 [core.py:502]   File "/usr/local/lib/python3.10/dist-packages/vllm/v1/engine/core.py", line 518, in run_busy_loop',
+    "eap-llm-server-on-arc  | ERROR 11-08 11:01:30 [core.py:502]     self._process_input_queue()",
+    'eap-llm-server-on-arc  | ERROR 11-08 11:01:30 [core.py:502]   File "/usr/local/lib/python3.10/dist-packages/vllm/v1/engine/core.py", line 531, in _process_input_queue',
+    "eap-llm-server-on-arc  | ERROR 11-08 11:01:30 [core.py:502]     self._handle_client_request(*req)",
+]
+
+
+def test_vllm_s_executor_names_the_worker_that_died_by_its_rank():
+    found = parsed_by("process_exit", [VLLM_WORKER_DIED[1], VLLM_WORKER_DIED_NO_CODE])
+    assert found.get_column("event").to_list() == ["worker_failed", "worker_failed"]
+    assert found.get_column("rank").to_list() == [1, 14]
+    assert found.get_column("exitcode").to_list() == [None, None]
+
+
+def test_a_worker_the_engine_saw_die_is_the_verdict_and_the_engine_s_lines_are_not_its(tmp_path):
+    analysis = analyze_files(tmp_path / "art", {"console.log": VLLM_WORKER_DIED})
+    verdict = analysis.verdict
+    assert (verdict.finding.kind, verdict.ranks) == ("rank_exception", [1])
+    assert verdict.headline == (
+        "Rank 1 died unexpectedly, no error of its own logged; the engine shut down"
+    )
+    assert english_runs(translate_headline(verdict.headline, "zh")) == []
+    assert english_runs(translate(verdict.finding.summary, "zh")) == []
+    engine = analyze_files(tmp_path / "engine", {"console.log": VLLM_ENGINE_AFTER_WORKER_DIED})
+    assert engine.verdict.ranks == [3]
+    assert engine.verdict.finding.details.get("died_unexpectedly")
+    # the engine core's traceback is the engine's, not worker 3's
+    core = only(engine.job.events.filter(pl.col("event") == "exception"))
+    assert core["rank"] is None
