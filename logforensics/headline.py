@@ -871,6 +871,10 @@ def _peer_lost(finding: Finding, verdict: Verdict) -> Told:
 def _flight_recorder(finding: Finding, verdict: Verdict) -> Told:
     """The first collective the Flight Recorder dumps disagree on (the rule always names it)."""
     who, number = _who(finding.ranks), f"#{finding.seq}"
+    if differs := finding.details.get("differs"):  # the analyzer's culprits of a mismatch
+        what = f"`{finding.op}`" if finding.op else "a collective"
+        at = f" {number}" if finding.seq is not None else ""
+        return f"{who} called {what}{at} {differs} than the others (Flight Recorder)", None
     if finding.seq is None:  # an analysis that names the group's collective, not its number
         what = f"`{finding.op}`" if finding.op else "a collective"
         return f"{who} never joined {what}, which the other ranks did (Flight Recorder)", None

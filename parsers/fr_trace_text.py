@@ -13,7 +13,17 @@ words in torch/distributed/flight_recorder/components/utils.py):
 `fr_missing` event: the ranks in `values`, the collective's sequence number and op from the
 report's lines before it. Its other lines (the record, sizes, the rank-by-rank table header)
 are recognised.
-"""
+
+Where the ranks joined but called it differently, the report names the culprits and how they
+differ (pytorch/pytorch#140563, a 128-rank job, verbatim, the line cut there):
+
+    Collective 39 at entry 38 errors
+    ...
+    error msg: Culprit rank 22; Error type: SIZE_OR_SYNTAX_MISMATCH, Expected input sizes: '[[1025]]' does not match found input sizes: '[[262144]]', Culprit rank 110; Error type: ...
+
+an `fr_missing` event too, every culprit in `values`, the error type (`..._MISMATCH`) in
+`error_code` and what it says of the first in `exc_message`.
+"""  # noqa: E501 -- verbatim lines
 
 from __future__ import annotations
 
@@ -25,11 +35,19 @@ NOT_JOINING = (
     r"^\s*Not all ranks joining collective(?:, sequence number: (?P<seq>\d+)| (?P<old>\d+) at "
     r"entry \d+)\s*$"
 )
-HAS_ERRORS = r"^\s*Collective sequence number: (?P<seq>\d+) has errors\s*$"
+HAS_ERRORS = (
+    r"^\s*Collective (?:sequence number: (?P<seq>\d+) has|(?P<old>\d+) at entry \d+) errors\s*$"
+)
 COLLECTIVE = r"^\s*collective: (?:\w+:)?(?P<op>\w+)\s*$"
 MISSING = r"^\s*missing ranks: \{(?P<ranks>[\d, ]*)\}\s*$"
 # `error msg: Culprit rank 3; Error type: ...`
 CULPRIT = r"^\s*error msg: Culprit rank (?P<rank>\d+)\b"
+# each culprit the message names, and how the first differs
+CULPRITS = r"Culprit rank (\d+)\b"
+ERROR_TYPE = (
+    r"^\s*error msg: Culprit rank \d+; Error type: (?P<type>[A-Z_]+)"
+    r"(?:, (?P<said>.+?))?(?:, Culprit rank |$)"
+)
 # how many lines after its heading a report's record runs (the analyzer prints ten)
 REPORT_LINES = 12
 RECORD = (
@@ -41,10 +59,12 @@ RECORD = (
 def parse(lines: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
     joining = message.str.extract_groups(NOT_JOINING)
+    erring = message.str.extract_groups(HAS_ERRORS)
     seq = pl.coalesce(
         joining.struct.field("seq"),
         joining.struct.field("old"),
-        message.str.extract(HAS_ERRORS, 1),
+        erring.struct.field("seq"),
+        erring.struct.field("old"),
     ).cast(pl.Int64, strict=False)
     rows = lines.sort("file", "line").with_columns(
         seq.alias("_seq"),
@@ -71,7 +91,11 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         pl.lit("fr_missing").alias("event"),
         pl.lit("error").alias("severity"),
         pl.when(pl.col("_culprit").is_not_null())
-        .then(pl.concat_list(pl.col("_culprit")))
+        .then(
+            message.str.extract_all(CULPRITS).list.eval(
+                pl.element().str.extract(r"(\d+)$", 1).cast(pl.Int64, strict=False)
+            )
+        )
         .otherwise(
             pl.col("_missing")
             .str.extract_all(r"\d+")
@@ -80,6 +104,8 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         .alias("values"),
         "seq",
         "op",
+        message.str.extract(ERROR_TYPE, 1).alias("error_code"),
+        message.str.extract(ERROR_TYPE, 2).alias("exc_message"),
     )
     recognised = rows.filter(
         pl.col("_seq").is_not_null()
@@ -95,6 +121,7 @@ PARSER = LineParser(
     literals=(
         "Not all ranks joining collective",
         " has errors",
+        " at entry ",
         "missing ranks: {",
         "Culprit rank",
     ),

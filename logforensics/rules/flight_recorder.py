@@ -34,6 +34,10 @@ MAJORITY = (
     "compares the dumps pairwise in the order it reads them, so the rank it names depends on "
     "file order."
 )
+PAIRWISE = (
+    " It compares the dumps pairwise in the order it reads them: its culprits are the ranks "
+    "that differed from the first one it read, which may be the one that departed."
+)
 SHIFTS = (1, 2, 3)  # skips of this many collectives are recognised as skips
 EVIDENCE_CAP = 8
 
@@ -58,6 +62,8 @@ def _from_analysis(job: Job) -> list[Finding]:
     if reports.is_empty():
         return []
     first = reports.row(0, named=True)
+    if str(first.get("error_code") or "").endswith("_MISMATCH"):
+        return [_mismatch_in_analysis(reports, first)]
     missing = sorted(set(first["values"] or []) | _missing_from_other_groups(reports, first["pg"]))
     seq, op = first["seq"], first["op"]
     number = f" #{seq}" if seq is not None else ""
@@ -85,6 +91,55 @@ def _from_analysis(job: Job) -> list[Finding]:
             details={"source": "flight recorder analysis", "stopped": missing},
         )
     ]
+
+
+# how the analyzer's error types say the culprits differ (`MatchState` in PyTorch's
+# flight_recorder components)
+DIFFERENCES = {
+    "SIZE_OR_SYNTAX_MISMATCH": "with other sizes",
+    "COLLECTIVE_TYPE_MISMATCH": "as another collective",
+    "COLLECTIVE_DTYPE_MISMATCH": "with another dtype",
+    "COLLECTIVE_STATE_MISMATCH": "in another state",
+}
+
+
+def _mismatch_in_analysis(reports: pl.DataFrame, first: dict) -> Finding:
+    """The analyzer's culprits of a collective every rank joined but some called differently
+    (pytorch/pytorch#140563: ranks 22 and 110 in all_reduce #39 with input sizes [[262144]]
+    where the others had [[1025]]): the ranks disagreed on the call itself. It compares the
+    dumps pairwise in file order, so its culprits are the ranks that differed from the first it
+    read, not necessarily the ones that departed."""
+    culprits = sorted(set(first["values"] or []))
+    seq, op = first["seq"], first["op"]
+    number = f" #{seq}" if seq is not None else ""
+    what = f" ({op})" if op else ""
+    how = DIFFERENCES.get(str(first["error_code"]), "differently")
+    said = f": {first['exc_message']}" if first["exc_message"] else ""
+    who = rank_list(culprits) if culprits else "some ranks"
+    summary = _sentence(
+        f"The Flight Recorder's analysis found {who} calling collective{number}{what} {how} "
+        f"than the ranks it compared them with{said}."
+    )
+    evidence, total = evidence_from(reports.select("file", "line", "text", "rank"))
+    return Finding(
+        kind="fr_mismatch",
+        severity="error",
+        part="departure",
+        summary=summary + PAIRWISE,
+        fix=FIX.format(collective=_collective(seq, op), who=who),
+        ranks=culprits,
+        op=op,
+        seq=seq,
+        evidence=evidence,
+        evidence_total=total,
+        confidence="medium",
+        timestamp=earliest_time(reports),
+        details={
+            "source": "flight recorder analysis",
+            "mismatch": str(first["error_code"]),
+            "differs": how,
+        },
+    )
 
 
 def _collective(seq: int | None, op: str | None) -> str:
@@ -377,6 +432,8 @@ def _their(ranks: list[int]) -> str:
 def _diagnosis(finding: Finding) -> str:
     """A rank that skipped, replaced or never issued a collective the others did left the
     common path; the numbers that differ after it are collectives mismatched."""
+    if finding.details.get("mismatch"):  # the same collective called differently
+        return "collective_mismatch"
     return "stage_divergence" if finding.part == "departure" else "collective_mismatch"
 
 

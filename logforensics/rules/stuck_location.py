@@ -464,8 +464,12 @@ def _is(ranks: list[int]) -> str:
 def _diagnosis(finding: Finding) -> str:
     """Ranks that stand somewhere else than the others left the common path, as do ranks
     with no place most of them share; where all stand alike is the last place they had in
-    common."""
-    return "last_common_stage" if finding.details.get("alike") else "stage_divergence"
+    common, and so is the one collective every unclaimed dump waits in: nothing in them shows
+    a departure (huggingface/transformers#22363, one `py-spy dump` in `dist.broadcast`)."""
+    waiting_alike = finding.details.get("unclaimed") and finding.part == "consequence"
+    return (
+        "last_common_stage" if finding.details.get("alike") or waiting_alike else "stage_divergence"
+    )
 
 
 RULE = Rule(kind="stuck_location", check=check, specificity=20, diagnosis=_diagnosis)

@@ -122,6 +122,8 @@ def test_several_unclaimed_stacks_in_one_wait_say_the_job_hung_there(tmp_path):
     verdict = analysis.verdict
     hung = verdict.finding
     assert (hung.kind, hung.ranks, hung.blames_nobody) == ("stuck_location", [], True)
+    # nothing in the dumps shows a departure: where they wait is where the job stopped
+    assert diagnosis(hung) == "last_common_stage"
     assert diagnosis(hung) == diagnosis(analyze(tmp_path / "one").verdict.finding)
     assert verdict.headline == (
         "Both processes dumped hung waiting in backward (DeepSpeed's gradient reduction)"
