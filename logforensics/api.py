@@ -199,7 +199,13 @@ TRAINING = re.compile(
     # counted done (rwth-i6/returnn#1485: `Trained 904 steps, 0:10:02 elapsed`)
     rb"|\b(?:step|iter|iteration)\s*[:=]?\s*\d+\s*/\s*\d+"
     rb"|\btrained \d+ (?:steps|batches|epochs|iterations)\b"
-    rb"|\bcuda:\d+|\bCUDA_VISIBLE_DEVICES\b|\b(?:LOCAL_RANK|WORLD_SIZE)\b|torch\.distributed"
+    # (other accelerators' devices as torch names them: huggingface/accelerate PR 2356's
+    # `device='npu:1'` in its 2-process test)
+    rb"|\b(?:cuda|npu|xpu|hpu):\d+|\bCUDA_VISIBLE_DEVICES\b|\b(?:LOCAL_RANK|WORLD_SIZE)\b"
+    rb"|torch\.distributed"
+    # a process's own rank tag in its records (ByteDance-Seed/VeOmni PR 492's
+    # `>> [Rank 3] Shard write took 2.79s`, each rank's save of its shard)
+    rb"|\[rank:? ?\d+\]"
     # a job's own words for its processes (k2-fsa/snowfall#155: `Distributed training with world
     # size of 2 detected (node's local rank is 1. ...`)
     rb"|\bdistributed training\b|\bworld[ _]size\b\s*(?:of|is|:|=)\s*\d+"

@@ -228,3 +228,32 @@ def test_a_folder_of_its_own_beside_other_jobs_is_a_job_even_with_no_world_size(
     trainer = next(job for job in upload.jobs if job.label.startswith("hf_eval"))
     assert trainer.verdict.finding.kind == "stage_divergence"
     assert not upload.unattached
+
+
+# ByteDance-Seed/VeOmni PR 492, verbatim (the PR's example log): each rank's own word on its
+# save, tagged with its rank
+VEOMNI_SHARD_WRITES = [
+    "[save_safetensor_utils.py:70] 03/16/2026 06:36:32 >> Skipping weight not in HF weight_map: lm_head.weight",
+    "[save_safetensor_utils.py:147] 03/16/2026 06:36:32 >> Starting dcp.save()...",
+    "[save_safetensor_utils.py:94] 03/16/2026 06:36:35 >> [Rank 3] Shard write took 2.79s",
+    "[save_safetensor_utils.py:94] 03/16/2026 06:36:35 >> [Rank 1] Shard write took 2.81s",
+    "[save_safetensor_utils.py:94] 03/16/2026 06:36:35 >> [Rank 4] Shard write took 2.95s",
+]
+# huggingface/accelerate PR 2356, verbatim (`make test_cli` on two NPUs): the test's own output
+# under the launcher's prefixes, the devices named as torch names them
+ACCELERATE_NPU_TEST = [
+    "stdout: stdout: 0 1 tensor([ 0,  1,  2,  3,  4,  5,  6,  7,  8,  9, 10, 11, 12, 13, 14, 15, 16, 17,",
+    "stdout: stdout:         18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35,",
+    "stdout: stdout:         36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53,",
+    "stdout: stdout:         54, 55, 56, 57, 58, 59, 60, 61, 62, 63], device='npu:0') <class 'accelerate.data_loader.DataLoaderShard'>",
+    "stdout: stdout: tensor([ 0,  1,  2,  3,  4,  5,  6,  7,  8,  9, 10, 11, 12, 13, 14, 15, 16, 17,",
+    "stdout: stdout:         18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35,",
+]
+
+
+@pytest.mark.parametrize(
+    "lines", [VEOMNI_SHARD_WRITES, ACCELERATE_NPU_TEST], ids=["rank-tags", "npu-devices"]
+)
+def test_a_job_s_rank_tags_or_other_accelerators_devices_are_analysed_not_refused(tmp_path, lines):
+    analysis = analyze_files(tmp_path, {"console.log": lines})
+    assert analysis.verdict is None and analysis.unrecognised_lines == len(lines)
