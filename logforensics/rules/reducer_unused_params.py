@@ -104,7 +104,7 @@ def _shapes(job: Job, rows: pl.DataFrame) -> Finding:
         summary=f"{said}: {who} built a different model than the others.",
         fix=MISMATCH_FIX,
         ranks=ranks,
-        details={"parameter_shape": index},
+        details={"parameter_shape": index, "model_differs": True},
     )
 
 
@@ -262,14 +262,14 @@ def _simple(job: Job, rows: pl.DataFrame, fix: str, what: str) -> Finding:
     named = "peer_rank" if mismatch else "rank"
     ranks = sorted(rows.get_column(named).drop_nulls().unique().to_list())
     summary = f"DDP's reducer on {rank_list(ranks) if ranks else 'a rank'} {what}."
-    details: dict[str, object] = {}
+    details: dict[str, object] = {"model_differs": True} if mismatch else {}
     if mismatch and (counted := _odd_counts(rows)) is not None:
         ranks, odd_count, others, their_count = counted
         summary = (
             f"DDP's model on {rank_list(ranks)} has {odd_count} parameters where "
             f"{rank_list(others)} have {their_count}: {rank_list(ranks)} {what}."
         )
-        details = {"parameter_counts": {"odd": odd_count, "others": their_count}}
+        details |= {"parameter_counts": {"odd": odd_count, "others": their_count}}
     return placed_finding(
         job,
         rows,
@@ -307,4 +307,14 @@ def _odd_counts(rows: pl.DataFrame) -> tuple[list[int], int, list[int], int] | N
     return odd, odd_count, others, their_count
 
 
-RULE = Rule(kind="reducer_unused_params", check=check, specificity=15)
+def _diagnosis(finding: Finding) -> str:
+    """Ranks that built different models fail DDP's check of the parameters across processes
+    (a collective over their counts and shapes) before any gradient is reduced: the same
+    collectives with different shapes, caught at the start (liangyn22/MCUFormer#2's supernet,
+    `params[4] in this process with sizes [243, 256] appears not to match ...`)."""
+    if finding.details.get("model_differs"):
+        return "collective_mismatch"
+    return "reducer_unused_params"
+
+
+RULE = Rule(kind="reducer_unused_params", check=check, specificity=15, diagnosis=_diagnosis)

@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from logforensics.i18n import translate, translate_headline
+from logforensics.registry import diagnosis
 from tests.builders import analyze, analyze_files, finding, kinds
 from tests.test_i18n import english_runs
 
@@ -26,6 +27,7 @@ def test_names_the_rank_and_its_parameters(tmp_path):
     ]
     assert reducer.details["parameter_indices"] == [282, 283]
     assert "find_unused_parameters=True" in reducer.fix
+    assert diagnosis(reducer) == "reducer_unused_params"
 
 
 def test_ready_twice(tmp_path):
@@ -77,6 +79,8 @@ def test_the_rank_whose_parameter_count_most_ranks_do_not_share_built_another_mo
     analysis = analyze(MODEL_MISMATCH)
     built = analysis.verdict.finding
     assert (built.kind, analysis.verdict.ranks) == ("reducer_unused_params", [1])
+    # models that differ fail DDP's collective check of their parameters: a mismatch
+    assert diagnosis(built) == "collective_mismatch"
     assert "rank 1 has 6 parameters where ranks 0 and 2 have 4" in built.summary
     assert analysis.verdict.headline == (
         "Rank 1 built a different model than the others (6 parameters, not 4)"
@@ -94,6 +98,7 @@ def test_the_one_rank_whose_parameter_is_shaped_unlike_process_0s_built_another_
     analysis = analyze(TORCHRUN / "shape_mismatch" / "console.log")
     built = analysis.verdict.finding
     assert (built.kind, analysis.verdict.ranks) == ("reducer_unused_params", [2])
+    assert diagnosis(built) == "collective_mismatch"
     assert "found parameter 0 shaped unlike process 0's" in built.summary
     assert analysis.verdict.headline.startswith(
         "Rank 2 built a different model than the others (parameter 0's shape)"
