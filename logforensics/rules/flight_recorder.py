@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from logforensics.findings import Evidence, Finding, evidence_from
+from logforensics.findings import Confidence, Evidence, Finding, evidence_from
 from logforensics.job import Job
 from logforensics.placement import earliest_time
 from logforensics.registry import Rule
@@ -73,24 +73,46 @@ def _from_analysis(job: Job) -> list[Finding]:
         f"The Flight Recorder's analysis found {who} missing from collective{number}{what}, "
         "which the other ranks joined: it never issued it."
     )
-    evidence, total = evidence_from(reports.select("file", "line", "text", "rank"))
     return [
-        Finding(
-            kind="fr_mismatch",
-            severity="error",
-            part="departure",
-            summary=summary,
-            fix=FIX.format(collective=_collective(seq, op), who=who),
-            ranks=missing,
-            op=op,
-            seq=seq,
-            evidence=evidence,
-            evidence_total=total,
+        _analysis_finding(
+            reports,
+            summary,
+            who,
+            missing,
             confidence="high" if missing else "low",
-            timestamp=earliest_time(reports),
-            details={"source": "flight recorder analysis", "stopped": missing},
+            details={"stopped": missing},
         )
     ]
+
+
+def _analysis_finding(
+    reports: pl.DataFrame,
+    summary: str,
+    who: str,
+    ranks: list[int],
+    confidence: Confidence,
+    details: dict[str, object],
+) -> Finding:
+    """A departure the analyzer's first report (`reports`' first row) tells, its lines the
+    evidence."""
+    first = reports.row(0, named=True)
+    seq, op = first["seq"], first["op"]
+    evidence, total = evidence_from(reports.select("file", "line", "text", "rank"))
+    return Finding(
+        kind="fr_mismatch",
+        severity="error",
+        part="departure",
+        summary=summary,
+        fix=FIX.format(collective=_collective(seq, op), who=who),
+        ranks=ranks,
+        op=op,
+        seq=seq,
+        evidence=evidence,
+        evidence_total=total,
+        confidence=confidence,
+        timestamp=earliest_time(reports),
+        details={"source": "flight recorder analysis", **details},
+    )
 
 
 # how the analyzer's error types say the culprits differ (`MatchState` in PyTorch's
@@ -120,25 +142,13 @@ def _mismatch_in_analysis(reports: pl.DataFrame, first: dict) -> Finding:
         f"The Flight Recorder's analysis found {who} calling collective{number}{what} {how} "
         f"than the ranks it compared them with{said}."
     )
-    evidence, total = evidence_from(reports.select("file", "line", "text", "rank"))
-    return Finding(
-        kind="fr_mismatch",
-        severity="error",
-        part="departure",
-        summary=summary + PAIRWISE,
-        fix=FIX.format(collective=_collective(seq, op), who=who),
-        ranks=culprits,
-        op=op,
-        seq=seq,
-        evidence=evidence,
-        evidence_total=total,
+    return _analysis_finding(
+        reports,
+        summary + PAIRWISE,
+        who,
+        culprits,
         confidence="medium",
-        timestamp=earliest_time(reports),
-        details={
-            "source": "flight recorder analysis",
-            "mismatch": str(first["error_code"]),
-            "differs": how,
-        },
+        details={"mismatch": str(first["error_code"]), "differs": how},
     )
 
 

@@ -3291,13 +3291,7 @@ def _loader_worker_crashes(job: Job) -> list[Finding]:
             blames_nobody=not ranks,
             order=None if key.is_empty() else float(key.min()) + AFTER_MARK,
             confidence="medium",
-            details={
-                "exception": signal,
-                "signal": signal,
-                "swallowed": False,
-                "logged": False,
-                "loader_worker": True,
-            },
+            details=_signal_details(signal, loader_worker=True),
         )
     ]
 
@@ -3360,8 +3354,13 @@ def _death(job: Job, signal: str, ranks: list[int], rows: pl.DataFrame) -> Findi
         order=None if key.is_empty() else float(key.min()) + AFTER_MARK,
         timestamp=earliest_time(rows),
         confidence="medium" if inferred else "high",
-        details={"exception": signal, "signal": signal, "swallowed": False, "logged": False},
+        details=_signal_details(signal),
     )
+
+
+def _signal_details(signal: str, **more: object) -> dict[str, object]:
+    """The details of a death by `signal`: it is the exception, neither caught nor logged."""
+    return {"exception": signal, "signal": signal, "swallowed": False, "logged": False, **more}
 
 
 EXIT_CRASH_FIX = (
@@ -3394,13 +3393,7 @@ def _died_at_exit(
         fix=EXIT_CRASH_FIX,
         ranks=sorted(rows.get_column("rank").drop_nulls().unique().to_list()),
         confidence="medium",
-        details={
-            "exception": signal,
-            "signal": signal,
-            "swallowed": False,
-            "logged": False,
-            "at_exit": {"file": mark[0], "line": mark[1]},
-        },
+        details=_signal_details(signal, at_exit={"file": mark[0], "line": mark[1]}),
     )
 
 
