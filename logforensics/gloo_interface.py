@@ -51,7 +51,7 @@ def _formed(job: Job) -> bool:
     to a peer broke (it had been made). Then the interface worked, and a later failed connect
     is no fault of it (a run here: torchrun's restart after a rank's failure, whose new workers'
     connects on the loopback of a one-host job were refused)."""
-    progressed = job.progress is not None and not job.progress.marks.is_empty()
+    progressed = job.made_progress()
     broke = job.events.filter(pl.col("event").is_in(["peer_closed", "peer_reset"]))
     return progressed or not broke.is_empty()
 

@@ -59,6 +59,14 @@ class Job:
         ]
         return tuple(sorted(set().union(*(set(c.drop_nulls().unique().to_list()) for c in found))))
 
+    def nothing_failed(self) -> bool:
+        """Whether no line of the logs reports an error (no event of severity `error`)."""
+        return self.events.filter(pl.col("severity") == "error").is_empty()
+
+    def made_progress(self) -> bool:
+        """Whether the logs hold any progress a rank made (a stage mark, a progress line)."""
+        return self.progress is not None and not self.progress.marks.is_empty()
+
     def one_node(self) -> bool:
         """Whether the logs show a single node: one host at most, and no world larger than
         the local ranks they show. A process's index on the node (its local rank, its GPU's

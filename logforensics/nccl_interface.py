@@ -136,9 +136,9 @@ def _loopback_across_hosts(job: Job, nccl: pl.DataFrame, loopback: pl.DataFrame)
     hosts = nccl.get_column("host").drop_nulls().unique()
     if hosts.len() < 2:
         return []
-    if not job.events.filter(pl.col("severity") == "error").is_empty():
+    if not job.nothing_failed():
         return []
-    if job.progress is not None and not job.progress.marks.is_empty():
+    if job.made_progress():
         return []
     on = loopback.get_column("host").drop_nulls().unique().sort().to_list()
     first = loopback.row(0, named=True)

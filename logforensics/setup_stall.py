@@ -42,7 +42,7 @@ TAIL_LINES = 8
 
 def stalled_joining(job: Job) -> list[Finding]:
     events = job.events
-    if not events.filter(pl.col("severity") == "error").is_empty():
+    if not job.nothing_failed():
         return []
     setup = events.filter(pl.col("event").is_in(["world_size", "group_setup"])).with_columns(
         pl.col("extra").fill_null("").alias("_setup")

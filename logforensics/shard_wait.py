@@ -35,7 +35,7 @@ SURE_WAIT_SECONDS = 60
 def shards_never_ready(job: Job) -> list[Finding]:
     events = job.events
     waits = events.filter((pl.col("event") == "shard_waiting") & pl.col("rank").is_not_null())
-    if waits.is_empty() or not events.filter(pl.col("severity") == "error").is_empty():
+    if waits.is_empty() or not job.nothing_failed():
         return []
     ready = set(
         events.filter(pl.col("event") == "shard_ready").get_column("rank").drop_nulls().to_list()

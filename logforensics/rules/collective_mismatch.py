@@ -325,11 +325,6 @@ STALL_SPLIT_FIX = (
 STALL_EVENTS = ("stall", "stall_missing", "stall_ready")
 
 
-def _nothing_failed(job: Job) -> bool:
-    """Whether no line of the logs reports an error."""
-    return job.events.filter(pl.col("severity") == "error").is_empty()
-
-
 def _stall_got_past(job: Job) -> pl.DataFrame | None:
     """The line that shows the job went on past the stall inspector's last report, nothing
     having failed: a progress bar that ran to its end, or a finish mark, later in the file of
@@ -337,7 +332,7 @@ def _stall_got_past(job: Job) -> pl.DataFrame | None:
     slow get past it (ChenRocks/UNITER#33: `Stalled ranks: 0: [allgather.noname.1]` at 97% of
     an evaluation that then finished). None when nothing shows it."""
     events = job.events
-    if not _nothing_failed(job):
+    if not job.nothing_failed():
         return None
     last = (
         events.filter(pl.col("event").is_in(STALL_EVENTS))
@@ -1691,7 +1686,7 @@ def _stopped_first(job: Job, calls: pl.DataFrame) -> list[Finding]:
     calls on a communicator stop far below every other's: it stopped issuing collectives and
     the others waited (NVIDIA/nccl#857: rank 1 at its 252nd call, ranks 0 and 2 at 339 and
     rank 3 at 321 when the hung job was stopped; nothing printed an error)."""
-    if not _nothing_failed(job):
+    if not job.nothing_failed():
         return []
     counts = (
         calls.group_by("nranks", "_comm_index", "_process")

@@ -528,7 +528,7 @@ def _store_unreachable(job: Job) -> list[Finding]:
     # 1800s while trying to connect to (172.17.0.2, 44737)`, the other actors loading on)
     gave_up = sockets.filter(_connect_timed_out())
     sockets = sockets.filter(~_connect_timed_out())
-    if job.progress is not None and not job.progress.marks.is_empty():
+    if job.made_progress():
         sockets = sockets.clear()  # the job trained: the client got through on a retry
     sockets = pl.concat([_before_going_on(job, sockets), gave_up], how="diagonal_relaxed")
     failures = pl.concat(
@@ -724,7 +724,7 @@ def _agent_left_joining(job: Job) -> list[Finding]:
         (pl.col("event") == "rendezvous_run")
         & pl.col("text").str.contains(JOINING_ROUND, literal=True)
     )
-    if joins.is_empty() or not job.events.filter(pl.col("severity") == "error").is_empty():
+    if joins.is_empty() or not job.nothing_failed():
         return []
     if job.progress is not None or not logs_end_there(job, joins):
         return []

@@ -1653,7 +1653,7 @@ def _set_up_apart(
 
 
 def _nothing_else_failed(job: Job) -> bool:
-    return job.events.filter(pl.col("severity") == "error").is_empty() and not _past_init(job)
+    return job.nothing_failed() and not _past_init(job)
 
 
 def _network_said(choice: str) -> str:
@@ -1669,7 +1669,7 @@ def _past_init(job: Job) -> bool:
     complete (a record with no `Init START` phase), or progress."""
     inits = job.events.filter(pl.col("event") == "nccl_init")
     started_only = pl.col("extra").fill_null("").str.contains('"phase":"start"', literal=True)
-    progressed = job.progress is not None and not job.progress.marks.is_empty()
+    progressed = job.made_progress()
     return progressed or not inits.filter(~started_only).is_empty()
 
 

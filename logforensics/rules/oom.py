@@ -606,7 +606,7 @@ def _gpu(job: Job) -> list[Finding]:
     device = (
         not len(requested)
         and step is None
-        and (job.progress is None or job.progress.marks.is_empty())
+        and not job.made_progress()
         and bool(ooms.get_column("text").str.contains("(?i)CUDA error: out of memory").any())
     )
     if in_nccl:

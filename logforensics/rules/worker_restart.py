@@ -130,13 +130,13 @@ def _restarted_unexplained(job: Job) -> list[Finding]:
     restarts = job.events.filter(
         (pl.col("event") == "workers_restarted") & pl.col("extra").is_not_null()
     ).sort("file", "line")
-    if restarts.is_empty() or not job.events.filter(pl.col("severity") == "error").is_empty():
+    if restarts.is_empty() or not job.nothing_failed():
         return []
     first = restarts.row(0, named=True)
     after = job.events.filter(
         pl.col("event").is_in(WENT_ON) & (pl.col("line") > first["line"])
     ).filter(pl.col("file") == first["file"])
-    if after.height or (job.progress is not None and not job.progress.marks.is_empty()):
+    if after.height or job.made_progress():
         return []
     text = str(first["text"]).strip()
     said = text[text.find("Worker group") :] if "Worker group" in text else text
