@@ -59,13 +59,8 @@ def mark_after_finish(findings: Iterable[Finding], job: Job) -> list[Finding]:
             continue
         if not finding.evidence:
             continue
-        after = (
-            [_finished_before(marks, evidence) for evidence in finding.evidence]
-            if not marks.is_empty()
-            else [None]
-        )
-        if all(mark is not None for mark in after):
-            first = min(after, key=lambda mark: (mark[0], mark[1]))  # type: ignore[index]
+        first = _finished_before_each(marks, finding.evidence)
+        if first is not None:
             _as_teardown(
                 finding,
                 f"After the run had finished ({first[0]}:{first[1]}): {finding.summary} "
@@ -161,14 +156,22 @@ def _finish_marks(job: Job) -> pl.DataFrame:
 def finished_before_all(job: Job, rows: pl.DataFrame) -> tuple[str, int] | None:
     """The first finish mark before `rows` (`file, line, rank`) when one covers every row: a
     failure printed only once the run had finished, as (file, line); else None."""
-    marks = _finish_marks(job)
-    if marks.is_empty() or rows.is_empty():
-        return None
-    found = [
-        _finished_before(marks, Evidence(row["file"], row["line"], "", row["rank"]))
+    evidence = [
+        Evidence(row["file"], row["line"], "", row["rank"])
         for row in rows.select("file", "line", "rank").iter_rows(named=True)
     ]
-    if any(mark is None for mark in found):
+    return _finished_before_each(_finish_marks(job), evidence)
+
+
+def _finished_before_each(
+    marks: pl.DataFrame, evidence: Iterable[Evidence]
+) -> tuple[str, int] | None:
+    """The first finish mark among those covering each evidence line, when every line has one
+    (and there is a line); else None."""
+    if marks.is_empty():
+        return None
+    found = [_finished_before(marks, line) for line in evidence]
+    if not found or any(mark is None for mark in found):
         return None
     return min(found)  # type: ignore[type-var]
 

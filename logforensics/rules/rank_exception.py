@@ -3043,6 +3043,12 @@ def _without_aborts_below(
     return indexed.filter(~pl.col("_death").is_in(aborted.implode())).drop("_death")
 
 
+def _names_an_exception() -> pl.Expr:
+    """A C++ terminate that names the exception it ends on (`... after throwing an instance
+    of ...`, or a `what():`), not `terminate called without an active exception`."""
+    return pl.col("exc_type").is_not_null() | pl.col("exc_message").is_not_null()
+
+
 def _not_after_a_terminate(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
     """`deaths` without the SIGABRTs reported below an uncaught C++ exception in the same file
     (`terminate called after throwing an instance of ...`): C++ aborts the process it was
@@ -3051,10 +3057,7 @@ def _not_after_a_terminate(job: Job, deaths: pl.DataFrame) -> pl.DataFrame:
     (exitcode: -6) local_rank: 0`)."""
     # (one that names no exception, `terminate called without an active exception`, tells no
     # failure of its own: the abort is the failure, NVIDIA/Megatron-LM#1874)
-    terminated = job.events.filter(
-        (pl.col("event") == "cpp_terminate")
-        & (pl.col("exc_type").is_not_null() | pl.col("exc_message").is_not_null())
-    )
+    terminated = job.events.filter((pl.col("event") == "cpp_terminate") & _names_an_exception())
     if deaths.is_empty() or terminated.is_empty():
         return deaths
     # the abort of a process the terminate does not name as another's
@@ -3406,11 +3409,7 @@ def _bare_terminates_above(job: Job, rows: pl.DataFrame) -> pl.DataFrame:
     """C++'s `terminate called` naming no exception (`... without an active exception`,
     `... recursively`) above a death in its file, of no rank or the dead rank's: how that
     process came to abort, quoted with it."""
-    bare = job.events.filter(
-        (pl.col("event") == "cpp_terminate")
-        & pl.col("exc_type").is_null()
-        & pl.col("exc_message").is_null()
-    )
+    bare = job.events.filter((pl.col("event") == "cpp_terminate") & ~_names_an_exception())
     if bare.is_empty():
         return bare.select("file", "line", "text", "rank")
     deaths = rows.select(
