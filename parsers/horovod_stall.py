@@ -31,7 +31,10 @@ STALL_WARNING = "submitted to be reduced, gathered or broadcasted by subset of r
 #   [1,0]<stderr>:6: [horovod_allreduce.0, horovod_allreduce.1, horovod_allreduce.10, ...]
 MISSING_HEADER = r"^\s*(?:Missing|Stalled) ranks:\s*$"
 # 0: [allreduce.noname.222700]      1: [broadcast.a.bias, broadcast.a.weight ...]
-MISSING_ENTRY = r"^\s*(?P<rank>\d+): \[(?P<tensors>[^\]]*)\]\s*$"
+# (a paste wrapped at a fixed width cuts a long list before its `]`: ludwig-ai/ludwig#610,
+# `[1,0]<stderr>:0: [optimizer/DistributedAdamOptimizer_Allreduce/HorovodAllgather_optimizer_`
+# `gradients_concat_0, ...` over three lines, the last tensor's name broken)
+MISSING_ENTRY = r"^\s*(?P<rank>\d+): \[(?P<tensors>[^\]]*?)(?:\]\s*)?$"
 # HorovodBroadcast_dense_kernel_Momentum_0 [missing ranks: 1]
 MISSING_OF_OP = r"(?P<op>[\w./:-]+) \[missing ranks: (?P<ranks>\d+(?:, \d+)*)\]"
 # allreduce.conv1.weight [ready ranks: 5, 1, 4, 7, 2, 3]

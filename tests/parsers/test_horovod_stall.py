@@ -105,6 +105,25 @@ def test_horovod_0_18_s_stalled_ranks_are_the_missing_ones(tmp_path):
     assert verdict.ranks == [6]
 
 
+# ludwig-ai/ludwig#610, verbatim as posted: the paste wrapped at a fixed width, inside words and
+# inside the stalled rank's tensor list, so the list's `]` is on no line of the entry's
+WRAPPED_ENTRY = [
+    "[1,0]<stderr>:[2020-01-10 19:52:29.658590: W horovod/common/stall_inspector.cc:105] One or more tensors were submitted to be reduced, gath",
+    "ered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds. This may indicate that different r",
+    "anks are trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock.",
+    "[1,0]<stderr>:Stalled ranks:",
+    "[1,0]<stderr>:0: [optimizer/DistributedAdamOptimizer_Allreduce/HorovodAllgather_optimizer_gradients_concat_0, optimizer/DistributedAdamOpt",
+    "imizer_Allreduce/HorovodAllgather_optimizer_gradients_concat_10_0, optimizer/DistributedAdamOptimizer_Allreduce/HorovodAllgather_optimizer",
+]
+
+
+def test_a_stalled_rank_whose_tensor_list_a_paste_wrapped_is_read(tmp_path):
+    missing = parsed_by("horovod_stall", WRAPPED_ENTRY).filter(pl.col("event") == "stall_missing")
+    assert missing.get_column("peer_rank").to_list() == [0]
+    verdict = analyze_files(tmp_path, {"console.log": WRAPPED_ENTRY}).verdict
+    assert verdict.finding.kind == "collective_timeout" and verdict.ranks == [0]
+
+
 # horovod/horovod#457, verbatim (a commenter's paste): the metric's allreduce after validation
 # first misses ranks 0, 1, 3 and 4, then rank 3 arrives
 ARRIVING = [
