@@ -112,17 +112,22 @@ NOT_LAUNCHED_FIX = (
     "The launcher found no executable it could run at that path on that node. Install the same "
     "environment at the same path on every node (the conda env or venv, the container image), "
     "or keep it on a filesystem all nodes share, and pass the interpreter's full path; "
-    "`mpirun --host <node> which python` shows what a node resolves. For Open MPI's own "
+    "`mpirun --host <node> which python` shows what a node resolves. The shells that `srun`, "
+    "`ssh` and pdsh start are not interactive and do not read `~/.bashrc`: load the module or "
+    "activate the environment in the job script itself. For Open MPI's own "
     "`orted`, put its install on the PATH of a non-interactive shell on every node, or run "
     "`mpirun --prefix <its install>`."
 )
 
 
 def _not_launched(job: Job) -> list[Finding]:
-    """Open MPI's launcher could not start a process: the executable was missing (or not
-    runnable) on its node, so the job never started (mpi4py/mpi4py#573: the conda env's python
-    absent on gpu2). It names the first rank it failed for; others may have failed too."""
+    """A launcher could not start a process: the executable was missing (or not runnable) on
+    its node, so the job never started (mpi4py/mpi4py#573: the conda env's python absent on
+    gpu2; CSCfi/pytorch-ddp-examples#1: no `torchrun` in the module srun ran). Open MPI names
+    the first rank it failed for; others may have failed too."""
     failures = job.events.filter(pl.col("event") == "launch_failed").sort("file", "line")
+    # a launch that failed before the job went on in the same file was retried or was another's
+    failures = _before_going_on(job, failures)
     if failures.is_empty():
         return []
     said = failures.filter(pl.col("exc_message").is_not_null())
