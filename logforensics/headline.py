@@ -293,6 +293,12 @@ def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
         if finding.details.get("side") == "closed":
             who = _who(reporters) if reporters else "A node's agent"
             return f"{who} found the rendezvous already closed: the job never formed", ""
+        if finding.details.get("side") == "wait" and finding.ranks:
+            return (
+                f"{_who(finding.ranks)} never reached the rendezvous store; rank 0, its host, "
+                f"timed out waiting for {_it(finding.ranks)}",
+                "",
+            )
         if finding.details.get("side") == "wait":
             # the timeouts beside it are the same waits at the store, not what followed
             return f"{who} timed out waiting at the rendezvous store: the job never formed", ""

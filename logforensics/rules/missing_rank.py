@@ -644,14 +644,45 @@ def _store_wait_timed_out(job: Job) -> list[Finding]:
     reason = exception_text().str.strip_chars(": ")
     said = waits.select(reason).item(0, 0) or first["exc_type"] or _socket_wait_said(first)
     reporters = sorted(waits.get_column("rank").drop_nulls().unique().to_list())
-    who = rank_list(reporters).capitalize() if reporters else "A process"
-    summary = (
-        f"{who} waited at the rendezvous store until the wait timed out while the job was "
-        f"starting (`{clipped(said)}`): not every process joined the store. No collective ran; "
-        "no rank is to blame."
-    )
+    never_came = _never_came(waits)
+    if never_came:
+        summary = (
+            f"Rank 0 hosted the rendezvous store and waited there until the wait timed out "
+            f"while the job was starting (`{clipped(said)}`): it alone joined, and "
+            f"{rank_list(never_came)} never reached the store. No collective ran."
+        )
+        reporters = [0]
+    else:
+        who = rank_list(reporters).capitalize() if reporters else "A process"
+        summary = (
+            f"{who} waited at the rendezvous store until the wait timed out while the job was "
+            f"starting (`{clipped(said)}`): not every process joined the store. No collective "
+            "ran; no rank is to blame."
+        )
     details = {"phase": "rendezvous", "side": "wait", "reporters": reporters}
-    return [_start_up_failure(waits, summary, STORE_WAIT_FIX, "medium", details)]
+    return [_start_up_failure(waits, summary, STORE_WAIT_FIX, "medium", details, never_came)]
+
+
+# The process group's own store (`init_process_group` through torch.distributed.rendezvous's
+# `_create_c10d_store`) is hosted by rank 0, which counts itself among the store's clients:
+# `1/2 clients joined` there is rank 0 alone, every other rank of the world absent (xorbitsai/
+# inference#2486: `Timed out after 601 seconds waiting for clients. 1/2 clients joined.` raised
+# in `_create_c10d_store`, a 2-way tensor-parallel vLLM). A launcher's store counts its agents.
+ALONE_AT_THE_STORE = r"\b1/(\d+) clients joined"
+HOSTED_BY_RANK_0 = " in _create_c10d_store"
+
+
+def _never_came(waits: pl.DataFrame) -> list[int]:
+    """The ranks that never joined the process group's store where its host waited alone."""
+    hosted = waits.filter(pl.col("frame").fill_null("").str.ends_with(HOSTED_BY_RANK_0))
+    worlds = (
+        hosted.select(exception_text().str.extract(ALONE_AT_THE_STORE, 1).cast(pl.Int64))
+        .to_series()
+        .drop_nulls()
+    )
+    if worlds.is_empty() or worlds.min() < 2:
+        return []
+    return _absent_ranks({0}, int(worlds.min()))[1]
 
 
 def _socket_wait_said(wait: dict[str, object]) -> str:

@@ -583,6 +583,28 @@ def test_the_store_giving_up_on_its_clients_is_a_job_that_never_formed(tmp_path,
     assert verdict.headline.startswith("A process timed out waiting at the rendezvous store")
 
 
+# xorbitsai/inference#2486, verbatim (the stored paste starts inside the traceback): the store
+# of `init_process_group`'s rendezvous, which rank 0 hosts, waited for a 2-way tensor-parallel
+# vLLM's other worker; only its host had joined
+ALONE_AT_ITS_OWN_STORE = [
+    "ERROR 10-25 12:21:14 worker_base.py:145]     store = _create_c10d_store(result.hostname, result.port, rank, world_size, timeout, use_libuv)",
+    'ERROR 10-25 12:21:14 worker_base.py:145]   File "/home/miniconda3/envs/xinference/lib/python3.10/site-packages/torch/distributed/rendezvous.py", line 174, in _create_c10d_store',
+    "ERROR 10-25 12:21:14 worker_base.py:145]     return TCPStore(",
+    "ERROR 10-25 12:21:14 worker_base.py:145] torch.distributed.DistStoreError: Timed out after 601 seconds waiting for clients. 1/2 clients joined.",
+]
+
+
+def test_rank_0_alone_at_the_process_group_s_store_names_the_ranks_that_never_came(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": ALONE_AT_ITS_OWN_STORE}).verdict
+    assert verdict.finding.kind == "missing_rank" and verdict.ranks == [1]
+    assert verdict.headline == (
+        "Rank 1 never reached the rendezvous store; rank 0, its host, timed out waiting for it"
+    )
+    assert "it alone joined, and rank 1 never reached the store" in verdict.finding.summary
+    assert english_runs(translate(verdict.finding.summary, "zh")) == []
+    assert english_runs(translate_headline(verdict.headline, "zh")) == []
+
+
 # modelscope/ms-swift#3343, verbatim up to where the stored thread cut it (a two-node GRPO
 # run; the traceback as pasted, without indentation): torchrun's own store client on one node
 # waited 900 s for the other node's agent, then its traceback runs through torch's run.py
