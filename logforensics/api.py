@@ -213,6 +213,10 @@ TRAINING = re.compile(
     # the job's own training function or loop in its records (huggingface/accelerate#485:
     # loguru's `__main__:training_function:68 - time : 0:00:10.736053`), an epoch counted
     rb"|\btrain(?:ing)?_\w+|(?i:\bepoch\b)\s*[:=]?\s*\d+"
+    # a trainer's banner as its training starts, and the counts under it (huggingface/open-r1
+    # #483: `***** Running training *****`, `  Num Epochs = 1`, `  Total optimization steps =
+    # 196` from transformers' Trainer)
+    rb"|\*{3,} running training \*{3,}|\bnum epochs\s*=\s*\d|\btotal optimization steps\s*=\s*\d"
 )
 ANSI_ESCAPE_BYTES = re.compile(ANSI_ESCAPE.encode())
 HEAD_BYTES = 256 * 1024  # of each file, looked at for the words above

@@ -251,8 +251,20 @@ ACCELERATE_NPU_TEST = [
 ]
 
 
+# huggingface/open-r1#483, verbatim: a healthy 7-process GRPO run's Trainer banner
+TRAINER_BANNER = [
+    "[INFO|trainer.py:2405] 2025-03-06 12:04:09,913 >> ***** Running training *****",
+    "[INFO|trainer.py:2406] 2025-03-06 12:04:09,913 >>   Num examples = 5,498",
+    "[INFO|trainer.py:2407] 2025-03-06 12:04:09,914 >>   Num Epochs = 1",
+    "[INFO|trainer.py:2408] 2025-03-06 12:04:09,914 >>   Instantaneous batch size per device = 8",
+    "[INFO|trainer.py:2411] 2025-03-06 12:04:09,914 >>   Total train batch size (w. parallel, distributed & accumulation) = 224",
+]
+
+
 @pytest.mark.parametrize(
-    "lines", [VEOMNI_SHARD_WRITES, ACCELERATE_NPU_TEST], ids=["rank-tags", "npu-devices"]
+    "lines",
+    [VEOMNI_SHARD_WRITES, ACCELERATE_NPU_TEST, TRAINER_BANNER],
+    ids=["rank-tags", "npu-devices", "trainer-banner"],
 )
 def test_a_job_s_rank_tags_or_other_accelerators_devices_are_analysed_not_refused(tmp_path, lines):
     analysis = analyze_files(tmp_path, {"console.log": lines})
