@@ -290,6 +290,13 @@ def _missing_rank(finding: Finding, verdict: Verdict) -> Told:
             host = finding.details.get("host")
             on = f"The agent on {host}" if host else "A node's agent"
             return f"{on} waited to join the rendezvous", "the other nodes most likely never came"
+        if finding.details.get("side") == "heartbeat":
+            host = finding.details.get("host")
+            on = f"The agent on {host}" if host else "A node's agent"
+            return (
+                f"{on} lost the rendezvous store",
+                "the node hosting it had stopped or was unreachable",
+            )
         if finding.details.get("side") == "closed":
             who = _who(reporters) if reporters else "A node's agent"
             return f"{who} found the rendezvous already closed: the job never formed", ""

@@ -77,6 +77,7 @@ def check(job: Job) -> list[Finding]:
         + (short_at_barrier(job, default_group=True) if not claimed else [])
         + (_unreachable_nodes(job) or _not_launched(job))
         + _not_started_by_a_launcher(job)
+        + _rendezvous_lost(job)
         + _store_without_libuv(job)
     )
 
@@ -774,6 +775,64 @@ def _agent_left_joining(job: Job) -> list[Finding]:
     )
     details = {"phase": "rendezvous", "side": "joining", "reporters": [], "host": host}
     return [_start_up_failure(last, summary, JOINING_FIX, "low", details)]
+
+
+# The keep-alive each node's agent sends the rendezvous while its workers run, failing: the
+# store it had joined is gone (pytorch/pytorch#76287, a node of the job crashed: `The node
+# 'jean-zay-iam37-ib0_187281_0' has failed to send a keep-alive heartbeat to the rendezvous
+# 'none' due to an error of type RendezvousConnectionError.`, for 8 hours until cancelled)
+KEEP_ALIVE_LOST = "failed to send a keep-alive heartbeat"
+KEEP_ALIVE_FIX = (
+    "This node's agent could no longer reach the rendezvous store, which lives in the agent "
+    "on the `--rdzv-endpoint` host (or in etcd): that node went down, its launcher exited "
+    "(after a failure anywhere in the job), or this node lost the network. Read that node's "
+    "log and the scheduler's record of it "
+    "(`sacct`, the node's events) for why. Run the job with `srun --kill-on-bad-exit=1` (or "
+    "the scheduler's equivalent) so that one node's loss ends every node's step instead of "
+    "leaving the others waiting."
+)
+
+
+def _rendezvous_lost(job: Job) -> list[Finding]:
+    """A node's agent that kept failing to send its keep-alive to the rendezvous, where nothing
+    else failed and no run finished: it lost the store every node meets at, and with it the
+    job (a finished run's agents may outlive the store's host: no failure then)."""
+    lost = job.events.filter(
+        (pl.col("event") == "rendezvous_run")
+        & pl.col("exc_type").is_not_null()
+        & pl.col("text").str.contains(KEEP_ALIVE_LOST, literal=True)
+    )
+    if lost.is_empty() or not job.nothing_failed():
+        return []
+    if not job.events.filter(pl.col("event") == "run_finished").is_empty():
+        return []
+    lost = lost.sort("file", "line")
+    first = lost.row(0, named=True)
+    host, error = first["host"], first["exc_type"]
+    who = f"The agent on {host}" if host else "A node's agent"
+    times = f" ({len(lost)} times)" if len(lost) > 1 else ""
+    summary = (
+        f"{who} could not send its keep-alive to the rendezvous{times}: `{error}`. The store "
+        "every node meets at was gone: the node that hosted it went down or its launcher "
+        "exited, or this node lost the network. No worker's own failure is in these logs."
+    )
+    evidence, total = evidence_from(lost.select("file", "line", "text", "rank"))
+    return [
+        Finding(
+            kind="missing_rank",
+            severity="error",
+            part="explanation",
+            summary=summary,
+            fix=KEEP_ALIVE_FIX,
+            ranks=[],
+            evidence=evidence,
+            evidence_total=total,
+            timestamp=earliest_time(lost),
+            confidence="low",
+            scope="job",
+            details={"phase": "rendezvous", "side": "heartbeat", "reporters": [], "host": host},
+        )
+    ]
 
 
 # The store's own side failed (bind, listen), no client's connect, and for the reason that the

@@ -1087,3 +1087,35 @@ def test_an_agent_that_joined_and_started_its_workers_is_no_such_stall(tmp_path)
     started = [*AGENT_JOINING, *console.splitlines()[26:60]]
     analysis = analyze_files(tmp_path, {"machine_two.log": started})
     assert not any(f.details.get("side") == "joining" for f in analysis.findings)
+
+
+# pytorch/pytorch#76287, verbatim: a node of the job crashed, and this node's agent went on
+# failing to reach the rendezvous for 8 hours until the job was cancelled by hand
+KEEP_ALIVE_LOST = [
+    "WARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:The node 'jean-zay-iam37-ib0_187281_0' has failed to send a keep-alive heartbeat to the rendezvous 'none' due to an error of type RendezvousConnectionError.",
+] * 3
+
+
+def test_an_agent_that_lost_the_rendezvous_store_is_a_node_lost_to_the_job(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": KEEP_ALIVE_LOST}).verdict
+    assert verdict.finding.kind == "missing_rank" and verdict.ranks == []
+    assert verdict.headline == (
+        "The agent on jean-zay-iam37-ib0 lost the rendezvous store; the node hosting it had "
+        "stopped or was unreachable"
+    )
+    assert "(3 times): `RendezvousConnectionError`" in verdict.finding.summary
+    assert "--kill-on-bad-exit" in verdict.finding.fix
+    for english in (verdict.finding.summary, verdict.finding.fix):
+        assert english_runs(translate(english, "zh")) == []
+    assert english_runs(translate_headline(verdict.headline, "zh")) == []
+
+
+def test_an_agent_that_outlived_the_store_after_its_run_finished_is_no_failure(tmp_path):
+    # pytorch/pytorch#97191, verbatim: the agent's own word that its workers succeeded, before
+    # the keep-alives failed
+    finished = [
+        "INFO:torch.distributed.elastic.agent.server.api:Local worker group finished (SUCCEEDED). Waiting 300 seconds for other agents to finish",
+        *KEEP_ALIVE_LOST,
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": finished})
+    assert "missing_rank" not in kinds(analysis)
