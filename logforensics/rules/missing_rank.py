@@ -27,6 +27,7 @@ from logforensics.findings import (
     evidence_from,
     exception_text,
 )
+from logforensics.framing import RAY_DEDUP_SUFFIX
 from logforensics.gloo_interface import wrong_interface
 from logforensics.job import Job
 from logforensics.placement import earliest_time
@@ -991,6 +992,8 @@ def _absent(job: Job) -> list[Finding]:
     seen = set(job.ranks_seen)
     if not seen:  # no line tied to any rank: the logs are unattributed, not the ranks absent
         return []
+    if _deduplicated(job):
+        return []
     count, absent = _absent_ranks(seen, world.value)
     if not count:
         return []
@@ -1026,6 +1029,18 @@ def _absent(job: Job) -> list[Finding]:
             details=details,
         )
     ]
+
+
+def _deduplicated(job: Job) -> bool:
+    """Whether Ray folded processes' like lines into one: `[repeated 3x across cluster]` after
+    the one it kept stands for three more processes' lines, whose ranks it does not say
+    (OpenRLHF/OpenRLHF#350: one `init_process_group: ... rank=2, world_size=5` line for the
+    weight-sync group's four workers, a run that then succeeded)."""
+    return bool(
+        job.events.select(
+            pl.col("text").str.contains(RAY_DEDUP_SUFFIX).fill_null(False).any()
+        ).item()
+    )
 
 
 NEVER_STARTED_FIX = (

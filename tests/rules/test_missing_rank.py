@@ -1119,3 +1119,25 @@ def test_an_agent_that_outlived_the_store_after_its_run_finished_is_no_failure(t
     ]
     analysis = analyze_files(tmp_path, {"console.log": finished})
     assert "missing_rank" not in kinds(analysis)
+
+
+# OpenRLHF/OpenRLHF#350, verbatim (the run succeeded; the stored paste is cut inside Ray's last
+# line): Ray folded the weight-sync group's workers' like lines into one, so the ranks it names
+# are not all the ranks that printed it
+RAY_FOLDED_INIT = [
+    "(ActorModelRayActor pid=675352)",
+    "Episode [1/1]: 100%|██████████| 12/12 [03:51<00:00, 19.18s/it]",
+    "Episode [1/1]: 100%|██████████| 12/12 [03:51<00:00, 19.27s/it]",
+    "(LLMRayActor pid=676133)",
+    "Processed prompts:   6%|▋         | 1/16 [00:12<03:12, 12.82s/it]",
+    "Processed prompts: 100%|██████████| 16/16 [00:12<00:00,  1.25it/s]",
+    "(RayWorkerWrapper pid=676716) init_process_group: master_address=0.0.0.0, master_port=50949,  rank=2, world_size=5, group_name=openrlhf [repeated 3x across cluster]",
+    "",
+    "------------------------------------------",
+]
+
+
+def test_ranks_ray_folded_into_another_s_line_are_not_absent(tmp_path):
+    analysis = analyze_files(tmp_path, {"driver.log": RAY_FOLDED_INIT})
+    assert "missing_rank" not in kinds(analysis)
+    assert analysis.verdict is None
