@@ -133,7 +133,7 @@ def _loopback_across_hosts(job: Job, nccl: pl.DataFrame, loopback: pl.DataFrame)
     the loopback address connects to itself (horovod/horovod#789: NCCL 2.3 in two Docker
     containers lists `NET : Using interface lo:127.0.0.1<0>` before eth0 on both, and the job
     hangs; the fix is NCCL_SOCKET_IFNAME). A guess: the logs do not show the connects."""
-    hosts = nccl.get_column("host").drop_nulls().unique()
+    hosts = _hosts_of_processes(nccl)
     if hosts.len() < 2:
         return []
     if not job.nothing_failed():
@@ -162,6 +162,23 @@ def _loopback_across_hosts(job: Job, nccl: pl.DataFrame, loopback: pl.DataFrame)
             blames_nobody=True,
         )
     ]
+
+
+def _hosts_of_processes(nccl: pl.DataFrame) -> pl.Series:
+    """The hosts NCCL's lines name, less a name that is the end of another's for the same
+    process: a paste that cut the start of its first line (a single process driving three
+    GPUs, `ufee:19773:20233 [0] ... NCCL WARN ...` above `lufee:19773:20233 [0] ...`). Two
+    containers may well run processes of the same pid under names of their own."""
+    named = nccl.filter(pl.col("host").is_not_null()).select("host", "pid").unique()
+    longer = named.join(named, on="pid", suffix="_other").filter(
+        (pl.col("host") != pl.col("host_other"))
+        & pl.col("host_other").str.ends_with(pl.col("host"))
+    )
+    return (
+        named.join(longer.select("host", "pid"), on=["host", "pid"], how="anti")
+        .get_column("host")
+        .unique()
+    )
 
 
 def _hosts(hosts: list[str]) -> str:

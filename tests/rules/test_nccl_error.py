@@ -1445,3 +1445,19 @@ def test_loopback_on_one_host_is_no_fault(tmp_path):
     one_host = [line for line in LOOPBACK_LISTED if line.startswith("e53b7da88fea")]
     analysis = analyze_files(tmp_path, {"console.log": one_host})
     assert not any(f.details.get("transport") == "nccl" for f in analysis.findings)
+
+
+# yoonsanghyu/Dual-Path-Transformer-Network-PyTorch#1, verbatim: one process driving three GPUs,
+# healthy; the post cut the first letter of its first line's host name
+ONE_HOST_NAME_CUT = [
+    "ufee:19773:20233 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",
+    "lufee:19773:20233 [0] NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0> [1]eth0:172.17.0.5<0>",
+    "NCCL version 2.4.8+cuda10.0",
+    "lufee:19773:20233 [0] NCCL INFO nranks 3",
+    "lufee:19773:20233 [0] NCCL INFO Ring 00 : 0[0] -> 1[1] via direct shared memory",
+]
+
+
+def test_a_host_name_a_paste_cut_is_not_a_second_host(tmp_path):
+    analysis = analyze_files(tmp_path, {"console.log": ONE_HOST_NAME_CUT})
+    assert not any(f.details.get("transport") == "nccl" for f in analysis.findings)
