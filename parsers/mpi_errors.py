@@ -74,7 +74,12 @@ from logforensics.registry import LineParser
 # itself (sparticlesteve/pytorch-cuda-mpi-error's Slurm output, `srun -l`: `0: [cgpu17:53890]
 # *** An error occurred in MPI_Bcast`)
 PROCESS_TAG = r"(?:\[(?P<host>[^\]\s:]+):(?P<pid>\d+)\] )?"
-ERROR_IN_CALL = r"^\s*" + PROCESS_TAG + r"\*\*\* An error occurred in (?P<call>MPI_\w+)"
+# (after other output on its line: a test runner's `test_destroy_group (__main__.TestMPIWithFork)
+# ... ` awaiting its result, pytorch/pytorch#54097)
+ERROR_IN_CALL = r"(?:^|\s)\s*" + PROCESS_TAG + r"\*\*\* An error occurred in (?P<call>MPI_\w+)"
+# `[a34ceb6576ba:611] *** reported by process [3044540417,2]`: Open MPI's name of the process,
+# [job, vpid]; the vpid is its rank in MPI_COMM_WORLD
+REPORTED_BY = r"\*\*\* reported by process \[\d+,(\d+)\]\s*$"
 BANNER_REST = (
     r"^\s*(?:\[[^\]\s:]+:\d+\] )?\*\*\* (?:on (?:a NULL communicator|communicator \S+)\s*$"
     r"|reported by process \[\d+,\d+\]\s*$|MPI_ERR_\w+: "
@@ -177,6 +182,20 @@ def _banners(candidates: pl.DataFrame) -> pl.DataFrame:
     closed = closed.with_columns(
         pl.coalesce("_tag_host", "host").alias("host"), pl.coalesce("_tag_pid", "pid").alias("pid")
     ).drop("_abort_line", "_tag_host", "_tag_pid")
+    reporter = pl.col("message").str.extract(REPORTED_BY, 1).cast(pl.Int32, strict=False)
+    reported = (
+        candidates.with_columns(reporter.alias("rank"))
+        .filter(pl.col("rank").is_not_null())
+        .select("file", "line", "rank")
+    )
+    closed = closed.sort("line").join_asof(
+        reported.sort("line"),
+        on="line",
+        by="file",
+        strategy="forward",
+        tolerance=BANNER_LINES,
+        check_sortedness=False,
+    )
     recognised = aborts.select("file", "line", pl.lit(None, pl.String).alias("event"))
     return pl.concat([closed, recognised], how="diagonal_relaxed")
 

@@ -111,6 +111,32 @@ def test_a_banner_tagged_with_its_process_is_that_process_s_error(tmp_path):
     assert analysis.job.events.filter(event="stage").is_empty()
 
 
+# pytorch/pytorch#54097, verbatim: the MPI backend's test, the banner's first line after the
+# test runner's own words on its line; the process that reported it is MPI_COMM_WORLD's rank 2
+BANNER_AFTER_A_TEST_NAME = [
+    "Mar 16 01:30:00   test_destroy_group (__main__.TestMPIWithFork) ... [a34ceb6576ba:611] *** An error occurred in MPI_Comm_create",
+    "Mar 16 01:30:00 [a34ceb6576ba:611] *** reported by process [3044540417,2]",
+    "Mar 16 01:30:00 [a34ceb6576ba:611] *** on communicator MPI_COMM_WORLD",
+    "Mar 16 01:30:00 [a34ceb6576ba:611] *** MPI_ERR_IN_STATUS: error code in status",
+    "Mar 16 01:30:00 [a34ceb6576ba:611] *** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,",
+    "Mar 16 01:30:00 [a34ceb6576ba:611] ***    and potentially your MPI job)",
+    "Mar 16 01:30:00 Traceback (most recent call last):",
+    'Mar 16 01:30:00   File "test/run_test.py", line 1075, in <module>',
+    "Mar 16 01:30:00     main()",
+    'Mar 16 01:30:00   File "test/run_test.py", line 1054, in main',
+    "Mar 16 01:30:00     raise RuntimeError(err_message)",
+    "Mar 16 01:30:00 RuntimeError: distributed/test_distributed_fork failed!",
+]
+
+
+def test_a_banner_after_other_words_is_read_with_the_rank_that_reported_it(tmp_path):
+    error = only(parsed_by("mpi_errors", BANNER_AFTER_A_TEST_NAME).filter(event="exception"))
+    assert (error["exc_message"], error["rank"]) == ("An error occurred in MPI_Comm_create", 2)
+    analysis = analyze_files(tmp_path, {"test.log": BANNER_AFTER_A_TEST_NAME})
+    assert analysis.verdict.ranks == [2]
+    assert analysis.verdict.headline == "Rank 2 died of an MPI error"
+
+
 # olcf/olcf-user-docs, software/analytics/pytorch_frontier.rst @0252320 ("MPICH mpi4py Errors"),
 # verbatim: Cray MPICH's MPI_Init fails on Frontier (mpi4py imported after torch)
 CRAY_MPI_INIT = [
