@@ -313,6 +313,10 @@ CUT_TYPE = "std::exception"
 # (or the line's start where a paste cut it: `-- Process 1 terminated with the`,
 # facebookresearch/detectron2#1439)
 SPAWNED_PROCESS = r"^-- Process (\d+) terminated with(?: the following error:|(?: \w+){0,2}\s*$)"
+# multiprocessing's header over a child's traceback, `Process <name>:`, where PyTorch's own test
+# harness names each process by its rank (pytorch/pytorch#14554: `test_barrier_full_group
+# (__main__.TestDistBackend) ... Process process 1:`, after the runner's words on its line)
+HARNESS_PROCESS = r"(?:^|\s)Process process (\d+):\s*$"
 # process 0 terminated with signal SIGKILL / process 1 terminated with exit code 1
 SPAWNED_EXIT = r"^process (\d+) terminated with (?:signal|exit code)"
 # Ray relays a task's exception to its caller naming the process that raised it; the
@@ -877,7 +881,10 @@ def _main_first_name(stack: pl.Expr) -> pl.Expr:
 
 def _exception_events(rows: pl.DataFrame) -> pl.DataFrame:
     """One `exception` per chain of tracebacks, and every line of it recognised."""
-    spawned = _previous_nonblank("_stripped").str.extract(SPAWNED_PROCESS, 1)
+    before = _previous_nonblank("_stripped")
+    spawned = pl.coalesce(
+        before.str.extract(SPAWNED_PROCESS, 1), before.str.extract(HARNESS_PROCESS, 1)
+    )
     rows = rows.with_columns(pl.when(pl.col("_header")).then(spawned).alias("_spawned"))
     own = rows.filter(pl.col("_in_traceback") & ~pl.col("_chain_embedded"))
     chained = pl.col("_blocks") > 1
@@ -1031,8 +1038,11 @@ def _bare_exception_events(rows: pl.DataFrame) -> pl.DataFrame:
 
 def _spawn_headers(rows: pl.DataFrame) -> pl.DataFrame:
     """torch.multiprocessing.spawn's `-- Process N terminated with the following error:`, also
-    where the excerpt starts with it (no parent traceback to hold it)."""
-    return _recognised(rows.filter(pl.col("_stripped").str.contains(SPAWNED_PROCESS)))
+    where the excerpt starts with it (no parent traceback to hold it), and the test harness's
+    `Process process N:` (HARNESS_PROCESS)."""
+    stripped = pl.col("_stripped")
+    header = stripped.str.contains(SPAWNED_PROCESS) | stripped.str.contains(HARNESS_PROCESS)
+    return _recognised(rows.filter(header))
 
 
 # The hints PyTorch's CUDA errors carry on the lines after their message, whether or not the
@@ -1872,6 +1882,7 @@ PARSER = LineParser(
         "Signal: ",
         "*** Process received signal ***",
         "terminated with the following error:",
+        "Process process ",
         " encountered !",
         ABSL_RECEIVED,
         "StopIteration",

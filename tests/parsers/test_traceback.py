@@ -591,6 +591,38 @@ def test_a_spawned_process_s_traceback_is_one_exception_of_its_rank(tmp_path):
     assert analyze_files(tmp_path, {"train.log": SPAWNED}).unrecognised_lines == 0
 
 
+# pytorch/pytorch#14554, verbatim (the CI log in the issue, cut before the exception line):
+# multiprocessing's `Process <name>:` over a child's traceback, which PyTorch's test harness names
+# by rank, after the test runner's words on its line
+HARNESS_CHILD = [
+    "Nov 29 17:41:15 test_barrier_full_group (__main__.TestDistBackend) ... Process process 1:",
+    "Nov 29 17:41:15 Traceback (most recent call last):",
+    'Nov 29 17:41:15   File "/opt/conda/lib/python3.6/multiprocessing/process.py", line 258, in _bootstrap',
+    "Nov 29 17:41:15     self.run()",
+    'Nov 29 17:41:15   File "/opt/conda/lib/python3.6/multiprocessing/process.py", line 93, in run',
+    "Nov 29 17:41:15     self._target(*self._args, **self._kwargs)",
+    'Nov 29 17:41:15   File "test_distributed.py", line 1389, in _run',
+    'Nov 29 17:41:15     getattr(self, self.id().split(".")[2])()',
+    'Nov 29 17:41:15   File "test_distributed.py", line 1328, in wrapper',
+    "Nov 29 17:41:15     fn(self)",
+    'Nov 29 17:41:15   File "test_distributed.py", line 1021, in test_barrier_full_group',
+    "Nov 29 17:41:15     self._test_barrier_helper(group, group_id, rank)",
+    'Nov 29 17:41:15   File "test_distributed.py", line 980, in _test_barrier_helper',
+    "Nov 29 17:41:15     self.assertGreaterEqual(time.time(), expected_time[0])",
+    'Nov 29 17:41:15   File "/opt/conda/lib/python3.6/unittest/case.py", line 1227, in assertGreaterEqual',
+    "Nov 29 17:41:15     self.fail(self._formatMessage(msg, standardMsg))",
+    'Nov 29 17:41:15   File "/opt/conda/lib/python3.6/unittest/case.py", line 670, in fail',
+    "Nov 29 17:41:15     raise self.failureException(msg)",
+]
+
+
+def test_a_child_the_test_harness_named_by_its_rank_is_that_rank(tmp_path):
+    (found,) = _events(HARNESS_CHILD, "exception")
+    assert (found["line"], found["rank"]) == (2, 1)
+    analysis = analyze_files(tmp_path, {"test.log": HARNESS_CHILD})
+    assert analysis.verdict.ranks == [1] and analysis.unrecognised_lines == 0
+
+
 def test_a_spawned_process_s_exception_is_reported_on_its_rank(tmp_path):
     # pytorch/pytorch#14390 (torch 1.0, verbatim up to where the issue's excerpt is cut), ended
     # by the exception pytorch/pytorch#15950 quotes for this traceback
