@@ -68,8 +68,16 @@ from parsers.watchdog import RANK_TAG
 BRACKETED_IDENTITY = (
     r"\[(?P<bracket_src>[\w./-]+:\d+)\] \[(?P<bracket_host>[^\s:\[\]]+):pid=(?P<bracket_pid>\d+)\] "
 )
+# An NCCL build of Alibaba's (ACCL) writes the whole identity in brackets, no spaces between
+# (OpenRLHF/OpenRLHF#795, a Ray actor's lines):
+#   [dlc1f0bnd3uip696-master-0][16101:17880][0][init.cc:1815] NCCL WARN init.cc:1815 -> 5
+ALL_BRACKETED = (
+    r"\[(?P<all_host>[^\s:\[\]]+)\]\[(?P<all_pid>\d+):(?P<all_tid>\d+)\]\[(?P<all_dev>\d+)\]"
+    r"\[(?P<all_src>[\w./-]+:\d+)\] "
+)
 NCCL_LINE = (
     r"(?:\[(?P<ts>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\] )?"
+    rf"(?:{ALL_BRACKETED})?"
     r"(?:(?:(?P<host>[^\s:\[\]]*):(?P<pid>\d+):(?P<tid>\d+) )?\[(?P<dev>\d+)\] )?"
     r"(?:[0-9.]+ )?(?:(?P<src>\S+:\d+)(?: \((?P<func>[^)\s]*)\))? )?"
     rf"(?:{BRACKETED_IDENTITY})?"
@@ -84,6 +92,7 @@ NCCL_LINE_TEST = (
     #   NCCL INFO comm 0x24a37dd0 rank 1 nranks 2 cudaDev 0 busId 2010 - Abort COMPLETE
     r"|^NCCL (?:INFO|WARN|TRACE) "
     r"|\[[^\s:\[\]]+:pid=\d+\] NCCL (?:INFO|WARN|TRACE) "
+    r"|\]\[\d+:\d+\]\[\d+\]\[[\w./-]+:\d+\] NCCL (?:INFO|WARN|TRACE) "
 )
 
 # INFO lines that become events; every other INFO line is only counted.
@@ -569,7 +578,9 @@ def _debug_lines(lines: pl.DataFrame) -> pl.DataFrame:
     message = pl.col("message")
     head = message.str.extract_groups(NCCL_LINE)
     level = head.struct.field("level")
-    src = pl.coalesce(head.struct.field("src"), head.struct.field("bracket_src"))
+    src = pl.coalesce(
+        head.struct.field("src"), head.struct.field("bracket_src"), head.struct.field("all_src")
+    )
     body_start = message.str.find(r"NCCL (?:INFO|WARN|TRACE) ") + pl.when(level == "TRACE").then(
         11
     ).otherwise(10)
@@ -584,12 +595,19 @@ def _debug_lines(lines: pl.DataFrame) -> pl.DataFrame:
         pl.coalesce(
             pl.when(head.struct.field("host") != "").then(head.struct.field("host")),
             head.struct.field("bracket_host"),
+            head.struct.field("all_host"),
         ).alias("host"),
-        pl.coalesce(head.struct.field("pid"), head.struct.field("bracket_pid"))
+        pl.coalesce(
+            head.struct.field("pid"), head.struct.field("bracket_pid"), head.struct.field("all_pid")
+        )
         .cast(pl.Int64, strict=False)
         .alias("pid"),
-        head.struct.field("tid").cast(pl.Int64, strict=False).alias("tid"),
-        head.struct.field("dev").cast(pl.Int32, strict=False).alias("cuda_dev"),
+        pl.coalesce(head.struct.field("tid"), head.struct.field("all_tid"))
+        .cast(pl.Int64, strict=False)
+        .alias("tid"),
+        pl.coalesce(head.struct.field("dev"), head.struct.field("all_dev"))
+        .cast(pl.Int32, strict=False)
+        .alias("cuda_dev"),
         _frame(src, head.struct.field("func")).alias("frame"),
         src.alias("_src"),
         level.alias("_level"),

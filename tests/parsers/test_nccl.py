@@ -1071,6 +1071,30 @@ def test_a_warn_under_a_job_s_own_logger_keeps_its_source_and_process():
     assert warned["frame"].startswith("misc/socket.cc:586")
 
 
+# OpenRLHF/OpenRLHF#795, verbatim: an ACCL build's identity all in brackets, under Ray's prefix
+ALL_BRACKETED_LINES = [
+    "(ActorModelRayActor pid=16101) [dlc1f0bnd3uip696-master-0][16101:17880][0][init.cc:1815] NCCL WARN init.cc:1815 -> 5",
+    "(ActorModelRayActor pid=16101) [dlc1f0bnd3uip696-master-0][16101:17880][0][group.cc:74] NCCL INFO /ACCL-P/src/group.cc:74 -> 5 [Async thread]",
+    "(ActorModelRayActor pid=16101) ",
+    "(ActorModelRayActor pid=16101) [dlc1f0bnd3uip696-master-0][16101:16101][0][group.cc:585] NCCL WARN group.cc:585 -> 3",
+]
+
+
+def test_an_identity_all_in_brackets_is_read_as_the_process_s(tmp_path):
+    rows = parsed_by("nccl", ALL_BRACKETED_LINES).filter(pl.col("event").is_not_null())
+    first = rows.row(0, named=True)
+    assert (first["host"], first["pid"], first["tid"], first["cuda_dev"]) == (
+        "dlc1f0bnd3uip696-master-0",
+        16101,
+        17880,
+        0,
+    )
+    assert first["event"] == "nccl_error" and first["frame"].startswith("init.cc:1815")
+    verdict = analyze_files(tmp_path, {"actor.log": ALL_BRACKETED_LINES}).verdict
+    assert verdict.finding.kind == "nccl_error"
+    assert "dlc1f0bnd3uip696-master-0" in verdict.headline
+
+
 @pytest.mark.parametrize(
     ("line", "network"),
     [
