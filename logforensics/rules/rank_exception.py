@@ -2647,6 +2647,13 @@ def _read_as_oom(job: Job) -> pl.DataFrame:
     return job.events.filter(pl.col("event").is_in(["oom", "host_oom"])).select("file", "line")
 
 
+def _only_bare_waits(rows: pl.DataFrame) -> bool:
+    """Whether every exception is a wait that gave up (its type says so: `TimeoutError`) and
+    printed no message of its own."""
+    bare = pl.col("exc_message").fill_null("").str.strip_chars() == ""
+    return bool(rows.select((bare & pl.col("what").str.contains(WAITED)).all()).item())
+
+
 def _unattributed(job: Job) -> list[Finding]:
     """Exceptions no line ties to a rank (not the launcher's summary of its children), when no
     rank's own exception is in the logs: a failure all the same (never "no failure found"
@@ -2700,6 +2707,10 @@ def _unattributed(job: Job) -> list[Finding]:
     if not said.is_empty() and consequences.all():
         if not said.get_column("what").str.contains(WAITED).all():
             return []  # NCCL errors, lost connections: their own rules read them
+        waits = True
+    elif _only_bare_waits(rows):
+        # waits that gave up, printed with no message, and nothing else: as the waits above
+        # (THUDM/slime#1562: Ray's `RayTaskError(TimeoutError): ray::RolloutManager.generate()`)
         waits = True
     else:
         waits = False

@@ -3037,3 +3037,34 @@ def test_a_terminate_that_names_no_exception_leaves_the_abort_a_death(tmp_path):
     assert "after the run" not in verdict.finding.summary
     quoted = [evidence.text for evidence in verdict.finding.evidence]
     assert "terminate called without an active exception" in quoted
+
+
+# THUDM/slime#1562, verbatim (the stored paste is cut inside the last line): the driver
+# re-raising the rollout actor's TimeoutError, which printed no message, and nothing else failed
+ROLLOUT_TIMED_OUT = [
+    "Rollout generation:  62%|██████▎   | 40/64 [04:51<02:52,  7.19s/it]",
+    "Traceback (most recent call last):",
+    '  File "/export/home/pan/slime/train.py", line 100, in <module>',
+    "    train(args)",
+    '  File "/export/home/pan/slime/train.py", line 69, in train',
+    "    rollout_data_ref = ray.get(rollout_manager.generate.remote(rollout_id))",
+    "                       ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+    '  File "/export/home/pan/micromamba/envs/slime/lib/python3.12/site-packages/ray/_private/auto_init_hook.py", line 22, in auto_init_wrapper',
+    "    return fn(*args, **kwargs)",
+    "           ^^^^^^^^^^^^^^^^^^^",
+    '  File "/export/home/pan/micromamba/envs/slime/lib/python3.12/site-packages/ray/_private/client_mode_hook.py", line 104, in wrapper',
+    "    return func(*args, **kwargs)",
+    "           ^^^^^^^^^^^^^^^^^^^^^",
+    '  File "/export/home/pan/micromamba/envs/slime/lib/python3.12/site-packages/ray/_private/worker.py", line 2967, in get',
+    "    values, debugger_breakpoint = worker.get_objects(",
+    "                                  ^^^^^^^^^^^^^^^^^^^",
+    '  File "/export/home/pan/micromamba/envs/slime/lib/python3.12/site-packages/ray/_private/worker.py", line 1015, in get_objects',
+    "    raise value.as_instanceof_cause()",
+    "ray.exceptions.RayTaskError(TimeoutError): ray::RolloutManager.generate() (pid=1694029, ip=134.100.9.210, actor_id=d937ea7a",
+]
+
+
+def test_a_bare_timeout_that_is_all_that_failed_is_a_wait_not_no_failure(tmp_path):
+    verdict = analyze_files(tmp_path, {"driver.log": ROLLOUT_TIMED_OUT}).verdict
+    assert verdict is not None and verdict.finding.kind == "collective_timeout"
+    assert "TimeoutError" in verdict.finding.summary and verdict.ranks == []
