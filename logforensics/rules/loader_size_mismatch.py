@@ -22,6 +22,7 @@ import polars as pl
 from logforensics.findings import Confidence, Evidence, Finding, evidence_from, exception_text
 from logforensics.job import Job
 from logforensics.registry import Rule
+from logforensics.setup_stall import logs_end_there
 from logforensics.text import rank_list
 from parsers.progress_bars import bar_name, last_snapshot
 
@@ -53,7 +54,12 @@ def check(job: Job) -> list[Finding]:
         or _from_progress_bars(job)
     )
     if lengths is None:
-        return _from_data_ends(job) or _from_join(job) or _from_uneven_statements(job)
+        return (
+            _from_data_ends(job)
+            or _from_join(job)
+            or _from_uneven_statements(job)
+            or _from_early_exits(job)
+        )
     if len(set(lengths.by_rank.values())) < 2:
         return []
     if min(lengths.by_rank) < 0:
@@ -120,6 +126,54 @@ def _from_data_ends(job: Job) -> list[Finding]:
             ranks=early,
             confidence="medium",
             details={"source": "end-of-data lines", "ranks_still_running": others},
+        )
+    ]
+
+
+def _from_early_exits(job: Job) -> list[Finding]:
+    """Some ranks tore their NCCL communicators down (`... - Abort COMPLETE`, as a process
+    exits) while the training bar stood short of its total, nothing failed, and the logs end
+    there: those ranks left the loop while another still had a step to run, and that one waits
+    for them in its collective (EleutherAI/sparsify#68: ranks 1-3 gone at 13907/13908)."""
+    if not job.nothing_failed():
+        return []
+    ended = job.events.filter((pl.col("event") == "nccl_abort") & pl.col("rank").is_not_null())
+    bars = job.events.filter(pl.col("event") == "progress_bar")
+    if ended.is_empty() or bars.is_empty() or not logs_end_there(job, ended):
+        return []
+    worlds = ended.get_column("nranks").drop_nulls().unique()
+    if worlds.len() != 1:
+        return []
+    world = int(worlds.item())
+    gone = sorted(ended.get_column("rank").unique().to_list())
+    left = sorted(set(range(world)) - set(gone)) if world <= MAX_WORLD else []
+    if not left or not gone:
+        return []
+    first_end = ended.select(pl.col("line").min()).item()
+    last_bar = bars.filter(pl.col("line") < first_end).sort("file", "line").tail(1)
+    if last_bar.is_empty():
+        return []
+    done, total = last_bar.item(0, "values")[:2]
+    if done is None or total is None or done >= total:
+        return []
+    evidence, count = evidence_from(
+        pl.concat([last_bar, ended.sort("rank").head(3)]).select("file", "line", "text", "rank")
+    )
+    summary = (
+        f"{rank_list(gone).capitalize()} tore down {'its' if len(gone) == 1 else 'their'} NCCL "
+        f"communicator{'s' if len(gone) > 1 else ''}, as a process does when it exits, while "
+        f"the training bar stood at {done:,} of {total:,}, and the logs end there: "
+        f"{'it' if len(gone) == 1 else 'they'} left the loop while {rank_list(left)} still had "
+        f"a step to run, and {'it waits' if len(left) == 1 else 'they wait'} in that step's "
+        "collective for ranks that are gone. The DataLoaders yield different numbers of batches."
+    )
+    return [
+        _stated(
+            summary,
+            (evidence, count),
+            ranks=gone,
+            confidence="low",
+            details={"source": "early exits", "ranks_still_running": left},
         )
     ]
 

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+from logforensics.i18n import translate
 from tests.builders import analyze_files, finding, kinds, marks
 from tests.parsers.test_data_end import UNEVEN_WORKLOAD
+from tests.test_i18n import english_runs
 
 
 def test_print_of_sizes_names_the_short_rank_and_the_step_it_never_reached(tmp_path):
@@ -193,3 +195,32 @@ def test_counts_printed_apart_may_be_one_process_s_epochs(tmp_path):
     lines = [GPT_BERT_STEPS[0], "epoch 0 done", GPT_BERT_STEPS[7]]
     analysis = analyze_files(tmp_path, {"console.log": lines})
     assert "loader_size_mismatch" not in kinds(analysis)
+
+
+# EleutherAI/sparsify#68, verbatim ("appears to complete, but the program just hangs"): rank 0's
+# bar one step short of its total, the other three ranks' communicators torn down as they exit
+LEFT_BEFORE_THE_LAST_STEP = [
+    "Training: 100%|█████████▉| 13906/13908 [1:58:02<00:01,  1.93it/s]",
+    "Training: 100%|█████████▉| 13907/13908 [1:58:03<00:00,  1.96it/s]8429a8714ae4447ea308158691345c13000002:359:394 [3] NCCL INFO [Service thread] Connection closed by localRank 3",
+    "8429a8714ae4447ea308158691345c13000002:358:395 [2] NCCL INFO [Service thread] Connection closed by localRank 2",
+    "8429a8714ae4447ea308158691345c13000002:357:396 [1] NCCL INFO [Service thread] Connection closed by localRank 1",
+    "8429a8714ae4447ea308158691345c13000002:359:940 [3] NCCL INFO comm 0xcf44370 rank 3 nranks 4 cudaDev 3 busId 400000 - Abort COMPLETE",
+    "8429a8714ae4447ea308158691345c13000002:358:941 [2] NCCL INFO comm 0xbf5d0e0 rank 2 nranks 4 cudaDev 2 busId 300000 - Abort COMPLETE",
+    "8429a8714ae4447ea308158691345c13000002:357:942 [1] NCCL INFO comm 0xc7602b0 rank 1 nranks 4 cudaDev 1 busId 200000 - Abort COMPLETE",
+]
+
+
+def test_ranks_that_exited_while_the_bar_was_short_of_its_total_ran_out_first(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": LEFT_BEFORE_THE_LAST_STEP}).verdict
+    assert verdict.finding.kind == "loader_size_mismatch" and verdict.ranks == [1, 2, 3]
+    assert "13,907 of 13,908" in verdict.finding.summary
+    assert verdict.headline == "Ranks 1-3 ran out of batches before the others (uneven DataLoaders)"
+    assert english_runs(translate(verdict.finding.summary, "zh")) == []
+
+
+def test_ranks_that_exited_after_the_bar_reached_its_total_are_a_run_that_ended(tmp_path):
+    ended = [
+        LEFT_BEFORE_THE_LAST_STEP[0].replace("13906/13908", "13908/13908"),
+        *LEFT_BEFORE_THE_LAST_STEP[2:],
+    ]
+    assert "loader_size_mismatch" not in kinds(analyze_files(tmp_path, {"console.log": ended}))
