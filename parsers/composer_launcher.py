@@ -17,7 +17,20 @@ quoted section a `rank_section` event from its Begin line to its End line, whose
 rank's (`attribution`). A section whose End line the paste lost runs to the next Begin line or
 the end of the file. The launcher's word of the first crash (`Rank 1 crashed with exit code
 -6.`) is `parsers/process_exit.py`'s.
-"""
+
+Its first releases reported a worker's failure by the command alone, then stopped the others
+(mosaicml/composer#149, verbatim):
+
+    Error in subprocess
+    ----------Subprocess STDOUT----------
+    ...
+    Command '['/usr/bin/python3.8', '-u', 'examples/run_mosaic_trainer.py', '-f', '...']' returned non-zero exit status 1.
+    Killing subprocess 33667 with SIGTERM
+    Waiting 30 seconds for processes to terminate...
+
+The command's line, within a few lines of `Error in subprocess`, is a `worker_failed` event
+with the exit code and no rank (the command does not say which); the others are recognised.
+"""  # noqa: E501 -- verbatim lines
 
 from __future__ import annotations
 
@@ -27,7 +40,24 @@ from logforensics.registry import LineParser
 
 EXITED = r"^Global rank (?P<rank>\d{1,7}) \(PID (?P<pid>\d+)\) exited with code (?P<code>-?\d+)\s*$"
 RULE = r"^-{10}(?P<edge>Begin|End) global rank (?P<rank>\d{1,7}) (?P<stream>[A-Z]+)-{10}\s*$"
-LITERALS = ("Global rank ", " global rank ")
+ERROR_IN_SUBPROCESS = r"^Error in subprocess\s*$"
+COMMAND_FAILED = r"^Command '\[.*\]' returned non-zero exit status (\d+)\.\s*$"
+# the report's other lines: its streams' rules, the workers stopped, the wait for them
+REPORT_LINE = (
+    r"^(?:-{10}Subprocess (?:STDOUT|STDERR)-{10}|Killing subprocess \d+ with SIG[A-Z]+"
+    r"|Waiting \d+ seconds for processes to terminate\.\.\.)\s*$"
+)
+# how far below `Error in subprocess` its command's line stands (the streams it quotes between)
+REPORT_LINES = 64
+LITERALS = (
+    "Global rank ",
+    " global rank ",
+    "Error in subprocess",
+    "returned non-zero exit status",
+    "Subprocess STD",
+    "Killing subprocess ",
+    " for processes to terminate",
+)
 TO_THE_END = 2**32 - 1  # the last line a file can have
 
 
@@ -44,7 +74,34 @@ def parse(lines: pl.DataFrame) -> pl.DataFrame:
         pl.lit("process_id").alias("event"),
         pl.lit("info").alias("severity"),
     )
-    return pl.concat([exits, _sections(lines, rule)], how="diagonal_relaxed")
+    return pl.concat(
+        [exits, _sections(lines, rule), _subprocess_failures(lines)], how="diagonal_relaxed"
+    )
+
+
+def _subprocess_failures(lines: pl.DataFrame) -> pl.DataFrame:
+    """The first releases' report: a `worker_failed` with the command's exit code below
+    `Error in subprocess`, the report's other lines recognised."""
+    message = pl.col("message")
+    opened = pl.when(message.str.contains(ERROR_IN_SUBPROCESS)).then(pl.col("line"))
+    rows = lines.sort("file", "line").with_columns(
+        opened.forward_fill().over("file").alias("_opened")
+    )
+    in_report = pl.col("_opened").is_not_null() & (
+        pl.col("line") - pl.col("_opened") <= REPORT_LINES
+    )
+    code = message.str.extract(COMMAND_FAILED, 1).cast(pl.Int32, strict=False)
+    failed = rows.filter(in_report & code.is_not_null()).select(
+        "file",
+        "line",
+        pl.lit("worker_failed").alias("event"),
+        pl.lit("error").alias("severity"),
+        code.alias("exitcode"),
+    )
+    recognised = rows.filter(
+        in_report & (message.str.contains(ERROR_IN_SUBPROCESS) | message.str.contains(REPORT_LINE))
+    ).select("file", "line", pl.lit(None, pl.String).alias("event"))
+    return pl.concat([failed, recognised], how="diagonal_relaxed")
 
 
 def _sections(lines: pl.DataFrame, rule: pl.Expr) -> pl.DataFrame:

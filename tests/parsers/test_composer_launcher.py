@@ -46,3 +46,34 @@ def test_the_launcher_s_lines_are_read_and_the_timeout_stays_the_finding(tmp_pat
     assert analysis.verdict.finding.kind == "collective_timeout"
     # the quoted STDOUT's own prints and the launcher's wait notice are all that is left
     assert analysis.unrecognised_lines == 4
+
+
+# mosaicml/composer#149, verbatim: the first releases' launcher, one of 8 workers failing at the
+# first checkpoint with nothing on its streams; the fix (PR #151) says ranks other than 0 crashed
+OLD_LAUNCHER_REPORT = [
+    '[BATCH][step=599]: { "lr-AdamW/group0": 0.0000, }',
+    "Error in subprocess",
+    "----------Subprocess STDOUT----------",
+    "",
+    "----------Subprocess STDERR----------",
+    "",
+    "Command '['/usr/bin/python3.8', '-u', 'examples/run_mosaic_trainer.py', '-f', 'composer/yamls/models/glue/sst-2_checkpointing.yaml']' returned non-zero exit status 1.",
+    "Killing subprocess 33667 with SIGTERM",
+    "Killing subprocess 33662 with SIGTERM",
+    "Killing subprocess 33661 with SIGTERM",
+    "Killing subprocess 33669 with SIGTERM",
+    "Killing subprocess 33659 with SIGTERM",
+    "Waiting 30 seconds for processes to terminate...",
+]
+
+
+def test_the_first_releases_report_is_a_worker_that_failed_with_its_code(tmp_path):
+    failed = parsed_by("composer_launcher", OLD_LAUNCHER_REPORT).filter(
+        pl.col("event") == "worker_failed"
+    )
+    assert failed.get_column("exitcode").to_list() == [1]
+    analysis = analyze_files(tmp_path, {"console.log": OLD_LAUNCHER_REPORT})
+    assert analysis.verdict.finding.kind == "rank_exception"
+    assert analysis.verdict.headline == "A process exited with code 1"
+    # the step's line aside (a logger's own), every line of the report is read
+    assert analysis.unrecognised_lines == 1
