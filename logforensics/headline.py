@@ -216,6 +216,11 @@ def _last_common_stage(finding: Finding, verdict: Verdict) -> Told:
             "The job most likely hung creating its process group",
             "the logs end there with no error",
         )
+    if finding.details.get("first_communicator"):  # logforensics/setup_stall.py
+        return (
+            f"All {finding.details['world']} ranks hung creating their first NCCL communicator",
+            "the logs end in NCCL's set-up with no error",
+        )
     if "joining" in finding.details:  # logforensics/setup_stall.py
         every = (
             f"All {finding.details['world']} ranks"

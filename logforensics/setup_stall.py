@@ -23,7 +23,7 @@ import polars as pl
 from logforensics.findings import Finding
 from logforensics.job import Job
 from logforensics.placement import placed_finding
-from logforensics.text import rank_ranges
+from logforensics.text import clipped, rank_ranges
 from parsers.world_size import DISTRIBUTED_INIT, JOINING, READY
 
 FIX = (
@@ -90,6 +90,65 @@ def stalled_joining(job: Job) -> list[Finding]:
             details={"joining": ranks, "world": world or len(ranks), "world_known": bool(world)},
         )
     ]
+
+
+FIRST_COMMUNICATOR_FIX = (
+    "The ranks met, then never finished connecting their GPUs for the first collective. Run "
+    "with `NCCL_DEBUG=INFO` to see the transport each connection picks and where it stops; "
+    "try `NCCL_P2P_DISABLE=1` (GPU peer-to-peer is broken on some machines: IOMMU or ACS "
+    "settings, virtualisation, some PCIe switches) or `NCCL_SHM_DISABLE=1`, and across nodes "
+    "`NCCL_SOCKET_IFNAME`. `all_reduce_perf` from nccl-tests on the same GPUs shows it without "
+    "the job."
+)
+
+
+def stalled_in_first_communicator(job: Job) -> list[Finding]:
+    """Every rank said it joined the group (Lightning's `All distributed processes registered.
+    Starting with 4 processes`), then the logs end among NCCL's lines as it creates the first
+    communicator, none saying it completed, nothing failed and no progress: the job hung
+    connecting the GPUs for its first collective, the last point every rank reached
+    (Lightning-AI/pytorch-lightning#18221: four ranks, rank 0's `NCCL INFO Bootstrap : Using
+    ...` last; `NCCL_P2P_DISABLE=1` helped)."""
+    if not job.nothing_failed() or job.made_progress():
+        return []
+    setup = job.events.filter(pl.col("event").is_in(["world_size", "group_setup"]))
+    ready = setup.filter(pl.col("extra").fill_null("") == READY).sort("file", "line").tail(1)
+    if ready.is_empty() or ready.item(0, "world_size") is None:
+        return []
+    file, at, world = ready.item(0, "file"), ready.item(0, "line"), ready.item(0, "world_size")
+    after = job.events.filter((pl.col("file") == file) & (pl.col("line") > at))
+    others = job.events.filter((pl.col("file") != file) & (pl.col("family") != "launch"))
+    if after.is_empty() or not others.is_empty():
+        return []
+    in_nccl = bool(after.select((pl.col("family") == "nccl").all()).item())
+    completed = after.filter(pl.col("text").str.contains("COMPLETE", literal=True))
+    if not in_nccl or not completed.is_empty() or not logs_end_there(job, after):
+        return []
+    summary = (
+        f"All {world} ranks joined the process group (`{clipped(ready.item(0, 'text'))}`), "
+        "then the logs end among NCCL's lines as it created the first communicator, none "
+        "saying it completed, with nothing failed: the job hung connecting the GPUs for its "
+        "first collective, the last point every rank reached."
+    )
+    return [
+        placed_finding(
+            job,
+            pl.concat([ready, after.sort("line").tail(1)], how="diagonal_relaxed"),
+            kind="last_common_stage",
+            severity="error",
+            part="explanation",
+            summary=summary,
+            fix=FIRST_COMMUNICATOR_FIX,
+            ranks=list(range(world)) if world <= MAX_LISTED else [],
+            blames_nobody=True,
+            confidence="low",
+            details={"first_communicator": True, "world": world},
+        )
+    ]
+
+
+# ranks listed by a finding of every rank; past this, counted
+MAX_LISTED = 65_536
 
 
 def _unranked_stall(job: Job, joining: pl.DataFrame) -> list[Finding]:

@@ -7,13 +7,18 @@ import polars as pl
 from logforensics.findings import Finding, evidence_from
 from logforensics.job import Job
 from logforensics.registry import Rule
-from logforensics.setup_stall import stalled_joining
+from logforensics.setup_stall import stalled_in_first_communicator, stalled_joining
 from logforensics.shard_wait import shards_never_ready
 from logforensics.text import rank_list
 
 
 def check(job: Job) -> list[Finding]:
-    return shards_never_ready(job) + stalled_joining(job) + _from_progress(job)
+    return (
+        shards_never_ready(job)
+        + stalled_joining(job)
+        + stalled_in_first_communicator(job)
+        + _from_progress(job)
+    )
 
 
 def _from_progress(job: Job) -> list[Finding]:

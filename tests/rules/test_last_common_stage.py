@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+from logforensics.i18n import translate, translate_headline
 from tests.builders import analyze_files, finding, marks
+from tests.test_i18n import english_runs
 
 
 def test_names_the_last_point_all_reached_and_who_went_further(tmp_path):
@@ -57,3 +59,56 @@ def test_the_last_shared_point_is_found_far_below_where_the_ranks_stopped(tmp_pa
     common = finding(analyze_files(tmp_path, files), "last_common_stage")
     assert (common.step, common.stage) == (1, "after_step")
     assert common.details["ranks_further"] == [0, 1]
+
+
+# Lightning-AI/pytorch-lightning#18221, verbatim: four ranks registered, then rank 0's NCCL lines
+# as it set up the first communicator, and the job hung (NCCL_P2P_DISABLE=1 helped)
+FIRST_COMMUNICATOR_HUNG = [
+    "(metal) user2@dell:~/metal$ NCCL_DEBUG=info python pretrain_gs_recon_linkers.py",
+    "train_dataset:321843,test_dataset:3251",
+    "Using 16bit Automatic Mixed Precision (AMP)",
+    "GPU available: True (cuda), used: True",
+    "TPU available: False, using: 0 TPU cores",
+    "IPU available: False, using: 0 IPUs",
+    "HPU available: False, using: 0 HPUs",
+    "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4",
+    "train_dataset:321843,test_dataset:3251",
+    "train_dataset:321843,test_dataset:3251",
+    "train_dataset:321843,test_dataset:3251",
+    "Initializing distributed: GLOBAL_RANK: 3, MEMBER: 4/4",
+    "Initializing distributed: GLOBAL_RANK: 2, MEMBER: 3/4",
+    "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/4",
+    "----------------------------------------------------------------------------------------------------",
+    "distributed_backend=nccl",
+    "All distributed processes registered. Starting with 4 processes",
+    "----------------------------------------------------------------------------------------------------",
+    "",
+    "dell:2942883:2942883 [0] NCCL INFO Bootstrap : Using ens111f0:10.176.42.153<0>",
+    "dell:2942883:2942883 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation",
+    "dell:2942883:2942883 [0] NCCL INFO cudaDriverVersion 12000",
+    "NCCL version 2.14.3+cuda11.8",
+    "dell:2942883:2943186 [0] NCCL INFO Failed to open libibverbs.so[.1]",
+]
+
+
+def test_a_job_whose_logs_end_in_its_first_communicator_s_set_up_hung_there(tmp_path):
+    verdict = analyze_files(tmp_path, {"console.log": FIRST_COMMUNICATOR_HUNG}).verdict
+    assert verdict.finding.kind == "last_common_stage"
+    assert verdict.headline == (
+        "All 4 ranks hung creating their first NCCL communicator; the logs end in NCCL's set-up "
+        "with no error"
+    )
+    assert "NCCL_P2P_DISABLE=1" in verdict.finding.fix
+    for english in (verdict.finding.summary, verdict.finding.fix):
+        assert english_runs(translate(english, "zh")) == []
+    assert english_runs(translate_headline(verdict.headline, "zh")) == []
+
+
+def test_a_communicator_that_completed_is_no_hang_in_its_set_up(tmp_path):
+    # a communicator's completion as NCCL prints it (NVIDIA/nccl#629, verbatim)
+    completed = [
+        *FIRST_COMMUNICATOR_HUNG,
+        "A03-R28-I49-3-9000018:193027:193119 [7] NCCL INFO comm 0x7fdf08000d00 rank 15 nranks 16 cudaDev 7 busId e7000 - Init COMPLETE",
+    ]
+    analysis = analyze_files(tmp_path, {"console.log": completed})
+    assert not any(f.details.get("first_communicator") for f in analysis.findings)
