@@ -165,17 +165,22 @@ def _loopback_across_hosts(job: Job, nccl: pl.DataFrame, loopback: pl.DataFrame)
 
 
 def _hosts_of_processes(nccl: pl.DataFrame) -> pl.Series:
-    """The hosts NCCL's lines name, less a name that is the end of another's for the same
-    process: a paste that cut the start of its first line (a single process driving three
-    GPUs, `ufee:19773:20233 [0] ... NCCL WARN ...` above `lufee:19773:20233 [0] ...`). Two
-    containers may well run processes of the same pid under names of their own."""
-    named = nccl.filter(pl.col("host").is_not_null()).select("host", "pid").unique()
-    longer = named.join(named, on="pid", suffix="_other").filter(
+    """The hosts NCCL's own identities name (`host:pid:tid`; a line without one took its host
+    from a launcher's or a pod's prefix, another name for a machine), less a name that is the
+    end of another's for the same process: a paste that cut the start of its first line (a
+    single process driving three GPUs, `ufee:19773:20233 [0] ... NCCL WARN ...` above
+    `lufee:19773:20233 [0] ...`). Two containers may well run processes of the same pid under
+    names of their own."""
+    named = nccl.filter(pl.col("host").is_not_null())
+    identified = named.filter(pl.col("pid").is_not_null()).select("host", "pid").unique()
+    if identified.is_empty():
+        return named.get_column("host").unique()
+    longer = identified.join(identified, on="pid", suffix="_other").filter(
         (pl.col("host") != pl.col("host_other"))
         & pl.col("host_other").str.ends_with(pl.col("host"))
     )
     return (
-        named.join(longer.select("host", "pid"), on=["host", "pid"], how="anti")
+        identified.join(longer.select("host", "pid"), on=["host", "pid"], how="anti")
         .get_column("host")
         .unique()
     )

@@ -27,7 +27,6 @@ from logforensics.findings import (
     evidence_from,
     exception_text,
 )
-from logforensics.framing import RAY_DEDUP_SUFFIX
 from logforensics.gloo_interface import wrong_interface
 from logforensics.job import Job
 from logforensics.placement import earliest_time
@@ -1031,15 +1030,18 @@ def _absent(job: Job) -> list[Finding]:
     ]
 
 
+# Ray's note after a line it kept for several processes (`... [repeated 3x across cluster]`),
+# wherever colour codes or a pod's prefix leave it on the line
+RAY_FOLDED = r"\[repeated \d+x across cluster\]"
+
+
 def _deduplicated(job: Job) -> bool:
     """Whether Ray folded processes' like lines into one: `[repeated 3x across cluster]` after
     the one it kept stands for three more processes' lines, whose ranks it does not say
     (OpenRLHF/OpenRLHF#350: one `init_process_group: ... rank=2, world_size=5` line for the
     weight-sync group's four workers, a run that then succeeded)."""
     return bool(
-        job.events.select(
-            pl.col("text").str.contains(RAY_DEDUP_SUFFIX).fill_null(False).any()
-        ).item()
+        job.events.select(pl.col("text").str.contains(RAY_FOLDED).fill_null(False).any()).item()
     )
 
 

@@ -1137,7 +1137,10 @@ RAY_FOLDED_INIT = [
 ]
 
 
-def test_ranks_ray_folded_into_another_s_line_are_not_absent(tmp_path):
-    analysis = analyze_files(tmp_path, {"driver.log": RAY_FOLDED_INIT})
+@pytest.mark.parametrize("colour", [False, True], ids=["plain", "coloured"])
+def test_ranks_ray_folded_into_another_s_line_are_not_absent(tmp_path, colour):
+    # (Ray colours its prefixes on a terminal: the note stands before the reset code then)
+    lines = [f"\x1b[36m{line}\x1b[0m" if colour else line for line in RAY_FOLDED_INIT]
+    analysis = analyze_files(tmp_path, {"driver.log": lines})
     assert "missing_rank" not in kinds(analysis)
     assert analysis.verdict is None

@@ -1458,6 +1458,9 @@ ONE_HOST_NAME_CUT = [
 ]
 
 
-def test_a_host_name_a_paste_cut_is_not_a_second_host(tmp_path):
-    analysis = analyze_files(tmp_path, {"console.log": ONE_HOST_NAME_CUT})
+@pytest.mark.parametrize("prefix", ["", "[pod/job-worker-0/main] "], ids=["plain", "kubectl"])
+def test_a_host_name_a_paste_cut_is_not_a_second_host(tmp_path, prefix):
+    # (a pod's name is another name for the machine: the version line takes it, not a host)
+    lines = [prefix + line for line in ONE_HOST_NAME_CUT]
+    analysis = analyze_files(tmp_path, {"console.log": lines})
     assert not any(f.details.get("transport") == "nccl" for f in analysis.findings)
