@@ -2322,7 +2322,12 @@ def _exceptions(job: Job) -> list[Finding]:
     # (logforensics/garbled.py)
     primary = (
         exceptions.filter(
-            ~_a_consequence(pl.col("what")) & ~garbled() & ~_spawn_exit() & ~_launch_exit()
+            ~_a_consequence(pl.col("what"))
+            & ~garbled()
+            & ~_spawn_exit()
+            & ~_launch_exit()
+            # Open MPI's banner naming its rank after UCX said what failed: the nccl_error rule's
+            & ~_mpi_code_under_ucx_failure(job)
         )
         .join(startup, on=["file", "line"], how="anti")
         # a bare C++ abort after the watchdog's report, its `what():` cut off

@@ -105,8 +105,10 @@ def test_a_banner_tagged_with_its_process_is_that_process_s_error(tmp_path):
         53890,
     )
     analysis = analyze_files(tmp_path, {"slurm-422332.out": TAGGED_BANNER})
-    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("rank_exception", [0])
-    assert analysis.verdict.headline == "Rank 0 died of an MPI error"
+    # UCX, MPI's transport, said first what failed on that rank (`ibv_reg_mr(...) failed: Bad
+    # address`, GPU memory it could not register): the banner relays it (tests/parsers/test_ucx.py)
+    assert (analysis.verdict.finding.kind, analysis.verdict.ranks) == ("nccl_error", [0])
+    assert analysis.verdict.headline == "UCX failed on rank 0"
     # UCX's listing of its setup (`allocation method[0]` ... and the like) is no progress
     assert analysis.job.events.filter(event="stage").is_empty()
 
