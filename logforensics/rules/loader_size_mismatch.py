@@ -149,15 +149,26 @@ def _from_early_exits(job: Job) -> list[Finding]:
     left = sorted(set(range(world)) - set(gone)) if world <= MAX_WORLD else []
     if not left or not gone:
         return []
-    first_end = ended.select(pl.col("line").min()).item()
-    last_bar = bars.filter(pl.col("line") < first_end).sort("file", "line").tail(1)
+    # the bar's last line: before the teardown in a console both write to, else where its own
+    # file ends
+    first_ends = ended.group_by("file").agg(pl.col("line").min().alias("_first_end"))
+    last_bar = (
+        bars.join(first_ends, on="file", how="left")
+        .filter(pl.col("_first_end").is_null() | (pl.col("line") < pl.col("_first_end")))
+        .sort("file", "line")
+        .tail(1)
+    )
     if last_bar.is_empty():
+        return []
+    if last_bar.item(0, "_first_end") is None and not logs_end_there(job, last_bar):
         return []
     done, total = last_bar.item(0, "values")[:2]
     if done is None or total is None or done >= total:
         return []
     evidence, count = evidence_from(
-        pl.concat([last_bar, ended.sort("rank").head(3)]).select("file", "line", "text", "rank")
+        pl.concat([last_bar.drop("_first_end"), ended.sort("rank").head(3)]).select(
+            "file", "line", "text", "rank"
+        )
     )
     summary = (
         f"{rank_list(gone).capitalize()} tore down {'its' if len(gone) == 1 else 'their'} NCCL "

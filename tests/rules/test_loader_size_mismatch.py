@@ -224,3 +224,14 @@ def test_ranks_that_exited_after_the_bar_reached_its_total_are_a_run_that_ended(
         *LEFT_BEFORE_THE_LAST_STEP[2:],
     ]
     assert "loader_size_mismatch" not in kinds(analyze_files(tmp_path, {"console.log": ended}))
+
+
+def test_ranks_that_exited_in_files_of_their_own_are_read_alike(tmp_path):
+    # the same lines as per-rank files would hold them: the bar in rank 0's, each rank's
+    # teardown in its own
+    files = {
+        "rank0.log": LEFT_BEFORE_THE_LAST_STEP[:1],
+        **{f"rank{r}.log": [LEFT_BEFORE_THE_LAST_STEP[7 - r]] for r in (1, 2, 3)},
+    }
+    verdict = analyze_files(tmp_path, files).verdict
+    assert verdict.finding.kind == "loader_size_mismatch" and verdict.ranks == [1, 2, 3]
