@@ -171,14 +171,7 @@ def _banners(candidates: pl.DataFrame) -> pl.DataFrame:
             pl.col("_abort").struct.field("pid").cast(pl.Int64, strict=False).alias("pid"),
         )
     )
-    closed = errors.sort("line").join_asof(
-        aborts.sort("line"),
-        on="line",
-        by="file",
-        strategy="forward",
-        tolerance=BANNER_LINES,
-        check_sortedness=False,  # sorted by line: within each file too
-    )
+    closed = _with_banner_line(errors, aborts)
     closed = closed.with_columns(
         pl.coalesce("_tag_host", "host").alias("host"), pl.coalesce("_tag_pid", "pid").alias("pid")
     ).drop("_abort_line", "_tag_host", "_tag_pid")
@@ -188,16 +181,22 @@ def _banners(candidates: pl.DataFrame) -> pl.DataFrame:
         .filter(pl.col("rank").is_not_null())
         .select("file", "line", "rank")
     )
-    closed = closed.sort("line").join_asof(
-        reported.sort("line"),
+    closed = _with_banner_line(closed, reported)
+    recognised = aborts.select("file", "line", pl.lit(None, pl.String).alias("event"))
+    return pl.concat([closed, recognised], how="diagonal_relaxed")
+
+
+def _with_banner_line(errors: pl.DataFrame, lines: pl.DataFrame) -> pl.DataFrame:
+    """`errors` with the columns of the first of `lines` below each in its file, within its
+    banner (BANNER_LINES)."""
+    return errors.sort("line").join_asof(
+        lines.sort("line"),
         on="line",
         by="file",
         strategy="forward",
         tolerance=BANNER_LINES,
-        check_sortedness=False,
+        check_sortedness=False,  # sorted by line: within each file too
     )
-    recognised = aborts.select("file", "line", pl.lit(None, pl.String).alias("event"))
-    return pl.concat([closed, recognised], how="diagonal_relaxed")
 
 
 BANNER_LINES = 6  # the error line to its `Local abort` line, other processes' lines between
