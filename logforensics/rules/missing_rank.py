@@ -816,23 +816,9 @@ def _rendezvous_lost(job: Job) -> list[Finding]:
         "every node meets at was gone: the node that hosted it went down or its launcher "
         "exited, or this node lost the network. No worker's own failure is in these logs."
     )
-    evidence, total = evidence_from(lost.select("file", "line", "text", "rank"))
-    return [
-        Finding(
-            kind="missing_rank",
-            severity="error",
-            part="explanation",
-            summary=summary,
-            fix=KEEP_ALIVE_FIX,
-            ranks=[],
-            evidence=evidence,
-            evidence_total=total,
-            timestamp=earliest_time(lost),
-            confidence="low",
-            scope="job",
-            details={"phase": "rendezvous", "side": "heartbeat", "reporters": [], "host": host},
-        )
-    ]
+    details = {"phase": "rendezvous", "side": "heartbeat", "reporters": [], "host": host}
+    # lost at any point of the run, not at its start
+    return [_start_up_failure(lost, summary, KEEP_ALIVE_FIX, "low", details, order=None)]
 
 
 # The store's own side failed (bind, listen), no client's connect, and for the reason that the
@@ -874,9 +860,10 @@ def _start_up_failure(
     confidence: Confidence,
     details: dict[str, object],
     ranks: list[int] | None = None,
+    order: float | None = -1.0,  # before the first training step
 ) -> Finding:
-    """A job that never formed: before the first training step, no rank to blame but those
-    `ranks` the launcher could not start."""
+    """A job that never formed (or, `order` None, lost what it formed with): no rank to blame
+    but those `ranks` the launcher could not start."""
     evidence, total = evidence_from(failures.select("file", "line", "text", "rank"))
     return Finding(
         kind="missing_rank",
@@ -887,7 +874,7 @@ def _start_up_failure(
         ranks=ranks or [],
         evidence=evidence,
         evidence_total=total,
-        order=-1.0,  # before the first training step
+        order=order,
         timestamp=earliest_time(failures),
         confidence=confidence,
         scope="job",
