@@ -26,6 +26,9 @@ from dataclasses import dataclass
 import polars as pl
 
 MAX_WORLD_SIZE = 1 << 20
+# A world size is log text: ranks are listed one by one (a range made from it) only up to
+# this many; past it a finding counts them and names none.
+MAX_LISTED_RANKS = 65_536
 LIST_SLACK = 8
 MIN_LIST_LIMIT = 64
 # The `rank_from` of a rank written in the line itself; the other sources infer it (a path, a

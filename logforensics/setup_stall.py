@@ -23,6 +23,7 @@ import polars as pl
 from logforensics.findings import Finding
 from logforensics.job import Job
 from logforensics.placement import placed_finding
+from logforensics.plausible import MAX_LISTED_RANKS
 from logforensics.text import clipped, rank_ranges
 from parsers.world_size import DISTRIBUTED_INIT, JOINING, READY
 
@@ -139,16 +140,12 @@ def stalled_in_first_communicator(job: Job) -> list[Finding]:
             part="explanation",
             summary=summary,
             fix=FIRST_COMMUNICATOR_FIX,
-            ranks=list(range(world)) if world <= MAX_LISTED else [],
+            ranks=list(range(world)) if world <= MAX_LISTED_RANKS else [],
             blames_nobody=True,
             confidence="low",
             details={"first_communicator": True, "world": world},
         )
     ]
-
-
-# ranks listed by a finding of every rank; past this, counted
-MAX_LISTED = 65_536
 
 
 def _unranked_stall(job: Job, joining: pl.DataFrame) -> list[Finding]:

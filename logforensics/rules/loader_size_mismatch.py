@@ -21,6 +21,7 @@ import polars as pl
 
 from logforensics.findings import Confidence, Evidence, Finding, evidence_from, exception_text
 from logforensics.job import Job
+from logforensics.plausible import MAX_LISTED_RANKS
 from logforensics.registry import Rule
 from logforensics.setup_stall import logs_end_there
 from logforensics.text import rank_list
@@ -104,7 +105,7 @@ def _from_data_ends(job: Job) -> list[Finding]:
     if ends.is_empty() or world is None:
         return []
     early = sorted(ends.get_column("rank").unique().to_list())
-    others = sorted(set(range(world)) - set(early)) if world <= MAX_WORLD else []
+    others = sorted(set(range(world)) - set(early)) if world <= MAX_LISTED_RANKS else []
     if not others or len(early) >= world or _others_went_on(job, ends, others):
         return []
     evidence, total = evidence_from(
@@ -146,7 +147,7 @@ def _from_early_exits(job: Job) -> list[Finding]:
         return []
     world = int(worlds.item())
     gone = sorted(ended.get_column("rank").unique().to_list())
-    left = sorted(set(range(world)) - set(gone)) if world <= MAX_WORLD else []
+    left = sorted(set(range(world)) - set(gone)) if world <= MAX_LISTED_RANKS else []
     if not left or not gone:
         return []
     # the bar's last line: before the teardown in a console both write to, else where its own
@@ -318,10 +319,6 @@ def _stated(
         scope="job",
         details=details,
     )
-
-
-# A world size is log text: ranges are made from it only up to this.
-MAX_WORLD = 65536
 
 
 def _others_went_on(job: Job, ends: pl.DataFrame, others: list[int]) -> bool:

@@ -30,6 +30,7 @@ from logforensics.findings import (
 from logforensics.gloo_interface import wrong_interface
 from logforensics.job import Job
 from logforensics.placement import earliest_time
+from logforensics.plausible import MAX_LISTED_RANKS
 from logforensics.registry import Rule
 from logforensics.setup_stall import logs_end_there
 from logforensics.stopped_workers import EXIT_REPORTS, child_failed_error
@@ -191,7 +192,7 @@ def _claimed_twice(job: Job) -> list[Finding]:
     if claims.is_empty():
         return []
     world = int(claims.get_column("world_size").max())
-    if world > MAX_LISTED_ABSENT:  # a number from the logs: checked before any range is made
+    if world > MAX_LISTED_RANKS:  # a number from the logs: checked before any range is made
         return []
     # twice in one stream: a process prints it once per stream (torchrun --tee copies a line
     # into the console and the rank's own file, which is not a second process)
@@ -1136,16 +1137,11 @@ def _never_formed(job: Job) -> list[Finding]:
     ]
 
 
-# Listing every absent rank of a huge world (whose logs hold a few ranks' files) would fill
-# the report with numbers: beyond this many, the finding counts them and names none.
-MAX_LISTED_ABSENT = 65_536
-
-
 def _absent_ranks(seen: set[int], world: int) -> tuple[int, list[int]]:
     """How many ranks below `world` are not in `seen`, and which when at most
-    MAX_LISTED_ABSENT: counted from the ranks seen, the world is walked only to list them."""
+    MAX_LISTED_RANKS: counted from the ranks seen, the world is walked only to list them."""
     count = world - sum(1 for rank in seen if 0 <= rank < world)
-    if count > MAX_LISTED_ABSENT:
+    if count > MAX_LISTED_RANKS:
         return count, []
     return count, sorted(set(range(world)) - seen)
 
